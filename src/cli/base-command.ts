@@ -1,0 +1,86 @@
+/**
+ * The base of every cairn command: the shared flags, the logger, and one catch() that turns any error into
+ * one clear line on stderr and a documented exit code (src/cli/errors.ts). No stack traces for users;
+ * `--log-level debug` adds the stack to the log.
+ */
+import { Command, Flags, Errors, type Interfaces } from '@oclif/core';
+import { LOG_FORMATS, LOG_LEVELS, createLogger, type Logger, type LogFormat, type LogLevel } from './logger.js';
+import { ExitCode, exitCodeFor, oneLine, CairnError } from './errors.js';
+import { OUTPUT_FORMATS, type OutputFormat } from './output.js';
+
+export const DEFAULT_NAMESPACE = 'velero';
+
+/** Flags every command has. */
+export const clusterFlags = {
+  kubeconfig: Flags.string({ description: 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config).', helpGroup: 'GLOBAL' }),
+  context: Flags.string({ description: 'The kubeconfig context to use.', helpGroup: 'GLOBAL' }),
+  namespace: Flags.string({
+    char: 'n',
+    description: 'The namespace cairn is installed in.',
+    default: DEFAULT_NAMESPACE,
+    env: 'CAIRN_NAMESPACE',
+    helpGroup: 'GLOBAL',
+  }),
+  'log-level': Flags.option({ options: LOG_LEVELS, default: 'warn' as LogLevel, description: 'Log level (logs go to stderr).', helpGroup: 'GLOBAL' })(),
+  'log-format': Flags.option({ options: LOG_FORMATS, default: 'text' as LogFormat, description: 'Log format.', helpGroup: 'GLOBAL' })(),
+};
+
+/** Added by read commands. */
+export const outputFlag = {
+  output: Flags.option({ char: 'o', options: OUTPUT_FORMATS, default: 'table' as OutputFormat, description: 'Output format.' })(),
+};
+
+export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof BaseCommand)['baseFlags'] & T['flags']>;
+export type BaseArgs<T extends typeof Command> = Interfaces.InferredArgs<T['args']>;
+
+export abstract class BaseCommand<T extends typeof Command> extends Command {
+  static override baseFlags = clusterFlags;
+
+  protected flags!: BaseFlags<T>;
+  protected args!: BaseArgs<T>;
+  private logger?: Logger;
+
+  protected get log_(): Logger {
+    this.logger ??= createLogger({ level: this.flags?.['log-level'] ?? 'warn', format: this.flags?.['log-format'] ?? 'text' });
+    return this.logger;
+  }
+
+  public override async init(): Promise<void> {
+    await super.init();
+    const { args, flags } = await this.parse({
+      flags: this.ctor.flags,
+      baseFlags: (super.ctor as typeof BaseCommand).baseFlags,
+      args: this.ctor.args,
+      strict: this.ctor.strict,
+    });
+    this.flags = flags as BaseFlags<T>;
+    this.args = args as BaseArgs<T>;
+  }
+
+  /** Writes command output (never logs) to stdout. */
+  protected out(text: string): void {
+    process.stdout.write(text.endsWith('\n') ? text : text + '\n');
+  }
+
+  protected override async catch(err: Error & { exitCode?: number; oclif?: { exit?: number } }): Promise<void> {
+    // oclif's own exits (help, --version, this.exit()) pass through unchanged.
+    if (err instanceof Errors.ExitError) throw err;
+    let code: number;
+    let message: string;
+    if (err instanceof CairnError) {
+      code = exitCodeFor(err);
+      message = oneLine(err);
+    } else if (err instanceof Errors.CLIError) {
+      // Flag and argument parse errors from oclif: bad input.
+      code = err.oclif?.exit === 0 ? 0 : ExitCode.Usage;
+      message = oneLine(err);
+    } else {
+      code = ExitCode.Failed;
+      message = oneLine(err);
+    }
+    if (this.logger || this.flags) this.log_.debug({ stack: err.stack }, 'error details');
+    process.stderr.write(`error: ${message}\n`);
+    process.exitCode = code;
+    this.exit(code);
+  }
+}
