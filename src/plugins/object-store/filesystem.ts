@@ -1,0 +1,196 @@
+/**
+ * Filesystem object store: one file per object under a root directory, keys map to relative paths.
+ *
+ * Atomic writes: the body goes to a hidden temp file in the destination directory (`.<name>.<random>.cairn-tmp`),
+ * which is fsynced, renamed over the final name, and then the directory is fsynced. A reader therefore sees the old
+ * object or the whole new one; after a crash an object that was reported written is on disk. `durability: 'none'` skips
+ * both fsyncs (tests, scratch repositories). Temp files left by a crash are never listed.
+ */
+import { createWriteStream, promises as fsp, constants as fsc } from 'node:fs';
+import { join, dirname, sep } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { pipeline } from 'node:stream/promises';
+import type { Readable } from 'node:stream';
+import type { GetOptions, ObjectInfo, ObjectStore, PutOptions } from './types.js';
+import { ObjectNotFoundError, ObjectStoreError } from './errors.js';
+
+const TMP_SUFFIX = '.cairn-tmp';
+
+export interface FilesystemStoreOptions {
+  root: string;
+  durability?: 'fsync' | 'none';
+}
+
+export class FilesystemObjectStore implements ObjectStore {
+  readonly description: string;
+  private readonly root: string;
+  private readonly fsync: boolean;
+
+  constructor(options: FilesystemStoreOptions) {
+    this.root = options.root;
+    this.fsync = (options.durability ?? 'fsync') === 'fsync';
+    this.description = `file://${options.root}`;
+  }
+
+  private pathOf(key: string): string {
+    if (key === '' || key.startsWith('/') || key.split('/').some((s) => s === '..' || s === '.' || s === '') || key.includes(sep + sep)) {
+      throw new ObjectStoreError(`invalid object key ${JSON.stringify(key)}`, { retryable: false });
+    }
+    return join(this.root, key);
+  }
+
+  async get(key: string, options: GetOptions = {}): Promise<Buffer> {
+    const path = this.pathOf(key);
+    let fh: fsp.FileHandle;
+    try {
+      fh = await fsp.open(path, 'r');
+    } catch (err) {
+      throw mapError(err, key);
+    }
+    try {
+      if (!options.range) return await fh.readFile();
+      const { offset, length } = options.range;
+      const buf = Buffer.allocUnsafe(length);
+      let done = 0;
+      while (done < length) {
+        const { bytesRead } = await fh.read(buf, done, length - done, offset + done);
+        if (bytesRead === 0) throw new ObjectStoreError(`object ${key} is shorter than the range ${offset}+${length}`, { retryable: false });
+        done += bytesRead;
+      }
+      return buf;
+    } finally {
+      await fh.close();
+    }
+  }
+
+  async getStream(key: string): Promise<Readable> {
+    const path = this.pathOf(key);
+    let fh: fsp.FileHandle;
+    try {
+      fh = await fsp.open(path, 'r');
+    } catch (err) {
+      throw mapError(err, key);
+    }
+    return fh.createReadStream({ autoClose: true, highWaterMark: 1 << 20 });
+  }
+
+  async put(key: string, body: Buffer | Readable, options: PutOptions = {}): Promise<void> {
+    const path = this.pathOf(key);
+    const dir = dirname(path);
+    const name = path.slice(dir.length + 1);
+    const tmp = join(dir, `.${name}.${randomBytes(6).toString('hex')}${TMP_SUFFIX}`);
+    try {
+      await fsp.mkdir(dir, { recursive: true });
+      if (Buffer.isBuffer(body)) {
+        const fh = await fsp.open(tmp, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL, 0o644);
+        try {
+          let done = 0;
+          while (done < body.length) {
+            const { bytesWritten } = await fh.write(body, done, body.length - done);
+            done += bytesWritten;
+          }
+          if (this.fsync) await fh.sync();
+        } finally {
+          await fh.close();
+        }
+      } else {
+        const out = createWriteStream(tmp, { flags: 'wx', mode: 0o644, flush: this.fsync });
+        await pipeline(body, out, { signal: options.signal });
+      }
+      options.signal?.throwIfAborted();
+      await fsp.rename(tmp, path);
+      if (this.fsync) await syncDir(dir);
+    } catch (err) {
+      await fsp.rm(tmp, { force: true }).catch(() => undefined);
+      throw mapError(err, key);
+    }
+  }
+
+  async head(key: string): Promise<ObjectInfo | undefined> {
+    try {
+      const st = await fsp.stat(this.pathOf(key));
+      return st.isFile() ? { key, size: st.size, lastModified: st.mtime } : undefined;
+    } catch (err) {
+      const mapped = mapError(err, key);
+      if (mapped instanceof ObjectNotFoundError) return undefined;
+      throw mapped;
+    }
+  }
+
+  async *list(prefix: string): AsyncIterable<ObjectInfo> {
+    const slash = prefix.lastIndexOf('/');
+    const base = slash < 0 ? '' : prefix.slice(0, slash + 1);
+    yield* this.walk(base, prefix);
+  }
+
+  /** Depth-first walk of one directory, in global key order: a directory sorts as its name plus '/'. */
+  private async *walk(dirKey: string, prefix: string): AsyncIterable<ObjectInfo> {
+    let entries: import('node:fs').Dirent[];
+    try {
+      entries = await fsp.readdir(dirKey === '' ? this.root : join(this.root, dirKey), { withFileTypes: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return;
+      throw mapError(err, dirKey);
+    }
+    const items = entries
+      .filter((e) => !e.name.endsWith(TMP_SUFFIX) && (e.isDirectory() || e.isFile()))
+      .map((e) => ({ key: dirKey + e.name + (e.isDirectory() ? '/' : ''), dir: e.isDirectory() }))
+      .filter((e) => (e.dir ? e.key.startsWith(prefix) || prefix.startsWith(e.key) : e.key.startsWith(prefix)))
+      .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    for (const item of items) {
+      if (item.dir) {
+        yield* this.walk(item.key, prefix);
+      } else {
+        try {
+          const st = await fsp.stat(join(this.root, item.key));
+          yield { key: item.key, size: st.size, lastModified: st.mtime };
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw mapError(err, item.key);
+        }
+      }
+    }
+  }
+
+  async listCommonPrefixes(prefix: string, delimiter = '/'): Promise<string[]> {
+    return commonPrefixesByListing(this, prefix, delimiter);
+  }
+
+  async delete(key: string): Promise<void> {
+    try {
+      await fsp.unlink(this.pathOf(key));
+    } catch (err) {
+      const mapped = mapError(err, key);
+      if (!(mapped instanceof ObjectNotFoundError)) throw mapped;
+    }
+  }
+}
+
+/** Common prefixes computed from a full listing; fine for backends without a native delimiter query. */
+export async function commonPrefixesByListing(store: ObjectStore, prefix: string, delimiter: string): Promise<string[]> {
+  const out: string[] = [];
+  for await (const { key } of store.list(prefix)) {
+    const at = key.indexOf(delimiter, prefix.length);
+    if (at < 0) continue;
+    const p = key.slice(0, at + delimiter.length);
+    if (out[out.length - 1] !== p) out.push(p);
+  }
+  return out;
+}
+
+async function syncDir(dir: string): Promise<void> {
+  const fh = await fsp.open(dir, 'r');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+function mapError(err: unknown, key: string): Error {
+  if (err instanceof ObjectStoreError) return err;
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT' || code === 'EISDIR' || code === 'ENOTDIR') return new ObjectNotFoundError(key);
+  if ((err as Error).name === 'AbortError') return err as Error;
+  const retryable = code === 'EAGAIN' || code === 'EBUSY' || code === 'EMFILE' || code === 'ENFILE';
+  return new ObjectStoreError(`filesystem store: ${code ?? 'error'} on ${key}: ${(err as Error).message}`, { retryable, cause: err });
+}

@@ -1,0 +1,8 @@
+export type { ObjectStore, ObjectInfo, ByteRange, GetOptions, PutOptions, SignedUrlOptions } from './types.js';
+export { ObjectStoreError, ObjectNotFoundError, isNotFound, isRetryable } from './errors.js';
+export { FilesystemObjectStore, type FilesystemStoreOptions } from './filesystem.js';
+export { S3ObjectStore, type S3StoreOptions } from './s3.js';
+export { RetryingObjectStore, type RetryOptions } from './retry.js';
+export { ConcurrencyLimitedObjectStore, Semaphore } from './limit.js';
+export { FaultInjectingObjectStore, type FaultRule, type StoreOperation } from './fault.js';
+export { objectStoreFromUrl, InvalidStoreUrlError, type OpenStoreOptions } from './from-url.js';

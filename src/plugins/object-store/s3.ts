@@ -1,0 +1,231 @@
+/**
+ * S3 object store (@aws-sdk/client-s3): AWS or any S3-compatible server (MinIO, Ceph) via a custom endpoint,
+ * path-style addressing and an extra CA bundle. Retries are left to RetryingObjectStore (the SDK's own are off) so
+ * every backend retries the same way; errors are mapped to ObjectNotFoundError / ObjectStoreError{retryable}.
+ * Stream bodies of unknown or large size go up as multipart uploads.
+ */
+import { readFileSync } from 'node:fs';
+import { Agent as HttpsAgent } from 'node:https';
+import { Agent as HttpAgent } from 'node:http';
+import type { Readable } from 'node:stream';
+import {
+  S3Client,
+  GetObjectCommand,
+  PutObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  DeleteObjectCommand,
+  CreateMultipartUploadCommand,
+  UploadPartCommand,
+  CompleteMultipartUploadCommand,
+  AbortMultipartUploadCommand,
+  type CompletedPart,
+} from '@aws-sdk/client-s3';
+import type { GetOptions, ObjectInfo, ObjectStore, PutOptions } from './types.js';
+import { ObjectNotFoundError, ObjectStoreError } from './errors.js';
+
+export interface S3StoreOptions {
+  bucket: string;
+  /** Key prefix inside the bucket, without leading slash; '' or ending in '/'. */
+  prefix?: string;
+  region?: string;
+  endpoint?: string;
+  forcePathStyle?: boolean;
+  /** Path of a PEM file with extra CA certificates. */
+  caBundle?: string;
+  credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
+  /** Part size for multipart uploads (default 16 MiB). */
+  partSize?: number;
+  /** Sockets kept open per client. */
+  maxSockets?: number;
+}
+
+export class S3ObjectStore implements ObjectStore {
+  readonly description: string;
+  private readonly client: S3Client;
+  private readonly bucket: string;
+  private readonly prefix: string;
+  private readonly partSize: number;
+
+  constructor(options: S3StoreOptions) {
+    this.bucket = options.bucket;
+    this.prefix = options.prefix ? (options.prefix.endsWith('/') ? options.prefix : options.prefix + '/') : '';
+    this.partSize = options.partSize ?? 16 << 20;
+    this.description = `s3://${options.bucket}/${this.prefix}`;
+    const ca = options.caBundle ? readFileSync(options.caBundle) : undefined;
+    const maxSockets = options.maxSockets ?? 16;
+    this.client = new S3Client({
+      region: options.region ?? 'us-east-1',
+      ...(options.endpoint ? { endpoint: options.endpoint } : {}),
+      forcePathStyle: options.forcePathStyle ?? false,
+      ...(options.credentials ? { credentials: options.credentials } : {}),
+      maxAttempts: 1,
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+      requestHandler: {
+        httpAgent: new HttpAgent({ keepAlive: true, maxSockets }),
+        httpsAgent: new HttpsAgent({ keepAlive: true, maxSockets, ...(ca ? { ca } : {}) }),
+        requestTimeout: 120_000,
+        connectionTimeout: 10_000,
+      },
+    });
+  }
+
+  private k(key: string): string {
+    return this.prefix + key;
+  }
+
+  async get(key: string, options: GetOptions = {}): Promise<Buffer> {
+    try {
+      const range = options.range ? `bytes=${options.range.offset}-${options.range.offset + options.range.length - 1}` : undefined;
+      const res = await this.client.send(
+        new GetObjectCommand({ Bucket: this.bucket, Key: this.k(key), ...(range ? { Range: range } : {}) }),
+        { abortSignal: options.signal },
+      );
+      const body = Buffer.from(await res.Body!.transformToByteArray());
+      if (options.range && body.length !== options.range.length) {
+        throw new ObjectStoreError(`object ${key} is shorter than the range ${options.range.offset}+${options.range.length}`, { retryable: false });
+      }
+      return body;
+    } catch (err) {
+      throw mapS3Error(err, key);
+    }
+  }
+
+  async getStream(key: string, options: { signal?: AbortSignal } = {}): Promise<Readable> {
+    try {
+      const res = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.k(key) }), { abortSignal: options.signal });
+      return res.Body as Readable;
+    } catch (err) {
+      throw mapS3Error(err, key);
+    }
+  }
+
+  async put(key: string, body: Buffer | Readable, options: PutOptions = {}): Promise<void> {
+    try {
+      if (Buffer.isBuffer(body) || (options.contentLength !== undefined && options.contentLength <= this.partSize)) {
+        await this.client.send(
+          new PutObjectCommand({ Bucket: this.bucket, Key: this.k(key), Body: body, ...(options.contentLength !== undefined ? { ContentLength: options.contentLength } : {}) }),
+          { abortSignal: options.signal },
+        );
+        return;
+      }
+      await this.multipart(key, body, options.signal);
+    } catch (err) {
+      throw mapS3Error(err, key);
+    }
+  }
+
+  /** Multipart upload of a stream: parts of partSize, one at a time, aborted on any failure. */
+  private async multipart(key: string, body: Readable, signal?: AbortSignal): Promise<void> {
+    const created = await this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: this.k(key) }), { abortSignal: signal });
+    const uploadId = created.UploadId!;
+    const parts: CompletedPart[] = [];
+    try {
+      let pending: Buffer[] = [];
+      let pendingBytes = 0;
+      const flush = async () => {
+        const partNumber = parts.length + 1;
+        const res = await this.client.send(
+          new UploadPartCommand({ Bucket: this.bucket, Key: this.k(key), UploadId: uploadId, PartNumber: partNumber, Body: Buffer.concat(pending) }),
+          { abortSignal: signal },
+        );
+        parts.push({ PartNumber: partNumber, ETag: res.ETag! });
+        pending = [];
+        pendingBytes = 0;
+      };
+      for await (const chunk of body as AsyncIterable<Buffer>) {
+        pending.push(chunk);
+        pendingBytes += chunk.length;
+        if (pendingBytes >= this.partSize) await flush();
+      }
+      if (pendingBytes > 0 || parts.length === 0) await flush();
+      await this.client.send(
+        new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: this.k(key), UploadId: uploadId, MultipartUpload: { Parts: parts } }),
+        { abortSignal: signal },
+      );
+    } catch (err) {
+      await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: this.k(key), UploadId: uploadId })).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  async head(key: string): Promise<ObjectInfo | undefined> {
+    try {
+      const res = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.k(key) }));
+      return { key, size: res.ContentLength ?? 0, lastModified: res.LastModified ?? new Date(0) };
+    } catch (err) {
+      const mapped = mapS3Error(err, key);
+      if (mapped instanceof ObjectNotFoundError) return undefined;
+      throw mapped;
+    }
+  }
+
+  async *list(prefix: string, options: { signal?: AbortSignal } = {}): AsyncIterable<ObjectInfo> {
+    let token: string | undefined;
+    do {
+      let res;
+      try {
+        res = await this.client.send(
+          new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.k(prefix), ...(token ? { ContinuationToken: token } : {}) }),
+          { abortSignal: options.signal },
+        );
+      } catch (err) {
+        throw mapS3Error(err, prefix);
+      }
+      for (const o of res.Contents ?? []) {
+        if (!o.Key) continue;
+        yield { key: o.Key.slice(this.prefix.length), size: o.Size ?? 0, lastModified: o.LastModified ?? new Date(0) };
+      }
+      token = res.IsTruncated ? res.NextContinuationToken : undefined;
+    } while (token);
+  }
+
+  async listCommonPrefixes(prefix: string, delimiter = '/'): Promise<string[]> {
+    const out: string[] = [];
+    let token: string | undefined;
+    try {
+      do {
+        const res = await this.client.send(
+          new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.k(prefix), Delimiter: delimiter, ...(token ? { ContinuationToken: token } : {}) }),
+        );
+        for (const p of res.CommonPrefixes ?? []) if (p.Prefix) out.push(p.Prefix.slice(this.prefix.length));
+        token = res.IsTruncated ? res.NextContinuationToken : undefined;
+      } while (token);
+    } catch (err) {
+      throw mapS3Error(err, prefix);
+    }
+    return out;
+  }
+
+  async delete(key: string): Promise<void> {
+    try {
+      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.k(key) }));
+    } catch (err) {
+      const mapped = mapS3Error(err, key);
+      if (!(mapped instanceof ObjectNotFoundError)) throw mapped;
+    }
+  }
+}
+
+interface SdkError {
+  name?: string;
+  code?: string;
+  message?: string;
+  $metadata?: { httpStatusCode?: number };
+  $retryable?: unknown;
+}
+
+/** Maps SDK and network errors to the store errors; never includes credentials (the SDK's messages carry none). */
+export function mapS3Error(err: unknown, key: string): Error {
+  if (err instanceof ObjectStoreError) return err;
+  const e = err as SdkError;
+  if (e?.name === 'AbortError') return err as Error;
+  const status = e?.$metadata?.httpStatusCode;
+  if (status === 404 || e?.name === 'NoSuchKey' || e?.name === 'NotFound') return new ObjectNotFoundError(key);
+  const throttled = status === 429 || status === 503 || e?.name === 'SlowDown' || e?.name === 'Throttling' || e?.name === 'RequestTimeout';
+  const serverError = status !== undefined && status >= 500;
+  const network = status === undefined && /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|EAI_AGAIN|socket hang up|TimeoutError/i.test(`${e?.code ?? ''} ${e?.name ?? ''} ${e?.message ?? ''}`);
+  const what = status ? `HTTP ${status} ${e?.name ?? ''}`.trim() : (e?.code ?? e?.name ?? 'error');
+  return new ObjectStoreError(`s3: ${what} on ${key}: ${e?.message ?? String(err)}`, { retryable: throttled || serverError || network || Boolean(e?.$retryable), cause: err });
+}
