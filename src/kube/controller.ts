@@ -1,0 +1,84 @@
+/**
+ * A controller = one watch feeding keys (namespace/name) into one WorkQueue whose worker reconciles from
+ * observed state. Reconcilers are written as guard clauses and must be idempotent: any key may be reconciled
+ * again at any time, including after a restart.
+ */
+import type { KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
+import type { Logger } from '../cli/logger.js';
+import type { Kube } from './client.js';
+import { watchResource, type ResourceWatch } from './informer.js';
+import { WorkQueue } from './queue.js';
+
+export interface ReconcileResult {
+  requeueAfterMs?: number;
+}
+
+export interface ControllerOptions<T extends KubernetesObject> {
+  name: string;
+  kube: Kube;
+  logger: Logger;
+  path: string;
+  list: () => Promise<KubernetesListObject<T>>;
+  labelSelector?: string;
+  reconcile: (key: ObjectKey) => Promise<ReconcileResult | void>;
+  concurrency?: number;
+  /** Also requeue every object this often (resync), e.g. to expire TTLs. */
+  resyncMs?: number;
+}
+
+export interface ObjectKey {
+  namespace: string;
+  name: string;
+}
+
+export function keyString(k: ObjectKey): string {
+  return `${k.namespace}/${k.name}`;
+}
+
+export function parseKey(s: string): ObjectKey {
+  const i = s.indexOf('/');
+  return { namespace: s.slice(0, i), name: s.slice(i + 1) };
+}
+
+export interface RunningController<T extends KubernetesObject> {
+  readonly watch: ResourceWatch<T>;
+  readonly queue: WorkQueue;
+  enqueue(key: ObjectKey): void;
+  stop(): Promise<void>;
+}
+
+export async function startController<T extends KubernetesObject>(opts: ControllerOptions<T>): Promise<RunningController<T>> {
+  const log = opts.logger.child({ controller: opts.name });
+  const queue = new WorkQueue({
+    concurrency: opts.concurrency ?? 1,
+    work: (key) => opts.reconcile(parseKey(key)),
+    onError: (key, err, attempt) => log.warn({ key, attempt, err: (err as Error)?.message }, 'reconcile failed; will retry'),
+  });
+  const keyOf = (o: KubernetesObject) => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
+  const watch = watchResource<T>({
+    kube: opts.kube,
+    path: opts.path,
+    list: opts.list,
+    ...(opts.labelSelector ? { labelSelector: opts.labelSelector } : {}),
+    logger: log,
+    onEvent: (_type, obj) => queue.add(keyOf(obj)),
+  });
+  await watch.start();
+  let resync: NodeJS.Timeout | undefined;
+  if (opts.resyncMs) {
+    resync = setInterval(() => watch.list().forEach((o) => queue.add(keyOf(o))), opts.resyncMs);
+    resync.unref();
+  }
+  log.debug('controller started');
+  return {
+    watch,
+    queue,
+    enqueue: (k) => queue.add(keyString(k)),
+    async stop() {
+      if (resync) clearInterval(resync);
+      queue.stop();
+      await watch.stop();
+      await queue.idle();
+    },
+  };
+}

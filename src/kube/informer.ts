@@ -1,0 +1,80 @@
+/**
+ * The one wrapper around client-node's informer. client-node relists on 410 by itself but stops for good on any
+ * other error; here every error restarts the watch after exponential back-off with jitter, and `synced` resolves
+ * once the first list has been delivered, so controllers start from observed state.
+ */
+import { makeInformer, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
+import type { Logger } from '../cli/logger.js';
+import type { Kube } from './client.js';
+
+export type WatchEventType = 'add' | 'update' | 'delete';
+
+export interface ResourceWatchOptions<T extends KubernetesObject> {
+  kube: Kube;
+  /** API path of the collection, e.g. /apis/velero.io/v1/namespaces/velero/backups. */
+  path: string;
+  list: () => Promise<KubernetesListObject<T>>;
+  labelSelector?: string;
+  onEvent: (type: WatchEventType, obj: T) => void;
+  logger?: Logger;
+  maxBackoffMs?: number;
+}
+
+export interface ResourceWatch<T extends KubernetesObject> {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** The cached objects as last observed. */
+  list(): T[];
+  get(name: string, namespace?: string): T | undefined;
+}
+
+export function watchResource<T extends KubernetesObject>(opts: ResourceWatchOptions<T>): ResourceWatch<T> {
+  const informer = makeInformer<T>(opts.kube.config, opts.path, opts.list, opts.labelSelector);
+  let stopped = false;
+  let failures = 0;
+  let restartTimer: NodeJS.Timeout | undefined;
+  let resolveSynced: () => void = () => {};
+  const synced = new Promise<void>((r) => (resolveSynced = r));
+
+  informer.on('add', (o) => opts.onEvent('add', o));
+  informer.on('update', (o) => opts.onEvent('update', o));
+  informer.on('delete', (o) => opts.onEvent('delete', o));
+  informer.on('connect', () => {
+    failures = 0;
+  });
+  let errored = false;
+  // informer.start() resolves even when its list failed (it reports through 'error'): only a start without an
+  // error counts as synced.
+  const tryStart = async () => {
+    errored = false;
+    await informer.start();
+    if (!errored) resolveSynced();
+  };
+  informer.on('error', (err) => {
+    errored = true;
+    if (stopped) return;
+    failures++;
+    const base = Math.min(opts.maxBackoffMs ?? 30_000, 500 * 2 ** Math.min(failures - 1, 10));
+    const delay = Math.round(base * (0.8 + Math.random() * 0.4));
+    opts.logger?.warn({ path: opts.path, err: (err as Error)?.message, retryInMs: delay }, 'watch failed; restarting');
+    restartTimer = setTimeout(() => {
+      if (!stopped) tryStart().catch(() => undefined);
+    }, delay);
+  });
+
+  return {
+    async start() {
+      stopped = false;
+      // An empty collection produces no 'add': the first successful list resolves `synced` too.
+      await tryStart();
+      await synced;
+    },
+    async stop() {
+      stopped = true;
+      if (restartTimer) clearTimeout(restartTimer);
+      await informer.stop();
+    },
+    list: () => informer.list(),
+    get: (name, namespace) => informer.get(name, namespace),
+  };
+}

@@ -1,0 +1,59 @@
+/**
+ * Polling with a deadline, for CLI waits and controllers. Time is injectable so tests never sleep for real.
+ */
+export interface Clock {
+  now(): number;
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+export const realClock: Clock = {
+  now: () => Date.now(),
+  sleep: (ms, signal) =>
+    new Promise<void>((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason as Error);
+      const t = setTimeout(() => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      }, ms);
+      const onAbort = () => {
+        clearTimeout(t);
+        reject(signal?.reason as Error);
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+    }),
+};
+
+export class TimeoutError extends Error {
+  constructor(what: string, ms: number, last?: string) {
+    super(`timed out after ${Math.round(ms / 1000)}s waiting for ${what}${last ? ` (last seen: ${last})` : ''}`);
+    this.name = 'TimeoutError';
+  }
+}
+
+export interface PollOptions {
+  what: string;
+  timeoutMs: number;
+  intervalMs?: number;
+  clock?: Clock;
+  signal?: AbortSignal;
+}
+
+/**
+ * Calls `check` until it returns `{done: true}`; `state` describes what was last seen for the timeout message
+ * and for progress reporting.
+ */
+export async function pollUntil<T>(
+  check: () => Promise<{ done: boolean; value?: T; state?: string }>,
+  opts: PollOptions,
+): Promise<T | undefined> {
+  const clock = opts.clock ?? realClock;
+  const deadline = clock.now() + opts.timeoutMs;
+  let last: string | undefined;
+  for (;;) {
+    const r = await check();
+    if (r.done) return r.value;
+    last = r.state ?? last;
+    if (clock.now() >= deadline) throw new TimeoutError(opts.what, opts.timeoutMs, last);
+    await clock.sleep(opts.intervalMs ?? 1000, opts.signal);
+  }
+}

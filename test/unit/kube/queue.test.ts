@@ -1,0 +1,102 @@
+import { describe, expect, it } from 'vitest';
+import { WorkQueue, type QueueClock } from '../../../src/kube/queue.js';
+
+/** A clock whose timers fire only when the test advances time. */
+function fakeClock(): QueueClock & { advance(ms: number): void } {
+  let now = 0;
+  const timers: { at: number; fn: () => void; cancelled: boolean }[] = [];
+  return {
+    now: () => now,
+    setTimeout(fn, ms) {
+      const t = { at: now + ms, fn, cancelled: false };
+      timers.push(t);
+      return { cancel: () => (t.cancelled = true) };
+    },
+    advance(ms) {
+      now += ms;
+      for (const t of timers.filter((x) => !x.cancelled && x.at <= now)) {
+        t.cancelled = true;
+        t.fn();
+      }
+    },
+  };
+}
+
+describe('WorkQueue', () => {
+  it('never works on one key twice at once, and reruns a key added while it ran', async () => {
+    const runs: string[] = [];
+    let release: () => void = () => {};
+    let first = true;
+    const q = new WorkQueue({
+      concurrency: 2,
+      work: async (k) => {
+        runs.push(k);
+        if (first) {
+          first = false;
+          await new Promise<void>((r) => (release = r));
+        }
+      },
+    });
+    q.add('a');
+    q.add('a'); // dedup while queued... but 'a' is already active: marks it dirty
+    q.add('b');
+    await new Promise((r) => setImmediate(r));
+    expect(runs).toEqual(['a', 'b']);
+    release();
+    await q.idle();
+    expect(runs).toEqual(['a', 'b', 'a']);
+  });
+
+  it('retries failures with growing back-off', async () => {
+    const clock = fakeClock();
+    let calls = 0;
+    const errors: number[] = [];
+    const q = new WorkQueue({
+      concurrency: 1,
+      clock,
+      random: () => 0,
+      baseBackoffMs: 100,
+      work: async () => {
+        calls++;
+        if (calls < 3) throw new Error('boom');
+      },
+      onError: (_k, _e, attempt) => errors.push(attempt),
+    });
+    q.add('x');
+    await q.idle();
+    expect(calls).toBe(1);
+    clock.advance(99);
+    await q.idle();
+    expect(calls).toBe(1);
+    clock.advance(1);
+    await q.idle();
+    expect(calls).toBe(2);
+    clock.advance(200);
+    await q.idle();
+    expect(calls).toBe(3);
+    expect(errors).toEqual([1, 2]);
+  });
+
+  it('requeues after the delay a reconcile asks for', async () => {
+    const clock = fakeClock();
+    let calls = 0;
+    const q = new WorkQueue({ concurrency: 1, clock, work: async () => (++calls === 1 ? { requeueAfterMs: 5000 } : undefined) });
+    q.add('k');
+    await q.idle();
+    clock.advance(4999);
+    await q.idle();
+    expect(calls).toBe(1);
+    clock.advance(1);
+    await q.idle();
+    expect(calls).toBe(2);
+  });
+
+  it('drops work after stop', async () => {
+    let calls = 0;
+    const q = new WorkQueue({ concurrency: 1, work: async () => void calls++ });
+    q.stop();
+    q.add('k');
+    await q.idle();
+    expect(calls).toBe(0);
+  });
+});
