@@ -1,0 +1,93 @@
+/** velero.io/v2alpha1 DataUpload (velero-interfaces.md §1.12). */
+import { Type, type Static } from '@sinclair/typebox';
+import { V2Alpha1 } from '../constants.js';
+import { defineKind, type PrinterColumn } from '../meta.js';
+import {
+  DataMoveOperationProgress,
+  DataPathPhases,
+  Duration,
+  Nullable,
+  StringEnum,
+  StringMap,
+  Timestamp,
+  namedValues,
+} from '../schema.js';
+
+export const DataUploadPhases = DataPathPhases;
+export const DataUploadPhase = namedValues(DataUploadPhases);
+export type DataUploadPhase = (typeof DataUploadPhases)[number];
+
+export const NodeOSValues = ['auto', 'linux', 'windows'] as const;
+export const NodeOS = namedValues(NodeOSValues);
+export type NodeOS = (typeof NodeOSValues)[number];
+
+/** `spec.snapshotType` values (a plain string in the CRD). */
+export const SnapshotType = { CSI: 'CSI' } as const;
+
+export const CSISnapshotSpec = Type.Object({
+  volumeSnapshot: Type.String({ description: 'VolumeSnapshot to move the data of.' }),
+  storageClass: Type.String({ description: 'Storage class of the source PVC.' }),
+  snapshotClass: Type.Optional(Type.String()),
+  driver: Type.Optional(Type.String()),
+});
+export type CSISnapshotSpec = Static<typeof CSISnapshotSpec>;
+
+export const DataUploadSpec = Type.Object(
+  {
+    snapshotType: Type.String({ description: 'Kind of snapshot to move: "CSI".' }),
+    csiSnapshot: Type.Optional(Nullable(CSISnapshotSpec)),
+    sourcePVC: Type.String({ description: 'PVC whose snapshot is moved.' }),
+    datamover: Type.Optional(Type.String()),
+    backupStorageLocation: Type.String(),
+    sourceNamespace: Type.String(),
+    dataMoverConfig: Type.Optional(Nullable(StringMap())),
+    cancel: Type.Optional(Type.Boolean()),
+    operationTimeout: Duration({ description: 'How long the data movement may take.' }),
+  },
+  { description: 'Which snapshot to move to which storage location.' },
+);
+export type DataUploadSpec = Static<typeof DataUploadSpec>;
+
+export const DataUploadStatus = Type.Object({
+  phase: Type.Optional(StringEnum(DataUploadPhases)),
+  path: Type.Optional(Type.String()),
+  snapshotID: Type.Optional(Type.String()),
+  dataMoverResult: Type.Optional(Nullable(StringMap())),
+  message: Type.Optional(Type.String()),
+  startTimestamp: Type.Optional(Timestamp()),
+  completionTimestamp: Type.Optional(Timestamp()),
+  progress: Type.Optional(DataMoveOperationProgress),
+  node: Type.Optional(Type.String()),
+  nodeOS: Type.Optional(StringEnum(NodeOSValues)),
+  acceptedByNode: Type.Optional(Type.String()),
+  acceptedTimestamp: Type.Optional(Timestamp()),
+});
+export type DataUploadStatus = Static<typeof DataUploadStatus>;
+
+/** Printer columns shared by DataUpload and DataDownload (the kind name appears in the descriptions). */
+export function dataMoverPrinterColumns(kind: string, storageLocationDescription: string): PrinterColumn[] {
+  return [
+    { name: 'Status', type: 'string', jsonPath: '.status.phase', description: `${kind} status such as New/InProgress` },
+    { name: 'Started', type: 'date', jsonPath: '.status.startTimestamp', description: `Time duration since this ${kind} was started` },
+    { name: 'Bytes Done', type: 'integer', format: 'int64', jsonPath: '.status.progress.bytesDone', description: 'Completed bytes' },
+    { name: 'Total Bytes', type: 'integer', format: 'int64', jsonPath: '.status.progress.totalBytes', description: 'Total bytes' },
+    { name: 'Storage Location', type: 'string', jsonPath: '.spec.backupStorageLocation', description: storageLocationDescription },
+    { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: `Time duration since this ${kind} was created` },
+    { name: 'Node', type: 'string', jsonPath: '.status.node', description: `Name of the node where the ${kind} is processed` },
+  ];
+}
+
+export const DataUploadKind = defineKind({
+  kind: 'DataUpload',
+  version: V2Alpha1,
+  plural: 'datauploads',
+  description: 'A DataUpload moves the data of one volume snapshot into a backup repository.',
+  spec: DataUploadSpec,
+  status: DataUploadStatus,
+  emptySubresources: true,
+  printerColumns: dataMoverPrinterColumns(
+    'DataUpload',
+    'Name of the Backup Storage Location where this backup should be stored',
+  ),
+});
+export type DataUpload = Static<typeof DataUploadKind.schema>;
