@@ -1,0 +1,219 @@
+// `npm run bench:datapath [-- options]`: cairn, restic and kopia side by side on the same generated datasets,
+// against a filesystem repository and MinIO on loopback. Progress goes to stderr; the report to stdout and to
+// bench/results/<date>.json. See docs/benchmarks.md.
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { availableParallelism, release, totalmem } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseBenchArgs, USAGE } from './datapath/args.js';
+import { loadCorpus } from './datapath/corpus.js';
+import { makeDataset, type DatasetName } from './datapath/datasets.js';
+import { prepareDataset, type StoredDataset } from './datapath/dataset-store.js';
+import { findMinioBinary, startMinio, type MinioServer } from './datapath/minio.js';
+import { renderReport, renderTargetChecks, targetChecks } from './datapath/report.js';
+import type { BenchRun, DatasetInfo, ScenarioResult, ToolDescription } from './datapath/results.js';
+import { runScenario } from './datapath/scenario.js';
+import { cairnTool } from './datapath/tools/cairn.js';
+import { kopiaTool } from './datapath/tools/kopia.js';
+import { resticTool } from './datapath/tools/restic.js';
+import type { Availability, BackupTool, ToolName } from './datapath/tools/types.js';
+import { digestTree, type TreeDigest } from './datapath/tree-digest.js';
+
+const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const log = (line: string): void => {
+  process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${line}\n`);
+};
+
+function installPeer(script: string): void {
+  log(`installing with ${script} ...`);
+  execFileSync('bash', [join(projectRoot, script)], { stdio: ['ignore', 'ignore', 'inherit'] });
+}
+
+/** Builds cairn when its repo commands exist in src/ but were never built (a fresh clone). */
+function buildCairnIfNeeded(force: boolean): void {
+  const source = join(projectRoot, 'src', 'commands', 'repo', 'backup.ts');
+  const built = join(projectRoot, 'dist', 'commands', 'repo', 'backup.js');
+  if (!existsSync(source)) return;
+  if (!force && existsSync(built)) {
+    if (statSync(built).mtimeMs < statSync(source).mtimeMs) log('note: dist/ looks older than src/; pass --build to rebuild cairn first');
+    return;
+  }
+  log('building cairn (npm run build) ...');
+  execFileSync('npm', ['run', '--silent', 'build'], { cwd: projectRoot, stdio: ['ignore', 'ignore', 'inherit'] });
+}
+
+function dropPageCache(): void {
+  try {
+    execFileSync('sh', ['-c', 'sync && echo 3 > /proc/sys/vm/drop_caches'], { stdio: 'ignore' });
+  } catch {
+    log('note: could not drop the page cache (not root, or not allowed here)');
+  }
+}
+
+async function main(): Promise<void> {
+  const args = parseBenchArgs(process.argv.slice(2));
+  if (args.help) {
+    process.stdout.write(USAGE);
+    return;
+  }
+  const startedAt = new Date();
+  const tools: BackupTool[] = [];
+  const descriptions: ToolDescription[] = [];
+  const availability = new Map<ToolName, Availability>();
+
+  if (args.tools.includes('cairn')) buildCairnIfNeeded(args.build);
+  const candidates: Record<ToolName, () => BackupTool> = {
+    cairn: () => cairnTool(projectRoot),
+    restic: () => resticTool(),
+    kopia: () => kopiaTool(),
+  };
+  const installers: Partial<Record<ToolName, string>> = {
+    restic: 'tools/peers/install-restic.sh',
+    kopia: 'tools/peers/install-kopia.sh',
+  };
+  for (const name of args.tools) {
+    let tool = candidates[name]();
+    let probed = await tool.probe();
+    const installer = installers[name];
+    if (!probed.available && installer && args.install) {
+      installPeer(installer);
+      tool = candidates[name]();
+      probed = await tool.probe();
+    }
+    availability.set(name, probed);
+    tools.push(tool);
+    descriptions.push(
+      probed.available
+        ? { name, available: true, version: probed.version, settings: probed.settings }
+        : { name, available: false, reason: probed.reason },
+    );
+    log(probed.available ? `${name}: ${probed.version}` : `${name}: ${probed.reason}`);
+  }
+
+  let minio: MinioServer | undefined;
+  let minioSkipReason: string | undefined;
+  if (args.stores.includes('s3')) {
+    const binary = findMinioBinary();
+    if (!binary) minioSkipReason = 'skipped: minio not built';
+    else {
+      try {
+        minio = await startMinio(binary, join(args.dataDir, 'minio-data'));
+        log(`minio: ${minio.version} at ${minio.endpoint}`);
+      } catch (error) {
+        minioSkipReason = `skipped: minio did not start (${(error as Error).message})`;
+      }
+    }
+  }
+
+  const notes = [
+    'Single run per measurement (no repetition): treat differences under ~10% as noise.',
+    'Times are whole commands from spawn to exit: process start, key derivation and repository open included.',
+    'Page cache is warm: the data was just generated or read and fits in RAM; dropping it between runs is not reliable ' +
+      `on this shared machine${args.dropCaches ? ' (--drop-caches was given: it was attempted before each first backup and restore)' : ''}.`,
+    'MB = 10^6 bytes. Peak RSS = max of per-process VmHWM and sampled tree RSS (100 ms).',
+    'S3 rows: MinIO runs on the same cores; its CPU seconds follow the "+" in the CPU column.',
+  ];
+
+  const datasetInfos: DatasetInfo[] = [];
+  const results: ScenarioResult[] = [];
+  const interrupted = { value: false };
+  process.once('SIGINT', () => {
+    interrupted.value = true;
+    log('interrupted: finishing the current step, then writing what was measured');
+  });
+  try {
+    const corpus = loadCorpus();
+    for (const name of args.datasets) {
+      if (interrupted.value) break;
+      const dataset = makeDataset(name, corpus.bytes);
+      const stored: StoredDataset = prepareDataset({ dataset, scratchDir: args.dataDir, corpusSha256: corpus.sha256, log });
+      datasetInfos.push(datasetInfo(name, stored));
+      let digest: TreeDigest | undefined;
+      const modifiedDigest = (): TreeDigest => (digest ??= digestTree(stored.root));
+      for (const store of args.stores) {
+        for (const tool of tools) {
+          if (interrupted.value) break;
+          const probed = availability.get(tool.name)!;
+          if (!probed.available) {
+            results.push({ tool: tool.name, store, dataset: name, status: 'not available', reason: probed.reason });
+            continue;
+          }
+          if (store === 's3' && !minio) {
+            results.push({ tool: tool.name, store, dataset: name, status: 'skipped', reason: minioSkipReason ?? 'skipped' });
+            continue;
+          }
+          results.push(
+            await runScenario({
+              tool,
+              store,
+              stored,
+              scratchDir: args.dataDir,
+              ...(minio ? { minio } : {}),
+              modifiedDigest,
+              keepRepositories: args.keep,
+              ...(args.dropCaches ? { beforeTimedStep: dropPageCache } : {}),
+              log,
+            }),
+          );
+        }
+      }
+    }
+  } finally {
+    await minio?.stop();
+  }
+
+  const run: BenchRun = {
+    startedAt: startedAt.toISOString(),
+    finishedAt: new Date().toISOString(),
+    machine: { cpus: availableParallelism(), memoryGiB: Math.round(totalmem() / 2 ** 30), kernel: release(), node: process.version },
+    tools: descriptions,
+    ...(minio ? { minio: minio.version } : {}),
+    notes,
+    datasets: datasetInfos,
+    results,
+  };
+  const outFile = args.out ?? join(projectRoot, 'bench', 'results', `${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
+  mkdirSync(dirname(outFile), { recursive: true });
+  writeFileSync(outFile, `${JSON.stringify(run, null, 2)}\n`);
+
+  const toolLines = descriptions.map((d) =>
+    d.available ? `  ${d.name}: ${d.version}; ${d.settings}` : `  ${d.name}: ${d.reason}`,
+  );
+  process.stdout.write(
+    [
+      `cairn data-path benchmark, ${startedAt.toISOString()} (${run.machine.cpus} CPUs, ${run.machine.memoryGiB} GiB, node ${process.version})`,
+      'Tools:',
+      ...toolLines,
+      ...(run.minio ? [`  MinIO: ${run.minio}`] : args.stores.includes('s3') ? [`  MinIO: ${minioSkipReason ?? ''}`] : []),
+      'Notes:',
+      ...notes.map((n) => `  - ${n}`),
+      '',
+      renderReport(datasetInfos, results),
+      '',
+      'Targets (issue 4):',
+      renderTargetChecks(targetChecks(results)),
+      '',
+      `Results: ${outFile}`,
+      '',
+    ].join('\n'),
+  );
+}
+
+function datasetInfo(name: DatasetName, stored: StoredDataset): DatasetInfo {
+  return {
+    name,
+    title: stored.dataset.title,
+    files: stored.base.files,
+    bytes: stored.base.bytes,
+    changedFiles: stored.modified.changedFiles,
+    changedBytes: stored.modified.changedBytes,
+    recipeHash: stored.recipeHash,
+  };
+}
+
+
+main().catch((error: unknown) => {
+  log(`bench failed: ${(error as Error).stack ?? String(error)}`);
+  process.exitCode = 1;
+});

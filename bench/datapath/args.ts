@@ -1,0 +1,80 @@
+// Command-line options of `npm run bench:datapath -- ...`.
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { DATASET_NAMES, type DatasetName } from './datasets.js';
+import { STORE_NAMES, TOOL_NAMES, type StoreName, type ToolName } from './tools/types.js';
+
+export interface BenchArgs {
+  datasets: DatasetName[];
+  stores: StoreName[];
+  tools: ToolName[];
+  dataDir: string;
+  out?: string;
+  keep: boolean;
+  install: boolean;
+  build: boolean;
+  dropCaches: boolean;
+  help: boolean;
+}
+
+export const USAGE = `usage: npm run bench:datapath -- [options]
+
+  --dataset LIST   datasets to run, comma-separated: ${DATASET_NAMES.join(', ')} (default: mixed)
+  --all            every dataset (mixed, large 2 GiB, small 200k files, tiny 1M files)
+  --store LIST     fs, s3 (default: fs,s3; s3 needs the MinIO binary the test bed builds)
+  --tools LIST     cairn, restic, kopia (default: all three)
+  --data-dir DIR   scratch dir for datasets, repositories and restores (default: ~/.cache/cairn/bench-data)
+  --out FILE       results JSON (default: bench/results/<date>.json)
+  --keep           keep repositories and tool caches under <data-dir>/runs
+  --no-install     do not run tools/peers/install-*.sh for a missing peer
+  --build          run \`npm run build\` before measuring cairn (done anyway when dist/ is missing)
+  --drop-caches    try to drop the page cache before each first backup and each restore (root only)
+`;
+
+export class BenchUsageError extends Error {
+  override name = 'BenchUsageError';
+}
+
+function list<T extends string>(value: string | undefined, allowed: readonly T[], fallback: T[], flag: string): T[] {
+  if (value === undefined) return fallback;
+  const items = value.split(',').map((item) => item.trim()).filter((item) => item.length > 0);
+  for (const item of items) {
+    if (!allowed.includes(item as T)) throw new BenchUsageError(`--${flag}: unknown value "${item}" (one of ${allowed.join(', ')})`);
+  }
+  return [...new Set(items)] as T[];
+}
+
+export function parseBenchArgs(argv: string[]): BenchArgs {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      dataset: { type: 'string' },
+      all: { type: 'boolean', default: false },
+      store: { type: 'string' },
+      tools: { type: 'string' },
+      'data-dir': { type: 'string' },
+      out: { type: 'string' },
+      keep: { type: 'boolean', default: false },
+      'no-install': { type: 'boolean', default: false },
+      build: { type: 'boolean', default: false },
+      'drop-caches': { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  const datasets = values.all ? [...DATASET_NAMES] : list(values.dataset, DATASET_NAMES, ['mixed'], 'dataset');
+  return {
+    datasets,
+    stores: list(values.store, STORE_NAMES, [...STORE_NAMES], 'store'),
+    tools: list(values.tools, TOOL_NAMES, [...TOOL_NAMES], 'tools'),
+    dataDir: resolve(values['data-dir'] ?? join(homedir(), '.cache', 'cairn', 'bench-data')),
+    ...(values.out ? { out: resolve(values.out) } : {}),
+    keep: values.keep,
+    install: !values['no-install'],
+    build: values.build,
+    dropCaches: values['drop-caches'],
+    help: values.help,
+  };
+}

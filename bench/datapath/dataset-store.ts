@@ -1,0 +1,138 @@
+// Puts a dataset recipe on disk under the scratch dir and keeps track of its state. The data lives in
+// <dir>/<name>/ and its record in <dir>/<name>.state.json (outside the tree, so no tool ever backs it up).
+// A copy whose recipe hash matches is reused; the "5 % changed" step is applied and undone in place.
+import { createHash } from 'node:crypto';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { RECIPE_VERSION, type Dataset, type GeneratedFile } from './datasets.js';
+
+export interface DatasetTotals {
+  files: number;
+  bytes: number;
+}
+
+export interface StoredDataset {
+  dataset: Dataset;
+  root: string;
+  recipeHash: string;
+  /** Totals of the base state. */
+  base: DatasetTotals;
+  /** Totals after the modification step. */
+  modified: DatasetTotals & { changedFiles: number; changedBytes: number };
+}
+
+interface StateFile {
+  recipeHash: string;
+  state: 'base' | 'modified';
+  base: DatasetTotals;
+}
+
+export function recipeHash(dataset: Dataset, corpusSha256: string): string {
+  const recipe = { version: RECIPE_VERSION, name: dataset.name, corpus: corpusSha256, ...dataset.recipe };
+  return createHash('sha256').update(JSON.stringify(recipe)).digest('hex').slice(0, 16);
+}
+
+/** Writes files in order; returns their totals. Directories are created as paths first need them. */
+export function writeFiles(root: string, files: Iterable<GeneratedFile>): DatasetTotals {
+  let lastDir = '';
+  let count = 0;
+  let bytes = 0;
+  for (const file of files) {
+    const path = join(root, file.relPath);
+    const dir = dirname(path);
+    if (dir !== lastDir) {
+      mkdirSync(dir, { recursive: true });
+      lastDir = dir;
+    }
+    const fd = openSync(path, 'w');
+    try {
+      for (const piece of file.chunks()) writeSync(fd, piece);
+    } finally {
+      closeSync(fd);
+    }
+    count++;
+    bytes += file.size;
+  }
+  return { files: count, bytes };
+}
+
+function readState(path: string): StateFile | undefined {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as StateFile;
+  } catch {
+    return undefined;
+  }
+}
+
+function sumSizes(files: Iterable<GeneratedFile>): { count: number; bytes: number } {
+  let count = 0;
+  let bytes = 0;
+  for (const file of files) {
+    count++;
+    bytes += file.size;
+  }
+  return { count, bytes };
+}
+
+export interface PrepareOptions {
+  dataset: Dataset;
+  scratchDir: string;
+  corpusSha256: string;
+  log: (line: string) => void;
+}
+
+/** Makes sure the dataset is on disk in its base state and returns where and how big it is. */
+export function prepareDataset({ dataset, scratchDir, corpusSha256, log }: PrepareOptions): StoredDataset {
+  const root = join(scratchDir, dataset.name);
+  const statePath = join(scratchDir, `${dataset.name}.state.json`);
+  const hash = recipeHash(dataset, corpusSha256);
+  let state = readState(statePath);
+  if (state && state.recipeHash === hash && existsSync(root)) {
+    if (state.state === 'modified') {
+      log(`dataset ${dataset.name}: undoing a modification left by an interrupted run`);
+      writeFiles(root, dataset.baseOfModifiedFiles());
+      state = { ...state, state: 'base' };
+      writeFileSync(statePath, JSON.stringify(state));
+    }
+    log(`dataset ${dataset.name}: reusing ${root} (recipe ${hash})`);
+  } else {
+    log(`dataset ${dataset.name}: generating into ${root} (recipe ${hash}) ...`);
+    rmSync(statePath, { force: true });
+    rmSync(root, { recursive: true, force: true });
+    const started = Date.now();
+    const base = writeFiles(root, dataset.files());
+    state = { recipeHash: hash, state: 'base', base };
+    writeFileSync(statePath, JSON.stringify(state));
+    log(`dataset ${dataset.name}: ${base.files} files, ${(base.bytes / 1e6).toFixed(1)} MB in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  }
+  const before = sumSizes(dataset.baseOfModifiedFiles());
+  const after = sumSizes(dataset.modifiedFiles());
+  return {
+    dataset,
+    root,
+    recipeHash: hash,
+    base: state.base,
+    modified: {
+      files: state.base.files,
+      bytes: state.base.bytes - before.bytes + after.bytes,
+      changedFiles: after.count,
+      changedBytes: after.bytes,
+    },
+  };
+}
+
+function setState(scratchDir: string, stored: StoredDataset, state: StateFile['state']): void {
+  const file: StateFile = { recipeHash: stored.recipeHash, state, base: stored.base };
+  writeFileSync(join(scratchDir, `${stored.dataset.name}.state.json`), JSON.stringify(file));
+}
+
+/** Applies the "5 % changed" step (recorded first, so an interrupted run is undone next time). */
+export function applyModification(scratchDir: string, stored: StoredDataset): void {
+  setState(scratchDir, stored, 'modified');
+  writeFiles(stored.root, stored.dataset.modifiedFiles());
+}
+
+export function undoModification(scratchDir: string, stored: StoredDataset): void {
+  writeFiles(stored.root, stored.dataset.baseOfModifiedFiles());
+  setState(scratchDir, stored, 'base');
+}

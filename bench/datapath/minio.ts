@@ -1,0 +1,160 @@
+// A throwaway MinIO on a free loopback port with its data in a temp dir, for the S3 rows. The binary is the one the
+// test bed builds into ~/.cache/cairn/bin (or CAIRN_MINIO_BIN); without it the S3 rows are skipped.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import {
+  CreateBucketCommand,
+  DeleteObjectsCommand,
+  ListObjectsV2Command,
+  S3Client,
+  type ListObjectsV2CommandOutput,
+} from '@aws-sdk/client-s3';
+import type { S3Location } from './tools/types.js';
+
+export interface MinioServer {
+  endpoint: string;
+  pid: number;
+  version: string;
+  location(prefix: string): S3Location;
+  objectBytes(prefix: string): Promise<number>;
+  deletePrefix(prefix: string): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const BUCKET = 'cairn-bench';
+const REGION = 'us-east-1';
+
+/** The cached MinIO binary, or undefined when the test bed has not built it. */
+export function findMinioBinary(): string | undefined {
+  if (process.env.CAIRN_MINIO_BIN) return existsSync(process.env.CAIRN_MINIO_BIN) ? process.env.CAIRN_MINIO_BIN : undefined;
+  const binDir = join(process.env.CAIRN_CACHE ?? join(homedir(), '.cache', 'cairn'), 'bin');
+  if (existsSync(join(binDir, 'minio'))) return join(binDir, 'minio');
+  if (!existsSync(binDir)) return undefined;
+  // Versioned layouts such as bin/minio-<version>/minio.
+  const versioned = readdirSync(binDir)
+    .filter((name) => name.startsWith('minio'))
+    .sort()
+    .reverse()
+    .map((name) => join(binDir, name, 'minio'))
+    .find((path) => existsSync(path));
+  return versioned;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitUntilLive(endpoint: string, child: ChildProcess, deadlineMs: number): Promise<void> {
+  const deadline = Date.now() + deadlineMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`minio exited with code ${child.exitCode} while starting`);
+    try {
+      const response = await fetch(`${endpoint}/minio/health/live`);
+      if (response.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await delay(100);
+  }
+  throw new Error(`minio did not become live within ${deadlineMs / 1000} s`);
+}
+
+async function versionOf(binary: string): Promise<string> {
+  return new Promise((resolve) => {
+    const child = spawn(binary, ['--version'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.on('close', () => resolve(out.split('\n')[0]?.trim() ?? 'minio'));
+    child.on('error', () => resolve('minio'));
+  });
+}
+
+export async function startMinio(binary: string, dataDir: string): Promise<MinioServer> {
+  rmSync(dataDir, { recursive: true, force: true });
+  mkdirSync(dataDir, { recursive: true });
+  const port = await freePort();
+  const consolePort = await freePort();
+  const accessKeyId = `bench${randomBytes(6).toString('hex')}`;
+  const secretAccessKey = randomBytes(18).toString('base64url');
+  const endpoint = `http://127.0.0.1:${port}`;
+  const child = spawn(
+    binary,
+    ['server', dataDir, '--address', `127.0.0.1:${port}`, '--console-address', `127.0.0.1:${consolePort}`, '--quiet'],
+    {
+      env: { ...process.env, MINIO_ROOT_USER: accessKeyId, MINIO_ROOT_PASSWORD: secretAccessKey, MINIO_BROWSER: 'off' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-2000)));
+  const stop = async (): Promise<void> => {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((resolve) => child.once('close', resolve));
+      child.kill('SIGTERM');
+      await Promise.race([exited, delay(10_000)]);
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  try {
+    await waitUntilLive(endpoint, child, 30_000);
+  } catch (error) {
+    await stop();
+    throw new Error(`${(error as Error).message}: ${stderr.trim()}`, { cause: error });
+  }
+  const client = new S3Client({
+    endpoint,
+    region: REGION,
+    forcePathStyle: true,
+    credentials: { accessKeyId, secretAccessKey },
+  });
+  await client.send(new CreateBucketCommand({ Bucket: BUCKET }));
+
+  async function* listPrefix(prefix: string): AsyncGenerator<{ key: string; size: number }> {
+    let token: string | undefined;
+    do {
+      const page: ListObjectsV2CommandOutput = await client.send(
+        new ListObjectsV2Command({ Bucket: BUCKET, Prefix: `${prefix}/`, ContinuationToken: token }),
+      );
+      for (const object of page.Contents ?? []) if (object.Key) yield { key: object.Key, size: object.Size ?? 0 };
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+  }
+
+  return {
+    endpoint,
+    pid: child.pid!,
+    version: await versionOf(binary),
+    location: (prefix) => ({ endpoint, region: REGION, bucket: BUCKET, prefix, accessKeyId, secretAccessKey }),
+    async objectBytes(prefix) {
+      let total = 0;
+      for await (const object of listPrefix(prefix)) total += object.size;
+      return total;
+    },
+    async deletePrefix(prefix) {
+      // Collect first: deleting while paging through a listing can skip keys.
+      const keys: { Key: string }[] = [];
+      for await (const object of listPrefix(prefix)) keys.push({ Key: object.key });
+      for (let i = 0; i < keys.length; i += 1000) {
+        await client.send(new DeleteObjectsCommand({ Bucket: BUCKET, Delete: { Objects: keys.slice(i, i + 1000), Quiet: true } }));
+      }
+    },
+    async stop() {
+      client.destroy();
+      await stop();
+    },
+  };
+}

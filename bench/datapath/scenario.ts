@@ -1,0 +1,152 @@
+// One tool x store x dataset: init, first backup, unchanged re-run, 5 %-changed run, full restore with
+// verification. The dataset is always put back to its base state afterwards, whatever happened.
+import { existsSync, lstatSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { applyModification, undoModification, type StoredDataset } from './dataset-store.js';
+import type { Measurement } from './measure.js';
+import type { MinioServer } from './minio.js';
+import type { FirstBackupFigures, RssCheckpoint, ScenarioResult, StepFigures } from './results.js';
+import { digestTree, firstDifference, type TreeDigest } from './tree-digest.js';
+import type { BackupTool, RepositoryPlace, StoreName } from './tools/types.js';
+
+export interface ScenarioOptions {
+  tool: BackupTool;
+  store: StoreName;
+  stored: StoredDataset;
+  scratchDir: string;
+  minio?: MinioServer;
+  /** Digest of the source tree in its modified state (computed once per dataset, then reused). */
+  modifiedDigest: () => TreeDigest;
+  keepRepositories: boolean;
+  beforeTimedStep?: () => void;
+  log: (line: string) => void;
+}
+
+const MEMORY_CHECKPOINTS = [250_000, 1_000_000];
+const TIMELINE_POINTS = 200;
+
+function stepFigures(m: Measurement): StepFigures {
+  return {
+    wallSeconds: m.wallSeconds,
+    cpuSeconds: m.cpuSeconds,
+    ...(m.serverCpuSeconds === undefined ? {} : { serverCpuSeconds: m.serverCpuSeconds }),
+    peakRssBytes: m.peakRssBytes,
+  };
+}
+
+/** Resident memory when the tool had processed N files: from its progress output, else from elapsed time. */
+export function rssCheckpoints(m: Measurement, totalFiles: number): RssCheckpoint[] {
+  const out: RssCheckpoint[] = [];
+  const withProgress = m.samples.some((s) => s.filesDone !== undefined);
+  for (const target of MEMORY_CHECKPOINTS) {
+    if (target > totalFiles || m.samples.length === 0) continue;
+    if (withProgress) {
+      const hit = m.samples.find((s) => (s.filesDone ?? 0) >= target) ?? m.samples[m.samples.length - 1]!;
+      out.push({ filesProcessed: target, rssBytes: hit.rssBytes, source: 'progress' });
+    } else {
+      const atMs = (target / totalFiles) * m.wallSeconds * 1000;
+      const hit = m.samples.find((s) => s.tMs >= atMs) ?? m.samples[m.samples.length - 1]!;
+      out.push({ filesProcessed: target, rssBytes: hit.rssBytes, source: 'time' });
+    }
+  }
+  return out;
+}
+
+function timeline(m: Measurement): [number, number][] {
+  const step = Math.max(1, Math.ceil(m.samples.length / TIMELINE_POINTS));
+  return m.samples.filter((_, i) => i % step === 0).map((s) => [s.tMs, s.rssBytes]);
+}
+
+function directoryBytes(dir: string): number {
+  if (!existsSync(dir)) return 0;
+  let total = 0;
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    const stat = lstatSync(path);
+    total += stat.isDirectory() ? directoryBytes(path) : stat.size;
+  }
+  return total;
+}
+
+export async function runScenario(options: ScenarioOptions): Promise<ScenarioResult> {
+  const { tool, store, stored, scratchDir, minio, log } = options;
+  const dataset = stored.dataset.name;
+  const result: ScenarioResult = { tool: tool.name, store, dataset, status: 'ok' };
+  const workDir = join(scratchDir, 'runs', `${dataset}-${store}-${tool.name}`);
+  rmSync(workDir, { recursive: true, force: true });
+  mkdirSync(workDir, { recursive: true });
+  const prefix = `${dataset}-${tool.name}-${Date.now()}`;
+  const place: RepositoryPlace = {
+    store,
+    dir: join(workDir, 'repo'),
+    workDir,
+    ...(store === 's3' && minio ? { s3: minio.location(prefix), serverPid: minio.pid } : {}),
+  };
+  const repositoryBytes = async (): Promise<number> =>
+    store === 's3' && minio ? minio.objectBytes(prefix) : directoryBytes(place.dir);
+  const session = tool.open(place);
+  const label = `${tool.name}/${store}/${dataset}`;
+  let modified = false;
+  try {
+    result.init = stepFigures(await session.init());
+
+    options.beforeTimedStep?.();
+    const first = await session.backup(stored.root);
+    const firstFigures: FirstBackupFigures = {
+      ...stepFigures(first.measurement),
+      mbPerSecond: stored.base.bytes / 1e6 / first.measurement.wallSeconds,
+      filesPerSecond: stored.base.files / first.measurement.wallSeconds,
+      rssCheckpoints: rssCheckpoints(first.measurement, stored.base.files),
+      rssTimeline: timeline(first.measurement),
+    };
+    result.first = firstFigures;
+    result.repositoryBytesAfterFirst = await repositoryBytes();
+    log(`${label}: first backup ${first.measurement.wallSeconds.toFixed(2)} s (${firstFigures.mbPerSecond.toFixed(0)} MB/s)`);
+
+    const unchanged = await session.backup(stored.root);
+    result.unchanged = stepFigures(unchanged.measurement);
+    log(`${label}: unchanged re-run ${unchanged.measurement.wallSeconds.toFixed(2)} s`);
+
+    applyModification(scratchDir, stored);
+    modified = true;
+    const changed = await session.backup(stored.root);
+    result.changed = stepFigures(changed.measurement);
+    result.repositoryBytesAfterChanged = await repositoryBytes();
+    log(`${label}: 5 %-changed run ${changed.measurement.wallSeconds.toFixed(2)} s`);
+    result.toolSummaries = [first.summary, unchanged.summary, changed.summary].filter(
+      (s): s is Record<string, unknown> => s !== undefined,
+    );
+
+    const target = join(workDir, 'restore');
+    options.beforeTimedStep?.();
+    const restored = await session.restore(stored.root, target);
+    const expected = options.modifiedDigest();
+    const actual = existsSync(restored.restoredRoot) ? digestTree(restored.restoredRoot) : undefined;
+    const verified = actual?.sha256 === expected.sha256;
+    result.restore = {
+      ...stepFigures(restored.measurement),
+      mbPerSecond: stored.modified.bytes / 1e6 / restored.measurement.wallSeconds,
+      verified,
+      ...(verified
+        ? {}
+        : {
+            verifyDetail: actual
+              ? (firstDifference(stored.root, restored.restoredRoot) ?? 'digest differs')
+              : `nothing restored at ${restored.restoredRoot}`,
+          }),
+    };
+    log(`${label}: restore ${restored.measurement.wallSeconds.toFixed(2)} s, ${verified ? 'verified' : `NOT VERIFIED: ${result.restore.verifyDetail}`}`);
+    rmSync(target, { recursive: true, force: true });
+  } catch (error) {
+    result.status = 'failed';
+    result.reason = (error as Error).message;
+    log(`${label}: FAILED: ${result.reason}`);
+  } finally {
+    if (modified) undoModification(scratchDir, stored);
+    if (!options.keepRepositories) {
+      rmSync(workDir, { recursive: true, force: true });
+      if (store === 's3' && minio) await minio.deletePrefix(prefix).catch(() => undefined);
+    }
+  }
+  return result;
+}
