@@ -4,7 +4,7 @@
  */
 import { Type, type Static, type TLiteral, type TObject, type TOptional, type TSchema } from '@sinclair/typebox';
 import { Group } from './constants.js';
-import { StringMap, Timestamp } from './schema.js';
+import { StringMap } from './schema.js';
 
 export const OwnerReference = Type.Object({
   apiVersion: Type.String(),
@@ -19,6 +19,11 @@ export type OwnerReference = Static<typeof OwnerReference>;
 /**
  * metav1.ObjectMeta, as much as cairn reads. The CRD declares metadata as a plain object (the API server owns
  * its schema); this schema only checks what comes back from the cluster or from storage.
+ *
+ * creationTimestamp, deletionTimestamp and managedFields are deliberately not typed here: @kubernetes/client-node
+ * types them as Date / V1ManagedFieldsEntry while the JSON holds strings, so declaring them either way would make
+ * these objects unusable with its KubernetesObject type or lie about the runtime value. Read the timestamps with
+ * `creationTimestampOf()` / `deletionTimestampOf()`, which accept both forms.
  */
 export const ObjectMeta = Type.Object({
   name: Type.Optional(Type.String()),
@@ -27,14 +32,11 @@ export const ObjectMeta = Type.Object({
   uid: Type.Optional(Type.String()),
   resourceVersion: Type.Optional(Type.String()),
   generation: Type.Optional(Type.Integer()),
-  creationTimestamp: Type.Optional(Timestamp()),
-  deletionTimestamp: Type.Optional(Timestamp()),
   deletionGracePeriodSeconds: Type.Optional(Type.Integer()),
   labels: Type.Optional(StringMap()),
   annotations: Type.Optional(StringMap()),
   finalizers: Type.Optional(Type.Array(Type.String())),
   ownerReferences: Type.Optional(Type.Array(OwnerReference)),
-  managedFields: Type.Optional(Type.Array(Type.Unknown())),
 });
 export type ObjectMeta = Static<typeof ObjectMeta>;
 
@@ -85,6 +87,8 @@ export interface KindDefinition<
    * status is written through the main resource (PUT/PATCH of the object), never `/status`.
    */
   readonly emptySubresources: boolean;
+  /** Always false: Velero's CRDs have no status subresource (kept explicit for src/kube's ResourceKind). */
+  readonly statusSubresource: false;
 }
 
 export interface DefineKindOptions<K extends string, V extends string, S extends TSchema, St extends TSchema> {
@@ -125,8 +129,27 @@ export function defineKind<const K extends string, const V extends string, S ext
     schema,
     printerColumns: options.printerColumns ?? [],
     emptySubresources: options.emptySubresources ?? false,
+    statusSubresource: false,
   };
 }
 
 /** The printer column every Velero CRD that has columns ends with or includes. */
 export const AgeColumn: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
+
+function metaTime(obj: { metadata?: object | undefined }, key: 'creationTimestamp' | 'deletionTimestamp'): Date | undefined {
+  const value = (obj.metadata as Record<string, unknown> | undefined)?.[key];
+  if (value instanceof Date) return value;
+  if (typeof value !== 'string' || value === '') return undefined;
+  const parsed = new Date(value);
+  return Number.isNaN(parsed.getTime()) ? undefined : parsed;
+}
+
+/** metadata.creationTimestamp as a Date, whether the object holds the JSON string or a Date. */
+export function creationTimestampOf(obj: { metadata?: object | undefined }): Date | undefined {
+  return metaTime(obj, 'creationTimestamp');
+}
+
+/** metadata.deletionTimestamp as a Date; set once deletion was requested (finalizers still pending). */
+export function deletionTimestampOf(obj: { metadata?: object | undefined }): Date | undefined {
+  return metaTime(obj, 'deletionTimestamp');
+}

@@ -2,7 +2,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { V1 } from '../constants.js';
 import { AgeColumn, defineKind } from '../meta.js';
-import { StringEnum, Timestamp, namedValues } from '../schema.js';
+import { Nullable, StringEnum, Timestamp, namedValues } from '../schema.js';
 import { BackupSpec } from './backup.js';
 
 export const SchedulePhases = ['New', 'Enabled', 'FailedValidation'] as const;
@@ -13,7 +13,7 @@ export const ScheduleSpec = Type.Object(
   {
     template: BackupSpec,
     schedule: Type.String({ description: 'Cron expression ("0 1 * * *") or descriptor ("@every 6h").' }),
-    useOwnerReferencesInBackup: Type.Optional(Type.Boolean()),
+    useOwnerReferencesInBackup: Type.Optional(Nullable(Type.Boolean())),
     paused: Type.Optional(Type.Boolean({ description: 'No backups are made while true.' })),
     skipImmediately: Type.Optional(Type.Boolean({ description: 'Skip the backup due right after unpausing.' })),
   },
