@@ -1,0 +1,124 @@
+/**
+ * Everything needed to start one container run, worked out from the pod spec: program (from the image table),
+ * environment, mounts (volumes + the termination-message file), working dir and user. Fails the way the kubelet
+ * reports it: ErrImagePull or CreateContainerConfigError.
+ */
+import { stat, mkdir } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import type { V1Container, V1Pod } from '@kubernetes/client-node';
+import { buildContainerEnv, EnvResolutionError, expandArgv, expandVars, type EnvSourceLookup, type NodeFacts } from './env.js';
+import { resolveProgram } from './images.js';
+import type { ContainerMount, LaunchSpec } from './launch-script.js';
+import type { PreparedVolume } from './volumes.js';
+
+export interface ApiServerAddress {
+  host: string;
+  port: number;
+}
+
+export interface ContainerConfigOptions {
+  pod: V1Pod;
+  container: V1Container;
+  volumes: ReadonlyMap<string, PreparedVolume>;
+  node: NodeFacts;
+  lookup: EnvSourceLookup;
+  repoDir: string;
+  apiServer: ApiServerAddress;
+  terminationLogFile: string;
+  /** The host's PATH, so mapped images find sh, coreutils, setpriv… */
+  hostPath: string;
+}
+
+export type ContainerConfig =
+  | { ok: true; launch: Omit<LaunchSpec, 'exitCodeFile'>; env: Map<string, string> }
+  | { ok: false; reason: 'ErrImagePull' | 'CreateContainerConfigError'; message: string };
+
+export const DEFAULT_TERMINATION_MESSAGE_PATH = '/dev/termination-log';
+
+/** What every container's environment starts with: the `kubernetes` service variables and basic process env. */
+export function baseEnv(o: { podName: string; apiServer: ApiServerAddress; hostPath: string; runAsUser: number | undefined }): Map<string, string> {
+  const { host, port } = o.apiServer;
+  return new Map([
+    ['PATH', o.hostPath],
+    ['HOSTNAME', o.podName],
+    ['HOME', o.runAsUser === undefined || o.runAsUser === 0 ? '/root' : '/'],
+    ['KUBERNETES_SERVICE_HOST', host],
+    ['KUBERNETES_SERVICE_PORT', String(port)],
+    ['KUBERNETES_SERVICE_PORT_HTTPS', String(port)],
+    ['KUBERNETES_PORT', `tcp://${host}:${port}`],
+    [`KUBERNETES_PORT_${port}_TCP`, `tcp://${host}:${port}`],
+    [`KUBERNETES_PORT_${port}_TCP_PROTO`, 'tcp'],
+    [`KUBERNETES_PORT_${port}_TCP_PORT`, String(port)],
+    [`KUBERNETES_PORT_${port}_TCP_ADDR`, host],
+  ]);
+}
+
+export async function containerConfig(o: ContainerConfigOptions): Promise<ContainerConfig> {
+  const { pod, container: c } = o;
+  const podSc = pod.spec?.securityContext;
+  const runAsUser = c.securityContext?.runAsUser ?? podSc?.runAsUser;
+  const runAsGroup = c.securityContext?.runAsGroup ?? podSc?.runAsGroup;
+  let env: Map<string, string>;
+  try {
+    env = await buildContainerEnv({
+      pod,
+      container: c,
+      node: o.node,
+      lookup: o.lookup,
+      base: baseEnv({ podName: pod.metadata?.name ?? '', apiServer: o.apiServer, hostPath: o.hostPath, runAsUser }),
+    });
+  } catch (err) {
+    if (err instanceof EnvResolutionError) return { ok: false, reason: err.reason, message: err.message };
+    throw err;
+  }
+  const program = resolveProgram({
+    image: c.image ?? '',
+    command: expandArgv(c.command, env),
+    args: expandArgv(c.args, env),
+    repoDir: o.repoDir,
+  });
+  if (!program.ok) return { ok: false, reason: program.reason, message: program.message };
+
+  const mounts: ContainerMount[] = [];
+  for (const vm of c.volumeMounts ?? []) {
+    const vol = o.volumes.get(vm.name);
+    if (!vol) return { ok: false, reason: 'CreateContainerConfigError', message: `volume "${vm.name}" is not defined` };
+    const sub = vm.subPathExpr ? expandVars(vm.subPathExpr, env) : vm.subPath;
+    let source = vol.hostPath;
+    if (sub) {
+      source = resolve(vol.hostPath, sub);
+      if (!source.startsWith(resolve(vol.hostPath) + '/')) {
+        return { ok: false, reason: 'CreateContainerConfigError', message: `subPath "${sub}" escapes volume "${vm.name}"` };
+      }
+      if (!(await stat(source).catch(() => undefined))) await mkdir(source, { recursive: true });
+    }
+    const isFile = (await stat(source)).isFile();
+    mounts.push({ source, target: vm.mountPath, readOnly: Boolean(vm.readOnly) || vol.readOnly, sourceIsFile: isFile });
+  }
+  // Parents before children, so a mount at /data/sub is not hidden by a later one at /data.
+  mounts.sort((a, b) => a.target.split('/').length - b.target.split('/').length);
+  mounts.push({
+    source: o.terminationLogFile,
+    target: c.terminationMessagePath || DEFAULT_TERMINATION_MESSAGE_PATH,
+    readOnly: false,
+    sourceIsFile: true,
+  });
+  const groups = [...(podSc?.supplementalGroups ?? []), ...(podSc?.fsGroup !== undefined ? [podSc.fsGroup] : [])];
+  return {
+    ok: true,
+    env,
+    launch: {
+      argv: program.argv,
+      mounts,
+      workingDir: c.workingDir,
+      runAsUser,
+      runAsGroup,
+      supplementalGroups: groups,
+    },
+  };
+}
+
+/** `cairn://<pod-uid>/<container>/<restartCount>` */
+export function containerId(podUid: string, name: string, restartCount: number): string {
+  return `cairn://${join(podUid, name, String(restartCount))}`;
+}

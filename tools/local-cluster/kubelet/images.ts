@@ -1,0 +1,75 @@
+/**
+ * Images map to programs on this machine (there is no container runtime). One table decides:
+ * cairn's image runs the working tree's cairn with Node 24; a few workload images run the host's shell and
+ * coreutils; anything else cannot be "pulled".
+ */
+import { join } from 'node:path';
+
+export type ImageKind = 'cairn' | 'host-tools' | 'pause';
+
+/** Last path segment of the image repository → what runs. */
+const IMAGE_TABLE: Readonly<Record<string, ImageKind>> = {
+  cairn: 'cairn',
+  busybox: 'host-tools',
+  alpine: 'host-tools',
+  debian: 'host-tools',
+  ubuntu: 'host-tools',
+  bash: 'host-tools',
+  pause: 'pause',
+};
+
+/** Default command of each kind when the pod gives neither command nor args (the image's ENTRYPOINT/CMD). */
+const DEFAULT_COMMAND: Readonly<Record<ImageKind, readonly string[]>> = {
+  cairn: [],
+  'host-tools': ['sh'],
+  pause: ['sleep', 'infinity'],
+};
+
+/** `ghcr.io:443/x/cairn:v1@sha256:…` → `cairn`. */
+export function imageRepositoryName(image: string): string {
+  const noDigest = image.split('@')[0] ?? '';
+  const segments = noDigest.split('/');
+  const last = segments[segments.length - 1] ?? '';
+  const colon = last.indexOf(':');
+  return colon >= 0 ? last.slice(0, colon) : last;
+}
+
+export function imageKind(image: string): ImageKind | undefined {
+  return IMAGE_TABLE[imageRepositoryName(image)];
+}
+
+export interface ResolveProgramOptions {
+  image: string;
+  command?: readonly string[] | undefined;
+  args?: readonly string[] | undefined;
+  /** The checkout the kubelet runs from; cairn runs as `<repo>/node_modules/.bin/node <repo>/bin/run.js`. */
+  repoDir: string;
+}
+
+export type ResolvedProgram =
+  | { ok: true; kind: ImageKind; argv: string[] }
+  | { ok: false; reason: 'ErrImagePull'; message: string };
+
+/** Applies Kubernetes' command/args rules (command replaces ENTRYPOINT, args replace CMD) to the mapped image. */
+export function resolveProgram(opts: ResolveProgramOptions): ResolvedProgram {
+  const kind = imageKind(opts.image);
+  if (!kind) {
+    return {
+      ok: false,
+      reason: 'ErrImagePull',
+      message: `image "${opts.image}" is not available on the local test bed (known: ${Object.keys(IMAGE_TABLE).join(', ')})`,
+    };
+  }
+  const command = opts.command ?? [];
+  const args = opts.args ?? [];
+  if (kind === 'cairn') {
+    const cairn = [join(opts.repoDir, 'node_modules/.bin/node'), join(opts.repoDir, 'bin/run.js')];
+    const [first, ...rest] = command;
+    if (first === undefined) return { ok: true, kind, argv: [...cairn, ...args] };
+    if (first === '/cairn' || first === 'cairn') return { ok: true, kind, argv: [...cairn, ...rest, ...args] };
+    return { ok: true, kind, argv: [...command, ...args] };
+  }
+  if (command.length > 0) return { ok: true, kind, argv: [...command, ...args] };
+  if (args.length > 0) return { ok: true, kind, argv: [...args] };
+  return { ok: true, kind, argv: [...DEFAULT_COMMAND[kind]] };
+}

@@ -1,0 +1,73 @@
+/**
+ * The tiny shell program that turns a host process into a "container": it runs inside a fresh mount namespace
+ * (`unshare --mount --propagation slave`, so host mounts still reach it but its own never leak out), bind-mounts
+ * each volume at its mountPath, enters workingDir, drops to runAsUser/runAsGroup with setpriv, runs the command
+ * and records its exit status in a file, so a restarted kubelet can still learn how an adopted process ended.
+ */
+import { dirname } from 'node:path';
+
+export interface ContainerMount {
+  /** Path on the host (node root). */
+  source: string;
+  /** mountPath inside the container; created on the host when missing, as an empty file for file sources. */
+  target: string;
+  readOnly: boolean;
+  sourceIsFile: boolean;
+}
+
+export interface LaunchSpec {
+  argv: readonly string[];
+  mounts: readonly ContainerMount[];
+  workingDir?: string | undefined;
+  runAsUser?: number | undefined;
+  runAsGroup?: number | undefined;
+  supplementalGroups?: readonly number[] | undefined;
+  /** Written with the command's exit status (128+signal when killed by a signal). */
+  exitCodeFile: string;
+}
+
+/** Exit status of the wrapper when it could not set the container up (mounts, workingDir, user). */
+export const SETUP_FAILED_EXIT = 128;
+
+/** POSIX-shell single-quoting. */
+export function shellQuote(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+export function buildLaunchScript(spec: LaunchSpec): string {
+  const q = shellQuote;
+  const lines: string[] = [
+    'fail() { echo "cairn local kubelet: $1" >&2; exit ' + String(SETUP_FAILED_EXIT) + '; }',
+  ];
+  for (const m of spec.mounts) {
+    if (m.sourceIsFile) {
+      lines.push(`mkdir -p ${q(dirname(m.target))} && { [ -e ${q(m.target)} ] || : > ${q(m.target)}; } || fail ${q(`cannot create mount point ${m.target}`)}`);
+    } else {
+      lines.push(`mkdir -p ${q(m.target)} || fail ${q(`cannot create mount point ${m.target}`)}`);
+    }
+    lines.push(`mount --rbind ${q(m.source)} ${q(m.target)} || fail ${q(`cannot mount ${m.target}`)}`);
+    if (m.readOnly) lines.push(`mount -o remount,bind,ro ${q(m.target)} || fail ${q(`cannot make ${m.target} read-only`)}`);
+  }
+  if (spec.workingDir) {
+    lines.push(`mkdir -p ${q(spec.workingDir)} && cd ${q(spec.workingDir)} || fail ${q(`cannot enter workingDir ${spec.workingDir}`)}`);
+  }
+  const run: string[] = [];
+  if (spec.runAsUser !== undefined || spec.runAsGroup !== undefined) {
+    run.push('setpriv');
+    if (spec.runAsUser !== undefined) run.push(`--reuid=${spec.runAsUser}`);
+    const gid = spec.runAsGroup ?? spec.runAsUser;
+    if (gid !== undefined) run.push(`--regid=${gid}`);
+    const groups = spec.supplementalGroups ?? [];
+    run.push(groups.length > 0 ? `--groups=${groups.join(',')}` : '--clear-groups');
+    run.push('--');
+  }
+  run.push(...spec.argv.map(q));
+  // A caught TERM is deferred until the foreground command ends, and caught (not ignored) dispositions
+  // reset on exec, so the command still receives the process-group SIGTERM normally.
+  lines.push("trap 'true' TERM INT");
+  lines.push(run.join(' '));
+  lines.push('code=$?');
+  lines.push(`echo "$code" > ${q(spec.exitCodeFile)}`);
+  lines.push('exit "$code"');
+  return lines.join('\n') + '\n';
+}

@@ -1,0 +1,64 @@
+/**
+ * Entry point of the local kubelet (one process per simulated node; started by tools/local-cluster/cli.ts).
+ * SIGTERM/SIGINT stop pods with their grace periods and release mounts before exiting.
+ */
+import { createWriteStream, readFileSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createLogger } from '../../../src/cli/logger.js';
+import { apiServerAddress, parseKubeletArgs } from './args.js';
+import { Kubelet } from './kubelet.js';
+
+const REPO_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+
+async function main(): Promise<void> {
+  const args = parseKubeletArgs(process.argv.slice(2));
+  if (args.logFile) await mkdir(dirname(args.logFile), { recursive: true });
+  const destination = args.logFile ? createWriteStream(args.logFile, { flags: 'a' }) : process.stderr;
+  const log = createLogger({ level: 'info', format: 'text', destination, bindings: { component: 'kubelet', node: args.nodeName } });
+  const kubelet = new Kubelet({
+    kubeconfig: args.kubeconfig,
+    nodeName: args.nodeName,
+    nodeIp: args.nodeIp,
+    rootDir: resolve(args.rootDir),
+    port: args.port,
+    tlsCert: readFileSync(args.tlsCertFile),
+    tlsKey: readFileSync(args.tlsKeyFile),
+    caPem: readFileSync(args.caFile, 'utf8'),
+    apiServer: apiServerAddress(args.apiServer),
+    repoDir: REPO_DIR,
+    log,
+    backoff: { initialMs: args.backoffInitialMs, maxMs: args.backoffMaxMs },
+  });
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'stopping: terminating pods');
+    kubelet.stop().then(
+      () => {
+        log.info('stopped');
+        process.exit(0);
+      },
+      (err: unknown) => {
+        log.error({ err: (err as Error).message }, 'stop failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  try {
+    await kubelet.start();
+  } catch (err) {
+    log.fatal({ err: (err as Error).message }, 'kubelet failed to start');
+    await kubelet.stop().catch(() => undefined);
+    process.exit(1);
+  }
+}
+
+void main().catch((err: unknown) => {
+  process.stderr.write(`local kubelet: ${(err as Error).message}\n`);
+  process.exit(2);
+});

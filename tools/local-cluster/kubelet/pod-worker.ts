@@ -1,0 +1,483 @@
+/**
+ * One pod on this node, driven to its desired state by a serialised sync loop: prepare volumes, run init
+ * containers in order, then the containers, restart per policy with back-off, report status, and on deletion
+ * stop everything within the grace period, clean the pod directory and delete the pod object with grace 0.
+ */
+import { rm } from 'node:fs/promises';
+import type { V1Container, V1Pod } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { containerConfig, containerId, type ApiServerAddress } from './container-config.js';
+import type { NodeFacts } from './env.js';
+import type { EventRecorder } from './events.js';
+import type { KubeletApi } from './kube-api.js';
+import { containerLogFile, pidFile, podDir, runtimeDir, terminationLogFile, type NodeLayout } from './layout.js';
+import { terminationMessage } from './log-files.js';
+import { mountsUnder, unmountAllUnder } from './mounts.js';
+import { computePodStatus, type ContainerRecord, type PodStatusJson, type RestartPolicy, type TerminatedState } from './pod-status.js';
+import {
+  adoptProcess,
+  groupAlive,
+  killGroup,
+  readExitCode,
+  readRunRecord,
+  startProcess,
+  type ProcessExit,
+  type RunningProcess,
+} from './process-runtime.js';
+import { SETUP_FAILED_EXIT } from './launch-script.js';
+import { prepareVolumes, VolumeNotReadyError, type PreparedVolumes } from './volumes.js';
+
+export interface PodWorkerDeps {
+  layout: NodeLayout;
+  node: NodeFacts;
+  api: KubeletApi;
+  events: EventRecorder;
+  log: Logger;
+  repoDir: string;
+  apiServer: ApiServerAddress;
+  clusterCaPem: string;
+  hostPath: string;
+  backoff: { initialMs: number; maxMs: number };
+  /** Called once the pod is finished with (deleted and cleaned up). */
+  onGone: (uid: string) => void;
+}
+
+interface Slot {
+  spec: V1Container;
+  init: boolean;
+  sidecar: boolean;
+  record: ContainerRecord;
+  proc?: RunningProcess | undefined;
+  /** Resolves once the current run's exit has been recorded. */
+  settled?: Promise<void> | undefined;
+  /** Set while we stop it on purpose. */
+  stopping: boolean;
+  nextBackoffMs: number;
+  backoffUntil: number;
+  pullFailed: boolean;
+}
+
+export class PodWorker {
+  private pod: V1Pod;
+  private goneFromApi = false;
+  private finished = false;
+  private syncing = false;
+  private again = false;
+  private volumes: PreparedVolumes | undefined;
+  private readonly slots: Slot[];
+  private timer: NodeJS.Timeout | undefined;
+  private lastStatusJson = '';
+  private adopted = false;
+  private readonly startTime: Date;
+  readonly uid: string;
+
+  constructor(
+    pod: V1Pod,
+    private readonly deps: PodWorkerDeps,
+  ) {
+    this.pod = pod;
+    this.uid = pod.metadata?.uid ?? '';
+    this.startTime = pod.status?.startTime ? new Date(pod.status.startTime) : new Date();
+    const mk = (spec: V1Container, init: boolean): Slot => ({
+      spec,
+      init,
+      sidecar: init && spec.restartPolicy === 'Always',
+      record: { name: spec.name, image: spec.image ?? '', restartCount: 0, current: { state: 'waiting', reason: 'PodInitializing' } },
+      stopping: false,
+      nextBackoffMs: deps.backoff.initialMs,
+      backoffUntil: 0,
+      pullFailed: false,
+    });
+    this.slots = [...(pod.spec?.initContainers ?? []).map((c) => mk(c, true)), ...(pod.spec?.containers ?? []).map((c) => mk(c, false))];
+    for (const s of this.slots) if (!s.init) s.record.current = { state: 'waiting', reason: 'ContainerCreating' };
+  }
+
+  update(pod: V1Pod): void {
+    this.pod = pod;
+    this.kick();
+  }
+
+  /** The API object is gone (force-deleted, or deleted while we were down). */
+  removedFromApi(): void {
+    this.goneFromApi = true;
+    this.kick();
+  }
+
+  kick(): void {
+    if (this.finished) return;
+    if (this.syncing) {
+      this.again = true;
+      return;
+    }
+    this.syncing = true;
+    void (async () => {
+      do {
+        this.again = false;
+        try {
+          await this.sync();
+        } catch (err) {
+          this.deps.log.error({ pod: this.key(), err: (err as Error).message }, 'pod sync failed; retrying');
+          this.retryIn(2000);
+        }
+      } while (this.again && !this.finished);
+      this.syncing = false;
+    })();
+  }
+
+  private key(): string {
+    return `${this.pod.metadata?.namespace ?? ''}/${this.pod.metadata?.name ?? ''}`;
+  }
+
+  private retryIn(ms: number): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.kick();
+    }, ms);
+  }
+
+  private restartPolicy(): RestartPolicy {
+    return (this.pod.spec?.restartPolicy as RestartPolicy | undefined) ?? 'Always';
+  }
+
+  private async sync(): Promise<void> {
+    if (this.finished) return;
+    if (!this.adopted) {
+      this.adopted = true;
+      await this.adoptPreviousRuns();
+    }
+    if (this.goneFromApi || this.pod.metadata?.deletionTimestamp) {
+      await this.terminate();
+      return;
+    }
+    const phase = this.pod.status?.phase;
+    if ((phase === 'Succeeded' || phase === 'Failed') && this.slots.every((s) => !s.proc)) return;
+
+    if (!this.volumes) {
+      try {
+        this.volumes = await prepareVolumes({
+          pod: this.pod,
+          layout: this.deps.layout,
+          node: this.deps.node,
+          api: this.deps.api,
+          clusterCaPem: this.deps.clusterCaPem,
+        });
+      } catch (err) {
+        const message = err instanceof VolumeNotReadyError ? err.message : `volume setup failed: ${(err as Error).message}`;
+        this.deps.events.record({ pod: this.pod, type: 'Warning', reason: 'FailedMount', message });
+        await this.writeStatus(false);
+        this.retryIn(2000);
+        return;
+      }
+    }
+
+    let initialized = true;
+    for (const s of this.slots.filter((x) => x.init)) {
+      const proceed = await this.driveInit(s);
+      if (!proceed) {
+        initialized = false;
+        break;
+      }
+    }
+    if (initialized) {
+      for (const s of this.slots.filter((x) => !x.init)) await this.driveContainer(s);
+    }
+    await this.writeStatus(initialized);
+  }
+
+  /** True when the next init container may start. */
+  private async driveInit(s: Slot): Promise<boolean> {
+    const cur = s.record.current;
+    if (s.sidecar) {
+      if (s.proc) return true;
+      if (cur.state === 'terminated' || s.record.last) await this.restartOrWait(s);
+      else await this.start(s);
+      return s.proc !== undefined;
+    }
+    if (cur.state === 'terminated' && cur.exitCode === 0) return true;
+    if (s.proc) return false;
+    if (cur.state === 'terminated' || (cur.state === 'waiting' && s.record.last)) {
+      if (this.restartPolicy() === 'Never') return false;
+      await this.restartOrWait(s);
+      return false;
+    }
+    await this.start(s);
+    return false;
+  }
+
+  private async driveContainer(s: Slot): Promise<void> {
+    if (s.proc) return;
+    const cur = s.record.current;
+    const hasRun = cur.state === 'terminated' || s.record.last !== undefined;
+    if (!hasRun) {
+      await this.start(s);
+      return;
+    }
+    const policy = this.restartPolicy();
+    const lastExit = cur.state === 'terminated' ? cur.exitCode : (s.record.last?.exitCode ?? 0);
+    if (policy === 'Never' || (policy === 'OnFailure' && lastExit === 0)) return;
+    await this.restartOrWait(s);
+  }
+
+  /** Restart now if the back-off has passed, else show CrashLoopBackOff and come back when it has. */
+  private async restartOrWait(s: Slot): Promise<void> {
+    const now = Date.now();
+    if (now < s.backoffUntil) {
+      if (s.record.current.state === 'terminated') {
+        s.record.last = s.record.current;
+        const waitS = Math.ceil(s.nextBackoffMs / 2 / 1000);
+        s.record.current = {
+          state: 'waiting',
+          reason: 'CrashLoopBackOff',
+          message: `back-off ${waitS}s restarting failed container=${s.spec.name} pod=${this.pod.metadata?.name ?? ''}_${this.pod.metadata?.namespace ?? ''}(${this.uid})`,
+        };
+        this.deps.events.record({ pod: this.pod, fieldPath: this.fieldPath(s), type: 'Warning', reason: 'BackOff', message: 'Back-off restarting failed container' });
+      }
+      this.retryIn(s.backoffUntil - now + 10);
+      return;
+    }
+    if (s.record.current.state === 'terminated') s.record.last = s.record.current;
+    s.record.restartCount += 1;
+    await this.start(s);
+  }
+
+  private fieldPath(s: Slot): string {
+    return `spec.${s.init ? 'initContainers' : 'containers'}{${s.spec.name}}`;
+  }
+
+  private podRef() {
+    const m = this.pod.metadata ?? {};
+    return { namespace: m.namespace ?? 'default', name: m.name ?? '', uid: this.uid };
+  }
+
+  private async start(s: Slot): Promise<void> {
+    if (s.pullFailed) return;
+    const { layout } = this.deps;
+    const restartCount = s.record.restartCount;
+    const tlog = terminationLogFile(layout, this.uid, s.spec.name, restartCount);
+    const cfg = await containerConfig({
+      pod: this.pod,
+      container: s.spec,
+      volumes: this.volumes?.volumes ?? new Map(),
+      node: this.deps.node,
+      lookup: this.deps.api.envLookup(),
+      repoDir: this.deps.repoDir,
+      apiServer: this.deps.apiServer,
+      terminationLogFile: tlog,
+      hostPath: this.deps.hostPath,
+    });
+    const fieldPath = this.fieldPath(s);
+    if (!cfg.ok) {
+      s.record.current = { state: 'waiting', reason: cfg.reason, message: cfg.message };
+      if (cfg.reason === 'ErrImagePull') {
+        s.pullFailed = true;
+        this.deps.events.record({ pod: this.pod, fieldPath, type: 'Warning', reason: 'Failed', message: `Failed to pull image "${s.spec.image ?? ''}": ${cfg.message}` });
+        this.deps.events.record({ pod: this.pod, fieldPath, type: 'Warning', reason: 'Failed', message: 'Error: ErrImagePull' });
+      } else {
+        this.deps.events.record({ pod: this.pod, fieldPath, type: 'Warning', reason: 'Failed', message: `Error: ${cfg.message}` });
+        this.retryIn(3000);
+      }
+      return;
+    }
+    this.deps.events.record({ pod: this.pod, fieldPath, type: 'Normal', reason: 'Pulled', message: `Container image "${s.spec.image ?? ''}" already present on machine` });
+    const logFile = containerLogFile(layout, this.podRef(), s.spec.name, restartCount);
+    const proc = await startProcess({
+      launch: cfg.launch,
+      env: cfg.env,
+      logFile,
+      terminationLogFile: tlog,
+      runtimeDir: runtimeDir(layout, this.uid, s.spec.name),
+      pidFile: pidFile(layout, this.uid, s.spec.name),
+      restartCount,
+    });
+    this.deps.events.record({ pod: this.pod, fieldPath, type: 'Normal', reason: 'Created', message: `Created container ${s.spec.name}` });
+    this.deps.events.record({ pod: this.pod, fieldPath, type: 'Normal', reason: 'Started', message: `Started container ${s.spec.name}` });
+    this.deps.log.info({ pod: this.key(), container: s.spec.name, pid: proc.pid, restartCount }, 'container started');
+    this.attach(s, proc, restartCount);
+  }
+
+  private attach(s: Slot, proc: RunningProcess, restartCount: number): void {
+    s.proc = proc;
+    s.record.containerId = containerId(this.uid, s.spec.name, restartCount);
+    s.record.current = { state: 'running', startedAt: proc.startedAt };
+    s.settled = proc.exited
+      .then((exit) => this.onExit(s, proc, restartCount, exit))
+      .catch((err: unknown) => this.deps.log.error({ pod: this.key(), err: (err as Error).message }, 'recording container exit failed'));
+  }
+
+  private async onExit(s: Slot, proc: RunningProcess, restartCount: number, exit: ProcessExit): Promise<void> {
+    if (s.proc !== proc) return;
+    const rtDir = runtimeDir(this.deps.layout, this.uid, s.spec.name);
+    const recorded = await readExitCode(rtDir, restartCount);
+    const exitCode = recorded ?? exit.exitCode ?? 137;
+    const setupFailed = recorded === undefined && exitCode === SETUP_FAILED_EXIT;
+    const reason = setupFailed ? 'StartError' : exitCode === 0 ? 'Completed' : 'Error';
+    const message = await terminationMessage({
+      terminationLogFile: terminationLogFile(this.deps.layout, this.uid, s.spec.name, restartCount),
+      logFile: containerLogFile(this.deps.layout, this.podRef(), s.spec.name, restartCount),
+      policy: s.spec.terminationMessagePolicy,
+      exitCode,
+    });
+    const term: TerminatedState = {
+      state: 'terminated',
+      exitCode,
+      ...(exit.signal ? { signal: exit.signal } : {}),
+      reason,
+      message,
+      startedAt: proc.startedAt,
+      finishedAt: new Date(),
+    };
+    s.proc = undefined;
+    s.record.current = term;
+    this.deps.log.info({ pod: this.key(), container: s.spec.name, exitCode, reason }, 'container exited');
+    if (!s.stopping && exitCode !== 0) {
+      // Back-off grows with each failure and resets after the container ran ten minutes.
+      const ranMs = term.finishedAt.getTime() - term.startedAt.getTime();
+      if (ranMs > 600_000) s.nextBackoffMs = this.deps.backoff.initialMs;
+      s.backoffUntil = Date.now() + s.nextBackoffMs;
+      s.nextBackoffMs = Math.min(s.nextBackoffMs * 2, this.deps.backoff.maxMs);
+    } else if (!s.stopping) {
+      s.backoffUntil = Date.now() + this.deps.backoff.initialMs;
+    }
+    if (s.init && !s.sidecar && exitCode !== 0) {
+      this.deps.log.info({ pod: this.key(), container: s.spec.name }, 'init container failed');
+    }
+    this.kick();
+  }
+
+  private async writeStatus(initialized: boolean): Promise<void> {
+    const status: PodStatusJson = computePodStatus({
+      restartPolicy: this.restartPolicy(),
+      initContainers: this.slots.filter((s) => s.init).map((s) => s.record),
+      containers: this.slots.filter((s) => !s.init).map((s) => s.record),
+      initialized,
+      sandboxReady: this.volumes !== undefined,
+      nodeIp: this.deps.node.nodeIp,
+      podStartTime: this.startTime,
+      previousConditions: this.pod.status?.conditions?.map((c) => ({
+        type: c.type,
+        status: c.status === 'True' ? 'True' : 'False',
+        lastTransitionTime: c.lastTransitionTime ? new Date(c.lastTransitionTime).toISOString().replace(/\.\d{3}Z$/, 'Z') : '',
+        lastProbeTime: null,
+      })),
+      now: new Date(),
+    });
+    const json = JSON.stringify(status);
+    if (json === this.lastStatusJson) return;
+    const m = this.pod.metadata ?? {};
+    await this.deps.api.patchPodStatus(m.namespace ?? 'default', m.name ?? '', status);
+    this.lastStatusJson = json;
+  }
+
+  /** Rebuilds container state from the pod's reported status and the run records of a previous kubelet. */
+  private async adoptPreviousRuns(): Promise<void> {
+    const statuses = [...(this.pod.status?.initContainerStatuses ?? []), ...(this.pod.status?.containerStatuses ?? [])];
+    for (const s of this.slots) {
+      const st = statuses.find((x) => x.name === s.spec.name);
+      if (!st) continue;
+      s.record.restartCount = st.restartCount;
+      const term = st.state?.terminated;
+      const lastTerm = st.lastState?.terminated;
+      const toTerminated = (t: NonNullable<typeof term>): TerminatedState => ({
+        state: 'terminated',
+        exitCode: t.exitCode,
+        reason: t.reason ?? (t.exitCode === 0 ? 'Completed' : 'Error'),
+        message: t.message,
+        startedAt: t.startedAt ? new Date(t.startedAt) : new Date(),
+        finishedAt: t.finishedAt ? new Date(t.finishedAt) : new Date(),
+      });
+      if (lastTerm) s.record.last = toTerminated(lastTerm);
+      if (term) s.record.current = toTerminated(term);
+      if (st.state?.running) {
+        const rtDir = runtimeDir(this.deps.layout, this.uid, s.spec.name);
+        const record = await readRunRecord(rtDir, st.restartCount);
+        const proc = record ? await adoptProcess({ record, runtimeDir: rtDir }) : undefined;
+        if (proc) {
+          this.deps.log.info({ pod: this.key(), container: s.spec.name, pid: proc.pid }, 'adopted running container');
+          this.attach(s, proc, st.restartCount);
+        } else {
+          const code = (await readExitCode(rtDir, st.restartCount)) ?? 137;
+          const startedAt = st.state.running.startedAt ? new Date(st.state.running.startedAt) : new Date();
+          s.record.current = {
+            state: 'terminated',
+            exitCode: code,
+            reason: code === 0 ? 'Completed' : 'Error',
+            message: 'the container process ended while the kubelet was down',
+            startedAt,
+            finishedAt: new Date(),
+          };
+        }
+      }
+    }
+  }
+
+  /** Deletion: SIGTERM, grace period, SIGKILL; clean the pod dir (never PV data); delete the object. */
+  private async terminate(): Promise<void> {
+    const meta = this.pod.metadata ?? {};
+    const grace = meta.deletionGracePeriodSeconds ?? this.pod.spec?.terminationGracePeriodSeconds ?? 30;
+    await this.stopAll(grace);
+    if (!this.goneFromApi) await this.writeStatus(true).catch(() => undefined);
+    await this.cleanup();
+    if (!this.goneFromApi) await this.deps.api.finalDelete(meta.namespace ?? 'default', meta.name ?? '', this.uid);
+    this.finished = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.deps.log.info({ pod: this.key() }, 'pod terminated and cleaned up');
+    this.deps.onGone(this.uid);
+  }
+
+  /** Stops every running container of the pod, regular containers first, within `graceSeconds`. */
+  async stopAll(graceSeconds: number): Promise<void> {
+    const running = this.slots.filter((s) => s.proc);
+    for (const s of running) {
+      s.stopping = true;
+      this.deps.events.record({ pod: this.pod, fieldPath: this.fieldPath(s), type: 'Normal', reason: 'Killing', message: `Stopping container ${s.spec.name}` });
+      if (s.proc) killGroup(s.proc.pid, 'SIGTERM');
+    }
+    const all = Promise.all(running.map((s) => s.settled));
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = await Promise.race([
+      all.then(() => false),
+      new Promise<boolean>((r) => (timer = setTimeout(() => r(true), Math.max(graceSeconds, 0) * 1000))),
+    ]);
+    if (timer) clearTimeout(timer);
+    if (timedOut) for (const s of running) if (s.proc) killGroup(s.proc.pid, 'SIGKILL');
+    await all;
+  }
+
+  private async cleanup(): Promise<void> {
+    const dir = podDir(this.deps.layout, this.uid);
+    for (const s of this.slots) {
+      if (s.proc && groupAlive(s.proc.pid)) killGroup(s.proc.pid, 'SIGKILL');
+      await rm(pidFile(this.deps.layout, this.uid, s.spec.name), { force: true });
+    }
+    await unmountAllUnder(dir);
+    if ((await mountsUnder(dir)).length > 0) {
+      this.deps.log.error({ pod: this.key(), dir }, 'pod directory still has mounts; leaving it in place');
+      return;
+    }
+    await rm(dir, { recursive: true, force: true });
+  }
+
+  /** Which run's log to serve: the current one, or the one before it for `previous`. */
+  logRun(container: string, previous: boolean): { logFile: string; stillRunning: () => boolean } | { error: string } {
+    const s = this.slots.find((x) => x.spec.name === container);
+    if (!s) return { error: `container ${container} is not valid for pod ${this.pod.metadata?.name ?? ''}` };
+    // The latest run is numbered restartCount (a back-off wait has not started the next one yet).
+    const run = previous ? s.record.restartCount - 1 : s.record.restartCount;
+    if (run < 0 || (!previous && s.record.current.state === 'waiting' && !s.record.last)) {
+      return { error: previous ? `previous terminated container "${container}" not found` : `container "${container}" is waiting to start` };
+    }
+    const proc = s.proc;
+    return {
+      logFile: containerLogFile(this.deps.layout, this.podRef(), container, run),
+      stillRunning: () => !previous && proc !== undefined && s.proc === proc,
+    };
+  }
+
+  /** Kubelet shutdown: stop containers with their grace periods; leave the API object and directory alone. */
+  async shutdown(): Promise<void> {
+    this.finished = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.stopAll(this.pod.spec?.terminationGracePeriodSeconds ?? 30);
+  }
+}
