@@ -1,2 +1,94 @@
-// Starts the local cluster once per test run (filled in by the test-bed work).
-export default function setup(): void {}
+/**
+ * vitest globalSetup of the "cluster" project: starts one local cluster per test run in a fresh run directory,
+ * provides its connection info to the tests (`inject('cairnCluster')`, or clusterInfo() from ./cluster.ts) and
+ * always tears it down. When a test failed, the run directory (every component's log) is kept and its path
+ * printed. With CAIRN_TEST_CLUSTER_REUSE=1 the cluster in the default run directory (`npm run cluster:up`) is
+ * used if healthy, or started there, and left running for the next run (watch mode, quick iterations).
+ */
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { clusterHealth, down, up } from '../../tools/local-cluster/cluster.js';
+import { cacheRoot, defaultRunDir } from '../../tools/local-cluster/paths.js';
+import { isAlive } from '../../tools/local-cluster/processes.js';
+import { readState, type ClusterState } from '../../tools/local-cluster/state.js';
+import { setupToolchain } from '../../tools/local-cluster/toolchain.js';
+import type { ClusterInfo } from './cluster-info.js';
+
+const NODES = 2;
+const log = (line: string) => process.stderr.write(`[local-cluster] ${line}\n`);
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  await setupToolchain(log);
+  if (process.env.CAIRN_TEST_CLUSTER_REUSE === '1') return reuse(project);
+
+  await stopOrphans();
+  const parent = join(cacheRoot(), 'run');
+  mkdirSync(parent, { recursive: true });
+  const runDir = mkdtempSync(join(parent, 'test-'));
+  // Whose cluster this is: a later run stops it if this process died without tearing it down.
+  writeFileSync(join(runDir, OWNER_FILE), String(process.pid));
+  let state: ClusterState;
+  try {
+    const result = await up({ runDir, name: 'test', nodes: NODES, log });
+    state = result.state;
+    log(`cluster up in ${result.seconds.toFixed(1)}s; run dir ${runDir}`);
+  } catch (err) {
+    log(`cluster failed to start; logs kept in ${join(runDir, 'logs')}`);
+    throw err;
+  }
+  project.provide('cairnCluster', toInfo(state));
+
+  return async () => {
+    const failed = project.vitest.state.getCountOfFailedTests() > 0 || project.vitest.state.getFailedFilepaths().length > 0;
+    const result = await down({ runDir, keep: failed });
+    if (failed) log(`tests failed: cluster stopped, run dir kept for its logs: ${runDir}/logs`);
+    else log(`cluster stopped (${result.stopped} processes), run dir removed`);
+  };
+}
+
+async function reuse(project: TestProject): Promise<() => Promise<void>> {
+  const runDir = defaultRunDir('cairn');
+  const existing = readState(runDir);
+  let state: ClusterState;
+  if (existing && (await clusterHealth(existing)).healthy) {
+    log(`reusing the healthy cluster in ${runDir}`);
+    state = existing;
+  } else {
+    state = (await up({ runDir, name: 'cairn', nodes: NODES, log })).state;
+    log(`cluster started in ${runDir}; left running (CAIRN_TEST_CLUSTER_REUSE=1), stop it with npm run cluster:down`);
+  }
+  project.provide('cairnCluster', toInfo(state));
+  return async () => {
+    log(`cluster left running in ${runDir} (logs in ${runDir}/logs)`);
+  };
+}
+
+function toInfo(state: ClusterState): ClusterInfo {
+  return {
+    kubeconfigPath: state.kubeconfigPath,
+    apiServerUrl: state.apiServerUrl,
+    runDir: state.runDir,
+    kubectlPath: state.binaries.kubectl,
+    s3: { ...state.s3 },
+    nodes: state.nodes.map((n) => ({ name: n.name, ip: n.ip, rootDir: n.rootDir })),
+  };
+}
+
+const OWNER_FILE = 'owner.pid';
+
+/** Stops clusters of earlier test runs that were killed before their teardown (their run dirs are kept). */
+async function stopOrphans(): Promise<void> {
+  const parent = join(cacheRoot(), 'run');
+  if (!existsSync(parent)) return;
+  for (const entry of readdirSync(parent)) {
+    if (!entry.startsWith('test-')) continue;
+    const dir = join(parent, entry);
+    const ownerFile = join(dir, OWNER_FILE);
+    if (!existsSync(ownerFile)) continue;
+    const owner = Number(readFileSync(ownerFile, 'utf8').trim());
+    if (owner > 0 && isAlive(owner)) continue;
+    const result = await down({ runDir: dir, keep: true, graceMs: 3_000 });
+    if (result.stopped > 0) log(`stopped ${result.stopped} leftover processes of an interrupted test run (${dir})`);
+  }
+}

@@ -1,5 +1,105 @@
-// Placeholder until the test bed lands: `setup` installs the local cluster's toolchain.
-const [cmd] = process.argv.slice(2);
-if (cmd === 'setup') process.exit(0);
-console.error(`unknown command ${cmd ?? ''}`);
-process.exit(2);
+/**
+ * The local test cluster's command line (npm run cluster:up / cluster:down / cluster:status):
+ *   setup                          build and cache the binaries (first run only; scripts/test.mjs calls it)
+ *   up [--nodes N] [--run-dir D] [--name NAME] [--bucket B] [--json]
+ *   down [--run-dir D] [--name NAME] [--keep]
+ *   status [--run-dir D] [--name NAME] [--json]
+ * The default run directory is ~/.cache/cairn/run/<name> (name "cairn").
+ */
+import { parseArgs } from 'node:util';
+import { clusterHealth, down, up } from './cluster.js';
+import { defaultRunDir } from './paths.js';
+import { readState, stateFile } from './state.js';
+import { setupToolchain } from './toolchain.js';
+
+const log = (line: string) => process.stderr.write(`[local-cluster] ${line}\n`);
+
+const USAGE = `usage: cli.ts setup | up [--nodes N] [--run-dir DIR] [--name NAME] [--bucket B] [--json]
+       | down [--run-dir DIR] [--name NAME] [--keep] | status [--run-dir DIR] [--name NAME] [--json]`;
+
+async function main(argv: string[]): Promise<number> {
+  const [cmd, ...rest] = argv;
+  const { values } = parseArgs({
+    args: rest,
+    options: {
+      nodes: { type: 'string', default: '2' },
+      'run-dir': { type: 'string' },
+      name: { type: 'string', default: 'cairn' },
+      bucket: { type: 'string' },
+      keep: { type: 'boolean', default: false },
+      json: { type: 'boolean', default: false },
+    },
+    strict: true,
+  });
+  const runDir = values['run-dir'] ?? defaultRunDir(values.name);
+
+  switch (cmd) {
+    case 'setup': {
+      const started = Date.now();
+      const result = await setupToolchain(log);
+      for (const t of result.timings) {
+        log(`${t.group} ${t.version}: ${t.seconds === 'cached' ? 'cached' : `built in ${t.seconds}s`}`);
+      }
+      log(`toolchain ready in ${((Date.now() - started) / 1000).toFixed(1)}s`);
+      return 0;
+    }
+    case 'up': {
+      const nodes = Number(values.nodes);
+      if (!Number.isInteger(nodes)) throw new Error(`--nodes must be a whole number, got ${values.nodes}`);
+      await setupToolchain(log);
+      const result = await up({ runDir, name: values.name, nodes, bucket: values.bucket, log });
+      const { state } = result;
+      if (values.json) {
+        process.stdout.write(`${JSON.stringify(state, null, 2)}\n`);
+      } else {
+        log(result.started ? `cluster up in ${result.seconds.toFixed(1)}s` : 'a healthy cluster was already running');
+        process.stdout.write([
+          `run dir:     ${state.runDir}`,
+          `kubeconfig:  ${state.kubeconfigPath}`,
+          `api server:  ${state.apiServerUrl}`,
+          `s3:          ${state.s3.endpoint} bucket ${state.s3.bucket} (credentials in ${stateFile(state.runDir)})`,
+          `nodes:       ${state.nodes.map((n) => `${n.name} (${n.ip})`).join(', ') || 'none'}`,
+          `logs:        ${state.runDir}/logs/`,
+          `try:         ${state.binaries.kubectl} --kubeconfig ${state.kubeconfigPath} get nodes`,
+          '',
+        ].join('\n'));
+      }
+      return 0;
+    }
+    case 'down': {
+      const result = await down({ runDir, keep: values.keep });
+      log(`stopped ${result.stopped} processes and ${result.podProcesses} pod processes` +
+        (result.removed ? `; removed ${runDir}` : `; kept ${runDir}`));
+      return 0;
+    }
+    case 'status': {
+      const state = readState(runDir);
+      if (!state) {
+        log(`no cluster in ${runDir}`);
+        return 1;
+      }
+      const report = await clusterHealth(state);
+      if (values.json) {
+        process.stdout.write(`${JSON.stringify({ runDir, ...report }, null, 2)}\n`);
+      } else {
+        const width = Math.max(...report.components.map((c) => c.name.length));
+        process.stdout.write(`run dir: ${runDir}\n`);
+        for (const c of report.components) {
+          process.stdout.write(`${c.name.padEnd(width)}  ${c.healthy ? 'ok  ' : 'FAIL'}  ${c.detail}\n`);
+        }
+      }
+      return report.healthy ? 0 : 1;
+    }
+    default:
+      process.stderr.write(`${USAGE}\n`);
+      return 2;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    log(`error: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
+  },
+);

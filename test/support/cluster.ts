@@ -1,0 +1,72 @@
+/**
+ * Test-side access to the local cluster the global setup started: connection info, a kubectl runner, a
+ * client-node KubeConfig and an S3 client for the test bucket. Use waitFor (./wait.ts) to wait for states.
+ */
+import { spawn } from 'node:child_process';
+import { S3Client } from '@aws-sdk/client-s3';
+import { KubeConfig } from '@kubernetes/client-node';
+import { inject } from 'vitest';
+import type { ClusterInfo } from './cluster-info.js';
+
+export type { ClusterInfo } from './cluster-info.js';
+
+export function clusterInfo(): ClusterInfo {
+  const info = inject('cairnCluster');
+  if (!info) throw new Error('no local cluster: cluster tests run in the vitest project "cluster" (test/support/global-setup.ts)');
+  return info;
+}
+
+export interface KubectlOptions {
+  /** Written to kubectl's stdin (for `apply -f -`). */
+  input?: string;
+  /** Return a non-zero exit instead of throwing. */
+  allowFailure?: boolean;
+  timeoutMs?: number;
+}
+
+export interface KubectlResult {
+  stdout: string;
+  stderr: string;
+  exitCode: number;
+}
+
+/** Runs kubectl against the local cluster as cluster admin; throws with stderr if it fails. */
+export function kubectl(args: string[], opts: KubectlOptions = {}): Promise<KubectlResult> {
+  const info = clusterInfo();
+  const fullArgs = ['--kubeconfig', info.kubeconfigPath, ...args];
+  return new Promise((resolve, reject) => {
+    const child = spawn(info.kubectlPath, fullArgs, { stdio: ['pipe', 'pipe', 'pipe'], timeout: opts.timeoutMs ?? 60_000 });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (c: Buffer) => out.push(c));
+    child.stderr.on('data', (c: Buffer) => err.push(c));
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      const result = { stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), exitCode: code ?? 128 };
+      if (result.exitCode !== 0 && !opts.allowFailure) {
+        reject(new Error(`kubectl ${args.join(' ')} failed (${signal ?? `exit ${result.exitCode}`}): ${result.stderr.trim()}`));
+      } else {
+        resolve(result);
+      }
+    });
+    child.stdin.end(opts.input ?? '');
+  });
+}
+
+/** A client-node configuration for the local cluster's admin. */
+export function kubeConfig(): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromFile(clusterInfo().kubeconfigPath);
+  return kc;
+}
+
+/** An S3 client for the local MinIO (path-style, the test bucket is `clusterInfo().s3.bucket`). */
+export function s3Client(): S3Client {
+  const { s3 } = clusterInfo();
+  return new S3Client({
+    endpoint: s3.endpoint,
+    region: s3.region,
+    forcePathStyle: true,
+    credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
+  });
+}

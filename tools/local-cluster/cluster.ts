@@ -1,0 +1,251 @@
+/**
+ * Cluster lifecycle: `up` starts etcd and MinIO, then the API server, then the controller manager, scheduler,
+ * kubelet stand-ins and provisioner, waits until every node is Ready and writes <run-dir>/state.json; `down`
+ * stops every recorded process group (and pod processes the kubelets left) and removes the run directory;
+ * `health` probes what the state file lists. Every started process is recorded in <run-dir>/processes.json
+ * the moment it starts, so a failed `up` can always be cleaned up by `down`.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import {
+  adminTls, KUBERNETES_SERVICE_IP, SERVICE_CIDR, startApiServer, startControllerManager, startEtcd, startScheduler,
+  type ControlPlaneContext,
+} from './control-plane.js';
+import { writeAdminKubeconfig } from './kubeconfig.js';
+import { withFileLock } from './lock.js';
+import { DEFAULT_BUCKET, startMinio } from './minio.js';
+import {
+  awaitNodesReady, MAX_NODE_OCTET, MAX_NODES, nodeName, readyNodeNames, startNodes, stopPodProcesses,
+} from './nodes.js';
+import { ensurePki } from './pki.js';
+import { isHealthy } from './probe.js';
+import { isRunning, stopProcesses, type ProcessRecord } from './processes.js';
+import { readState, writeState, type ClusterState } from './state.js';
+import { binaryPaths } from './toolchain.js';
+
+export interface UpOptions {
+  runDir: string;
+  name: string;
+  nodes: number;
+  bucket?: string;
+  /** Deadline for the whole start, from the first process to all nodes Ready. */
+  timeoutMs?: number;
+  log: (line: string) => void;
+}
+
+export interface UpResult {
+  state: ClusterState;
+  /** False when a healthy cluster was already running in the run directory and was reused. */
+  started: boolean;
+  seconds: number;
+}
+
+/** Marks a directory as a run directory: only such a directory (or an empty one) is ever deleted. */
+const MARKER = '.cairn-run-dir';
+
+const processesFile = (runDir: string) => join(runDir, 'processes.json');
+
+function readProcesses(runDir: string): ProcessRecord[] {
+  try {
+    return JSON.parse(readFileSync(processesFile(runDir), 'utf8')) as ProcessRecord[];
+  } catch {
+    return [];
+  }
+}
+
+const runLock = (runDir: string) => ({ path: `${resolve(runDir)}.lock`, timeoutMs: 10 * 60_000 });
+
+export async function up(opts: UpOptions): Promise<UpResult> {
+  if (opts.nodes < 0 || opts.nodes > MAX_NODES) throw new Error(`--nodes must be between 0 and ${MAX_NODES}`);
+  const runDir = resolve(opts.runDir);
+  return withFileLock(runLock(runDir), async () => {
+    const existing = readState(runDir);
+    if (existing) {
+      const health = await clusterHealth(existing);
+      if (health.healthy && existing.nodes.length === opts.nodes) return { state: existing, started: false, seconds: 0 };
+      opts.log(`cluster in ${runDir} is not healthy or has a different node count: replacing it`);
+    }
+    // Leftovers of an earlier cluster here (a failed start, or one being replaced) go first.
+    if (existing || readProcesses(runDir).length > 0) await stopAndRemove(runDir, { keep: false, graceMs: 5_000 });
+    const started = Date.now();
+    try {
+      const state = await startAll({ ...opts, runDir });
+      return { state, started: true, seconds: (Date.now() - started) / 1000 };
+    } catch (err) {
+      // Stop what did start; keep the run directory so its logs explain the failure.
+      await stopAndRemove(runDir, { keep: true, graceMs: 3_000 });
+      throw err;
+    }
+  });
+}
+
+async function startAll(opts: UpOptions & { runDir: string }): Promise<ClusterState> {
+  const { runDir, log } = opts;
+  const deadline = Date.now() + (opts.timeoutMs ?? 180_000);
+  const left = () => Math.max(1_000, deadline - Date.now());
+  mkdirSync(join(runDir, 'logs'), { recursive: true });
+  writeFileSync(join(runDir, MARKER), 'local cluster run directory, deleted by `cluster:down`\n');
+  const binaries = binaryPaths();
+  const pki = ensurePki({
+    dir: join(runDir, 'pki'),
+    kubernetesServiceIp: KUBERNETES_SERVICE_IP,
+    maxNodeOctet: MAX_NODE_OCTET,
+    nodeNames: Array.from({ length: MAX_NODES }, (_, i) => nodeName(i + 1)),
+  });
+  const processes: ProcessRecord[] = [];
+  const onStarted = (p: ProcessRecord) => {
+    processes.push(p);
+    writeFileSync(processesFile(runDir), JSON.stringify(processes, null, 2));
+  };
+  const kubeconfigPath = join(runDir, 'admin.kubeconfig');
+  const ctx: ControlPlaneContext = { runDir, binaries, pki, kubeconfigPath, onStarted };
+  const t0 = Date.now();
+  const lap = (what: string) => log(`${what} (${((Date.now() - t0) / 1000).toFixed(1)}s)`);
+
+  const [etcd, minio] = await Promise.all([
+    startEtcd(ctx, left()),
+    startMinio({ runDir, binary: binaries.minio, bucket: opts.bucket ?? DEFAULT_BUCKET, onStarted, timeoutMs: left() }),
+  ]);
+  lap(`etcd ready at ${etcd.url}; MinIO ready at ${minio.s3.endpoint}, bucket ${minio.s3.bucket}`);
+  const apiserver = await startApiServer(ctx, etcd.url, left());
+  writeAdminKubeconfig({ path: kubeconfigPath, apiServerUrl: apiserver.url, pki });
+  lap(`kube-apiserver ready at ${apiserver.url}`);
+
+  const nodesCtx = { runDir, pki, kubeconfigPath, apiServerUrl: apiserver.url, onStarted, log };
+  const [kcm, scheduler, nodes] = await Promise.all([
+    startControllerManager(ctx, left()),
+    startScheduler(ctx, left()),
+    startNodes(nodesCtx, opts.nodes),
+  ]);
+  lap('kube-controller-manager and kube-scheduler healthy');
+  await awaitNodesReady(nodesCtx, nodes, left());
+  if (nodes.kubelets.length > 0) lap(`nodes Ready: ${nodes.nodes.map((n) => n.name).join(', ')}`);
+
+  const state: ClusterState = {
+    version: 1,
+    name: opts.name,
+    runDir,
+    startedAt: new Date().toISOString(),
+    kubeconfigPath,
+    apiServerUrl: apiserver.url,
+    etcdUrl: etcd.url,
+    serviceCidr: SERVICE_CIDR,
+    binaries,
+    pki,
+    s3: minio.s3,
+    nodes: nodes.kubelets.length > 0 ? nodes.nodes : [],
+    processes,
+    health: [etcd.health, minio.health, apiserver.health, kcm.health, scheduler.health],
+  };
+  writeState(state);
+  return state;
+}
+
+export interface DownOptions {
+  runDir: string;
+  /** Keep the run directory (logs, data) after stopping. */
+  keep: boolean;
+  graceMs?: number;
+}
+
+export interface DownResult {
+  stopped: number;
+  podProcesses: number;
+  removed: boolean;
+}
+
+export async function down(opts: DownOptions): Promise<DownResult> {
+  const runDir = resolve(opts.runDir);
+  return withFileLock(runLock(runDir), () => stopAndRemove(runDir, { keep: opts.keep, graceMs: opts.graceMs ?? 10_000 }));
+}
+
+async function stopAndRemove(runDir: string, opts: { keep: boolean; graceMs: number }): Promise<DownResult> {
+  const state = readState(runDir);
+  const recorded = [...(state?.processes ?? []), ...readProcesses(runDir)];
+  const unique = [...new Map(recorded.map((p) => [p.pid, p])).values()];
+  const running = unique.filter(isRunning);
+  // Kubelets first (they stop their pods), then the rest in reverse start order.
+  const kubelets = running.filter((p) => p.name.startsWith('kubelet-'));
+  await stopProcesses(kubelets, { graceMs: opts.graceMs });
+  const nodeRoots = nodeRootsOf(runDir);
+  const podProcesses = await stopPodProcesses(nodeRoots, opts.graceMs);
+  await stopProcesses(running.filter((p) => !kubelets.includes(p)).reverse(), { graceMs: opts.graceMs });
+  let removed = false;
+  if (!opts.keep && existsSync(runDir)) {
+    assertDeletable(runDir);
+    unmountUnder(runDir);
+    rmSync(runDir, { recursive: true, force: true });
+    removed = true;
+  }
+  return { stopped: running.length, podProcesses, removed };
+}
+
+function nodeRootsOf(runDir: string): string[] {
+  const dir = join(runDir, 'nodes');
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => join(dir, d.name));
+}
+
+function assertDeletable(runDir: string): void {
+  if (existsSync(join(runDir, MARKER)) || readdirSync(runDir).length === 0) return;
+  throw new Error(`refusing to delete ${runDir}: it is not empty and not a cairn run directory (no ${MARKER})`);
+}
+
+/**
+ * Deleting a tree with a bind mount inside would delete the mount's source too (a hostPath could be anywhere).
+ * Pod mounts live in private mount namespaces and vanish with their processes; should one have leaked into
+ * ours, detach it first, and refuse to delete if that fails.
+ */
+function unmountUnder(runDir: string): void {
+  const mounts = () => readFileSync('/proc/self/mountinfo', 'utf8').split('\n')
+    .map((l) => l.split(' ')[4])
+    .filter((m): m is string => m !== undefined && (m === runDir || m.startsWith(`${runDir}/`)));
+  for (const m of mounts().sort((a, b) => b.length - a.length)) {
+    try {
+      execFileSync('umount', ['-l', m], { stdio: 'ignore' });
+    } catch {
+      // checked below
+    }
+  }
+  const left = mounts();
+  if (left.length > 0) throw new Error(`refusing to delete ${runDir}: still mounted inside it: ${left.join(', ')}`);
+}
+
+export interface ComponentHealth {
+  name: string;
+  healthy: boolean;
+  detail: string;
+}
+
+export interface HealthReport {
+  healthy: boolean;
+  components: ComponentHealth[];
+}
+
+export async function clusterHealth(state: ClusterState): Promise<HealthReport> {
+  const components: ComponentHealth[] = [];
+  const byName = new Map(state.processes.map((p) => [p.name, p]));
+  for (const h of state.health) {
+    const proc = byName.get(h.name);
+    const alive = proc ? isRunning(proc) : true;
+    const ok = alive && (await isHealthy(h.url, h.adminTls ? adminTls(state.pki) : { insecure: h.insecure ?? false }));
+    components.push({ name: h.name, healthy: ok, detail: alive ? `${h.url}${proc ? ` pid ${proc.pid}` : ''}` : 'process exited' });
+  }
+  for (const p of state.processes.filter((p) => !state.health.some((h) => h.name === p.name))) {
+    components.push({ name: p.name, healthy: isRunning(p), detail: isRunning(p) ? `pid ${p.pid}` : 'process exited' });
+  }
+  if (state.nodes.length > 0) {
+    let ready: string[] = [];
+    try {
+      ready = await readyNodeNames(state.apiServerUrl, state.pki);
+    } catch {
+      // reported as not ready below
+    }
+    for (const n of state.nodes) {
+      const ok = ready.includes(n.name);
+      components.push({ name: `node/${n.name}`, healthy: ok, detail: `${n.ip} ${ok ? 'Ready' : 'not Ready'}` });
+    }
+  }
+  return { healthy: components.every((c) => c.healthy), components };
+}

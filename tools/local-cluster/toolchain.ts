@@ -1,0 +1,173 @@
+/**
+ * The local cluster's binaries: kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd and
+ * MinIO, built from the Go module proxy at the versions pinned in tools/local-cluster/go/<group>/go.mod and
+ * cached as ~/.cache/cairn/bin/<name>-<version>, so only the first run on a machine pays for the build. Each
+ * group is one `go build` of several packages, so they share one build cache and one link step per binary.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { withFileLock } from './lock.js';
+import { cacheRoot, repoRoot } from './paths.js';
+
+export interface BinaryPaths {
+  kubeApiserver: string;
+  kubeControllerManager: string;
+  kubeScheduler: string;
+  kubectl: string;
+  etcd: string;
+  minio: string;
+}
+
+interface BuildGroup {
+  /** Folder under tools/local-cluster/go holding the go.mod that pins this group. */
+  dir: string;
+  /** The module whose pinned version names the binaries. */
+  module: string;
+  binaries: { key: keyof BinaryPaths; name: string; pkg: string }[];
+}
+
+const GROUPS: BuildGroup[] = [
+  {
+    dir: 'k8s',
+    module: 'k8s.io/kubernetes',
+    binaries: [
+      { key: 'kubeApiserver', name: 'kube-apiserver', pkg: 'k8s.io/kubernetes/cmd/kube-apiserver' },
+      { key: 'kubeControllerManager', name: 'kube-controller-manager', pkg: 'k8s.io/kubernetes/cmd/kube-controller-manager' },
+      { key: 'kubeScheduler', name: 'kube-scheduler', pkg: 'k8s.io/kubernetes/cmd/kube-scheduler' },
+      { key: 'kubectl', name: 'kubectl', pkg: 'k8s.io/kubernetes/cmd/kubectl' },
+    ],
+  },
+  {
+    dir: 'etcd',
+    module: 'go.etcd.io/etcd/server/v3',
+    binaries: [{ key: 'etcd', name: 'etcd', pkg: 'go.etcd.io/etcd/server/v3' }],
+  },
+  {
+    dir: 'minio',
+    module: 'github.com/minio/minio',
+    binaries: [{ key: 'minio', name: 'minio', pkg: 'github.com/minio/minio' }],
+  },
+];
+
+/** Minimum Go the pinned modules declare (`go 1.26.0` in their go.mod files). */
+const MIN_GO = [1, 26] as const;
+
+export function binDir(): string {
+  return join(cacheRoot(), 'bin');
+}
+
+/** Version of `module` as required by the group's go.mod; a pseudo-version is shortened to date-commit. */
+function pinnedVersion(group: BuildGroup): string {
+  const goMod = readFileSync(join(repoRoot(), 'tools/local-cluster/go', group.dir, 'go.mod'), 'utf8');
+  const escaped = group.module.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+  const m = new RegExp(`^\\s*(?:require\\s+)?${escaped}\\s+(\\S+)`, 'm').exec(goMod);
+  if (!m?.[1]) throw new Error(`tools/local-cluster/go/${group.dir}/go.mod does not require ${group.module}`);
+  const pseudo = /^v0\.0\.0-(\d{8})\d{6}-([0-9a-f]{8})[0-9a-f]*$/.exec(m[1]);
+  return pseudo ? `${pseudo[1]}-${pseudo[2]}` : m[1];
+}
+
+function binaryPath(group: BuildGroup, name: string): string {
+  return join(binDir(), `${name}-${pinnedVersion(group)}`);
+}
+
+/** Paths of the cached binaries; throws if setup has not built them yet. */
+export function binaryPaths(): BinaryPaths {
+  const out: Partial<BinaryPaths> = {};
+  for (const g of GROUPS) {
+    for (const b of g.binaries) {
+      const p = binaryPath(g, b.name);
+      if (!existsSync(p)) throw new Error(`${p} is missing: run 'node --import tsx tools/local-cluster/cli.ts setup'`);
+      out[b.key] = p;
+    }
+  }
+  return out as BinaryPaths;
+}
+
+export interface SetupResult {
+  paths: BinaryPaths;
+  /** Per group: seconds spent building, or 'cached'. */
+  timings: { group: string; version: string; seconds: number | 'cached' }[];
+}
+
+export async function setupToolchain(log: (line: string) => void): Promise<SetupResult> {
+  mkdirSync(binDir(), { recursive: true });
+  return withFileLock(
+    {
+      path: join(binDir(), '.setup.lock'),
+      timeoutMs: 90 * 60_000,
+      onWait: (pid) => log(`another setup (pid ${pid}) is building; waiting for it`),
+    },
+    async () => {
+      const timings: SetupResult['timings'] = [];
+      for (const g of GROUPS) {
+        const version = pinnedVersion(g);
+        const missing = g.binaries.filter((b) => !existsSync(binaryPath(g, b.name)));
+        if (missing.length === 0) {
+          timings.push({ group: g.dir, version, seconds: 'cached' });
+          continue;
+        }
+        const go = findGo();
+        log(`building ${missing.map((b) => b.name).join(', ')} ${version} with ${go} (first run only; minutes)`);
+        const started = Date.now();
+        await buildGroup(g, missing, go);
+        const seconds = Math.round((Date.now() - started) / 1000);
+        log(`built ${g.dir} ${version} in ${seconds}s`);
+        timings.push({ group: g.dir, version, seconds });
+      }
+      return { paths: binaryPaths(), timings };
+    },
+  );
+}
+
+async function buildGroup(g: BuildGroup, binaries: BuildGroup['binaries'], go: string): Promise<void> {
+  // Build into a private folder, then rename into place: a reader never sees a half-written binary.
+  const out = join(binDir(), `.build-${g.dir}-${process.pid}`);
+  rmSync(out, { recursive: true, force: true });
+  mkdirSync(out, { recursive: true });
+  const args = ['build', '-trimpath', '-ldflags=-s -w', '-o', binaries.length > 1 ? `${out}/` : join(out, binaries[0]!.name)];
+  args.push(...binaries.map((b) => b.pkg));
+  const env = {
+    ...process.env,
+    // The go.sum files are committed; -mod=mod lets the go command fill in what a platform needs beyond them.
+    GOFLAGS: '-mod=mod -buildvcs=false',
+    GOTOOLCHAIN: 'local',
+  };
+  try {
+    await run(go, args, { cwd: join(repoRoot(), 'tools/local-cluster/go', g.dir), env });
+    for (const b of binaries) {
+      const built = join(out, b.name);
+      chmodSync(built, 0o755);
+      renameSync(built, binaryPath(g, b.name));
+    }
+  } finally {
+    rmSync(out, { recursive: true, force: true });
+  }
+}
+
+function run(cmd: string, args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv }): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { ...opts, stdio: ['ignore', 'inherit', 'inherit'] });
+    child.on('error', reject);
+    child.on('exit', (code, signal) => {
+      if (code === 0) resolve();
+      else reject(new Error(`${cmd} ${args.slice(0, 2).join(' ')} ... failed (${signal ?? `exit ${code}`}) in ${opts.cwd}`));
+    });
+  });
+}
+
+/** The go command to build with: $GO, then `go` on PATH, then /usr/local/go/bin/go; must be new enough. */
+function findGo(): string {
+  const candidates = [process.env.GO, 'go', '/usr/local/go/bin/go'].filter((c): c is string => Boolean(c));
+  for (const c of candidates) {
+    let version: string;
+    try {
+      version = execFileSync(c, ['env', 'GOVERSION'], { encoding: 'utf8', env: { ...process.env, GOTOOLCHAIN: 'local' } }).trim();
+    } catch {
+      continue;
+    }
+    const m = /^go(\d+)\.(\d+)/.exec(version);
+    if (m && (Number(m[1]) > MIN_GO[0] || (Number(m[1]) === MIN_GO[0] && Number(m[2]) >= MIN_GO[1]))) return c;
+  }
+  throw new Error(`Go ${MIN_GO.join('.')} or newer is needed to build the local cluster: install it (https://go.dev/dl) or set $GO`);
+}
