@@ -1,0 +1,193 @@
+/**
+ * The write side of a repository: dedup → compress (thread pool) → seal → pack → upload, with bounded memory and
+ * uploads, and an index file written at each checkpoint so an interrupted backup's uploads are found again.
+ *
+ * Ordering (docs/repository-format.md §8): a blob becomes known to the in-memory index only once its pack is
+ * uploaded; an index file names only uploaded packs; callers write the snapshot after flush().
+ */
+import { compress, worthCompressing } from './compress.js';
+import { sealBlobInto, SEAL_OVERHEAD } from './crypto.js';
+import { encodeIndex, type IndexedPack } from './index-file.js';
+import { BlobType, ENTRY_BYTES, FLAG_ZSTD, PackBuilder, packKey } from './pack.js';
+import type { Repository } from './repository.js';
+import { Semaphore } from '../plugins/object-store/limit.js';
+
+export interface BlobWriterOptions {
+  /** Compression jobs in flight at once (thread-pool work). */
+  concurrency?: number;
+  /** Packs uploading at once. */
+  maxUploads?: number;
+  /** Write an index file after this many packs … */
+  checkpointPacks?: number;
+  /** … or after this long since the last one. */
+  checkpointMs?: number;
+  signal?: AbortSignal;
+}
+
+export interface BlobWriterStats {
+  newBlobs: number;
+  /** Plaintext bytes of new blobs. */
+  newBytes: number;
+  /** Bytes of packs and index files written. */
+  storedBytes: number;
+  packs: number;
+}
+
+const MAX_BLOBS_PER_PACK = 20_000;
+
+export class BlobWriter {
+  readonly stats: BlobWriterStats = { newBlobs: 0, newBytes: 0, storedBytes: 0, packs: 0 };
+  private readonly pending = new Set<string>();
+  private readonly packers = new Map<BlobType, PackBuilder>();
+  private readonly uploads = new Set<Promise<void>>();
+  private readonly jobs = new Set<Promise<void>>();
+  private readonly pool: Buffer[] = [];
+  private unindexed: IndexedPack[] = [];
+  private indexWrite: Promise<void> = Promise.resolve();
+  private lastIndexAt = Date.now();
+  private failure: unknown;
+  private readonly compressSlots: Semaphore;
+  private readonly maxUploads: number;
+  private readonly checkpointPacks: number;
+  private readonly checkpointMs: number;
+  private readonly bufferSize: number;
+
+  constructor(
+    private readonly repo: Repository,
+    private readonly options: BlobWriterOptions = {},
+  ) {
+    this.compressSlots = new Semaphore(options.concurrency ?? 4);
+    this.maxUploads = options.maxUploads ?? 2;
+    this.checkpointPacks = options.checkpointPacks ?? 64;
+    this.checkpointMs = options.checkpointMs ?? 60_000;
+    this.bufferSize = repo.config.packSize + repo.config.chunker.max + SEAL_OVERHEAD + MAX_BLOBS_PER_PACK * ENTRY_BYTES + 4096;
+  }
+
+  /** True when the blob is stored or on its way. */
+  has(hexId: string): boolean {
+    return this.pending.has(hexId) || this.repo.index.has(hexId);
+  }
+
+  private check(): void {
+    if (this.failure) throw this.failure;
+    this.options.signal?.throwIfAborted();
+  }
+
+  /**
+   * Stores a blob unless it is known. `data` may be reused by the caller once this resolves. Returns true when the
+   * blob was new.
+   */
+  async add(type: BlobType, id: Buffer, hexId: string, data: Uint8Array): Promise<boolean> {
+    this.check();
+    if (this.has(hexId)) return false;
+    this.pending.add(hexId);
+    this.stats.newBlobs++;
+    this.stats.newBytes += data.length;
+    while (this.uploads.size >= this.maxUploads) await Promise.race(this.uploads);
+    if (!worthCompressing(data)) {
+      this.appendSealed(type, id, 0, data.length, data.length + SEAL_OVERHEAD, (buf, at) => sealBlobInto(this.repo.keys, id, data, buf, at));
+      return true;
+    }
+    await this.compressSlots.acquire();
+    const copy = Buffer.from(data);
+    const job = compress(copy)
+      .then((packed) => {
+        const payload = packed ?? copy;
+        this.appendSealed(type, id, packed ? FLAG_ZSTD : 0, copy.length, payload.length + SEAL_OVERHEAD, (buf, at) =>
+          sealBlobInto(this.repo.keys, id, payload, buf, at),
+        );
+      })
+      .catch((err: unknown) => void (this.failure ??= err))
+      .finally(() => {
+        this.compressSlots.release();
+        this.jobs.delete(job);
+      });
+    this.jobs.add(job);
+    return true;
+  }
+
+  /** Copies an already sealed blob (repack). */
+  addSealed(type: BlobType, id: Buffer, flags: number, rawLength: number, sealed: Buffer): void {
+    const hexId = id.toString('hex');
+    if (this.has(hexId)) return;
+    this.pending.add(hexId);
+    this.appendSealed(type, id, flags, rawLength, sealed.length, (buf, at) => sealed.copy(buf, at));
+  }
+
+  /** Waits while too many packs are uploading (for callers of addSealed). */
+  async throttle(): Promise<void> {
+    this.check();
+    while (this.uploads.size >= this.maxUploads) await Promise.race(this.uploads);
+  }
+
+  private appendSealed(type: BlobType, id: Buffer, flags: number, rawLength: number, sealedLength: number, write: (buf: Buffer, at: number) => number): void {
+    let packer = this.packers.get(type);
+    if (packer && (!packer.fits(sealedLength) || packer.count >= MAX_BLOBS_PER_PACK)) {
+      this.upload(packer);
+      packer = undefined;
+    }
+    if (!packer) {
+      const need = sealedLength + 4096 + ENTRY_BYTES;
+      const buffer = need <= this.bufferSize ? (this.pool.pop() ?? Buffer.allocUnsafe(this.bufferSize)) : Buffer.allocUnsafe(need);
+      packer = new PackBuilder(type, buffer);
+      this.packers.set(type, packer);
+    }
+    packer.append(id, flags, rawLength, write);
+    if (packer.bytes >= this.repo.config.packSize) {
+      this.upload(packer);
+      this.packers.delete(type);
+    }
+  }
+
+  private upload(packer: PackBuilder): void {
+    this.packers.delete(packer.type);
+    const { id, bytes, entries } = packer.finish(this.repo.keys);
+    const task = this.repo.store
+      .put(packKey(id), bytes, { signal: this.options.signal })
+      .then(() => {
+        this.stats.storedBytes += bytes.length;
+        this.stats.packs++;
+        const pack = { id, entries };
+        this.repo.index.addPack(pack);
+        for (const e of entries) this.pending.delete(e.id.toString('hex'));
+        this.unindexed.push(pack);
+        if (this.unindexed.length >= this.checkpointPacks || Date.now() - this.lastIndexAt >= this.checkpointMs) this.writeIndex();
+      })
+      .catch((err: unknown) => void (this.failure ??= err))
+      .finally(() => {
+        this.uploads.delete(task);
+        if (bytes.buffer.byteLength === this.bufferSize && this.pool.length < this.maxUploads + 2) this.pool.push(Buffer.from(bytes.buffer, bytes.byteOffset, this.bufferSize));
+      });
+    this.uploads.add(task);
+  }
+
+  private writeIndex(): void {
+    if (this.unindexed.length === 0) return;
+    const packs = this.unindexed;
+    this.unindexed = [];
+    this.lastIndexAt = Date.now();
+    this.indexWrite = this.indexWrite.then(async () => {
+      const { name, bytes } = encodeIndex(this.repo.keys, packs);
+      await this.repo.store.put(`index/${name}`, bytes, { signal: this.options.signal });
+      this.stats.storedBytes += bytes.length;
+    });
+    this.indexWrite.catch((err: unknown) => void (this.failure ??= err));
+  }
+
+  /** Finishes every pack, waits for every upload and writes the last index file. Throws the first failure. */
+  async flush(): Promise<void> {
+    while (this.jobs.size > 0) await Promise.all([...this.jobs]);
+    this.check();
+    for (const packer of [...this.packers.values()]) if (packer.count > 0) this.upload(packer);
+    while (this.uploads.size > 0) await Promise.all([...this.uploads]);
+    this.check();
+    this.writeIndex();
+    await this.indexWrite;
+    this.check();
+  }
+
+  /** Stops accepting work and waits for what is in flight, ignoring its errors (used after a failure or cancel). */
+  async abandon(): Promise<void> {
+    await Promise.allSettled([...this.jobs, ...this.uploads, this.indexWrite]);
+  }
+}

@@ -1,0 +1,143 @@
+/**
+ * The repository's cryptography (docs/repository-format.md §3): keyed BLAKE3 content IDs, AES-256-GCM sealing with
+ * per-blob and per-kind derived keys.
+ */
+import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
+import { Blake3Hasher } from '@napi-rs/blake-hash';
+
+export const NONCE_BYTES = 12;
+export const TAG_BYTES = 16;
+export const SEAL_OVERHEAD = NONCE_BYTES + TAG_BYTES;
+export const ID_BYTES = 32;
+
+/** The two master keys of a repository; never leave memory unencrypted. */
+export interface MasterKeys {
+  encryption: Buffer;
+  id: Buffer;
+}
+
+export type FileKind = 'config' | 'index' | 'snapshot' | 'lock' | 'packheader';
+
+export class AuthenticationError extends Error {
+  constructor(what: string) {
+    super(`${what} failed authentication (wrong key, or the data was corrupted or tampered with)`);
+    this.name = 'AuthenticationError';
+  }
+}
+
+export function newMasterKeys(): MasterKeys {
+  return { encryption: randomBytes(32), id: randomBytes(32) };
+}
+
+/** Computes keyed content IDs. One instance per thread; not re-entrant. */
+export class ContentHasher {
+  private readonly key: Buffer;
+  constructor(idKey: Buffer) {
+    this.key = idKey;
+  }
+  id(data: Uint8Array): Buffer {
+    const h = Blake3Hasher.newKeyed(this.key);
+    h.update(data);
+    return h.digestBuffer();
+  }
+}
+
+/** Unkeyed BLAKE3 of whole objects (pack and index names). */
+export function plainHash(parts: readonly Uint8Array[]): Buffer {
+  const h = new Blake3Hasher();
+  for (const p of parts) h.update(p);
+  return h.digestBuffer();
+}
+
+const SLICE = 64 * 1024;
+
+function sealWith(key: Buffer, aad: Uint8Array, plaintext: Uint8Array): Buffer {
+  const out = Buffer.allocUnsafe(NONCE_BYTES + plaintext.length + TAG_BYTES);
+  sealInto(key, aad, plaintext, out, 0);
+  return out;
+}
+
+/** Seals into out[start…]; returns the sealed length (plaintext + 28). */
+function sealInto(key: Buffer, aad: Uint8Array, plaintext: Uint8Array, out: Buffer, start: number): number {
+  const nonce = randomBytes(NONCE_BYTES);
+  nonce.copy(out, start);
+  const cipher = createCipheriv('aes-256-gcm', key, nonce);
+  cipher.setAAD(aad);
+  let at = start + NONCE_BYTES;
+  // 64 KiB slices: node allocates an output Buffer per update(), and that is fastest at this size (perf doc §4.2).
+  for (let i = 0; i < plaintext.length; i += SLICE) {
+    const part = cipher.update(plaintext.subarray(i, Math.min(plaintext.length, i + SLICE)));
+    part.copy(out, at);
+    at += part.length;
+  }
+  const fin = cipher.final();
+  fin.copy(out, at);
+  at += fin.length;
+  cipher.getAuthTag().copy(out, at);
+  return at + TAG_BYTES - start;
+}
+
+function openWith(key: Buffer, aad: Uint8Array, sealed: Uint8Array, what: string): Buffer {
+  if (sealed.length < SEAL_OVERHEAD) throw new AuthenticationError(what);
+  const nonce = sealed.subarray(0, NONCE_BYTES);
+  const tag = sealed.subarray(sealed.length - TAG_BYTES);
+  const body = sealed.subarray(NONCE_BYTES, sealed.length - TAG_BYTES);
+  const decipher = createDecipheriv('aes-256-gcm', key, nonce);
+  decipher.setAAD(aad);
+  decipher.setAuthTag(tag);
+  const out = Buffer.allocUnsafe(body.length);
+  let at = 0;
+  try {
+    for (let i = 0; i < body.length; i += SLICE) {
+      const part = decipher.update(body.subarray(i, Math.min(body.length, i + SLICE)));
+      part.copy(out, at);
+      at += part.length;
+    }
+    decipher.final();
+  } catch {
+    throw new AuthenticationError(what);
+  }
+  return out;
+}
+
+export function blobKey(keys: MasterKeys, id: Uint8Array): Buffer {
+  return createHmac('sha256', keys.encryption).update('cairn blob ').update(id).digest();
+}
+
+const fileKeyCache = new WeakMap<MasterKeys, Map<FileKind, Buffer>>();
+export function fileKey(keys: MasterKeys, kind: FileKind): Buffer {
+  let m = fileKeyCache.get(keys);
+  if (!m) fileKeyCache.set(keys, (m = new Map()));
+  let k = m.get(kind);
+  if (!k) m.set(kind, (k = createHmac('sha256', keys.encryption).update(`cairn file ${kind}`).digest()));
+  return k;
+}
+
+export function sealBlob(keys: MasterKeys, id: Buffer, plaintext: Uint8Array): Buffer {
+  return sealWith(blobKey(keys, id), id, plaintext);
+}
+
+/** Seals a blob straight into a pack buffer; returns the sealed length. */
+export function sealBlobInto(keys: MasterKeys, id: Buffer, plaintext: Uint8Array, out: Buffer, start: number): number {
+  return sealInto(blobKey(keys, id), id, plaintext, out, start);
+}
+
+export function openBlob(keys: MasterKeys, id: Buffer, sealed: Uint8Array): Buffer {
+  return openWith(blobKey(keys, id), id, sealed, `blob ${id.toString('hex').slice(0, 16)}`);
+}
+
+export function sealFile(keys: MasterKeys, kind: FileKind, plaintext: Uint8Array): Buffer {
+  return sealWith(fileKey(keys, kind), Buffer.from(kind), plaintext);
+}
+
+export function openFile(keys: MasterKeys, kind: FileKind, sealed: Uint8Array, name: string): Buffer {
+  return openWith(fileKey(keys, kind), Buffer.from(kind), sealed, name);
+}
+
+/** Seal/open with an explicit key (key files). */
+export function sealRaw(key: Buffer, aad: string, plaintext: Uint8Array): Buffer {
+  return sealWith(key, Buffer.from(aad), plaintext);
+}
+export function openRaw(key: Buffer, aad: string, sealed: Uint8Array, what: string): Buffer {
+  return openWith(key, Buffer.from(aad), sealed, what);
+}

@@ -1,0 +1,387 @@
+/**
+ * A repository: config, keys, index, blobs, snapshots and locks over an object store (docs/repository-format.md).
+ */
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { ObjectStore } from '../plugins/object-store/types.js';
+import { isNotFound } from '../plugins/object-store/errors.js';
+import { ContentHasher, newMasterKeys, openBlob, openFile, sealFile, type MasterKeys } from './crypto.js';
+import { createKeyFile, unwrapKeyFile, DEFAULT_KDF, type KeyFile } from './keys.js';
+import { decodeIndex, MasterIndex } from './index-file.js';
+import { DEFAULT_CHUNK_SIZES, type ChunkerParams } from './chunker.js';
+import { decompress } from './compress.js';
+import { FLAG_ZSTD, packKey, parsePackHeader, type PackEntry } from './pack.js';
+import {
+  RepositoryCorruptError,
+  RepositoryExistsError,
+  RepositoryLockedError,
+  RepositoryNotFoundError,
+  SnapshotNotFoundError,
+  WrongPasswordError,
+} from './errors.js';
+
+export const FORMAT_VERSION = 1;
+
+export interface RepoConfig {
+  version: number;
+  id: string;
+  created: string;
+  chunker: ChunkerParams;
+  packSize: number;
+  compression: 'zstd-3';
+}
+
+export interface SnapshotSummary {
+  files: number;
+  dirs: number;
+  bytes: number;
+  newBytes: number;
+  reusedBytes: number;
+  newFiles: number;
+  unchangedFiles: number;
+  storedBytes: number;
+  durationMs: number;
+  errors: number;
+}
+
+export interface Snapshot {
+  version: 1;
+  time: string;
+  hostname: string;
+  username: string;
+  source: string;
+  parent?: string;
+  tags: Record<string, string>;
+  description?: string;
+  tree: string[];
+  summary: SnapshotSummary;
+}
+
+export interface SnapshotWithId extends Snapshot {
+  id: string;
+}
+
+export interface KeyInfo {
+  id: string;
+  created: string;
+  hostname: string;
+  username: string;
+  current: boolean;
+}
+
+export interface InitOptions {
+  store: ObjectStore;
+  password: string;
+  kdf?: { N: number; r: number; p: number };
+  packSize?: number;
+  chunkSizes?: { min: number; avg: number; max: number };
+}
+
+export interface OpenOptions {
+  store: ObjectStore;
+  password: string;
+}
+
+export interface LockOptions {
+  exclusive: boolean;
+  staleMs?: number;
+  refreshMs?: number;
+}
+
+export interface LockInfo {
+  exclusive: boolean;
+  time: string;
+  hostname: string;
+  pid: number;
+}
+
+export interface HeldLock {
+  key: string;
+  release(): Promise<void>;
+}
+
+export const LOCK_STALE_MS = 30 * 60_000;
+const LOCK_REFRESH_MS = 5 * 60_000;
+
+export class Repository {
+  readonly index = new MasterIndex();
+  readonly hasher: ContentHasher;
+  private readonly treeCache = new Map<string, Buffer>();
+  private readonly packSizes = new Map<string, number>();
+
+  private constructor(
+    readonly store: ObjectStore,
+    readonly keys: MasterKeys,
+    readonly config: RepoConfig,
+    readonly keyId: string,
+  ) {
+    this.hasher = new ContentHasher(keys.id);
+  }
+
+  static async init(options: InitOptions): Promise<Repository> {
+    const { store } = options;
+    if (await store.head('config')) throw new RepositoryExistsError(`a repository already exists at ${store.description}`);
+    const keys = newMasterKeys();
+    const config: RepoConfig = {
+      version: FORMAT_VERSION,
+      id: randomBytes(16).toString('hex'),
+      created: new Date().toISOString(),
+      chunker: { ...(options.chunkSizes ?? DEFAULT_CHUNK_SIZES), seed: randomBytes(32).toString('base64') },
+      packSize: options.packSize ?? 16 << 20,
+      compression: 'zstd-3',
+    };
+    const keyFile = await createKeyFile(keys, options.password, options.kdf ?? DEFAULT_KDF);
+    const keyId = randomBytes(32).toString('hex');
+    // Key first, config last: a repository with a config always has a key that opens it.
+    await store.put(`keys/${keyId}`, Buffer.from(JSON.stringify(keyFile, null, 2)));
+    await store.put('config', sealFile(keys, 'config', Buffer.from(JSON.stringify(config))));
+    return new Repository(store, keys, config, keyId);
+  }
+
+  static async open(options: OpenOptions): Promise<Repository> {
+    const { store, password } = options;
+    let sealedConfig: Buffer;
+    try {
+      sealedConfig = await store.get('config');
+    } catch (err) {
+      if (isNotFound(err)) throw new RepositoryNotFoundError(`no repository at ${store.description} (run 'cairn repo init')`);
+      throw err;
+    }
+    for await (const { key } of store.list('keys/')) {
+      let file: KeyFile;
+      try {
+        file = JSON.parse((await store.get(key)).toString()) as KeyFile;
+      } catch {
+        continue;
+      }
+      const keys = await unwrapKeyFile(file, password);
+      if (!keys) continue;
+      let config: RepoConfig;
+      try {
+        config = JSON.parse(openFile(keys, 'config', sealedConfig, 'config').toString()) as RepoConfig;
+      } catch (err) {
+        throw new RepositoryCorruptError(`repository config cannot be read: ${(err as Error).message}`);
+      }
+      if (config.version !== FORMAT_VERSION) throw new RepositoryCorruptError(`repository format version ${config.version} is not supported (this cairn reads ${FORMAT_VERSION})`);
+      return new Repository(store, keys, config, key.slice('keys/'.length));
+    }
+    throw new WrongPasswordError();
+  }
+
+  // ---- index ----
+
+  /** Loads every index file into memory. Returns the index file names. */
+  async loadIndex(): Promise<string[]> {
+    const names: string[] = [];
+    for await (const { key } of this.store.list('index/')) names.push(key.slice('index/'.length));
+    let next = 0;
+    const worker = async () => {
+      while (next < names.length) {
+        const name = names[next++]!;
+        const sealed = await this.store.get(`index/${name}`);
+        let packs;
+        try {
+          packs = decodeIndex(this.keys, sealed, name);
+        } catch (err) {
+          throw new RepositoryCorruptError(`index ${name.slice(0, 12)} cannot be read: ${(err as Error).message}`);
+        }
+        for (const p of packs) this.index.addPack(p);
+      }
+    };
+    await Promise.all(Array.from({ length: 8 }, worker));
+    return names;
+  }
+
+  // ---- blobs ----
+
+  /** A blob's plaintext, authenticated and checked against its ID. */
+  async loadBlob(hexId: string, options: { signal?: AbortSignal } = {}): Promise<Buffer> {
+    const cached = this.treeCache.get(hexId);
+    if (cached) return cached;
+    const loc = this.index.get(hexId);
+    if (!loc) throw new RepositoryCorruptError(`blob ${hexId.slice(0, 16)} is not in any index (missing index or pack)`);
+    const pack = this.index.packOf(loc);
+    let sealed: Buffer;
+    try {
+      sealed = await this.store.get(packKey(pack), { range: { offset: loc.offset, length: loc.length }, signal: options.signal });
+    } catch (err) {
+      if (isNotFound(err)) throw new RepositoryCorruptError(`pack ${pack.slice(0, 12)} holding blob ${hexId.slice(0, 16)} is missing`);
+      throw err instanceof Error && /shorter than the range/.test(err.message) ? new RepositoryCorruptError(`pack ${pack.slice(0, 12)} is truncated`) : err;
+    }
+    return this.openSealedBlob(hexId, loc.flags, loc.rawLength, sealed, pack);
+  }
+
+  async openSealedBlob(hexId: string, flags: number, rawLength: number, sealed: Buffer, pack: string): Promise<Buffer> {
+    const id = Buffer.from(hexId, 'hex');
+    let plain: Buffer;
+    try {
+      plain = openBlob(this.keys, id, sealed);
+      if (flags & FLAG_ZSTD) plain = await decompress(plain, rawLength);
+    } catch (err) {
+      throw new RepositoryCorruptError(`blob ${hexId.slice(0, 16)} in pack ${pack.slice(0, 12)} is corrupted: ${(err as Error).message}`);
+    }
+    if (plain.length !== rawLength || !this.hasher.id(plain).equals(id)) {
+      throw new RepositoryCorruptError(`blob ${hexId.slice(0, 16)} in pack ${pack.slice(0, 12)} does not match its ID`);
+    }
+    return plain;
+  }
+
+  /** Tree blobs are small and read repeatedly (parent lookups); keep a bounded cache. */
+  async loadTreeBlob(hexId: string): Promise<Buffer> {
+    const hit = this.treeCache.get(hexId);
+    if (hit) return hit;
+    const data = await this.loadBlob(hexId);
+    this.treeCache.set(hexId, data);
+    if (this.treeCache.size > 64) this.treeCache.delete(this.treeCache.keys().next().value!);
+    return data;
+  }
+
+  /** A pack's header entries (reads the tail of the pack). */
+  async readPackHeader(packId: string, size?: number): Promise<PackEntry[]> {
+    const key = packKey(packId);
+    let total = size ?? this.packSizes.get(packId);
+    if (total === undefined) {
+      const info = await this.store.head(key);
+      if (!info) throw new RepositoryCorruptError(`pack ${packId.slice(0, 12)} is missing`);
+      total = info.size;
+    }
+    const want = Math.min(total, 64 * 1024);
+    let tail = await this.store.get(key, { range: { offset: total - want, length: want } });
+    try {
+      let parsed = parsePackHeader(this.keys, tail, total, packId.slice(0, 12));
+      if ('needBytes' in parsed) {
+        tail = await this.store.get(key, { range: { offset: total - parsed.needBytes, length: parsed.needBytes } });
+        parsed = parsePackHeader(this.keys, tail, total, packId.slice(0, 12));
+      }
+      if ('needBytes' in parsed) throw new Error('header length changed');
+      return parsed.entries;
+    } catch (err) {
+      throw new RepositoryCorruptError((err as Error).message);
+    }
+  }
+
+  // ---- snapshots ----
+
+  async saveSnapshot(snapshot: Snapshot): Promise<string> {
+    const id = randomBytes(32).toString('hex');
+    await this.store.put(`snapshots/${id}`, sealFile(this.keys, 'snapshot', Buffer.from(JSON.stringify(snapshot))));
+    return id;
+  }
+
+  async loadSnapshot(id: string): Promise<SnapshotWithId> {
+    let sealed: Buffer;
+    try {
+      sealed = await this.store.get(`snapshots/${id}`);
+    } catch (err) {
+      if (isNotFound(err)) throw new SnapshotNotFoundError(`snapshot ${id.slice(0, 8)} not found`);
+      throw err;
+    }
+    try {
+      return { id, ...(JSON.parse(openFile(this.keys, 'snapshot', sealed, `snapshot ${id.slice(0, 8)}`).toString()) as Snapshot) };
+    } catch (err) {
+      throw new RepositoryCorruptError(`snapshot ${id.slice(0, 8)} cannot be read: ${(err as Error).message}`);
+    }
+  }
+
+  /** All snapshots, oldest first. */
+  async listSnapshots(): Promise<SnapshotWithId[]> {
+    const ids: string[] = [];
+    for await (const { key } of this.store.list('snapshots/')) ids.push(key.slice('snapshots/'.length));
+    const out = await Promise.all(ids.map((id) => this.loadSnapshot(id)));
+    return out.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0));
+  }
+
+  /** A snapshot by full ID, unique prefix, or "latest" (optionally of one source path). */
+  async findSnapshot(ref: string, source?: string): Promise<SnapshotWithId> {
+    if (ref === 'latest') {
+      const all = (await this.listSnapshots()).filter((s) => source === undefined || s.source === source);
+      const last = all[all.length - 1];
+      if (!last) throw new SnapshotNotFoundError(source ? `no snapshot of ${source} yet` : 'the repository has no snapshots');
+      return last;
+    }
+    if (!/^[0-9a-f]{1,64}$/.test(ref)) throw new SnapshotNotFoundError(`invalid snapshot ID ${JSON.stringify(ref)}`);
+    if (ref.length === 64) return this.loadSnapshot(ref);
+    const matches: string[] = [];
+    for await (const { key } of this.store.list(`snapshots/${ref}`)) matches.push(key.slice('snapshots/'.length));
+    if (matches.length === 0) throw new SnapshotNotFoundError(`no snapshot matches ${ref}`);
+    if (matches.length > 1) throw new SnapshotNotFoundError(`snapshot ID prefix ${ref} is ambiguous (${matches.length} matches)`);
+    return this.loadSnapshot(matches[0]!);
+  }
+
+  // ---- keys ----
+
+  async listKeys(): Promise<KeyInfo[]> {
+    const out: KeyInfo[] = [];
+    for await (const { key } of this.store.list('keys/')) {
+      const id = key.slice('keys/'.length);
+      const file = JSON.parse((await this.store.get(key)).toString()) as KeyFile;
+      out.push({ id, created: file.created, hostname: file.hostname, username: file.username, current: id === this.keyId });
+    }
+    return out;
+  }
+
+  async addKey(password: string, kdf: { N: number; r: number; p: number } = DEFAULT_KDF): Promise<string> {
+    const file = await createKeyFile(this.keys, password, kdf);
+    const id = randomBytes(32).toString('hex');
+    await this.store.put(`keys/${id}`, Buffer.from(JSON.stringify(file, null, 2)));
+    return id;
+  }
+
+  async removeKey(idOrPrefix: string): Promise<string> {
+    const keys = await this.listKeys();
+    const matches = keys.filter((k) => k.id.startsWith(idOrPrefix));
+    if (matches.length !== 1) throw new RepositoryNotFoundError(matches.length === 0 ? `no key ${idOrPrefix}` : `key prefix ${idOrPrefix} is ambiguous`);
+    const victim = matches[0]!;
+    if (keys.length === 1) throw new RepositoryLockedError('refusing to remove the only key: the repository could never be opened again');
+    if (victim.current) throw new RepositoryLockedError('refusing to remove the key this command was opened with; open with another password to remove it');
+    await this.store.delete(`keys/${victim.id}`);
+    return victim.id;
+  }
+
+  // ---- locks ----
+
+  async readLocks(): Promise<{ key: string; info: LockInfo | undefined; lastModified: Date }[]> {
+    const out: { key: string; info: LockInfo | undefined; lastModified: Date }[] = [];
+    for await (const o of this.store.list('locks/')) {
+      try {
+        const sealed = await this.store.get(o.key);
+        out.push({ key: o.key, info: JSON.parse(openFile(this.keys, 'lock', sealed, 'lock').toString()) as LockInfo, lastModified: o.lastModified });
+      } catch (err) {
+        if (!isNotFound(err)) out.push({ key: o.key, info: undefined, lastModified: o.lastModified });
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Takes a shared or exclusive lock: write ours, then look at the others (both sides write before they look, so
+   * two conflicting commands cannot both proceed). Refreshed in the background until released.
+   */
+  async lock(options: LockOptions): Promise<HeldLock> {
+    const staleMs = options.staleMs ?? LOCK_STALE_MS;
+    const key = `locks/${randomBytes(16).toString('hex')}`;
+    const write = () =>
+      this.store.put(key, sealFile(this.keys, 'lock', Buffer.from(JSON.stringify({ exclusive: options.exclusive, time: new Date().toISOString(), hostname: hostname(), pid: process.pid } satisfies LockInfo))));
+    await write();
+    const now = Date.now();
+    for (const other of await this.readLocks()) {
+      if (other.key === key || !other.info) continue;
+      const age = now - Date.parse(other.info.time);
+      if (age > staleMs) continue;
+      if (options.exclusive || other.info.exclusive) {
+        await this.store.delete(key);
+        const what = other.info.exclusive ? 'an exclusive lock (maintenance)' : 'a lock';
+        throw new RepositoryLockedError(`repository is locked: ${what} held by pid ${other.info.pid} on ${other.info.hostname} since ${other.info.time}`);
+      }
+    }
+    const timer = setInterval(() => void write().catch(() => undefined), options.refreshMs ?? LOCK_REFRESH_MS);
+    timer.unref();
+    return {
+      key,
+      release: async () => {
+        clearInterval(timer);
+        await this.store.delete(key);
+      },
+    };
+  }
+}

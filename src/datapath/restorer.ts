@@ -1,0 +1,344 @@
+/**
+ * Restore: a whole snapshot or a sub-path into a directory. Files are restored in parallel, each written to a temp
+ * name in its directory and renamed into place once complete, with every chunk authenticated and checked against
+ * its keyed ID. Holes are recreated for zero runs; mode, ownership and times are restored, and any failure to do
+ * so is reported with its path (never ignored). A full disk stops the restore with one clear error.
+ */
+import { promises as fsp, constants as fsc } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { basename, dirname, join, resolve } from 'node:path';
+import { Semaphore } from '../plugins/object-store/limit.js';
+import { CancelledError, RepositoryError, SnapshotNotFoundError } from './errors.js';
+import type { Repository } from './repository.js';
+import { readTree, type TreeEntry } from './tree.js';
+import { usableCpus } from './cpu.js';
+
+export interface RestoreProgress {
+  totalBytes: number;
+  doneBytes: number;
+  totalFiles: number;
+  doneFiles: number;
+}
+
+export interface RestoreIssue {
+  path: string;
+  reason: string;
+}
+
+export interface RestoreOptions {
+  repository: Repository;
+  /** Full ID, unique prefix, or "latest". */
+  snapshotId: string;
+  target: string;
+  /** Restore only this path inside the snapshot ('a/b'); its contents land in target. */
+  path?: string;
+  signal?: AbortSignal;
+  onProgress?: (p: RestoreProgress) => void;
+  progressIntervalMs?: number;
+  /** Restore uid/gid (default true). Failures are reported. */
+  ownership?: boolean;
+  /** Files restored at once. */
+  concurrency?: number;
+}
+
+export interface RestoreStats {
+  files: number;
+  dirs: number;
+  symlinks: number;
+  bytes: number;
+  durationMs: number;
+}
+
+export interface RestoreResult {
+  snapshotId: string;
+  stats: RestoreStats;
+  errors: RestoreIssue[];
+}
+
+/** The restore cannot go on (disk full, read-only target). */
+export class RestoreFailedError extends RepositoryError {}
+
+const FATAL_CODES = new Set(['ENOSPC', 'EDQUOT', 'EROFS']);
+
+export async function restore(options: RestoreOptions): Promise<RestoreResult> {
+  const repo = options.repository;
+  const started = Date.now();
+  const lock = await repo.lock({ exclusive: false });
+  try {
+    await repo.loadIndex();
+    const snap = await repo.findSnapshot(options.snapshotId);
+    const run = new RestoreRun(repo, options, options.path ? 0 : snap.summary.bytes, options.path ? 0 : snap.summary.files);
+    const target = resolve(options.target);
+    await fsp.mkdir(target, { recursive: true });
+    const sub = (options.path ?? '').split('/').filter(Boolean);
+    if (sub.length === 0) {
+      await run.dir(snap.tree, target, '');
+    } else {
+      const entry = await run.find(snap.tree, sub);
+      if (!entry) throw new SnapshotNotFoundError(`path ${options.path} is not in snapshot ${snap.id.slice(0, 8)}`);
+      if (entry.t === 'd') await run.dir(entry.sub ?? [], target, sub.join('/'), entry);
+      else await run.entry(entry, target, sub.slice(0, -1).join('/'));
+    }
+    await run.drain();
+    run.reportProgress(true);
+    return { snapshotId: snap.id, stats: { ...run.stats, durationMs: Date.now() - started }, errors: run.errors };
+  } catch (err) {
+    if (options.signal?.aborted) throw new CancelledError();
+    throw err;
+  } finally {
+    await lock.release().catch(() => undefined);
+  }
+}
+
+class RestoreRun {
+  readonly stats: Omit<RestoreStats, 'durationMs'> = { files: 0, dirs: 0, symlinks: 0, bytes: 0 };
+  readonly errors: RestoreIssue[] = [];
+  private readonly slots: Semaphore;
+  private readonly inflight = new Set<Promise<void>>();
+  private readonly linkTargets = new Map<string, { abs: string; done: Promise<boolean> }>();
+  private readonly progress: RestoreProgress;
+  private lastProgress = 0;
+  private fatal: unknown;
+  private readonly isRoot = process.getuid?.() === 0;
+
+  constructor(
+    private readonly repo: Repository,
+    private readonly options: RestoreOptions,
+    totalBytes: number,
+    totalFiles: number,
+  ) {
+    this.slots = new Semaphore(options.concurrency ?? Math.max(4, usableCpus() * 4));
+    this.progress = { totalBytes, doneBytes: 0, totalFiles, doneFiles: 0 };
+  }
+
+  private check(): void {
+    if (this.fatal) throw this.fatal;
+    this.options.signal?.throwIfAborted();
+  }
+
+  private report(rel: string, err: unknown): void {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code && FATAL_CODES.has(code)) {
+      this.fatal ??= new RestoreFailedError(`${code === 'EROFS' ? 'target is read-only' : 'no space left on the target'} while writing ${rel || '.'}; restore stopped`);
+      return;
+    }
+    const reason = code ? `${code}: ${(err as Error).message.split(',')[0]}` : (err as Error).message;
+    this.errors.push({ path: rel || '.', reason });
+  }
+
+  async find(tree: string[], parts: string[]): Promise<TreeEntry | undefined> {
+    let ids = tree;
+    for (let i = 0; i < parts.length; i++) {
+      let found: TreeEntry | undefined;
+      for await (const e of readTree(ids, (id) => this.repo.loadTreeBlob(id))) {
+        if (e.n === parts[i]) {
+          found = e;
+          break;
+        }
+      }
+      if (!found) return undefined;
+      if (i === parts.length - 1) return found;
+      if (found.t !== 'd') return undefined;
+      ids = found.sub ?? [];
+    }
+    return undefined;
+  }
+
+  /** Restores a listing into `abs` (which exists), then the directory's own attributes. */
+  async dir(tree: string[], abs: string, rel: string, self?: TreeEntry): Promise<void> {
+    this.check();
+    const mine = new Set<Promise<void>>();
+    for await (const e of readTree(tree, (id) => this.repo.loadTreeBlob(id))) {
+      this.check();
+      if (e.t === 'd') {
+        const childAbs = join(abs, e.n);
+        const childRel = rel ? `${rel}/${e.n}` : e.n;
+        try {
+          await fsp.mkdir(childAbs);
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== 'EEXIST') {
+            this.report(childRel, err);
+            continue;
+          }
+        }
+        await this.dir(e.sub ?? [], childAbs, childRel, e);
+        this.stats.dirs++;
+      } else {
+        await this.slots.acquire();
+        const p = this.entry(e, abs, rel)
+          .catch((err: unknown) => this.report(rel ? `${rel}/${e.n}` : e.n, err))
+          .finally(() => {
+            this.slots.release();
+            mine.delete(p);
+            this.inflight.delete(p);
+          });
+        mine.add(p);
+        this.inflight.add(p);
+      }
+    }
+    await Promise.all([...mine]);
+    this.check();
+    if (self) await this.attributes(abs, rel, self, undefined);
+  }
+
+  async drain(): Promise<void> {
+    await Promise.all([...this.inflight]);
+    this.check();
+  }
+
+  async entry(e: TreeEntry, dirAbs: string, dirRel: string): Promise<void> {
+    const abs = join(dirAbs, e.n);
+    const rel = dirRel ? `${dirRel}/${e.n}` : e.n;
+    if (e.t === 'l') {
+      await fsp.rm(abs, { force: true });
+      await fsp.symlink(e.tg ?? '', abs);
+      await this.attributes(abs, rel, e, undefined, true);
+      this.stats.symlinks++;
+      return;
+    }
+    if (e.hl !== undefined) {
+      const first = this.linkTargets.get(e.hl);
+      if (first && (await first.done)) {
+        await fsp.rm(abs, { force: true });
+        await fsp.link(first.abs, abs);
+        this.stats.files++;
+        this.progress.doneFiles++;
+        return;
+      }
+    }
+    if (e.nl === undefined) return this.file(e, abs, rel);
+    // The first name of a hard-linked file: later names link to it once it is complete.
+    const done = this.file(e, abs, rel).then(
+      () => true,
+      (err: unknown) => {
+        throw err;
+      },
+    );
+    this.linkTargets.set(rel, { abs, done: done.catch(() => false) });
+    await done;
+  }
+
+  private async file(e: TreeEntry, abs: string, rel: string): Promise<void> {
+    const tmp = join(dirname(abs), `.${basename(abs)}.${randomBytes(4).toString('hex')}.cairn-restore`);
+    const fh = await fsp.open(tmp, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL, 0o600);
+    let ok = false;
+    try {
+      let pos = 0;
+      if (e.in !== undefined) {
+        const data = Buffer.from(e.in, 'base64');
+        await fh.write(data, 0, data.length, 0);
+        pos = data.length;
+      } else {
+        const items = e.c ?? [];
+        // A file that had zero runs is written sparsely: all-zero 4 KiB blocks become holes.
+        const sparse = items.some((it) => typeof it === 'object');
+        // Fetch a few chunks ahead so one large file also restores in parallel; write them in order.
+        const ahead: (Promise<Buffer> | undefined)[] = [];
+        const fetch = (i: number) => {
+          const item = items[i];
+          return typeof item === 'string' ? this.repo.loadBlob(item, this.options.signal ? { signal: this.options.signal } : {}) : undefined;
+        };
+        for (let i = 0; i < Math.min(4, items.length); i++) ahead.push(fetch(i));
+        for (let i = 0; i < items.length; i++) {
+          this.check();
+          const item = items[i]!;
+          const pending = ahead[i];
+          if (i + 4 < items.length) ahead.push(fetch(i + 4));
+          if (typeof item === 'object') {
+            pos += item.z;
+            continue;
+          }
+          const data = await pending!;
+          ahead[i] = undefined;
+          await writeChunk(fh, data, pos, sparse);
+          pos += data.length;
+          this.progress.doneBytes += data.length;
+          this.reportProgress(false);
+        }
+      }
+      await fh.truncate(pos);
+      await this.attributes(tmp, rel, e, fh);
+      await fh.close();
+      await fsp.rename(tmp, abs);
+      ok = true;
+      this.stats.files++;
+      this.stats.bytes += pos;
+      this.progress.doneFiles++;
+    } finally {
+      if (!ok) {
+        await fh.close().catch(() => undefined);
+        await fsp.rm(tmp, { force: true }).catch(() => undefined);
+      }
+    }
+  }
+
+  /** Mode, owner and times; each failure is reported with the path. */
+  private async attributes(abs: string, rel: string, e: TreeEntry, fh: fsp.FileHandle | undefined, symlink = false): Promise<void> {
+    const wantOwner = this.options.ownership !== false && (this.isRoot || e.u !== process.getuid?.() || e.g !== process.getgid?.());
+    if (wantOwner) {
+      try {
+        if (fh) await fh.chown(e.u, e.g);
+        else await fsp.lchown(abs, e.u, e.g);
+      } catch (err) {
+        this.report(rel, Object.assign(new Error(`cannot restore owner ${e.u}:${e.g}: ${(err as Error).message.split(',')[0]}`), { code: (err as NodeJS.ErrnoException).code }));
+      }
+    }
+    if (!symlink) {
+      try {
+        if (fh) await fh.chmod(e.m);
+        else await fsp.chmod(abs, e.m);
+      } catch (err) {
+        this.report(rel, err);
+      }
+    }
+    const mtime = Number(BigInt(e.mt) / 1000n) / 1e6;
+    try {
+      if (fh) await fh.utimes(mtime, mtime);
+      else if (symlink) await fsp.lutimes(abs, mtime, mtime);
+      else await fsp.utimes(abs, mtime, mtime);
+    } catch (err) {
+      this.report(rel, err);
+    }
+  }
+
+  reportProgress(force: boolean): void {
+    const cb = this.options.onProgress;
+    if (!cb) return;
+    const now = Date.now();
+    if (!force && now - this.lastProgress < (this.options.progressIntervalMs ?? 250)) return;
+    this.lastProgress = now;
+    const p = this.progress;
+    cb({ ...p, totalBytes: Math.max(p.totalBytes, p.doneBytes), totalFiles: Math.max(p.totalFiles, p.doneFiles) });
+  }
+}
+
+const BLOCK = 4096;
+const ZERO_BLOCK = Buffer.alloc(BLOCK);
+
+async function writeAll(fh: fsp.FileHandle, data: Buffer, from: number, to: number, pos: number): Promise<void> {
+  let done = from;
+  while (done < to) done += (await fh.write(data, done, to - done, pos + done - from)).bytesWritten;
+}
+
+/** Writes a chunk at pos; when sparse, skips 4 KiB blocks (aligned to the file) that are all zero. */
+async function writeChunk(fh: fsp.FileHandle, data: Buffer, pos: number, sparse: boolean): Promise<void> {
+  if (!sparse) return writeAll(fh, data, 0, data.length, pos);
+  let runStart = -1;
+  let i = 0;
+  const firstBoundary = (BLOCK - (pos % BLOCK)) % BLOCK;
+  const edges: number[] = [0];
+  for (let b = firstBoundary; b < data.length; b += BLOCK) if (b > 0) edges.push(b);
+  edges.push(data.length);
+  for (let k = 0; k + 1 < edges.length; k++) {
+    const from = edges[k]!;
+    const to = edges[k + 1]!;
+    const zero = to - from === BLOCK && data.subarray(from, to).equals(ZERO_BLOCK);
+    if (!zero && runStart < 0) runStart = from;
+    if (zero && runStart >= 0) {
+      await writeAll(fh, data, runStart, from, pos + runStart);
+      runStart = -1;
+    }
+    i = to;
+  }
+  if (runStart >= 0) await writeAll(fh, data, runStart, i, pos + runStart);
+}

@@ -1,0 +1,396 @@
+/**
+ * Backup: a streaming depth-first walk (one directory listing in memory per level, never the whole tree) feeding
+ * read → chunk → hash → dedup → compress → seal → pack → upload (BlobWriter). Files unchanged since the parent
+ * snapshot (size, mtime, ctime, inode) are reused without reading. The snapshot object is written last, so a
+ * failed or cancelled backup leaves no snapshot, only unreferenced packs that maintenance removes.
+ */
+import { closeSync, lstatSync, openSync, readdirSync, readlinkSync, readSync, type BigIntStats } from 'node:fs';
+import { hostname, userInfo } from 'node:os';
+import { matchesGlob, resolve } from 'node:path';
+import { BlobWriter } from './blob-writer.js';
+import { createChunker, type Chunker } from './chunker.js';
+import { usableCpus } from './cpu.js';
+import { CancelledError } from './errors.js';
+import { BlobType } from './pack.js';
+import type { Repository, SnapshotSummary } from './repository.js';
+import { readTree, TreeWriter, type ContentItem, type TreeEntry } from './tree.js';
+
+export interface BackupProgress {
+  totalBytes: number;
+  doneBytes: number;
+  totalFiles: number;
+  doneFiles: number;
+  /** False while the size of the source is still being counted (totals grow). */
+  totalsFinal: boolean;
+}
+
+export interface BackupIssue {
+  path: string;
+  reason: string;
+}
+
+export interface BackupOptions {
+  source: string;
+  repository: Repository;
+  /** Snapshot ID to compare against; undefined = the latest snapshot of the same source; null = none (full read). */
+  parent?: string | null;
+  tags?: Record<string, string>;
+  description?: string;
+  /** Glob patterns (path.matchesGlob); a pattern without '/' matches a name at any depth. */
+  excludes?: string[];
+  /** Fail the backup on the first unreadable or vanished file instead of reporting and going on. */
+  failOnUnreadable?: boolean;
+  signal?: AbortSignal;
+  onProgress?: (p: BackupProgress) => void;
+  progressIntervalMs?: number;
+  /** Compression jobs in flight; default from the cgroup CPU limit. */
+  concurrency?: number;
+}
+
+export interface BackupStats extends SnapshotSummary {
+  skipped: number;
+}
+
+export interface BackupResult {
+  snapshotId: string;
+  parent: string | undefined;
+  stats: BackupStats;
+  /** Files and directories that could not be read (the backup went on without them). */
+  errors: BackupIssue[];
+  /** Sockets, FIFOs and devices, which are not backed up. */
+  skipped: BackupIssue[];
+}
+
+/** Files up to this size are stored inside the directory listing: no blob, no index entry. */
+export const INLINE_MAX = 256;
+const READ_BLOCK = 8 << 20;
+
+class FileError extends Error {}
+
+export async function backup(options: BackupOptions): Promise<BackupResult> {
+  const repo = options.repository;
+  const started = Date.now();
+  const source = resolve(options.source);
+  const rootStat = lstatSync(source, { bigint: true });
+  if (!rootStat.isDirectory()) throw new Error(`${source} is not a directory`);
+  const lock = await repo.lock({ exclusive: false });
+  try {
+    await repo.loadIndex();
+    let parentTree: string[] | undefined;
+    let parentId: string | undefined;
+    if (options.parent !== null) {
+      try {
+        const parent = await repo.findSnapshot(options.parent ?? 'latest', options.parent ? undefined : source);
+        parentTree = parent.tree;
+        parentId = parent.id;
+      } catch (err) {
+        if (options.parent) throw err; // an explicit parent must exist
+      }
+    }
+    const run = new BackupRun(repo, source, options);
+    const tree = await run.execute(parentTree);
+    const stats: BackupStats = { ...run.stats, durationMs: Date.now() - started };
+    let user = 'unknown';
+    try {
+      user = userInfo().username;
+    } catch {
+      // no passwd entry
+    }
+    const snapshotId = await repo.saveSnapshot({
+      version: 1,
+      time: new Date().toISOString(),
+      hostname: hostname(),
+      username: user,
+      source,
+      ...(parentId ? { parent: parentId } : {}),
+      tags: options.tags ?? {},
+      ...(options.description ? { description: options.description } : {}),
+      tree,
+      summary: stats,
+    });
+    return { snapshotId, parent: parentId, stats, errors: run.errors, skipped: run.skipped };
+  } finally {
+    await lock.release().catch(() => undefined);
+  }
+}
+
+class BackupRun {
+  readonly stats: Omit<BackupStats, 'durationMs'> = {
+    files: 0,
+    dirs: 0,
+    bytes: 0,
+    newBytes: 0,
+    reusedBytes: 0,
+    newFiles: 0,
+    unchangedFiles: 0,
+    storedBytes: 0,
+    errors: 0,
+    skipped: 0,
+  };
+  readonly errors: BackupIssue[] = [];
+  readonly skipped: BackupIssue[] = [];
+  private readonly writer: BlobWriter;
+  private readonly chunker: Chunker;
+  private readonly readBuf: Buffer;
+  private zero: Buffer | undefined;
+  private readonly hardlinks = new Map<string, { rel: string; item: Pick<TreeEntry, 'c' | 'in' | 's'> }>();
+  private readonly progress: BackupProgress = { totalBytes: 0, doneBytes: 0, totalFiles: 0, doneFiles: 0, totalsFinal: false };
+  private lastProgress = 0;
+
+  constructor(
+    private readonly repo: Repository,
+    private readonly source: string,
+    private readonly options: BackupOptions,
+  ) {
+    const cpus = usableCpus();
+    this.writer = new BlobWriter(repo, { concurrency: options.concurrency ?? Math.max(2, cpus * 2), maxUploads: 2, ...(options.signal ? { signal: options.signal } : {}) });
+    this.chunker = createChunker(repo.config.chunker);
+    this.readBuf = Buffer.allocUnsafe(repo.config.chunker.max + READ_BLOCK);
+  }
+
+  async execute(parentTree: string[] | undefined): Promise<string[]> {
+    const scan = this.options.onProgress ? this.countTotals() : undefined;
+    try {
+      const tree = await this.dir(this.source, '', parentTree);
+      await this.writer.flush();
+      this.stats.storedBytes = this.writer.stats.storedBytes;
+      await scan;
+      this.reportProgress(true);
+      return tree;
+    } catch (err) {
+      await this.writer.abandon();
+      if (this.options.signal?.aborted) throw new CancelledError();
+      throw err;
+    }
+  }
+
+  private excluded(rel: string, name: string): boolean {
+    for (const p of this.options.excludes ?? []) {
+      if (p.includes('/') ? matchesGlob(rel, p.replace(/^\/+/, '')) : matchesGlob(name, p)) return true;
+    }
+    return false;
+  }
+
+  private report(rel: string, err: unknown): void {
+    const code = (err as NodeJS.ErrnoException).code;
+    const reason = code === 'ENOENT' ? 'vanished during backup' : code ? `${code}: ${(err as Error).message.split(',')[0]}` : (err as Error).message;
+    if (this.options.failOnUnreadable) throw new FileError(`${rel || '.'}: ${reason}`);
+    this.errors.push({ path: rel || '.', reason });
+    this.stats.errors++;
+  }
+
+  private async parentEntries(sub: string[] | undefined): Promise<Map<string, TreeEntry> | undefined> {
+    if (!sub) return undefined;
+    const map = new Map<string, TreeEntry>();
+    for await (const e of readTree(sub, (id) => this.repo.loadTreeBlob(id))) map.set(e.n, e);
+    return map;
+  }
+
+  private async dir(abs: string, rel: string, parentSub: string[] | undefined): Promise<string[]> {
+    this.options.signal?.throwIfAborted();
+    let names: string[];
+    try {
+      names = readdirSync(abs);
+    } catch (err) {
+      if (rel === '') throw err;
+      this.report(rel, err);
+      names = [];
+    }
+    names.sort();
+    const parent = await this.parentEntries(parentSub);
+    const tw = new TreeWriter(async (data) => {
+      const id = this.repo.hasher.id(data);
+      const hex = id.toString('hex');
+      await this.writer.add(BlobType.Tree, id, hex, data);
+      return hex;
+    });
+    for (const name of names) {
+      const childRel = rel ? `${rel}/${name}` : name;
+      if (this.excluded(childRel, name)) continue;
+      if (name.includes('\uFFFD')) {
+        this.report(childRel, new Error('file name is not valid UTF-8; skipped'));
+        continue;
+      }
+      const childAbs = `${abs}/${name}`;
+      let st: BigIntStats;
+      try {
+        st = lstatSync(childAbs, { bigint: true });
+      } catch (err) {
+        this.report(childRel, err);
+        continue;
+      }
+      const base = { n: name, m: Number(st.mode & 0o7777n), u: Number(st.uid), g: Number(st.gid), mt: st.mtimeNs.toString() };
+      const prev = parent?.get(name);
+      if (st.isDirectory()) {
+        const sub = await this.dir(childAbs, childRel, prev?.t === 'd' ? prev.sub : undefined);
+        tw.add({ ...base, t: 'd', sub });
+        this.stats.dirs++;
+      } else if (st.isSymbolicLink()) {
+        try {
+          tw.add({ ...base, t: 'l', tg: readlinkSync(childAbs) });
+          this.stats.files++;
+        } catch (err) {
+          this.report(childRel, err);
+        }
+      } else if (st.isFile()) {
+        const entry = await this.file(childAbs, childRel, st, base, prev);
+        if (entry) tw.add(entry);
+      } else {
+        const kind = st.isSocket() ? 'socket' : st.isFIFO() ? 'FIFO' : 'device';
+        this.skipped.push({ path: childRel, reason: `${kind} not backed up` });
+        this.stats.skipped++;
+      }
+    }
+    return tw.finish();
+  }
+
+  private async file(abs: string, rel: string, st: BigIntStats, base: Omit<TreeEntry, 't'>, prev: TreeEntry | undefined): Promise<TreeEntry | undefined> {
+    const size = Number(st.size);
+    const ct = st.ctimeNs.toString();
+    const ino = st.ino.toString();
+    const entry: TreeEntry = { ...base, t: 'f', ct, i: ino, s: size };
+    const linkKey = st.nlink > 1n ? `${st.dev}:${st.ino}` : undefined;
+    if (linkKey) entry.nl = Number(st.nlink);
+    const first = linkKey ? this.hardlinks.get(linkKey) : undefined;
+    this.stats.files++;
+    this.progress.doneFiles++;
+    if (first) {
+      // Another name of a file already stored in this snapshot: same content, no reading.
+      Object.assign(entry, first.item, { hl: first.rel });
+      this.stats.unchangedFiles++;
+      this.stats.bytes += entry.s ?? 0;
+      return entry;
+    }
+    if (prev && prev.t === 'f' && prev.s === size && prev.mt === entry.mt && prev.ct === ct && prev.i === ino && !prev.hl) {
+      if (prev.in !== undefined) entry.in = prev.in;
+      if (prev.c) entry.c = prev.c;
+      this.stats.unchangedFiles++;
+      this.stats.reusedBytes += size;
+      this.stats.bytes += size;
+      this.progress.doneBytes += size;
+    } else {
+      let content;
+      try {
+        content = await this.readContent(abs, size);
+      } catch (err) {
+        if (err instanceof FileError || this.options.signal?.aborted || !(err as NodeJS.ErrnoException).code) throw err;
+        this.stats.files--;
+        this.report(rel, err);
+        return undefined;
+      }
+      Object.assign(entry, content.item);
+      entry.s = content.bytes;
+      this.stats.newFiles++;
+      this.stats.bytes += content.bytes;
+    }
+    if (linkKey) this.hardlinks.set(linkKey, { rel, item: { ...(entry.c ? { c: entry.c } : {}), ...(entry.in !== undefined ? { in: entry.in } : {}), s: entry.s! } });
+    this.reportProgress(false);
+    return entry;
+  }
+
+  private isZero(chunk: Buffer): boolean {
+    if (chunk[0] !== 0 || chunk[chunk.length - 1] !== 0) return false;
+    this.zero ??= Buffer.alloc(this.repo.config.chunker.max);
+    return chunk.equals(this.zero.subarray(0, chunk.length));
+  }
+
+  private async readContent(abs: string, size: number): Promise<{ item: Pick<TreeEntry, 'c' | 'in'>; bytes: number }> {
+    const fd = openSync(abs, 'r');
+    try {
+      const buf = this.readBuf;
+      if (size <= INLINE_MAX) {
+        const n = readSync(fd, buf, 0, INLINE_MAX + 1, null);
+        if (n <= INLINE_MAX) {
+          this.progress.doneBytes += n;
+          return { item: { in: buf.subarray(0, n).toString('base64') }, bytes: n };
+        }
+        // It grew since lstat: fall through and chunk it from the start.
+        return await this.chunkFile(fd, n);
+      }
+      return await this.chunkFile(fd, 0);
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /** Chunks a file; `have` bytes are already at the start of the read buffer. */
+  private async chunkFile(fd: number, have: number): Promise<{ item: Pick<TreeEntry, 'c'>; bytes: number }> {
+    const buf = this.readBuf;
+    const max = this.repo.config.chunker.max;
+    const content: ContentItem[] = [];
+    let start = 0;
+    let end = have;
+    let eof = false;
+    let total = 0;
+    for (;;) {
+      while (!eof && end - start < max) {
+        if (start > 0 && buf.length - end < READ_BLOCK) {
+          buf.copyWithin(0, start, end);
+          end -= start;
+          start = 0;
+        }
+        const n = readSync(fd, buf, end, buf.length - end, null);
+        if (n === 0) eof = true;
+        end += n;
+      }
+      if (end === start) break;
+      const len = this.chunker.next(buf, start, end);
+      const chunk = buf.subarray(start, start + len);
+      if (this.isZero(chunk)) {
+        const last = content[content.length - 1];
+        if (last && typeof last === 'object') last.z += len;
+        else content.push({ z: len });
+      } else {
+        const id = this.repo.hasher.id(chunk);
+        const hex = id.toString('hex');
+        content.push(hex);
+        if (await this.writer.add(BlobType.Data, id, hex, chunk)) this.stats.newBytes += len;
+      }
+      start += len;
+      total += len;
+      this.progress.doneBytes += len;
+      this.reportProgress(false);
+    }
+    return { item: { c: content }, bytes: total };
+  }
+
+  private reportProgress(force: boolean): void {
+    const cb = this.options.onProgress;
+    if (!cb) return;
+    const now = Date.now();
+    if (!force && now - this.lastProgress < (this.options.progressIntervalMs ?? 250)) return;
+    this.lastProgress = now;
+    const p = this.progress;
+    cb({ ...p, totalBytes: Math.max(p.totalBytes, p.doneBytes), totalFiles: Math.max(p.totalFiles, p.doneFiles), totalsFinal: force || p.totalsFinal });
+  }
+
+  /** Counts files and bytes ahead of the backup, in small slices between the backup's own work. */
+  private async countTotals(): Promise<void> {
+    const stack = [this.source];
+    let budget = 0;
+    while (stack.length > 0) {
+      if (this.options.signal?.aborted) return;
+      const dir = stack.pop()!;
+      let names: string[];
+      try {
+        names = readdirSync(dir);
+      } catch {
+        continue;
+      }
+      for (const name of names) {
+        try {
+          const st = lstatSync(`${dir}/${name}`);
+          if (st.isDirectory()) stack.push(`${dir}/${name}`);
+          else if (st.isFile()) {
+            this.progress.totalFiles++;
+            this.progress.totalBytes += st.size;
+          }
+        } catch {
+          // vanished: the backup itself reports it
+        }
+        if (++budget % 500 === 0) await new Promise((r) => setImmediate(r));
+      }
+    }
+    this.progress.totalsFinal = true;
+  }
+}

@@ -1,0 +1,47 @@
+/** Shared helpers for data-path tests: temp dirs, a fast-KDF repository, tree comparison. */
+import { mkdtempSync, rmSync, lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FilesystemObjectStore, type ObjectStore } from '../../../src/plugins/object-store/index.js';
+import { Repository } from '../../../src/datapath/repository.js';
+
+export const FAST_KDF = { N: 1024, r: 8, p: 1 };
+export const PASSWORD = 'correct horse battery staple';
+
+const dirs: string[] = [];
+export function tempDir(tag: string): string {
+  const d = mkdtempSync(join(tmpdir(), `cairn-${tag}-`));
+  dirs.push(d);
+  return d;
+}
+export function cleanupTempDirs(): void {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+}
+
+export async function newRepo(store?: ObjectStore, options: { packSize?: number; chunkSizes?: { min: number; avg: number; max: number } } = {}): Promise<Repository> {
+  return Repository.init({ store: store ?? new FilesystemObjectStore({ root: tempDir('repo'), durability: 'none' }), password: PASSWORD, kdf: FAST_KDF, ...options });
+}
+
+export interface TreeFacts {
+  [rel: string]: { type: string; mode: number; size?: number; content?: string; target?: string; mtimeMs?: number; ino?: number };
+}
+
+/** A comparable description of a directory tree (content hashed as hex for brevity). */
+export function describeTree(root: string, rel = '', out: TreeFacts = {}): TreeFacts {
+  for (const name of readdirSync(join(root, rel)).sort()) {
+    const r = rel ? `${rel}/${name}` : name;
+    const p = join(root, r);
+    const st = lstatSync(p);
+    if (st.isDirectory()) {
+      out[r] = { type: 'dir', mode: st.mode & 0o7777, mtimeMs: Math.floor(st.mtimeMs) };
+      describeTree(root, r, out);
+    } else if (st.isSymbolicLink()) {
+      out[r] = { type: 'symlink', mode: 0, target: readlinkSync(p) };
+    } else if (st.isFile()) {
+      out[r] = { type: 'file', mode: st.mode & 0o7777, size: st.size, content: readFileSync(p).toString('base64').slice(0, 64) + readFileSync(p).length, mtimeMs: Math.floor(st.mtimeMs) };
+    } else {
+      out[r] = { type: 'other', mode: st.mode & 0o7777 };
+    }
+  }
+  return out;
+}
