@@ -22,6 +22,8 @@ import {
   newVolumeSnapshotLocation,
   newBackupRepository,
   parseBackup,
+  type KindName,
+  type SpecOf,
 } from '../../../src/api/index.js';
 import { validObjects } from './valid-objects.js';
 
@@ -67,7 +69,7 @@ describe('object constructors', () => {
   });
 
   it('produce valid objects for every kind', () => {
-    const s = (k: keyof typeof validObjects) => ({ name: 'x', spec: structuredClone(validObjects[k].spec) });
+    const s = <K extends KindName>(k: K) => ({ name: 'x', spec: structuredClone(validObjects[k].spec) as SpecOf<K> });
     const made = [
       newBackup(s('Backup')),
       newRestore(s('Restore')),
