@@ -3,7 +3,7 @@
  * and every status change goes through `updateStatus`: read fresh → mutate → write with the read
  * resourceVersion → on 409 Conflict read again and retry. Nothing is ever written from a stale cached copy.
  */
-import { PatchStrategy, setHeaderOptions, type KubernetesObject } from '@kubernetes/client-node';
+import { PatchStrategy, setHeaderOptions, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
 import { call, type Kube } from './client.js';
 import { isConflict, isNotFound } from './errors.js';
 
@@ -22,6 +22,8 @@ export type Parser<T> = (obj: unknown) => T;
 export interface CustomClient<T extends KubernetesObject> {
   get(namespace: string, name: string): Promise<T | undefined>;
   list(namespace: string, labelSelector?: string): Promise<T[]>;
+  /** The list as an informer needs it: items plus the resourceVersion to watch from. */
+  listForWatch(namespace: string, labelSelector?: string): Promise<KubernetesListObject<T>>;
   create(obj: T): Promise<T>;
   delete(namespace: string, name: string): Promise<boolean>;
   /** Merge-patches metadata/spec (e.g. a cancel flag); never status. */
@@ -69,14 +71,24 @@ export function customClient<T extends KubernetesObject>(kube: Kube, kind: Resou
     }
   }
 
+  async function listForWatch(namespace: string, labelSelector?: string): Promise<KubernetesListObject<T>> {
+    return call(kube, `list ${kind.plural} in ${namespace}`, async () => {
+      const res = (await kube.custom.listNamespacedCustomObject({ ...base, namespace, ...(labelSelector ? { labelSelector } : {}) })) as {
+        items?: unknown[];
+        metadata?: { resourceVersion?: string };
+      };
+      // List items omit apiVersion/kind; add them back. Items are not validated here: one malformed object must
+      // not stop a watch; reconcilers validate what they read with get().
+      const items = (res.items ?? []).map((i) => ({ apiVersion: `${kind.group}/${kind.version}`, kind: kind.kind, ...(i as object) }) as T);
+      return { apiVersion: 'v1', kind: 'List', metadata: { resourceVersion: res.metadata?.resourceVersion ?? '' }, items };
+    });
+  }
+
   return {
     path: (namespace) => `/apis/${kind.group}/${kind.version}/namespaces/${namespace}/${kind.plural}`,
     get: (namespace, name) => call(kube, `get ${what(namespace, name)}`, () => getRaw(namespace, name)),
-    list: (namespace, labelSelector) =>
-      call(kube, `list ${kind.plural} in ${namespace}`, async () => {
-        const res = (await kube.custom.listNamespacedCustomObject({ ...base, namespace, ...(labelSelector ? { labelSelector } : {}) })) as { items?: unknown[] };
-        return (res.items ?? []).map((i) => parse({ apiVersion: `${kind.group}/${kind.version}`, kind: kind.kind, ...(i as object) }));
-      }),
+    list: async (namespace, labelSelector) => (await listForWatch(namespace, labelSelector)).items.map((i) => parse(i)),
+    listForWatch,
     create: (obj) =>
       call(kube, `create ${what(obj.metadata?.namespace ?? '', obj.metadata?.name)}`, async () =>
         parse(await kube.custom.createNamespacedCustomObject({ ...base, namespace: obj.metadata?.namespace ?? '', body: obj })),

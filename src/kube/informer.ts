@@ -74,7 +74,7 @@ export function watchResource<T extends KubernetesObject>(opts: ResourceWatchOpt
       if (restartTimer) clearTimeout(restartTimer);
       await informer.stop();
     },
-    list: () => informer.list(),
+    list: () => [...informer.list()],
     get: (name, namespace) => informer.get(name, namespace),
   };
 }

@@ -1,0 +1,74 @@
+import { Flags } from '@oclif/core';
+import { BaseCommand } from '../cli/base-command.js';
+import { formatJson, formatTable, formatYaml } from '../cli/output.js';
+import { createProgress } from '../cli/progress.js';
+import { connect, checkReachable } from '../kube/client.js';
+import { parseInstallFlags } from '../install/options.js';
+import { installManifests, redactSecrets } from '../install/manifests.js';
+import { applyAll, type AppliedObject } from '../install/apply.js';
+import { describeReadiness, waitReady } from '../install/readiness.js';
+import { defaultImage } from '../install/image.js';
+import { parseDuration } from '../cli/duration.js';
+
+export default class Install extends BaseCommand<typeof Install> {
+  static override summary = 'Install cairn into a cluster: CRDs, RBAC, a storage location, the server and optionally the node agent.';
+  static override description = `Objects are applied with server-side apply, so running install again changes nothing.
+With --dry-run nothing is created; -o yaml|json prints every object (Secret values are redacted).`;
+  static override examples = [
+    '<%= config.bin %> install --provider aws --bucket backups --secret-file ./credentials --backup-location-config region=us-east-1,s3Url=http://minio:9000,s3ForcePathStyle=true --use-node-agent --wait',
+    '<%= config.bin %> install --provider filesystem --bucket backups --dry-run -o yaml',
+  ];
+
+  static override flags = {
+    provider: Flags.string({ description: 'Object storage provider for the default backup location: aws (any S3-compatible store) or filesystem.' }),
+    bucket: Flags.string({ description: 'Bucket (aws) or directory under the root (filesystem) holding backups.' }),
+    prefix: Flags.string({ description: 'Prefix inside the bucket under which backups are stored.' }),
+    'backup-location-config': Flags.string({ description: 'Provider configuration as key=value pairs separated by commas (e.g. region=us-east-1,s3Url=http://minio:9000).' }),
+    'secret-file': Flags.string({ description: 'AWS-style credentials file for the storage location; stored as the Secret cloud-credentials.' }),
+    'no-secret': Flags.boolean({ description: 'Create no credentials Secret (the pods use credentials from their environment).', default: false }),
+    cacert: Flags.string({ description: 'PEM file with the CA bundle to trust for the object store.' }),
+    'use-node-agent': Flags.boolean({ description: 'Also install the node-agent DaemonSet (file-system backup and data movement).', default: false }),
+    'default-volumes-to-fs-backup': Flags.boolean({ description: 'Back up all pod volumes with file-system backup unless excluded.', default: false }),
+    image: Flags.string({ description: 'Container image for the server and node agent.', default: defaultImage() }),
+    'dry-run': Flags.boolean({ description: 'Create nothing; with -o print the objects that would be created.', default: false }),
+    output: Flags.option({ char: 'o', options: ['table', 'json', 'yaml'] as const, default: 'table' as const, description: 'Output format: the applied objects (or, with --dry-run, the objects themselves).' })(),
+    wait: Flags.boolean({ description: 'Wait until the server and node agent are ready.', default: false }),
+    timeout: Flags.string({ description: 'How long --wait waits (e.g. 5m, 90s).', default: '5m' }),
+  };
+
+  async run(): Promise<void> {
+    const options = parseInstallFlags(this.flags);
+    const timeoutMs = parseDuration('--timeout', this.flags.timeout);
+    const { objects } = installManifests(options);
+
+    if (this.flags['dry-run']) {
+      const printable = redactSecrets(objects);
+      if (this.flags.output === 'yaml') this.out(printable.map((o) => formatYaml(o)).join('\n---\n'));
+      else if (this.flags.output === 'json') this.out(formatJson({ apiVersion: 'v1', kind: 'List', items: printable }));
+      else this.out(formatTable([{ header: 'kind', value: (o: (typeof objects)[number]) => o.kind ?? '' }, { header: 'name', value: (o) => (o.metadata?.namespace ? `${o.metadata.namespace}/` : '') + (o.metadata?.name ?? '') }], objects));
+      return;
+    }
+
+    const kube = connect({ kubeconfig: this.flags.kubeconfig, context: this.flags.context });
+    await checkReachable(kube);
+    const table = this.flags.output === 'table';
+    const applied: AppliedObject[] = await applyAll(kube, objects, {
+      onApplied: (r) => {
+        if (table) this.out(`${r.kind}/${r.namespace ? `${r.namespace}/` : ''}${r.name}: ${r.action}`);
+      },
+    });
+    if (this.flags.wait) {
+      const progress = createProgress({ label: 'Waiting for cairn' });
+      const state = await waitReady(kube, {
+        namespace: options.namespace,
+        withNodeAgent: options.useNodeAgent,
+        timeoutMs,
+        onState: (s) => progress.update(s.server.ready + (s.nodeAgent?.ready ?? 0), s.server.desired + (s.nodeAgent?.desired ?? 0), describeReadiness(s)),
+      }).finally(() => progress.stop());
+      if (table) this.out(`cairn is ready: ${describeReadiness(state)}`);
+    }
+    if (this.flags.output === 'json') this.out(formatJson({ objects: applied }));
+    else if (this.flags.output === 'yaml') this.out(formatYaml({ objects: applied }));
+    else if (!this.flags.wait) this.out(`cairn is installed in namespace "${options.namespace}". Use 'kubectl -n ${options.namespace} get pods' or 'install --wait' to see it ready.`);
+  }
+}

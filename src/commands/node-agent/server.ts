@@ -1,0 +1,27 @@
+import { Flags } from '@oclif/core';
+import { BaseCommand } from '../../cli/base-command.js';
+import { UsageError } from '../../cli/errors.js';
+import { createLogger } from '../../cli/logger.js';
+import { connect } from '../../kube/client.js';
+import { createNodeAgent } from '../../agent/node-agent.js';
+import { runUntilSignal } from '../../server/lifecycle.js';
+import { NODE_AGENT_HEALTH_PORT } from '../../install/manifests.js';
+
+export default class NodeAgentServer extends BaseCommand<typeof NodeAgentServer> {
+  static override summary = 'Run the node agent of one node. Runs in the node-agent DaemonSet.';
+  static override hidden = true;
+  static override flags = {
+    'health-address': Flags.string({ description: 'Address the health endpoint binds to (default: $POD_IP, else all).', env: 'POD_IP', default: '0.0.0.0' }),
+    'health-port': Flags.integer({ description: 'Port of /healthz and /readyz.', default: NODE_AGENT_HEALTH_PORT }),
+    'node-name': Flags.string({ description: 'This node (default: $NODE_NAME).', env: 'NODE_NAME' }),
+  };
+
+  async run(): Promise<void> {
+    const nodeName = this.flags['node-name'];
+    if (!nodeName) throw new UsageError('--node-name', 'required (or set NODE_NAME from the downward API)');
+    const logger = createLogger({ level: this.flags['log-level'] === 'warn' ? 'info' : this.flags['log-level'], format: this.flags['log-format'], bindings: { component: 'node-agent', node: nodeName } });
+    const kube = connect({ kubeconfig: this.flags.kubeconfig, context: this.flags.context });
+    const role = createNodeAgent({ kube, namespace: this.flags.namespace, nodeName, logger, healthPort: this.flags['health-port'], healthHost: this.flags['health-address'] });
+    await runUntilSignal(role, { logger, name: 'node-agent' });
+  }
+}

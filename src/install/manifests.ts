@@ -1,0 +1,309 @@
+/**
+ * Every object `install` creates, built from validated options. Pure: no cluster access, so `--dry-run -o yaml`
+ * and the real install print and apply exactly the same objects. RBAC rules carry the reason they exist
+ * (docs/rbac.md lists them).
+ */
+import type {
+  KubernetesObject,
+  V1ClusterRole,
+  V1ClusterRoleBinding,
+  V1DaemonSet,
+  V1Deployment,
+  V1Namespace,
+  V1PolicyRule,
+  V1Role,
+  V1RoleBinding,
+  V1Secret,
+  V1ServiceAccount,
+  V1EnvVar,
+  V1Volume,
+  V1VolumeMount,
+} from '@kubernetes/client-node';
+import { allCrds } from '../api/index.js';
+import type { InstallOptions } from './options.js';
+
+export const PART_OF_LABEL = 'app.kubernetes.io/part-of';
+export const PART_OF = 'cairn';
+export const SERVER_NAME = 'cairn';
+export const NODE_AGENT_NAME = 'node-agent';
+export const SERVER_SERVICE_ACCOUNT = 'cairn';
+export const NODE_AGENT_SERVICE_ACCOUNT = 'cairn-node-agent';
+export const CREDENTIALS_SECRET = 'cloud-credentials';
+export const CREDENTIALS_KEY = 'cloud';
+export const DEFAULT_LOCATION_NAME = 'default';
+export const SERVER_HEALTH_PORT = 8085;
+export const NODE_AGENT_HEALTH_PORT = 8086;
+
+/** An RBAC rule with the reason it is granted; the reason goes into docs and an annotation, not the API. */
+export interface ExplainedRule {
+  rule: V1PolicyRule;
+  why: string;
+}
+
+const labels = (component: string): Record<string, string> => ({
+  [PART_OF_LABEL]: PART_OF,
+  'app.kubernetes.io/name': component,
+  component: 'velero',
+});
+
+export const SERVER_CLUSTER_RULES: readonly ExplainedRule[] = [
+  { rule: { apiGroups: ['velero.io'], resources: ['*'], verbs: ['*'] }, why: 'owns every velero.io resource: reconciles them and writes their status' },
+  { rule: { apiGroups: ['*'], resources: ['*'], verbs: ['get', 'list', 'watch'] }, why: 'backup reads every resource it is asked to include, in any API group' },
+  { rule: { apiGroups: ['*'], resources: ['*'], verbs: ['create', 'patch', 'update'] }, why: 'restore recreates any backed-up resource; existingResourcePolicy=update patches existing ones' },
+  { rule: { apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterroles', 'roles'], verbs: ['bind', 'escalate'] }, why: 'restoring Roles and bindings that grant more than cairn itself holds' },
+  { rule: { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] }, why: 'reports progress and failures as Events' },
+];
+
+export const SERVER_NAMESPACE_RULES: readonly ExplainedRule[] = [
+  { rule: { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create', 'update'] }, why: 'storage credentials and per-repository key material live in the install namespace' },
+  { rule: { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] }, why: 'leader election between server replicas' },
+];
+
+export const NODE_AGENT_CLUSTER_RULES: readonly ExplainedRule[] = [
+  { rule: { apiGroups: ['velero.io'], resources: ['podvolumebackups', 'podvolumerestores', 'datauploads', 'datadownloads'], verbs: ['get', 'list', 'watch', 'update', 'patch'] }, why: 'claims and runs the data movement work on its node' },
+  { rule: { apiGroups: ['velero.io'], resources: ['podvolumebackups/status', 'podvolumerestores/status', 'datauploads/status', 'datadownloads/status'], verbs: ['get', 'update', 'patch'] }, why: 'reports phase and progress of that work' },
+  { rule: { apiGroups: ['velero.io'], resources: ['backuprepositories', 'backupstoragelocations'], verbs: ['get', 'list', 'watch'] }, why: 'finds where the data goes' },
+  { rule: { apiGroups: [''], resources: ['pods', 'persistentvolumeclaims', 'persistentvolumes', 'nodes'], verbs: ['get', 'list', 'watch'] }, why: 'locates the volume of the workload pod on this node' },
+  { rule: { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch', 'list', 'watch'] }, why: 'the data mover reports progress through Events the node-agent watches' },
+];
+
+export const NODE_AGENT_NAMESPACE_RULES: readonly ExplainedRule[] = [
+  { rule: { apiGroups: [''], resources: ['pods'], verbs: ['create', 'delete'] }, why: 'starts and removes the backup/restore pods of the data mover, only in the install namespace' },
+  { rule: { apiGroups: [''], resources: ['pods/log'], verbs: ['get'] }, why: 'collects the data mover logs into its own' },
+  { rule: { apiGroups: [''], resources: ['secrets'], verbs: ['get'] }, why: 'reads storage credentials and repository keys' },
+  { rule: { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] }, why: 'reads its configuration (concurrency, pod resources)' },
+];
+
+function rulesOf(explained: readonly ExplainedRule[]): V1PolicyRule[] {
+  return explained.map((e) => e.rule);
+}
+
+function clusterRole(name: string, rules: readonly ExplainedRule[]): V1ClusterRole {
+  return { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name, labels: labels(name) }, rules: rulesOf(rules) };
+}
+
+function role(ns: string, name: string, rules: readonly ExplainedRule[]): V1Role {
+  return { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name, namespace: ns, labels: labels(name) }, rules: rulesOf(rules) };
+}
+
+function clusterRoleBinding(ns: string, name: string, sa: string): V1ClusterRoleBinding {
+  return {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name, labels: labels(name) },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+    subjects: [{ kind: 'ServiceAccount', name: sa, namespace: ns }],
+  };
+}
+
+function roleBinding(ns: string, name: string, sa: string): V1RoleBinding {
+  return {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'RoleBinding',
+    metadata: { name, namespace: ns, labels: labels(name) },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+    subjects: [{ kind: 'ServiceAccount', name: sa, namespace: ns }],
+  };
+}
+
+/** Cluster-scoped names include the namespace so two installs in different namespaces do not collide. */
+export function clusterScopedName(base: string, ns: string): string {
+  return ns === 'velero' ? base : `${base}-${ns}`;
+}
+
+function commonEnv(): V1EnvVar[] {
+  return [
+    { name: 'CAIRN_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+    { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
+    // Health endpoints bind to the pod IP: on host-network nodes (and the local test bed) pods share ports.
+    { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
+  ];
+}
+
+interface PodStorage {
+  volumes: V1Volume[];
+  mounts: V1VolumeMount[];
+  env: V1EnvVar[];
+}
+
+/** Credentials file and filesystem-provider root, mounted the same way into server and node-agent. */
+function podStorage(opts: InstallOptions): PodStorage {
+  const out: PodStorage = { volumes: [], mounts: [], env: [] };
+  if (opts.credentials) {
+    out.volumes.push({ name: 'cloud-credentials', secret: { secretName: CREDENTIALS_SECRET } });
+    out.mounts.push({ name: 'cloud-credentials', mountPath: '/credentials', readOnly: true });
+    out.env.push({ name: 'AWS_SHARED_CREDENTIALS_FILE', value: `/credentials/${CREDENTIALS_KEY}` });
+  }
+  const root = opts.storageLocation?.provider === 'filesystem' ? opts.storageLocation.config.root : undefined;
+  if (root) {
+    out.volumes.push({ name: 'storage-root', hostPath: { path: root, type: 'DirectoryOrCreate' } });
+    out.mounts.push({ name: 'storage-root', mountPath: root });
+  }
+  return out;
+}
+
+function serverDeployment(opts: InstallOptions): V1Deployment {
+  const storage = podStorage(opts);
+  const args = ['server'];
+  if (opts.defaultVolumesToFsBackup) args.push('--default-volumes-to-fs-backup');
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: SERVER_NAME, namespace: opts.namespace, labels: labels(SERVER_NAME) },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: { deploy: SERVER_NAME } },
+      template: {
+        metadata: { labels: { ...labels(SERVER_NAME), deploy: SERVER_NAME } },
+        spec: {
+          serviceAccountName: SERVER_SERVICE_ACCOUNT,
+          restartPolicy: 'Always',
+          terminationGracePeriodSeconds: 30,
+          securityContext: { runAsNonRoot: false },
+          containers: [
+            {
+              name: SERVER_NAME,
+              image: opts.image,
+              imagePullPolicy: 'IfNotPresent',
+              command: ['/cairn'],
+              args,
+              env: [...commonEnv(), ...storage.env],
+              ports: [{ name: 'health', containerPort: SERVER_HEALTH_PORT }],
+              readinessProbe: { httpGet: { path: '/readyz', port: 'health' }, periodSeconds: 5 },
+              livenessProbe: { httpGet: { path: '/healthz', port: 'health' }, periodSeconds: 30, failureThreshold: 5 },
+              resources: { requests: { cpu: '500m', memory: '128Mi' }, limits: { memory: '512Mi' } },
+              volumeMounts: [...storage.mounts, { name: 'scratch', mountPath: '/scratch' }],
+            },
+          ],
+          volumes: [...storage.volumes, { name: 'scratch', emptyDir: {} }],
+        },
+      },
+    },
+  };
+}
+
+function nodeAgentDaemonSet(opts: InstallOptions): V1DaemonSet {
+  const storage = podStorage(opts);
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'DaemonSet',
+    metadata: { name: NODE_AGENT_NAME, namespace: opts.namespace, labels: labels(NODE_AGENT_NAME) },
+    spec: {
+      selector: { matchLabels: { name: NODE_AGENT_NAME } },
+      template: {
+        metadata: { labels: { ...labels(NODE_AGENT_NAME), name: NODE_AGENT_NAME, role: 'node-agent' } },
+        spec: {
+          serviceAccountName: NODE_AGENT_SERVICE_ACCOUNT,
+          terminationGracePeriodSeconds: 30,
+          // Reading every pod's volume needs root on the host paths; nothing else is privileged.
+          securityContext: { runAsUser: 0 },
+          containers: [
+            {
+              name: NODE_AGENT_NAME,
+              image: opts.image,
+              imagePullPolicy: 'IfNotPresent',
+              command: ['/cairn'],
+              args: ['node-agent', 'server'],
+              env: [...commonEnv(), ...storage.env],
+              ports: [{ name: 'health', containerPort: NODE_AGENT_HEALTH_PORT }],
+              readinessProbe: { httpGet: { path: '/readyz', port: 'health' }, periodSeconds: 5 },
+              resources: { requests: { cpu: '500m', memory: '128Mi' }, limits: { memory: '1Gi' } },
+              volumeMounts: [
+                { name: 'host-pods', mountPath: '/host_pods', mountPropagation: 'HostToContainer' },
+                ...storage.mounts,
+                { name: 'scratch', mountPath: '/scratch' },
+              ],
+            },
+          ],
+          volumes: [
+            { name: 'host-pods', hostPath: { path: '/var/lib/kubelet/pods' } },
+            ...storage.volumes,
+            { name: 'scratch', emptyDir: {} },
+          ],
+        },
+      },
+    },
+  };
+}
+
+function backupStorageLocation(opts: InstallOptions): KubernetesObject | undefined {
+  const loc = opts.storageLocation;
+  if (!loc) return undefined;
+  const objectStorage: Record<string, string> = { bucket: loc.bucket };
+  if (loc.prefix) objectStorage.prefix = loc.prefix;
+  if (loc.caCert) objectStorage.caCert = loc.caCert;
+  return {
+    apiVersion: 'velero.io/v1',
+    kind: 'BackupStorageLocation',
+    metadata: { name: DEFAULT_LOCATION_NAME, namespace: opts.namespace, labels: labels('backup-storage-location') },
+    spec: { provider: loc.provider, objectStorage, config: loc.config, default: true, accessMode: 'ReadWrite' },
+  } as KubernetesObject;
+}
+
+export interface InstallManifests {
+  /** In apply order: CRDs first, then the namespace, then what lives in it. */
+  objects: KubernetesObject[];
+}
+
+export function installManifests(opts: InstallOptions): InstallManifests {
+  const ns = opts.namespace;
+  const serverRole = clusterScopedName('cairn-server', ns);
+  const agentRole = clusterScopedName('cairn-node-agent', ns);
+  const namespace: V1Namespace = {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: {
+      name: ns,
+      labels: {
+        ...labels('namespace'),
+        // node-agent reads host paths as root: the namespace must admit it.
+        'pod-security.kubernetes.io/enforce': 'privileged',
+        'pod-security.kubernetes.io/enforce-version': 'latest',
+      },
+    },
+  };
+  const sa = (name: string): V1ServiceAccount => ({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace: ns, labels: labels(name) } });
+  const objects: KubernetesObject[] = [
+    ...allCrds(),
+    namespace,
+    sa(SERVER_SERVICE_ACCOUNT),
+    clusterRole(serverRole, SERVER_CLUSTER_RULES),
+    clusterRoleBinding(ns, serverRole, SERVER_SERVICE_ACCOUNT),
+    role(ns, 'cairn-server', SERVER_NAMESPACE_RULES),
+    roleBinding(ns, 'cairn-server', SERVER_SERVICE_ACCOUNT),
+  ];
+  if (opts.useNodeAgent) {
+    objects.push(
+      sa(NODE_AGENT_SERVICE_ACCOUNT),
+      clusterRole(agentRole, NODE_AGENT_CLUSTER_RULES),
+      clusterRoleBinding(ns, agentRole, NODE_AGENT_SERVICE_ACCOUNT),
+      role(ns, 'cairn-node-agent', NODE_AGENT_NAMESPACE_RULES),
+      roleBinding(ns, 'cairn-node-agent', NODE_AGENT_SERVICE_ACCOUNT),
+    );
+  }
+  if (opts.credentials) {
+    const secret: V1Secret = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      type: 'Opaque',
+      metadata: { name: CREDENTIALS_SECRET, namespace: ns, labels: labels(CREDENTIALS_SECRET) },
+      data: { [CREDENTIALS_KEY]: opts.credentials.toString('base64') },
+    };
+    objects.push(secret);
+  }
+  const bsl = backupStorageLocation(opts);
+  if (bsl) objects.push(bsl);
+  objects.push(serverDeployment(opts));
+  if (opts.useNodeAgent) objects.push(nodeAgentDaemonSet(opts));
+  return { objects };
+}
+
+/** A copy safe to print: Secret values replaced, so credentials never reach a terminal or CI log by accident. */
+export function redactSecrets(objects: readonly KubernetesObject[]): KubernetesObject[] {
+  return objects.map((o) => {
+    if (o.kind !== 'Secret') return o;
+    const s = o as V1Secret;
+    const data = Object.fromEntries(Object.keys(s.data ?? {}).map((k) => [k, '<redacted>']));
+    return { ...s, data };
+  });
+}

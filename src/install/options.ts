@@ -1,0 +1,184 @@
+/**
+ * Turns `install` flags into validated InstallOptions. Every check happens here, before anything is created, and
+ * each failure is one UsageError naming the flag. Credential file contents are parsed but never echoed.
+ */
+import { readFileSync } from 'node:fs';
+import { isAbsolute } from 'node:path';
+import { UsageError } from '../cli/errors.js';
+import { isValidDnsLabel } from '../api/names.js';
+
+export const PROVIDERS = ['aws', 'filesystem'] as const;
+export type Provider = (typeof PROVIDERS)[number];
+
+/** Config keys each provider understands; anything else is a typo we catch now rather than at backup time. */
+export const PROVIDER_CONFIG_KEYS: Record<Provider, readonly string[]> = {
+  aws: [
+    'region', 's3Url', 'publicUrl', 's3ForcePathStyle', 'insecureSkipTLSVerify', 'profile', 'serverSideEncryption',
+    'kmsKeyId', 'checksumAlgorithm', 'tagging', 'enableSharedConfig',
+  ],
+  filesystem: ['root'],
+};
+const BOOLEAN_KEYS = new Set(['s3ForcePathStyle', 'insecureSkipTLSVerify', 'enableSharedConfig']);
+export const DEFAULT_FILESYSTEM_ROOT = '/var/lib/cairn/storage';
+
+export interface InstallFlags {
+  namespace: string;
+  image: string;
+  provider?: string | undefined;
+  bucket?: string | undefined;
+  prefix?: string | undefined;
+  'backup-location-config'?: string | undefined;
+  'secret-file'?: string | undefined;
+  'no-secret'?: boolean | undefined;
+  cacert?: string | undefined;
+  'use-node-agent'?: boolean | undefined;
+  'default-volumes-to-fs-backup'?: boolean | undefined;
+}
+
+export interface StorageLocationOptions {
+  provider: Provider;
+  bucket: string;
+  prefix?: string;
+  config: Record<string, string>;
+  /** PEM bundle the server trusts for the object store, base64 in the BSL as Velero keeps it. */
+  caCert?: string;
+}
+
+export interface InstallOptions {
+  namespace: string;
+  image: string;
+  storageLocation?: StorageLocationOptions;
+  /** Raw credentials file content for the `cloud-credentials` Secret; never logged. */
+  credentials?: Buffer;
+  useNodeAgent: boolean;
+  defaultVolumesToFsBackup: boolean;
+}
+
+/** Parses `key=value,key2=value2`; a malformed part is a UsageError naming the flag. */
+export function parseKeyValueList(flag: string, text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of text.split(',')) {
+    const piece = part.trim();
+    if (!piece) continue;
+    const eq = piece.indexOf('=');
+    if (eq <= 0) throw new UsageError(flag, `expected key=value pairs separated by commas, got "${piece}"`);
+    const key = piece.slice(0, eq).trim();
+    const value = piece.slice(eq + 1).trim();
+    if (key in out) throw new UsageError(flag, `key "${key}" given twice`);
+    out[key] = value;
+  }
+  return out;
+}
+
+function checkBucket(provider: Provider, bucket: string): void {
+  if (provider === 'aws' && !/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) {
+    throw new UsageError('--bucket', `"${bucket}" is not a valid S3 bucket name (3-63 lower-case letters, digits, dots, hyphens)`);
+  }
+  if (provider === 'filesystem' && (bucket.includes('/') || bucket === '.' || bucket === '..' || bucket === '')) {
+    throw new UsageError('--bucket', `"${bucket}" must be a single directory name`);
+  }
+}
+
+function checkConfig(provider: Provider, config: Record<string, string>): void {
+  const allowed = PROVIDER_CONFIG_KEYS[provider];
+  for (const [key, value] of Object.entries(config)) {
+    if (!allowed.includes(key)) {
+      throw new UsageError('--backup-location-config', `unknown key "${key}" for provider ${provider} (known: ${allowed.join(', ')})`);
+    }
+    if (BOOLEAN_KEYS.has(key) && value !== 'true' && value !== 'false') {
+      throw new UsageError('--backup-location-config', `${key} must be true or false, got "${value}"`);
+    }
+    if ((key === 's3Url' || key === 'publicUrl') && !/^https?:\/\/[^/\s]+/.test(value)) {
+      throw new UsageError('--backup-location-config', `${key} must be an http(s) URL, got "${value}"`);
+    }
+    if (key === 'root' && !isAbsolute(value)) {
+      throw new UsageError('--backup-location-config', `root must be an absolute path, got "${value}"`);
+    }
+  }
+}
+
+function readFlagFile(flag: string, path: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const reason = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'is a directory' : (err as Error).message;
+    throw new UsageError(flag, `cannot read ${path}: ${reason}`);
+  }
+}
+
+/** Checks an AWS shared-credentials file has a profile with both keys, without ever printing values. */
+export function checkAwsCredentials(content: Buffer, profile = 'default'): void {
+  const text = content.toString('utf8');
+  let section: string | undefined;
+  const keys = new Map<string, Set<string>>();
+  for (const raw of text.split(/\r?\n/)) {
+    const line = raw.trim();
+    if (!line || line.startsWith('#') || line.startsWith(';')) continue;
+    const header = /^\[\s*(?:profile\s+)?([^\]]+?)\s*\]$/.exec(line);
+    if (header) {
+      section = header[1];
+      continue;
+    }
+    const eq = line.indexOf('=');
+    if (eq <= 0 || section === undefined) {
+      throw new UsageError('--secret-file', 'not an AWS credentials file: expected "[profile]" sections with key = value lines');
+    }
+    const set = keys.get(section) ?? new Set<string>();
+    set.add(line.slice(0, eq).trim().toLowerCase());
+    keys.set(section, set);
+  }
+  const found = keys.get(profile);
+  if (!found) throw new UsageError('--secret-file', `no [${profile}] profile in the credentials file`);
+  for (const k of ['aws_access_key_id', 'aws_secret_access_key']) {
+    if (!found.has(k)) throw new UsageError('--secret-file', `profile [${profile}] has no ${k}`);
+  }
+}
+
+export function parseInstallFlags(flags: InstallFlags): InstallOptions {
+  if (!isValidDnsLabel(flags.namespace)) {
+    throw new UsageError('--namespace', `"${flags.namespace}" is not a valid namespace name (lower-case letters, digits and '-', at most 63)`);
+  }
+  if (!flags.image.trim() || /\s/.test(flags.image)) throw new UsageError('--image', `"${flags.image}" is not an image reference`);
+
+  const options: InstallOptions = {
+    namespace: flags.namespace,
+    image: flags.image,
+    useNodeAgent: flags['use-node-agent'] ?? false,
+    defaultVolumesToFsBackup: flags['default-volumes-to-fs-backup'] ?? false,
+  };
+
+  if (flags.provider === undefined) {
+    for (const f of ['bucket', 'prefix', 'backup-location-config', 'secret-file', 'cacert'] as const) {
+      if (flags[f] !== undefined) throw new UsageError(`--${f}`, 'needs --provider');
+    }
+    return options;
+  }
+  const provider = flags.provider as Provider;
+  if (!PROVIDERS.includes(provider)) {
+    throw new UsageError('--provider', `unknown provider "${flags.provider}" (use one of: ${PROVIDERS.join(', ')})`);
+  }
+  if (!flags.bucket) throw new UsageError('--bucket', `required with --provider ${provider}`);
+  checkBucket(provider, flags.bucket);
+  const config = flags['backup-location-config'] ? parseKeyValueList('--backup-location-config', flags['backup-location-config']) : {};
+  checkConfig(provider, config);
+  if (provider === 'filesystem' && !config.root) config.root = DEFAULT_FILESYSTEM_ROOT;
+
+  const prefix = flags.prefix?.replace(/^\/+|\/+$/g, '');
+  const location: StorageLocationOptions = { provider, bucket: flags.bucket, config };
+  if (prefix) location.prefix = prefix;
+  if (flags.cacert) location.caCert = readFlagFile('--cacert', flags.cacert).toString('base64');
+  options.storageLocation = location;
+
+  if (provider === 'filesystem') {
+    if (flags['secret-file']) throw new UsageError('--secret-file', 'the filesystem provider takes no credentials');
+  } else if (flags['secret-file']) {
+    if (flags['no-secret']) throw new UsageError('--secret-file', 'cannot be combined with --no-secret');
+    const content = readFlagFile('--secret-file', flags['secret-file']);
+    checkAwsCredentials(content, config.profile ?? 'default');
+    options.credentials = content;
+  } else if (!flags['no-secret']) {
+    throw new UsageError('--secret-file', `required with --provider ${provider} (or pass --no-secret to use the node's own credentials)`);
+  }
+  return options;
+}

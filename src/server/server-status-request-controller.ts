@@ -1,0 +1,60 @@
+/**
+ * Answers ServerStatusRequests (`cairn version` asks the server for its version this way, as Velero does):
+ * New → Processed with the server version, and removes processed requests after a minute so they do not pile up.
+ */
+import {
+  Kinds,
+  ServerStatusRequestPhase,
+  parseServerStatusRequest,
+  type ServerStatusRequest,
+} from '../api/index.js';
+import type { Logger } from '../cli/logger.js';
+import type { Kube } from '../kube/client.js';
+import { customClient } from '../kube/custom.js';
+import { startController, type ObjectKey, type ReconcileResult, type RunningController } from '../kube/controller.js';
+
+export const PROCESSED_TTL_MS = 60_000;
+
+export interface ServerStatusRequestControllerOptions {
+  kube: Kube;
+  namespace: string;
+  logger: Logger;
+  version: string;
+  now?: () => Date;
+}
+
+export function serverStatusRequestReconciler(opts: ServerStatusRequestControllerOptions) {
+  const client = customClient<ServerStatusRequest>(opts.kube, Kinds.ServerStatusRequest, parseServerStatusRequest);
+  const now = opts.now ?? (() => new Date());
+  return async function reconcile(key: ObjectKey): Promise<ReconcileResult | void> {
+    const ssr = await client.get(key.namespace, key.name);
+    if (!ssr) return;
+    const phase = ssr.status?.phase ?? ServerStatusRequestPhase.New;
+    if (phase === ServerStatusRequestPhase.New) {
+      await client.updateStatus(key.namespace, key.name, (o) => {
+        if (o.status?.phase === ServerStatusRequestPhase.Processed) return false;
+        o.status = { phase: ServerStatusRequestPhase.Processed, processedTimestamp: now().toISOString(), serverVersion: opts.version, plugins: [] };
+      });
+      return { requeueAfterMs: PROCESSED_TTL_MS };
+    }
+    const processedAt = ssr.status?.processedTimestamp ? Date.parse(ssr.status.processedTimestamp) : 0;
+    const age = now().getTime() - processedAt;
+    if (age >= PROCESSED_TTL_MS) {
+      await client.delete(key.namespace, key.name);
+      return;
+    }
+    return { requeueAfterMs: PROCESSED_TTL_MS - age };
+  };
+}
+
+export async function startServerStatusRequestController(opts: ServerStatusRequestControllerOptions): Promise<RunningController<ServerStatusRequest>> {
+  const client = customClient<ServerStatusRequest>(opts.kube, Kinds.ServerStatusRequest, parseServerStatusRequest);
+  return startController<ServerStatusRequest>({
+    name: 'server-status-request',
+    kube: opts.kube,
+    logger: opts.logger,
+    path: client.path(opts.namespace),
+    list: () => client.listForWatch(opts.namespace),
+    reconcile: serverStatusRequestReconciler(opts),
+  });
+}

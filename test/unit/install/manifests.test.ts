@@ -1,0 +1,84 @@
+import { describe, expect, it } from 'vitest';
+import type { V1ClusterRole, V1DaemonSet, V1Deployment, V1Role, V1Secret } from '@kubernetes/client-node';
+import { allCrds } from '../../../src/api/index.js';
+import { installManifests, redactSecrets, NODE_AGENT_CLUSTER_RULES } from '../../../src/install/manifests.js';
+import type { InstallOptions } from '../../../src/install/options.js';
+
+const base: InstallOptions = { namespace: 'velero', image: 'cairn/cairn:test', useNodeAgent: false, defaultVolumesToFsBackup: false };
+const withAws: InstallOptions = {
+  ...base,
+  useNodeAgent: true,
+  storageLocation: { provider: 'aws', bucket: 'backups', prefix: 'c1', config: { region: 'us-east-1' } },
+  credentials: Buffer.from('[default]\naws_access_key_id=AKIA\naws_secret_access_key=SECRETVALUE\n'),
+};
+
+const find = <T>(objs: { kind?: string; metadata?: { name?: string } }[], kind: string, name?: string): T =>
+  objs.find((o) => o.kind === kind && (name === undefined || o.metadata?.name === name)) as T;
+
+describe('install manifests', () => {
+  it('applies CRDs first, then the namespace, then what lives in it', () => {
+    const { objects } = installManifests(withAws);
+    const kinds = objects.map((o) => o.kind);
+    const crdCount = allCrds().length;
+    expect(kinds.slice(0, crdCount).every((k) => k === 'CustomResourceDefinition')).toBe(true);
+    expect(kinds[crdCount]).toBe('Namespace');
+    expect(kinds.slice(-2)).toEqual(['Deployment', 'DaemonSet']);
+    expect(kinds).toContain('BackupStorageLocation');
+    expect(kinds).toContain('Secret');
+  });
+
+  it('leaves out the node agent unless asked', () => {
+    const { objects } = installManifests(base);
+    expect(objects.some((o) => o.kind === 'DaemonSet')).toBe(false);
+    expect(objects.some((o) => o.metadata?.name === 'cairn-node-agent')).toBe(false);
+    expect(objects.some((o) => o.kind === 'BackupStorageLocation')).toBe(false);
+  });
+
+  it('creates a default BackupStorageLocation as Velero does', () => {
+    const bsl = find<{ spec: unknown }>(installManifests(withAws).objects, 'BackupStorageLocation');
+    expect(bsl.spec).toEqual({ provider: 'aws', objectStorage: { bucket: 'backups', prefix: 'c1' }, config: { region: 'us-east-1' }, default: true, accessMode: 'ReadWrite' });
+  });
+
+  it('runs the server and node agent from the given image with the credentials mounted', () => {
+    const { objects } = installManifests(withAws);
+    const dep = find<V1Deployment>(objects, 'Deployment');
+    const c = dep.spec?.template.spec?.containers[0];
+    expect(c?.image).toBe('cairn/cairn:test');
+    expect(c?.args).toEqual(['server']);
+    expect(c?.env?.find((e) => e.name === 'AWS_SHARED_CREDENTIALS_FILE')?.value).toBe('/credentials/cloud');
+    const ds = find<V1DaemonSet>(objects, 'DaemonSet');
+    const agent = ds.spec?.template.spec?.containers[0];
+    expect(agent?.args).toEqual(['node-agent', 'server']);
+    const hostPods = agent?.volumeMounts?.find((m) => m.name === 'host-pods');
+    expect(hostPods).toMatchObject({ mountPath: '/host_pods', mountPropagation: 'HostToContainer' });
+    expect(ds.spec?.template.spec?.volumes?.find((v) => v.name === 'host-pods')?.hostPath?.path).toBe('/var/lib/kubelet/pods');
+  });
+
+  it('gives the node agent no wildcard permissions and no cluster-wide pod creation', () => {
+    const { objects } = installManifests(withAws);
+    const agentRole = find<V1ClusterRole>(objects, 'ClusterRole', 'cairn-node-agent');
+    for (const r of agentRole.rules ?? []) {
+      expect(r.verbs).not.toContain('*');
+      expect(r.resources).not.toContain('*');
+      if (r.resources?.includes('pods')) expect(r.verbs).not.toContain('create');
+    }
+    const nsRole = find<V1Role>(objects, 'Role', 'cairn-node-agent');
+    expect(nsRole.metadata?.namespace).toBe('velero');
+    expect(nsRole.rules?.find((r) => r.resources?.includes('pods'))?.verbs).toEqual(['create', 'delete']);
+    expect(NODE_AGENT_CLUSTER_RULES.every((r) => r.why.length > 10)).toBe(true);
+  });
+
+  it('suffixes cluster-scoped names outside the default namespace', () => {
+    const { objects } = installManifests({ ...withAws, namespace: 'backup-system' });
+    expect(objects.some((o) => o.kind === 'ClusterRole' && o.metadata?.name === 'cairn-server-backup-system')).toBe(true);
+  });
+
+  it('redacts Secret values for printing and leaves the rest intact', () => {
+    const { objects } = installManifests(withAws);
+    const printable = redactSecrets(objects);
+    const secret = find<V1Secret>(printable, 'Secret');
+    expect(secret.data).toEqual({ cloud: '<redacted>' });
+    expect(JSON.stringify(printable)).not.toContain(withAws.credentials?.toString('base64'));
+    expect(find<V1Secret>(objects, 'Secret').data?.cloud).toBe(withAws.credentials?.toString('base64'));
+  });
+});
