@@ -6,3 +6,5 @@ const run = (cmd, args) => execFileSync(cmd, args, { stdio: 'inherit' });
 rmSync('dist', { recursive: true, force: true });
 run('tsc', ['-p', 'tsconfig.json']);
 run('oclif', ['manifest']);
+// The CRD YAML under config/crd is generated from src/api and committed; fail here when it is stale.
+run('tsx', ['scripts/generate-crds.ts', '--check']);
