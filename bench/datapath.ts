@@ -113,6 +113,7 @@ async function main(): Promise<void> {
       `on this shared machine${args.dropCaches ? ' (--drop-caches was given: it was attempted before each first backup and restore)' : ''}.`,
     'MB = 10^6 bytes. Peak RSS = max of per-process VmHWM and sampled tree RSS (100 ms).',
     'S3 rows: MinIO runs on the same cores; its CPU seconds follow the "+" in the CPU column.',
+    '"others CPU s" is what every other process on the machine used during the first backup (a shared machine is noisy).',
   ];
 
   const datasetInfos: DatasetInfo[] = [];
@@ -189,7 +190,7 @@ async function main(): Promise<void> {
       'Notes:',
       ...notes.map((n) => `  - ${n}`),
       '',
-      renderReport(datasetInfos, results),
+      renderReport(datasetInfos, results, run.machine.cpus),
       '',
       'Targets (issue 4):',
       renderTargetChecks(targetChecks(results)),

@@ -2,7 +2,13 @@
 // included), CPU of the reaped process tree, peak and sampled resident memory of the tree, and optionally the CPU
 // a server process (MinIO) spent meanwhile. Output lines go to a callback that may report "files done so far".
 import { spawn } from 'node:child_process';
-import { memoryStatus, processCpuSeconds, processTree, reapedChildrenCpuSeconds } from './proc-stats.js';
+import {
+  machineBusyCpuSeconds,
+  memoryStatus,
+  processCpuSeconds,
+  processTree,
+  reapedChildrenCpuSeconds,
+} from './proc-stats.js';
 
 export interface RssSample {
   /** Milliseconds since the command started. */
@@ -32,6 +38,11 @@ export interface Measurement {
   wallSeconds: number;
   cpuSeconds: number;
   serverCpuSeconds?: number;
+  /**
+   * CPU that everything else on the machine used meanwhile (other users' work, this harness's sampling): on a
+   * shared machine this is what the tool had to compete with.
+   */
+  othersCpuSeconds: number;
   /** The larger of the highest per-process VmHWM seen and the highest sampled tree RSS. */
   peakRssBytes: number;
   samples: RssSample[];
@@ -65,6 +76,7 @@ export async function measureCommand(options: MeasureOptions): Promise<Measureme
   const sampleIntervalMs = options.sampleIntervalMs ?? 100;
   const cpuBefore = reapedChildrenCpuSeconds();
   const serverCpuBefore = serverPid === undefined ? undefined : processCpuSeconds(serverPid);
+  const machineBefore = machineBusyCpuSeconds();
   const started = process.hrtime.bigint();
   const elapsedMs = (): number => Number(process.hrtime.bigint() - started) / 1e6;
   const child = spawn(command, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -121,14 +133,19 @@ export async function measureCommand(options: MeasureOptions): Promise<Measureme
   if (killer) clearTimeout(killer);
   out.end();
   err.end();
+  const machineBusy = machineBusyCpuSeconds() - machineBefore;
   const serverCpuAfter = serverPid === undefined ? undefined : processCpuSeconds(serverPid);
   const peakSampled = samples.reduce((max, s) => Math.max(max, s.rssBytes), 0);
   const peakHwm = Math.max(0, ...hwmByPid.values());
+  const cpuSeconds = reapedChildrenCpuSeconds() - cpuBefore;
+  const serverCpuSeconds =
+    serverCpuBefore !== undefined && serverCpuAfter !== undefined ? serverCpuAfter - serverCpuBefore : undefined;
   return {
     exitCode,
     signal,
     wallSeconds,
-    cpuSeconds: reapedChildrenCpuSeconds() - cpuBefore,
+    cpuSeconds,
+    othersCpuSeconds: Math.max(0, machineBusy - cpuSeconds - (serverCpuSeconds ?? 0)),
     ...(serverCpuBefore !== undefined && serverCpuAfter !== undefined
       ? { serverCpuSeconds: serverCpuAfter - serverCpuBefore }
       : {}),

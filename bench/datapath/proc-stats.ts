@@ -70,3 +70,11 @@ export function processTree(rootPid: number): number[] {
   }
   return tree;
 }
+
+/** CPU seconds all processors have spent busy since boot (user, nice, system, irq, softirq, steal), from /proc/stat. */
+export function machineBusyCpuSeconds(): number {
+  const line = readText('/proc/stat')?.split('\n')[0];
+  if (!line?.startsWith('cpu ')) return 0;
+  const [user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number);
+  return ((user ?? 0) + (nice ?? 0) + (system ?? 0) + (irq ?? 0) + (softirq ?? 0) + (steal ?? 0)) / CLOCK_TICKS_PER_SECOND;
+}

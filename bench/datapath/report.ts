@@ -26,6 +26,7 @@ const HEADER = [
   '1st MB/s',
   'files/s',
   'CPU s',
+  'others CPU s',
   'peak RSS MB',
   'repo MB',
   'unchanged s',
@@ -35,9 +36,7 @@ const HEADER = [
 ];
 
 function row(result: ScenarioResult): string[] {
-  if (result.status !== 'ok' && !result.first) {
-    return [result.tool, `${result.status}: ${result.reason ?? ''}`];
-  }
+  if (!result.first) return [`${result.tool} (${result.status})`, ...HEADER.slice(1).map(() => '-')];
   // Client CPU, plus MinIO's after a "+" on the S3 rows (both come out of the same 2 cores).
   const server = result.first?.serverCpuSeconds;
   const cpu = result.first
@@ -48,6 +47,7 @@ function row(result: ScenarioResult): string[] {
     formatNumber(result.first?.mbPerSecond, 1),
     formatNumber(result.first?.filesPerSecond),
     cpu,
+    formatNumber(result.first?.othersCpuSeconds, 1),
     formatNumber(result.first ? result.first.peakRssBytes / MB : undefined),
     formatNumber(result.repositoryBytesAfterFirst === undefined ? undefined : result.repositoryBytesAfterFirst / MB, 1),
     formatNumber(result.unchanged?.wallSeconds, 2),
@@ -101,7 +101,33 @@ function memoryLines(results: ScenarioResult[], store: StoreName, dataset: strin
   return lines;
 }
 
-export function renderReport(datasets: DatasetInfo[], results: ScenarioResult[]): string {
+/** Warns where other work on the machine took a large share of the CPU while a tool was being measured. */
+export function contentionLines(rows: ScenarioResult[], cores: number, threshold = CONTENTION_WARNING): string[] {
+  const lines: string[] = [];
+  for (const r of rows) {
+    const steps = [
+      ['1st backup', r.first],
+      ['unchanged', r.unchanged],
+      ['5% changed', r.changed],
+      ['restore', r.restore],
+    ] as const;
+    const busy = steps
+      .filter(([, f]) => f !== undefined && f.wallSeconds > 0)
+      .map(([name, f]) => [name, f!.othersCpuSeconds / (f!.wallSeconds * cores)] as const)
+      .filter(([, share]) => share > threshold);
+    if (busy.length > 0) {
+      lines.push(
+        `warning: ${r.tool}: other work on this machine used ${busy.map(([name, share]) => `${Math.round(share * 100)}% of the CPU during ${name}`).join(', ')}; its figures are pessimistic`,
+      );
+    }
+  }
+  return lines;
+}
+
+/** Share of all cores that other processes may take during a step before the report warns about it. */
+export const CONTENTION_WARNING = 0.15;
+
+export function renderReport(datasets: DatasetInfo[], results: ScenarioResult[], cores = 2): string {
   const blocks: string[] = [];
   for (const dataset of datasets) {
     for (const store of ['fs', 's3'] as const) {
@@ -110,10 +136,15 @@ export function renderReport(datasets: DatasetInfo[], results: ScenarioResult[])
       const title =
         `${dataset.title}: ${formatNumber(dataset.bytes / MB, 1)} MB in ${formatNumber(dataset.files)} files; ` +
         `store ${store === 'fs' ? 'local filesystem' : 'MinIO on loopback'}`;
+      const problems = rows
+        .filter((r) => r.status !== 'ok')
+        .map((r) => `${r.tool}: ${r.status === 'failed' ? 'FAILED: ' : ''}${r.reason ?? r.status}`);
       blocks.push(
         [
           title,
           renderTable(HEADER, rows.map(row)),
+          ...problems,
+          ...contentionLines(rows, cores),
           ...memoryLines(results, store, dataset.name),
           ...ratioLines(results, store, dataset.name),
         ].join('\n'),

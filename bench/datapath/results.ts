@@ -8,6 +8,8 @@ export interface StepFigures {
   cpuSeconds: number;
   /** CPU MinIO spent during the step (S3 rows only): it shares the same 2 cores. */
   serverCpuSeconds?: number;
+  /** CPU everything else on the machine used during the step (a shared machine's noise). */
+  othersCpuSeconds: number;
   peakRssBytes: number;
 }
 

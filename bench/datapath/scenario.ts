@@ -30,6 +30,7 @@ function stepFigures(m: Measurement): StepFigures {
     wallSeconds: m.wallSeconds,
     cpuSeconds: m.cpuSeconds,
     ...(m.serverCpuSeconds === undefined ? {} : { serverCpuSeconds: m.serverCpuSeconds }),
+    othersCpuSeconds: m.othersCpuSeconds,
     peakRssBytes: m.peakRssBytes,
   };
 }

@@ -56,7 +56,7 @@ export function cairnTool(projectRoot: string): BackupTool {
         const hasSource = existsSync(join(projectRoot, 'src', 'commands', 'repo', 'backup.ts'));
         return {
           available: false,
-          reason: hasSource ? 'not available: run `npm run build` first (dist/commands/repo missing)' : 'not available: `cairn repo` commands not written yet',
+          reason: hasSource ? 'dist/commands/repo missing: run `npm run build` first' : '`cairn repo` commands not written yet',
         };
       }
       const pkg = JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { version?: string };
