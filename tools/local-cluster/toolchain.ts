@@ -5,8 +5,8 @@
  * group is one `go build` of several packages, so they share one build cache and one link step per binary.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { withFileLock } from './lock.js';
 import { cacheRoot, repoRoot } from './paths.js';
 
@@ -107,7 +107,7 @@ export async function setupToolchain(log: (line: string) => void): Promise<Setup
           timings.push({ group: g.dir, version, seconds: 'cached' });
           continue;
         }
-        const go = findGo();
+        const go = await findGo(log);
         log(`building ${missing.map((b) => b.name).join(', ')} ${version} with ${go} (first run only; minutes)`);
         const started = Date.now();
         await buildGroup(g, missing, go);
@@ -156,18 +156,66 @@ function run(cmd: string, args: string[], opts: { cwd: string; env: NodeJS.Proce
   });
 }
 
-/** The go command to build with: $GO, then `go` on PATH, then /usr/local/go/bin/go; must be new enough. */
-function findGo(): string {
-  const candidates = [process.env.GO, 'go', '/usr/local/go/bin/go'].filter((c): c is string => Boolean(c));
+/** Go release fetched when the machine has no suitable go (the go command's own toolchain download path). */
+const FALLBACK_GO = 'go1.26.8';
+
+/**
+ * The go command to build with: $GO, `go` on PATH or /usr/local/go/bin/go if new enough; otherwise the Go
+ * toolchain from the Go module proxy (golang.org/toolchain), unpacked once under ~/.cache/cairn/go/.
+ */
+async function findGo(log: (line: string) => void): Promise<string> {
+  const candidates = [process.env.GO, 'go', '/usr/local/go/bin/go', fallbackGoPath()].filter((c): c is string => Boolean(c));
   for (const c of candidates) {
-    let version: string;
-    try {
-      version = execFileSync(c, ['env', 'GOVERSION'], { encoding: 'utf8', env: { ...process.env, GOTOOLCHAIN: 'local' } }).trim();
-    } catch {
-      continue;
-    }
-    const m = /^go(\d+)\.(\d+)/.exec(version);
-    if (m && (Number(m[1]) > MIN_GO[0] || (Number(m[1]) === MIN_GO[0] && Number(m[2]) >= MIN_GO[1]))) return c;
+    if (isRecentGo(c)) return c;
   }
-  throw new Error(`Go ${MIN_GO.join('.')} or newer is needed to build the local cluster: install it (https://go.dev/dl) or set $GO`);
+  await downloadGo(log);
+  const go = fallbackGoPath();
+  if (!isRecentGo(go)) throw new Error(`the downloaded Go toolchain at ${go} does not run`);
+  return go;
+}
+
+function isRecentGo(cmd: string): boolean {
+  let version: string;
+  try {
+    version = execFileSync(cmd, ['env', 'GOVERSION'], { encoding: 'utf8', env: { ...process.env, GOTOOLCHAIN: 'local' } }).trim();
+  } catch {
+    return false;
+  }
+  const m = /^go(\d+)\.(\d+)/.exec(version);
+  return Boolean(m && (Number(m[1]) > MIN_GO[0] || (Number(m[1]) === MIN_GO[0] && Number(m[2]) >= MIN_GO[1])));
+}
+
+function toolchainModuleVersion(): string {
+  const arch = process.arch === 'x64' ? 'amd64' : process.arch;
+  return `v0.0.1-${FALLBACK_GO}.${process.platform}-${arch}`;
+}
+
+export function fallbackGoPath(): string {
+  return join(cacheRoot(), 'go', 'toolchain', `golang.org/toolchain@${toolchainModuleVersion()}`, 'bin', 'go');
+}
+
+export async function downloadGo(log: (line: string) => void): Promise<void> {
+  const proxy = (process.env.GOPROXY ?? 'https://proxy.golang.org').split(/[,|]/)[0]!.replace(/\/$/, '');
+  const url = `${proxy}/golang.org/toolchain/@v/${toolchainModuleVersion()}.zip`;
+  log(`no Go ${MIN_GO.join('.')}+ found: downloading ${FALLBACK_GO} from ${url}`);
+  const res = await fetch(url);
+  if (!res.ok) throw new Error(`GET ${url}: HTTP ${res.status}; install Go ${MIN_GO.join('.')}+ or set $GO`);
+  const dir = join(cacheRoot(), 'go', 'toolchain');
+  mkdirSync(dir, { recursive: true });
+  const zip = join(dir, `.download-${process.pid}.zip`);
+  writeFileSync(zip, Buffer.from(await res.arrayBuffer()));
+  try {
+    execFileSync('unzip', ['-q', '-o', zip, '-d', dir], { stdio: 'inherit' });
+  } finally {
+    rmSync(zip, { force: true });
+  }
+  // Module zips carry no file modes: make the commands and tools executable, as the go command does.
+  const root = dirname(dirname(fallbackGoPath()));
+  for (const sub of ['bin', 'pkg/tool']) {
+    const base = join(root, sub);
+    if (!existsSync(base)) continue;
+    for (const entry of readdirSync(base, { recursive: true, withFileTypes: true })) {
+      if (entry.isFile()) chmodSync(join(entry.parentPath, entry.name), 0o755);
+    }
+  }
 }
