@@ -1,0 +1,208 @@
+/**
+ * The local kubelet runs pods as a kubelet would: init containers in order, restart policies, termination
+ * messages, env/args/volumes, logs through the API, unknown images.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { kubectl } from '../../support/cluster.js';
+import { waitFor } from '../../support/wait.js';
+import {
+  containerStatus,
+  core,
+  createNamespace,
+  createPod,
+  deleteNamespace,
+  podLogs,
+  waitForEvent,
+  waitForPhase,
+  waitForPod,
+} from './helpers.js';
+
+let ns: string;
+beforeAll(async () => {
+  ns = await createNamespace('lk-containers');
+});
+afterAll(async () => {
+  await deleteNamespace(ns);
+});
+
+const shell = (name: string, script: string, extra: object = {}) => ({ name, image: 'busybox:1.36', command: ['sh', '-c', script], ...extra });
+
+describe('local kubelet: containers', () => {
+  it('runs init containers in order before the containers', async () => {
+    await createPod(ns, {
+      metadata: { name: 'init-order' },
+      spec: {
+        restartPolicy: 'Never',
+        volumes: [{ name: 'work', emptyDir: {} }],
+        initContainers: [
+          shell('first', 'echo first >> /work/order', { volumeMounts: [{ name: 'work', mountPath: '/work' }] }),
+          shell('second', 'test -s /work/order && echo second >> /work/order', { volumeMounts: [{ name: 'work', mountPath: '/work' }] }),
+        ],
+        containers: [shell('main', 'echo main >> /work/order; cat /work/order', { volumeMounts: [{ name: 'work', mountPath: '/work' }] })],
+      },
+    });
+    const pod = await waitForPhase(ns, 'init-order', 'Succeeded');
+    expect(await podLogs(ns, 'init-order')).toBe('first\nsecond\nmain\n');
+    expect(containerStatus(pod, 'first')?.state?.terminated).toMatchObject({ exitCode: 0, reason: 'Completed' });
+    expect(containerStatus(pod, 'second')?.state?.terminated).toMatchObject({ exitCode: 0, reason: 'Completed' });
+    expect(pod.status?.conditions?.find((c) => c.type === 'Initialized')?.status).toBe('True');
+  });
+
+  it('a failing init container fails a restartPolicy Never pod and the containers never start', async () => {
+    await createPod(ns, {
+      metadata: { name: 'init-fails' },
+      spec: { restartPolicy: 'Never', initContainers: [shell('init', 'exit 4')], containers: [shell('main', 'echo never')] },
+    });
+    const pod = await waitForPhase(ns, 'init-fails', 'Failed');
+    expect(containerStatus(pod, 'init')?.state?.terminated?.exitCode).toBe(4);
+    expect(containerStatus(pod, 'main')?.state?.waiting?.reason).toBe('PodInitializing');
+  });
+
+  it('reports the termination message from terminationMessagePath, or from the logs on error', async () => {
+    await createPod(ns, {
+      metadata: { name: 'term-msg' },
+      spec: {
+        restartPolicy: 'Never',
+        containers: [
+          shell('file', 'echo -n "disk full" > /dev/termination-log; exit 3'),
+          shell('custom-path', 'echo -n done > /tmp/cairn-msg/result', {
+            terminationMessagePath: '/tmp/cairn-msg/result',
+          }),
+          shell('logs', 'echo line1; echo "last words"; exit 2', { terminationMessagePolicy: 'FallbackToLogsOnError' }),
+        ],
+      },
+    });
+    const pod = await waitForPhase(ns, 'term-msg', 'Failed');
+    expect(containerStatus(pod, 'file')?.state?.terminated).toMatchObject({ exitCode: 3, reason: 'Error', message: 'disk full' });
+    expect(containerStatus(pod, 'custom-path')?.state?.terminated).toMatchObject({ exitCode: 0, reason: 'Completed', message: 'done' });
+    expect(containerStatus(pod, 'logs')?.state?.terminated).toMatchObject({ exitCode: 2, message: 'line1\nlast words\n' });
+  });
+
+  it('follows restart policies Never, OnFailure and Always', async () => {
+    const marker = { volumes: [{ name: 'state', emptyDir: {} }] };
+    const mount = { volumeMounts: [{ name: 'state', mountPath: '/state' }] };
+    await createPod(ns, { metadata: { name: 'never' }, spec: { restartPolicy: 'Never', containers: [shell('c', 'exit 1')] } });
+    await createPod(ns, {
+      metadata: { name: 'on-failure' },
+      spec: { restartPolicy: 'OnFailure', ...marker, containers: [shell('c', 'if [ -e /state/ran ]; then echo second; exit 0; fi; touch /state/ran; echo first; exit 1', mount)] },
+    });
+    await createPod(ns, { metadata: { name: 'always' }, spec: { restartPolicy: 'Always', containers: [shell('c', 'echo run; exit 0')] } });
+
+    const never = await waitForPhase(ns, 'never', 'Failed');
+    expect(containerStatus(never, 'c')).toMatchObject({ restartCount: 0, state: { terminated: { exitCode: 1 } } });
+
+    const onFailure = await waitForPhase(ns, 'on-failure', 'Succeeded');
+    expect(containerStatus(onFailure, 'c')).toMatchObject({ restartCount: 1, lastState: { terminated: { exitCode: 1 } } });
+    expect(await podLogs(ns, 'on-failure', { container: 'c' })).toBe('second\n');
+    expect(await podLogs(ns, 'on-failure', { container: 'c', previous: true })).toBe('first\n');
+
+    const always = await waitForPod(ns, 'always', 'restarted twice', (p) => (containerStatus(p, 'c')?.restartCount ?? 0) >= 2);
+    expect(always.status?.phase).toBe('Running');
+    expect(containerStatus(always, 'c')?.lastState?.terminated).toMatchObject({ exitCode: 0, reason: 'Completed' });
+    await waitForEvent(ns, 'always', 'BackOff');
+  });
+
+  it('serves logs through the API (pods/log, tailLines, kubectl logs)', async () => {
+    await createPod(ns, {
+      metadata: { name: 'logger' },
+      spec: { restartPolicy: 'Never', containers: [shell('c', 'for i in 1 2 3 4 5; do echo line$i; done; echo err >&2; sleep 3600')] },
+    });
+    await waitFor(async () => (await podLogs(ns, 'logger')).includes('err'), { timeoutMs: 60_000, description: 'logs of logger' });
+    expect(await podLogs(ns, 'logger')).toBe('line1\nline2\nline3\nline4\nline5\nerr\n');
+    expect(await podLogs(ns, 'logger', { tailLines: 2 })).toBe('line5\nerr\n');
+    const { stdout } = await kubectl(['logs', '-n', ns, 'logger', '--tail=1']);
+    expect(stdout).toBe('err\n');
+    await core().deleteNamespacedPod({ namespace: ns, name: 'logger', gracePeriodSeconds: 1 });
+  });
+
+  it('builds env, args, downward API, configMap and secret volumes, and runs as the given user', async () => {
+    await core().createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'cfg' }, data: { 'app.conf': 'mode=fast', LEVEL: '3' } } });
+    await core().createNamespacedSecret({ namespace: ns, body: { metadata: { name: 'creds' }, stringData: { password: 's3cr3t' } } });
+    await createPod(ns, {
+      metadata: { name: 'env', labels: { app: 'demo' } },
+      spec: {
+        restartPolicy: 'Never',
+        securityContext: { runAsUser: 1000, runAsGroup: 3000 },
+        volumes: [
+          { name: 'cfg', configMap: { name: 'cfg' } },
+          { name: 'creds', secret: { secretName: 'creds' } },
+          { name: 'info', downwardAPI: { items: [{ path: 'labels', fieldRef: { fieldPath: 'metadata.labels' } }] } },
+        ],
+        containers: [
+          {
+            name: 'c',
+            image: 'alpine:3.20',
+            command: ['sh', '-c'],
+            args: ['echo "$(GREETING) $POD_NAME $LEVEL"; id -u; id -g; pwd; cat /etc/cfg/app.conf; echo; cat /etc/creds/password; echo; cat /etc/info/labels; echo'],
+            workingDir: '/tmp/cairn-wd',
+            env: [
+              { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+              { name: 'GREETING', value: 'hello from $(POD_NAME)' },
+            ],
+            envFrom: [{ configMapRef: { name: 'cfg' } }],
+            volumeMounts: [
+              { name: 'cfg', mountPath: '/etc/cfg' },
+              { name: 'creds', mountPath: '/etc/creds' },
+              { name: 'info', mountPath: '/etc/info' },
+            ],
+          },
+        ],
+      },
+    });
+    await waitForPhase(ns, 'env', 'Succeeded');
+    expect((await podLogs(ns, 'env')).split('\n')).toEqual([
+      'hello from env env 3',
+      '1000',
+      '3000',
+      '/tmp/cairn-wd',
+      'mode=fast',
+      's3cr3t',
+      'app="demo"',
+      '',
+    ]);
+  });
+
+  it('runs cairn itself from the working tree for the cairn image', async () => {
+    await createPod(ns, {
+      metadata: { name: 'cairn' },
+      spec: { restartPolicy: 'Never', containers: [{ name: 'cairn', image: 'ghcr.io/example/cairn:dev', args: ['version', '-o', 'json'] }] },
+    });
+    await waitForPhase(ns, 'cairn', 'Succeeded', 120_000);
+    const out = JSON.parse(await podLogs(ns, 'cairn')) as { client: { nodeVersion: string } };
+    expect(out.client.nodeVersion).toMatch(/^24\./);
+  });
+
+  it('gives pods in-cluster configuration: service env, token and CA that the API server accepts', async () => {
+    const sa = '/var/run/secrets/kubernetes.io/serviceaccount';
+    await createPod(ns, {
+      metadata: { name: 'in-cluster' },
+      spec: {
+        restartPolicy: 'Never',
+        containers: [
+          shell(
+            'c',
+            `cat ${sa}/namespace; echo; curl -sS --fail --cacert ${sa}/ca.crt -H "Authorization: Bearer $(cat ${sa}/token)" ` +
+              `-H 'Content-Type: application/json' -X POST ` +
+              `-d '{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}' ` +
+              `https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT/apis/authentication.k8s.io/v1/selfsubjectreviews`,
+          ),
+        ],
+      },
+    });
+    await waitForPhase(ns, 'in-cluster', 'Succeeded');
+    const [namespace, ...rest] = (await podLogs(ns, 'in-cluster')).split('\n');
+    expect(namespace).toBe(ns);
+    const review = JSON.parse(rest.join('\n')) as { status: { userInfo: { username: string } } };
+    expect(review.status.userInfo.username).toBe(`system:serviceaccount:${ns}:default`);
+  });
+
+  it('leaves a pod with an unknown image Waiting in ErrImagePull with a Failed event', async () => {
+    await createPod(ns, { metadata: { name: 'no-image' }, spec: { containers: [{ name: 'c', image: 'nginx:1.27' }] } });
+    const pod = await waitForPod(ns, 'no-image', 'waiting in ErrImagePull', (p) => containerStatus(p, 'c')?.state?.waiting?.reason === 'ErrImagePull');
+    expect(pod.status?.phase).toBe('Pending');
+    const ev = await waitForEvent(ns, 'no-image', 'Failed');
+    expect(ev.type).toBe('Warning');
+    expect(ev.source).toMatchObject({ component: 'kubelet', host: pod.spec?.nodeName });
+    expect(ev.message).toContain('nginx:1.27');
+  });
+});
