@@ -25,3 +25,4 @@ export * from './kinds/download-request.js';
 export * from './kinds/server-status-request.js';
 export * from './kinds/data-upload.js';
 export * from './kinds/data-download.js';
+export * from './item-operations.js';

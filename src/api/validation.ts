@@ -4,7 +4,7 @@
  * extra fields are allowed (newer Velero versions add fields); wrong types, enum values and missing required fields
  * are not, and the error names the field: `Backup velero/b1: spec.ttl: expected duration string like "720h0m0s"`.
  */
-import { Kind, type TSchema } from '@sinclair/typebox';
+import { Kind, type Static, type TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
 import { CairnError } from '../cli/errors.js';
@@ -34,15 +34,31 @@ export class ValidationError extends CairnError {
   }
 }
 
-const checkers = new Map<KindName, TypeCheck<TSchema>>();
+// Compiled lazily, once per schema: compiling all kinds up front would slow every CLI start.
+const checkers = new WeakMap<TSchema, TypeCheck<TSchema>>();
 
-function checkerFor(kind: KindName): TypeCheck<TSchema> {
-  let checker = checkers.get(kind);
+function compiled(schema: TSchema): TypeCheck<TSchema> {
+  let checker = checkers.get(schema);
   if (!checker) {
-    checker = TypeCompiler.Compile(Kinds[kind].schema as TSchema);
-    checkers.set(kind, checker);
+    checker = TypeCompiler.Compile(schema);
+    checkers.set(schema, checker);
   }
   return checker;
+}
+
+function checkerFor(kind: KindName): TypeCheck<TSchema> {
+  return compiled(Kinds[kind].schema as TSchema);
+}
+
+/**
+ * Checks any value against a TypeBox schema (for data that is not a velero.io object, e.g. the item-operation
+ * files of a backup) and returns it typed; `what` names the data in the error ("BackupOperation list").
+ */
+export function parseWith<T extends TSchema>(schema: T, what: string, value: unknown): Static<T> {
+  const problems = collectProblems(compiled(schema), value);
+  const [first] = problems;
+  if (first) throw new ValidationError(what, undefined, first.field, first.problem, problems);
+  return value as Static<T>;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -97,7 +113,10 @@ export function isValid<K extends KindName>(kind: K, value: unknown): value is O
 
 /** Every problem in `value` as an object of kind K; empty when it is valid. */
 export function problemsIn(kind: KindName, value: unknown): FieldProblem[] {
-  const checker = checkerFor(kind);
+  return collectProblems(checkerFor(kind), value);
+}
+
+function collectProblems(checker: TypeCheck<TSchema>, value: unknown): FieldProblem[] {
   if (checker.Check(value)) return [];
   const problems: FieldProblem[] = [];
   const seen = new Set<string>();
