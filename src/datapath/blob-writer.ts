@@ -22,6 +22,8 @@ export interface BlobWriterOptions {
   /** … or after this long since the last one. */
   checkpointMs?: number;
   signal?: AbortSignal;
+  /** Store blobs even when the repository index already has them (repack writes fresh copies). */
+  ignoreIndex?: boolean;
 }
 
 export interface BlobWriterStats {
@@ -65,7 +67,7 @@ export class BlobWriter {
 
   /** True when the blob is stored or on its way. */
   has(hexId: string): boolean {
-    return this.pending.has(hexId) || this.repo.index.has(hexId);
+    return this.pending.has(hexId) || (!this.options.ignoreIndex && this.repo.index.has(hexId));
   }
 
   private check(): void {
@@ -148,8 +150,8 @@ export class BlobWriter {
         this.stats.storedBytes += bytes.length;
         this.stats.packs++;
         const pack = { id, entries };
-        this.repo.index.addPack(pack);
-        for (const e of entries) this.pending.delete(e.id.toString('hex'));
+        if (!this.options.ignoreIndex) this.repo.index.addPack(pack);
+        if (!this.options.ignoreIndex) for (const e of entries) this.pending.delete(e.id.toString('hex'));
         this.unindexed.push(pack);
         if (this.unindexed.length >= this.checkpointPacks || Date.now() - this.lastIndexAt >= this.checkpointMs) this.writeIndex();
       })

@@ -1,0 +1,78 @@
+import { Args, Flags } from '@oclif/core';
+import { BaseCommand, outputFlag } from '../../cli/base-command.js';
+import { render } from '../../cli/output.js';
+import { UsageError } from '../../cli/errors.js';
+import { createProgress } from '../../cli/progress.js';
+import { formatBytes, interruptSignal, openRepository, repoFlags, toCliError } from '../../datapath/cli-support.js';
+import { backup, type BackupProgress } from '../../datapath/uploader.js';
+
+export default class RepoBackup extends BaseCommand<typeof RepoBackup> {
+  static override summary = 'Back up a directory into a repository; prints the snapshot ID.';
+  static override description =
+    'By default the parent is the latest snapshot of the same source path, so a re-run only reads files whose size, mtime, ctime or inode changed. ' +
+    'An interrupted backup leaves no snapshot; running it again reuses what was already uploaded.';
+  static override args = { dir: Args.string({ description: 'Directory to back up.', required: true }) };
+  static override flags = {
+    ...repoFlags,
+    ...outputFlag,
+    parent: Flags.string({ description: 'Parent snapshot to compare with: an ID, "latest", or "none" for a full read.' }),
+    tag: Flags.string({ description: 'Tag as key=value (repeatable).', multiple: true }),
+    description: Flags.string({ description: 'Free-text description stored with the snapshot.' }),
+    exclude: Flags.string({ description: 'Glob of paths to leave out (repeatable); without "/" it matches names at any depth.', multiple: true }),
+    'fail-on-unreadable': Flags.boolean({ description: 'Fail instead of reporting and skipping files that vanish or cannot be read.' }),
+  };
+
+  async run(): Promise<void> {
+    const tags: Record<string, string> = {};
+    for (const t of this.flags.tag ?? []) {
+      const at = t.indexOf('=');
+      if (at <= 0) throw new UsageError('--tag', `expected key=value, got ${JSON.stringify(t)}`);
+      tags[t.slice(0, at)] = t.slice(at + 1);
+    }
+    const progress = process.stderr.isTTY ? createProgress({ label: 'backup' }) : undefined;
+    const logProgress = this.flags['log-level'] === 'info' || this.flags['log-level'] === 'debug' || this.flags['log-level'] === 'trace';
+    const onProgress = (p: BackupProgress) => {
+      progress?.update(p.doneBytes, p.totalBytes, `${formatBytes(p.doneBytes)} / ${formatBytes(p.totalBytes)}, ${p.doneFiles}/${p.totalFiles} files`);
+      if (logProgress && !progress) this.log_.info({ doneBytes: p.doneBytes, totalBytes: p.totalBytes, doneFiles: p.doneFiles, totalFiles: p.totalFiles }, 'progress');
+    };
+    try {
+      const repo = await openRepository(this.flags);
+      const parent = this.flags.parent === 'none' ? null : this.flags.parent;
+      const result = await backup({
+        source: this.args.dir,
+        repository: repo,
+        ...(parent !== undefined ? { parent } : {}),
+        tags,
+        ...(this.flags.description ? { description: this.flags.description } : {}),
+        excludes: this.flags.exclude ?? [],
+        failOnUnreadable: this.flags['fail-on-unreadable'],
+        signal: interruptSignal(),
+        ...(progress || logProgress ? { onProgress } : {}),
+      });
+      progress?.stop('done');
+      for (const s of result.skipped) this.log_.warn({ path: s.path }, s.reason);
+      for (const e of result.errors) this.log_.warn({ path: e.path }, `not backed up: ${e.reason}`);
+      const s = result.stats;
+      const summary = {
+        snapshotId: result.snapshotId,
+        parent: result.parent ?? null,
+        files: s.files,
+        dirs: s.dirs,
+        bytes: s.bytes,
+        newBytes: s.newBytes,
+        reusedBytes: s.reusedBytes,
+        newFiles: s.newFiles,
+        unchangedFiles: s.unchangedFiles,
+        storedBytes: s.storedBytes,
+        durationMs: s.durationMs,
+        errors: result.errors,
+        skipped: result.skipped,
+      };
+      this.out(render(this.flags.output, summary, (r) => r.snapshotId));
+      if (result.errors.length > 0) process.stderr.write(`warning: ${result.errors.length} file(s) could not be read and are not in the snapshot (see -o json or --log-level warn)\n`);
+    } catch (err) {
+      progress?.stop('failed');
+      throw toCliError(err);
+    }
+  }
+}

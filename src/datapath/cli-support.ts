@@ -1,0 +1,92 @@
+/**
+ * What the `cairn repo …` commands share: the --repo/--password-file flags, opening the store and repository, and
+ * turning data-path errors into the CLI's typed errors (one clear line, documented exit code). Secrets never appear
+ * in messages: the URL shown is the store's description, which has no credentials.
+ */
+import { readFileSync } from 'node:fs';
+import { Flags } from '@oclif/core';
+import { CairnError, NotFoundError, OperationFailedError, UsageError } from '../cli/errors.js';
+import { objectStoreFromUrl, InvalidStoreUrlError, ObjectStoreError, type ObjectStore } from '../plugins/object-store/index.js';
+import {
+  CancelledError,
+  RepositoryCorruptError,
+  RepositoryExistsError,
+  RepositoryLockedError,
+  RepositoryNotFoundError,
+  SnapshotNotFoundError,
+  WrongPasswordError,
+} from './errors.js';
+import { Repository } from './repository.js';
+import { AuthenticationError } from './crypto.js';
+
+export const repoFlags = {
+  repo: Flags.string({
+    description: 'Repository: a path, file:///abs/path, or s3://bucket/prefix?endpoint=…&region=…&forcePathStyle=true[&caBundle=/path] (S3 keys from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY).',
+    required: true,
+    env: 'CAIRN_REPO',
+  }),
+  'password-file': Flags.string({ description: 'File holding the repository password (default: $CAIRN_REPO_PASSWORD).' }),
+};
+
+export function readPassword(file: string | undefined, envName = 'CAIRN_REPO_PASSWORD', flag = '--password-file'): string {
+  if (file) {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (err) {
+      throw new UsageError(flag, `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    }
+    const pw = text.replace(/\r?\n$/, '');
+    if (!pw) throw new UsageError(flag, `${file} is empty`);
+    return pw;
+  }
+  const pw = process.env[envName];
+  if (!pw) throw new UsageError(flag, `no password: set ${envName} or pass ${flag}`);
+  return pw;
+}
+
+export function openStore(url: string): ObjectStore {
+  try {
+    return objectStoreFromUrl({ url });
+  } catch (err) {
+    if (err instanceof InvalidStoreUrlError) throw new UsageError('--repo', err.message);
+    throw err;
+  }
+}
+
+export async function openRepository(flags: { repo: string; 'password-file'?: string | undefined }): Promise<Repository> {
+  const password = readPassword(flags['password-file']);
+  return Repository.open({ store: openStore(flags.repo), password });
+}
+
+/** Maps data-path and store errors to the CLI's typed errors. */
+export function toCliError(err: unknown): unknown {
+  if (err instanceof CairnError) return err;
+  if (err instanceof WrongPasswordError) return new UsageError('password', err.message);
+  if (err instanceof RepositoryNotFoundError || err instanceof SnapshotNotFoundError) return new NotFoundError(err.message);
+  if (err instanceof RepositoryExistsError) return new UsageError('--repo', err.message);
+  if (err instanceof RepositoryLockedError || err instanceof RepositoryCorruptError || err instanceof AuthenticationError) return new OperationFailedError(err.message);
+  if (err instanceof CancelledError) return Object.assign(new OperationFailedError('cancelled'), { exitCode: 130 });
+  if (err instanceof ObjectStoreError) return new OperationFailedError(`object store error: ${err.message}`);
+  return err;
+}
+
+/** An AbortSignal that fires on Ctrl-C / SIGTERM, so the operation can stop cleanly. */
+export function interruptSignal(): AbortSignal {
+  const ac = new AbortController();
+  const stop = () => ac.abort(new CancelledError());
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  return ac.signal;
+}
+
+export function formatBytes(n: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let v = n;
+  let u = 0;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  return `${u === 0 ? v : v.toFixed(1)} ${units[u]}`;
+}

@@ -1,0 +1,155 @@
+/**
+ * Maintenance (docs/repository-format.md §8): under an exclusive lock, drop content no snapshot references and
+ * repack partly used packs. New packs and a consolidated index are written before anything is deleted, so at every
+ * moment each referenced blob is in an indexed pack. Packs younger than the grace period are left alone, as are
+ * unindexed packs younger than it (an interrupted backup that is resumed soon still finds its uploads).
+ */
+import { BlobWriter } from './blob-writer.js';
+import { decodeIndex, encodeIndex, type IndexedPack } from './index-file.js';
+import { packKey, type PackEntry } from './pack.js';
+import { LOCK_STALE_MS, type Repository } from './repository.js';
+import { walkSnapshot } from './walk-snapshots.js';
+
+export interface MaintenanceOptions {
+  repository: Repository;
+  /** Packs (indexed or not) younger than this are never touched. Default 1 hour. */
+  gracePeriodMs?: number;
+  /** Repack a pack when at least this fraction of its bytes is unused. Default 0.1. */
+  repackThreshold?: number;
+  signal?: AbortSignal;
+}
+
+export interface MaintenanceResult {
+  snapshots: number;
+  packsBefore: number;
+  packsDeleted: number;
+  packsRepacked: number;
+  packsWritten: number;
+  unindexedPacksDeleted: number;
+  blobsRemoved: number;
+  bytesFreed: number;
+  indexFilesBefore: number;
+  indexFilesAfter: number;
+  staleLocksRemoved: number;
+}
+
+export async function maintenance(options: MaintenanceOptions): Promise<MaintenanceResult> {
+  const repo = options.repository;
+  const grace = options.gracePeriodMs ?? 60 * 60_000;
+  const threshold = options.repackThreshold ?? 0.1;
+  const now = Date.now();
+  const lock = await repo.lock({ exclusive: true });
+  try {
+    const result: MaintenanceResult = {
+      snapshots: 0, packsBefore: 0, packsDeleted: 0, packsRepacked: 0, packsWritten: 0, unindexedPacksDeleted: 0,
+      blobsRemoved: 0, bytesFreed: 0, indexFilesBefore: 0, indexFilesAfter: 0, staleLocksRemoved: 0,
+    };
+    // All index files, pack by pack (a pack may be listed by several files; merge them).
+    const indexNames: string[] = [];
+    for await (const { key } of repo.store.list('index/')) indexNames.push(key.slice('index/'.length));
+    result.indexFilesBefore = indexNames.length;
+    const packs = new Map<string, PackEntry[]>();
+    for (const name of indexNames) {
+      for (const p of decodeIndex(repo.keys, await repo.store.get(`index/${name}`), name)) {
+        if (!packs.has(p.id)) packs.set(p.id, p.entries);
+      }
+    }
+    for (const [id, entries] of packs) repo.index.addPack({ id, entries });
+
+    const stored = new Map<string, { size: number; lastModified: Date }>();
+    for await (const o of repo.store.list('data/')) stored.set(o.key.slice(o.key.lastIndexOf('/') + 1), { size: o.size, lastModified: o.lastModified });
+    result.packsBefore = stored.size;
+
+    // Mark.
+    const used = new Set<string>();
+    const seen = new Set<string>();
+    for (const snap of await repo.listSnapshots()) {
+      result.snapshots++;
+      await walkSnapshot(repo, snap, seen, { tree: (h) => used.add(h), data: (h) => used.add(h) }, options.signal);
+    }
+
+    // Decide per pack. A blob is kept once: its first copy in a kept pack.
+    const kept: IndexedPack[] = [];
+    const toDelete: string[] = [];
+    const toRepack: { id: string; entries: PackEntry[] }[] = [];
+    const placed = new Set<string>();
+    const young = (id: string) => {
+      const info = stored.get(id);
+      return info !== undefined && now - info.lastModified.getTime() < grace;
+    };
+    for (const [id, entries] of packs) {
+      if (!stored.has(id)) continue; // named but missing: check reports it; nothing to keep
+      if (young(id)) {
+        kept.push({ id, entries });
+        for (const e of entries) placed.add(e.id.toString('hex'));
+      }
+    }
+    for (const [id, entries] of packs) {
+      if (!stored.has(id) || young(id)) continue;
+      const live = entries.filter((e) => {
+        const hex = e.id.toString('hex');
+        return used.has(hex) && !placed.has(hex);
+      });
+      const liveBytes = live.reduce((n, e) => n + e.length, 0);
+      const allBytes = entries.reduce((n, e) => n + e.length, 0);
+      if (live.length === 0) {
+        toDelete.push(id);
+      } else if (live.length === entries.length || allBytes - liveBytes < threshold * allBytes) {
+        kept.push({ id, entries });
+        for (const e of entries) placed.add(e.id.toString('hex'));
+      } else {
+        toRepack.push({ id, entries: live });
+        for (const e of live) placed.add(e.id.toString('hex'));
+      }
+      result.blobsRemoved += entries.length - live.length;
+    }
+
+    // Write: repacked blobs into new packs (BlobWriter writes their index), then one index for the kept packs.
+    const writer = new BlobWriter(repo, { ignoreIndex: true, maxUploads: 2, ...(options.signal ? { signal: options.signal } : {}) });
+    for (const p of toRepack) {
+      const bytes = await repo.store.get(packKey(p.id));
+      for (const e of p.entries) {
+        await writer.throttle();
+        writer.addSealed(e.type, e.id, e.flags, e.rawLength, Buffer.from(bytes.subarray(e.offset, e.offset + e.length)));
+      }
+    }
+    await writer.flush();
+    result.packsWritten = writer.stats.packs;
+    result.packsRepacked = toRepack.length;
+    let newIndexName: string | undefined;
+    if (kept.length > 0) {
+      const { name, bytes } = encodeIndex(repo.keys, kept);
+      await repo.store.put(`index/${name}`, bytes);
+      newIndexName = name;
+    }
+
+    // Delete: old index files, then packs no index names any more, then old unindexed packs.
+    for (const name of indexNames) if (name !== newIndexName) await repo.store.delete(`index/${name}`);
+    for (const id of [...toDelete, ...toRepack.map((p) => p.id)]) {
+      result.bytesFreed += stored.get(id)?.size ?? 0;
+      await repo.store.delete(packKey(id));
+    }
+    result.packsDeleted = toDelete.length;
+    for (const [id, info] of stored) {
+      if (packs.has(id) || now - info.lastModified.getTime() < grace) continue;
+      await repo.store.delete(packKey(id));
+      result.unindexedPacksDeleted++;
+      result.bytesFreed += info.size;
+    }
+    let after = 0;
+    for await (const _ of repo.store.list('index/')) after++;
+    result.indexFilesAfter = after;
+
+    for (const l of await repo.readLocks()) {
+      if (l.key === lock.key) continue;
+      const t = l.info ? Date.parse(l.info.time) : l.lastModified.getTime();
+      if (now - t > LOCK_STALE_MS) {
+        await repo.store.delete(l.key);
+        result.staleLocksRemoved++;
+      }
+    }
+    return result;
+  } finally {
+    await lock.release().catch(() => undefined);
+  }
+}
