@@ -38,6 +38,8 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
 
   protected flags!: BaseFlags<T>;
   protected args!: BaseArgs<T>;
+  /** Positional arguments (for commands with `strict = false` that take several names). */
+  protected positional: string[] = [];
   private logger?: Logger;
 
   protected get log_(): Logger {
@@ -47,7 +49,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
 
   public override async init(): Promise<void> {
     await super.init();
-    const { args, flags } = await this.parse({
+    const { args, flags, argv } = await this.parse({
       flags: this.ctor.flags,
       baseFlags: (super.ctor as typeof BaseCommand).baseFlags,
       args: this.ctor.args,
@@ -55,6 +57,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     });
     this.flags = flags as BaseFlags<T>;
     this.args = args as BaseArgs<T>;
+    this.positional = argv.map(String);
   }
 
   /** Writes command output (never logs) to stdout. */

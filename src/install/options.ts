@@ -70,7 +70,7 @@ export function parseKeyValueList(flag: string, text: string): Record<string, st
   return out;
 }
 
-function checkBucket(provider: Provider, bucket: string): void {
+export function checkBucket(provider: Provider, bucket: string): void {
   if (provider === 'aws' && !/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) {
     throw new UsageError('--bucket', `"${bucket}" is not a valid S3 bucket name (3-63 lower-case letters, digits, dots, hyphens)`);
   }
@@ -79,25 +79,25 @@ function checkBucket(provider: Provider, bucket: string): void {
   }
 }
 
-function checkConfig(provider: Provider, config: Record<string, string>): void {
+export function checkConfig(provider: Provider, config: Record<string, string>, flag = '--backup-location-config'): void {
   const allowed = PROVIDER_CONFIG_KEYS[provider];
   for (const [key, value] of Object.entries(config)) {
     if (!allowed.includes(key)) {
-      throw new UsageError('--backup-location-config', `unknown key "${key}" for provider ${provider} (known: ${allowed.join(', ')})`);
+      throw new UsageError(flag, `unknown key "${key}" for provider ${provider} (known: ${allowed.join(', ')})`);
     }
     if (BOOLEAN_KEYS.has(key) && value !== 'true' && value !== 'false') {
-      throw new UsageError('--backup-location-config', `${key} must be true or false, got "${value}"`);
+      throw new UsageError(flag, `${key} must be true or false, got "${value}"`);
     }
     if ((key === 's3Url' || key === 'publicUrl') && !/^https?:\/\/[^/\s]+/.test(value)) {
-      throw new UsageError('--backup-location-config', `${key} must be an http(s) URL, got "${value}"`);
+      throw new UsageError(flag, `${key} must be an http(s) URL, got "${value}"`);
     }
     if (key === 'root' && !isAbsolute(value)) {
-      throw new UsageError('--backup-location-config', `root must be an absolute path, got "${value}"`);
+      throw new UsageError(flag, `root must be an absolute path, got "${value}"`);
     }
   }
 }
 
-function readFlagFile(flag: string, path: string): Buffer {
+export function readFlagFile(flag: string, path: string): Buffer {
   try {
     return readFileSync(path);
   } catch (err) {
@@ -135,6 +135,18 @@ export function checkAwsCredentials(content: Buffer, profile = 'default'): void 
   }
 }
 
+export function parseProvider(flag: string, value: string): Provider {
+  if (!(PROVIDERS as readonly string[]).includes(value)) {
+    throw new UsageError(flag, `unknown provider "${value}" (use one of: ${PROVIDERS.join(', ')})`);
+  }
+  return value as Provider;
+}
+
+export function normalisePrefix(prefix: string | undefined): string | undefined {
+  const p = prefix?.replace(/^\/+|\/+$/g, '');
+  return p ? p : undefined;
+}
+
 export function parseInstallFlags(flags: InstallFlags): InstallOptions {
   if (!isValidDnsLabel(flags.namespace)) {
     throw new UsageError('--namespace', `"${flags.namespace}" is not a valid namespace name (lower-case letters, digits and '-', at most 63)`);
@@ -154,17 +166,14 @@ export function parseInstallFlags(flags: InstallFlags): InstallOptions {
     }
     return options;
   }
-  const provider = flags.provider as Provider;
-  if (!PROVIDERS.includes(provider)) {
-    throw new UsageError('--provider', `unknown provider "${flags.provider}" (use one of: ${PROVIDERS.join(', ')})`);
-  }
+  const provider = parseProvider('--provider', flags.provider);
   if (!flags.bucket) throw new UsageError('--bucket', `required with --provider ${provider}`);
   checkBucket(provider, flags.bucket);
   const config = flags['backup-location-config'] ? parseKeyValueList('--backup-location-config', flags['backup-location-config']) : {};
   checkConfig(provider, config);
   if (provider === 'filesystem' && !config.root) config.root = DEFAULT_FILESYSTEM_ROOT;
 
-  const prefix = flags.prefix?.replace(/^\/+|\/+$/g, '');
+  const prefix = normalisePrefix(flags.prefix);
   const location: StorageLocationOptions = { provider, bucket: flags.bucket, config };
   if (prefix) location.prefix = prefix;
   if (flags.cacert) location.caCert = readFlagFile('--cacert', flags.cacert).toString('base64');
