@@ -1,0 +1,149 @@
+/**
+ * The generated CRDs against a real kube-apiserver: it accepts every one (it rejects non-structural schemas),
+ * they become Established, one object of each kind round-trips unchanged and parses, invalid enum values are
+ * rejected by the server, and kubectl shows Velero's printer columns.
+ */
+import { randomBytes } from 'node:crypto';
+import {
+  ApiException,
+  ApiextensionsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  type V1CustomResourceDefinition,
+} from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Kinds, KindNames, allCrds, parse, type CustomResourceDefinition, type KindName } from '../../src/api/index.js';
+import { kubeConfig, kubectl } from '../support/cluster.js';
+import { waitFor } from '../support/wait.js';
+import { validObjects, withField } from '../unit/api/valid-objects.js';
+
+const namespace = `api-crds-${randomBytes(3).toString('hex')}`;
+
+function errorStatus(err: unknown): { code: number | undefined; message: string } {
+  if (err instanceof ApiException) {
+    const body = typeof err.body === 'string' ? err.body : JSON.stringify(err.body);
+    return { code: err.code, message: body };
+  }
+  return { code: undefined, message: String(err) };
+}
+
+/** Creates the CRD, or replaces it (same name) so a re-run or an earlier install does not matter. */
+async function applyCrd(api: ApiextensionsV1Api, crd: CustomResourceDefinition): Promise<void> {
+  const body = crd as unknown as V1CustomResourceDefinition;
+  try {
+    await api.createCustomResourceDefinition({ body });
+  } catch (err) {
+    if (errorStatus(err).code !== 409) throw err;
+    const existing = await api.readCustomResourceDefinition({ name: crd.metadata.name });
+    await api.replaceCustomResourceDefinition({
+      name: crd.metadata.name,
+      body: { ...body, metadata: { ...body.metadata, resourceVersion: existing.metadata?.resourceVersion } },
+    });
+  }
+}
+
+function objectIn<K extends KindName>(kind: K) {
+  const obj = structuredClone(validObjects[kind]);
+  obj.metadata = { ...obj.metadata, namespace };
+  return obj;
+}
+
+describe('velero.io CRDs on a real API server', () => {
+  const kc = kubeConfig();
+  const extensions = kc.makeApiClient(ApiextensionsV1Api);
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  const core = kc.makeApiClient(CoreV1Api);
+
+  beforeAll(async () => {
+    for (const crd of allCrds()) await applyCrd(extensions, crd);
+    await core.createNamespace({ body: { metadata: { name: namespace } } });
+  });
+
+  afterAll(async () => {
+    await core.deleteNamespace({ name: namespace }).catch(() => undefined);
+  });
+
+  it('accepts every CRD and makes it Established with its names', async () => {
+    for (const crd of allCrds()) {
+      const established = await waitFor(
+        async () => {
+          const got = await extensions.readCustomResourceDefinition({ name: crd.metadata.name });
+          const conditions = got.status?.conditions ?? [];
+          const ok = conditions.some((c) => c.type === 'Established' && c.status === 'True');
+          return ok ? got : undefined;
+        },
+        { timeoutMs: 30_000, description: `CRD ${crd.metadata.name} Established` },
+      );
+      expect(established.status?.acceptedNames?.kind).toBe(crd.spec.names.kind);
+      expect(established.status?.acceptedNames?.shortNames ?? []).toEqual(crd.spec.names.shortNames ?? []);
+      const nonStructural = (established.status?.conditions ?? []).find((c) => c.type === 'NonStructuralSchema');
+      expect(nonStructural?.status ?? 'False').toBe('False');
+    }
+  });
+
+  it.each(KindNames)('stores a %s and gives it back unchanged', async (kind) => {
+    const def = Kinds[kind];
+    const body = objectIn(kind);
+    const target = { group: def.group, version: def.version, namespace, plural: def.plural };
+    await waitFor(() => custom.createNamespacedCustomObject({ ...target, body }), {
+      timeoutMs: 30_000,
+      description: `${kind} created (CRD served)`,
+    });
+    const got: unknown = await custom.getNamespacedCustomObject({ ...target, name: body.metadata.name ?? '' });
+    const parsed = parse(kind, got);
+    expect(parsed.spec).toEqual(body.spec);
+    expect(parsed.status).toEqual(body.status);
+    expect(parsed.metadata.uid).toBeTruthy();
+  });
+
+  it('rejects an unknown phase and a restic PVB, naming the field', async () => {
+    const backup = withField(objectIn('Backup'), 'status.phase', 'Bogus');
+    backup.metadata.name = 'bad-phase';
+    const bad = await custom
+      .createNamespacedCustomObject({ group: 'velero.io', version: 'v1', namespace, plural: 'backups', body: backup })
+      .then(
+        () => undefined,
+        (err: unknown) => errorStatus(err),
+      );
+    expect(bad?.code).toBe(422);
+    expect(bad?.message).toContain('status.phase');
+    expect(bad?.message).toContain('Unsupported value: "Bogus"');
+
+    const pvb = withField(objectIn('PodVolumeBackup'), 'spec.uploaderType', 'restic');
+    pvb.metadata.name = 'restic-pvb';
+    const restic = await custom
+      .createNamespacedCustomObject({ group: 'velero.io', version: 'v1', namespace, plural: 'podvolumebackups', body: pvb })
+      .then(
+        () => undefined,
+        (err: unknown) => errorStatus(err),
+      );
+    expect(restic?.code).toBe(422);
+    expect(restic?.message).toContain('spec.uploaderType');
+  });
+
+  it('rejects a missing required field', async () => {
+    const dbr = withField(objectIn('DeleteBackupRequest'), 'spec.backupName', undefined);
+    dbr.metadata.name = 'no-backup-name';
+    const result = await custom
+      .createNamespacedCustomObject({ group: 'velero.io', version: 'v1', namespace, plural: 'deletebackuprequests', body: dbr })
+      .then(
+        () => undefined,
+        (err: unknown) => errorStatus(err),
+      );
+    expect(result?.code).toBe(422);
+    expect(result?.message).toContain('spec.backupName');
+  });
+
+  it('kubectl shows Velero printer columns and the velero category', async () => {
+    const pvb = await kubectl(['get', 'podvolumebackups', '-n', namespace]);
+    const header = pvb.stdout.split('\n')[0] ?? '';
+    expect(header.split(/\s{2,}/).map((s) => s.trim())).toEqual([
+      'NAME', 'STATUS', 'STARTED', 'BYTES DONE', 'TOTAL BYTES', 'STORAGE LOCATION', 'AGE', 'NODE', 'UPLOADER',
+    ]);
+    expect(pvb.stdout).toContain('nightly-1-x7k2p');
+    const bsl = await kubectl(['get', 'bsl', '-n', namespace]);
+    expect(bsl.stdout.split('\n')[0]).toMatch(/^NAME\s+PHASE\s+LAST VALIDATED\s+AGE\s+DEFAULT/);
+    const all = await kubectl(['get', 'velero', '-n', namespace, '-o', 'name']);
+    expect(all.stdout.trim().split('\n')).toHaveLength(KindNames.length);
+  });
+});
