@@ -17,6 +17,9 @@ import { NODE_CAPACITY, NodeHeartbeat, nodeCapacity } from './node.js';
 import { PodWorker } from './pod-worker.js';
 import { groupAlive, killGroup } from './process-runtime.js';
 
+/** Longest a pod gets to stop when the kubelet itself stops (cluster:down allows the kubelet 10 s). */
+export const SHUTDOWN_GRACE_SECONDS = 5;
+
 export interface KubeletOptions {
   kubeconfig: string;
   nodeName: string;
@@ -169,7 +172,7 @@ export class Kubelet {
     if (this.resync) clearInterval(this.resync);
     this.heartbeat?.stop();
     await this.informer?.stop();
-    await Promise.all([...this.workers.values()].map((w) => w.shutdown()));
+    await Promise.all([...this.workers.values()].map((w) => w.shutdown(SHUTDOWN_GRACE_SECONDS)));
     await new Promise<void>((r) => {
       if (!this.server) return r();
       this.server.close(() => r());

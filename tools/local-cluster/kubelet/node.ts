@@ -19,6 +19,9 @@ export interface NodeIdentity {
 /** Annotation on the Node telling the provisioner where this node's root directory is. */
 export const ROOT_DIR_ANNOTATION = 'cairn.local/root-dir';
 
+/** Taints a node lifecycle controller would remove from a Ready node. */
+const CONDITION_TAINTS = ['node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable'];
+
 export const NODE_CAPACITY = { cpu: '8', pods: '110' } as const;
 
 /** metav1.MicroTime: RFC 3339 with exactly six fractional digits. */
@@ -123,6 +126,29 @@ export class NodeHeartbeat {
     await this.beat();
   }
 
+  /**
+   * The API server's TaintNodesByCondition admission taints every new Node not-ready; on a real cluster the node
+   * lifecycle controller lifts it once the node is Ready. The test bed runs no such controller, so the kubelet
+   * stand-in lifts it itself (after posting Ready).
+   */
+  private async clearConditionTaints(): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      const node = await this.api.core.readNode({ name: this.id.nodeName });
+      const taints = node.spec?.taints ?? [];
+      const kept = taints.filter((t) => !CONDITION_TAINTS.includes(t.key));
+      if (kept.length === taints.length) return;
+      try {
+        await this.api.core.patchNode(
+          { name: this.id.nodeName, body: { metadata: { resourceVersion: node.metadata?.resourceVersion }, spec: { taints: kept } } },
+          mergePatch,
+        );
+        return;
+      } catch (err) {
+        if (!isConflict(err) || attempt >= 10) throw err;
+      }
+    }
+  }
+
   start(): void {
     this.timer = setInterval(() => {
       void this.beat().catch((err: unknown) => this.log.warn({ err: (err as Error).message }, 'node heartbeat failed'));
@@ -137,6 +163,7 @@ export class NodeHeartbeat {
     const now = new Date();
     await this.api.core.patchNodeStatus({ name: this.id.nodeName, body: { status: nodeStatus(this.id, now, this.readySince) } }, mergePatch);
     await this.renewLease(now);
+    await this.clearConditionTaints();
   }
 
   private async renewLease(now: Date): Promise<void> {

@@ -474,10 +474,13 @@ export class PodWorker {
     };
   }
 
-  /** Kubelet shutdown: stop containers with their grace periods; leave the API object and directory alone. */
-  async shutdown(): Promise<void> {
+  /**
+   * Kubelet shutdown: stop containers with their grace periods, capped (like a node's shutdownGracePeriod) so
+   * cluster:down never has to SIGKILL the kubelet; leave the API object and directory alone.
+   */
+  async shutdown(maxGraceSeconds: number): Promise<void> {
     this.finished = true;
     if (this.timer) clearTimeout(this.timer);
-    await this.stopAll(this.pod.spec?.terminationGracePeriodSeconds ?? 30);
+    await this.stopAll(Math.min(this.pod.spec?.terminationGracePeriodSeconds ?? 30, maxGraceSeconds));
   }
 }
