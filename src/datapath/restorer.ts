@@ -236,7 +236,10 @@ class RestoreRun {
         const ahead: (Promise<Buffer> | undefined)[] = [];
         const fetch = (i: number) => {
           const item = items[i];
-          return typeof item === 'string' ? this.repo.loadBlob(item, this.options.signal ? { signal: this.options.signal } : {}) : undefined;
+          if (typeof item !== 'string') return undefined;
+          const p = this.repo.loadBlob(item, this.options.signal ? { signal: this.options.signal } : {});
+          p.catch(() => undefined); // awaited in order below; a failure after an earlier one must not go unhandled
+          return p;
         };
         for (let i = 0; i < Math.min(4, items.length); i++) ahead.push(fetch(i));
         for (let i = 0; i < items.length; i++) {
