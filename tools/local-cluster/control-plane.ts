@@ -91,6 +91,11 @@ export async function startApiServer(ctx: ControlPlaneContext, etcdUrl: string, 
       `--cert-dir=${join(ctx.runDir, 'pki', 'apiserver-generated')}`,
       `--tls-cert-file=${pki.apiserverCert}`, `--tls-private-key-file=${pki.apiserverKey}`,
       `--client-ca-file=${pki.caCert}`,
+      // No front proxy is used; naming a CA and an identity nobody holds keeps components that read
+      // extension-apiserver-authentication from logging a missing request-header CA over and over.
+      `--requestheader-client-ca-file=${pki.caCert}`, '--requestheader-allowed-names=front-proxy-client',
+      '--requestheader-username-headers=X-Remote-User', '--requestheader-group-headers=X-Remote-Group',
+      '--requestheader-extra-headers-prefix=X-Remote-Extra-',
       `--service-cluster-ip-range=${SERVICE_CIDR}`,
       `--service-account-issuer=${SERVICE_ACCOUNT_ISSUER}`,
       `--service-account-key-file=${pki.serviceAccountPub}`,

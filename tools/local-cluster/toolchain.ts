@@ -25,6 +25,19 @@ interface BuildGroup {
   /** The module whose pinned version names the binaries. */
   module: string;
   binaries: { key: keyof BinaryPaths; name: string; pkg: string }[];
+  /** Extra -X linker flags for the version variables the upstream release build stamps. */
+  versionFlags?: (version: string) => string[];
+}
+
+/**
+ * Kubernetes reads its own version from variables its release build sets with -X; without them every binary
+ * (and the API server's /version) says v0.0.0-master, which clients doing version checks reject.
+ */
+function kubernetesVersionFlags(version: string): string[] {
+  const m = /^v(\d+)\.(\d+)\./.exec(version);
+  const vars = { gitVersion: version, gitMajor: m?.[1] ?? '', gitMinor: m?.[2] ?? '', gitTreeState: 'clean' };
+  return ['k8s.io/component-base/version', 'k8s.io/client-go/pkg/version'].flatMap((pkg) =>
+    Object.entries(vars).map(([k, v]) => `-X ${pkg}.${k}=${v}`));
 }
 
 const GROUPS: BuildGroup[] = [
@@ -37,6 +50,7 @@ const GROUPS: BuildGroup[] = [
       { key: 'kubeScheduler', name: 'kube-scheduler', pkg: 'k8s.io/kubernetes/cmd/kube-scheduler' },
       { key: 'kubectl', name: 'kubectl', pkg: 'k8s.io/kubernetes/cmd/kubectl' },
     ],
+    versionFlags: kubernetesVersionFlags,
   },
   {
     dir: 'etcd',
@@ -125,7 +139,8 @@ async function buildGroup(g: BuildGroup, binaries: BuildGroup['binaries'], go: s
   const out = join(binDir(), `.build-${g.dir}-${process.pid}`);
   rmSync(out, { recursive: true, force: true });
   mkdirSync(out, { recursive: true });
-  const args = ['build', '-trimpath', '-ldflags=-s -w', '-o', binaries.length > 1 ? `${out}/` : join(out, binaries[0]!.name)];
+  const ldflags = ['-s', '-w', ...(g.versionFlags?.(pinnedVersion(g)) ?? [])].join(' ');
+  const args = ['build', '-trimpath', `-ldflags=${ldflags}`, '-o', binaries.length > 1 ? `${out}/` : join(out, binaries[0]!.name)];
   args.push(...binaries.map((b) => b.pkg));
   const env = {
     ...process.env,
