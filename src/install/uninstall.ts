@@ -4,7 +4,7 @@
  * It never deletes objects in the storage location: backups stay there and a later install syncs them back.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { call, type Kube } from '../kube/client.js';
+import { call, retryTransient, type Kube } from '../kube/client.js';
 import { isNotFound } from '../kube/errors.js';
 import { pollUntil } from '../kube/wait.js';
 import { allCrds } from '../api/index.js';
@@ -28,8 +28,9 @@ async function clearFinalizers(kube: Kube, namespace: string): Promise<void> {
     const group = crd.spec.group;
     const plural = crd.spec.names.plural;
     for (const version of crd.spec.versions.filter((v) => v.served)) {
-      const list = (await ignoreNotFound(
-        kube.custom.listNamespacedCustomObject({ group, version: version.name, namespace, plural }),
+      // Right after CRDs change the API server may answer 503 "storage is (re)initializing" for a while.
+      const list = (await retryTransient(() =>
+        ignoreNotFound(kube.custom.listNamespacedCustomObject({ group, version: version.name, namespace, plural })),
       )) as { items?: KubernetesObject[] } | undefined;
       for (const item of list?.items ?? []) {
         if (!item.metadata?.finalizers?.length) continue;

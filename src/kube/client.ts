@@ -59,3 +59,26 @@ export async function checkReachable(kube: Kube): Promise<{ gitVersion: string }
   const info = await call(kube, 'get server version', () => kube.version.getCode());
   return { gitVersion: info.gitVersion };
 }
+
+const TRANSIENT_STATUS = new Set([429, 500, 502, 503, 504]);
+
+/** Whether an API failure is worth retrying: throttling, an API server busy (re)initialising, a reset connection. */
+export function isTransient(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === 'number') return TRANSIENT_STATUS.has(code);
+  return code === 'ECONNRESET' || code === 'ECONNREFUSED';
+}
+
+/** Retries an idempotent call on transient failures with exponential back-off (about 30 s in all by default). */
+export async function retryTransient<T>(fn: () => Promise<T>, opts: { attempts?: number; baseMs?: number } = {}): Promise<T> {
+  const attempts = opts.attempts ?? 8;
+  for (let i = 1; ; i++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (i >= attempts || !isTransient(err)) throw err;
+      const delay = Math.min(8000, (opts.baseMs ?? 250) * 2 ** (i - 1)) * (0.8 + Math.random() * 0.4);
+      await new Promise((r) => setTimeout(r, delay));
+    }
+  }
+}

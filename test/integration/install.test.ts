@@ -1,0 +1,97 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it, beforeAll } from 'vitest';
+import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { clusterInfo, kubectl, s3Client } from '../support/cluster.js';
+import { cairn } from '../support/cli.js';
+import { waitFor } from '../support/wait.js';
+
+const NS = 'cairn-install-test';
+
+interface PodList {
+  items: { metadata: { name: string; labels?: Record<string, string> }; spec: { nodeName?: string }; status: { phase?: string } }[];
+}
+
+async function pods(selector: string): Promise<PodList['items']> {
+  const r = await kubectl(['-n', NS, 'get', 'pods', '-l', selector, '-o', 'json']);
+  return (JSON.parse(r.stdout) as PodList).items;
+}
+
+describe('install against the local cluster', () => {
+  let kubeconfig: string;
+  let installArgs: string[];
+
+  beforeAll(() => {
+    const info = clusterInfo();
+    kubeconfig = info.kubeconfigPath;
+    const dir = mkdtempSync(join(tmpdir(), 'cairn-install-it-'));
+    const creds = join(dir, 'credentials');
+    writeFileSync(creds, `[default]\naws_access_key_id = ${info.s3.accessKeyId}\naws_secret_access_key = ${info.s3.secretAccessKey}\n`);
+    installArgs = [
+      'install', '-n', NS, '--provider', 'aws', '--bucket', info.s3.bucket, '--prefix', 'install-test',
+      '--secret-file', creds,
+      '--backup-location-config', `region=${info.s3.region},s3Url=${info.s3.endpoint},s3ForcePathStyle=true`,
+      '--use-node-agent', '--image', 'ghcr.io/cairn-backup/cairn:dev',
+    ];
+  });
+
+  it('rejects bad input before creating anything', async () => {
+    const r = await cairn(['install', '-n', NS, '--provider', 'gcp', '--bucket', 'b'], { kubeconfig });
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr.trim()).toBe('error: --provider: unknown provider "gcp" (use one of: aws, filesystem)');
+    const ns = await kubectl(['get', 'namespace', NS], { allowFailure: true });
+    expect(ns.exitCode).not.toBe(0);
+  });
+
+  it('installs CRDs, server and node agent, and they run', async () => {
+    const r = await cairn([...installArgs, '--wait', '--timeout', '4m'], { kubeconfig });
+    expect(r.stderr).not.toMatch(/error/i);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stdout).toContain('CustomResourceDefinition/backups.velero.io: created');
+    expect(r.stdout).toContain(`Deployment/${NS}/cairn: created`);
+    expect(r.stdout).toContain('cairn is ready');
+
+    const crds = await kubectl(['get', 'crd', '-o', 'jsonpath={range .items[*]}{.metadata.name}={.status.conditions[?(@.type=="Established")].status}{"\\n"}{end}']);
+    const established = crds.stdout.split('\n').filter((l) => l.endsWith('.velero.io=True'));
+    expect(established).toHaveLength(13);
+
+    const server = await pods('deploy=cairn');
+    expect(server.map((p) => p.status.phase)).toEqual(['Running']);
+    const agents = await pods('name=node-agent');
+    expect(agents.map((p) => p.status.phase)).toEqual(['Running', 'Running']);
+    expect(new Set(agents.map((p) => p.spec.nodeName)).size).toBe(clusterInfo().nodes.length);
+
+    // The in-cluster server answers through its own in-cluster configuration.
+    const v = await cairn(['version', '-n', NS, '-o', 'json', '--timeout', '30s'], { kubeconfig });
+    expect(JSON.parse(v.stdout)).toMatchObject({ server: { version: expect.stringMatching(/^\d+\.\d+\.\d+/) } });
+
+    const loc = await cairn(['backup-location', 'get', '-n', NS, '-o', 'json'], { kubeconfig });
+    expect(JSON.parse(loc.stdout).items[0]).toMatchObject({ metadata: { name: 'default' }, spec: { provider: 'aws', default: true } });
+  });
+
+  it('changes nothing when run again', async () => {
+    const r = await cairn(installArgs, { kubeconfig });
+    expect(r.exitCode, r.stderr).toBe(0);
+    const lines = r.stdout.split('\n').filter((l) => /: (created|configured|unchanged)$/.test(l));
+    expect(lines.length).toBeGreaterThan(20);
+    expect(lines.filter((l) => !l.endsWith(': unchanged'))).toEqual([]);
+  });
+
+  it('uninstalls everything but leaves storage alone', async () => {
+    const s3 = s3Client();
+    const key = 'install-test/backups/kept/velero-backup.json';
+    await s3.send(new PutObjectCommand({ Bucket: clusterInfo().s3.bucket, Key: key, Body: '{}' }));
+    const r = await cairn(['uninstall', '-n', NS, '--force', '--wait', '--timeout', '3m'], { kubeconfig });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`Namespace ${NS}: deleted`);
+    await waitFor(async () => (await kubectl(['get', 'namespace', NS], { allowFailure: true })).exitCode !== 0, {
+      timeoutMs: 60_000,
+      description: `namespace ${NS} gone`,
+    });
+    const crds = await kubectl(['get', 'crd', '-o', 'name']);
+    expect(crds.stdout).not.toContain('velero.io');
+    const kept = await s3.send(new GetObjectCommand({ Bucket: clusterInfo().s3.bucket, Key: key }));
+    expect(await kept.Body?.transformToString()).toBe('{}');
+  });
+});

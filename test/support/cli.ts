@@ -1,0 +1,41 @@
+/**
+ * Runs the built cairn CLI (bin/run.js on the bundled Node 24) as a user would, against the local cluster.
+ * Needs `npm run build` (npm test builds first).
+ */
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const RUN_JS = fileURLToPath(new URL('../../bin/run.js', import.meta.url));
+
+export interface CliResult {
+  stdout: string;
+  stderr: string;
+  exitCode: number;
+}
+
+export interface CliOptions {
+  kubeconfig?: string;
+  env?: Record<string, string>;
+  input?: string;
+  timeoutMs?: number;
+}
+
+export function cairn(args: string[], opts: CliOptions = {}): Promise<CliResult> {
+  const fullArgs = [RUN_JS, ...args, ...(opts.kubeconfig ? ['--kubeconfig', opts.kubeconfig] : [])];
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, fullArgs, {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      timeout: opts.timeoutMs ?? 300_000,
+      env: { ...process.env, CI: '1', ...opts.env },
+    });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (c: Buffer) => out.push(c));
+    child.stderr.on('data', (c: Buffer) => err.push(c));
+    child.on('error', reject);
+    child.on('close', (code) =>
+      resolve({ stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), exitCode: code ?? 128 }),
+    );
+    child.stdin.end(opts.input ?? '');
+  });
+}
