@@ -117,6 +117,23 @@ describe('local cluster control plane', () => {
     );
   });
 
+  it('registers every node Ready and reaches its kubelet through the API server (pod logs)', async () => {
+    const { nodes } = clusterInfo();
+    expect(nodes.length).toBeGreaterThan(0);
+    const ready = await getJson<{ items: Item[] }>(['get', 'nodes']);
+    for (const n of nodes) {
+      const node = ready.items.find((i) => i.metadata.name === n.name);
+      expect(node?.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
+    }
+    const ns = await newNamespace('cp-logs');
+    await kubectl(['run', 'talker', '-n', ns, '--image=busybox', '--restart=Never', '--', 'sh', '-c', `echo hello-${suffix}; sleep 3600`]);
+    // `kubectl logs` goes API server -> kubelet over TLS with the API server's kubelet client certificate.
+    await waitFor(
+      async () => (await kubectl(['logs', 'talker', '-n', ns], { allowFailure: true })).stdout.includes(`hello-${suffix}`),
+      { timeoutMs: 60_000, description: `logs of pod talker in ${ns}` },
+    );
+  });
+
   it('stores and returns an object in the MinIO test bucket', async () => {
     const { s3 } = clusterInfo();
     const client = s3Client();
