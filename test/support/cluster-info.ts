@@ -6,6 +6,8 @@ export interface ClusterInfo {
   /** Admin kubeconfig (system:masters), certificates embedded. */
   kubeconfigPath: string;
   apiServerUrl: string;
+  /** The cluster CA (PEM): signs the API server's and kubelets' serving certificates. */
+  caFile: string;
   /** The run directory: logs/ holds every component's log, nodes/<name>/ each node's root. */
   runDir: string;
   /** The kubectl built for this cluster's version. */

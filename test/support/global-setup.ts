@@ -68,6 +68,7 @@ function toInfo(state: ClusterState): ClusterInfo {
   return {
     kubeconfigPath: state.kubeconfigPath,
     apiServerUrl: state.apiServerUrl,
+    caFile: state.pki.caCert,
     runDir: state.runDir,
     kubectlPath: state.binaries.kubectl,
     s3: { ...state.s3 },
