@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import { UsageError } from '../cli/errors.js';
 import { isValidDnsLabel } from '../api/names.js';
+import { CredentialsFormatError, parseAwsCredentialsFile } from '../server/storage/aws-credentials.js';
 
 export const PROVIDERS = ['aws', 'filesystem'] as const;
 export type Provider = (typeof PROVIDERS)[number];
@@ -109,29 +110,11 @@ export function readFlagFile(flag: string, path: string): Buffer {
 
 /** Checks an AWS shared-credentials file has a profile with both keys, without ever printing values. */
 export function checkAwsCredentials(content: Buffer, profile = 'default'): void {
-  const text = content.toString('utf8');
-  let section: string | undefined;
-  const keys = new Map<string, Set<string>>();
-  for (const raw of text.split(/\r?\n/)) {
-    const line = raw.trim();
-    if (!line || line.startsWith('#') || line.startsWith(';')) continue;
-    const header = /^\[\s*(?:profile\s+)?([^\]]+?)\s*\]$/.exec(line);
-    if (header) {
-      section = header[1];
-      continue;
-    }
-    const eq = line.indexOf('=');
-    if (eq <= 0 || section === undefined) {
-      throw new UsageError('--secret-file', 'not an AWS credentials file: expected "[profile]" sections with key = value lines');
-    }
-    const set = keys.get(section) ?? new Set<string>();
-    set.add(line.slice(0, eq).trim().toLowerCase());
-    keys.set(section, set);
-  }
-  const found = keys.get(profile);
-  if (!found) throw new UsageError('--secret-file', `no [${profile}] profile in the credentials file`);
-  for (const k of ['aws_access_key_id', 'aws_secret_access_key']) {
-    if (!found.has(k)) throw new UsageError('--secret-file', `profile [${profile}] has no ${k}`);
+  try {
+    parseAwsCredentialsFile(content, profile);
+  } catch (err) {
+    if (err instanceof CredentialsFormatError) throw new UsageError('--secret-file', err.message);
+    throw err;
   }
 }
 
