@@ -26,3 +26,4 @@ export * from './kinds/server-status-request.js';
 export * from './kinds/data-upload.js';
 export * from './kinds/data-download.js';
 export * from './item-operations.js';
+export * from './crd-client-model.js';

@@ -12,24 +12,42 @@ import {
   type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Kinds, KindNames, allCrds, parse, type CustomResourceDefinition, type KindName } from '../../src/api/index.js';
+import {
+  KindNames,
+  Kinds,
+  allCrds,
+  crdAsClientModel,
+  parse,
+  type CustomResourceDefinition,
+  type KindName,
+} from '../../src/api/index.js';
 import { kubeConfig, kubectl } from '../support/cluster.js';
 import { waitFor } from '../support/wait.js';
 import { validObjects, withField } from '../unit/api/valid-objects.js';
 
 const namespace = `api-crds-${randomBytes(3).toString('hex')}`;
 
+/** The HTTP code and the API server's Status message of a failed request. */
 function errorStatus(err: unknown): { code: number | undefined; message: string } {
-  if (err instanceof ApiException) {
-    const body = typeof err.body === 'string' ? err.body : JSON.stringify(err.body);
-    return { code: err.code, message: body };
+  if (!(err instanceof ApiException)) return { code: undefined, message: String(err) };
+  let body: unknown = err.body;
+  if (typeof body === 'string') {
+    try {
+      body = JSON.parse(body);
+    } catch {
+      return { code: err.code, message: body as string };
+    }
   }
-  return { code: undefined, message: String(err) };
+  const message = (body as { message?: unknown } | undefined)?.message;
+  return { code: err.code, message: typeof message === 'string' ? message : JSON.stringify(body) };
 }
 
-/** Creates the CRD, or replaces it (same name) so a re-run or an earlier install does not matter. */
+/**
+ * Creates the CRD, or replaces it (same name) so a re-run or an earlier install does not matter. The body goes
+ * through crdAsClientModel: sent as a plain object, client-node would drop every enum and x-kubernetes-* key.
+ */
 async function applyCrd(api: ApiextensionsV1Api, crd: CustomResourceDefinition): Promise<void> {
-  const body = crd as unknown as V1CustomResourceDefinition;
+  const body: V1CustomResourceDefinition = crdAsClientModel(crd);
   try {
     await api.createCustomResourceDefinition({ body });
   } catch (err) {
@@ -78,6 +96,9 @@ describe('velero.io CRDs on a real API server', () => {
       expect(established.status?.acceptedNames?.shortNames ?? []).toEqual(crd.spec.names.shortNames ?? []);
       const nonStructural = (established.status?.conditions ?? []).find((c) => c.type === 'NonStructuralSchema');
       expect(nonStructural?.status ?? 'False').toBe('False');
+      // What the server stored is what was generated: no enum or x-kubernetes-* marker was lost on the way.
+      const stored = established.spec.versions[0]?.schema?.openAPIV3Schema;
+      expect(stored).toEqual(crdAsClientModel(crd).spec.versions[0]?.schema?.openAPIV3Schema);
     }
   });
 
@@ -105,7 +126,7 @@ describe('velero.io CRDs on a real API server', () => {
         () => undefined,
         (err: unknown) => errorStatus(err),
       );
-    expect(bad?.code).toBe(422);
+    expect(bad?.code, bad?.message).toBe(422);
     expect(bad?.message).toContain('status.phase');
     expect(bad?.message).toContain('Unsupported value: "Bogus"');
 
