@@ -165,12 +165,14 @@ async function stopAndRemove(runDir: string, opts: { keep: boolean; graceMs: num
   const recorded = [...(state?.processes ?? []), ...readProcesses(runDir)];
   const unique = [...new Map(recorded.map((p) => [p.pid, p])).values()];
   const running = unique.filter(isRunning);
-  // Kubelets first (they stop their pods), then the rest in reverse start order.
-  const kubelets = running.filter((p) => p.name.startsWith('kubelet-'));
-  await stopProcesses(kubelets, { graceMs: opts.graceMs });
-  const nodeRoots = nodeRootsOf(runDir);
-  const podProcesses = await stopPodProcesses(nodeRoots, opts.graceMs);
-  await stopProcesses(running.filter((p) => !kubelets.includes(p)).reverse(), { graceMs: opts.graceMs });
+  // Stop in tiers, clients before servers: with etcd gone first, the API server's shutdown waits for its
+  // storage and the whole stop takes seconds longer. Kubelets go first and stop their pods; pod processes
+  // they left are stopped next.
+  const tier = (p: ProcessRecord) =>
+    p.name.startsWith('kubelet-') ? 0 : p.name === 'kube-apiserver' ? 2 : p.name === 'etcd' || p.name === 'minio' ? 3 : 1;
+  await stopProcesses(running.filter((p) => tier(p) === 0), { graceMs: opts.graceMs });
+  const podProcesses = await stopPodProcesses(nodeRootsOf(runDir), opts.graceMs);
+  for (const t of [1, 2, 3]) await stopProcesses(running.filter((p) => tier(p) === t), { graceMs: opts.graceMs });
   let removed = false;
   if (!opts.keep && existsSync(runDir)) {
     assertDeletable(runDir);
