@@ -6,6 +6,8 @@ import { createServer } from '../server/server.js';
 import { runUntilSignal } from '../server/lifecycle.js';
 import { SERVER_HEALTH_PORT } from '../install/manifests.js';
 import { clientVersion } from '../version.js';
+import { parseDuration } from '../cli/duration.js';
+import { DEFAULT_SERVER_CONFIG, type ServerConfig } from '../server/context.js';
 
 export default class Server extends BaseCommand<typeof Server> {
   static override summary = 'Run the cairn server (the controllers of the install namespace). Runs in the cairn Deployment.';
@@ -14,12 +16,30 @@ export default class Server extends BaseCommand<typeof Server> {
     'health-address': Flags.string({ description: 'Address the health endpoint binds to (default: $POD_IP, else all).', env: 'POD_IP', default: '0.0.0.0' }),
     'health-port': Flags.integer({ description: 'Port of /healthz and /readyz.', default: SERVER_HEALTH_PORT }),
     'default-volumes-to-fs-backup': Flags.boolean({ description: 'Back up all pod volumes with file-system backup unless excluded.', default: false }),
+    'default-backup-storage-location': Flags.string({ description: 'Location for backups that name none (when no location is marked default).', default: DEFAULT_SERVER_CONFIG.defaultBackupLocation }),
+    'default-backup-ttl': Flags.string({ description: 'TTL of backups that set none.', default: '720h0m0s' }),
+    'store-validation-frequency': Flags.string({ description: 'How often storage locations are validated.', default: '1m' }),
+    'backup-sync-period': Flags.string({ description: 'How often backups are synced from storage.', default: '1m' }),
+    'garbage-collection-frequency': Flags.string({ description: 'How often expired backups are looked for.', default: '1h' }),
+    'resource-timeout': Flags.string({ description: 'How long to wait on one API object.', default: '10m' }),
+    'fs-backup-timeout': Flags.string({ description: 'How long pod volume backups and restores may take.', default: '4h' }),
   };
 
   async run(): Promise<void> {
     const logger = createLogger({ level: this.flags['log-level'] === 'warn' ? 'info' : this.flags['log-level'], format: this.flags['log-format'], bindings: { component: 'server' } });
     const kube = connect({ kubeconfig: this.flags.kubeconfig, context: this.flags.context });
-    const role = createServer({ kube, namespace: this.flags.namespace, logger, healthPort: this.flags['health-port'], healthHost: this.flags['health-address'], version: clientVersion() });
+    const f = this.flags;
+    const config: ServerConfig = {
+      defaultBackupLocation: f['default-backup-storage-location'],
+      defaultBackupTtlMs: parseDuration('--default-backup-ttl', f['default-backup-ttl']),
+      storeValidationFrequencyMs: parseDuration('--store-validation-frequency', f['store-validation-frequency']),
+      backupSyncPeriodMs: parseDuration('--backup-sync-period', f['backup-sync-period']),
+      gcFrequencyMs: parseDuration('--garbage-collection-frequency', f['garbage-collection-frequency']),
+      resourceTimeoutMs: parseDuration('--resource-timeout', f['resource-timeout']),
+      fsBackupTimeoutMs: parseDuration('--fs-backup-timeout', f['fs-backup-timeout']),
+      defaultVolumesToFsBackup: f['default-volumes-to-fs-backup'],
+    };
+    const role = createServer({ kube, namespace: f.namespace, logger, healthPort: f['health-port'], healthHost: f['health-address'], version: clientVersion(), config });
     await runUntilSignal(role, { logger, name: 'server' });
   }
 }

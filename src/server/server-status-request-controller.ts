@@ -8,20 +8,13 @@ import {
   parseServerStatusRequest,
   type ServerStatusRequest,
 } from '../api/index.js';
-import type { Logger } from '../cli/logger.js';
-import type { Kube } from '../kube/client.js';
+import type { ServerContext } from './context.js';
 import { customClient } from '../kube/custom.js';
 import { startController, type ObjectKey, type ReconcileResult, type RunningController } from '../kube/controller.js';
 
 export const PROCESSED_TTL_MS = 60_000;
 
-export interface ServerStatusRequestControllerOptions {
-  kube: Kube;
-  namespace: string;
-  logger: Logger;
-  version: string;
-  now?: () => Date;
-}
+export type ServerStatusRequestControllerOptions = Pick<ServerContext, 'kube' | 'namespace' | 'logger' | 'version'> & { now?: () => Date };
 
 export function serverStatusRequestReconciler(opts: ServerStatusRequestControllerOptions) {
   const client = customClient<ServerStatusRequest>(opts.kube, Kinds.ServerStatusRequest, parseServerStatusRequest);

@@ -1,13 +1,14 @@
 /**
  * The `server` role: connects to the API server, serves health, and runs the controllers of the install
- * namespace. Controllers are added here one per file as the product grows (see docs/architecture.md).
+ * namespace (./controllers.ts). Stops them in reverse order on SIGTERM.
  */
 import type { Logger } from '../cli/logger.js';
 import type { Kube } from '../kube/client.js';
 import { waitForApiServer } from '../kube/connect-retry.js';
 import { startHealthServer, type HealthServer } from './health.js';
 import type { Role } from './lifecycle.js';
-import { startServerStatusRequestController } from './server-status-request-controller.js';
+import type { ServerConfig, Stoppable } from './context.js';
+import { CONTROLLERS } from './controllers.js';
 
 export interface ServerOptions {
   kube: Kube;
@@ -16,10 +17,7 @@ export interface ServerOptions {
   healthPort: number;
   healthHost?: string;
   version: string;
-}
-
-interface Stoppable {
-  stop(): Promise<void>;
+  config: ServerConfig;
 }
 
 export function createServer(opts: ServerOptions): Role {
@@ -31,7 +29,10 @@ export function createServer(opts: ServerOptions): Role {
       health = await startHealthServer({ port: opts.healthPort, ...(opts.healthHost ? { host: opts.healthHost } : {}) });
       const apiVersion = await waitForApiServer(opts.kube, { logger: opts.logger, signal: abort.signal });
       opts.logger.info({ apiServer: opts.kube.server, apiVersion, namespace: opts.namespace }, 'connected to the API server');
-      running.push(await startServerStatusRequestController({ kube: opts.kube, namespace: opts.namespace, logger: opts.logger, version: opts.version }));
+      const ctx = { kube: opts.kube, namespace: opts.namespace, logger: opts.logger, version: opts.version, config: opts.config, now: () => new Date() };
+      for (const c of CONTROLLERS) {
+        running.push(await c.start({ ...ctx, logger: opts.logger.child({ controller: c.name }) }));
+      }
       health.setReady(true);
     },
     async stop() {

@@ -1,0 +1,77 @@
+/**
+ * Item actions: small plugins that see each item as it is backed up or restored and may change it, name related
+ * items to include (a pod's PVCs, a PVC's PV), or skip it. The built-in actions register through the same
+ * registry (./registry.ts) an external plugin would use.
+ */
+import type { Backup, Restore } from '../../api/index.js';
+import type { Logger } from '../../cli/logger.js';
+import type { Kube } from '../../kube/client.js';
+
+/** A Kubernetes object as read from the API or an archive: only apiVersion/kind/metadata are known. */
+export interface UnstructuredObject {
+  apiVersion: string;
+  kind: string;
+  metadata: {
+    name: string;
+    namespace?: string;
+    uid?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    [key: string]: unknown;
+  };
+  [key: string]: unknown;
+}
+
+/** Which items an action wants to see. Group-resources as in the archive: `pods`, `deployments.apps`. */
+export interface ResourceSelector {
+  includedResources: readonly string[];
+  /** Namespaces (default all). */
+  includedNamespaces?: readonly string[];
+}
+
+/** Another item to back up (or restore first) because this one needs it. */
+export interface RelatedItem {
+  groupResource: string;
+  namespace?: string;
+  name: string;
+}
+
+export interface BackupItemContext {
+  backup: Backup;
+  kube: Kube;
+  log: Logger;
+}
+
+export interface BackupItemResult {
+  item: UnstructuredObject;
+  additionalItems: RelatedItem[];
+}
+
+export interface BackupItemAction {
+  readonly name: string;
+  appliesTo(): ResourceSelector;
+  execute(item: UnstructuredObject, ctx: BackupItemContext): Promise<BackupItemResult>;
+}
+
+export interface RestoreItemContext {
+  restore: Restore;
+  backup: Backup;
+  kube: Kube;
+  log: Logger;
+  /** The item exactly as it is in the backup (before earlier actions changed it). */
+  itemFromBackup: UnstructuredObject;
+}
+
+export interface RestoreItemResult {
+  item: UnstructuredObject;
+  /** Items to restore before this one. */
+  additionalItems?: RelatedItem[];
+  /** Do not create this item (with the reason, logged). */
+  skip?: { reason: string };
+}
+
+export interface RestoreItemAction {
+  readonly name: string;
+  appliesTo(): ResourceSelector;
+  execute(item: UnstructuredObject, ctx: RestoreItemContext): Promise<RestoreItemResult>;
+}

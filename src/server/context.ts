@@ -1,0 +1,51 @@
+/**
+ * What every server controller receives: cluster access, the install namespace, a logger, the clock, and the
+ * server's configuration (flags of `cairn server`, Velero's defaults).
+ */
+import type { Logger } from '../cli/logger.js';
+import type { Kube } from '../kube/client.js';
+
+export interface ServerConfig {
+  /** Location used when a Backup names none (`--default-backup-storage-location`). */
+  defaultBackupLocation: string;
+  /** TTL of backups that set none (`--default-backup-ttl`, 720h). */
+  defaultBackupTtlMs: number;
+  /** How often storage locations are checked (`--store-validation-frequency`, 1m). */
+  storeValidationFrequencyMs: number;
+  /** How often backups are synced from storage (`--backup-sync-period`, 1m). */
+  backupSyncPeriodMs: number;
+  /** How often expired backups are looked for (`--garbage-collection-frequency`, 1h). */
+  gcFrequencyMs: number;
+  /** Give up on one API object after this long (`--resource-timeout`, 10m). */
+  resourceTimeoutMs: number;
+  /** Give up waiting for pod volume backups/restores (`--fs-backup-timeout`, 240m). */
+  fsBackupTimeoutMs: number;
+  /** Back up all pod volumes with fs-backup unless excluded (`--default-volumes-to-fs-backup`). */
+  defaultVolumesToFsBackup: boolean;
+}
+
+export const DEFAULT_SERVER_CONFIG: ServerConfig = {
+  defaultBackupLocation: 'default',
+  defaultBackupTtlMs: 720 * 3600_000,
+  storeValidationFrequencyMs: 60_000,
+  backupSyncPeriodMs: 60_000,
+  gcFrequencyMs: 3600_000,
+  resourceTimeoutMs: 10 * 60_000,
+  fsBackupTimeoutMs: 240 * 60_000,
+  defaultVolumesToFsBackup: false,
+};
+
+export interface ServerContext {
+  kube: Kube;
+  /** The install namespace: where cairn's own objects live. */
+  namespace: string;
+  logger: Logger;
+  version: string;
+  config: ServerConfig;
+  now: () => Date;
+}
+
+/** Something a controller start function returns. */
+export interface Stoppable {
+  stop(): Promise<void>;
+}

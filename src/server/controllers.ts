@@ -1,0 +1,24 @@
+/**
+ * Every controller the server runs, in start order. One file per controller; each start function takes the
+ * ServerContext and returns something to stop.
+ */
+import type { ServerContext, Stoppable } from './context.js';
+import { startServerStatusRequestController } from './server-status-request-controller.js';
+import { startBackupStorageLocationController } from './backup-storage-location-controller.js';
+import { startBackupSyncController } from './backup-sync-controller.js';
+import { startBackupController } from './backup/backup-controller.js';
+import { startRestoreController } from './restore/restore-controller.js';
+import { startGcController } from './gc-controller.js';
+import { startDeleteBackupRequestController } from './delete-backup-request-controller.js';
+import { startDownloadRequestController } from './download-request-controller.js';
+
+export const CONTROLLERS: readonly { name: string; start: (ctx: ServerContext) => Promise<Stoppable> }[] = [
+  { name: 'server-status-request', start: startServerStatusRequestController },
+  { name: 'backup-storage-location', start: startBackupStorageLocationController },
+  { name: 'backup-sync', start: startBackupSyncController },
+  { name: 'backup', start: startBackupController },
+  { name: 'restore', start: startRestoreController },
+  { name: 'gc', start: startGcController },
+  { name: 'delete-backup-request', start: startDeleteBackupRequestController },
+  { name: 'download-request', start: startDownloadRequestController },
+];
