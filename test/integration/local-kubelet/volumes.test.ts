@@ -91,7 +91,7 @@ describe('local kubelet: volumes', () => {
     if (!node1 || !node2) throw new Error('need two nodes');
     await createClaim('one');
     await createClaim('two');
-    await pvcPod('on-one', 'one', 'echo one > /data/who', { nodeName: node1.name });
+    await pvcPod('on-one', 'one', 'echo one > /data/who', { nodeSelector: { 'kubernetes.io/hostname': node1.name } });
     await pvcPod('on-two', 'two', 'echo two > /data/who', { nodeSelector: { 'kubernetes.io/hostname': node2.name } });
     await waitForPhase(ns, 'on-one', 'Succeeded');
     await waitForPhase(ns, 'on-two', 'Succeeded');
@@ -133,7 +133,7 @@ describe('local kubelet: volumes', () => {
     });
     const agent = await waitForPhase(ns, 'agent', 'Running');
     await createClaim('late');
-    await pvcPod('late-writer', 'late', 'echo late > /data/f; sleep 3600', { nodeName: node1.name });
+    await pvcPod('late-writer', 'late', 'echo late > /data/f; sleep 3600', { nodeSelector: { 'kubernetes.io/hostname': node1.name } });
     const writer = await waitForPhase(ns, 'late-writer', 'Running');
     const pv = await boundPv('late');
     // Look from inside the agent's mount namespace: the bind mount made after it started must have propagated.
@@ -157,7 +157,7 @@ describe('local kubelet: volumes', () => {
     const [node1] = nodes();
     if (!node1) throw new Error('need a node');
     await createClaim('temp');
-    await pvcPod('temp-user', 'temp', 'echo x > /data/x', { nodeName: node1.name });
+    await pvcPod('temp-user', 'temp', 'echo x > /data/x', { nodeSelector: { 'kubernetes.io/hostname': node1.name } });
     await waitForPhase(ns, 'temp-user', 'Succeeded');
     const pv = await boundPv('temp');
     const dir = join(node1.rootDir, 'pv', pv);

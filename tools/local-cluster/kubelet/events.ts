@@ -4,6 +4,7 @@
  */
 import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import { errorMessage } from './kube-api.js';
 
 export type EventType = 'Normal' | 'Warning';
 
@@ -27,7 +28,7 @@ export class EventRecorder {
 
   record(e: PodEvent): void {
     void this.write(e).catch((err: unknown) => {
-      this.log.warn({ reason: e.reason, pod: e.pod.metadata?.name, err: (err as Error).message }, 'cannot write event');
+      this.log.warn({ reason: e.reason, pod: e.pod.metadata?.name, err: errorMessage(err) }, 'cannot write event');
     });
   }
 

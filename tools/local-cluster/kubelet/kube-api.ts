@@ -22,6 +22,22 @@ export function isConflict(err: unknown): boolean {
   return err instanceof ApiException && err.code === 409;
 }
 
+/** One short line for logs: the API's own message for API errors (client-node's message holds whole bodies). */
+export function errorMessage(err: unknown): string {
+  if (err instanceof ApiException) {
+    const body: unknown = err.body;
+    let message: string | undefined;
+    try {
+      const parsed = (typeof body === 'string' ? JSON.parse(body) : body) as { message?: unknown } | undefined;
+      if (typeof parsed?.message === 'string') message = parsed.message;
+    } catch {
+      // not JSON
+    }
+    return `HTTP ${err.code}: ${message ?? 'no message'}`;
+  }
+  return err instanceof Error ? err.message : String(err);
+}
+
 async function orUndefined<T>(p: Promise<T>): Promise<T | undefined> {
   try {
     return await p;

@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { ApiServerAddress } from './container-config.js';
 import type { NodeFacts } from './env.js';
 import { EventRecorder } from './events.js';
-import { KubeletApi } from './kube-api.js';
+import { KubeletApi, errorMessage } from './kube-api.js';
 import { kubeletDir, pidsDir, podDir, podsDir, type NodeLayout } from './layout.js';
 import { startLogServer, type LogTarget } from './log-server.js';
 import { makeSharedMount, mountsUnder, unmount, unmountAllUnder } from './mounts.js';
@@ -103,7 +103,7 @@ export class Kubelet {
     informer.on('delete', (pod) => this.workers.get(pod.metadata?.uid ?? '')?.removedFromApi());
     informer.on('error', (err) => {
       if (this.stopping) return;
-      this.o.log.warn({ err: (err as Error | undefined)?.message }, 'pod watch failed; restarting');
+      this.o.log.warn({ err: errorMessage(err) }, 'pod watch failed; restarting');
       setTimeout(() => void informer.start().catch(() => undefined), 1000);
     });
     this.informer = informer;

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { createLogger } from '../../../src/cli/logger.js';
 import { apiServerAddress, parseKubeletArgs } from './args.js';
 import { Kubelet } from './kubelet.js';
+import { errorMessage } from './kube-api.js';
 
 const REPO_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
@@ -42,7 +43,7 @@ async function main(): Promise<void> {
         process.exit(0);
       },
       (err: unknown) => {
-        log.error({ err: (err as Error).message }, 'stop failed');
+        log.error({ err: errorMessage(err) }, 'stop failed');
         process.exit(1);
       },
     );
@@ -52,13 +53,13 @@ async function main(): Promise<void> {
   try {
     await kubelet.start();
   } catch (err) {
-    log.fatal({ err: (err as Error).message }, 'kubelet failed to start');
+    log.fatal({ err: errorMessage(err) }, 'kubelet failed to start');
     await kubelet.stop().catch(() => undefined);
     process.exit(1);
   }
 }
 
 void main().catch((err: unknown) => {
-  process.stderr.write(`local kubelet: ${(err as Error).message}\n`);
+  process.stderr.write(`local kubelet: ${errorMessage(err)}\n`);
   process.exit(2);
 });

@@ -5,7 +5,7 @@
 import { readFileSync, statfsSync } from 'node:fs';
 import { release, totalmem } from 'node:os';
 import type { Logger } from 'pino';
-import { isConflict, isNotFound, mergePatch, type KubeletApi } from './kube-api.js';
+import { isConflict, isNotFound, mergePatch, type KubeletApi, errorMessage } from './kube-api.js';
 
 export interface NodeIdentity {
   nodeName: string;
@@ -151,7 +151,7 @@ export class NodeHeartbeat {
 
   start(): void {
     this.timer = setInterval(() => {
-      void this.beat().catch((err: unknown) => this.log.warn({ err: (err as Error).message }, 'node heartbeat failed'));
+      void this.beat().catch((err: unknown) => this.log.warn({ err: errorMessage(err) }, 'node heartbeat failed'));
     }, this.statusIntervalMs);
   }
 

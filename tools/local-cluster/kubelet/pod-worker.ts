@@ -10,6 +10,7 @@ import { containerConfig, containerId, type ApiServerAddress } from './container
 import type { NodeFacts } from './env.js';
 import type { EventRecorder } from './events.js';
 import type { KubeletApi } from './kube-api.js';
+import { errorMessage } from './kube-api.js';
 import { containerLogFile, pidFile, podDir, runtimeDir, terminationLogFile, type NodeLayout } from './layout.js';
 import { terminationMessage } from './log-files.js';
 import { mountsUnder, unmountAllUnder } from './mounts.js';
@@ -89,7 +90,9 @@ export class PodWorker {
       pullFailed: false,
     });
     this.slots = [...(pod.spec?.initContainers ?? []).map((c) => mk(c, true)), ...(pod.spec?.containers ?? []).map((c) => mk(c, false))];
-    for (const s of this.slots) if (!s.init) s.record.current = { state: 'waiting', reason: 'ContainerCreating' };
+    // Like the kubelet: containers wait in PodInitializing behind init containers, else in ContainerCreating.
+    const firstReason = this.slots.some((s) => s.init) ? 'PodInitializing' : 'ContainerCreating';
+    for (const s of this.slots) if (!s.init) s.record.current = { state: 'waiting', reason: firstReason };
   }
 
   update(pod: V1Pod): void {
@@ -116,7 +119,7 @@ export class PodWorker {
         try {
           await this.sync();
         } catch (err) {
-          this.deps.log.error({ pod: this.key(), err: (err as Error).message }, 'pod sync failed; retrying');
+          this.deps.log.error({ pod: this.key(), err: errorMessage(err) }, 'pod sync failed; retrying');
           this.retryIn(2000);
         }
       } while (this.again && !this.finished);
@@ -163,7 +166,7 @@ export class PodWorker {
           clusterCaPem: this.deps.clusterCaPem,
         });
       } catch (err) {
-        const message = err instanceof VolumeNotReadyError ? err.message : `volume setup failed: ${(err as Error).message}`;
+        const message = err instanceof VolumeNotReadyError ? err.message : `volume setup failed: ${errorMessage(err)}`;
         this.deps.events.record({ pod: this.pod, type: 'Warning', reason: 'FailedMount', message });
         await this.writeStatus(false);
         this.retryIn(2000);
@@ -302,7 +305,7 @@ export class PodWorker {
     s.record.current = { state: 'running', startedAt: proc.startedAt };
     s.settled = proc.exited
       .then((exit) => this.onExit(s, proc, restartCount, exit))
-      .catch((err: unknown) => this.deps.log.error({ pod: this.key(), err: (err as Error).message }, 'recording container exit failed'));
+      .catch((err: unknown) => this.deps.log.error({ pod: this.key(), err: errorMessage(err) }, 'recording container exit failed'));
   }
 
   private async onExit(s: Slot, proc: RunningProcess, restartCount: number, exit: ProcessExit): Promise<void> {

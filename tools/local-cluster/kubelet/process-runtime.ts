@@ -87,13 +87,10 @@ export async function startProcess(o: StartProcessOptions): Promise<RunningProce
   const exited = new Promise<ProcessExit>((resolve) => {
     child.once('error', () => resolve({ exitCode: 128 }));
     child.once('exit', (code, signal) => {
+      const n = SIGNAL_NUMBERS[signal ?? ''] ?? 9;
+      const result: ProcessExit = code !== null ? { exitCode: code } : { exitCode: 128 + n, signal: n };
       // Whatever the main process left behind in its group dies with it, as in a container.
-      if (pid !== undefined) killGroup(pid, 'SIGKILL');
-      if (code !== null) resolve({ exitCode: code });
-      else {
-        const n = SIGNAL_NUMBERS[signal ?? ''] ?? 9;
-        resolve({ exitCode: 128 + n, signal: n });
-      }
+      void (pid === undefined ? Promise.resolve() : reapGroup(pid)).then(() => resolve(result));
     });
   });
   if (pid === undefined) return { pid: -1, startedAt, exited };
@@ -115,6 +112,13 @@ export function killGroup(pid: number, signal: NodeJS.Signals): void {
   } catch {
     // ESRCH: already gone.
   }
+}
+
+/** SIGKILLs a process group and waits (bounded) until none of it is left, zombies included. */
+export async function reapGroup(pid: number, timeoutMs = 5000): Promise<void> {
+  killGroup(pid, 'SIGKILL');
+  const deadline = Date.now() + timeoutMs;
+  while (groupAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
 }
 
 export function groupAlive(pid: number): boolean {
@@ -156,7 +160,7 @@ export async function adoptProcess(o: { record: RunRecord; runtimeDir: string; p
       void procStartTicks(record.pid).then(async (now) => {
         if (now === record.pidStartTicks) return;
         clearInterval(timer);
-        killGroup(record.pid, 'SIGKILL');
+        await reapGroup(record.pid);
         resolve({ exitCode: await readExitCode(o.runtimeDir, record.restartCount) });
       });
     }, o.pollMs ?? 500);

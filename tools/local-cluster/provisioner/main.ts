@@ -8,6 +8,7 @@ import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createLogger } from '../../../src/cli/logger.js';
 import { Provisioner } from './provisioner.js';
+import { errorMessage } from '../kubelet/kube-api.js';
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -31,12 +32,12 @@ async function main(): Promise<void> {
   try {
     await provisioner.start();
   } catch (err) {
-    log.fatal({ err: (err as Error).message }, 'provisioner failed to start');
+    log.fatal({ err: errorMessage(err) }, 'provisioner failed to start');
     process.exit(1);
   }
 }
 
 void main().catch((err: unknown) => {
-  process.stderr.write(`provisioner: ${(err as Error).message}\n`);
+  process.stderr.write(`provisioner: ${errorMessage(err)}\n`);
   process.exit(2);
 });

@@ -16,6 +16,7 @@ import {
   type V1PersistentVolumeClaim,
 } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import { errorMessage } from '../kubelet/kube-api.js';
 import {
   buildPv,
   defaultStorageClass,
@@ -69,7 +70,7 @@ export class Provisioner {
     for (const inf of [claims, volumes] as ListWatch<V1PersistentVolumeClaim | V1PersistentVolume>[]) {
       inf.on('error', (err) => {
         if (this.stopped) return;
-        this.o.log.warn({ err: (err as Error | undefined)?.message }, 'watch failed; restarting');
+        this.o.log.warn({ err: errorMessage(err) }, 'watch failed; restarting');
         setTimeout(() => void inf.start().catch(() => undefined), 1000);
       });
       this.informers.push(inf);
@@ -105,7 +106,7 @@ export class Provisioner {
     this.inFlight.add(key);
     void fn()
       .catch((err: unknown) => {
-        this.o.log.warn({ key, err: (err as Error).message }, 'provisioner step failed; retrying');
+        this.o.log.warn({ key, err: errorMessage(err) }, 'provisioner step failed; retrying');
         setTimeout(retry, 2000);
       })
       .finally(() => {
