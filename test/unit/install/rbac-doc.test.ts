@@ -1,0 +1,15 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { NODE_AGENT_CLUSTER_RULES, NODE_AGENT_NAMESPACE_RULES, SERVER_CLUSTER_RULES, SERVER_NAMESPACE_RULES } from '../../../src/install/manifests.js';
+
+describe('docs/rbac.md', () => {
+  const doc = readFileSync(new URL('../../../docs/rbac.md', import.meta.url), 'utf8');
+  it.each([
+    ['server cluster', SERVER_CLUSTER_RULES],
+    ['server namespace', SERVER_NAMESPACE_RULES],
+    ['node-agent cluster', NODE_AGENT_CLUSTER_RULES],
+    ['node-agent namespace', NODE_AGENT_NAMESPACE_RULES],
+  ])('explains every %s rule', (_name, rules) => {
+    for (const r of rules) expect(doc).toContain(r.why);
+  });
+});
