@@ -8,7 +8,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { clusterHealth, down, up } from '../../tools/local-cluster/cluster.js';
+import { clusterHealth, down, signalClusterSync, up } from '../../tools/local-cluster/cluster.js';
 import { cacheRoot, defaultRunDir } from '../../tools/local-cluster/paths.js';
 import { isAlive } from '../../tools/local-cluster/processes.js';
 import { readState, type ClusterState } from '../../tools/local-cluster/state.js';
@@ -38,8 +38,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
     throw err;
   }
   project.provide('cairnCluster', toInfo(state));
+  const removeInterruptGuard = stopOnInterrupt(runDir);
 
   return async () => {
+    removeInterruptGuard();
     const failed = project.vitest.state.getCountOfFailedTests() > 0 || project.vitest.state.getFailedFilepaths().length > 0;
     const result = await down({ runDir, keep: failed });
     if (failed) log(`tests failed: cluster stopped, run dir kept for its logs: ${runDir}/logs`);
@@ -77,6 +79,28 @@ function toInfo(state: ClusterState): ClusterInfo {
 }
 
 const OWNER_FILE = 'owner.pid';
+
+/**
+ * An interrupted run (Ctrl-C) exits without calling the teardown: signal the cluster's processes on the way
+ * out so they do not outlive it. Returns the function that removes the guard (normal teardown).
+ */
+function stopOnInterrupt(runDir: string): () => void {
+  const onExit = () => {
+    if (signalClusterSync(runDir) > 0) log(`run interrupted: stopping the cluster; logs kept in ${runDir}/logs`);
+  };
+  const onSignal = (signal: NodeJS.Signals) => {
+    onExit();
+    process.removeListener(signal, onSignal);
+    // Without another listener the signal's default action (exit) would have run: re-raise it.
+    if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+  };
+  process.once('exit', onExit);
+  for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(s, onSignal);
+  return () => {
+    process.removeListener('exit', onExit);
+    for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.removeListener(s, onSignal);
+  };
+}
 
 /** Stops clusters of earlier test runs that were killed before their teardown (their run dirs are kept). */
 async function stopOrphans(): Promise<void> {

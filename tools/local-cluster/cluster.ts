@@ -20,7 +20,7 @@ import {
 } from './nodes.js';
 import { ensurePki } from './pki.js';
 import { isHealthy } from './probe.js';
-import { isRunning, stopProcesses, type ProcessRecord } from './processes.js';
+import { isRunning, signalGroup, stopProcesses, type ProcessRecord } from './processes.js';
 import { readState, writeState, type ClusterState } from './state.js';
 import { binaryPaths } from './toolchain.js';
 
@@ -153,6 +153,16 @@ export interface DownResult {
   stopped: number;
   podProcesses: number;
   removed: boolean;
+}
+
+/**
+ * Last-resort stop for a process that is exiting (a test run interrupted with Ctrl-C): SIGTERM to every
+ * recorded process group, synchronously and without waiting. Kubelets stop their pods on SIGTERM.
+ */
+export function signalClusterSync(runDir: string): number {
+  const recorded = [...(readState(runDir)?.processes ?? []), ...readProcesses(runDir)].filter(isRunning);
+  for (const p of recorded) signalGroup(p.pid, 'SIGTERM');
+  return recorded.length;
 }
 
 export async function down(opts: DownOptions): Promise<DownResult> {

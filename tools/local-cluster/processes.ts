@@ -90,7 +90,7 @@ export async function stopProcesses(records: Pick<ProcessRecord, 'pid' | 'startT
 }
 
 /** Signals the process group led by pid and the pid itself (it may have left its group). */
-function signalGroup(pid: number, signal: NodeJS.Signals): void {
+export function signalGroup(pid: number, signal: NodeJS.Signals): void {
   for (const target of [-pid, pid]) {
     try {
       process.kill(target, signal);
