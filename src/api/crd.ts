@@ -81,7 +81,7 @@ function buildCrd(def: KindDefinition): CustomResourceDefinition {
 }
 
 function objectSchema(def: KindDefinition): JSONSchemaProps {
-  return {
+  return withClientNodeAliases({
     type: 'object',
     description: def.description,
     properties: {
@@ -92,7 +92,25 @@ function objectSchema(def: KindDefinition): JSONSchemaProps {
       spec: toStructuralSchema(def.spec, 'spec'),
       status: toStructuralSchema(def.status, 'status'),
     },
-  };
+  });
+}
+
+/**
+ * @kubernetes/client-node serializes a CRD through its generated model, which reads `_enum`, `_default` and
+ * `x_kubernetes_*` instead of `enum`, `default` and `x-kubernetes-*` and drops the JSON spellings. So that
+ * allCrds() objects can be handed to ApiextensionsV1Api or KubernetesObjectApi (server-side apply) as they are,
+ * each schema node also carries the model spellings as NON-enumerable aliases: invisible to JSON, YAML and
+ * equality checks, seen by the serializer. A deep copy (structuredClone, JSON round trip) loses them; use
+ * crdAsClientModel() on such a copy. `items` and `additionalProperties` are untyped in the model (sent as they
+ * are), so only nodes reached through `properties` need the aliases.
+ */
+function withClientNodeAliases(schema: JSONSchemaProps): JSONSchemaProps {
+  for (const [key, value] of Object.entries(schema)) {
+    const alias = key === 'enum' ? '_enum' : key === 'default' ? '_default' : key.startsWith('x-kubernetes-') ? key.replaceAll('-', '_') : undefined;
+    if (alias) Object.defineProperty(schema, alias, { value, enumerable: false });
+  }
+  for (const child of Object.values(schema.properties ?? {})) withClientNodeAliases(child);
+  return schema;
 }
 
 /** One generated manifest: its path relative to the repository root and its YAML text. */

@@ -9,6 +9,8 @@ import {
   ApiextensionsV1Api,
   CoreV1Api,
   CustomObjectsApi,
+  KubernetesObjectApi,
+  PatchStrategy,
   type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,6 +19,7 @@ import {
   Kinds,
   allCrds,
   crdAsClientModel,
+  crdFor,
   parse,
   type CustomResourceDefinition,
   type KindName,
@@ -99,6 +102,23 @@ describe('velero.io CRDs on a real API server', () => {
       // What the server stored is what was generated: no enum or x-kubernetes-* marker was lost on the way.
       const stored = established.spec.versions[0]?.schema?.openAPIV3Schema;
       expect(stored).toEqual(crdAsClientModel(crd).spec.versions[0]?.schema?.openAPIV3Schema);
+    }
+  });
+
+  it('takes allCrds() objects as they are through server-side apply (KubernetesObjectApi), losing nothing', async () => {
+    const objects = kc.makeApiClient(KubernetesObjectApi);
+    // A fresh CRD in a group of its own, so nothing another field manager wrote can mask a dropped field.
+    const restore = crdFor('Restore');
+    const group = `${namespace}.cairn.test`;
+    const crd = { ...restore, metadata: { name: `restores.${group}` }, spec: { ...restore.spec, group } };
+    await objects.patch(crd, undefined, undefined, 'api-crds-test', true, PatchStrategy.ServerSideApply);
+    try {
+      const stored = await extensions.readCustomResourceDefinition({ name: crd.metadata.name });
+      const schema = stored.spec.versions[0]?.schema?.openAPIV3Schema;
+      expect(schema).toEqual(crdAsClientModel(restore).spec.versions[0]?.schema?.openAPIV3Schema);
+      expect(schema?.properties?.status?.properties?.phase?._enum).toContain('PartiallyFailed');
+    } finally {
+      await extensions.deleteCustomResourceDefinition({ name: crd.metadata.name });
     }
   });
 
