@@ -105,6 +105,9 @@ export async function startApiServer(ctx: ControlPlaneContext, etcdUrl: string, 
       `--kubelet-client-certificate=${pki.kubeletClientCert}`, `--kubelet-client-key=${pki.kubeletClientKey}`,
       `--kubelet-certificate-authority=${pki.caCert}`,
       '--kubelet-preferred-address-types=InternalIP',
+      // Endpoints may not hold loopback addresses: the reconciler would retry (and log) every 10 s forever.
+      // Pods reach the API server at 127.0.0.1 directly (the kubelet stand-in sets KUBERNETES_SERVICE_HOST).
+      '--endpoint-reconciler-type=none',
       '--profiling=false', '--v=1',
     ],
     logFile: logFile(ctx.runDir, 'kube-apiserver'),
