@@ -57,3 +57,14 @@ export function nameProblem(name: string): string | undefined {
   }
   return undefined;
 }
+
+/**
+ * A label selector string for exact matches, e.g. `selectorFor({ [Labels.BackupName]: labelValue(name) })` →
+ * "velero.io/backup-name=nightly-1". Keys are sorted so the same labels always give the same string.
+ */
+export function selectorFor(labels: Readonly<Record<string, string>>): string {
+  return Object.keys(labels)
+    .sort()
+    .map((key) => `${key}=${labels[key] ?? ''}`)
+    .join(',');
+}

@@ -11,6 +11,7 @@ import {
   labelValue,
   legacySnapshotAnnotation,
   nameProblem,
+  selectorFor,
 } from '../../../src/api/index.js';
 
 describe('labelValue (Velero GetValidName)', () => {
@@ -92,5 +93,14 @@ describe('well-known keys', () => {
       const values = Object.values(group);
       expect(new Set(values).size).toBe(values.length);
     }
+  });
+});
+
+describe('selectorFor', () => {
+  it('joins exact matches in a stable order', () => {
+    expect(selectorFor({ [Labels.BackupUID]: 'u1', [Labels.BackupName]: labelValue('b1') })).toBe(
+      'velero.io/backup-name=b1,velero.io/backup-uid=u1',
+    );
+    expect(selectorFor({})).toBe('');
   });
 });
