@@ -1,0 +1,17 @@
+/** The built-in restore item actions, in the order they run for an item. */
+import type { RestoreItemAction } from '../types.js';
+import { jobRestoreAction } from './restore-job.js';
+import { podRestoreAction } from './restore-pod.js';
+import { pvRestoreAction } from './restore-pv.js';
+import { pvcRestoreAction } from './restore-pvc.js';
+import { serviceAccountRestoreAction } from './restore-service-account.js';
+import { serviceRestoreAction } from './restore-service.js';
+
+export const BUILTIN_RESTORE_ACTIONS: readonly RestoreItemAction[] = [
+  podRestoreAction,
+  serviceRestoreAction,
+  pvcRestoreAction,
+  pvRestoreAction,
+  serviceAccountRestoreAction,
+  jobRestoreAction,
+];
