@@ -167,8 +167,11 @@ describe('local kubelet: containers', () => {
       metadata: { name: 'cairn' },
       spec: { restartPolicy: 'Never', containers: [{ name: 'cairn', image: 'ghcr.io/example/cairn:dev', args: ['version', '-o', 'json'] }] },
     });
-    await waitForPhase(ns, 'cairn', 'Succeeded', 120_000);
-    const out = JSON.parse(await podLogs(ns, 'cairn')) as { client: { nodeVersion: string } };
+    // cairn runs from dist/: `npm test` builds first; run `npm run build` before running this file alone.
+    const done = await waitForPod(ns, 'cairn', 'finished', (p) => ['Succeeded', 'Failed'].includes(p.status?.phase ?? ''), 120_000);
+    const logs = await podLogs(ns, 'cairn');
+    expect(done.status?.phase, logs).toBe('Succeeded');
+    const out = JSON.parse(logs) as { client: { nodeVersion: string } };
     expect(out.client.nodeVersion).toMatch(/^24\./);
   });
 

@@ -7,13 +7,17 @@ import { mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createLogger } from '../../../src/cli/logger.js';
-import { apiServerAddress, parseKubeletArgs } from './args.js';
+import { apiServerAddress, KUBELET_USAGE, parseKubeletArgs } from './args.js';
 import { Kubelet } from './kubelet.js';
 import { errorMessage } from './kube-api.js';
 
 const REPO_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
 async function main(): Promise<void> {
+  if (process.argv.includes('--help')) {
+    process.stdout.write(`${KUBELET_USAGE}\n`);
+    return;
+  }
   const args = parseKubeletArgs(process.argv.slice(2));
   if (args.logFile) await mkdir(dirname(args.logFile), { recursive: true });
   const destination = args.logFile ? createWriteStream(args.logFile, { flags: 'a' }) : process.stderr;
