@@ -11,6 +11,8 @@ import { encodeIndex, type IndexedPack } from './index-file.js';
 import { BlobType, ENTRY_BYTES, FLAG_ZSTD, PackBuilder, packKey } from './pack.js';
 import type { Repository } from './repository.js';
 import { Semaphore } from '../plugins/object-store/limit.js';
+import { SealPool, type SealJob } from './seal-pool.js';
+import { usableCpus } from './cpu.js';
 
 export interface BlobWriterOptions {
   /** Compression jobs in flight at once (thread-pool work). */
@@ -24,7 +26,18 @@ export interface BlobWriterOptions {
   signal?: AbortSignal;
   /** Store blobs even when the repository index already has them (repack writes fresh copies). */
   ignoreIndex?: boolean;
+  /** Worker threads that compress and seal (default: usable CPUs; 0 = on this thread, zstd on the thread pool). */
+  workers?: number;
 }
+
+interface Queued {
+  type: BlobType;
+  id: Buffer;
+  rawLength: number;
+}
+
+const BATCH_BYTES = 1 << 20;
+const BATCH_COUNT = 128;
 
 export interface BlobWriterStats {
   newBlobs: number;
@@ -36,6 +49,8 @@ export interface BlobWriterStats {
 }
 
 const MAX_BLOBS_PER_PACK = 20_000;
+/** Tree packs are kept small: listings are few bytes, and a full-size buffer per backup would be wasted memory. */
+const TREE_PACK_SIZE = 2 << 20;
 
 export class BlobWriter {
   readonly stats: BlobWriterStats = { newBlobs: 0, newBytes: 0, storedBytes: 0, packs: 0 };
@@ -43,7 +58,7 @@ export class BlobWriter {
   private readonly packers = new Map<BlobType, PackBuilder>();
   private readonly uploads = new Set<Promise<void>>();
   private readonly jobs = new Set<Promise<void>>();
-  private readonly pool: Buffer[] = [];
+  private readonly buffers: Buffer[] = [];
   private unindexed: IndexedPack[] = [];
   private indexWrite: Promise<void> = Promise.resolve();
   private lastIndexAt = Date.now();
@@ -53,6 +68,14 @@ export class BlobWriter {
   private readonly checkpointPacks: number;
   private readonly checkpointMs: number;
   private readonly bufferSize: number;
+  private pool: SealPool | undefined;
+  private readonly workerCount: number;
+  private readonly slabSize: number;
+  private batch: Queued[] = [];
+  private batchJobs: SealJob[] = [];
+  private batchInput: Buffer | undefined;
+  private batchBytes = 0;
+  private readonly batches = new Set<Promise<void>>();
 
   constructor(
     private readonly repo: Repository,
@@ -62,7 +85,11 @@ export class BlobWriter {
     this.maxUploads = options.maxUploads ?? 2;
     this.checkpointPacks = options.checkpointPacks ?? 64;
     this.checkpointMs = options.checkpointMs ?? 60_000;
-    this.bufferSize = repo.config.packSize + repo.config.chunker.max + SEAL_OVERHEAD + MAX_BLOBS_PER_PACK * ENTRY_BYTES + 4096;
+    this.workerCount = options.workers ?? usableCpus();
+    // Most chunks are near the average size; a rarer larger one travels in a one-off slab of its own.
+    this.slabSize = Math.min(repo.config.chunker.max, 2 * repo.config.chunker.avg) + BATCH_BYTES;
+    // A pack buffer holds packSize of blobs plus the largest header; a blob that does not fit closes the pack.
+    this.bufferSize = repo.config.packSize + MAX_BLOBS_PER_PACK * ENTRY_BYTES + 4096;
   }
 
   /** True when the blob is stored or on its way. */
@@ -86,6 +113,17 @@ export class BlobWriter {
     this.stats.newBlobs++;
     this.stats.newBytes += data.length;
     while (this.uploads.size >= this.maxUploads) await Promise.race(this.uploads);
+    if (this.workerCount > 0) {
+      while (this.batchBytes > 0 && this.batchBytes + data.length > this.slabSize) await this.dispatch();
+      this.pool ??= new SealPool(this.repo.keys.encryption, this.workerCount, { slabSize: this.slabSize, maxJobsPerBatch: BATCH_COUNT });
+      this.batchInput ??= this.pool.takeInput(data.length);
+      this.batchInput.set(data, this.batchBytes);
+      this.batch.push({ type, id, rawLength: data.length });
+      this.batchJobs.push({ id, offset: this.batchBytes, length: data.length, compress: worthCompressing(data) });
+      this.batchBytes += data.length;
+      if (this.batchBytes >= BATCH_BYTES || this.batch.length >= BATCH_COUNT) await this.dispatch();
+      return true;
+    }
     if (!worthCompressing(data)) {
       this.appendSealed(type, id, 0, data.length, data.length + SEAL_OVERHEAD, (buf, at) => sealBlobInto(this.repo.keys, id, data, buf, at));
       return true;
@@ -106,6 +144,35 @@ export class BlobWriter {
       });
     this.jobs.add(job);
     return true;
+  }
+
+  /** Sends the queued blobs to a worker; waits while too many batches are in flight. */
+  private async dispatch(): Promise<void> {
+    if (this.batch.length === 0 || !this.pool || !this.batchInput) return;
+    const items = this.batch;
+    const jobs = this.batchJobs;
+    const input = this.batchInput;
+    this.batch = [];
+    this.batchJobs = [];
+    this.batchInput = undefined;
+    this.batchBytes = 0;
+    const task = this.pool
+      .run(input, jobs)
+      .then(({ results, output, release }) => {
+        try {
+          for (let k = 0; k < items.length; k++) {
+            const item = items[k]!;
+            const r = results[k]!;
+            this.appendSealed(item.type, item.id, r.flags ? FLAG_ZSTD : 0, item.rawLength, r.length, (buf, at) => output.copy(buf, at, r.offset, r.offset + r.length));
+          }
+        } finally {
+          release();
+        }
+      })
+      .catch((err: unknown) => void (this.failure ??= err))
+      .finally(() => this.batches.delete(task));
+    this.batches.add(task);
+    while (this.batches.size > this.workerCount) await Promise.race(this.batches);
   }
 
   /** Copies an already sealed blob (repack). */
@@ -130,12 +197,18 @@ export class BlobWriter {
     }
     if (!packer) {
       const need = sealedLength + 4096 + ENTRY_BYTES;
-      const buffer = need <= this.bufferSize ? (this.pool.pop() ?? Buffer.allocUnsafe(this.bufferSize)) : Buffer.allocUnsafe(need);
+      const treeSize = TREE_PACK_SIZE + MAX_BLOBS_PER_PACK * ENTRY_BYTES + 4096;
+      const buffer =
+        type === BlobType.Tree && need <= treeSize
+          ? Buffer.allocUnsafe(treeSize)
+          : need <= this.bufferSize
+            ? (this.buffers.pop() ?? Buffer.allocUnsafe(this.bufferSize))
+            : Buffer.allocUnsafe(need);
       packer = new PackBuilder(type, buffer);
       this.packers.set(type, packer);
     }
     packer.append(id, flags, rawLength, write);
-    if (packer.bytes >= this.repo.config.packSize) {
+    if (packer.bytes >= (type === BlobType.Tree ? TREE_PACK_SIZE : this.repo.config.packSize)) {
       this.upload(packer);
       this.packers.delete(type);
     }
@@ -158,7 +231,7 @@ export class BlobWriter {
       .catch((err: unknown) => void (this.failure ??= err))
       .finally(() => {
         this.uploads.delete(task);
-        if (bytes.buffer.byteLength === this.bufferSize && this.pool.length < this.maxUploads + 2) this.pool.push(Buffer.from(bytes.buffer, bytes.byteOffset, this.bufferSize));
+        if (bytes.buffer.byteLength === this.bufferSize && this.buffers.length < 1) this.buffers.push(Buffer.from(bytes.buffer, bytes.byteOffset, this.bufferSize));
       });
     this.uploads.add(task);
   }
@@ -178,6 +251,10 @@ export class BlobWriter {
 
   /** Finishes every pack, waits for every upload and writes the last index file. Throws the first failure. */
   async flush(): Promise<void> {
+    await this.dispatch();
+    while (this.batches.size > 0) await Promise.all([...this.batches]);
+    await this.pool?.close();
+    this.pool = undefined;
     while (this.jobs.size > 0) await Promise.all([...this.jobs]);
     this.check();
     for (const packer of [...this.packers.values()]) if (packer.count > 0) this.upload(packer);
@@ -190,6 +267,8 @@ export class BlobWriter {
 
   /** Stops accepting work and waits for what is in flight, ignoring its errors (used after a failure or cancel). */
   async abandon(): Promise<void> {
-    await Promise.allSettled([...this.jobs, ...this.uploads, this.indexWrite]);
+    await Promise.allSettled([...this.jobs, ...this.batches, ...this.uploads, this.indexWrite]);
+    await this.pool?.close();
+    this.pool = undefined;
   }
 }

@@ -43,8 +43,10 @@ export interface BackupOptions {
   signal?: AbortSignal;
   onProgress?: (p: BackupProgress) => void;
   progressIntervalMs?: number;
-  /** Compression jobs in flight; default from the cgroup CPU limit. */
+  /** Compression jobs in flight when sealing on this thread; default from the cgroup CPU limit. */
   concurrency?: number;
+  /** Worker threads that compress and seal; default from the cgroup CPU limit; 0 = none. */
+  workers?: number;
 }
 
 export interface BackupStats extends SnapshotSummary {
@@ -63,7 +65,7 @@ export interface BackupResult {
 
 /** Files up to this size are stored inside the directory listing: no blob, no index entry. */
 export const INLINE_MAX = 256;
-const READ_BLOCK = 8 << 20;
+const READ_BLOCK = 1 << 20;
 
 class FileError extends Error {}
 
@@ -143,7 +145,7 @@ class BackupRun {
     private readonly options: BackupOptions,
   ) {
     const cpus = usableCpus();
-    this.writer = new BlobWriter(repo, { concurrency: options.concurrency ?? Math.max(2, cpus * 2), maxUploads: 2, ...(options.signal ? { signal: options.signal } : {}) });
+    this.writer = new BlobWriter(repo, { concurrency: options.concurrency ?? Math.max(2, cpus * 2), maxUploads: 2, ...(options.workers !== undefined ? { workers: options.workers } : {}), ...(options.signal ? { signal: options.signal } : {}) });
     this.chunker = createChunker(repo.config.chunker);
     this.readBuf = Buffer.allocUnsafe(repo.config.chunker.max + READ_BLOCK);
   }
