@@ -46,13 +46,14 @@ function errorStatus(err: unknown): { code: number | undefined; message: string 
 }
 
 /**
- * Creates the CRD, or replaces it (same name) so a re-run or an earlier install does not matter. The body goes
- * through crdAsClientModel: sent as a plain object, client-node would drop every enum and x-kubernetes-* key.
+ * Creates the CRD, or replaces it (same name) so a re-run or an earlier install does not matter; true when it was
+ * created here. The body goes through crdAsClientModel, the explicit form for a copy of a CRD.
  */
-async function applyCrd(api: ApiextensionsV1Api, crd: CustomResourceDefinition): Promise<void> {
-  const body: V1CustomResourceDefinition = crdAsClientModel(crd);
+async function applyCrd(api: ApiextensionsV1Api, crd: CustomResourceDefinition): Promise<boolean> {
+  const body: V1CustomResourceDefinition = crdAsClientModel(structuredClone(crd));
   try {
     await api.createCustomResourceDefinition({ body });
+    return true;
   } catch (err) {
     if (errorStatus(err).code !== 409) throw err;
     const existing = await api.readCustomResourceDefinition({ name: crd.metadata.name });
@@ -60,12 +61,15 @@ async function applyCrd(api: ApiextensionsV1Api, crd: CustomResourceDefinition):
       name: crd.metadata.name,
       body: { ...body, metadata: { ...body.metadata, resourceVersion: existing.metadata?.resourceVersion } },
     });
+    return false;
   }
 }
 
+/** The kind's sample object in the test namespace, without finalizers (no controller here would remove them). */
 function objectIn<K extends KindName>(kind: K) {
   const obj = structuredClone(validObjects[kind]);
-  obj.metadata = { ...obj.metadata, namespace };
+  const { finalizers: _f, ...metadata } = obj.metadata;
+  obj.metadata = { ...metadata, namespace };
   return obj;
 }
 
@@ -75,13 +79,27 @@ describe('velero.io CRDs on a real API server', () => {
   const custom = kc.makeApiClient(CustomObjectsApi);
   const core = kc.makeApiClient(CoreV1Api);
 
+  const createdHere: string[] = [];
+
   beforeAll(async () => {
-    for (const crd of allCrds()) await applyCrd(extensions, crd);
+    for (const crd of allCrds()) if (await applyCrd(extensions, crd)) createdHere.push(crd.metadata.name);
     await core.createNamespace({ body: { metadata: { name: namespace } } });
   });
 
+  // Leave the shared cluster as found: other tests (install) may expect to create the CRDs themselves.
   afterAll(async () => {
     await core.deleteNamespace({ name: namespace }).catch(() => undefined);
+    for (const name of createdHere) await extensions.deleteCustomResourceDefinition({ name }).catch(() => undefined);
+    for (const name of createdHere) {
+      await waitFor(
+        () =>
+          extensions.readCustomResourceDefinition({ name }).then(
+            () => false,
+            (err: unknown) => errorStatus(err).code === 404,
+          ),
+        { timeoutMs: 60_000, description: `CRD ${name} deleted` },
+      );
+    }
   });
 
   it('accepts every CRD and makes it Established with its names', async () => {
