@@ -4,6 +4,7 @@
  */
 import type { Logger } from '../cli/logger.js';
 import type { Kube } from '../kube/client.js';
+import type { HttpRoutes } from './health.js';
 
 export interface ServerConfig {
   /** Location used when a Backup names none (`--default-backup-storage-location`). */
@@ -43,6 +44,8 @@ export interface ServerContext {
   version: string;
   config: ServerConfig;
   now: () => Date;
+  /** The server's HTTP port (health and /download/), where controllers may serve extra paths; absent in tests. */
+  http?: HttpRoutes;
 }
 
 /** Something a controller start function returns. */

@@ -1,9 +1,168 @@
 /**
- * Processes DeleteBackupRequests: deletes storage objects, then the Backup.
- * (Placeholder: starts nothing yet; the controller lands with its issue.)
+ * Processes DeleteBackupRequests (velero-interfaces.md §1.9): New → InProgress → Processed.
+ *
+ * New: the request is checked (backup exists, is not being written, its location exists and is not ReadOnly); a
+ * request that cannot proceed goes straight to Processed with the reason in `status.errors`. Otherwise the request
+ * becomes InProgress and the Backup `Deleting`. InProgress: everything of the backup in storage is deleted, then the
+ * Restores made from it (their `restores/<name>/` files, then the objects), then the Backup object. Every step is
+ * idempotent, so a server restart in the middle simply runs the InProgress step again. Processed requests are
+ * removed 24 hours after they were made, as Velero does.
  */
+import {
+  BackupPhase,
+  BackupStorageLocationAccessMode,
+  DeleteBackupRequestPhase,
+  Kinds,
+  Labels,
+  creationTimestampOf,
+  labelValue,
+  parseBackup,
+  parseDeleteBackupRequest,
+  parseRestore,
+  type Backup,
+  type DeleteBackupRequest,
+  type Restore,
+} from '../api/index.js';
+import { customClient } from '../kube/custom.js';
+import { startController, type ObjectKey, type ReconcileResult } from '../kube/controller.js';
+import { LocationResolver } from './storage/locations.js';
 import type { ServerContext, Stoppable } from './context.js';
 
-export async function startDeleteBackupRequestController(_ctx: ServerContext): Promise<Stoppable> {
-  return { stop: async () => undefined };
+/** How long processed requests are kept (Velero's deleteBackupRequestMaxAge). */
+export const PROCESSED_REQUEST_MAX_AGE_MS = 24 * 3600_000;
+
+/** Phases in which the backup is still being written; deleting it then is refused. */
+const STILL_RUNNING: ReadonlySet<string> = new Set([
+  BackupPhase.InProgress,
+  BackupPhase.WaitingForPluginOperations,
+  BackupPhase.WaitingForPluginOperationsPartiallyFailed,
+  BackupPhase.Finalizing,
+  BackupPhase.FinalizingPartiallyFailed,
+]);
+
+/** Why a deletion cannot start (Velero's wording), or undefined when it can. */
+export function deletionRefusal(opts: { backup: Backup | undefined; location: { spec: { accessMode?: string | undefined } } | undefined; locationName: string }): string | undefined {
+  if (!opts.backup) return 'backup not found';
+  if (STILL_RUNNING.has(opts.backup.status?.phase ?? '')) return 'backup is still in progress';
+  if (!opts.location) return `backup storage location ${opts.locationName} not found`;
+  if (opts.location.spec.accessMode === BackupStorageLocationAccessMode.ReadOnly) {
+    return `cannot delete backup because backup storage location ${opts.locationName} is currently in read-only mode`;
+  }
+  return undefined;
+}
+
+/** Restores made from the named backup. */
+export function restoresOfBackup(restores: readonly Restore[], backupName: string): string[] {
+  return restores.filter((r) => r.spec.backupName === backupName).map((r) => r.metadata.name ?? '').filter(Boolean);
+}
+
+const oneLine = (err: unknown) => (err instanceof Error ? err.message : String(err)).split('\n')[0]!.slice(0, 300);
+
+export function deleteBackupRequestReconciler(ctx: ServerContext, resolver = new LocationResolver(ctx.kube, ctx.namespace)) {
+  const requests = customClient<DeleteBackupRequest>(ctx.kube, Kinds.DeleteBackupRequest, parseDeleteBackupRequest);
+  const backups = customClient<Backup>(ctx.kube, Kinds.Backup, parseBackup);
+  const restores = customClient<Restore>(ctx.kube, Kinds.Restore, parseRestore);
+  const log = ctx.logger;
+
+  const finish = (key: ObjectKey, errors: string[]) =>
+    requests.updateStatus(key.namespace, key.name, (o) => {
+      if (o.status?.phase === DeleteBackupRequestPhase.Processed) return false;
+      o.status = { phase: DeleteBackupRequestPhase.Processed, ...(errors.length ? { errors } : {}) };
+    });
+
+  async function start(key: ObjectKey, request: DeleteBackupRequest): Promise<void> {
+    const backupName = request.spec.backupName;
+    const backup = await backups.get(key.namespace, backupName);
+    const locationName = backup?.spec.storageLocation ?? '';
+    const location = backup && locationName ? await resolver.get(locationName) : undefined;
+    const refusal = deletionRefusal({ backup, location, locationName });
+    if (refusal || !backup) {
+      log.warn({ request: key.name, backup: backupName, reason: refusal }, 'backup deletion refused');
+      await finish(key, [refusal ?? 'backup not found']);
+      return;
+    }
+    // Label the request as the CLI does, so `backup describe` and GC find it even when a user made it by hand.
+    await requests.update(key.namespace, key.name, (o) => {
+      const want = { [Labels.BackupName]: labelValue(backupName), [Labels.BackupUID]: backup.metadata.uid ?? '' };
+      const labels = o.metadata.labels ?? {};
+      if (Object.entries(want).every(([k, v]) => labels[k] === v)) return false;
+      o.metadata.labels = { ...labels, ...want };
+    });
+    await backups.updateStatus(key.namespace, backupName, (o) => {
+      if (o.status?.phase === BackupPhase.Deleting) return false;
+      o.status = { ...(o.status ?? {}), phase: BackupPhase.Deleting };
+    });
+    await requests.updateStatus(key.namespace, key.name, (o) => {
+      if ((o.status?.phase ?? DeleteBackupRequestPhase.New) !== DeleteBackupRequestPhase.New) return false;
+      o.status = { ...(o.status ?? {}), phase: DeleteBackupRequestPhase.InProgress };
+    });
+    log.info({ request: key.name, backup: backupName }, 'deleting backup');
+  }
+
+  async function run(key: ObjectKey, request: DeleteBackupRequest): Promise<void> {
+    const backupName = request.spec.backupName;
+    const backup = await backups.get(key.namespace, backupName);
+    if (!backup) {
+      // Already gone (e.g. deleted just before a restart): nothing left to do.
+      await finish(key, []);
+      return;
+    }
+    const errors: string[] = [];
+    const locationName = backup.spec.storageLocation ?? '';
+    const resolved = await resolver.resolve(locationName).catch((err: unknown) => {
+      errors.push(`cannot open backup storage location ${locationName}: ${oneLine(err)}`);
+      return undefined;
+    });
+    if (!resolved && !errors.length) errors.push(`backup storage location ${locationName} not found`);
+    if (resolved) {
+      try {
+        const n = await resolved.store.deleteBackup(backupName);
+        log.info({ backup: backupName, objects: n }, 'backup objects deleted from storage');
+      } catch (err) {
+        errors.push(`error deleting backup files from storage: ${oneLine(err)}`);
+      }
+    }
+    for (const restoreName of restoresOfBackup(await restores.list(key.namespace), backupName)) {
+      try {
+        if (resolved) await resolved.store.deleteRestore(restoreName);
+        await restores.delete(key.namespace, restoreName);
+      } catch (err) {
+        errors.push(`error deleting restore ${restoreName}: ${oneLine(err)}`);
+      }
+    }
+    if (errors.length === 0) {
+      await backups.delete(key.namespace, backupName);
+      log.info({ request: key.name, backup: backupName }, 'backup deleted');
+    } else {
+      log.warn({ request: key.name, backup: backupName, errors }, 'backup deletion failed');
+    }
+    await finish(key, errors);
+  }
+
+  return async function reconcile(key: ObjectKey): Promise<ReconcileResult | void> {
+    const request = await requests.get(key.namespace, key.name);
+    if (!request) return;
+    const phase = request.status?.phase ?? DeleteBackupRequestPhase.New;
+    if (phase === DeleteBackupRequestPhase.New) return void (await start(key, request));
+    if (phase === DeleteBackupRequestPhase.InProgress) return void (await run(key, request));
+    const createdAt = creationTimestampOf(request)?.getTime() ?? ctx.now().getTime();
+    const age = ctx.now().getTime() - createdAt;
+    if (age >= PROCESSED_REQUEST_MAX_AGE_MS) {
+      await requests.delete(key.namespace, key.name);
+      return;
+    }
+    return { requeueAfterMs: PROCESSED_REQUEST_MAX_AGE_MS - age };
+  };
+}
+
+export async function startDeleteBackupRequestController(ctx: ServerContext): Promise<Stoppable> {
+  const client = customClient<DeleteBackupRequest>(ctx.kube, Kinds.DeleteBackupRequest, parseDeleteBackupRequest);
+  return startController<DeleteBackupRequest>({
+    name: 'delete-backup-request',
+    kube: ctx.kube,
+    logger: ctx.logger,
+    path: client.path(ctx.namespace),
+    list: () => client.listForWatch(ctx.namespace),
+    reconcile: deleteBackupRequestReconciler(ctx),
+  });
 }

@@ -29,7 +29,7 @@ export function createServer(opts: ServerOptions): Role {
       health = await startHealthServer({ port: opts.healthPort, ...(opts.healthHost ? { host: opts.healthHost } : {}) });
       const apiVersion = await waitForApiServer(opts.kube, { logger: opts.logger, signal: abort.signal });
       opts.logger.info({ apiServer: opts.kube.server, apiVersion, namespace: opts.namespace }, 'connected to the API server');
-      const ctx = { kube: opts.kube, namespace: opts.namespace, logger: opts.logger, version: opts.version, config: opts.config, now: () => new Date() };
+      const ctx = { kube: opts.kube, namespace: opts.namespace, logger: opts.logger, version: opts.version, config: opts.config, now: () => new Date(), http: health };
       for (const c of CONTROLLERS) {
         running.push(await c.start({ ...ctx, logger: opts.logger.child({ controller: c.name }) }));
       }
