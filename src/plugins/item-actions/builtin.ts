@@ -3,6 +3,7 @@
  * restore actions are registered by separate functions so each side can be started on its own.
  */
 import type { ItemActionRegistry } from './registry.js';
+import { builtinBackupActions } from './builtin/backup-actions.js';
 import { BUILTIN_RESTORE_ACTIONS } from './builtin/restore-actions.js';
 
 export function registerBuiltinActions(registry: ItemActionRegistry): ItemActionRegistry {
@@ -11,8 +12,9 @@ export function registerBuiltinActions(registry: ItemActionRegistry): ItemAction
   return registry;
 }
 
-/** The backup item actions (pods, PVCs, PVs, service accounts…) are added here by the backup controller's work. */
+/** Pods → PVCs/ServiceAccount/PriorityClass, PVCs → PV, PVs → PVC, ServiceAccounts → cluster role bindings, CRs → CRD. */
 export function registerBuiltinBackupActions(registry: ItemActionRegistry): ItemActionRegistry {
+  for (const action of builtinBackupActions()) registry.registerBackupAction(action);
   return registry;
 }
 

@@ -1,9 +1,281 @@
 /**
- * The Backup controller: validation, item collection, archive, phases.
- * (Placeholder: starts nothing yet; the controller lands with its issue.)
+ * The Backup controller. For each Backup in the install namespace:
+ *   '' / New        → validate; FailedValidation with every reason, or InProgress with the defaults filled in;
+ *   InProgress      → (re)run the backup: items → archive → Finalizing → upload → Completed | PartiallyFailed,
+ *                     or Failed with the reason (storage unreachable, discovery impossible...);
+ *   Finalizing*     → left by a server that stopped mid-upload: run again from the start;
+ *   anything else   → nothing to do.
+ * A run found InProgress that this process is not running belongs to a server that stopped: it is run again from
+ * scratch (collection is idempotent, the upload replaces the objects), at most MAX_ATTEMPTS times, then Failed.
  */
+import {
+  Annotations,
+  BackupPhase,
+  Kinds,
+  Labels,
+  formatDuration,
+  labelValue,
+  parseBackup,
+  parseDuration,
+  type Backup,
+} from '../../api/index.js';
+import { customClient, type CustomClient } from '../../kube/custom.js';
+import { startController, type ObjectKey, type ReconcileResult } from '../../kube/controller.js';
+import type { ItemActionRegistry } from '../../plugins/item-actions/registry.js';
+import { registerBuiltinBackupActions } from '../../plugins/item-actions/builtin.js';
+import { ItemActionRegistry as Registry } from '../../plugins/item-actions/registry.js';
+import { FORMAT_VERSION } from '../archive/paths.js';
 import type { ServerContext, Stoppable } from '../context.js';
+import { LocationResolver } from '../storage/locations.js';
+import { apiReader } from './api-reader.js';
+import { createBackupLog } from './backup-log.js';
+import { BackupAbortedError, type BackupProgressUpdate } from './backupper.js';
+import { runBackup } from './run-backup.js';
+import { backupValidationErrors } from './validation.js';
 
-export async function startBackupController(_ctx: ServerContext): Promise<Stoppable> {
-  return { stop: async () => undefined };
+/** How many times a backup interrupted by server restarts is started before it is marked Failed. */
+export const MAX_ATTEMPTS = 3;
+/** Counts the runs of a backup across server restarts. */
+export const ATTEMPTS_ANNOTATION = 'backup.cairn.io/attempts';
+/** Progress is written at most this often. */
+export const PROGRESS_INTERVAL_MS = 1000;
+
+const RERUN_PHASES: ReadonlySet<string> = new Set([BackupPhase.InProgress, BackupPhase.Finalizing, BackupPhase.FinalizingPartiallyFailed]);
+
+export interface BackupControllerOptions extends ServerContext {
+  registry?: ItemActionRegistry;
+  tmpDir?: string;
+}
+
+export function backupReconciler(opts: BackupControllerOptions & { signal?: AbortSignal }) {
+  const strict = customClient<Backup>(opts.kube, Kinds.Backup, parseBackup);
+  // Reads a Backup without validation, so one with a malformed spec can still be marked FailedValidation.
+  const lenient = customClient<Backup>(opts.kube, Kinds.Backup, (o) => o as Backup);
+  const locations = new LocationResolver(opts.kube, opts.namespace);
+  const registry = opts.registry ?? registerBuiltinBackupActions(new Registry());
+  const api = apiReader(opts.kube);
+  const running = new Set<string>();
+
+  return async function reconcile(key: ObjectKey): Promise<ReconcileResult | void> {
+    if (key.namespace !== opts.namespace) return;
+    const raw = await lenient.get(key.namespace, key.name);
+    if (!raw) return;
+    const phase = raw.status?.phase ?? '';
+    if (phase === '' || phase === BackupPhase.New) return validateAndStart(key, raw);
+    if (RERUN_PHASES.has(phase) && !running.has(key.name)) return run(key);
+  };
+
+  async function validateAndStart(key: ObjectKey, raw: Backup): Promise<void> {
+    let backup: Backup;
+    try {
+      backup = parseBackup(raw);
+    } catch (err) {
+      await failValidation(lenient, key, [(err as Error).message]);
+      return;
+    }
+    const spec = backup.spec ?? {};
+    const fromSpec = Boolean(spec.storageLocation);
+    const location = fromSpec ? await locations.get(spec.storageLocation as string) : await locations.defaultLocation(opts.config.defaultBackupLocation);
+    const locationName = fromSpec ? (spec.storageLocation as string) : (location?.metadata.name ?? opts.config.defaultBackupLocation);
+    const errors = backupValidationErrors({ backup, location, locationName, locationFromSpec: fromSpec });
+    if (errors.length > 0) {
+      opts.logger.info({ backup: key.name, errors }, 'backup failed validation');
+      await failValidation(strict, key, errors);
+      return;
+    }
+    const ttlMs = spec.ttl ? parseDuration(spec.ttl) : opts.config.defaultBackupTtlMs;
+    const k8s = await opts.kube.version.getCode().catch(() => undefined);
+    const now = opts.now();
+    await strict.update(key.namespace, key.name, (b) => {
+      if ((b.status?.phase ?? '') !== '' && b.status?.phase !== BackupPhase.New) return false;
+      b.metadata = b.metadata ?? {};
+      b.metadata.labels = { ...b.metadata.labels, [Labels.StorageLocation]: labelValue(locationName) };
+      b.metadata.annotations = {
+        ...b.metadata.annotations,
+        [Annotations.ResourceTimeout]: formatDuration(opts.config.resourceTimeoutMs),
+        ...(k8s
+          ? {
+              [Annotations.SourceClusterK8sGitVersion]: k8s.gitVersion,
+              [Annotations.SourceClusterK8sMajorVersion]: k8s.major,
+              [Annotations.SourceClusterK8sMinorVersion]: k8s.minor,
+            }
+          : {}),
+      };
+      b.spec = {
+        ...b.spec,
+        storageLocation: locationName,
+        ttl: spec.ttl || formatDuration(ttlMs),
+        defaultVolumesToFsBackup: b.spec?.defaultVolumesToFsBackup ?? opts.config.defaultVolumesToFsBackup,
+      };
+      b.status = {
+        ...b.status,
+        phase: BackupPhase.InProgress,
+        version: 1,
+        formatVersion: FORMAT_VERSION,
+        startTimestamp: now.toISOString(),
+        expiration: new Date(now.getTime() + ttlMs).toISOString(),
+        validationErrors: null,
+      };
+    });
+    // The update's watch event brings the key back: the run happens in its own reconcile.
+  }
+
+  async function run(key: ObjectKey): Promise<ReconcileResult | void> {
+    let backup: Backup | undefined;
+    try {
+      backup = await strict.get(key.namespace, key.name);
+    } catch (err) {
+      await markFailed(key, `backup spec cannot be read: ${(err as Error).message}`);
+      return;
+    }
+    if (!backup || !RERUN_PHASES.has(backup.status?.phase ?? '')) return;
+
+    const attempts = Number(backup.metadata?.annotations?.[ATTEMPTS_ANNOTATION] ?? '0') + 1;
+    if (attempts > MAX_ATTEMPTS) {
+      await markFailed(key, `the server stopped ${MAX_ATTEMPTS} times while running this backup; giving up`);
+      return;
+    }
+    const restarted = attempts > 1 || backup.status?.phase !== BackupPhase.InProgress;
+    backup = await strict.update(key.namespace, key.name, (b) => {
+      b.metadata = b.metadata ?? {};
+      b.metadata.annotations = { ...b.metadata.annotations, [ATTEMPTS_ANNOTATION]: String(attempts) };
+      b.status = { ...b.status, phase: BackupPhase.InProgress, progress: {} };
+      delete b.status.completionTimestamp;
+    });
+    if (!backup) return;
+
+    running.add(key.name);
+    const backupLog = createBackupLog({ backup: `${key.namespace}/${key.name}`, server: opts.logger });
+    if (restarted) backupLog.logger.info({ attempt: attempts }, 'The server stopped while this backup was running; running it again from the start');
+    const progress = throttledProgress(strict, key);
+    try {
+      const storageLocation = backup.spec?.storageLocation ?? opts.config.defaultBackupLocation;
+      const resolved = await locations.resolve(storageLocation);
+      if (!resolved) throw new StorageError(`backup storage location ${storageLocation} no longer exists`);
+      const outcome = await runBackup({
+        kube: opts.kube,
+        api,
+        backup,
+        store: resolved.store,
+        registry,
+        log: backupLog.logger,
+        logText: backupLog.text,
+        onProgress: progress.report,
+        onFinalizing: async (s) => {
+          await progress.stop();
+          const written = await strict.updateStatus(key.namespace, key.name, (b) => {
+            b.status = { ...b.status, phase: s.phase, warnings: s.warnings, errors: s.errors, progress: s.progress };
+          });
+          return written ?? (backup as Backup);
+        },
+        ...(opts.signal ? { signal: opts.signal } : {}),
+        ...(opts.tmpDir ? { tmpDir: opts.tmpDir } : {}),
+        now: opts.now,
+      });
+      const final = await strict.updateStatus(key.namespace, key.name, (b) => {
+        b.status = {
+          ...b.status,
+          phase: outcome.phase,
+          warnings: outcome.warnings,
+          errors: outcome.errors,
+          progress: outcome.progress,
+          completionTimestamp: opts.now().toISOString(),
+        };
+        if (b.metadata?.annotations) delete b.metadata.annotations[ATTEMPTS_ANNOTATION];
+      });
+      // velero-backup.json was put with Finalizing; put it again with the final phase (as Velero's finalizer does).
+      if (final) await resolved.store.putBackupMetadata(key.name, { ...final, apiVersion: 'velero.io/v1', kind: 'Backup' });
+      opts.logger.info({ backup: key.name, phase: outcome.phase, items: outcome.progress.itemsBackedUp, warnings: outcome.warnings, errors: outcome.errors }, 'backup done');
+    } catch (err) {
+      await progress.stop();
+      if (err instanceof BackupAbortedError || opts.signal?.aborted) {
+        // Left InProgress on purpose: the next server start runs it again.
+        opts.logger.info({ backup: key.name }, 'backup interrupted by server shutdown; it will run again when the server starts');
+        return;
+      }
+      const reason = failureReason(err);
+      opts.logger.error({ backup: key.name, reason }, 'backup failed');
+      await markFailed(key, reason);
+    } finally {
+      running.delete(key.name);
+    }
+  }
+
+  async function markFailed(key: ObjectKey, reason: string): Promise<void> {
+    await lenient.updateStatus(key.namespace, key.name, (b) => {
+      b.status = { ...b.status, phase: BackupPhase.Failed, failureReason: reason, completionTimestamp: opts.now().toISOString() };
+      if (b.metadata?.annotations) delete b.metadata.annotations[ATTEMPTS_ANNOTATION];
+    });
+  }
+
+  function throttledProgress(client: CustomClient<Backup>, key: ObjectKey) {
+    let latest: BackupProgressUpdate | undefined;
+    let written: string | undefined;
+    let timer: NodeJS.Timeout | undefined;
+    let inflight: Promise<unknown> = Promise.resolve();
+    const flush = () => {
+      timer = undefined;
+      const p = latest;
+      if (!p || JSON.stringify(p) === written) return;
+      written = JSON.stringify(p);
+      inflight = client
+        .updateStatus(key.namespace, key.name, (b) => {
+          if (b.status?.phase !== BackupPhase.InProgress) return false;
+          b.status = { ...b.status, progress: { ...p } };
+        })
+        .catch((err: unknown) => opts.logger.warn({ backup: key.name, err: (err as Error).message }, 'could not write backup progress'));
+    };
+    return {
+      report(p: BackupProgressUpdate) {
+        latest = p;
+        if (!timer) {
+          timer = setTimeout(flush, PROGRESS_INTERVAL_MS);
+          timer.unref();
+        }
+      },
+      async stop() {
+        if (timer) clearTimeout(timer);
+        timer = undefined;
+        await inflight;
+      },
+    };
+  }
+}
+
+async function failValidation(client: CustomClient<Backup>, key: ObjectKey, errors: string[]): Promise<void> {
+  await client.updateStatus(key.namespace, key.name, (b) => {
+    if ((b.status?.phase ?? '') !== '' && b.status?.phase !== BackupPhase.New) return false;
+    b.status = { ...b.status, phase: BackupPhase.FailedValidation, validationErrors: errors };
+  });
+}
+
+class StorageError extends Error {}
+
+function failureReason(err: unknown): string {
+  const message = (err as Error)?.message ?? String(err);
+  return err instanceof StorageError ? message : `backup failed: ${message}`;
+}
+
+export async function startBackupController(ctx: ServerContext): Promise<Stoppable> {
+  return startBackupControllerWith(ctx);
+}
+
+/** Same as startBackupController with test hooks (registry, temp directory). */
+export async function startBackupControllerWith(opts: BackupControllerOptions): Promise<Stoppable> {
+  const client = customClient<Backup>(opts.kube, Kinds.Backup, (o) => o as Backup);
+  const abort = new AbortController();
+  const controller = await startController<Backup>({
+    name: 'backup',
+    kube: opts.kube,
+    logger: opts.logger,
+    path: client.path(opts.namespace),
+    list: () => client.listForWatch(opts.namespace),
+    reconcile: backupReconciler({ ...opts, signal: abort.signal }),
+  });
+  return {
+    async stop() {
+      abort.abort();
+      await controller.stop();
+    },
+  };
 }

@@ -1,0 +1,317 @@
+/**
+ * Backs up the items of one Backup into an archive: discovers what the cluster serves, lists each resource page
+ * by page (never the whole cluster in memory), applies the spec's filters, runs item actions (which may add
+ * related items: a pod's PVCs, a PVC's PV, a CR's CRD) and writes each item to the archive once. Problems with
+ * single items are errors in the results (the backup ends PartiallyFailed); only a broken archive or an aborted
+ * run throws.
+ */
+import type { Backup } from '../../api/index.js';
+import { Labels } from '../../api/index.js';
+import type { Logger } from '../../cli/logger.js';
+import type { Kube } from '../../kube/client.js';
+import type { ItemActionRegistry } from '../../plugins/item-actions/registry.js';
+import type { RelatedItem, UnstructuredObject } from '../../plugins/item-actions/types.js';
+import type { BackupArchiveWriter } from '../archive/writer.js';
+import { ResultsCollector, scopeOf } from '../results.js';
+import { BackupVolumeInfoCollector, type PersistentVolumeLike } from '../volume-info.js';
+import type { ApiReader } from './api-reader.js';
+import { Discovery, type ApiResource } from './discovery.js';
+import {
+  IncludesExcludes,
+  NAMESPACES,
+  PERSISTENT_VOLUMES,
+  ResourcePolicy,
+  backupLabelMatcher,
+  labelSelectorString,
+  type LabelMatcher,
+} from './filters.js';
+import { BackedUpItems } from './resource-list.js';
+
+export const LIST_PAGE_SIZE = 500;
+
+export interface BackupProgressUpdate {
+  totalItems: number;
+  itemsBackedUp: number;
+}
+
+export interface BackupItemsOptions {
+  kube: Kube;
+  api: ApiReader;
+  backup: Backup;
+  registry: ItemActionRegistry;
+  archive: BackupArchiveWriter;
+  log: Logger;
+  onProgress?: (p: BackupProgressUpdate) => void;
+  signal?: AbortSignal;
+  pageSize?: number;
+}
+
+export interface BackupItemsResult {
+  results: ResultsCollector;
+  resourceList: Record<string, string[]>;
+  volumeInfo: BackupVolumeInfoCollector;
+  itemsBackedUp: number;
+  totalItems: number;
+}
+
+interface RawList {
+  items?: UnstructuredObject[];
+  metadata?: { continue?: string; remainingItemCount?: number };
+}
+
+export async function backupItems(opts: BackupItemsOptions): Promise<BackupItemsResult> {
+  return new ItemBackupper(opts).run();
+}
+
+class ItemBackupper {
+  private readonly results = new ResultsCollector();
+  private readonly items = new BackedUpItems();
+  private readonly volumeInfo = new BackupVolumeInfoCollector();
+  private readonly spec;
+  private readonly log: Logger;
+  private readonly matcher: LabelMatcher;
+  private readonly nsFilter: IncludesExcludes;
+  private discovery = Discovery.fromResources([]);
+  private policy!: ResourcePolicy;
+  /** Included namespaces that exist, by name. */
+  private readonly namespaces = new Map<string, UnstructuredObject>();
+  private readonly namespacesWithItems = new Set<string>();
+  private readonly estimates = new Map<string, number>();
+  private itemsBackedUp = 0;
+  /** The resource being listed and the item count when it started (its estimate shrinks as items are written). */
+  private current: { groupResource: string; startedAt: number } | undefined;
+
+  constructor(private readonly opts: BackupItemsOptions) {
+    this.spec = opts.backup.spec ?? {};
+    this.log = opts.log;
+    this.matcher = backupLabelMatcher(this.spec);
+    this.nsFilter = new IncludesExcludes(this.spec.includedNamespaces, this.spec.excludedNamespaces);
+  }
+
+  async run(): Promise<BackupItemsResult> {
+    const { discovery, problems } = await Discovery.load(this.opts.api);
+    this.discovery = discovery;
+    for (const p of problems) this.warn(undefined, p);
+    this.policy = new ResourcePolicy(this.spec, this.nsFilter, (name) => this.resolveFilterEntry(name));
+    await this.loadNamespaces();
+
+    const resources = this.orderedResources().filter((r) => r.groupResource !== NAMESPACES && this.policy.collects(r.groupResource, r.namespaced));
+    await this.estimate(resources);
+    for (const r of resources) {
+      this.checkAborted();
+      this.current = { groupResource: r.groupResource, startedAt: this.itemsBackedUp };
+      await this.backupResource(r);
+      this.current = undefined;
+      this.estimates.delete(r.groupResource);
+      this.reportProgress();
+    }
+    await this.backupNamespaces();
+    this.log.info({ itemsBackedUp: this.itemsBackedUp }, 'Backed up all items');
+    return {
+      results: this.results,
+      resourceList: this.items.toResourceList(),
+      volumeInfo: this.volumeInfo,
+      itemsBackedUp: this.itemsBackedUp,
+      totalItems: this.itemsBackedUp,
+    };
+  }
+
+  // ---- what to back up ----------------------------------------------------------------------------------------
+
+  private resolveFilterEntry(name: string): string {
+    const gr = this.discovery.resolve(name);
+    if (!gr) {
+      this.log.warn({ resource: name }, 'resource named in a filter is not served by the cluster; using the name as given');
+      return name;
+    }
+    return gr;
+  }
+
+  /** The core group first (as Velero), then the other groups in discovery order. */
+  private orderedResources(): ApiResource[] {
+    const listable = this.discovery.resources.filter((r) => r.verbs.includes('list') && r.verbs.includes('get'));
+    return [...listable.filter((r) => r.group === ''), ...listable.filter((r) => r.group !== '')];
+  }
+
+  private async loadNamespaces(): Promise<void> {
+    const nsResource = this.discovery.byGroupResource(NAMESPACES);
+    if (!nsResource) return;
+    for await (const ns of this.listAll(nsResource, undefined, undefined)) {
+      const name = ns.metadata.name;
+      if (!this.nsFilter.shouldInclude(name)) continue;
+      if (ns.metadata.labels?.[Labels.ExcludeFromBackup] === 'true') {
+        this.log.info({ namespace: name }, `Skipping namespace labelled ${Labels.ExcludeFromBackup}=true`);
+        continue;
+      }
+      this.namespaces.set(name, ns);
+    }
+    for (const name of this.nsFilter.includes) {
+      if (name !== '*' && !this.namespaces.has(name)) this.log.warn({ namespace: name }, 'included namespace does not exist or is excluded');
+    }
+  }
+
+  /** Where to list a resource: cluster-wide, or once per included namespace when only some are included. */
+  private scopesOf(r: ApiResource): (string | undefined)[] {
+    if (!r.namespaced || this.nsFilter.includesAll) return [undefined];
+    return [...this.namespaces.keys()].sort();
+  }
+
+  /** A cheap first guess of the total (one small list per resource) so progress means something early. */
+  private async estimate(resources: ApiResource[]): Promise<void> {
+    for (const r of resources) {
+      let n = 0;
+      for (const ns of this.scopesOf(r)) {
+        try {
+          const page = await this.opts.api.get<RawList>(Discovery.collectionPath(r, ns), { limit: 1, ...this.serverSelector() });
+          n += (page.items?.length ?? 0) + (page.metadata?.remainingItemCount ?? 0);
+        } catch {
+          /* the real list reports the problem */
+        }
+      }
+      this.estimates.set(r.groupResource, n);
+    }
+    this.reportProgress();
+  }
+
+  private serverSelector(): { labelSelector?: string } {
+    return this.spec.labelSelector ? { labelSelector: labelSelectorString(this.spec.labelSelector) } : {};
+  }
+
+  private async backupResource(r: ApiResource): Promise<void> {
+    this.log.info({ resource: r.groupResource }, 'Backing up resource');
+    for (const ns of this.scopesOf(r)) {
+      try {
+        for await (const item of this.listAll(r, ns, this.serverSelector().labelSelector)) {
+          const itemNs = item.metadata.namespace;
+          if (r.namespaced && (!itemNs || !this.namespaces.has(itemNs))) continue;
+          if (!this.matcher(item.metadata.labels)) continue;
+          await this.backupItem(r, item, false);
+        }
+      } catch (err) {
+        if (this.opts.signal?.aborted) throw err;
+        this.error(ns, `error listing ${r.groupResource}${ns ? ` in namespace ${ns}` : ''}: ${(err as Error).message}`);
+      }
+    }
+  }
+
+  /** Namespace objects last: with a selector, those matching it or holding a backed-up item. */
+  private async backupNamespaces(): Promise<void> {
+    const r = this.discovery.byGroupResource(NAMESPACES);
+    if (!r || !this.policy.collects(NAMESPACES, false)) return;
+    const selective = Boolean(this.spec.labelSelector) || (this.spec.orLabelSelectors?.length ?? 0) > 0;
+    for (const name of [...this.namespaces.keys()].sort()) {
+      const ns = this.namespaces.get(name) as UnstructuredObject;
+      if (selective && !this.matcher(ns.metadata.labels) && !this.namespacesWithItems.has(name)) continue;
+      await this.backupItem(r, ns, false);
+    }
+  }
+
+  private async *listAll(r: ApiResource, namespace: string | undefined, labelSelector: string | undefined): AsyncGenerator<UnstructuredObject> {
+    let cont: string | undefined;
+    do {
+      this.checkAborted();
+      const page = await this.opts.api.get<RawList>(Discovery.collectionPath(r, namespace), {
+        limit: this.opts.pageSize ?? LIST_PAGE_SIZE,
+        continue: cont,
+        labelSelector,
+      });
+      for (const item of page.items ?? []) yield { ...item, apiVersion: r.apiVersion, kind: r.kind };
+      cont = page.metadata?.continue || undefined;
+    } while (cont);
+  }
+
+  // ---- one item -----------------------------------------------------------------------------------------------
+
+  private async backupItem(r: ApiResource, item: UnstructuredObject, related: boolean): Promise<void> {
+    const { name } = item.metadata;
+    const namespace = r.namespaced ? item.metadata.namespace : undefined;
+    const where = { resource: r.groupResource, ...(namespace ? { namespace } : {}), name };
+    if (this.items.has(r.groupResource, namespace, name)) return;
+    const mustInclude = item.metadata.annotations?.['backup.velero.io/must-include-additional-items'] === 'true';
+    if (related && !mustInclude) {
+      if (!this.policy.acceptsRelated(r.groupResource, r.namespaced)) {
+        this.log.info(where, 'Skipping related item: its resource is excluded from the backup');
+        return;
+      }
+      if (namespace && !this.namespaces.has(namespace)) {
+        this.log.info(where, 'Skipping related item: its namespace is excluded from the backup');
+        return;
+      }
+    }
+    if (item.metadata.labels?.[Labels.ExcludeFromBackup] === 'true') {
+      this.log.info(where, `Skipping item labelled ${Labels.ExcludeFromBackup}=true`);
+      return;
+    }
+    if (!this.items.claim(r.groupResource, namespace, name)) return;
+
+    this.log.info(where, 'Backing up item');
+    let current = item;
+    const additional: RelatedItem[] = [];
+    for (const action of this.opts.registry.backupActionsFor(r.groupResource, namespace)) {
+      try {
+        const out = await action.execute(current, { backup: this.opts.backup, kube: this.opts.kube, log: this.log.child({ action: action.name }) });
+        current = out.item;
+        additional.push(...out.additionalItems);
+      } catch (err) {
+        this.error(namespace, `error executing custom action (groupResource=${r.groupResource}, namespace=${namespace ?? ''}, name=${name}): ${(err as Error).message}`);
+        return;
+      }
+    }
+    for (const rel of additional) await this.backupRelated(rel, where);
+
+    await this.opts.archive.addItem({ groupResource: r.groupResource, ...(namespace ? { namespace } : {}), name, version: r.version, object: current });
+    this.items.record(r.apiVersion, r.kind, namespace, name);
+    if (namespace) this.namespacesWithItems.add(namespace);
+    if (r.groupResource === PERSISTENT_VOLUMES) this.volumeInfo.addSkippedPv(current as unknown as PersistentVolumeLike);
+    this.itemsBackedUp++;
+    this.reportProgress();
+  }
+
+  private async backupRelated(rel: RelatedItem, from: object): Promise<void> {
+    if (this.items.has(rel.groupResource, rel.namespace, rel.name)) return;
+    const r = this.discovery.byGroupResource(rel.groupResource);
+    if (!r) {
+      this.warn(rel.namespace, `related item ${rel.groupResource} ${rel.namespace ? `${rel.namespace}/` : ''}${rel.name} cannot be backed up: the cluster does not serve ${rel.groupResource}`);
+      return;
+    }
+    const obj = await this.opts.api.tryGet<UnstructuredObject>(Discovery.itemPath(r, rel.name, rel.namespace)).catch((err: unknown) => {
+      this.error(rel.namespace, `error getting related item ${rel.groupResource} ${rel.namespace ? `${rel.namespace}/` : ''}${rel.name}: ${(err as Error).message}`);
+      return undefined;
+    });
+    if (!obj) {
+      this.log.info({ ...from, related: `${rel.groupResource} ${rel.namespace ?? ''}/${rel.name}` }, 'Related item was not found in the cluster; not backing it up');
+      return;
+    }
+    await this.backupItem(r, { ...obj, apiVersion: r.apiVersion, kind: r.kind }, true);
+  }
+
+  // ---- bookkeeping --------------------------------------------------------------------------------------------
+
+  private warn(namespace: string | undefined, message: string): void {
+    this.results.warn(namespace ? scopeOf(namespace) : { kind: 'velero' }, message);
+    this.log.warn(message);
+  }
+
+  private error(namespace: string | undefined, message: string): void {
+    this.results.error(namespace ? scopeOf(namespace) : { kind: 'velero' }, message);
+    this.log.error(message);
+  }
+
+  private reportProgress(): void {
+    let pending = 0;
+    for (const [gr, n] of this.estimates) {
+      pending += gr === this.current?.groupResource ? Math.max(0, n - (this.itemsBackedUp - this.current.startedAt)) : n;
+    }
+    this.opts.onProgress?.({ totalItems: this.itemsBackedUp + pending, itemsBackedUp: this.itemsBackedUp });
+  }
+
+  private checkAborted(): void {
+    if (this.opts.signal?.aborted) throw new BackupAbortedError();
+  }
+}
+
+export class BackupAbortedError extends Error {
+  constructor() {
+    super('backup stopped because the server is shutting down');
+  }
+}

@@ -1,0 +1,103 @@
+/**
+ * One run of a backup, from an InProgress Backup to its files in the storage location: back up the items into a
+ * temporary archive, then put everything with Velero's names (BackupStore.putBackup keeps Velero's order). The
+ * outcome says which final phase the controller writes; the run itself never writes the Backup object except
+ * through the callbacks it is given.
+ */
+import { createReadStream } from 'node:fs';
+import { ApiVersionV1, BackupPhase, type Backup } from '../../api/index.js';
+import type { Logger } from '../../cli/logger.js';
+import type { Kube } from '../../kube/client.js';
+import type { ItemActionRegistry } from '../../plugins/item-actions/registry.js';
+import { BackupArchiveWriter } from '../archive/writer.js';
+import type { BackupStore } from '../storage/backup-store.js';
+import type { ApiReader } from './api-reader.js';
+import { backupItems, type BackupProgressUpdate } from './backupper.js';
+
+export interface RunBackupOptions {
+  kube: Kube;
+  api: ApiReader;
+  backup: Backup;
+  store: BackupStore;
+  registry: ItemActionRegistry;
+  /** The backup's own log (uploaded as `<name>-logs.gz`). */
+  log: Logger;
+  logText: () => string;
+  onProgress?: (p: BackupProgressUpdate) => void;
+  /** Called once the items are in the archive, before upload: the controller records Finalizing and the counts. */
+  onFinalizing?: (s: FinalizingStatus) => Promise<Backup>;
+  signal?: AbortSignal;
+  tmpDir?: string;
+  now?: () => Date;
+}
+
+export interface FinalizingStatus {
+  phase: typeof BackupPhase.Finalizing | typeof BackupPhase.FinalizingPartiallyFailed;
+  warnings: number;
+  errors: number;
+  progress: BackupProgressUpdate;
+}
+
+export interface RunBackupOutcome {
+  phase: typeof BackupPhase.Completed | typeof BackupPhase.PartiallyFailed;
+  warnings: number;
+  errors: number;
+  progress: BackupProgressUpdate;
+  archiveBytes: number;
+}
+
+export async function runBackup(opts: RunBackupOptions): Promise<RunBackupOutcome> {
+  const name = opts.backup.metadata?.name ?? '';
+  const archive = await BackupArchiveWriter.create({ ...(opts.tmpDir ? { tmpDir: opts.tmpDir } : {}), ...(opts.now ? { now: opts.now } : {}) });
+  try {
+    opts.log.info({ storageLocation: opts.backup.spec?.storageLocation }, 'Starting backup');
+    const items = await backupItems({
+      kube: opts.kube,
+      api: opts.api,
+      backup: opts.backup,
+      registry: opts.registry,
+      archive,
+      log: opts.log,
+      ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    });
+    const finished = await archive.finish();
+    const warnings = items.results.warningCount;
+    const errors = items.results.errorCount;
+    const progress = { totalItems: items.totalItems, itemsBackedUp: items.itemsBackedUp };
+    const phase = errors > 0 ? BackupPhase.FinalizingPartiallyFailed : BackupPhase.Finalizing;
+    opts.log.info({ phase, warnings, errors, itemsBackedUp: items.itemsBackedUp, archiveBytes: finished.size }, 'Backup items done; uploading');
+    const metadata = opts.onFinalizing ? await opts.onFinalizing({ phase, warnings, errors, progress }) : opts.backup;
+
+    await opts.store.putBackup({
+      name,
+      metadata: withTypeMeta(metadata),
+      contents: createReadStream(finished.path),
+      contentsLength: finished.size,
+      log: opts.logText(),
+      files: {
+        results: items.results.toJSON(),
+        resourceList: items.resourceList,
+        volumeInfo: items.volumeInfo.toJSON(),
+        itemOperations: [],
+        podVolumeBackups: [],
+        volumeSnapshots: [],
+        csiVolumeSnapshotClasses: [],
+      },
+    });
+    return {
+      phase: errors > 0 ? BackupPhase.PartiallyFailed : BackupPhase.Completed,
+      warnings,
+      errors,
+      progress,
+      archiveBytes: finished.size,
+    };
+  } finally {
+    await archive.dispose();
+  }
+}
+
+/** velero-backup.json must carry apiVersion/kind (Velero decodes it with the universal decoder). */
+export function withTypeMeta(backup: Backup): Backup {
+  return { ...backup, apiVersion: ApiVersionV1, kind: 'Backup' };
+}

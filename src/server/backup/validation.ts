@@ -1,0 +1,68 @@
+/**
+ * Validation of a new Backup: every reason is collected (not just the first) so `describe` shows them all, with
+ * Velero's wording where Velero has one. Pure: the caller looks up the storage location.
+ */
+import { isGoDuration, type Backup, type BackupStorageLocation } from '../../api/index.js';
+import { includesExcludesProblems, labelSelectorProblems, usesOldResourceFilters, usesScopedFilters } from './filters.js';
+
+export interface BackupValidationInput {
+  backup: Backup;
+  /** The name the backup will be stored under (spec.storageLocation or the default). */
+  locationName: string;
+  /** The location with that name, or undefined when there is none. */
+  location: BackupStorageLocation | undefined;
+  /** Whether the spec named the location (the message differs when the default is missing). */
+  locationFromSpec: boolean;
+}
+
+export function backupValidationErrors(input: BackupValidationInput): string[] {
+  const { backup, location, locationName } = input;
+  const spec = backup.spec ?? {};
+  const errors: string[] = [];
+
+  for (const p of includesExcludesProblems(spec.includedResources, spec.excludedResources)) errors.push(`Invalid included/excluded resource lists: ${p}`);
+  for (const p of includesExcludesProblems(spec.includedNamespaces, spec.excludedNamespaces)) errors.push(`Invalid included/excluded namespace lists: ${p}`);
+  for (const p of includesExcludesProblems(spec.includedClusterScopedResources, spec.excludedClusterScopedResources)) {
+    errors.push(`Invalid cluster-scoped included/excluded resource lists: ${p}`);
+  }
+  for (const p of includesExcludesProblems(spec.includedNamespaceScopedResources, spec.excludedNamespaceScopedResources)) {
+    errors.push(`Invalid namespace-scoped included/excluded resource lists: ${p}`);
+  }
+  if (usesScopedFilters(spec) && usesOldResourceFilters(spec)) {
+    errors.push(
+      'include-resources, exclude-resources and include-cluster-resources are old filter parameters; include-cluster-scoped-resources, exclude-cluster-scoped-resources, include-namespace-scoped-resources and exclude-namespace-scoped-resources are new filter parameters. They cannot be used together',
+    );
+  }
+
+  if (spec.labelSelector && (spec.orLabelSelectors?.length ?? 0) > 0) {
+    errors.push('encountered labelSelector as well as orLabelSelectors in backup spec, only one can be specified');
+  }
+  if (spec.labelSelector) for (const p of labelSelectorProblems(spec.labelSelector)) errors.push(`Invalid label selector: ${p}`);
+  for (const [i, sel] of (spec.orLabelSelectors ?? []).entries()) {
+    for (const p of labelSelectorProblems(sel)) errors.push(`Invalid orLabelSelectors[${i}]: ${p}`);
+  }
+
+  for (const [field, value] of [
+    ['ttl', spec.ttl],
+    ['csiSnapshotTimeout', spec.csiSnapshotTimeout],
+    ['itemOperationTimeout', spec.itemOperationTimeout],
+  ] as const) {
+    if (value !== undefined && value !== '' && !isGoDuration(value)) errors.push(`invalid ${field} "${value}": not a duration such as 720h0m0s`);
+  }
+
+  if (!location) {
+    errors.push(
+      input.locationFromSpec
+        ? `error getting backup storage location: backupstoragelocations.velero.io "${locationName}" not found`
+        : `an existing backup storage location wasn't specified at backup creation time and the default '${locationName}' wasn't found. Please address this issue (see \`cairn backup-location -h\` for options) and create a new backup. Error: backupstoragelocations.velero.io "${locationName}" not found`,
+    );
+  } else {
+    if (location.spec.accessMode === 'ReadOnly') {
+      errors.push(`backup can't be created because backup storage location ${locationName} is currently in read-only mode`);
+    }
+    if (location.status?.phase === 'Unavailable') {
+      errors.push(`backup can't be created because BackupStorageLocation ${locationName} is in Unavailable status.${location.status.message ? ` ${location.status.message}` : ''}`);
+    }
+  }
+  return errors;
+}

@@ -1,0 +1,134 @@
+/**
+ * Velero's VolumeInfo files (velero-interfaces.md §7): `<backup>-volumeinfo.json.gz` (an array of BackupVolumeInfo)
+ * and `restores/<r>/<r>-volumeinfo.json.gz` (RestoreVolumeInfo). Field names and which fields are always present
+ * follow Velero's JSON exactly, including the capitalised `Phase`/`ReadyToUse` keys that have no JSON tag there.
+ *
+ * Resource backup moves no volume data: every PV it sees is recorded as skipped with the reason. fs-backup replaces
+ * those entries with PodVolumeBackup ones.
+ */
+
+export const BackupMethods = { NativeSnapshot: 'NativeSnapshot', PodVolumeBackup: 'PodVolumeBackup', CSISnapshot: 'CSISnapshot' } as const;
+export type BackupMethod = (typeof BackupMethods)[keyof typeof BackupMethods];
+export const RestoreMethods = { NativeSnapshot: 'NativeSnapshot', PodVolumeRestore: 'PodVolumeRestore', CSISnapshot: 'CSISnapshot' } as const;
+export type RestoreMethod = (typeof RestoreMethods)[keyof typeof RestoreMethods];
+export type VolumeResult = 'succeeded' | 'failed';
+/** Approaches named in `skippedReason` (`<approach>: <reason>;`). */
+export type SkipApproach = 'podvolume' | 'csiSnapshot' | 'volumeSnapshot' | 'vsphereSnapshot' | 'any';
+
+export interface CSISnapshotInfo {
+  snapshotHandle: string;
+  size: number;
+  driver: string;
+  vscName: string;
+  operationID?: string;
+  ReadyToUse: boolean | null;
+}
+
+export interface SnapshotDataMovementInfo {
+  dataMover: string;
+  uploaderType: string;
+  retainedSnapshot?: string;
+  snapshotHandle: string;
+  operationID: string;
+  size: number;
+  Phase: string;
+}
+
+export interface NativeSnapshotInfo {
+  snapshotHandle: string;
+  volumeType: string;
+  volumeAZ: string;
+  iops: string;
+  Phase: string;
+}
+
+export interface PodVolumeInfo {
+  snapshotHandle?: string;
+  size?: number;
+  uploaderType: string;
+  volumeName: string;
+  podName: string;
+  podNamespace: string;
+  nodeName?: string;
+  Phase: string;
+}
+
+export interface PVInfo {
+  reclaimPolicy: string;
+  labels: Record<string, string> | null;
+}
+
+export interface BackupVolumeInfo {
+  pvcName?: string;
+  pvcNamespace?: string;
+  pvName?: string;
+  backupMethod?: BackupMethod;
+  snapshotDataMoved: boolean;
+  preserveLocalSnapshot: boolean;
+  skipped: boolean;
+  skippedReason?: string;
+  startTimestamp?: string;
+  completionTimestamp?: string;
+  result?: VolumeResult;
+  csiSnapshotInfo?: CSISnapshotInfo;
+  snapshotDataMovementInfo?: SnapshotDataMovementInfo;
+  nativeSnapshotInfo?: NativeSnapshotInfo;
+  pvbInfo?: PodVolumeInfo;
+  pvInfo?: PVInfo;
+}
+
+export interface RestoreVolumeInfo {
+  pvcName?: string;
+  pvcNamespace?: string;
+  pvName?: string;
+  restoreMethod?: RestoreMethod;
+  snapshotDataMoved: boolean;
+  csiSnapshotInfo?: CSISnapshotInfo;
+  snapshotDataMovementInfo?: SnapshotDataMovementInfo;
+  nativeSnapshotInfo?: NativeSnapshotInfo;
+  pvrInfo?: PodVolumeInfo;
+}
+
+/** Why resource backup alone leaves a volume's data out (Velero's wording of the same case). */
+export const NO_DATA_MOVED_REASON = 'any: no volume backup method selected for the volume (resource backup only);';
+
+/** A minimal view of a PV as the backup reads it. */
+export interface PersistentVolumeLike {
+  metadata: { name: string; labels?: Record<string, string> };
+  spec?: { persistentVolumeReclaimPolicy?: string; claimRef?: { name?: string; namespace?: string } };
+}
+
+/**
+ * Collects one BackupVolumeInfo per PV seen in a backup. PVs are keyed by name, so a PV seen through its PVC and
+ * again on its own is recorded once.
+ */
+export class BackupVolumeInfoCollector {
+  private readonly byPv = new Map<string, BackupVolumeInfo>();
+
+  /** Records a PV whose data this backup does not move. */
+  addSkippedPv(pv: PersistentVolumeLike, reason: string = NO_DATA_MOVED_REASON): void {
+    if (this.byPv.has(pv.metadata.name)) return;
+    const claim = pv.spec?.claimRef;
+    this.byPv.set(pv.metadata.name, {
+      ...(claim?.name ? { pvcName: claim.name } : {}),
+      ...(claim?.namespace ? { pvcNamespace: claim.namespace } : {}),
+      pvName: pv.metadata.name,
+      snapshotDataMoved: false,
+      preserveLocalSnapshot: false,
+      skipped: true,
+      skippedReason: reason,
+      pvInfo: { reclaimPolicy: pv.spec?.persistentVolumeReclaimPolicy ?? '', labels: pv.metadata.labels ?? null },
+    });
+  }
+
+  /** Replaces (or adds) the entry of a PV, e.g. once fs-backup has moved its data. */
+  set(pvName: string, info: BackupVolumeInfo): void {
+    this.byPv.set(pvName, info);
+  }
+
+  /** Entries sorted by PVC namespace/name then PV name, so the file is stable. */
+  toJSON(): BackupVolumeInfo[] {
+    const key = (v: BackupVolumeInfo) => `${v.pvcNamespace ?? ''}/${v.pvcName ?? ''}/${v.pvName ?? ''}`;
+    return [...this.byPv.values()].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+  }
+}
