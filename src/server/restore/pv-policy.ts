@@ -1,0 +1,64 @@
+/**
+ * What happens to a PersistentVolume from the backup (velero-interfaces.md §6.6), decided from the backup's
+ * volume information (`<backup>-volumeinfo.json.gz`): volumes whose data was backed up some other way, and
+ * dynamically provisioned volumes that would be deleted with their claim, are provisioned anew (the PVC is
+ * restored unbound); volumes kept on release (Retain) are restored as they were, unless one of that name exists.
+ */
+import type { UnstructuredObject } from '../../plugins/item-actions/types.js';
+
+/** The fields of a BackupVolumeInfo entry (§7) this decision reads. */
+export interface BackupVolumeInfo {
+  pvName?: string;
+  pvcName?: string;
+  pvcNamespace?: string;
+  backupMethod?: string;
+  skipped?: boolean;
+  pvInfo?: { reclaimPolicy?: string; labels?: Record<string, string> | null };
+}
+
+export function parseVolumeInfos(value: unknown): BackupVolumeInfo[] {
+  if (!Array.isArray(value)) return [];
+  return value.filter((v): v is BackupVolumeInfo => typeof v === 'object' && v !== null);
+}
+
+export type PvDecision =
+  | { action: 'restore' }
+  /** Do not create the PV; its claim is restored without `spec.volumeName` so a new volume is provisioned. */
+  | { action: 'provision'; reason: string; warning?: string }
+  | { action: 'skip'; reason: string };
+
+export interface DecidePvOptions {
+  pv: UnstructuredObject;
+  volumeInfos: readonly BackupVolumeInfo[];
+  /** Whether a PV of this name exists in the cluster now. */
+  exists: boolean;
+}
+
+function reclaimPolicy(pv: UnstructuredObject, info?: BackupVolumeInfo): string | undefined {
+  const spec = pv.spec as { persistentVolumeReclaimPolicy?: string } | undefined;
+  return info?.pvInfo?.reclaimPolicy ?? spec?.persistentVolumeReclaimPolicy;
+}
+
+export function decidePv(opts: DecidePvOptions): PvDecision {
+  const { pv, volumeInfos, exists } = opts;
+  const info = volumeInfos.find((v) => v.pvName === pv.metadata.name);
+  switch (info?.backupMethod) {
+    case 'PodVolumeBackup':
+      return { action: 'provision', reason: 'its data was backed up from the pod (fs-backup) and is restored into a new volume' };
+    case 'CSISnapshot':
+      return { action: 'provision', reason: 'its data was backed up as a CSI snapshot and is restored into a new volume' };
+    case 'NativeSnapshot':
+      return {
+        action: 'provision',
+        reason: 'it has a native snapshot',
+        warning: `persistent volume ${pv.metadata.name} has a native snapshot, which cairn cannot restore; a new empty volume is provisioned for its claim`,
+      };
+    default:
+      break;
+  }
+  if (reclaimPolicy(pv, info) === 'Delete') {
+    return { action: 'provision', reason: 'its reclaim policy is Delete and it was dynamically provisioned, so a new volume is provisioned for its claim' };
+  }
+  if (exists) return { action: 'skip', reason: 'a persistent volume of that name exists' };
+  return { action: 'restore' };
+}

@@ -1,0 +1,36 @@
+/**
+ * The log of one restore: text lines kept in memory (uploaded as `restore-<name>-logs.gz` when the restore ends)
+ * and also sent to the server's log. Object contents are never logged, only kinds and names.
+ */
+import { Writable } from 'node:stream';
+import { createLogger, type Logger } from '../../cli/logger.js';
+
+export interface RestoreLog {
+  logger: Logger;
+  text(): string;
+}
+
+export function createRestoreLog(opts: { restore: string; server: Logger }): RestoreLog {
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      lines.push(chunk.toString('utf8'));
+      done();
+    },
+  });
+  const own = createLogger({ level: 'info', format: 'text', destination: sink, bindings: { restore: opts.restore } });
+  const server = opts.server.child({ restore: opts.restore });
+  // Each call goes to both loggers; the pino API is wide, so only the level methods used here are forwarded.
+  const both = new Proxy(own, {
+    get(target, prop, receiver) {
+      if (typeof prop === 'string' && ['info', 'warn', 'error', 'debug'].includes(prop)) {
+        return (...args: unknown[]) => {
+          (target[prop as 'info'] as (...a: unknown[]) => void)(...args);
+          (server[prop as 'info'] as (...a: unknown[]) => void)(...args);
+        };
+      }
+      return Reflect.get(target, prop, receiver) as unknown;
+    },
+  });
+  return { logger: both, text: () => lines.join('') };
+}

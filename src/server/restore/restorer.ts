@@ -1,0 +1,316 @@
+/**
+ * Restores the items of a backup archive into the cluster (velero-interfaces.md §6.2-6.6): selects items with the
+ * Restore's filters, walks group-resources in priority order (CRDs first, established before their objects),
+ * ensures target namespaces, decides PVs from the volume information, runs restore item actions, creates each
+ * object with the restore labels, and handles objects that exist per `existingResourcePolicy`. Every outcome is
+ * recorded in the resource list and the warnings/errors of the results; nothing here writes the Restore itself.
+ */
+import { Labels, labelValue, type Backup, type ExistingResourcePolicy, type Restore } from '../../api/index.js';
+import type { Logger } from '../../cli/logger.js';
+import type { Kube } from '../../kube/client.js';
+import { retryTransient } from '../../kube/client.js';
+import { pollUntil } from '../../kube/wait.js';
+import type { ItemActionRegistry } from '../../plugins/item-actions/registry.js';
+import type { UnstructuredObject } from '../../plugins/item-actions/types.js';
+import type { ArchiveItem, BackupArchive } from '../archive/reader.js';
+import { scopeOf, type ResultsCollector } from '../results.js';
+import { isApiAlreadyExists, ref, type DynamicClient } from './dynamic-client.js';
+import { decideExisting } from './existing.js';
+import { labelsSelected, namespaceFilter, resourceFilter, resourceKey } from './filters.js';
+import { NamespaceMapping } from './namespace-mapping.js';
+import { NamespaceEnsurer } from './namespaces.js';
+import { isCrdResource, orderGroupResources } from './priorities.js';
+import { decidePv, type BackupVolumeInfo } from './pv-policy.js';
+import { resetMetadataAndStatus, shouldRestoreStatus, withRestoreLabels } from './sanitize.js';
+
+export type ItemOutcome = 'created' | 'updated' | 'skipped' | 'failed';
+
+export interface RestoreProgress {
+  totalItems: number;
+  itemsRestored: number;
+}
+
+export interface RunRestoreOptions {
+  restore: Restore;
+  backup: Backup;
+  archive: BackupArchive;
+  volumeInfos: readonly BackupVolumeInfo[];
+  client: DynamicClient;
+  kube: Kube;
+  registry: ItemActionRegistry;
+  /** The restore's own log (uploaded as `restore-<name>-logs.gz`). */
+  log: Logger;
+  results: ResultsCollector;
+  /** How long to wait for a CRD to be established or a namespace to finish terminating. */
+  resourceTimeoutMs: number;
+  pollIntervalMs?: number;
+  onProgress?: (p: RestoreProgress) => Promise<void> | void;
+}
+
+export interface RunRestoreResult extends RestoreProgress {
+  /** `{"<apiVersion>/<Kind>": ["ns/name(created)", ...]}`, lists sorted. */
+  resourceList: Record<string, string[]>;
+}
+
+type Scoped = { namespace?: string | undefined };
+
+/** Completed pods and jobs, and mirror pods, are not restored (Velero skips them too). */
+export function skipReason(item: ArchiveItem): string | undefined {
+  const o = item.object;
+  if (item.groupResource === 'pods') {
+    const phase = (o.status as { phase?: string } | undefined)?.phase;
+    if (phase === 'Succeeded' || phase === 'Failed') return `pod is ${phase}`;
+    if (o.metadata.annotations?.['kubernetes.io/config.mirror']) return 'mirror pod';
+  }
+  if (item.groupResource === 'jobs.batch') {
+    const st = o.status as { completionTime?: string } | undefined;
+    if (st?.completionTime) return 'job has completed';
+  }
+  return undefined;
+}
+
+/** The archive items this Restore takes, before ordering. */
+export function selectItems(restore: Restore, items: readonly ArchiveItem[]): ArchiveItem[] {
+  const nsFilter = namespaceFilter(restore);
+  const resFilter = resourceFilter(restore);
+  const clusterResources = restore.spec.includeClusterResources;
+  return items.filter((item) => {
+    if (!resFilter.shouldInclude(resourceKey(item.groupResource, item.object.kind))) return false;
+    if (item.groupResource === 'namespaces') return nsFilter.shouldInclude(item.name);
+    if (item.namespace !== undefined) {
+      if (!nsFilter.shouldInclude(item.namespace)) return false;
+    } else if (clusterResources === false) {
+      return false;
+    }
+    if (!labelsSelected(item.object.metadata.labels, restore)) return false;
+    return skipReason(item) === undefined;
+  });
+}
+
+export async function runRestore(opts: RunRestoreOptions): Promise<RunRestoreResult> {
+  return new RestoreRun(opts).run();
+}
+
+class RestoreRun {
+  private readonly mapping: NamespaceMapping;
+  private readonly namespaces: NamespaceEnsurer;
+  private readonly resourceList = new Map<string, string[]>();
+  private readonly pvsToProvision = new Set<string>();
+  private readonly done = new Set<string>();
+  private readonly byKey = new Map<string, ArchiveItem>();
+  private readonly policy: ExistingResourcePolicy | undefined;
+  private progress: RestoreProgress = { totalItems: 0, itemsRestored: 0 };
+  private lastProgressAt = 0;
+
+  constructor(private readonly opts: RunRestoreOptions) {
+    this.mapping = NamespaceMapping.of(opts.restore);
+    const nsObjects = new Map(opts.archive.items.filter((i) => i.groupResource === 'namespaces').map((i) => [i.name, i.object] as const));
+    this.namespaces = new NamespaceEnsurer({
+      client: opts.client,
+      backupName: opts.backup.metadata.name ?? '',
+      restoreName: opts.restore.metadata.name ?? '',
+      fromBackup: nsObjects,
+      terminatingTimeoutMs: opts.resourceTimeoutMs,
+      ...(opts.pollIntervalMs !== undefined ? { pollIntervalMs: opts.pollIntervalMs } : {}),
+    });
+    const p = opts.restore.spec.existingResourcePolicy;
+    this.policy = p === 'none' || p === 'update' ? p : undefined;
+    for (const item of opts.archive.items) this.byKey.set(itemKey(item.groupResource, item.namespace, item.name), item);
+  }
+
+  private get log(): Logger {
+    return this.opts.log;
+  }
+
+  async run(): Promise<RunRestoreResult> {
+    const selected = selectItems(this.opts.restore, this.opts.archive.items);
+    this.progress = { totalItems: selected.length, itemsRestored: 0 };
+    await this.reportProgress(true);
+    const byResource = new Map<string, ArchiveItem[]>();
+    for (const item of selected) {
+      const list = byResource.get(item.groupResource) ?? [];
+      list.push(item);
+      byResource.set(item.groupResource, list);
+    }
+    const order = orderGroupResources(byResource.keys());
+    // CRDs first, so the API server serves their kinds before anything else is looked up.
+    for (const gr of [...order.filter(isCrdResource), ...order.filter((g) => !isCrdResource(g))]) {
+      const items = (byResource.get(gr) ?? []).sort((a, b) => `${a.namespace ?? ''}/${a.name}`.localeCompare(`${b.namespace ?? ''}/${b.name}`));
+      this.log.info({ resource: gr, items: items.length }, `Restoring resource '${gr}'`);
+      for (const item of items) {
+        await this.restoreItem(item);
+        this.progress.itemsRestored++;
+        await this.reportProgress(false);
+      }
+    }
+    await this.reportProgress(true);
+    this.log.info(`Restored ${this.progress.itemsRestored} items out of an estimated total of ${this.progress.totalItems}`);
+    const resourceList = Object.fromEntries([...this.resourceList.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, [...v].sort()]));
+    return { ...this.progress, resourceList };
+  }
+
+  private async reportProgress(force: boolean): Promise<void> {
+    const now = Date.now();
+    if (!force && now - this.lastProgressAt < 1000) return;
+    this.lastProgressAt = now;
+    await this.opts.onProgress?.({ ...this.progress });
+  }
+
+  private record(obj: { apiVersion: string; kind: string } & Scoped & { name: string }, outcome: ItemOutcome): void {
+    const key = `${obj.apiVersion}/${obj.kind}`;
+    const list = this.resourceList.get(key) ?? [];
+    list.push(`${obj.namespace ? `${obj.namespace}/` : ''}${obj.name}(${outcome})`);
+    this.resourceList.set(key, list);
+  }
+
+  private async restoreItem(item: ArchiveItem): Promise<ItemOutcome> {
+    const key = itemKey(item.groupResource, item.namespace, item.name);
+    if (this.done.has(key)) return 'skipped';
+    this.done.add(key);
+    const target = item.namespace !== undefined ? this.mapping.target(item.namespace) : undefined;
+    const scope = scopeOf(target ?? (item.groupResource === 'namespaces' ? this.mapping.target(item.name) : undefined));
+    const what = `${item.object.kind} ${target ? `${target}/` : ''}${item.name}`;
+    try {
+      const outcome = await this.restoreItemUnchecked(item, target);
+      return outcome;
+    } catch (err) {
+      const message = `error restoring ${item.groupResource}/${target ? `${target}/` : ''}${item.name}: ${(err as Error).message}`;
+      this.opts.results.error(scope, message);
+      this.log.error({ item: what }, message);
+      this.record({ apiVersion: item.object.apiVersion, kind: item.object.kind, namespace: target, name: item.name }, 'failed');
+      return 'failed';
+    }
+  }
+
+  private async restoreItemUnchecked(item: ArchiveItem, target: string | undefined): Promise<ItemOutcome> {
+    const { restore, backup, client } = this.opts;
+    const backupName = backup.metadata.name ?? '';
+    const restoreName = restore.metadata.name ?? '';
+    if (item.groupResource === 'namespaces') {
+      const name = this.mapping.target(item.name);
+      const outcome = (await this.namespaces.ensure(item.name, name)) === 'created' ? 'created' : 'skipped';
+      this.log.info(`Namespace ${name}: ${outcome === 'created' ? 'created' : 'exists, left as it is'}`);
+      this.record({ apiVersion: 'v1', kind: 'Namespace', name }, outcome);
+      return outcome;
+    }
+    if (item.namespace !== undefined && target !== undefined) await this.namespaces.ensure(item.namespace, target);
+
+    if (item.groupResource === 'persistentvolumes') {
+      const exists = (await client.get(ref(item.object))) !== undefined;
+      const decision = decidePv({ pv: item.object, volumeInfos: this.opts.volumeInfos, exists });
+      if (decision.action !== 'restore') {
+        if (decision.action === 'provision') this.pvsToProvision.add(item.name);
+        if (decision.action === 'provision' && decision.warning) this.opts.results.warn({ kind: 'cluster' }, decision.warning);
+        this.log.info(`Not restoring persistent volume ${item.name}: ${decision.reason}`);
+        this.record({ apiVersion: item.object.apiVersion, kind: item.object.kind, name: item.name }, 'skipped');
+        return 'skipped';
+      }
+    }
+
+    const keepStatus = shouldRestoreStatus(restore, item.groupResource, item.object);
+    let obj = resetMetadataAndStatus(item.object, { keepStatus });
+    const status = obj.status;
+    delete obj.status;
+    if (target !== undefined) obj.metadata.namespace = target;
+
+    for (const action of this.opts.registry.restoreActionsFor(item.groupResource, item.namespace)) {
+      const res = await action.execute(obj, { restore, backup, kube: this.opts.kube, log: this.log, itemFromBackup: item.object });
+      if (res.skip) {
+        this.log.info(`Skipping ${item.object.kind} ${item.name}: action ${action.name}: ${res.skip.reason}`);
+        this.record({ apiVersion: obj.apiVersion, kind: obj.kind, namespace: target, name: item.name }, 'skipped');
+        return 'skipped';
+      }
+      obj = res.item;
+      for (const extra of res.additionalItems ?? []) {
+        const related = this.byKey.get(itemKey(extra.groupResource, extra.namespace, extra.name));
+        if (related) await this.restoreItem(related);
+      }
+    }
+
+    if (item.groupResource === 'persistentvolumeclaims') await this.unbindIfReprovisioned(obj);
+    withRestoreLabels(obj, backupName, restoreName);
+    if (target !== undefined) obj.metadata.namespace = target;
+
+    this.log.info(`Attempting to restore ${obj.kind}: ${obj.metadata.name}${target ? ` in namespace ${target}` : ''}`);
+    let outcome: ItemOutcome;
+    let created: UnstructuredObject | undefined;
+    try {
+      created = await retryTransient(() => client.create(obj));
+      outcome = 'created';
+    } catch (err) {
+      if (!isApiAlreadyExists(err)) throw err;
+      outcome = await this.handleExisting(obj, target);
+    }
+    if (created && status !== undefined) {
+      try {
+        await client.replaceStatus({ ...created, status } as UnstructuredObject);
+      } catch (err) {
+        this.opts.results.warn(scopeOf(target), `could not restore status of ${obj.kind} ${obj.metadata.name}: ${(err as Error).message}`);
+      }
+    }
+    if (isCrdResource(item.groupResource)) await this.waitEstablished(obj);
+    this.record({ apiVersion: obj.apiVersion, kind: obj.kind, namespace: target, name: obj.metadata.name }, outcome);
+    return outcome;
+  }
+
+  /** A claim whose volume is provisioned anew (or is nowhere to be found) is restored without `spec.volumeName`. */
+  private async unbindIfReprovisioned(pvc: UnstructuredObject): Promise<void> {
+    const spec = pvc.spec as { volumeName?: string } | undefined;
+    const volumeName = spec?.volumeName;
+    if (!spec || !volumeName) return;
+    const inBackup = this.byKey.has(itemKey('persistentvolumes', undefined, volumeName));
+    const restoredOrPresent = inBackup || (await this.opts.client.get({ apiVersion: 'v1', kind: 'PersistentVolume', name: volumeName })) !== undefined;
+    if (this.pvsToProvision.has(volumeName) || !restoredOrPresent) {
+      delete spec.volumeName;
+      this.log.info(`Claim ${pvc.metadata.name} is restored unbound so a new volume is provisioned for it (was ${volumeName})`);
+    }
+  }
+
+  private async handleExisting(obj: UnstructuredObject, target: string | undefined): Promise<ItemOutcome> {
+    const { client, restore } = this.opts;
+    const inCluster = await client.get(ref(obj));
+    if (!inCluster) throw new Error('the object exists but could not be read');
+    // Created by this very restore before a server restart: the work is already done.
+    if (inCluster.metadata.labels?.[Labels.RestoreName] === labelValue(restore.metadata.name ?? '')) return 'created';
+    const decision = decideExisting({ policy: this.policy, desired: obj, inCluster });
+    const scope = scopeOf(target);
+    switch (decision.action) {
+      case 'unchanged':
+        if (decision.patch) await client.mergePatch(ref(obj), decision.patch);
+        this.log.info(`${obj.kind} ${obj.metadata.name} exists and is the same as in the backup`);
+        return 'skipped';
+      case 'warn':
+        this.opts.results.warn(scope, decision.message);
+        this.log.warn(decision.message);
+        return 'skipped';
+      case 'patch':
+        try {
+          await client.mergePatch(ref(obj), decision.patch);
+          this.log.info(`${obj.kind} ${obj.metadata.name} exists and was updated (${decision.reason})`);
+          return 'updated';
+        } catch (err) {
+          const message = `could not update ${obj.kind} ${obj.metadata.name}: ${(err as Error).message}; only the restore labels were updated`;
+          this.opts.results.warn(scope, message);
+          this.log.warn(message);
+          await client.mergePatch(ref(obj), { metadata: { labels: { [Labels.BackupName]: obj.metadata.labels?.[Labels.BackupName], [Labels.RestoreName]: obj.metadata.labels?.[Labels.RestoreName] } } });
+          return 'skipped';
+        }
+    }
+  }
+
+  private async waitEstablished(crd: UnstructuredObject): Promise<void> {
+    await pollUntil(
+      async () => {
+        const live = await this.opts.client.get(ref(crd));
+        const conds = ((live?.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? []);
+        const established = conds.some((c) => c.type === 'Established' && c.status === 'True');
+        return { done: established, state: established ? 'Established' : 'not established' };
+      },
+      { what: `CustomResourceDefinition ${crd.metadata.name} to be established`, timeoutMs: this.opts.resourceTimeoutMs, intervalMs: this.opts.pollIntervalMs ?? 500 },
+    );
+  }
+}
+
+function itemKey(groupResource: string, namespace: string | undefined, name: string): string {
+  return `${groupResource}/${namespace ?? ''}/${name}`;
+}
