@@ -165,3 +165,9 @@ export const DataPathPhases = [
   'Failed',
 ] as const;
 export type DataPathPhase = (typeof DataPathPhases)[number];
+
+/** Phases a PVB/PVR/DataUpload/DataDownload never leaves. */
+export const DataPathTerminalPhases: readonly DataPathPhase[] = ['Completed', 'Failed', 'Canceled'];
+export function isDataPathDone(phase: string | undefined): boolean {
+  return (DataPathTerminalPhases as readonly string[]).includes(phase ?? '');
+}

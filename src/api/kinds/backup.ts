@@ -29,6 +29,12 @@ export const BackupPhases = [
 export const BackupPhase = namedValues(BackupPhases);
 export type BackupPhase = (typeof BackupPhases)[number];
 
+/** Phases a backup never leaves by itself (only deletion follows). */
+export const BackupTerminalPhases: readonly BackupPhase[] = ['Completed', 'PartiallyFailed', 'Failed', 'FailedValidation'];
+export function isBackupDone(phase: string | undefined): boolean {
+  return (BackupTerminalPhases as readonly string[]).includes(phase ?? '');
+}
+
 export const HookErrorModes = ['Continue', 'Fail'] as const;
 export const HookErrorMode = namedValues(HookErrorModes);
 export type HookErrorMode = (typeof HookErrorModes)[number];

@@ -30,6 +30,12 @@ export const RestorePhases = [
 export const RestorePhase = namedValues(RestorePhases);
 export type RestorePhase = (typeof RestorePhases)[number];
 
+/** Phases a restore never leaves. */
+export const RestoreTerminalPhases: readonly RestorePhase[] = ['Completed', 'PartiallyFailed', 'Failed', 'FailedValidation'];
+export function isRestoreDone(phase: string | undefined): boolean {
+  return (RestoreTerminalPhases as readonly string[]).includes(phase ?? '');
+}
+
 /** `spec.existingResourcePolicy`: what to do when a restored object already exists. */
 export const ExistingResourcePolicies = ['none', 'update'] as const;
 export const ExistingResourcePolicy = namedValues(ExistingResourcePolicies);

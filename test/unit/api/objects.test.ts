@@ -106,3 +106,16 @@ describe('metadata timestamps', () => {
     expect(creationTimestampOf({})).toBeUndefined();
   });
 });
+
+describe('terminal phases', () => {
+  it('tell finished work from work in progress', async () => {
+    const { isBackupDone, isRestoreDone, isDataPathDone } = await import('../../../src/api/index.js');
+    expect(isBackupDone('PartiallyFailed')).toBe(true);
+    expect(isBackupDone('WaitingForPluginOperations')).toBe(false);
+    expect(isBackupDone(undefined)).toBe(false);
+    expect(isRestoreDone('FailedValidation')).toBe(true);
+    expect(isRestoreDone('Finalizing')).toBe(false);
+    expect(isDataPathDone('Canceled')).toBe(true);
+    expect(isDataPathDone('Canceling')).toBe(false);
+  });
+});
