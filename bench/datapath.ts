@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism, release, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseBenchArgs, USAGE } from './datapath/args.js';
+import { BenchUsageError, parseBenchArgs, USAGE } from './datapath/args.js';
 import { loadCorpus } from './datapath/corpus.js';
 import { makeDataset, type DatasetName } from './datapath/datasets.js';
 import { prepareDataset, type StoredDataset } from './datapath/dataset-store.js';
@@ -107,7 +107,7 @@ async function main(): Promise<void> {
   }
 
   const notes = [
-    'Single run per measurement (no repetition): treat differences under ~10% as noise.',
+    `First backups and restores are single runs; unchanged and 5%-changed runs are the median of ${args.runs}. Treat differences under ~10% as noise.`,
     'Times are whole commands from spawn to exit: process start, key derivation and repository open included.',
     'Page cache is warm: the data was just generated or read and fits in RAM; dropping it between runs is not reliable ' +
       `on this shared machine${args.dropCaches ? ' (--drop-caches was given: it was attempted before each first backup and restore)' : ''}.`,
@@ -130,8 +130,12 @@ async function main(): Promise<void> {
       const dataset = makeDataset(name, corpus.bytes);
       const stored: StoredDataset = prepareDataset({ dataset, scratchDir: args.dataDir, corpusSha256: corpus.sha256, log });
       datasetInfos.push(datasetInfo(name, stored));
-      let digest: TreeDigest | undefined;
-      const modifiedDigest = (): TreeDigest => (digest ??= digestTree(stored.root));
+      const digests = new Map<number, TreeDigest>();
+      const modifiedDigest = (variant: number): TreeDigest => {
+        const known = digests.get(variant) ?? digestTree(stored.root);
+        digests.set(variant, known);
+        return known;
+      };
       for (const store of args.stores) {
         for (const tool of tools) {
           if (interrupted.value) break;
@@ -153,6 +157,7 @@ async function main(): Promise<void> {
               ...(minio ? { minio } : {}),
               modifiedDigest,
               keepRepositories: args.keep,
+              runs: args.runs,
               ...(args.dropCaches ? { beforeTimedStep: dropPageCache } : {}),
               log,
             }),
@@ -215,6 +220,11 @@ function datasetInfo(name: DatasetName, stored: StoredDataset): DatasetInfo {
 
 
 main().catch((error: unknown) => {
+  if (error instanceof BenchUsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    process.stderr.write(`${(error as Error).message}\n\n${USAGE}`);
+    process.exitCode = 2;
+    return;
+  }
   log(`bench failed: ${(error as Error).stack ?? String(error)}`);
   process.exitCode = 1;
 });

@@ -12,6 +12,7 @@ export interface BenchArgs {
   dataDir: string;
   out?: string;
   keep: boolean;
+  runs: number;
   install: boolean;
   build: boolean;
   dropCaches: boolean;
@@ -26,6 +27,7 @@ export const USAGE = `usage: npm run bench:datapath -- [options]
   --tools LIST     cairn, restic, kopia (default: all three)
   --data-dir DIR   scratch dir for datasets, repositories and restores (default: ~/.cache/cairn/bench-data)
   --out FILE       results JSON (default: bench/results/<date>.json)
+  --runs N         repeat the unchanged and the 5%-changed runs N times, report the median (default 3)
   --keep           keep repositories and tool caches under <data-dir>/runs
   --no-install     do not run tools/peers/install-*.sh for a missing peer
   --build          run \`npm run build\` before measuring cairn (done anyway when dist/ is missing)
@@ -56,6 +58,7 @@ export function parseBenchArgs(argv: string[]): BenchArgs {
       'data-dir': { type: 'string' },
       out: { type: 'string' },
       keep: { type: 'boolean', default: false },
+      runs: { type: 'string', default: '3' },
       'no-install': { type: 'boolean', default: false },
       build: { type: 'boolean', default: false },
       'drop-caches': { type: 'boolean', default: false },
@@ -64,6 +67,8 @@ export function parseBenchArgs(argv: string[]): BenchArgs {
     strict: true,
     allowPositionals: false,
   });
+  const runs = Number(values.runs);
+  if (!Number.isInteger(runs) || runs < 1 || runs > 20) throw new BenchUsageError(`--runs: expected a whole number from 1 to 20, got "${values.runs}"`);
   const datasets = values.all ? [...DATASET_NAMES] : list(values.dataset, DATASET_NAMES, ['mixed'], 'dataset');
   return {
     datasets,
@@ -72,6 +77,7 @@ export function parseBenchArgs(argv: string[]): BenchArgs {
     dataDir: resolve(values['data-dir'] ?? join(homedir(), '.cache', 'cairn', 'bench-data')),
     ...(values.out ? { out: resolve(values.out) } : {}),
     keep: values.keep,
+    runs,
     install: !values['no-install'],
     build: values.build,
     dropCaches: values['drop-caches'],

@@ -17,8 +17,20 @@ export interface StoredDataset {
   recipeHash: string;
   /** Totals of the base state. */
   base: DatasetTotals;
-  /** Totals after the modification step. */
-  modified: DatasetTotals & { changedFiles: number; changedBytes: number };
+  /** Totals after the modification step (variant 1 of it). */
+  modified: ModifiedTotals;
+}
+
+export interface ModifiedTotals extends DatasetTotals {
+  changedFiles: number;
+  changedBytes: number;
+}
+
+/** Totals of the tree after modification `variant` (the variants change the same files by slightly different sizes). */
+export function modifiedTotals(dataset: Dataset, base: DatasetTotals, variant = 1): ModifiedTotals {
+  const before = sumSizes(dataset.baseOfModifiedFiles());
+  const after = sumSizes(dataset.modifiedFiles(variant));
+  return { files: base.files, bytes: base.bytes - before.bytes + after.bytes, changedFiles: after.count, changedBytes: after.bytes };
 }
 
 interface StateFile {
@@ -105,20 +117,7 @@ export function prepareDataset({ dataset, scratchDir, corpusSha256, log }: Prepa
     writeFileSync(statePath, JSON.stringify(state));
     log(`dataset ${dataset.name}: ${base.files} files, ${(base.bytes / 1e6).toFixed(1)} MB in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   }
-  const before = sumSizes(dataset.baseOfModifiedFiles());
-  const after = sumSizes(dataset.modifiedFiles());
-  return {
-    dataset,
-    root,
-    recipeHash: hash,
-    base: state.base,
-    modified: {
-      files: state.base.files,
-      bytes: state.base.bytes - before.bytes + after.bytes,
-      changedFiles: after.count,
-      changedBytes: after.bytes,
-    },
-  };
+  return { dataset, root, recipeHash: hash, base: state.base, modified: modifiedTotals(dataset, state.base) };
 }
 
 function setState(scratchDir: string, stored: StoredDataset, state: StateFile['state']): void {
@@ -126,10 +125,10 @@ function setState(scratchDir: string, stored: StoredDataset, state: StateFile['s
   writeFileSync(join(scratchDir, `${stored.dataset.name}.state.json`), JSON.stringify(file));
 }
 
-/** Applies the "5 % changed" step (recorded first, so an interrupted run is undone next time). */
-export function applyModification(scratchDir: string, stored: StoredDataset): void {
+/** Applies the "5 % changed" step, variant 1 unless told (recorded first, so an interrupted run is undone next time). */
+export function applyModification(scratchDir: string, stored: StoredDataset, variant = 1): void {
   setState(scratchDir, stored, 'modified');
-  writeFiles(stored.root, stored.dataset.modifiedFiles());
+  writeFiles(stored.root, stored.dataset.modifiedFiles(variant));
 }
 
 export function undoModification(scratchDir: string, stored: StoredDataset): void {

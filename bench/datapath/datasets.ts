@@ -19,8 +19,12 @@ export interface Dataset {
   recipe: Record<string, unknown>;
   /** Base state, in write order. */
   files(): Iterable<GeneratedFile>;
-  /** The modification step: new contents for about 5 % of the files (same paths, same directories). */
-  modifiedFiles(): Iterable<GeneratedFile>;
+  /**
+   * The modification step: new contents for about 5 % of the files (same paths, same directories). Variant 1 is the
+   * recipe's; variants 2, 3, ... change the same files to other new contents, so the step can be repeated against
+   * the previous snapshot and still be "5 % changed, new data".
+   */
+  modifiedFiles(variant?: number): Iterable<GeneratedFile>;
   /** The base contents of exactly the files modifiedFiles() rewrites, to undo the step. */
   baseOfModifiedFiles(): Iterable<GeneratedFile>;
 }
@@ -30,7 +34,8 @@ export const RECIPE_VERSION = 1;
 
 const MiB = 1024 * 1024;
 const PIECE = 4 * MiB;
-const MODIFIED_MARK = Buffer.from('\n# modified\n');
+const modifiedMark = (variant: number): Buffer => Buffer.from(variant === 1 ? '\n# modified\n' : `\n# modified ${variant}\n`);
+const variantName = (name: string, variant: number): string => (variant === 1 ? name : `${name}#${variant}`);
 
 function once(buffer: Buffer): () => Iterable<Buffer> {
   return () => [buffer];
@@ -103,11 +108,14 @@ export function mixedDataset(corpus: Buffer): Dataset {
   const dirs = 100;
   const perDir = 200;
   const smallCount = dirs * perDir;
-  const lcg = new Lcg(12345);
-  const baseSlices = slices(lcg, corpus.length, smallCount, 1024, 15361);
-  // The modification draws its new slices from the same stream, after the base ones.
+  const baseSlices = slices(new Lcg(12345), corpus.length, smallCount, 1024, 15361);
   const modified = [...Array(smallCount / 20).keys()].map((i) => i * 20);
-  const newSlices = slices(lcg, corpus.length, modified.length, 1024, 15361);
+  // The modification draws its new slices from the same stream, after the base ones (and after earlier variants').
+  const newSlices = (variant: number): Slice[] => {
+    const lcg = new Lcg(12345);
+    slices(lcg, corpus.length, smallCount + (variant - 1) * modified.length, 1024, 15361);
+    return slices(lcg, corpus.length, modified.length, 1024, 15361);
+  };
   const bigPath = (i: number): string => `large/big${pad(i, 2)}.bin`;
   const smallPath = (k: number): string => `small/d${pad(Math.floor(k / perDir), 3)}/f${pad(k % perDir, 3)}.txt`;
   const bigFile = (i: number): GeneratedFile => ({
@@ -124,10 +132,11 @@ export function mixedDataset(corpus: Buffer): Dataset {
       for (let i = 1; i <= bigCount; i++) yield bigFile(i);
       for (let k = 0; k < smallCount; k++) yield smallFile(k);
     },
-    *modifiedFiles() {
-      const big = modifyLargeFile(collect(bigFile(1).chunks()), 'mixed/big1');
+    *modifiedFiles(variant = 1) {
+      const big = modifyLargeFile(collect(bigFile(1).chunks()), variantName('mixed/big1', variant));
       yield { relPath: bigPath(1), size: big.length, chunks: once(big) };
-      for (const [i, k] of modified.entries()) yield sliceFile(smallPath(k), corpus, newSlices[i]!, MODIFIED_MARK);
+      const fresh = newSlices(variant);
+      for (const [i, k] of modified.entries()) yield sliceFile(smallPath(k), corpus, fresh[i]!, modifiedMark(variant));
     },
     *baseOfModifiedFiles() {
       yield bigFile(1);
@@ -152,8 +161,8 @@ export function largeDataset(corpus: Buffer, fileSize = 128 * MiB): Dataset {
     *files() {
       for (let i = 1; i <= count; i++) yield file(i);
     },
-    *modifiedFiles() {
-      const changed = modifyLargeFile(collect(file(1).chunks()), 'large/file1');
+    *modifiedFiles(variant = 1) {
+      const changed = modifyLargeFile(collect(file(1).chunks()), variantName('large/file1', variant));
       yield { relPath: path(1), size: changed.length, chunks: once(changed) };
     },
     *baseOfModifiedFiles() {
@@ -164,10 +173,13 @@ export function largeDataset(corpus: Buffer, fileSize = 128 * MiB): Dataset {
 
 /** (b) 200,000 text files of 0–16 KiB spread over a 4-level tree (8 x 8 x 8 x 8 leaf directories). */
 export function smallDataset(corpus: Buffer, count = 200_000): Dataset {
-  const lcg = new Lcg(4242);
-  const baseSlices = slices(lcg, corpus.length, count, 0, 16385);
+  const baseSlices = slices(new Lcg(4242), corpus.length, count, 0, 16385);
   const modified = [...Array(Math.ceil(count / 20)).keys()].map((i) => i * 20);
-  const newSlices = slices(lcg, corpus.length, modified.length, 0, 16385);
+  const newSlices = (variant: number): Slice[] => {
+    const lcg = new Lcg(4242);
+    slices(lcg, corpus.length, count + (variant - 1) * modified.length, 0, 16385);
+    return slices(lcg, corpus.length, modified.length, 0, 16385);
+  };
   const path = (k: number): string => {
     const leaf = k % 4096;
     return `t${leaf >> 9}/t${(leaf >> 6) & 7}/t${(leaf >> 3) & 7}/t${leaf & 7}/f${pad(k, 6)}.txt`;
@@ -179,8 +191,9 @@ export function smallDataset(corpus: Buffer, count = 200_000): Dataset {
     *files() {
       for (let k = 0; k < count; k++) yield sliceFile(path(k), corpus, baseSlices[k]!);
     },
-    *modifiedFiles() {
-      for (const [i, k] of modified.entries()) yield sliceFile(path(k), corpus, newSlices[i]!, MODIFIED_MARK);
+    *modifiedFiles(variant = 1) {
+      const fresh = newSlices(variant);
+      for (const [i, k] of modified.entries()) yield sliceFile(path(k), corpus, fresh[i]!, modifiedMark(variant));
     },
     *baseOfModifiedFiles() {
       for (const k of modified) yield sliceFile(path(k), corpus, baseSlices[k]!);
@@ -208,9 +221,9 @@ export function tinyDataset(corpus: Buffer, count = 1_000_000): Dataset {
     *files() {
       for (let k = 0; k < count; k++) yield baseFile(k);
     },
-    *modifiedFiles() {
+    *modifiedFiles(variant = 1) {
       for (let k = 0; k < count; k += stride) {
-        const bytes = Buffer.from(`modified ${k}\n`);
+        const bytes = Buffer.from(variant === 1 ? `modified ${k}\n` : `modified ${k} (${variant})\n`);
         yield { relPath: path(k), size: bytes.length, chunks: once(bytes) };
       }
     },

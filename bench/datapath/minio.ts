@@ -2,10 +2,10 @@
 // test bed builds into ~/.cache/cairn/bin (or CAIRN_MINIO_BIN); without it the S3 rows are skipped.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import {
   CreateBucketCommand,
@@ -29,20 +29,26 @@ export interface MinioServer {
 const BUCKET = 'cairn-bench';
 const REGION = 'us-east-1';
 
-/** The cached MinIO binary, or undefined when the test bed has not built it. */
+/** The MinIO binary the test bed caches (~/.cache/cairn/bin/minio-<version>), or undefined when it is not built. */
 export function findMinioBinary(): string | undefined {
-  if (process.env.CAIRN_MINIO_BIN) return existsSync(process.env.CAIRN_MINIO_BIN) ? process.env.CAIRN_MINIO_BIN : undefined;
+  const explicit = process.env.CAIRN_MINIO_BIN;
+  if (explicit) return existsSync(explicit) ? explicit : undefined;
   const binDir = join(process.env.CAIRN_CACHE ?? join(homedir(), '.cache', 'cairn'), 'bin');
-  if (existsSync(join(binDir, 'minio'))) return join(binDir, 'minio');
   if (!existsSync(binDir)) return undefined;
-  // Versioned layouts such as bin/minio-<version>/minio.
-  const versioned = readdirSync(binDir)
-    .filter((name) => name.startsWith('minio'))
+  const candidates = readdirSync(binDir)
+    .filter((name) => name === 'minio' || name.startsWith('minio-'))
     .sort()
     .reverse()
-    .map((name) => join(binDir, name, 'minio'))
-    .find((path) => existsSync(path));
-  return versioned;
+    .map((name) => join(binDir, name))
+    .map((path) => (statSync(path).isDirectory() ? join(path, 'minio') : path));
+  return candidates.find((path) => {
+    try {
+      accessSync(path, constants.X_OK);
+      return statSync(path).isFile();
+    } catch {
+      return false;
+    }
+  });
 }
 
 async function freePort(): Promise<number> {
@@ -57,29 +63,19 @@ async function freePort(): Promise<number> {
   });
 }
 
-async function waitUntilLive(endpoint: string, child: ChildProcess, deadlineMs: number): Promise<void> {
+async function waitUntilReady(endpoint: string, child: ChildProcess, deadlineMs: number): Promise<void> {
   const deadline = Date.now() + deadlineMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`minio exited with code ${child.exitCode} while starting`);
     try {
-      const response = await fetch(`${endpoint}/minio/health/live`);
+      const response = await fetch(`${endpoint}/minio/health/ready`);
       if (response.ok) return;
     } catch {
       // not listening yet
     }
     await delay(100);
   }
-  throw new Error(`minio did not become live within ${deadlineMs / 1000} s`);
-}
-
-async function versionOf(binary: string): Promise<string> {
-  return new Promise((resolve) => {
-    const child = spawn(binary, ['--version'], { stdio: ['ignore', 'pipe', 'ignore'] });
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    child.on('close', () => resolve(out.split('\n')[0]?.trim() ?? 'minio'));
-    child.on('error', () => resolve('minio'));
-  });
+  throw new Error(`minio did not become ready within ${deadlineMs / 1000} s`);
 }
 
 export async function startMinio(binary: string, dataDir: string): Promise<MinioServer> {
@@ -94,7 +90,14 @@ export async function startMinio(binary: string, dataDir: string): Promise<Minio
     binary,
     ['server', dataDir, '--address', `127.0.0.1:${port}`, '--console-address', `127.0.0.1:${consolePort}`, '--quiet'],
     {
-      env: { ...process.env, MINIO_ROOT_USER: accessKeyId, MINIO_ROOT_PASSWORD: secretAccessKey, MINIO_BROWSER: 'off' },
+      env: {
+        ...process.env,
+        MINIO_ROOT_USER: accessKeyId,
+        MINIO_ROOT_PASSWORD: secretAccessKey,
+        MINIO_BROWSER: 'off',
+        MINIO_UPDATE: 'off',
+        MINIO_REGION: REGION,
+      },
       stdio: ['ignore', 'ignore', 'pipe'],
     },
   );
@@ -110,7 +113,7 @@ export async function startMinio(binary: string, dataDir: string): Promise<Minio
     rmSync(dataDir, { recursive: true, force: true });
   };
   try {
-    await waitUntilLive(endpoint, child, 30_000);
+    await waitUntilReady(endpoint, child, 30_000);
   } catch (error) {
     await stop();
     throw new Error(`${(error as Error).message}: ${stderr.trim()}`, { cause: error });
@@ -121,7 +124,20 @@ export async function startMinio(binary: string, dataDir: string): Promise<Minio
     forcePathStyle: true,
     credentials: { accessKeyId, secretAccessKey },
   });
-  await client.send(new CreateBucketCommand({ Bucket: BUCKET }));
+  // "Ready" can come a moment before the root credentials are accepted: retry the bucket creation briefly.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await client.send(new CreateBucketCommand({ Bucket: BUCKET }));
+      break;
+    } catch (error) {
+      if (attempt >= 50) {
+        client.destroy();
+        await stop();
+        throw new Error(`minio: could not create bucket ${BUCKET}: ${(error as Error).message}`, { cause: error });
+      }
+      await delay(200);
+    }
+  }
 
   async function* listPrefix(prefix: string): AsyncGenerator<{ key: string; size: number }> {
     let token: string | undefined;
@@ -137,7 +153,7 @@ export async function startMinio(binary: string, dataDir: string): Promise<Minio
   return {
     endpoint,
     pid: child.pid!,
-    version: await versionOf(binary),
+    version: basename(binary),
     location: (prefix) => ({ endpoint, region: REGION, bucket: BUCKET, prefix, accessKeyId, secretAccessKey }),
     async objectBytes(prefix) {
       let total = 0;

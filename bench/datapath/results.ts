@@ -47,8 +47,12 @@ export interface ScenarioResult {
   init?: StepFigures;
   first?: FirstBackupFigures;
   repositoryBytesAfterFirst?: number;
+  /** The median (by wall time) of the unchanged re-runs; every run's wall time in unchangedRunsSeconds. */
   unchanged?: StepFigures;
+  unchangedRunsSeconds?: number[];
+  /** The median of the 5 %-changed runs (each against the previous snapshot, with new contents each time). */
   changed?: StepFigures;
+  changedRunsSeconds?: number[];
   repositoryBytesAfterChanged?: number;
   restore?: RestoreFigures;
   /** The tool's own summaries (e.g. restic's and cairn's JSON), first/unchanged/changed. */

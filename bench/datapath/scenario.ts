@@ -2,7 +2,7 @@
 // verification. The dataset is always put back to its base state afterwards, whatever happened.
 import { existsSync, lstatSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { applyModification, undoModification, type StoredDataset } from './dataset-store.js';
+import { applyModification, modifiedTotals, undoModification, type StoredDataset } from './dataset-store.js';
 import type { Measurement } from './measure.js';
 import type { MinioServer } from './minio.js';
 import type { FirstBackupFigures, RssCheckpoint, ScenarioResult, StepFigures } from './results.js';
@@ -15,8 +15,10 @@ export interface ScenarioOptions {
   stored: StoredDataset;
   scratchDir: string;
   minio?: MinioServer;
-  /** Digest of the source tree in its modified state (computed once per dataset, then reused). */
-  modifiedDigest: () => TreeDigest;
+  /** Digest of the source tree after modification `variant` (computed once per dataset and variant, then reused). */
+  modifiedDigest: (variant: number) => TreeDigest;
+  /** How many times the unchanged and the 5 %-changed runs are repeated (the median is reported). */
+  runs: number;
   keepRepositories: boolean;
   beforeTimedStep?: () => void;
   log: (line: string) => void;
@@ -24,6 +26,12 @@ export interface ScenarioOptions {
 
 const MEMORY_CHECKPOINTS = [250_000, 1_000_000];
 const TIMELINE_POINTS = 200;
+
+/** The run with the median wall time (the lower middle one for an even count). */
+export function medianRun<T extends { wallSeconds: number }>(runs: T[]): T {
+  const sorted = [...runs].sort((a, b) => a.wallSeconds - b.wallSeconds);
+  return sorted[Math.floor((sorted.length - 1) / 2)]!;
+}
 
 function stepFigures(m: Measurement): StepFigures {
   return {
@@ -69,6 +77,9 @@ function directoryBytes(dir: string): number {
   return total;
 }
 
+const fmtRuns = (seconds: number[]): string =>
+  seconds.length === 1 ? `${seconds[0]!.toFixed(2)} s` : `${seconds.map((x) => x.toFixed(2)).join(' / ')} s (median ${medianRun(seconds.map((wallSeconds) => ({ wallSeconds }))).wallSeconds.toFixed(2)})`;
+
 export async function runScenario(options: ScenarioOptions): Promise<ScenarioResult> {
   const { tool, store, stored, scratchDir, minio, log } = options;
   const dataset = stored.dataset.name;
@@ -104,29 +115,42 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
     result.repositoryBytesAfterFirst = await repositoryBytes();
     log(`${label}: first backup ${first.measurement.wallSeconds.toFixed(2)} s (${firstFigures.mbPerSecond.toFixed(0)} MB/s)`);
 
-    const unchanged = await session.backup(stored.root);
-    result.unchanged = stepFigures(unchanged.measurement);
-    log(`${label}: unchanged re-run ${unchanged.measurement.wallSeconds.toFixed(2)} s`);
+    const runs = Math.max(1, options.runs);
+    const summaries: (Record<string, unknown> | undefined)[] = [first.summary];
+    const unchangedRuns: StepFigures[] = [];
+    for (let i = 0; i < runs; i++) {
+      const unchanged = await session.backup(stored.root);
+      unchangedRuns.push(stepFigures(unchanged.measurement));
+      summaries.push(unchanged.summary);
+    }
+    result.unchanged = medianRun(unchangedRuns);
+    result.unchangedRunsSeconds = unchangedRuns.map((r) => r.wallSeconds);
+    log(`${label}: unchanged re-run ${fmtRuns(result.unchangedRunsSeconds)}`);
 
-    applyModification(scratchDir, stored);
-    modified = true;
-    const changed = await session.backup(stored.root);
-    result.changed = stepFigures(changed.measurement);
+    // Each changed run writes new contents into the same 5 % of the files (variant 1 is the recipe's).
+    const changedRuns: StepFigures[] = [];
+    for (let variant = 1; variant <= runs; variant++) {
+      applyModification(scratchDir, stored, variant);
+      modified = true;
+      const changed = await session.backup(stored.root);
+      changedRuns.push(stepFigures(changed.measurement));
+      summaries.push(changed.summary);
+    }
+    result.changed = medianRun(changedRuns);
+    result.changedRunsSeconds = changedRuns.map((r) => r.wallSeconds);
     result.repositoryBytesAfterChanged = await repositoryBytes();
-    log(`${label}: 5 %-changed run ${changed.measurement.wallSeconds.toFixed(2)} s`);
-    result.toolSummaries = [first.summary, unchanged.summary, changed.summary].filter(
-      (s): s is Record<string, unknown> => s !== undefined,
-    );
+    log(`${label}: 5 %-changed run ${fmtRuns(result.changedRunsSeconds)}`);
+    result.toolSummaries = summaries.filter((s): s is Record<string, unknown> => s !== undefined);
 
     const target = join(workDir, 'restore');
     options.beforeTimedStep?.();
     const restored = await session.restore(stored.root, target);
-    const expected = options.modifiedDigest();
+    const expected = options.modifiedDigest(runs);
     const actual = existsSync(restored.restoredRoot) ? digestTree(restored.restoredRoot) : undefined;
     const verified = actual?.sha256 === expected.sha256;
     result.restore = {
       ...stepFigures(restored.measurement),
-      mbPerSecond: stored.modified.bytes / 1e6 / restored.measurement.wallSeconds,
+      mbPerSecond: modifiedTotals(stored.dataset, stored.base, runs).bytes / 1e6 / restored.measurement.wallSeconds,
       verified,
       ...(verified
         ? {}
