@@ -104,9 +104,16 @@ function objectSchema(def: KindDefinition): JSONSchemaProps {
  * crdAsClientModel() on such a copy. `items` and `additionalProperties` are untyped in the model (sent as they
  * are), so only nodes reached through `properties` need the aliases.
  */
+function clientNodeAlias(key: string): string | undefined {
+  if (key === 'enum') return '_enum';
+  if (key === 'default') return '_default';
+  if (key.startsWith('x-kubernetes-')) return key.replaceAll('-', '_');
+  return undefined;
+}
+
 function withClientNodeAliases(schema: JSONSchemaProps): JSONSchemaProps {
   for (const [key, value] of Object.entries(schema)) {
-    const alias = key === 'enum' ? '_enum' : key === 'default' ? '_default' : key.startsWith('x-kubernetes-') ? key.replaceAll('-', '_') : undefined;
+    const alias = clientNodeAlias(key);
     if (alias) Object.defineProperty(schema, alias, { value, enumerable: false });
   }
   for (const child of Object.values(schema.properties ?? {})) withClientNodeAliases(child);
