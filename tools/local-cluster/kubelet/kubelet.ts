@@ -166,6 +166,28 @@ export class Kubelet {
     }
   }
 
+  /**
+   * A simulated crash for tests of adoption: stop talking to the API and serving, forget every pod, but leave
+   * their processes and mounts alone. A new Kubelet started afterwards must pick everything up again.
+   */
+  async abandon(): Promise<void> {
+    this.stopping = true;
+    if (this.resync) clearInterval(this.resync);
+    this.heartbeat?.stop();
+    await this.informer?.stop();
+    for (const w of this.workers.values()) w.abandon();
+    this.workers.clear();
+    await this.closeServer();
+  }
+
+  private closeServer(): Promise<void> {
+    return new Promise<void>((r) => {
+      if (!this.server) return r();
+      this.server.close(() => r());
+      this.server.closeAllConnections();
+    });
+  }
+
   /** SIGTERM: stop every pod's containers within their grace periods, then release all host mounts. */
   async stop(): Promise<void> {
     this.stopping = true;
@@ -173,11 +195,7 @@ export class Kubelet {
     this.heartbeat?.stop();
     await this.informer?.stop();
     await Promise.all([...this.workers.values()].map((w) => w.shutdown(SHUTDOWN_GRACE_SECONDS)));
-    await new Promise<void>((r) => {
-      if (!this.server) return r();
-      this.server.close(() => r());
-      this.server.closeAllConnections();
-    });
+    await this.closeServer();
     await unmountAllUnder(kubeletDir(this.layout));
     // makeSharedMount's self-bind is among them; a second pass catches a lazily detached one.
     for (const m of await mountsUnder(kubeletDir(this.layout))) await unmount(m);

@@ -22,7 +22,7 @@ async function main(): Promise<void> {
   if (args.logFile) await mkdir(dirname(args.logFile), { recursive: true });
   const destination = args.logFile ? createWriteStream(args.logFile, { flags: 'a' }) : process.stderr;
   const log = createLogger({ level: 'info', format: 'text', destination, bindings: { component: 'kubelet', node: args.nodeName } });
-  const kubelet = new Kubelet({
+  const options = {
     kubeconfig: args.kubeconfig,
     nodeName: args.nodeName,
     nodeIp: args.nodeIp,
@@ -35,7 +35,8 @@ async function main(): Promise<void> {
     repoDir: REPO_DIR,
     log,
     backoff: { initialMs: args.backoffInitialMs, maxMs: args.backoffMaxMs },
-  });
+  };
+  let kubelet = new Kubelet(options);
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
@@ -52,6 +53,27 @@ async function main(): Promise<void> {
       },
     );
   };
+  // SIGUSR1 toggles a simulated crash: the first forgets all state but leaves pods running (the kubelet is
+  // "down"), the next starts a fresh kubelet that must adopt what it finds. Used by the adoption test.
+  let crashed: Promise<void> | undefined;
+  process.on('SIGUSR1', () => {
+    if (stopping) return;
+    if (!crashed) {
+      log.info('simulated crash: forgetting all pods, leaving their processes running');
+      crashed = kubelet.abandon().then(() => log.info('simulated crash: kubelet is down'));
+      return;
+    }
+    const previous = crashed;
+    crashed = undefined;
+    void previous.then(async () => {
+      kubelet = new Kubelet(options);
+      await kubelet.start();
+      log.info('simulated crash: kubelet is up again');
+    }).catch((err: unknown) => {
+      log.fatal({ err: errorMessage(err) }, 'restart after simulated crash failed');
+      process.exit(1);
+    });
+  });
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
   try {

@@ -477,6 +477,12 @@ export class PodWorker {
     };
   }
 
+  /** Forget this pod without touching its processes (a simulated kubelet crash). */
+  abandon(): void {
+    this.finished = true;
+    if (this.timer) clearTimeout(this.timer);
+  }
+
   /**
    * Kubelet shutdown: stop containers with their grace periods, capped (like a node's shutdownGracePeriod) so
    * cluster:down never has to SIGKILL the kubelet; leave the API object and directory alone.
