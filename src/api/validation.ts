@@ -100,10 +100,66 @@ export function parse<K extends KindName>(kind: K, value: unknown): ObjectOf<K> 
   if (candidate.spec === undefined && !(Array.isArray(specRequired) && specRequired.length > 0)) {
     candidate = { ...candidate, spec: {} };
   }
+  candidate = pruneNulls(def.schema as TSchema, candidate) as Record<string, unknown>;
   const problems = problemsIn(kind, candidate);
   const [first] = problems;
   if (first) throw new ValidationError(kind, objectName, first.field, first.problem, problems);
   return candidate as ObjectOf<K>;
+}
+
+/**
+ * Drops `null` from optional fields that are not nullable, as the API server does before validating ("null values
+ * for fields that are not nullable are pruned"), so a hand-written or Go-written `post: null` reads like an absent
+ * field. Copies only the objects it changes.
+ */
+export function pruneNulls(schema: TSchema, value: unknown): unknown {
+  const node = schema as SchemaNode;
+  if (value === null || typeof value !== 'object') return value;
+  switch (node[Kind]) {
+    case 'Union': {
+      const nonNull = (node.anyOf as SchemaNode[]).filter((m) => m[Kind] !== 'Null');
+      return nonNull.length === 1 && nonNull[0] ? pruneNulls(nonNull[0], value) : value;
+    }
+    case 'Array': {
+      if (!Array.isArray(value)) return value;
+      const items = node.items as TSchema;
+      let changed = false;
+      const out = value.map((item: unknown) => {
+        const pruned = pruneNulls(items, item);
+        if (pruned !== item) changed = true;
+        return pruned;
+      });
+      return changed ? out : value;
+    }
+    case 'Object': {
+      if (Array.isArray(value)) return value;
+      const props = (node.properties ?? {}) as Record<string, SchemaNode>;
+      const required = new Set(Array.isArray(node.required) ? (node.required as string[]) : []);
+      let out: Record<string, unknown> | undefined;
+      for (const [key, child] of Object.entries(value as Record<string, unknown>)) {
+        const propSchema = props[key];
+        if (!propSchema) continue;
+        if (child === null && !required.has(key) && !acceptsNull(propSchema)) {
+          out ??= { ...(value as Record<string, unknown>) };
+          delete out[key];
+          continue;
+        }
+        const pruned = pruneNulls(propSchema, child);
+        if (pruned !== child) {
+          out ??= { ...(value as Record<string, unknown>) };
+          out[key] = pruned;
+        }
+      }
+      return out ?? value;
+    }
+    default:
+      return value;
+  }
+}
+
+function acceptsNull(schema: SchemaNode): boolean {
+  if (schema[Kind] === 'Null' || schema[Kind] === 'Unknown' || schema[Kind] === 'Any') return true;
+  return schema[Kind] === 'Union' && (schema.anyOf as SchemaNode[]).some((m) => m[Kind] === 'Null');
 }
 
 /** True when `value` is a valid object of kind K (apiVersion and kind must be present). */

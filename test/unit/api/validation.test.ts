@@ -114,6 +114,21 @@ describe('validation messages', () => {
     expect(err.message).toContain('status.startTimestamp: expected RFC 3339 timestamp');
   });
 
+  it('drops null from optional fields that are not nullable, as the API server does, without touching the input', () => {
+    const input = structuredClone(backup) as unknown as Record<string, Record<string, unknown>>;
+    input.spec = { ...input.spec, hooks: { resources: [{ name: 'h', pre: null, post: [{ exec: { command: ['x'], timeout: null } }] }] } };
+    input.status = { ...input.status, failureReason: null, completionTimestamp: null };
+    const before = JSON.stringify(input);
+    const parsed = parseBackup(input);
+    expect(parsed.spec.hooks?.resources?.[0]).toEqual({ name: 'h', post: [{ exec: { command: ['x'] } }] });
+    expect(parsed.status && 'failureReason' in parsed.status).toBe(false);
+    expect(parsed.status?.completionTimestamp).toBeNull();
+    expect(JSON.stringify(input)).toBe(before);
+    expect(errorOf(() => parseDeleteBackupRequest(withField(validObjects.DeleteBackupRequest, 'spec.backupName', null))).problem).toBe(
+      'expected string, got null',
+    );
+  });
+
   it('quotes map keys that are not identifiers', () => {
     const err = errorOf(() => parseBackup(withField(backup, 'metadata.labels', { 'velero.io/storage-location': 1 })));
     expect(err.field).toBe('metadata.labels["velero.io/storage-location"]');
