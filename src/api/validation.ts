@@ -229,7 +229,24 @@ function describeError(error: ValueError): string {
   if (error.type === ValueErrorType.ArrayMinItems) {
     return `expected at least ${String((error.schema as SchemaNode).minItems)} item(s)`;
   }
-  return `${expectation(error.schema as SchemaNode)}, got ${shown(error.value)}`;
+  const schema = error.schema as SchemaNode;
+  // Quote a string only where the field itself is a constrained string (an enum, a duration, a timestamp): a string
+  // found where something else was expected could be anything, a credential included, so only its type is shown.
+  const got = typeof error.value === 'string' && !expectsString(schema) ? 'string' : shown(error.value);
+  return `${expectation(schema)}, got ${got}`;
+}
+
+function expectsString(schema: SchemaNode): boolean {
+  switch (schema[Kind]) {
+    case 'String':
+      return true;
+    case 'Literal':
+      return typeof schema.const === 'string';
+    case 'Union':
+      return (schema.anyOf as SchemaNode[]).some(expectsString);
+    default:
+      return false;
+  }
 }
 
 /** What a schema node wants, in words a user understands. */

@@ -129,6 +129,13 @@ describe('validation messages', () => {
     );
   });
 
+  it('shows the type, not the content, of a string found where something else was expected', () => {
+    const bsl = withField(validObjects.BackupStorageLocation, 'spec.config', 'secretAccessKey=abc123');
+    const err = errorOf(() => parseBackupStorageLocation(bsl));
+    expect(err.message).toBe('BackupStorageLocation velero/default: spec.config: expected object, got string');
+    expect(err.message).not.toContain('abc123');
+  });
+
   it('quotes map keys that are not identifiers', () => {
     const err = errorOf(() => parseBackup(withField(backup, 'metadata.labels', { 'velero.io/storage-location': 1 })));
     expect(err.field).toBe('metadata.labels["velero.io/storage-location"]');
