@@ -11,6 +11,7 @@ import {
   createNamespace,
   createPod,
   deleteNamespace,
+  getPod,
   podLogs,
   waitForEvent,
   waitForPhase,
@@ -160,6 +161,23 @@ describe('local kubelet: containers', () => {
       'app="demo"',
       '',
     ]);
+  });
+
+  it('waits for a missing secret volume (FailedMount) and starts once the secret exists', async () => {
+    await createPod(ns, {
+      metadata: { name: 'needs-secret' },
+      spec: {
+        restartPolicy: 'Never',
+        volumes: [{ name: 's', secret: { secretName: 'later' } }],
+        containers: [shell('c', 'cat /s/key', { volumeMounts: [{ name: 's', mountPath: '/s' }] })],
+      },
+    });
+    const ev = await waitForEvent(ns, 'needs-secret', 'FailedMount');
+    expect(ev.message).toContain('secret "later" not found');
+    expect((await getPod(ns, 'needs-secret')).status?.phase).toBe('Pending');
+    await core().createNamespacedSecret({ namespace: ns, body: { metadata: { name: 'later' }, stringData: { key: 'arrived' } } });
+    await waitForPhase(ns, 'needs-secret', 'Succeeded');
+    expect(await podLogs(ns, 'needs-secret')).toBe('arrived');
   });
 
   it('runs cairn itself from the working tree for the cairn image', async () => {

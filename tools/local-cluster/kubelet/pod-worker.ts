@@ -69,6 +69,7 @@ export class PodWorker {
   private timer: NodeJS.Timeout | undefined;
   private lastStatusJson = '';
   private adopted = false;
+  private volumeRetryMs = 1000;
   private readonly startTime: Date;
   readonly uid: string;
 
@@ -169,7 +170,9 @@ export class PodWorker {
         const message = err instanceof VolumeNotReadyError ? err.message : `volume setup failed: ${errorMessage(err)}`;
         this.deps.events.record({ pod: this.pod, type: 'Warning', reason: 'FailedMount', message });
         await this.writeStatus(false);
-        this.retryIn(2000);
+        // Retry soon at first, then less often, so a missing Secret does not flood the event list.
+        this.retryIn(this.volumeRetryMs);
+        this.volumeRetryMs = Math.min(this.volumeRetryMs * 2, 30_000);
         return;
       }
     }
