@@ -32,7 +32,15 @@ interface ApiResourceList {
   resources?: { name: string; kind: string; namespaced: boolean }[];
 }
 
-export class DynamicClient {
+/** What the restore needs from the API server; DynamicClient implements it, unit tests fake it. */
+export interface ObjectClient {
+  get(obj: ObjectRef): Promise<UnstructuredObject | undefined>;
+  create(obj: UnstructuredObject): Promise<UnstructuredObject>;
+  mergePatch(obj: ObjectRef, patch: object): Promise<UnstructuredObject>;
+  replaceStatus(obj: UnstructuredObject): Promise<UnstructuredObject>;
+}
+
+export class DynamicClient implements ObjectClient {
   private readonly discovery = new Map<string, ApiResourceList>();
 
   constructor(private readonly kube: Kube) {}

@@ -5,11 +5,11 @@
  */
 import { pollUntil } from '../../kube/wait.js';
 import type { UnstructuredObject } from '../../plugins/item-actions/types.js';
-import { isApiAlreadyExists, type DynamicClient } from './dynamic-client.js';
+import { isApiAlreadyExists, type ObjectClient } from './dynamic-client.js';
 import { resetMetadataAndStatus, withRestoreLabels } from './sanitize.js';
 
 export interface NamespaceEnsurerOptions {
-  client: DynamicClient;
+  client: ObjectClient;
   backupName: string;
   restoreName: string;
   /** Backed-up Namespace objects by their original name. */

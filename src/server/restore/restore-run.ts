@@ -11,7 +11,7 @@ import type { ItemActionRegistry } from '../../plugins/item-actions/registry.js'
 import { readBackupArchive } from '../archive/reader.js';
 import { ResultsCollector } from '../results.js';
 import type { LocationResolver } from '../storage/locations.js';
-import type { DynamicClient } from './dynamic-client.js';
+import type { ObjectClient } from './dynamic-client.js';
 import { parseVolumeInfos } from './pv-policy.js';
 import { createRestoreLog } from './restore-log.js';
 import { runRestore, type RestoreProgress } from './restorer.js';
@@ -20,7 +20,7 @@ export interface ExecuteRestoreOptions {
   restore: Restore;
   backup: Backup;
   kube: Kube;
-  client: DynamicClient;
+  client: ObjectClient;
   locations: LocationResolver;
   registry: ItemActionRegistry;
   serverLog: Logger;

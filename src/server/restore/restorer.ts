@@ -14,7 +14,7 @@ import type { ItemActionRegistry } from '../../plugins/item-actions/registry.js'
 import type { UnstructuredObject } from '../../plugins/item-actions/types.js';
 import type { ArchiveItem, BackupArchive } from '../archive/reader.js';
 import { scopeOf, type ResultsCollector } from '../results.js';
-import { isApiAlreadyExists, ref, type DynamicClient } from './dynamic-client.js';
+import { isApiAlreadyExists, ref, type ObjectClient } from './dynamic-client.js';
 import { decideExisting } from './existing.js';
 import { labelsSelected, namespaceFilter, resourceFilter, resourceKey } from './filters.js';
 import { NamespaceMapping } from './namespace-mapping.js';
@@ -35,7 +35,7 @@ export interface RunRestoreOptions {
   backup: Backup;
   archive: BackupArchive;
   volumeInfos: readonly BackupVolumeInfo[];
-  client: DynamicClient;
+  client: ObjectClient;
   kube: Kube;
   registry: ItemActionRegistry;
   /** The restore's own log (uploaded as `restore-<name>-logs.gz`). */
