@@ -1,0 +1,202 @@
+import { describe, expect, it } from 'vitest';
+import { newBackup, newRestore, type Restore } from '../../../../src/api/index.js';
+import { createLogger } from '../../../../src/cli/logger.js';
+import type { Kube } from '../../../../src/kube/client.js';
+import { registerBuiltinRestoreActions } from '../../../../src/plugins/item-actions/builtin.js';
+import { ItemActionRegistry } from '../../../../src/plugins/item-actions/registry.js';
+import type { UnstructuredObject } from '../../../../src/plugins/item-actions/types.js';
+import type { ArchiveItem } from '../../../../src/server/archive/reader.js';
+import { ResultsCollector } from '../../../../src/server/results.js';
+import { ApiError, type ObjectClient, type ObjectRef } from '../../../../src/server/restore/dynamic-client.js';
+import { runRestore } from '../../../../src/server/restore/restorer.js';
+import type { BackupVolumeInfo } from '../../../../src/server/restore/pv-policy.js';
+
+/** An API server in memory: objects by apiVersion/kind/namespace/name; CRDs are established at once. */
+class FakeCluster implements ObjectClient {
+  readonly objects = new Map<string, UnstructuredObject>();
+  readonly created: string[] = [];
+  failCreate?: (o: UnstructuredObject) => ApiError | undefined;
+
+  private key(r: ObjectRef): string {
+    return `${r.kind}/${r.namespace ?? ''}/${r.name}`;
+  }
+  async get(r: ObjectRef) {
+    const o = this.objects.get(this.key(r));
+    return o ? structuredClone(o) : undefined;
+  }
+  async create(o: UnstructuredObject) {
+    const err = this.failCreate?.(o);
+    if (err) throw err;
+    const k = this.key({ ...o, name: o.metadata.name, namespace: o.metadata.namespace });
+    if (this.objects.has(k)) throw new ApiError(409, 'AlreadyExists', `${o.kind} "${o.metadata.name}" already exists`);
+    const stored = structuredClone(o);
+    stored.metadata.uid = `uid-${this.created.length}`;
+    if (o.kind === 'CustomResourceDefinition') stored.status = { conditions: [{ type: 'Established', status: 'True' }] };
+    this.objects.set(k, stored);
+    this.created.push(`${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name}`);
+    return structuredClone(stored);
+  }
+  async mergePatch(r: ObjectRef, patch: object) {
+    const o = this.objects.get(this.key(r));
+    if (!o) throw new ApiError(404, 'NotFound', 'not found');
+    const merge = (t: Record<string, unknown>, p: Record<string, unknown>) => {
+      for (const [k, v] of Object.entries(p)) {
+        if (v === null) delete t[k];
+        else if (typeof v === 'object' && !Array.isArray(v) && typeof t[k] === 'object' && t[k] !== null) merge(t[k] as Record<string, unknown>, v as Record<string, unknown>);
+        else t[k] = v;
+      }
+    };
+    merge(o as unknown as Record<string, unknown>, patch as Record<string, unknown>);
+    return structuredClone(o);
+  }
+  async replaceStatus(o: UnstructuredObject) {
+    return o;
+  }
+}
+
+const item = (groupResource: string, obj: UnstructuredObject): ArchiveItem => ({
+  groupResource,
+  ...(obj.metadata.namespace ? { namespace: obj.metadata.namespace } : {}),
+  name: obj.metadata.name,
+  object: obj,
+});
+
+const items: ArchiveItem[] = [
+  item('deployments.apps', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: 'app', uid: 'old' }, spec: { replicas: 1 } }),
+  item('widgets.example.com', { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w1', namespace: 'app' }, spec: {} }),
+  item('services', { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'app' }, spec: { clusterIP: '10.0.0.1', clusterIPs: ['10.0.0.1'] } }),
+  item('pods', { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web-1', namespace: 'app' }, spec: { nodeName: 'n1' }, status: { phase: 'Running' } }),
+  item('pods', { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'done', namespace: 'app' }, spec: {}, status: { phase: 'Succeeded' } }),
+  item('configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: 'app', labels: { tier: 'web' } }, data: { a: '1' } }),
+  item('secrets', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'creds', namespace: 'app' }, data: { p: 'eA==' } }),
+  item('persistentvolumeclaims', {
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: { name: 'data', namespace: 'app', annotations: { 'pv.kubernetes.io/bind-completed': 'yes' } },
+    spec: { volumeName: 'pvc-dyn' },
+  }),
+  item('persistentvolumes', { apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'pvc-dyn' }, spec: { persistentVolumeReclaimPolicy: 'Delete', claimRef: { namespace: 'app', name: 'data' } } }),
+  item('namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'app', labels: { team: 'blue' }, uid: 'nsuid' }, status: { phase: 'Active' } }),
+  item('customresourcedefinitions.apiextensions.k8s.io', { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'widgets.example.com' }, spec: {} }),
+];
+
+async function restoreWith(cluster: FakeCluster, spec: Partial<Restore['spec']> = {}, name = 'r1', volumeInfos: BackupVolumeInfo[] = []) {
+  const results = new ResultsCollector();
+  const progress: number[] = [];
+  const out = await runRestore({
+    restore: newRestore({ name, spec: { backupName: 'b1', ...spec } }),
+    backup: newBackup({ name: 'b1' }),
+    archive: { items, warnings: [] },
+    volumeInfos,
+    client: cluster,
+    kube: {} as Kube,
+    registry: registerBuiltinRestoreActions(new ItemActionRegistry()),
+    log: createLogger({ level: 'fatal' }),
+    results,
+    resourceTimeoutMs: 1000,
+    pollIntervalMs: 1,
+    onProgress: (p) => void progress.push(p.itemsRestored),
+  });
+  return { out, results, progress };
+}
+
+describe('restoring the items of an archive', () => {
+  it('creates in priority order, CRDs first, namespaces before their objects, skipping completed pods', async () => {
+    const cluster = new FakeCluster();
+    const { out, results } = await restoreWith(cluster);
+    expect(cluster.created).toEqual([
+      'CustomResourceDefinition widgets.example.com',
+      'Namespace app',
+      'PersistentVolumeClaim app/data',
+      'Secret app/creds',
+      'ConfigMap app/settings',
+      'Pod app/web-1',
+      'Service app/web',
+      'Deployment app/web',
+      'Widget app/w1',
+    ]);
+    expect(results.toJSON()).toEqual({ warnings: {}, errors: {} });
+    expect(out).toMatchObject({ totalItems: 10, itemsRestored: 10 });
+    expect(out.resourceList).toEqual({
+      'apiextensions.k8s.io/v1/CustomResourceDefinition': ['widgets.example.com(created)'],
+      'apps/v1/Deployment': ['app/web(created)'],
+      'example.com/v1/Widget': ['app/w1(created)'],
+      'v1/ConfigMap': ['app/settings(created)'],
+      'v1/Namespace': ['app(created)'],
+      'v1/PersistentVolume': ['pvc-dyn(skipped)'],
+      'v1/PersistentVolumeClaim': ['app/data(created)'],
+      'v1/Pod': ['app/web-1(created)'],
+      'v1/Secret': ['app/creds(created)'],
+      'v1/Service': ['app/web(created)'],
+    });
+  });
+
+  it('sanitises what it creates and labels it with the backup and restore', async () => {
+    const cluster = new FakeCluster();
+    await restoreWith(cluster);
+    const deploy = await cluster.get({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'app', name: 'web' });
+    expect(deploy?.metadata.uid).toBe('uid-7');
+    expect(deploy?.metadata.labels).toEqual({ 'velero.io/backup-name': 'b1', 'velero.io/restore-name': 'r1' });
+    const pod = await cluster.get({ apiVersion: 'v1', kind: 'Pod', namespace: 'app', name: 'web-1' });
+    expect(pod?.spec).toEqual({});
+    expect(pod?.status).toBeUndefined();
+    const svc = await cluster.get({ apiVersion: 'v1', kind: 'Service', namespace: 'app', name: 'web' });
+    expect(svc?.spec).toEqual({});
+    const ns = await cluster.get({ apiVersion: 'v1', kind: 'Namespace', name: 'app' });
+    expect(ns?.metadata.labels).toEqual({ team: 'blue', 'velero.io/backup-name': 'b1', 'velero.io/restore-name': 'r1' });
+  });
+
+  it('does not restore a dynamically provisioned volume; its claim is restored unbound', async () => {
+    const cluster = new FakeCluster();
+    await restoreWith(cluster, {}, 'r1', [{ pvName: 'pvc-dyn', skipped: true, pvInfo: { reclaimPolicy: 'Delete' } }]);
+    expect(await cluster.get({ apiVersion: 'v1', kind: 'PersistentVolume', name: 'pvc-dyn' })).toBeUndefined();
+    const pvc = await cluster.get({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace: 'app', name: 'data' });
+    expect(pvc?.spec).toEqual({});
+    expect(pvc?.metadata.annotations).toBeUndefined();
+  });
+
+  it('maps namespaces and filters by the namespace in the backup', async () => {
+    const cluster = new FakeCluster();
+    const { out } = await restoreWith(cluster, { namespaceMapping: { app: 'copy' }, includedNamespaces: ['app'], includedResources: ['configmaps', 'namespaces'] });
+    expect(cluster.created).toEqual(['Namespace copy', 'ConfigMap copy/settings']);
+    expect((await cluster.get({ apiVersion: 'v1', kind: 'Namespace', name: 'copy' }))?.metadata.labels?.team).toBe('blue');
+    expect(out.resourceList).toEqual({ 'v1/ConfigMap': ['copy/settings(created)'], 'v1/Namespace': ['copy(created)'] });
+    const none = new FakeCluster();
+    await restoreWith(none, { includedNamespaces: ['other'] });
+    expect(none.created).toEqual(['CustomResourceDefinition widgets.example.com']);
+  });
+
+  it('selects by labels and leaves cluster resources out when asked', async () => {
+    const cluster = new FakeCluster();
+    await restoreWith(cluster, { labelSelector: { matchLabels: { tier: 'web' } }, includeClusterResources: false });
+    expect(cluster.created).toEqual(['Namespace app', 'ConfigMap app/settings']);
+  });
+
+  it('running again (a server restart) finds its own objects and reports them restored, without warnings', async () => {
+    const cluster = new FakeCluster();
+    await restoreWith(cluster);
+    const again = await restoreWith(cluster);
+    expect(again.results.toJSON()).toEqual({ warnings: {}, errors: {} });
+    expect(again.out.resourceList['v1/ConfigMap']).toEqual(['app/settings(created)']);
+    expect(cluster.created).toHaveLength(9);
+  });
+
+  it('another restore over existing, unchanged objects skips them quietly', async () => {
+    const cluster = new FakeCluster();
+    await restoreWith(cluster);
+    const second = await restoreWith(cluster, {}, 'r2');
+    expect(second.results.toJSON()).toEqual({ warnings: {}, errors: {} });
+    expect(second.out.resourceList['v1/ConfigMap']).toEqual(['app/settings(skipped)']);
+    expect(second.out.resourceList['v1/Namespace']).toEqual(['app(skipped)']);
+  });
+
+  it('records a failed item as an error of its namespace and carries on', async () => {
+    const cluster = new FakeCluster();
+    cluster.failCreate = (o) => (o.kind === 'Secret' ? new ApiError(422, 'Invalid', 'Secret "creds" is invalid: data: too long') : undefined);
+    const { out, results } = await restoreWith(cluster);
+    expect(results.toJSON().errors).toEqual({ namespaces: { app: ['error restoring secrets/app/creds: Secret "creds" is invalid: data: too long'] } });
+    expect(out.resourceList['v1/Secret']).toEqual(['app/creds(failed)']);
+    expect(cluster.created).toContain('Deployment app/web');
+    expect(out.itemsRestored).toBe(10);
+  });
+});
