@@ -55,6 +55,8 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
   const registry = opts.registry ?? registerBuiltinBackupActions(new Registry());
   const api = apiReader(opts.kube);
   const running = new Set<string>();
+  /** Backups this process moved to InProgress: any other InProgress one was left by a server that stopped. */
+  const startedHere = new Set<string>();
 
   return async function reconcile(key: ObjectKey): Promise<ReconcileResult | void> {
     if (key.namespace !== opts.namespace) return;
@@ -117,6 +119,7 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
         validationErrors: null,
       };
     });
+    startedHere.add(key.name);
     // The update's watch event brings the key back: the run happens in its own reconcile.
   }
 
@@ -135,7 +138,8 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
       await markFailed(key, `the server stopped ${MAX_ATTEMPTS} times while running this backup; giving up`);
       return;
     }
-    const restarted = attempts > 1 || backup.status?.phase !== BackupPhase.InProgress;
+    const restarted = !startedHere.has(key.name);
+    startedHere.delete(key.name);
     backup = await strict.update(key.namespace, key.name, (b) => {
       b.metadata = b.metadata ?? {};
       b.metadata.annotations = { ...b.metadata.annotations, [ATTEMPTS_ANNOTATION]: String(attempts) };

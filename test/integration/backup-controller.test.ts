@@ -1,0 +1,345 @@
+/**
+ * The Backup controller against the local cluster and its MinIO. Most tests run the controller in this process
+ * for one namespace (fast, isolated); the last ones go through a real installed server, including a restart of
+ * its pod while a backup runs.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { gunzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { Kinds, newBackup, newBackupStorageLocation, parseBackup, parseBackupStorageLocation, type Backup, type BackupSpec, type BackupStorageLocation } from '../../src/api/index.js';
+import { createLogger } from '../../src/cli/logger.js';
+import { kubeFromConfig, type Kube } from '../../src/kube/client.js';
+import { customClient } from '../../src/kube/custom.js';
+import { DEFAULT_SERVER_CONFIG, type ServerContext, type Stoppable } from '../../src/server/context.js';
+import { startBackupController } from '../../src/server/backup/backup-controller.js';
+import { cairn } from '../support/cli.js';
+import { clusterInfo, kubeConfig, kubectl, s3Client } from '../support/cluster.js';
+import { waitFor } from '../support/wait.js';
+import { readTarGz } from '../unit/server/backup/tar.js';
+
+const RUN = randomBytes(3).toString('hex');
+const NS = `cairn-backup-${RUN}`;
+const SERVER_NS = `cairn-backup-srv-${RUN}`;
+const APP = `backup-app-${RUN}`;
+const OTHER = `backup-other-${RUN}`;
+const PREFIX = `backup-it-${RUN}`;
+const GROUP = `it${RUN}.example.com`;
+const CRD = `widgets.${GROUP}`;
+const TERMINAL = ['Completed', 'PartiallyFailed', 'Failed', 'FailedValidation'];
+
+let kube: Kube;
+let kubeconfig: string;
+let controller: Stoppable | undefined;
+let ctx: ServerContext;
+
+const bucket = () => clusterInfo().s3.bucket;
+const backups = () => customClient<Backup>(kube, Kinds.Backup, parseBackup);
+
+async function listKeys(prefix: string): Promise<string[]> {
+  const keys: string[] = [];
+  let token: string | undefined;
+  do {
+    const res = await s3Client().send(new ListObjectsV2Command({ Bucket: bucket(), Prefix: prefix, ...(token ? { ContinuationToken: token } : {}) }));
+    keys.push(...(res.Contents ?? []).map((c) => c.Key ?? ''));
+    token = res.NextContinuationToken;
+  } while (token);
+  return keys;
+}
+
+async function getObject(key: string): Promise<Buffer> {
+  const res = await s3Client().send(new GetObjectCommand({ Bucket: bucket(), Key: key }));
+  return Buffer.from(await (res.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray());
+}
+
+async function createBackup(namespace: string, name: string, spec: BackupSpec): Promise<void> {
+  await backups().create(newBackup({ namespace, name, spec }));
+}
+
+async function finished(namespace: string, name: string, timeoutMs = 60_000): Promise<Backup> {
+  return waitFor(
+    async () => {
+      const b = await backups().get(namespace, name);
+      return b && TERMINAL.includes(b.status?.phase ?? '') ? b : undefined;
+    },
+    { timeoutMs, description: `backup ${namespace}/${name} finished` },
+  );
+}
+
+function applyList(items: object[]): Promise<unknown> {
+  return kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items }) });
+}
+
+beforeAll(async () => {
+  const info = clusterInfo();
+  kubeconfig = info.kubeconfigPath;
+  kube = kubeFromConfig(kubeConfig());
+  const dir = mkdtempSync(join(tmpdir(), 'cairn-backup-it-'));
+  const creds = join(dir, 'credentials');
+  const credentials = `[default]\naws_access_key_id = ${info.s3.accessKeyId}\naws_secret_access_key = ${info.s3.secretAccessKey}\n`;
+  writeFileSync(creds, credentials);
+
+  // A real server (also installs the CRDs the in-process controller needs).
+  const install = await cairn(
+    [
+      'install', '-n', SERVER_NS, '--provider', 'aws', '--bucket', info.s3.bucket, '--prefix', `${PREFIX}/server`, '--secret-file', creds,
+      '--backup-location-config', `region=${info.s3.region},s3Url=${info.s3.endpoint},s3ForcePathStyle=true`,
+      '--image', 'ghcr.io/cairn-backup/cairn:dev',
+    ],
+    { kubeconfig },
+  );
+  expect(install.exitCode, install.stderr).toBe(0);
+  // Pods share their node's address in the test bed: give this server its own health port.
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  await kubectl([
+    '-n', SERVER_NS, 'patch', 'deployment', 'cairn', '--type=json', '-p',
+    JSON.stringify([
+      { op: 'add', path: '/spec/template/spec/containers/0/args/-', value: `--health-port=${port}` },
+      { op: 'replace', path: '/spec/template/spec/containers/0/ports/0/containerPort', value: port },
+    ]),
+  ]);
+
+  await kubectl(['create', 'namespace', NS]);
+  await kubectl(['create', 'namespace', APP]);
+  await kubectl(['create', 'namespace', OTHER]);
+  await applyList([
+    { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'creds', namespace: NS }, stringData: { cloud: credentials } },
+    {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: CRD },
+      spec: {
+        group: GROUP,
+        scope: 'Namespaced',
+        names: { plural: 'widgets', singular: 'widget', kind: 'Widget' },
+        versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+      },
+    },
+  ]);
+  await customClient<BackupStorageLocation>(kube, Kinds.BackupStorageLocation, parseBackupStorageLocation).create(
+    newBackupStorageLocation({
+      namespace: NS,
+      name: 'default',
+      spec: {
+        provider: 'aws',
+        default: true,
+        objectStorage: { bucket: info.s3.bucket, prefix: `${PREFIX}/default` },
+        credential: { name: 'creds', key: 'cloud' },
+        config: { region: info.s3.region, s3Url: info.s3.endpoint, s3ForcePathStyle: 'true' },
+      },
+    }),
+  );
+  await waitFor(async () => (await kubectl(['get', 'crd', CRD, '-o', 'jsonpath={.status.conditions[?(@.type=="Established")].status}'])).stdout === 'True', {
+    timeoutMs: 30_000,
+    description: `CRD ${CRD} established`,
+  });
+
+  const labels = { app: 'web' };
+  await applyList([
+    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: APP, labels }, data: { color: 'blue' } },
+    { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db-password', namespace: APP }, stringData: { password: `s3cr3t-${RUN}` } },
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'web', namespace: APP } },
+    { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: APP, labels }, spec: { selector: labels, ports: [{ port: 80 }] } },
+    { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data', namespace: APP }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '10Mi' } } } },
+    {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'web', namespace: APP, labels },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: labels },
+        template: {
+          metadata: { labels },
+          spec: {
+            serviceAccountName: 'web',
+            containers: [{ name: 'web', image: 'busybox', command: ['sleep', '3600'], volumeMounts: [{ name: 'data', mountPath: '/data' }] }],
+            volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'data' } }],
+          },
+        },
+      },
+    },
+    { apiVersion: `${GROUP}/v1`, kind: 'Widget', metadata: { name: 'w1', namespace: APP }, spec: { size: 1 } },
+    { apiVersion: `${GROUP}/v1`, kind: 'Widget', metadata: { name: 'w2', namespace: APP }, spec: { size: 2 } },
+    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'not-mine', namespace: OTHER } },
+  ]);
+  // The claim binds once the pod is scheduled (WaitForFirstConsumer).
+  await waitFor(async () => (await kubectl(['-n', APP, 'get', 'pvc', 'data', '-o', 'jsonpath={.spec.volumeName}'])).stdout || undefined, {
+    timeoutMs: 90_000,
+    description: 'PVC data bound',
+  });
+
+  ctx = {
+    kube,
+    namespace: NS,
+    logger: createLogger({ level: 'warn', bindings: { component: 'backup-it' } }),
+    version: 'test',
+    config: { ...DEFAULT_SERVER_CONFIG },
+    now: () => new Date(),
+  };
+  controller = await startBackupController(ctx);
+}, 300_000);
+
+afterAll(async () => {
+  await controller?.stop();
+  await kubectl(['delete', 'namespace', NS, SERVER_NS, APP, OTHER, '--wait=false'], { allowFailure: true });
+  await kubectl(['delete', 'crd', CRD, '--wait=false'], { allowFailure: true });
+  const keys = await listKeys(`${PREFIX}/`);
+  for (let i = 0; i < keys.length; i += 500) {
+    await s3Client().send(new DeleteObjectsCommand({ Bucket: bucket(), Delete: { Objects: keys.slice(i, i + 500).map((Key) => ({ Key })) } }));
+  }
+});
+
+describe('backup controller (in process)', () => {
+  let backup: Backup;
+  const name = `app-${RUN}`;
+  const dir = () => `${PREFIX}/default/backups/${name}/`;
+
+  it('backs up a namespace with a Deployment, Service, ConfigMap, Secret, ServiceAccount, CRs and a PVC to Completed', async () => {
+    await createBackup(NS, name, { includedNamespaces: [APP], ttl: '24h0m0s' });
+    backup = await finished(NS, name);
+    expect(backup.status?.phase, JSON.stringify(backup.status)).toBe('Completed');
+    const s = backup.status ?? {};
+    expect(s.formatVersion).toBe('1.1.0');
+    expect(s.version).toBe(1);
+    expect(s.errors ?? 0).toBe(0);
+    expect(s.progress?.itemsBackedUp).toBeGreaterThan(10);
+    expect(s.progress?.totalItems).toBe(s.progress?.itemsBackedUp);
+    expect(Date.parse(s.expiration ?? '') - Date.parse(s.startTimestamp ?? '')).toBe(24 * 3600_000);
+    expect(Date.parse(s.completionTimestamp ?? '')).toBeGreaterThanOrEqual(Date.parse(s.startTimestamp ?? ''));
+    expect(backup.metadata?.labels?.['velero.io/storage-location']).toBe('default');
+    expect(backup.spec?.storageLocation).toBe('default');
+    expect(backup.metadata?.annotations?.['velero.io/source-cluster-k8s-gitversion']).toMatch(/^v1\./);
+  });
+
+  it('writes the backup files with Velero names into the location', async () => {
+    const keys = (await listKeys(dir())).map((k) => k.slice(dir().length)).sort();
+    expect(keys).toEqual(
+      [
+        'velero-backup.json',
+        `${name}.tar.gz`,
+        `${name}-logs.gz`,
+        `${name}-results.gz`,
+        `${name}-resource-list.json.gz`,
+        `${name}-volumeinfo.json.gz`,
+        `${name}-itemoperations.json.gz`,
+        `${name}-podvolumebackups.json.gz`,
+        `${name}-volumesnapshots.json.gz`,
+        `${name}-csi-volumesnapshotclasses.json.gz`,
+      ].sort(),
+    );
+    const meta = JSON.parse((await getObject(`${dir()}velero-backup.json`)).toString('utf8')) as Backup;
+    expect(meta).toMatchObject({ apiVersion: 'velero.io/v1', kind: 'Backup', metadata: { name }, status: { phase: 'Completed' } });
+    expect((await getObject(`${dir()}velero-backup.json`)).toString('utf8')).toContain('\n  "apiVersion"');
+    const json = async (suffix: string) => JSON.parse(gunzipSync(await getObject(`${dir()}${name}${suffix}`)).toString('utf8')) as unknown;
+    expect(await json('-itemoperations.json.gz')).toEqual([]);
+    expect(await json('-podvolumebackups.json.gz')).toEqual([]);
+    expect(await json('-results.gz')).toEqual({ warnings: expect.any(Object), errors: {} });
+    const pv = (await kubectl(['-n', APP, 'get', 'pvc', 'data', '-o', 'jsonpath={.spec.volumeName}'])).stdout;
+    expect(await json('-volumeinfo.json.gz')).toEqual([expect.objectContaining({ pvcName: 'data', pvcNamespace: APP, pvName: pv, skipped: true, snapshotDataMoved: false })]);
+    const log = gunzipSync(await getObject(`${dir()}${name}-logs.gz`)).toString('utf8');
+    expect(log).toContain('Backing up item');
+    expect(log).not.toContain(`s3cr3t-${RUN}`);
+  });
+
+  it('holds exactly the namespace items and their related cluster items, each also as a preferred-version copy', async () => {
+    const entries = await readTarGz(await getObject(`${dir()}${name}.tar.gz`));
+    expect(entries[0]).toMatchObject({ name: 'metadata/version', body: '1.1.0\n' });
+    const plain = entries.map((e) => e.name).filter((n) => n.startsWith('resources/') && !n.includes('-preferredversion/'));
+    const copies = entries.map((e) => e.name).filter((n) => n.includes('-preferredversion/'));
+    expect(copies.length).toBe(plain.length);
+
+    const pv = (await kubectl(['-n', APP, 'get', 'pvc', 'data', '-o', 'jsonpath={.spec.volumeName}'])).stdout;
+    const mustHave = [
+      `resources/namespaces/cluster/${APP}.json`,
+      `resources/deployments.apps/namespaces/${APP}/web.json`,
+      `resources/services/namespaces/${APP}/web.json`,
+      `resources/configmaps/namespaces/${APP}/settings.json`,
+      `resources/secrets/namespaces/${APP}/db-password.json`,
+      `resources/serviceaccounts/namespaces/${APP}/web.json`,
+      `resources/persistentvolumeclaims/namespaces/${APP}/data.json`,
+      `resources/persistentvolumes/cluster/${pv}.json`,
+      `resources/widgets.${GROUP}/namespaces/${APP}/w1.json`,
+      `resources/widgets.${GROUP}/namespaces/${APP}/w2.json`,
+      `resources/customresourcedefinitions.apiextensions.k8s.io/cluster/${CRD}.json`,
+    ];
+    for (const p of mustHave) expect(plain).toContain(p);
+    expect(copies).toContain(`resources/deployments.apps/v1-preferredversion/namespaces/${APP}/web.json`);
+    // Nothing from other namespaces, no events, and no cluster item other than the namespace, the PV and the CRD.
+    const outside = plain.filter((p) => !p.includes(`/namespaces/${APP}/`) && !mustHave.includes(p));
+    expect(outside).toEqual([]);
+    expect(plain.filter((p) => p.startsWith('resources/events'))).toEqual([]);
+
+    const resourceList = JSON.parse(gunzipSync(await getObject(`${dir()}${name}-resource-list.json.gz`)).toString('utf8')) as Record<string, string[]>;
+    expect(Object.values(resourceList).flat().length).toBe(plain.length);
+    expect(resourceList['v1/Secret']).toEqual([`${APP}/db-password`]);
+    expect(resourceList[`${GROUP}/v1/Widget`]).toEqual([`${APP}/w1`, `${APP}/w2`]);
+
+    const secret = JSON.parse(entries.find((e) => e.name === `resources/secrets/namespaces/${APP}/db-password.json`)?.body ?? '{}') as { data: Record<string, string> };
+    expect(Buffer.from(secret.data.password ?? '', 'base64').toString('utf8')).toBe(`s3cr3t-${RUN}`);
+  });
+
+  it('fails validation with every reason: a missing location and inconsistent filters', async () => {
+    const bad = `bad-${RUN}`;
+    await createBackup(NS, bad, { storageLocation: 'nowhere', includedNamespaces: [APP], excludedNamespaces: [APP] });
+    const b = await finished(NS, bad);
+    expect(b.status?.phase).toBe('FailedValidation');
+    expect(b.status?.validationErrors).toEqual([
+      `Invalid included/excluded namespace lists: excludes list cannot contain an item in the includes list: ${APP}`,
+      'error getting backup storage location: backupstoragelocations.velero.io "nowhere" not found',
+    ]);
+    expect(await listKeys(`${PREFIX}/default/backups/${bad}/`)).toEqual([]);
+  });
+
+  it('runs a backup found InProgress at start (a server stopped mid-backup) again to Completed', async () => {
+    await controller?.stop();
+    controller = undefined;
+    const stuck = `stuck-${RUN}`;
+    const b = newBackup({ namespace: NS, name: stuck, spec: { includedNamespaces: [APP], storageLocation: 'default' } });
+    await backups().create({ ...b, status: { phase: 'InProgress', startTimestamp: new Date().toISOString(), formatVersion: '1.1.0', version: 1 } });
+    controller = await startBackupController(ctx);
+    const done = await finished(NS, stuck);
+    expect(done.status?.phase).toBe('Completed');
+    expect(done.metadata?.annotations?.['backup.cairn.io/attempts']).toBeUndefined();
+    const log = gunzipSync(await getObject(`${PREFIX}/default/backups/${stuck}/${stuck}-logs.gz`)).toString('utf8');
+    expect(log).toContain('running it again from the start');
+  });
+
+  it('takes only labelled items with a selector, with what they need', async () => {
+    const sel = `sel-${RUN}`;
+    await createBackup(NS, sel, { includedNamespaces: [APP], labelSelector: { matchLabels: { app: 'web' } }, includeClusterResources: false });
+    const b = await finished(NS, sel);
+    expect(b.status?.phase).toBe('Completed');
+    const list = JSON.parse(gunzipSync(await getObject(`${PREFIX}/default/backups/${sel}/${sel}-resource-list.json.gz`)).toString('utf8')) as Record<string, string[]>;
+    expect(list['v1/ConfigMap']).toEqual([`${APP}/settings`]);
+    expect(list['v1/Service']).toEqual([`${APP}/web`]);
+    expect(list['apps/v1/Deployment']).toEqual([`${APP}/web`]);
+    // The pod (labelled) brings its claim and service account; cluster resources are off, so no PV.
+    expect(list['v1/PersistentVolumeClaim']).toEqual([`${APP}/data`]);
+    expect(list['v1/ServiceAccount']).toEqual([`${APP}/web`]);
+    expect(list['v1/PersistentVolume']).toBeUndefined();
+    expect(list['v1/Secret']).toBeUndefined();
+  });
+});
+
+describe('backup through the installed server', () => {
+  it('completes a backup and survives a restart of the server pod mid-backup', async () => {
+    await kubectl(['-n', SERVER_NS, 'rollout', 'status', 'deployment/cairn', '--timeout=180s'], { timeoutMs: 200_000 });
+    const first = `srv-${RUN}`;
+    await createBackup(SERVER_NS, first, { includedNamespaces: [APP] });
+    const done = await finished(SERVER_NS, first, 120_000);
+    expect(done.status?.phase, JSON.stringify(done.status)).toBe('Completed');
+    const keys = await listKeys(`${PREFIX}/server/backups/${first}/`);
+    expect(keys).toContain(`${PREFIX}/server/backups/${first}/${first}.tar.gz`);
+
+    const second = `srv-restart-${RUN}`;
+    await createBackup(SERVER_NS, second, {});
+    await waitFor(async () => ((await backups().get(SERVER_NS, second))?.status?.phase ? true : undefined), { timeoutMs: 60_000, description: 'backup started' });
+    await kubectl(['-n', SERVER_NS, 'delete', 'pod', '-l', 'deploy=cairn', '--wait=false']);
+    const after = await finished(SERVER_NS, second, 150_000);
+    expect(['Completed', 'PartiallyFailed', 'Failed']).toContain(after.status?.phase);
+    if (after.status?.phase === 'Failed') expect(after.status.failureReason).toBeTruthy();
+  }, 300_000);
+});
