@@ -54,6 +54,15 @@ export interface RunRestoreResult extends RestoreProgress {
 
 type Scoped = { namespace?: string | undefined };
 
+interface OwnerRef {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
+
 /** Completed pods and jobs, and mirror pods, are not restored (Velero skips them too). */
 export function skipReason(item: ArchiveItem): string | undefined {
   const o = item.object;
@@ -99,6 +108,10 @@ class RestoreRun {
   private readonly done = new Set<string>();
   private readonly byKey = new Map<string, ArchiveItem>();
   private readonly policy: ExistingResourcePolicy | undefined;
+  /** Backed-up UID → the object restored (or found) for it, to re-point owner references. */
+  private readonly restoredByOldUid = new Map<string, { apiVersion: string; kind: string; name: string; uid: string }>();
+  /** Created objects whose backed-up owner references may point at restored owners. */
+  private readonly ownedItems: { ref: ReturnType<typeof ref>; ownerReferences: OwnerRef[] }[] = [];
   private progress: RestoreProgress = { totalItems: 0, itemsRestored: 0 };
   private lastProgressAt = 0;
 
@@ -143,6 +156,7 @@ class RestoreRun {
         await this.reportProgress(false);
       }
     }
+    await this.relinkOwners();
     await this.reportProgress(true);
     this.log.info(`Restored ${this.progress.itemsRestored} items out of an estimated total of ${this.progress.totalItems}`);
     const resourceList = Object.fromEntries([...this.resourceList.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, [...v].sort()]));
@@ -249,8 +263,43 @@ class RestoreRun {
       }
     }
     if (isCrdResource(item.groupResource)) await this.waitEstablished(obj);
+    await this.rememberForOwners(item.object, obj, created, outcome);
     this.record({ apiVersion: obj.apiVersion, kind: obj.kind, namespace: target, name: obj.metadata.name }, outcome);
     return outcome;
+  }
+
+  private async rememberForOwners(fromBackup: UnstructuredObject, obj: UnstructuredObject, created: UnstructuredObject | undefined, outcome: ItemOutcome): Promise<void> {
+    const oldUid = fromBackup.metadata.uid;
+    const live = created ?? (outcome === 'failed' ? undefined : await this.opts.client.get(ref(obj)));
+    const newUid = live?.metadata.uid;
+    if (oldUid && newUid) this.restoredByOldUid.set(oldUid, { apiVersion: obj.apiVersion, kind: obj.kind, name: obj.metadata.name, uid: newUid });
+    const owners = fromBackup.metadata.ownerReferences;
+    if (outcome === 'created' && Array.isArray(owners) && owners.length) this.ownedItems.push({ ref: ref(obj), ownerReferences: owners as OwnerRef[] });
+  }
+
+  /**
+   * Owner references name owners by UID, and restored owners have new UIDs: references to owners this restore
+   * brought back are set again with the new UIDs once every item exists; references to anything else stay dropped
+   * (an owner reference to a missing UID would make the garbage collector delete the object).
+   */
+  private async relinkOwners(): Promise<void> {
+    for (const owned of this.ownedItems) {
+      const relinked = owned.ownerReferences.flatMap((o) => {
+        const owner = this.restoredByOldUid.get(o.uid);
+        return owner ? [{ ...o, apiVersion: owner.apiVersion, kind: owner.kind, name: owner.name, uid: owner.uid }] : [];
+      });
+      if (!relinked.length) continue;
+      try {
+        const live = await this.opts.client.get(owned.ref);
+        if (!live) continue;
+        const current = ((live.metadata.ownerReferences ?? []) as OwnerRef[]).filter((c) => !relinked.some((r) => r.uid === c.uid || (r.kind === c.kind && r.name === c.name)));
+        await this.opts.client.mergePatch(owned.ref, { metadata: { ownerReferences: [...current, ...relinked] } });
+      } catch (err) {
+        const message = `could not restore the owner references of ${owned.ref.kind} ${owned.ref.name}: ${(err as Error).message}`;
+        this.opts.results.warn(scopeOf(owned.ref.namespace), message);
+        this.log.warn(message);
+      }
+    }
   }
 
   /** A claim whose volume is provisioned anew (or is nowhere to be found) is restored without `spec.volumeName`. */

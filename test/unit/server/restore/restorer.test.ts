@@ -190,6 +190,36 @@ describe('restoring the items of an archive', () => {
     expect(second.out.resourceList['v1/Namespace']).toEqual(['app(skipped)']);
   });
 
+  it('re-points owner references at restored owners and drops the others', async () => {
+    const cluster = new FakeCluster();
+    const results = new ResultsCollector();
+    const owner = { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', uid: 'd-old', controller: true, blockOwnerDeletion: true };
+    await runRestore({
+      restore: newRestore({ name: 'r1', spec: { backupName: 'b1' } }),
+      backup: newBackup({ name: 'b1' }),
+      archive: {
+        warnings: [],
+        items: [
+          item('deployments.apps', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: 'app', uid: 'd-old' }, spec: {} }),
+          item('replicasets.apps', { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'web-1', namespace: 'app', uid: 'rs-old', ownerReferences: [owner] }, spec: {} }),
+          item('configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'orphan', namespace: 'app', ownerReferences: [{ ...owner, kind: 'Gone', uid: 'g-old' }] } }),
+        ],
+      },
+      volumeInfos: [],
+      client: cluster,
+      kube: {} as Kube,
+      registry: new ItemActionRegistry(),
+      log: createLogger({ level: 'fatal' }),
+      results,
+      resourceTimeoutMs: 1000,
+    });
+    const deploy = await cluster.get({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'app', name: 'web' });
+    const rs = await cluster.get({ apiVersion: 'apps/v1', kind: 'ReplicaSet', namespace: 'app', name: 'web-1' });
+    expect(rs?.metadata.ownerReferences).toEqual([{ ...owner, uid: deploy?.metadata.uid }]);
+    expect((await cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'app', name: 'orphan' }))?.metadata.ownerReferences).toBeUndefined();
+    expect(results.toJSON()).toEqual({ warnings: {}, errors: {} });
+  });
+
   it('records a failed item as an error of its namespace and carries on', async () => {
     const cluster = new FakeCluster();
     cluster.failCreate = (o) => (o.kind === 'Secret' ? new ApiError(422, 'Invalid', 'Secret "creds" is invalid: data: too long') : undefined);
