@@ -15,16 +15,8 @@ import { containerLogFile, pidFile, podDir, runtimeDir, terminationLogFile, type
 import { terminationMessage } from './log-files.js';
 import { mountsUnder, unmountAllUnder } from './mounts.js';
 import { computePodStatus, type ContainerRecord, type PodStatusJson, type RestartPolicy, type TerminatedState } from './pod-status.js';
-import {
-  adoptProcess,
-  groupAlive,
-  killGroup,
-  readExitCode,
-  readRunRecord,
-  startProcess,
-  type ProcessExit,
-  type RunningProcess,
-} from './process-runtime.js';
+import { restoreContainer } from './adoption.js';
+import { groupAlive, killGroup, readExitCode, startProcess, type ProcessExit, type RunningProcess } from './process-runtime.js';
 import { SETUP_FAILED_EXIT } from './launch-script.js';
 import { prepareVolumes, VolumeNotReadyError, type PreparedVolumes } from './volumes.js';
 
@@ -381,38 +373,13 @@ export class PodWorker {
     for (const s of this.slots) {
       const st = statuses.find((x) => x.name === s.spec.name);
       if (!st) continue;
-      s.record.restartCount = st.restartCount;
-      const term = st.state?.terminated;
-      const lastTerm = st.lastState?.terminated;
-      const toTerminated = (t: NonNullable<typeof term>): TerminatedState => ({
-        state: 'terminated',
-        exitCode: t.exitCode,
-        reason: t.reason ?? (t.exitCode === 0 ? 'Completed' : 'Error'),
-        message: t.message,
-        startedAt: t.startedAt ? new Date(t.startedAt) : new Date(),
-        finishedAt: t.finishedAt ? new Date(t.finishedAt) : new Date(),
-      });
-      if (lastTerm) s.record.last = toTerminated(lastTerm);
-      if (term) s.record.current = toTerminated(term);
-      if (st.state?.running) {
-        const rtDir = runtimeDir(this.deps.layout, this.uid, s.spec.name);
-        const record = await readRunRecord(rtDir, st.restartCount);
-        const proc = record ? await adoptProcess({ record, runtimeDir: rtDir }) : undefined;
-        if (proc) {
-          this.deps.log.info({ pod: this.key(), container: s.spec.name, pid: proc.pid }, 'adopted running container');
-          this.attach(s, proc, st.restartCount);
-        } else {
-          const code = (await readExitCode(rtDir, st.restartCount)) ?? 137;
-          const startedAt = st.state.running.startedAt ? new Date(st.state.running.startedAt) : new Date();
-          s.record.current = {
-            state: 'terminated',
-            exitCode: code,
-            reason: code === 0 ? 'Completed' : 'Error',
-            message: 'the container process ended while the kubelet was down',
-            startedAt,
-            finishedAt: new Date(),
-          };
-        }
+      const restored = await restoreContainer(st, runtimeDir(this.deps.layout, this.uid, s.spec.name));
+      s.record.restartCount = restored.restartCount;
+      s.record.last = restored.last;
+      if (restored.current) s.record.current = restored.current;
+      if (restored.proc) {
+        this.deps.log.info({ pod: this.key(), container: s.spec.name, pid: restored.proc.pid }, 'adopted running container');
+        this.attach(s, restored.proc, restored.restartCount);
       }
     }
   }
@@ -431,9 +398,16 @@ export class PodWorker {
     this.deps.onGone(this.uid);
   }
 
-  /** Stops every running container of the pod, regular containers first, within `graceSeconds`. */
+  /** Stops every running container of the pod within `graceSeconds`: containers first, then sidecars. */
   async stopAll(graceSeconds: number): Promise<void> {
-    const running = this.slots.filter((s) => s.proc);
+    const deadline = Date.now() + Math.max(graceSeconds, 0) * 1000;
+    await this.stopSlots(this.slots.filter((s) => s.proc && !s.sidecar), deadline);
+    await this.stopSlots(this.slots.filter((s) => s.proc && s.sidecar), deadline);
+  }
+
+  /** SIGTERM now, SIGKILL at the deadline, and wait until each exit is recorded. */
+  private async stopSlots(running: Slot[], deadline: number): Promise<void> {
+    if (running.length === 0) return;
     for (const s of running) {
       s.stopping = true;
       this.deps.events.record({ pod: this.pod, fieldPath: this.fieldPath(s), type: 'Normal', reason: 'Killing', message: `Stopping container ${s.spec.name}` });
@@ -443,7 +417,7 @@ export class PodWorker {
     let timer: NodeJS.Timeout | undefined;
     const timedOut = await Promise.race([
       all.then(() => false),
-      new Promise<boolean>((r) => (timer = setTimeout(() => r(true), Math.max(graceSeconds, 0) * 1000))),
+      new Promise<boolean>((r) => (timer = setTimeout(() => r(true), Math.max(deadline - Date.now(), 0)))),
     ]);
     if (timer) clearTimeout(timer);
     if (timedOut) for (const s of running) if (s.proc) killGroup(s.proc.pid, 'SIGKILL');
