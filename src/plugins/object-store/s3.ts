@@ -21,7 +21,8 @@ import {
   AbortMultipartUploadCommand,
   type CompletedPart,
 } from '@aws-sdk/client-s3';
-import type { GetOptions, ObjectInfo, ObjectStore, PutOptions } from './types.js';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import type { GetOptions, ObjectInfo, ObjectStore, PutOptions, SignedUrlOptions } from './types.js';
 import { ObjectNotFoundError, ObjectStoreError } from './errors.js';
 
 export interface S3StoreOptions {
@@ -148,6 +149,12 @@ export class S3ObjectStore implements ObjectStore {
       await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: this.k(key), UploadId: uploadId })).catch(() => undefined);
       throw err;
     }
+  }
+
+  /** A pre-signed GET/PUT URL for the endpoint this store talks to (DownloadRequests hand these out). */
+  async signedUrl(key: string, options: SignedUrlOptions): Promise<string> {
+    const command = options.method === 'PUT' ? new PutObjectCommand({ Bucket: this.bucket, Key: this.k(key) }) : new GetObjectCommand({ Bucket: this.bucket, Key: this.k(key) });
+    return getSignedUrl(this.client, command, { expiresIn: options.expiresSeconds });
   }
 
   async head(key: string): Promise<ObjectInfo | undefined> {

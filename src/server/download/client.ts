@@ -36,7 +36,19 @@ export interface FetchDownloadOptions {
   gunzip?: boolean;
   /** Where to say which path was used (debug) and why the URL was not. */
   logger?: Logger;
+  /** How bytes are read from the server pod; default: the API server's pod proxy (`podProxyTransport`). */
+  serverTransport?: ServerTransport;
 }
+
+/** One GET of `path` (e.g. /download/<request>) on port `port` of the server pod. */
+export interface ServerFileRequest {
+  namespace: string;
+  pod: string;
+  port: number;
+  path: string;
+  timeoutMs: number;
+}
+export type ServerTransport = (req: ServerFileRequest) => Promise<Buffer>;
 
 /** How long the pre-signed URL gets to answer before the pod proxy is tried. */
 export const URL_ATTEMPT_TIMEOUT_MS = 5_000;
@@ -113,6 +125,10 @@ async function apiServerGet(kube: Kube, path: string, ms: number): Promise<Buffe
         if (status >= 200 && status < 300) return resolve(body);
         const text = body.toString('utf8').trim().split('\n')[0]?.slice(0, 300) ?? '';
         if (status === 404) return reject(new NotFoundError(`not found through the cluster: ${text}`));
+        if (/address not allowed/.test(text)) {
+          // Kubernetes refuses to proxy to loopback and link-local pod addresses (e.g. host-network test clusters).
+          return reject(new CairnError('the API server refused to proxy to the cairn server pod (its address is loopback or link-local)'));
+        }
         reject(new CairnError(`the cluster answered HTTP ${status}: ${text}`));
       });
     });
@@ -122,13 +138,20 @@ async function apiServerGet(kube: Kube, path: string, ms: number): Promise<Buffe
   });
 }
 
-/** The file through the API server's pod proxy → the server's /download/<request> endpoint. */
-async function viaPodProxy(kube: Kube, namespace: string, requestName: string, ms: number): Promise<Buffer> {
+/** The default transport: GET through the API server's pod proxy (needs `get pods/proxy` in the namespace). */
+export function podProxyTransport(kube: Kube): ServerTransport {
+  return (r) => {
+    const path = `/api/v1/namespaces/${encodeURIComponent(r.namespace)}/pods/${encodeURIComponent(`${r.pod}:${r.port}`)}/proxy${r.path}`;
+    return apiServerGet(kube, path, r.timeoutMs);
+  };
+}
+
+/** The file from the server's /download/<request> endpoint, through `transport`. */
+async function viaServer(kube: Kube, transport: ServerTransport, namespace: string, requestName: string, ms: number): Promise<Buffer> {
   const pods = await call(kube, `list the cairn server pods in ${namespace}`, () => kube.core.listNamespacedPod({ namespace, labelSelector: `deploy=${SERVER_NAME}` }));
   const pod = pickServerPod(pods.items);
   if (!pod) throw new CairnError(`no ready cairn server pod in namespace ${namespace} to stream the file through`);
-  const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(`${pod.name}:${pod.port}`)}/proxy${DOWNLOAD_PATH_PREFIX}${encodeURIComponent(requestName)}`;
-  return apiServerGet(kube, path, ms);
+  return transport({ namespace, pod: pod.name, port: pod.port, path: `${DOWNLOAD_PATH_PREFIX}${encodeURIComponent(requestName)}`, timeoutMs: ms });
 }
 
 /**
@@ -151,6 +174,6 @@ export async function fetchDownload(kube: Kube, opts: FetchDownloadOptions): Pro
     body = direct.body;
     if (!body) opts.logger?.debug({ reason: direct.reason }, 'download URL not usable from here; streaming through the cluster');
   }
-  body ??= await viaPodProxy(kube, opts.namespace, name, remaining());
+  body ??= await viaServer(kube, opts.serverTransport ?? podProxyTransport(kube), opts.namespace, name, remaining());
   return opts.gunzip ? gunzipSync(body) : body;
 }
