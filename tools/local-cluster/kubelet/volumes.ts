@@ -100,6 +100,12 @@ async function prepareOne(v: V1Volume, o: PrepareVolumesOptions, hostMounts: str
     if (fsGroup !== undefined) await chown(dir, 0, fsGroup).catch(() => undefined);
     return { hostPath: dir, readOnly: v.persistentVolumeClaim.readOnly ?? false };
   }
+  if (v.ephemeral) {
+    // The ephemeral-volume controller creates the claim `<pod>-<volume>`; from here it is an ordinary PVC.
+    const dir = await preparePvc(`${o.pod.metadata?.name ?? ''}-${v.name}`, ns, uid, o, hostMounts);
+    if (fsGroup !== undefined) await chown(dir, 0, fsGroup).catch(() => undefined);
+    return { hostPath: dir, readOnly: false };
+  }
   if (v.secret) {
     const dir = volumeDir(o.layout, uid, 'secret', v.name);
     const data = await o.api.secret(ns, v.secret.secretName ?? '');
