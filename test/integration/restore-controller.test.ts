@@ -39,6 +39,7 @@ const RUN = randomBytes(3).toString('hex');
 const INSTALL_NS = `cairn-rt-${RUN}`;
 const APP = `rt-app-${RUN}`;
 const COPY = `rt-copy-${RUN}`;
+const RESUME = `rt-resume-${RUN}`;
 const GROUP = `rt${RUN}.cairn.test`;
 const CRD_NAME = `widgets.${GROUP}`;
 const PV_NAME = `rt-pv-${RUN}`;
@@ -260,7 +261,7 @@ describe('restore controller against the local cluster and MinIO', () => {
     // Restores carry a finalizer the controller removes; drop it here so the namespace can go.
     const list = await restores.list(INSTALL_NS).catch(() => []);
     for (const r of list) await kubectl(['-n', INSTALL_NS, 'patch', 'restore', r.metadata.name ?? '', '--type=merge', '-p', '{"metadata":{"finalizers":null}}'], { allowFailure: true });
-    await kubectl(['delete', 'namespace', INSTALL_NS, APP, COPY, '--ignore-not-found', '--wait=false'], { allowFailure: true });
+    await kubectl(['delete', 'namespace', INSTALL_NS, APP, COPY, RESUME, '--ignore-not-found', '--wait=false'], { allowFailure: true });
     await kubectl(['delete', 'pv', PV_NAME, '--ignore-not-found', '--wait=false'], { allowFailure: true });
     await kubectl(['delete', 'crd', CRD_NAME, '--ignore-not-found', '--wait=false'], { allowFailure: true });
   });
@@ -345,6 +346,40 @@ describe('restore controller against the local cluster and MinIO', () => {
     const r = await runRestore('no-backup', { backupName: 'nope', existingResourcePolicy: 'sometimes' });
     expect(r.status?.phase).toBe(RestorePhase.FailedValidation);
     expect(r.status?.validationErrors).toEqual(['Invalid ExistingResourcePolicy: sometimes', 'backup "nope" does not exist']);
+  });
+
+  it('runs again a restore a server restart left InProgress, recognising what the first run created', async () => {
+    // As the first run would have left it: the namespace and one object already restored, the Restore InProgress.
+    await kubectl(['create', 'namespace', RESUME]);
+    const cm = appObjects[0] as Obj;
+    await apply({ ...cm, metadata: { ...cm.metadata, namespace: RESUME, labels: { app: 'web', 'velero.io/backup-name': BACKUP, 'velero.io/restore-name': 'resumed' } } });
+    const spec = { backupName: BACKUP, includedResources: ['configmaps', 'secrets'], namespaceMapping: { [APP]: RESUME } };
+    await restores.create({ ...newRestore({ namespace: INSTALL_NS, name: 'resumed', spec }), status: { phase: RestorePhase.InProgress, startTimestamp: '2026-01-01T00:00:00Z' } });
+    const r = await waitFor(
+      async () => {
+        const got = await restores.get(INSTALL_NS, 'resumed');
+        return got?.status?.phase === RestorePhase.Completed ? got : undefined;
+      },
+      { timeoutMs: 60_000, description: 'resumed restore Completed' },
+    );
+    expect(r.status).toMatchObject({ warnings: 0, errors: 0, progress: { totalItems: 2, itemsRestored: 2 } });
+    expect(r.metadata.annotations?.['cairn.io/restore-attempts']).toBe('1');
+    expect(await store.getRestoreJson('resumed', 'resourceList')).toEqual({ 'v1/ConfigMap': [`${RESUME}/settings(created)`], 'v1/Secret': [`${RESUME}/creds(created)`] });
+    expect((await getJson('secret', 'creds', RESUME))?.data).toEqual((originals.get('Secret/creds') as Obj).data);
+  });
+
+  it('fails a restore that server restarts interrupted too often, with the reason', async () => {
+    const restore = newRestore({ namespace: INSTALL_NS, name: 'interrupted', annotations: { 'cairn.io/restore-attempts': '3' }, spec: { backupName: BACKUP } });
+    await restores.create({ ...restore, status: { phase: RestorePhase.InProgress } });
+    const r = await waitFor(
+      async () => {
+        const got = await restores.get(INSTALL_NS, 'interrupted');
+        return got?.status?.phase === RestorePhase.Failed ? got : undefined;
+      },
+      { timeoutMs: 60_000, description: 'interrupted restore Failed' },
+    );
+    expect(r.status?.failureReason).toBe('the restore was interrupted by 3 server restarts; giving up');
+    expect(r.status?.completionTimestamp).toBeTruthy();
   });
 
   it('deleting a restore removes its files from storage', async () => {
