@@ -8,6 +8,8 @@
  * A run found InProgress that this process is not running belongs to a server that stopped: it is run again from
  * scratch (collection is idempotent, the upload replaces the objects), at most MAX_ATTEMPTS times, then Failed.
  */
+import { accessSync, constants } from 'node:fs';
+import { tmpdir } from 'node:os';
 import {
   Annotations,
   BackupPhase,
@@ -85,7 +87,8 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
       await failValidation(strict, key, errors);
       return;
     }
-    const ttlMs = spec.ttl ? parseDuration(spec.ttl) : opts.config.defaultBackupTtlMs;
+    // No TTL, or a zero one, means the server default (as Velero).
+    const ttlMs = (spec.ttl ? parseDuration(spec.ttl) : 0) || opts.config.defaultBackupTtlMs;
     const k8s = await opts.kube.version.getCode().catch(() => undefined);
     const now = opts.now();
     await strict.update(key.namespace, key.name, (b) => {
@@ -106,7 +109,7 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
       b.spec = {
         ...b.spec,
         storageLocation: locationName,
-        ttl: spec.ttl || formatDuration(ttlMs),
+        ttl: formatDuration(ttlMs),
         defaultVolumesToFsBackup: b.spec?.defaultVolumesToFsBackup ?? opts.config.defaultVolumesToFsBackup,
       };
       b.status = {
@@ -173,7 +176,7 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
           return written ?? (backup as Backup);
         },
         ...(opts.signal ? { signal: opts.signal } : {}),
-        ...(opts.tmpDir ? { tmpDir: opts.tmpDir } : {}),
+        tmpDir: opts.tmpDir ?? scratchDir(),
         now: opts.now,
       });
       const final = await strict.updateStatus(key.namespace, key.name, (b) => {
@@ -254,6 +257,23 @@ async function failValidation(client: CustomClient<Backup>, key: ObjectKey, erro
 }
 
 class StorageError extends Error {}
+
+/**
+ * Where archives are built: $CAIRN_SCRATCH_DIR, else the server pod's `/scratch` emptyDir (install mounts it;
+ * the root file system may be read-only), else the system temp directory.
+ */
+export function scratchDir(): string {
+  const candidates = [process.env.CAIRN_SCRATCH_DIR, '/scratch'].filter((d): d is string => Boolean(d));
+  for (const dir of candidates) {
+    try {
+      accessSync(dir, constants.W_OK);
+      return dir;
+    } catch {
+      /* not usable: try the next */
+    }
+  }
+  return tmpdir();
+}
 
 function failureReason(err: unknown): string {
   const message = (err as Error)?.message ?? String(err);

@@ -28,6 +28,8 @@ import {
 import { BackedUpItems } from './resource-list.js';
 
 export const LIST_PAGE_SIZE = 500;
+/** Above this many included namespaces, resources are listed cluster-wide and filtered by namespace here. */
+export const PER_NAMESPACE_LIST_LIMIT = 10;
 
 export interface BackupProgressUpdate {
   totalItems: number;
@@ -150,9 +152,12 @@ class ItemBackupper {
     }
   }
 
-  /** Where to list a resource: cluster-wide, or once per included namespace when only some are included. */
+  /**
+   * Where to list a resource: cluster-wide, or once per included namespace when only a few are included (with
+   * many, one cluster-wide list filtered here costs fewer requests).
+   */
   private scopesOf(r: ApiResource): (string | undefined)[] {
-    if (!r.namespaced || this.nsFilter.includesAll) return [undefined];
+    if (!r.namespaced || this.nsFilter.includesAll || this.namespaces.size > PER_NAMESPACE_LIST_LIMIT) return [undefined];
     return [...this.namespaces.keys()].sort();
   }
 

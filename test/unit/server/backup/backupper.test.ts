@@ -212,4 +212,18 @@ describe('backing up items', () => {
     const svc = JSON.parse(entries.find((e) => e.name === 'resources/services/v1-preferredversion/namespaces/app/web.json')?.body ?? '{}') as { metadata: { annotations?: Record<string, string> } };
     expect(svc.metadata.annotations).toEqual({ touched: 'yes' });
   });
+
+  it('lists per namespace for a few namespaces and cluster-wide (filtered) for many', async () => {
+    const cluster = new FakeCluster();
+    for (let i = 0; i < 13; i++) cluster.namespace(`ns${i}`).add('configmaps', { name: 'cm', namespace: `ns${i}` });
+    const few = await run(cluster, { includedNamespaces: ['ns1', 'ns2'], includedResources: ['configmaps'] });
+    expect(few.plain).toEqual(['resources/configmaps/namespaces/ns1/cm.json', 'resources/configmaps/namespaces/ns2/cm.json']);
+    expect(cluster.requests).toContain('/api/v1/namespaces/ns1/configmaps');
+    cluster.requests.length = 0;
+    const many = Array.from({ length: 12 }, (_, i) => `ns${i}`);
+    const lots = await run(cluster, { includedNamespaces: many, includedResources: ['configmaps'] });
+    expect(lots.plain).toHaveLength(12);
+    expect(lots.plain).not.toContain('resources/configmaps/namespaces/ns12/cm.json');
+    expect(cluster.requests.filter((r) => r.includes('/namespaces/') && r.endsWith('/configmaps'))).toEqual([]);
+  });
 });
