@@ -2,7 +2,7 @@
  * FastCDC content-defined chunking (docs/repository-format.md §5): a gear rolling hash, cut-point skipping below the
  * minimum size and normalized chunking (a harder mask before the average size, an easier one after).
  */
-import { Blake3Hasher } from '@napi-rs/blake-hash';
+import { Blake3Hasher } from './blake3.js';
 
 export interface ChunkerParams {
   min: number;

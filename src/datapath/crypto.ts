@@ -3,7 +3,7 @@
  * per-blob and per-kind derived keys.
  */
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
-import { Blake3Hasher } from '@napi-rs/blake-hash';
+import { Blake3Hasher } from './blake3.js';
 
 export const NONCE_BYTES = 12;
 export const TAG_BYTES = 16;
