@@ -103,7 +103,7 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
     result.init = stepFigures(await session.init());
 
     options.beforeTimedStep?.();
-    const first = await session.backup(stored.root);
+    const first = await session.backup(stored.root, { wantProgress: stored.base.files >= MEMORY_CHECKPOINTS[0]! });
     const firstFigures: FirstBackupFigures = {
       ...stepFigures(first.measurement),
       mbPerSecond: stored.base.bytes / 1e6 / first.measurement.wallSeconds,

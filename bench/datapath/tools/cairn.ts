@@ -71,11 +71,13 @@ export function cairnTool(projectRoot: string): BackupTool {
         async init() {
           return ensureSucceeded('cairn', 'repo init', await measure(['init', '--repo', repo]));
         },
-        async backup(source) {
+        async backup(source, backupOptions) {
+          // Off a terminal cairn prints progress only as info log lines; ask for them only when they are needed.
+          const progressArgs = backupOptions?.wantProgress ? ['--log-level', 'info', '--log-format', 'json'] : [];
           const measurement = ensureSucceeded(
             'cairn',
             'repo backup',
-            await measure(['backup', source, '--repo', repo, '-o', 'json'], parseProgress),
+            await measure(['backup', source, '--repo', repo, '-o', 'json', ...progressArgs], parseProgress),
           );
           const summary = parseJsonSummary(measurement.stdout);
           const snapshotId = typeof summary?.snapshotId === 'string' ? summary.snapshotId : undefined;

@@ -53,7 +53,8 @@ export interface RestoreResult {
 
 export interface ToolSession {
   init(): Promise<Measurement>;
-  backup(source: string): Promise<BackupResult>;
+  /** wantProgress: the run needs files-done counts (memory checkpoints); tools that print them anyway ignore it. */
+  backup(source: string, options?: { wantProgress?: boolean }): Promise<BackupResult>;
   restore(source: string, target: string): Promise<RestoreResult>;
 }
 

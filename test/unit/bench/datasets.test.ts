@@ -58,6 +58,14 @@ describe('benchmark datasets', () => {
     expect(modified[0]).toMatchObject({ relPath: 'large/big01.bin', size: 50 * 1024 * 1024 + 4096 });
   });
 
+  it('repeats the 5 % change with new bytes in the same files', () => {
+    const dataset = smallDataset(corpus, 300);
+    const paths = (variant: number) => [...dataset.modifiedFiles(variant)].map((f) => f.relPath);
+    expect(paths(2)).toEqual(paths(1));
+    expect(snapshot(dataset.modifiedFiles(2))).not.toEqual(snapshot(dataset.modifiedFiles(1)));
+    expect(snapshot(dataset.modifiedFiles(2))).toEqual(snapshot(smallDataset(corpus, 300).modifiedFiles(2)));
+  });
+
   it('changes about 5 % of the files on disk and puts them back exactly', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cairn-bench-test-'));
     scratch.push(dir);
