@@ -3,7 +3,7 @@
  * cluster and its MinIO. The five controllers run in this process for one namespace (fast and isolated from other
  * parts of the server); the download path through the API server's pod proxy uses a real installed server.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -51,6 +51,7 @@ const PREFIX = `storage-it-${RUN}`;
 let kube: Kube;
 let running: Stoppable[] = [];
 let kubeconfig: string;
+const tempDirs: string[] = [];
 
 const bucket = () => clusterInfo().s3.bucket;
 const clients = () => ({
@@ -121,6 +122,7 @@ beforeAll(async () => {
   kubeconfig = info.kubeconfigPath;
   kube = kubeFromConfig(kubeConfig());
   const dir = mkdtempSync(join(tmpdir(), 'cairn-storage-it-'));
+  tempDirs.push(dir);
   const creds = join(dir, 'credentials');
   writeFileSync(creds, credentialsFile(info.s3.accessKeyId, info.s3.secretAccessKey));
 
@@ -171,6 +173,7 @@ afterAll(async () => {
   running = [];
   await kubectl(['delete', 'namespace', NS, SERVER_NS, '--wait=false'], { allowFailure: true });
   await deletePrefix(PREFIX);
+  for (const d of tempDirs) rmSync(d, { recursive: true, force: true });
 });
 
 describe('storage location validation', () => {
@@ -327,8 +330,28 @@ describe('DownloadRequests', () => {
     await expect(fetchDownload(kube, { namespace: NS, kind: 'BackupResults', name: 'dl', timeoutMs: 30_000 })).rejects.toThrow('BackupResults of dl not found in storage');
   });
 
+  it('gives a file:// URL for a filesystem location, which fetchDownload reads when no server pod can stream it', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'cairn-storage-fs-'));
+    tempDirs.push(root);
+    const fsLocation = newBackupStorageLocation({ namespace: NS, name: 'files', spec: { provider: 'filesystem', objectStorage: { bucket: 'bkt' }, config: { root }, backupSyncPeriod: '0s' } });
+    await clients().locations.create(fsLocation);
+    await clients().backups.create({ ...newBackup({ namespace: NS, name: 'fsb', spec: { storageLocation: 'files' } }), status: { phase: 'Completed' } });
+    mkdirSync(join(root, 'bkt', 'backups', 'fsb'), { recursive: true });
+    writeFileSync(join(root, 'bkt', 'backups', 'fsb', 'fsb-logs.gz'), gzipSync('filesystem log\n'));
+    const text = await fetchDownload(kube, { namespace: NS, kind: 'BackupLog', name: 'fsb', gunzip: true, timeoutMs: 30_000 });
+    expect(text.toString('utf8')).toBe('filesystem log\n');
+    const requests = await clients().downloads.list(NS);
+    expect(requests.find((r) => r.spec.target.name === 'fsb')?.status?.downloadURL).toBe(`file://${root}/bkt/backups/fsb/fsb-logs.gz`);
+  });
+
   it('fetchDownload streams through the server pod when the signed URL is unusable', async () => {
     await kubectl(['-n', SERVER_NS, 'rollout', 'status', 'deployment/cairn', '--timeout=180s'], { timeoutMs: 200_000 });
+    // The installed server validated its own location (the same controller, running in the pod).
+    const serverLocation = await waitFor(async () => {
+      const l = await customClient<BackupStorageLocation>(kube, Kinds.BackupStorageLocation, parseBackupStorageLocation).get(SERVER_NS, 'default');
+      return l?.status?.phase ? l : undefined;
+    }, { timeoutMs: 60_000, description: 'server location default validated' });
+    expect(serverLocation.status?.phase).toBe('Available');
     const name = 'via-proxy';
     // Files first, then the Backup: a Backup whose directory is missing would be removed by the server's sync.
     const content = randomBytes(200_000);
