@@ -154,7 +154,7 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
         r.status = { ...(r.status ?? {}), phase: RestorePhase.InProgress, startTimestamp: rfc3339(opts.now()), validationErrors: null };
       });
       if (started?.status?.phase !== RestorePhase.InProgress) return;
-      log.info({ restore: key.name, backup: backup?.metadata.name, phase: backup?.status?.phase ?? BackupPhase.New }, 'restore started');
+      log.info({ restore: key.name, backup: backup?.metadata.name, backupPhase: backup?.status?.phase ?? BackupPhase.New }, 'restore started');
     } else if (phase !== RestorePhase.InProgress) {
       // Phases cairn never sets (WaitingForPluginOperations*, Finalizing*): left to whoever set them.
       return;
