@@ -63,10 +63,10 @@ export function buildLaunchScript(spec: LaunchSpec): string {
   }
   run.push(...spec.argv.map(q));
   // A caught TERM is deferred until the foreground command ends, and caught (not ignored) dispositions
-  // reset on exec, so the command still receives the process-group SIGTERM normally.
-  lines.push("trap 'true' TERM INT");
-  lines.push(run.join(' '));
-  lines.push('code=$?');
+  // reset on exec, so the command still receives the process-group SIGTERM normally. A TERM that arrives
+  // before the command starts is remembered, and the command is then not started at all.
+  lines.push("stop=; trap 'stop=1' TERM INT");
+  lines.push(`if [ -n "$stop" ]; then code=143; else ${run.join(' ')}; code=$?; fi`);
   lines.push(`echo "$code" > ${q(spec.exitCodeFile)}`);
   lines.push('exit "$code"');
   return lines.join('\n') + '\n';
