@@ -32,7 +32,7 @@ import { LocationResolver } from '../storage/locations.js';
 import { apiReader } from './api-reader.js';
 import { createBackupLog } from './backup-log.js';
 import { BackupAbortedError, type BackupProgressUpdate } from './backupper.js';
-import { runBackup } from './run-backup.js';
+import { BackupStorageError, runBackup } from './run-backup.js';
 import { backupValidationErrors } from './validation.js';
 
 /** How many times a backup interrupted by server restarts is started before it is marked Failed. */
@@ -256,7 +256,7 @@ async function failValidation(client: CustomClient<Backup>, key: ObjectKey, erro
   });
 }
 
-class StorageError extends Error {}
+class StorageError extends BackupStorageError {}
 
 /**
  * Where archives are built: $CAIRN_SCRATCH_DIR, else the server pod's `/scratch` emptyDir (install mounts it;
@@ -277,7 +277,7 @@ export function scratchDir(): string {
 
 function failureReason(err: unknown): string {
   const message = (err as Error)?.message ?? String(err);
-  return err instanceof StorageError ? message : `backup failed: ${message}`;
+  return err instanceof BackupStorageError ? message : `backup failed: ${message}`;
 }
 
 export async function startBackupController(ctx: ServerContext): Promise<Stoppable> {

@@ -9,6 +9,7 @@ import type { Backup } from '../../api/index.js';
 import { Labels } from '../../api/index.js';
 import type { Logger } from '../../cli/logger.js';
 import type { Kube } from '../../kube/client.js';
+import { statusCode } from '../../kube/errors.js';
 import type { ItemActionRegistry } from '../../plugins/item-actions/registry.js';
 import type { RelatedItem, UnstructuredObject } from '../../plugins/item-actions/types.js';
 import type { BackupArchiveWriter } from '../archive/writer.js';
@@ -213,16 +214,29 @@ class ItemBackupper {
 
   private async *listAll(r: ApiResource, namespace: string | undefined, labelSelector: string | undefined): AsyncGenerator<UnstructuredObject> {
     let cont: string | undefined;
-    do {
+    for (;;) {
       this.checkAborted();
-      const page = await this.opts.api.get<RawList>(Discovery.collectionPath(r, namespace), {
-        limit: this.opts.pageSize ?? LIST_PAGE_SIZE,
-        continue: cont,
-        labelSelector,
-      });
+      let page: RawList;
+      try {
+        page = await this.opts.api.get<RawList>(Discovery.collectionPath(r, namespace), {
+          limit: this.opts.pageSize ?? LIST_PAGE_SIZE,
+          continue: cont,
+          labelSelector,
+        });
+      } catch (err) {
+        // The continue token expired (410 Gone, a list that took minutes): list again from the start; items
+        // already written are skipped, so nothing is taken twice.
+        if (cont && statusCode(err) === 410) {
+          this.log.info({ resource: r.groupResource }, 'List continuation expired; listing the resource again');
+          cont = undefined;
+          continue;
+        }
+        throw err;
+      }
       for (const item of page.items ?? []) yield { ...item, apiVersion: r.apiVersion, kind: r.kind };
       cont = page.metadata?.continue || undefined;
-    } while (cont);
+      if (!cont) return;
+    }
   }
 
   // ---- one item -----------------------------------------------------------------------------------------------

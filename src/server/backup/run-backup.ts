@@ -69,7 +69,7 @@ export async function runBackup(opts: RunBackupOptions): Promise<RunBackupOutcom
     opts.log.info({ phase, warnings, errors, itemsBackedUp: items.itemsBackedUp, archiveBytes: finished.size }, 'Backup items done; uploading');
     const metadata = opts.onFinalizing ? await opts.onFinalizing({ phase, warnings, errors, progress }) : opts.backup;
 
-    await opts.store.putBackup({
+    await putOrExplain(opts.store, opts.backup.spec?.storageLocation ?? '', () => opts.store.putBackup({
       name,
       metadata: withTypeMeta(metadata),
       contents: createReadStream(finished.path),
@@ -84,7 +84,7 @@ export async function runBackup(opts: RunBackupOptions): Promise<RunBackupOutcom
         volumeSnapshots: [],
         csiVolumeSnapshotClasses: [],
       },
-    });
+    }));
     return {
       phase: errors > 0 ? BackupPhase.PartiallyFailed : BackupPhase.Completed,
       warnings,
@@ -94,6 +94,17 @@ export async function runBackup(opts: RunBackupOptions): Promise<RunBackupOutcom
     };
   } finally {
     await archive.dispose();
+  }
+}
+
+/** A failure to write the location, said as such (it becomes the backup's failureReason). */
+export class BackupStorageError extends Error {}
+
+async function putOrExplain(store: BackupStore, location: string, put: () => Promise<void>): Promise<void> {
+  try {
+    await put();
+  } catch (err) {
+    throw new BackupStorageError(`cannot upload the backup to storage location ${location} (${store.description}): ${(err as Error).message}`);
   }
 }
 

@@ -226,4 +226,14 @@ describe('backing up items', () => {
     expect(lots.plain).not.toContain('resources/configmaps/namespaces/ns12/cm.json');
     expect(cluster.requests.filter((r) => r.includes('/namespaces/') && r.endsWith('/configmaps'))).toEqual([]);
   });
+
+  it('lists a resource again when its continue token expires, without taking items twice', async () => {
+    const cluster = new FakeCluster().namespace('big');
+    for (let i = 0; i < 7; i++) cluster.add('configmaps', { name: `cm-${i}`, namespace: 'big' });
+    cluster.expireNextContinue = true;
+    const { out, plain } = await run(cluster, { includedNamespaces: ['big'], includedResources: ['configmaps'] }, { pageSize: 3 });
+    expect(plain).toHaveLength(7);
+    expect(out.results.errorCount).toBe(0);
+    expect(out.resourceList['v1/ConfigMap']).toHaveLength(7);
+  });
 });

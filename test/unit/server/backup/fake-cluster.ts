@@ -39,6 +39,8 @@ export const CORE: FakeResource[] = [
 export class FakeCluster implements ApiReader {
   readonly objects = new Map<string, UnstructuredObject[]>();
   readonly requests: string[] = [];
+  /** Answer the next request that carries a continue token with 410 Gone (an expired token). */
+  expireNextContinue = false;
 
   constructor(readonly resources: FakeResource[] = CORE) {}
 
@@ -64,6 +66,10 @@ export class FakeCluster implements ApiReader {
 
   async get<T>(path: string, query: Record<string, string | number | undefined> = {}): Promise<T> {
     this.requests.push(path);
+    if (this.expireNextContinue && query.continue !== undefined) {
+      this.expireNextContinue = false;
+      throw new ApiException(410, 'gone', '{"message":"The provided continue parameter is too old"}', {});
+    }
     const found = this.serve(path, query);
     if (found === undefined) throw new ApiException(404, 'not found', '{"message":"not found"}', {});
     return found as T;
