@@ -281,6 +281,27 @@ describe('TTL expiry and DeleteBackupRequests', () => {
     expect(await listKeys(`${PREFIX}/store/restores/to-delete-r1/`)).toEqual([]);
   });
 
+  it('finishes a deletion a server restart interrupted (request left InProgress)', async () => {
+    const { backups, dbrs } = clients();
+    const backup = await backupWithFiles('interrupted', 'store');
+    const request = deleteRequestFor(backup, NS);
+    const created = await dbrs.create({ ...request, status: { phase: 'InProgress' } });
+    await waitFor(async () => (await dbrs.get(NS, created.metadata.name ?? ''))?.status?.phase === 'Processed', { timeoutMs: 30_000, description: 'interrupted request processed' });
+    expect(await backups.get(NS, 'interrupted')).toBeUndefined();
+    expect(await listKeys(`${PREFIX}/store/backups/interrupted/`)).toEqual([]);
+  });
+
+  it('does not expire backups of a read-only location and labels why', async () => {
+    const { locations, backups, dbrs } = clients();
+    await locations.create({ ...location('read-only'), spec: { ...location('read-only').spec, accessMode: 'ReadOnly' } });
+    await waitFor(async () => (await phaseOf('read-only')).phase === 'Available', { timeoutMs: 30_000, description: 'location read-only Available' });
+    await backupWithFiles('kept-ro', 'read-only', { expiration: new Date(Date.now() - 1_000).toISOString() });
+    const labelled = await waitFor(async () => (await backups.get(NS, 'kept-ro'))?.metadata.labels?.['velero.io/gc-failure'], { timeoutMs: 20_000, description: 'gc-failure label' });
+    expect(labelled).toBe('BSLReadOnly');
+    expect(await dbrs.list(NS, 'velero.io/backup-name=kept-ro')).toEqual([]);
+    expect(await listKeys(`${PREFIX}/read-only/backups/kept-ro/`)).toHaveLength(2);
+  });
+
   it('refuses to delete a backup still in progress and keeps it', async () => {
     const { backups, dbrs } = clients();
     const backup = await backupWithFiles('busy', 'store', { phase: 'InProgress' });
@@ -328,6 +349,13 @@ describe('DownloadRequests', () => {
     const text = await fetchDownload(kube, { namespace: NS, kind: 'BackupLog', name: 'dl', gunzip: true, timeoutMs: 30_000 });
     expect(text.toString('utf8')).toBe('log of dl\n');
     await expect(fetchDownload(kube, { namespace: NS, kind: 'BackupResults', name: 'dl', timeoutMs: 30_000 })).rejects.toThrow('BackupResults of dl not found in storage');
+  });
+
+  it('deletes requests whose URL expired', async () => {
+    const { downloads } = clients();
+    const r = newDownloadRequest({ namespace: NS, name: `old-${RUN}`, spec: { target: { kind: 'BackupLog', name: 'dl' } } });
+    await downloads.create({ ...r, status: { phase: 'Processed', downloadURL: 'http://example.invalid/x', expiration: new Date(Date.now() - 1_000).toISOString() } });
+    await waitFor(async () => (await downloads.get(NS, `old-${RUN}`)) === undefined, { timeoutMs: 20_000, description: 'expired DownloadRequest deleted' });
   });
 
   it('gives a file:// URL for a filesystem location, which fetchDownload reads when no server pod can stream it', async () => {
