@@ -44,6 +44,7 @@ const GROUP = `rt${RUN}.cairn.test`;
 const CRD_NAME = `widgets.${GROUP}`;
 const PV_NAME = `rt-pv-${RUN}`;
 const BACKUP = 'app-backup';
+const SC = `rt-immediate-${RUN}`;
 
 type Obj = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; [k: string]: unknown }; [k: string]: unknown };
 
@@ -86,7 +87,23 @@ const appObjects: Obj[] = [
     metadata: { name: 'static', namespace: APP },
     spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Mi' } }, storageClassName: '', volumeName: PV_NAME },
   },
+  {
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: { name: 'dyn', namespace: APP },
+    spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Mi' } }, storageClassName: SC },
+  },
 ];
+
+/** Provisions at once (no consumer pod needed), deletes volumes when their claim goes. */
+const storageClass = {
+  apiVersion: 'storage.k8s.io/v1',
+  kind: 'StorageClass',
+  metadata: { name: SC },
+  provisioner: 'cairn.local/local-path',
+  reclaimPolicy: 'Delete',
+  volumeBindingMode: 'Immediate',
+};
 
 const pv: Obj = {
   apiVersion: 'v1',
@@ -177,6 +194,7 @@ describe('restore controller against the local cluster and MinIO', () => {
   let store: BackupStore;
   let stop: (() => Promise<void>) | undefined;
   const originals = new Map<string, Obj>();
+  let dynPvName = '';
   const key = (o: { kind: string; metadata: { name: string } }) => `${o.kind}/${o.metadata.name}`;
 
   async function runRestore(name: string, spec: Restore['spec']): Promise<Restore> {
@@ -218,11 +236,15 @@ describe('restore controller against the local cluster and MinIO', () => {
     await apply(crd);
     await kubectl(['wait', '--for=condition=Established', `crd/${CRD_NAME}`, '--timeout=60s']);
     await apply(pv);
+    await apply(storageClass);
     for (const o of appObjects) await apply(o);
-    await waitFor(async () => (await getJson('pvc', 'static', APP))?.status && ((await getJson('pvc', 'static', APP))?.status as { phase?: string }).phase === 'Bound', {
-      timeoutMs: 60_000,
-      description: 'claim static Bound',
-    });
+    for (const claim of ['static', 'dyn']) {
+      await waitFor(async () => ((await getJson('pvc', claim, APP))?.status as { phase?: string } | undefined)?.phase === 'Bound', {
+        timeoutMs: 60_000,
+        description: `claim ${claim} Bound`,
+      });
+    }
+    dynPvName = ((await getJson('pvc', 'dyn', APP))?.spec as { volumeName: string }).volumeName;
 
     // The backup: what the backup controller would have read from the API server.
     const items: Obj[] = [];
@@ -232,6 +254,8 @@ describe('restore controller against the local cluster and MinIO', () => {
     items.push(nsObj, crdObj, pvObj);
     for (const o of appObjects) items.push((await getJson(resourceOf[o.kind] as string, o.metadata.name, APP)) as Obj);
     for (const o of items) originals.set(key(o), o);
+    // The dynamically provisioned volume is in the backup but is not expected back (a new one is provisioned).
+    items.push((await getJson('pv', dynPvName)) as Obj);
     const backup = newBackup({ namespace: INSTALL_NS, name: BACKUP, spec: { includedNamespaces: [APP], storageLocation: 'default' } });
     await store.putBackup({
       name: BACKUP,
@@ -239,7 +263,10 @@ describe('restore controller against the local cluster and MinIO', () => {
       contents: await tarball(items),
       log: 'backup log\n',
       files: {
-        volumeInfo: [{ pvName: PV_NAME, pvcName: 'static', pvcNamespace: APP, snapshotDataMoved: false, preserveLocalSnapshot: false, skipped: true, pvInfo: { reclaimPolicy: 'Retain', labels: null } }],
+        volumeInfo: [
+          { pvName: PV_NAME, pvcName: 'static', pvcNamespace: APP, snapshotDataMoved: false, preserveLocalSnapshot: false, skipped: true, pvInfo: { reclaimPolicy: 'Retain', labels: null } },
+          { pvName: dynPvName, pvcName: 'dyn', pvcNamespace: APP, snapshotDataMoved: false, preserveLocalSnapshot: false, skipped: true, pvInfo: { reclaimPolicy: 'Delete', labels: null } },
+        ],
       },
     });
     const backups = customClient<Backup>(kube, Kinds.Backup, parseBackup);
@@ -264,15 +291,17 @@ describe('restore controller against the local cluster and MinIO', () => {
     await kubectl(['delete', 'namespace', INSTALL_NS, APP, COPY, RESUME, '--ignore-not-found', '--wait=false'], { allowFailure: true });
     await kubectl(['delete', 'pv', PV_NAME, '--ignore-not-found', '--wait=false'], { allowFailure: true });
     await kubectl(['delete', 'crd', CRD_NAME, '--ignore-not-found', '--wait=false'], { allowFailure: true });
+    await kubectl(['delete', 'storageclass', SC, '--ignore-not-found', '--wait=false'], { allowFailure: true });
   });
 
   it('restores a deleted namespace, its CRD and its retained PV so that every object equals the original', async () => {
     await kubectl(['delete', 'namespace', APP, '--wait=true', '--timeout=120s']);
+    await waitFor(async () => (await getJson('pv', dynPvName)) === undefined, { timeoutMs: 60_000, description: `released volume ${dynPvName} deleted by its provisioner` });
     await kubectl(['delete', 'pv', PV_NAME, '--wait=true', '--timeout=60s']);
     await kubectl(['delete', 'crd', CRD_NAME, '--wait=true', '--timeout=60s']);
 
     const r = await runRestore('full', { backupName: BACKUP });
-    expect(r.status).toMatchObject({ phase: RestorePhase.Completed, errors: 0, progress: { totalItems: 10, itemsRestored: 10 } });
+    expect(r.status).toMatchObject({ phase: RestorePhase.Completed, errors: 0, progress: { totalItems: 12, itemsRestored: 12 } });
     expect(r.status?.startTimestamp).toBeTruthy();
     expect(r.status?.completionTimestamp).toBeTruthy();
 
@@ -280,21 +309,35 @@ describe('restore controller against the local cluster and MinIO', () => {
       const ns = orig.metadata.namespace;
       const now = await getJson(resourceOf[orig.kind] as string, orig.metadata.name, ns);
       expect(now, `${key(orig)} restored`).toBeDefined();
-      expect(comparable(now as Obj), key(orig)).toEqual(comparable(orig));
+      if (key(orig) === 'PersistentVolumeClaim/dyn') {
+        // Restored unbound, so a new volume is provisioned for it: everything but the volume name is the same.
+        const withoutVolume = (o: Obj) => ({ ...comparable(o), spec: { ...(o.spec as object), volumeName: undefined } });
+        expect(withoutVolume(now as Obj)).toEqual(withoutVolume(orig));
+      } else {
+        expect(comparable(now as Obj), key(orig)).toEqual(comparable(orig));
+      }
       expect((now?.metadata.labels as Record<string, string>)['velero.io/restore-name']).toBe('full');
       expect((now?.metadata.labels as Record<string, string>)['velero.io/backup-name']).toBe(BACKUP);
     }
     // The retained volume was restored as it was, so the claim binds to it again.
-    await waitFor(async () => ((await getJson('pvc', 'static', APP))?.status as { phase?: string } | undefined)?.phase === 'Bound', {
-      timeoutMs: 60_000,
-      description: 'restored claim Bound to the restored volume',
-    });
+    const staticClaim = await waitFor(async () => {
+      const c = await getJson('pvc', 'static', APP);
+      return (c?.status as { phase?: string } | undefined)?.phase === 'Bound' ? c : undefined;
+    }, { timeoutMs: 60_000, description: 'restored claim static Bound to the restored volume' });
+    expect((staticClaim.spec as { volumeName: string }).volumeName).toBe(PV_NAME);
+    // The deleted dynamic volume was not restored; its claim got a new one.
+    const dynClaim = await waitFor(async () => {
+      const c = await getJson('pvc', 'dyn', APP);
+      return (c?.status as { phase?: string } | undefined)?.phase === 'Bound' ? c : undefined;
+    }, { timeoutMs: 60_000, description: 'restored claim dyn Bound to a newly provisioned volume' });
+    expect((dynClaim.spec as { volumeName: string }).volumeName).not.toBe(dynPvName);
+    expect(await getJson('pv', dynPvName)).toBeUndefined();
 
     const resourceList = (await store.getRestoreJson('full', 'resourceList')) as Record<string, string[]>;
     expect(resourceList['v1/ConfigMap']).toEqual([`${APP}/settings(created)`]);
     expect(resourceList['v1/Namespace']).toEqual([`${APP}(created)`]);
     expect(resourceList[`${GROUP}/v1/Widget`]).toEqual([`${APP}/w1(created)`]);
-    expect(resourceList['v1/PersistentVolume']).toEqual([`${PV_NAME}(created)`]);
+    expect(resourceList['v1/PersistentVolume']).toEqual([`${dynPvName}(skipped)`, `${PV_NAME}(created)`].sort());
     expect(await store.getRestoreJson('full', 'results')).toEqual({ warnings: {}, errors: {} });
     expect(await store.getRestoreJson('full', 'itemOperations')).toEqual([]);
     expect(await store.getRestoreJson('full', 'volumeInfo')).toEqual([]);
