@@ -100,6 +100,14 @@ export function nextValidationInMs(opts: { location: BackupStorageLocation; serv
   return Math.max(0, last + every - now.getTime());
 }
 
+/**
+ * Whether this location should be marked default: none is, and it carries the name of the server's
+ * --default-backup-storage-location (Velero does the same, for setups made before `spec.default` existed).
+ */
+export function shouldBecomeDefault(location: BackupStorageLocation, all: readonly BackupStorageLocation[], serverDefaultName: string): boolean {
+  return !location.spec.default && location.metadata.name === serverDefaultName && !all.some((l) => l.spec.default);
+}
+
 /** The outcome for a location from its layout problems (an empty list = Available). */
 export function outcomeFromLayout(problems: readonly string[]): ValidationOutcome {
   if (problems.length === 0) return { phase: 'Available', message: '' };
@@ -131,6 +139,14 @@ export function backupStorageLocationReconciler(ctx: ServerContext, validate = v
     if (!location) {
       validatedSpec.delete(key.name);
       return;
+    }
+    if (shouldBecomeDefault(location, await client.list(key.namespace), ctx.config.defaultBackupLocation)) {
+      await client.update(key.namespace, key.name, (o) => {
+        if (o.spec.default) return false;
+        o.spec.default = true;
+      });
+      log.info({ location: key.name }, 'no storage location was default; this one (the server default) is now');
+      return; // the update brings the key back
     }
     const spec = JSON.stringify(location.spec);
     const known = validatedSpec.get(key.name);

@@ -7,6 +7,7 @@ import {
   describeLocationError,
   nextValidationInMs,
   outcomeFromLayout,
+  shouldBecomeDefault,
   validateLocation,
   validationFrequencyMs,
 } from '../../../src/server/backup-storage-location-controller.js';
@@ -43,6 +44,22 @@ describe('validation schedule', () => {
     const l = location({ validationFrequency: '0s' }, { phase: 'Unavailable', lastValidationTime: '2026-01-01T00:09:30Z' });
     expect(nextValidationInMs({ location: l, serverDefaultMs: 60_000, now, specChanged: true })).toBe(0);
     expect(nextValidationInMs({ location: l, serverDefaultMs: 60_000, now, specChanged: false })).toBeUndefined();
+  });
+});
+
+describe('default location', () => {
+  const named = (name: string, isDefault?: boolean) =>
+    newBackupStorageLocation({ name, spec: { provider: 'aws', objectStorage: { bucket: 'b' }, ...(isDefault ? { default: true } : {}) } });
+
+  it('marks the location named like the server default when no location is default', () => {
+    const all = [named('default'), named('other')];
+    expect(shouldBecomeDefault(all[0]!, all, 'default')).toBe(true);
+    expect(shouldBecomeDefault(all[1]!, all, 'default')).toBe(false);
+  });
+
+  it('leaves things alone when some location is already default', () => {
+    const all = [named('default'), named('other', true)];
+    expect(shouldBecomeDefault(all[0]!, all, 'default')).toBe(false);
   });
 });
 
