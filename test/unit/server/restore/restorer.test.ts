@@ -15,6 +15,7 @@ import type { BackupVolumeInfo } from '../../../../src/server/restore/pv-policy.
 class FakeCluster implements ObjectClient {
   readonly objects = new Map<string, UnstructuredObject>();
   readonly created: string[] = [];
+  readonly statusWrites: { name: string; status: unknown }[] = [];
   failCreate?: (o: UnstructuredObject) => ApiError | undefined;
 
   private key(r: ObjectRef): string {
@@ -50,6 +51,7 @@ class FakeCluster implements ObjectClient {
     return structuredClone(o);
   }
   async replaceStatus(o: UnstructuredObject) {
+    this.statusWrites.push({ name: `${o.kind} ${o.metadata.name}`, status: o.status });
     return o;
   }
 }
@@ -218,6 +220,15 @@ describe('restoring the items of an archive', () => {
     expect(rs?.metadata.ownerReferences).toEqual([{ ...owner, uid: deploy?.metadata.uid }]);
     expect((await cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'app', name: 'orphan' }))?.metadata.ownerReferences).toBeUndefined();
     expect(results.toJSON()).toEqual({ warnings: {}, errors: {} });
+  });
+
+  it('writes status back only for the resources spec.restoreStatus names', async () => {
+    const cluster = new FakeCluster();
+    await restoreWith(cluster, { restoreStatus: { includedResources: ['pods'] } });
+    expect(cluster.statusWrites).toEqual([{ name: 'Pod web-1', status: { phase: 'Running' } }]);
+    const none = new FakeCluster();
+    await restoreWith(none);
+    expect(none.statusWrites).toEqual([]);
   });
 
   it('records a failed item as an error of its namespace and carries on', async () => {
