@@ -307,6 +307,29 @@ describe('backup controller (in process)', () => {
     expect(log).toContain('running it again from the start');
   });
 
+  it('marks a backup Failed with the reason when the location cannot be written', async () => {
+    const info = clusterInfo();
+    await customClient<BackupStorageLocation>(kube, Kinds.BackupStorageLocation, parseBackupStorageLocation).create(
+      newBackupStorageLocation({
+        namespace: NS,
+        name: 'no-bucket',
+        spec: {
+          provider: 'aws',
+          objectStorage: { bucket: `no-such-bucket-${RUN}` },
+          credential: { name: 'creds', key: 'cloud' },
+          config: { region: info.s3.region, s3Url: info.s3.endpoint, s3ForcePathStyle: 'true' },
+        },
+      }),
+    );
+    const broken = `broken-${RUN}`;
+    await createBackup(NS, broken, { includedNamespaces: [APP], storageLocation: 'no-bucket' });
+    const b = await finished(NS, broken);
+    expect(b.status?.phase).toBe('Failed');
+    expect(b.status?.failureReason).toMatch(/^cannot upload the backup to storage location no-bucket/);
+    expect(b.status?.failureReason).not.toContain(info.s3.secretAccessKey);
+    expect(b.status?.completionTimestamp).toBeTruthy();
+  });
+
   it('takes only labelled items with a selector, with what they need', async () => {
     const sel = `sel-${RUN}`;
     await createBackup(NS, sel, { includedNamespaces: [APP], labelSelector: { matchLabels: { app: 'web' } }, includeClusterResources: false });
@@ -334,6 +357,22 @@ describe('backup through the installed server', () => {
     const keys = await listKeys(`${PREFIX}/server/backups/${first}/`);
     expect(keys).toContain(`${PREFIX}/server/backups/${first}/${first}.tar.gz`);
 
+    // Deterministic: a Backup left InProgress while no server runs is finished by the next server.
+    await kubectl(['-n', SERVER_NS, 'scale', 'deployment/cairn', '--replicas=0']);
+    await waitFor(async () => (await kubectl(['-n', SERVER_NS, 'get', 'pods', '-l', 'deploy=cairn', '-o', 'name'])).stdout.trim() === '', {
+      timeoutMs: 90_000,
+      description: 'server pod gone',
+    });
+    const orphan = `srv-orphan-${RUN}`;
+    const ob = newBackup({ namespace: SERVER_NS, name: orphan, spec: { includedNamespaces: [APP], storageLocation: 'default' } });
+    await backups().create({ ...ob, status: { phase: 'InProgress', startTimestamp: new Date().toISOString(), formatVersion: '1.1.0', version: 1 } });
+    await kubectl(['-n', SERVER_NS, 'scale', 'deployment/cairn', '--replicas=1']);
+    const resumed = await finished(SERVER_NS, orphan, 150_000);
+    expect(resumed.status?.phase).toBe('Completed');
+    const log = gunzipSync(await getObject(`${PREFIX}/server/backups/${orphan}/${orphan}-logs.gz`)).toString('utf8');
+    expect(log).toContain('running it again from the start');
+
+    // Racy by nature: the pod is deleted while a whole-cluster backup runs (or just after): never stuck.
     const second = `srv-restart-${RUN}`;
     await createBackup(SERVER_NS, second, {});
     await waitFor(async () => ((await backups().get(SERVER_NS, second))?.status?.phase ? true : undefined), { timeoutMs: 60_000, description: 'backup started' });

@@ -10,6 +10,7 @@ import type { Logger } from '../../cli/logger.js';
 import type { Kube } from '../../kube/client.js';
 import type { ItemActionRegistry } from '../../plugins/item-actions/registry.js';
 import { BackupArchiveWriter } from '../archive/writer.js';
+import { isNotFound } from '../../plugins/object-store/index.js';
 import type { BackupStore } from '../storage/backup-store.js';
 import type { ApiReader } from './api-reader.js';
 import { backupItems, type BackupProgressUpdate } from './backupper.js';
@@ -104,7 +105,9 @@ async function putOrExplain(store: BackupStore, location: string, put: () => Pro
   try {
     await put();
   } catch (err) {
-    throw new BackupStorageError(`cannot upload the backup to storage location ${location} (${store.description}): ${(err as Error).message}`);
+    // A put answered "not found" means the bucket (or filesystem root) itself is missing.
+    const why = isNotFound(err) ? `the bucket or directory does not exist (${(err as Error).message})` : (err as Error).message;
+    throw new BackupStorageError(`cannot upload the backup to storage location ${location} (${store.description}): ${why}`);
   }
 }
 
