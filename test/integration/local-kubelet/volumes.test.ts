@@ -5,6 +5,7 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clusterInfo } from '../../support/cluster.js';
 import { waitFor } from '../../support/wait.js';
 import {
   core,
@@ -118,6 +119,37 @@ describe('local kubelet: volumes', () => {
     expect(listed).toContain(onTwo.metadata?.uid);
     expect(listed).not.toContain(onOne.metadata?.uid);
     expect(nodeOf(onOne).name).toBe(node1.name);
+  });
+
+  it('a hostPath under the run directory is shared by all nodes (like network storage); others are per node', async () => {
+    const [node1, node2] = nodes();
+    if (!node1 || !node2) throw new Error('need two nodes');
+    const shared = join(clusterInfo().runDir, `shared-${ns}`);
+    const hostPod = (name: string, node: string, script: string) =>
+      createPod(ns, {
+        metadata: { name },
+        spec: {
+          restartPolicy: 'Never',
+          nodeName: node,
+          volumes: [
+            { name: 'shared', hostPath: { path: shared, type: 'DirectoryOrCreate' } },
+            { name: 'local', hostPath: { path: `/tmp/lk-${ns}`, type: 'DirectoryOrCreate' } },
+          ],
+          containers: [{
+            name: 'c',
+            image: 'busybox',
+            command: ['sh', '-c', script],
+            volumeMounts: [{ name: 'shared', mountPath: '/shared' }, { name: 'local', mountPath: '/local' }],
+          }],
+        },
+      });
+    await hostPod('put', node1.name, 'echo from-one > /shared/f; echo one > /local/f');
+    await waitForPhase(ns, 'put', 'Succeeded');
+    await hostPod('get', node2.name, 'cat /shared/f; ls /local');
+    await waitForPhase(ns, 'get', 'Succeeded');
+    expect(await podLogs(ns, 'get')).toBe('from-one\n');
+    expect(readFileSync(join(shared, 'f'), 'utf8')).toBe('from-one\n');
+    expect(readFileSync(join(node1.rootDir, `tmp/lk-${ns}/f`), 'utf8')).toBe('one\n');
   });
 
   it('a pod started before a PVC pod sees that pod volume through a hostPath of /var/lib/kubelet/pods', async () => {

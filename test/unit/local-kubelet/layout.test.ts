@@ -4,6 +4,7 @@ import {
   hostPathOnNode,
   pidFile,
   pvMountDir,
+  sharedDirFor,
   terminationLogFile,
   volumeDir,
 } from '../../../tools/local-cluster/kubelet/layout.js';
@@ -25,6 +26,16 @@ describe('node layout (the real kubelet layout under the node root)', () => {
     expect(hostPathOnNode(l, '/var/lib/kubelet/pods')).toBe('/run/nodes/local-node-1/var/lib/kubelet/pods');
     expect(hostPathOnNode(l, '/tmp/../data/x/')).toBe('/run/nodes/local-node-1/data/x');
     expect(() => hostPathOnNode(l, 'relative')).toThrow();
+  });
+
+  it('keeps paths already on the node, and paths under the shared run directory, as they are', () => {
+    const shared = { rootDir: '/run/nodes/local-node-1', sharedDir: sharedDirFor('/run/nodes/local-node-1') };
+    expect(shared.sharedDir).toBe('/run');
+    expect(hostPathOnNode(shared, '/run/fs-store/backups')).toBe('/run/fs-store/backups');
+    expect(hostPathOnNode(shared, '/run/nodes/local-node-1/pv/pvc-1')).toBe('/run/nodes/local-node-1/pv/pvc-1');
+    expect(hostPathOnNode(shared, '/runner/x')).toBe('/run/nodes/local-node-1/runner/x');
+    expect(hostPathOnNode(shared, '/var/lib/kubelet/pods')).toBe('/run/nodes/local-node-1/var/lib/kubelet/pods');
+    expect(sharedDirFor('/somewhere/node-a')).toBeUndefined();
   });
 
   it('names logs, termination files and pid files per container run', () => {

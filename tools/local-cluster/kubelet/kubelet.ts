@@ -10,7 +10,7 @@ import type { ApiServerAddress } from './container-config.js';
 import type { NodeFacts } from './env.js';
 import { EventRecorder } from './events.js';
 import { KubeletApi, errorMessage } from './kube-api.js';
-import { kubeletDir, pidsDir, podDir, podsDir, type NodeLayout } from './layout.js';
+import { kubeletDir, pidsDir, podDir, podsDir, sharedDirFor, type NodeLayout } from './layout.js';
 import { startLogServer, type LogTarget } from './log-server.js';
 import { makeSharedMount, mountsUnder, unmount, unmountAllUnder } from './mounts.js';
 import { NODE_CAPACITY, NodeHeartbeat, nodeCapacity } from './node.js';
@@ -52,7 +52,7 @@ export class Kubelet {
     const kc = new KubeConfig();
     kc.loadFromFile(o.kubeconfig);
     this.api = new KubeletApi(kc);
-    this.layout = { rootDir: o.rootDir };
+    this.layout = { rootDir: o.rootDir, sharedDir: sharedDirFor(o.rootDir) };
     const cap = nodeCapacity(o.rootDir);
     this.facts = { nodeName: o.nodeName, nodeIp: o.nodeIp, allocatableCpu: NODE_CAPACITY.cpu, allocatableMemory: cap.memory ?? '0' };
     this.events = new EventRecorder(this.api.core, o.nodeName, o.log);

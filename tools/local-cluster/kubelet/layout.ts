@@ -2,7 +2,7 @@
  * Where things live on a simulated node. The pod and volume paths mirror the real kubelet's layout exactly because
  * fs-backup finds volume data by it (`<root>/var/lib/kubelet/pods/<uid>/volumes/<plugin-dir>/<volume>`).
  */
-import { join, resolve, isAbsolute } from 'node:path';
+import { basename, dirname, join, resolve, isAbsolute } from 'node:path';
 
 /** Plugin directory names the real kubelet uses under `volumes/`. */
 export const VOLUME_PLUGIN_DIRS = {
@@ -17,6 +17,22 @@ export type VolumePluginKind = keyof typeof VOLUME_PLUGIN_DIRS;
 
 export interface NodeLayout {
   rootDir: string;
+  /**
+   * Host paths under this directory are the same on every node (like network storage mounted everywhere): the
+   * cluster's run directory, when the node root is `<run-dir>/nodes/<node>`.
+   */
+  sharedDir?: string | undefined;
+}
+
+/** The run directory when the node root follows `<run-dir>/nodes/<node>`, else undefined. */
+export function sharedDirFor(rootDir: string): string | undefined {
+  const parent = dirname(resolve(rootDir));
+  return basename(parent) === 'nodes' ? dirname(parent) : undefined;
+}
+
+function isInside(path: string, dir: string): boolean {
+  const d = resolve(dir);
+  return path === d || path.startsWith(d + '/');
 }
 
 /** `<root>/var/lib/kubelet`: self-bind-mounted rshared so host-side mounts reach containers (HostToContainer). */
@@ -74,11 +90,13 @@ export function pidFile(l: NodeLayout, podUid: string, container: string): strin
 }
 
 /**
- * A hostPath volume's path on this node: every hostPath is re-rooted under the node root, so
- * `/var/lib/kubelet/pods` becomes this node's pod directory and nodes never share host paths.
+ * A hostPath volume's path on this node: a hostPath is re-rooted under the node root, so `/var/lib/kubelet/pods`
+ * becomes this node's pod directory and nodes never share host paths; except paths already under the node root,
+ * and paths under the shared (run) directory, which every node sees alike.
  */
 export function hostPathOnNode(l: NodeLayout, path: string): string {
   if (!isAbsolute(path)) throw new Error(`hostPath must be absolute: ${path}`);
-  const inside = resolve('/', path).slice(1);
-  return join(l.rootDir, inside);
+  const abs = resolve('/', path);
+  if (isInside(abs, l.rootDir) || (l.sharedDir && isInside(abs, l.sharedDir))) return abs;
+  return join(l.rootDir, abs.slice(1));
 }

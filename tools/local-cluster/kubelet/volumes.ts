@@ -152,15 +152,12 @@ async function preparePvc(claim: string, ns: string, podUid: string, o: PrepareV
 }
 
 /**
- * A PV's directory on this node: local/hostPath paths already under the node root (the provisioner's) are used
- * as they are; any other absolute path is re-rooted under the node root like a hostPath volume.
+ * A PV's directory on this node, by the hostPath rule: the provisioner's paths are already under the node root
+ * and stay as they are; any other path is re-rooted under the node root, or shared if under the run directory.
  */
 export function pvSourceOnNode(pv: V1PersistentVolume, layout: NodeLayout): string {
   const path = pv.spec?.local?.path ?? pv.spec?.hostPath?.path;
   if (!path) throw new VolumeNotReadyError(`persistentvolume "${pv.metadata?.name ?? ''}" is neither local nor hostPath`);
-  const root = resolve(layout.rootDir);
-  const abs = resolve(path);
-  if (abs === root || abs.startsWith(root + '/')) return abs;
   return hostPathOnNode(layout, path);
 }
 
