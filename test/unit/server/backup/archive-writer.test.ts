@@ -1,4 +1,6 @@
+import { createReadStream } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
+import { readBackupArchive } from '../../../../src/server/archive/reader.js';
 import { BackupArchiveWriter } from '../../../../src/server/archive/writer.js';
 import { readTarGz } from './tar.js';
 
@@ -59,5 +61,23 @@ describe('backup archive writer (velero-interfaces.md §2.5)', () => {
     const name = 'x'.repeat(200);
     const { entries } = await archiveOf([{ groupResource: 'widgets.example.com', namespace: 'ns', name, version: 'v1alpha1', object: { metadata: { name } } }]);
     expect(entries.map((e) => e.name)).toContain(`resources/widgets.example.com/v1alpha1-preferredversion/namespaces/ns/${name}.json`);
+  });
+});
+
+describe('the restore side reads what backup writes', () => {
+  it('round-trips items through readBackupArchive without warnings', async () => {
+    const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web-1', namespace: 'app' } };
+    const crd = { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'widgets.example.com' } };
+    const { done } = await archiveOf([
+      { groupResource: 'pods', namespace: 'app', name: 'web-1', version: 'v1', object: pod },
+      { groupResource: 'customresourcedefinitions.apiextensions.k8s.io', name: 'widgets.example.com', version: 'v1', object: crd },
+    ]);
+    const archive = await readBackupArchive(createReadStream(done.path));
+    expect(archive.formatVersion).toBe('1.1.0');
+    expect(archive.warnings).toEqual([]);
+    expect(archive.items).toEqual([
+      { groupResource: 'pods', namespace: 'app', name: 'web-1', object: pod },
+      { groupResource: 'customresourcedefinitions.apiextensions.k8s.io', name: 'widgets.example.com', object: crd },
+    ]);
   });
 });
