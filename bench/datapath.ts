@@ -2,7 +2,7 @@
 // against a filesystem repository and MinIO on loopback. Progress goes to stderr; the report to stdout and to
 // bench/results/<date>.json. See docs/benchmarks.md.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism, release, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -55,6 +55,10 @@ async function main(): Promise<void> {
   const args = parseBenchArgs(process.argv.slice(2));
   if (args.help) {
     process.stdout.write(USAGE);
+    return;
+  }
+  if (args.report) {
+    process.stdout.write(renderRun(JSON.parse(readFileSync(args.report, 'utf8')) as BenchRun, args.report));
     return;
   }
   const startedAt = new Date();
@@ -118,6 +122,23 @@ async function main(): Promise<void> {
 
   const datasetInfos: DatasetInfo[] = [];
   const results: ScenarioResult[] = [];
+  const outFile = args.out ?? join(projectRoot, 'bench', 'results', `${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
+  // Written after every scenario, so a run stopped half-way still leaves what it measured.
+  const writeResults = (): BenchRun => {
+    const run: BenchRun = {
+      startedAt: startedAt.toISOString(),
+      finishedAt: new Date().toISOString(),
+      machine: { cpus: availableParallelism(), memoryGiB: Math.round(totalmem() / 2 ** 30), kernel: release(), node: process.version },
+      tools: descriptions,
+      ...(minio ? { minio: minio.version } : {}),
+      notes,
+      datasets: datasetInfos,
+      results,
+    };
+    mkdirSync(dirname(outFile), { recursive: true });
+    writeFileSync(outFile, `${JSON.stringify(run, null, 2)}\n`);
+    return run;
+  };
   const interrupted = { value: false };
   process.once('SIGINT', () => {
     interrupted.value = true;
@@ -162,6 +183,7 @@ async function main(): Promise<void> {
               log,
             }),
           );
+          writeResults();
         }
       }
     }
@@ -169,41 +191,32 @@ async function main(): Promise<void> {
     await minio?.stop();
   }
 
-  const run: BenchRun = {
-    startedAt: startedAt.toISOString(),
-    finishedAt: new Date().toISOString(),
-    machine: { cpus: availableParallelism(), memoryGiB: Math.round(totalmem() / 2 ** 30), kernel: release(), node: process.version },
-    tools: descriptions,
-    ...(minio ? { minio: minio.version } : {}),
-    notes,
-    datasets: datasetInfos,
-    results,
-  };
-  const outFile = args.out ?? join(projectRoot, 'bench', 'results', `${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
-  mkdirSync(dirname(outFile), { recursive: true });
-  writeFileSync(outFile, `${JSON.stringify(run, null, 2)}\n`);
+  const run = writeResults();
+  process.stdout.write(renderRun(run, outFile));
+}
 
-  const toolLines = descriptions.map((d) =>
-    d.available ? `  ${d.name}: ${d.version}; ${d.settings}` : `  ${d.name}: ${d.reason}`,
+/** The whole printed report of a run: tools and settings, notes, tables, target checks. */
+function renderRun(run: BenchRun, outFile: string): string {
+  const toolLines = run.tools.map((d) =>
+    d.available ? `  ${d.name}: ${d.version ?? ''}; ${d.settings ?? ''}` : `  ${d.name}: ${d.reason ?? ''}`,
   );
-  process.stdout.write(
-    [
-      `cairn data-path benchmark, ${startedAt.toISOString()} (${run.machine.cpus} CPUs, ${run.machine.memoryGiB} GiB, node ${process.version})`,
-      'Tools:',
-      ...toolLines,
-      ...(run.minio ? [`  MinIO: ${run.minio}`] : args.stores.includes('s3') ? [`  MinIO: ${minioSkipReason ?? ''}`] : []),
-      'Notes:',
-      ...notes.map((n) => `  - ${n}`),
-      '',
-      renderReport(datasetInfos, results, run.machine.cpus),
-      '',
-      'Targets (issue 4):',
-      renderTargetChecks(targetChecks(results)),
-      '',
-      `Results: ${outFile}`,
-      '',
-    ].join('\n'),
-  );
+  const s3Skipped = run.results.find((r) => r.store === 's3' && r.status === 'skipped');
+  return [
+    `cairn data-path benchmark, ${run.startedAt} (${run.machine.cpus} CPUs, ${run.machine.memoryGiB} GiB, node ${run.machine.node})`,
+    'Tools:',
+    ...toolLines,
+    ...(run.minio ? [`  MinIO: ${run.minio}`] : s3Skipped ? [`  MinIO: ${s3Skipped.reason ?? ''}`] : []),
+    'Notes:',
+    ...run.notes.map((n) => `  - ${n}`),
+    '',
+    renderReport(run.datasets, run.results, run.machine.cpus),
+    '',
+    'Targets (issue 4):',
+    renderTargetChecks(targetChecks(run.results)),
+    '',
+    `Results: ${outFile}`,
+    '',
+  ].join('\n');
 }
 
 function datasetInfo(name: DatasetName, stored: StoredDataset): DatasetInfo {

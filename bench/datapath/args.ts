@@ -16,6 +16,8 @@ export interface BenchArgs {
   install: boolean;
   build: boolean;
   dropCaches: boolean;
+  /** Only print the report of an earlier results JSON. */
+  report?: string;
   help: boolean;
 }
 
@@ -31,6 +33,7 @@ export const USAGE = `usage: npm run bench:datapath -- [options]
   --keep           keep repositories and tool caches under <data-dir>/runs
   --no-install     do not run tools/peers/install-*.sh for a missing peer
   --build          run \`npm run build\` before measuring cairn (done anyway when dist/ is missing)
+  --report FILE    print the tables and target checks of an earlier results JSON, run nothing
   --drop-caches    try to drop the page cache before each first backup and each restore (root only)
 `;
 
@@ -62,6 +65,7 @@ export function parseBenchArgs(argv: string[]): BenchArgs {
       'no-install': { type: 'boolean', default: false },
       build: { type: 'boolean', default: false },
       'drop-caches': { type: 'boolean', default: false },
+      report: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -81,6 +85,7 @@ export function parseBenchArgs(argv: string[]): BenchArgs {
     install: !values['no-install'],
     build: values.build,
     dropCaches: values['drop-caches'],
+    ...(values.report ? { report: resolve(values.report) } : {}),
     help: values.help,
   };
 }
