@@ -1,0 +1,286 @@
+/**
+ * `backup create|get|delete`: building a Backup from Velero's flags (validated locally, each error naming its flag),
+ * the `backup get` table, DeleteBackupRequests, and the JSON shapes `-o json|yaml` prints (documented in docs/cli.md).
+ */
+import {
+  Kinds,
+  Labels,
+  creationTimestampOf,
+  deletionTimestampOf,
+  formatDurationNanos,
+  isValidName,
+  labelValue,
+  nameProblem,
+  newBackup,
+  newDeleteBackupRequest,
+  parseBackup,
+  parseDeleteBackupRequest,
+  parseDurationNanos,
+  parsePodVolumeBackup,
+  type Backup,
+  type BackupSpec,
+  type DeleteBackupRequest,
+  type DownloadTargetKind,
+  type PodVolumeBackup,
+} from '../api/index.js';
+import { NotFoundError, UsageError, oneLine } from './errors.js';
+import type { Logger } from './logger.js';
+import { fetchDownload } from '../server/download/client.js';
+import { type Column } from './output.js';
+import { formatLabelSelector, parseLabelSelector, parseOrSelectors, type LabelSelectorObject } from './label-selector.js';
+import { customClient, type CustomClient } from '../kube/custom.js';
+import type { Kube } from '../kube/client.js';
+import type { Results } from '../server/results.js';
+import type { BackupVolumeInfo } from '../server/volume-info.js';
+
+export function backupClient(kube: Kube): CustomClient<Backup> {
+  return customClient<Backup>(kube, Kinds.Backup, parseBackup);
+}
+
+export function deleteRequestClient(kube: Kube): CustomClient<DeleteBackupRequest> {
+  return customClient<DeleteBackupRequest>(kube, Kinds.DeleteBackupRequest, parseDeleteBackupRequest);
+}
+
+export function podVolumeBackupClient(kube: Kube): CustomClient<PodVolumeBackup> {
+  return customClient<PodVolumeBackup>(kube, Kinds.PodVolumeBackup, parsePodVolumeBackup);
+}
+
+/** A tri-state flag as typed: unset, true or false. */
+export type TriState = boolean | undefined;
+
+/** The flags of `backup create`, as parsed (strings are the raw text the user typed). */
+export interface BackupCreateFlags {
+  name: string;
+  namespace: string;
+  'include-namespaces'?: string | undefined;
+  'exclude-namespaces'?: string | undefined;
+  'include-resources'?: string | undefined;
+  'exclude-resources'?: string | undefined;
+  'include-cluster-resources'?: TriState;
+  selector?: string | undefined;
+  'or-selector'?: string | undefined;
+  ttl?: string | undefined;
+  'storage-location'?: string | undefined;
+  'default-volumes-to-fs-backup'?: TriState;
+  'snapshot-volumes'?: TriState;
+  labels?: string | undefined;
+  annotations?: string | undefined;
+}
+
+/** `a,b, c` → ['a','b','c']; empty items dropped. */
+export function splitList(text: string | undefined): string[] {
+  return (text ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+/** `k=v,k2=v2` → a map; every key must be a valid label key and appear once. */
+export function parseKeyValues(flag: string, text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const item of splitList(text)) {
+    const eq = item.indexOf('=');
+    if (eq <= 0) throw new UsageError(flag, `"${item}" is not key=value`);
+    const key = item.slice(0, eq).trim();
+    if (key in out) throw new UsageError(flag, `"${key}" given twice`);
+    out[key] = item.slice(eq + 1).trim();
+  }
+  return out;
+}
+
+function checkNamespaces(flag: string, names: string[]): string[] {
+  for (const n of names) {
+    if (n === '*' || /^[a-z0-9*?[\]-]+$/.test(n)) continue;
+    throw new UsageError(flag, `"${n}" is not a namespace name or pattern`);
+  }
+  return names;
+}
+
+function checkResources(flag: string, names: string[]): string[] {
+  for (const n of names) {
+    if (n === '*' || /^[A-Za-z0-9.-]+$/.test(n)) continue;
+    throw new UsageError(flag, `"${n}" is not a resource (resource or resource.group)`);
+  }
+  return names;
+}
+
+/** A Go duration flag → its canonical form ("24h" → "24h0m0s"), as Velero's metav1.Duration serialises it. */
+export function canonicalDuration(flag: string, text: string): string {
+  const nanos = parseDurationNanos(text.trim());
+  if (nanos === undefined || nanos < 0n) throw new UsageError(flag, `"${text}" is not a duration (examples: 24h, 720h, 90m)`);
+  return formatDurationNanos(nanos);
+}
+
+export function checkObjectName(flag: string, kind: string, name: string): string {
+  const problem = nameProblem(name) ?? (isValidName(name) ? undefined : `"${name}" is not a valid name`);
+  if (problem) throw new UsageError(flag, `invalid ${kind} name: ${problem}`);
+  return name;
+}
+
+/** Builds the Backup `backup create` submits; throws UsageError naming the flag for any bad input. */
+export function buildBackup(flags: BackupCreateFlags): Backup {
+  checkObjectName('NAME', 'backup', flags.name);
+  const spec: BackupSpec = {};
+  const include = flags['include-namespaces'] === undefined ? ['*'] : splitList(flags['include-namespaces']);
+  spec.includedNamespaces = checkNamespaces('--include-namespaces', include.length ? include : ['*']);
+  const exclude = splitList(flags['exclude-namespaces']);
+  if (exclude.length) spec.excludedNamespaces = checkNamespaces('--exclude-namespaces', exclude);
+  const incRes = splitList(flags['include-resources']);
+  if (incRes.length) spec.includedResources = checkResources('--include-resources', incRes);
+  const excRes = splitList(flags['exclude-resources']);
+  if (excRes.length) spec.excludedResources = checkResources('--exclude-resources', excRes);
+  if (flags['include-cluster-resources'] !== undefined) spec.includeClusterResources = flags['include-cluster-resources'];
+  if (flags.selector && flags['or-selector']) {
+    throw new UsageError('--or-selector', 'cannot be combined with --selector (use one or the other)');
+  }
+  if (flags.selector) spec.labelSelector = parseLabelSelector('--selector', flags.selector);
+  if (flags['or-selector']) spec.orLabelSelectors = parseOrSelectors('--or-selector', flags['or-selector']);
+  if (flags.ttl !== undefined) spec.ttl = canonicalDuration('--ttl', flags.ttl);
+  if (flags['storage-location']) spec.storageLocation = checkObjectName('--storage-location', 'storage location', flags['storage-location']);
+  if (flags['snapshot-volumes'] !== undefined) spec.snapshotVolumes = flags['snapshot-volumes'];
+  if (flags['default-volumes-to-fs-backup'] !== undefined) spec.defaultVolumesToFsBackup = flags['default-volumes-to-fs-backup'];
+  const labels = flags.labels ? parseKeyValues('--labels', flags.labels) : undefined;
+  const annotations = flags.annotations ? parseKeyValues('--annotations', flags.annotations) : undefined;
+  return newBackup({ namespace: flags.namespace, name: flags.name, ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}), spec });
+}
+
+/** Velero's DeleteBackupRequest for a backup: generateName `<backup>-`, labelled with the backup's name and UID. */
+export function deleteRequestFor(backup: Backup): DeleteBackupRequest {
+  const name = backup.metadata.name ?? '';
+  const labels: Record<string, string> = { [Labels.BackupName]: labelValue(name) };
+  if (backup.metadata.uid) labels[Labels.BackupUID] = backup.metadata.uid;
+  return newDeleteBackupRequest({
+    namespace: backup.metadata.namespace ?? 'velero',
+    generateName: `${name.slice(0, 200)}-`,
+    labels,
+    spec: { backupName: name },
+  });
+}
+
+/** Go's time.Time.String() in UTC: `2025-10-01 10:00:00 +0000 UTC`. */
+export function formatGoTime(value: string | Date | undefined | null): string | undefined {
+  if (!value) return undefined;
+  const d = typeof value === 'string' ? new Date(value) : value;
+  if (Number.isNaN(d.getTime())) return undefined;
+  const iso = d.toISOString();
+  return `${iso.slice(0, 10)} ${iso.slice(11, 19)} +0000 UTC`;
+}
+
+/** Kubernetes' ShortHumanDuration: 45s, 12m, 5h, 29d, 2y. */
+export function shortHumanDuration(ms: number): string {
+  const seconds = Math.floor(ms / 1000);
+  if (seconds < -1) return '<invalid>';
+  if (seconds < 0) return '0s';
+  if (seconds < 60) return `${seconds}s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes}m`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 24) return `${hours}h`;
+  if (hours < 24 * 365) return `${Math.floor(hours / 24)}d`;
+  return `${Math.floor(hours / 24 / 365)}y`;
+}
+
+/** EXPIRES as Velero prints it: time left (`29d`), `<d> ago` once passed, `n/a` when unknown. */
+export function formatExpires(backup: Backup, now: Date): string {
+  let expiration = backup.status?.expiration ? new Date(backup.status.expiration) : undefined;
+  const created = creationTimestampOf(backup);
+  if (!expiration && backup.spec.ttl && created) {
+    const ttl = parseDurationNanos(backup.spec.ttl);
+    if (ttl !== undefined && ttl > 0n) expiration = new Date(created.getTime() + Number(ttl / 1_000_000n));
+  }
+  if (!expiration || Number.isNaN(expiration.getTime())) return 'n/a';
+  const diff = expiration.getTime() - now.getTime();
+  return diff >= 0 ? shortHumanDuration(diff) : `${shortHumanDuration(-diff)} ago`;
+}
+
+/** The phase a user sees: `New` while unset, `Deleting` once deletion started. */
+export function backupStatusText(backup: Backup): string {
+  if (deletionTimestampOf(backup)) return 'Deleting';
+  return backup.status?.phase ?? 'New';
+}
+
+export function backupColumns(now: Date = new Date()): readonly Column<Backup>[] {
+  return [
+    { header: 'name', value: (b) => b.metadata.name ?? '' },
+    { header: 'status', value: backupStatusText },
+    { header: 'errors', value: (b) => String(b.status?.errors ?? 0) },
+    { header: 'warnings', value: (b) => String(b.status?.warnings ?? 0) },
+    { header: 'created', value: (b) => formatGoTime(b.status?.startTimestamp) ?? '<nil>' },
+    { header: 'expires', value: (b) => formatExpires(b, now) },
+    { header: 'storage location', value: (b) => b.spec.storageLocation ?? '' },
+    { header: 'selector', value: (b) => selectorText(b.spec.labelSelector) },
+  ];
+}
+
+/** Sorts by name, as `backup get` lists them. */
+export function byName<T extends { metadata: { name?: string | undefined } }>(items: T[]): T[] {
+  return [...items].sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''));
+}
+
+/** A label selector as Velero prints it (`<none>` when unset). */
+export function selectorText(selector: object | null | undefined): string {
+  return formatLabelSelector((selector ?? undefined) as LabelSelectorObject | undefined);
+}
+
+/** A file of the backup read through a DownloadRequest: its content, or why it is not there. */
+export type Fetched<T> = { ok: true; value: T } | { ok: false; notFound: boolean; error: string };
+
+/** `backup describe -o json|yaml`: one of these per backup (a List of them for several names). */
+export interface BackupDescription {
+  apiVersion: 'cairn.io/v1';
+  kind: 'BackupDescription';
+  /** The Backup object as the API server returned it. */
+  backup: Backup;
+  /** `<n>-results.gz`; null when the backup has no warnings or errors or the file is missing. */
+  results: Results | null;
+  /** PodVolumeBackups of this backup (fs-backup), possibly empty. */
+  podVolumeBackups: PodVolumeBackup[];
+  /** DeleteBackupRequests for this backup, possibly empty. */
+  deleteBackupRequests: DeleteBackupRequest[];
+  /** Only with --details: `<n>-resource-list.json.gz` and `<n>-volumeinfo.json.gz` (null when missing). */
+  details?: {
+    resourceList: Record<string, string[]> | null;
+    volumeInfo: BackupVolumeInfo[] | null;
+  };
+}
+
+export function valueOr<T>(f: Fetched<T> | undefined): T | null {
+  return f?.ok ? f.value : null;
+}
+
+/**
+ * Velero's tri-state flags accept `--flag`, `--flag=true` and `--flag=false`; oclif booleans accept `--flag` and
+ * `--no-flag`. Rewrites the `=true|false` forms so both spellings work.
+ */
+export function normaliseTriStateArgv(argv: readonly string[], names: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const arg of argv) {
+    if (arg === '--') {
+      out.push(...argv.slice(argv.indexOf(arg)));
+      break;
+    }
+    const m = /^--([a-z0-9-]+)=(.*)$/.exec(arg);
+    if (m && names.includes(m[1] as string)) {
+      const value = (m[2] as string).toLowerCase();
+      if (value === 'true') out.push(`--${m[1]}`);
+      else if (value === 'false') out.push(`--no-${m[1]}`);
+      else throw new UsageError(`--${m[1]}`, `"${m[2]}" is not true or false`);
+      continue;
+    }
+    out.push(arg);
+  }
+  return out;
+}
+
+/** Reads a gzip JSON file of a backup/restore through a DownloadRequest; a missing file is `notFound`, not an error. */
+export async function fetchJson<T>(
+  kube: Kube,
+  opts: { namespace: string; kind: DownloadTargetKind; name: string; timeoutMs?: number; logger?: Logger },
+): Promise<Fetched<T>> {
+  try {
+    const body = await fetchDownload(kube, { ...opts, gunzip: true });
+    return { ok: true, value: JSON.parse(body.toString('utf8')) as T };
+  } catch (err) {
+    return { ok: false, notFound: err instanceof NotFoundError, error: oneLine(err) };
+  }
+}

@@ -1,0 +1,45 @@
+/**
+ * Colour for human output. On only when the output is a terminal, NO_COLOR is unset and `--no-color` was not given,
+ * so pipes, files and CI logs never carry escape codes.
+ */
+import { Chalk, type ChalkInstance } from 'chalk';
+
+export interface ColourOptions {
+  /** `--no-color` was given. */
+  noColor?: boolean;
+  /** Defaults to whether stdout is a terminal. */
+  tty?: boolean;
+  env?: NodeJS.ProcessEnv;
+}
+
+export function colourEnabled(opts: ColourOptions = {}): boolean {
+  const env = opts.env ?? process.env;
+  if (opts.noColor) return false;
+  if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return false;
+  return opts.tty ?? Boolean(process.stdout.isTTY);
+}
+
+export interface Colours {
+  enabled: boolean;
+  /** Green for Completed, red for Failed/PartiallyFailed/FailedValidation, as Velero does; others unchanged. */
+  phase(phase: string, text?: string): string;
+  red(text: string): string;
+  bold(text: string): string;
+}
+
+const GREEN = new Set(['Completed']);
+const RED = new Set(['Failed', 'PartiallyFailed', 'FailedValidation']);
+
+export function colours(enabled: boolean): Colours {
+  const chalk: ChalkInstance = new Chalk({ level: enabled ? 1 : 0 });
+  return {
+    enabled,
+    phase(phase, text = phase) {
+      if (GREEN.has(phase)) return chalk.green(text);
+      if (RED.has(phase)) return chalk.red(text);
+      return text;
+    },
+    red: (t) => chalk.red(t),
+    bold: (t) => chalk.bold(t),
+  };
+}

@@ -1,0 +1,329 @@
+/**
+ * `backup describe` text in Velero's section order (velero-interfaces.md §8.6). Pure: every file and object it shows
+ * is fetched by the caller and passed in, so the output can be checked section by section against fixtures.
+ */
+import { creationTimestampOf, type Backup, type DeleteBackupRequest, type PodVolumeBackup } from '../../api/index.js';
+import type { Results } from '../../server/results.js';
+import type { BackupVolumeInfo } from '../../server/volume-info.js';
+import { formatGoTime, selectorText, type Fetched } from '../backups.js';
+import type { Colours } from '../colour.js';
+import { Describer, NONE, boolText, describeResourceList, durationText, listOr, phaseGroup, volumesByPod } from './describer.js';
+
+export interface BackupDescribeInput {
+  backup: Backup;
+  details: boolean;
+  colours: Colours;
+  /** `<n>-results.gz`; read only when the backup has warnings or errors. */
+  results?: Fetched<Results> | undefined;
+  /** `<n>-volumeinfo.json.gz`. */
+  volumeInfo?: Fetched<BackupVolumeInfo[]> | undefined;
+  /** `<n>-resource-list.json.gz`; with details only. */
+  resourceList?: Fetched<Record<string, string[]>> | undefined;
+  podVolumeBackups: readonly PodVolumeBackup[];
+  deleteRequests: readonly DeleteBackupRequest[];
+  /** The command name used in hints ("cairn"). */
+  cli?: string;
+}
+
+/** Velero orders PVB phase groups this way. */
+const PVB_PHASE_ORDER = ['Completed', 'Failed', 'Canceled', 'In Progress', 'Canceling', 'Prepared', 'Accepted', 'New'];
+
+export function describeBackup(input: BackupDescribeInput): string {
+  const { backup, colours: c } = input;
+  const cli = input.cli ?? 'cairn';
+  const name = backup.metadata.name ?? '';
+  const status = backup.status ?? {};
+  const d = new Describer();
+
+  d.line(`Name:\t${c.bold(name)}`);
+  d.line(`Namespace:\t${backup.metadata.namespace ?? ''}`);
+  d.map('Labels', backup.metadata.labels);
+  d.map('Annotations', backup.metadata.annotations);
+
+  d.line();
+  const phase = status.phase ?? 'New';
+  const logsNote = phase === 'Failed' || phase === 'PartiallyFailed' ? ` (run \`${cli} backup logs ${name}\` for more information)` : '';
+  d.line(`Phase:\t${c.phase(phase)}${logsNote}`);
+
+  if (backup.spec.resourcePolicy) {
+    d.line();
+    d.line('Resource policies:');
+    d.line(`\tType:\t${backup.spec.resourcePolicy.kind}`);
+    d.line(`\tName:\t${backup.spec.resourcePolicy.name}`);
+  }
+  const parallel = backup.spec.uploaderConfig?.parallelFilesUpload ?? 0;
+  if (parallel > 0) {
+    d.line();
+    d.line('Uploader config:');
+    d.line(`\tParallel files upload:\t${parallel}`);
+  }
+  if (status.validationErrors?.length) {
+    d.line();
+    // Velero prints the first error on the heading's line and aligns the rest under it.
+    status.validationErrors.forEach((e, i) => d.line(`${i === 0 ? 'Validation errors:' : ''}\t${c.red(e)}`));
+  }
+
+  d.line();
+  describeResults(d, status.warnings ?? 0, status.errors ?? 0, input.results);
+
+  d.line();
+  describeSpec(d, backup);
+
+  d.line();
+  describeStatus(d, input);
+
+  if (input.deleteRequests.length) {
+    d.line();
+    describeDeleteRequests(d, input.deleteRequests);
+  }
+  return d.toString();
+}
+
+export function describeResults(d: Describer, warnings: number, errors: number, results: Fetched<Results> | undefined): void {
+  if (warnings === 0 && errors === 0) return;
+  if (!results || (!results.ok && results.notFound)) {
+    d.line(`Errors:\t${errors}`);
+    d.line(`Warnings:\t${warnings}`);
+    return;
+  }
+  if (!results.ok) {
+    d.line(`Warnings:\t<error getting warnings: ${results.error}>`);
+    d.line();
+    d.line(`Errors:\t<error getting errors: ${results.error}>`);
+    return;
+  }
+  if (warnings > 0) {
+    d.line();
+    d.result('Warnings', results.value.warnings);
+  }
+  if (errors > 0) {
+    d.line();
+    d.result('Errors', results.value.errors);
+  }
+}
+
+function usesOldResourceFilters(spec: Backup['spec']): boolean {
+  const scoped = [spec.includedClusterScopedResources, spec.excludedClusterScopedResources, spec.includedNamespaceScopedResources, spec.excludedNamespaceScopedResources];
+  if (scoped.some((l) => l?.length)) return false;
+  return true;
+}
+
+function describeSpec(d: Describer, backup: Backup): void {
+  const spec = backup.spec;
+  d.line('Namespaces:');
+  d.line(`\tIncluded:\t${listOr(spec.includedNamespaces, '*')}`);
+  d.line(`\tExcluded:\t${listOr(spec.excludedNamespaces, NONE)}`);
+
+  d.line();
+  d.line('Resources:');
+  if (usesOldResourceFilters(spec)) {
+    d.line(`\tIncluded:\t${listOr(spec.includedResources, '*')}`);
+    d.line(`\tExcluded:\t${listOr(spec.excludedResources, NONE)}`);
+    d.line(`\tCluster-scoped:\t${boolText(spec.includeClusterResources, 'excluded', 'included', 'auto')}`);
+  } else {
+    d.line(`\tIncluded cluster-scoped:\t${listOr(spec.includedClusterScopedResources, NONE)}`);
+    d.line(`\tExcluded cluster-scoped:\t${listOr(spec.excludedClusterScopedResources, NONE)}`);
+    d.line(`\tIncluded namespace-scoped:\t${listOr(spec.includedNamespaceScopedResources, '*')}`);
+    d.line(`\tExcluded namespace-scoped:\t${listOr(spec.excludedNamespaceScopedResources, NONE)}`);
+  }
+
+  d.line();
+  d.line(`Label selector:\t${selectorText(spec.labelSelector)}`);
+  d.line();
+  d.line(`Or label selector:\t${spec.orLabelSelectors?.length ? spec.orLabelSelectors.map((s) => selectorText(s)).join(' or ') : NONE}`);
+
+  d.line();
+  d.line(`Storage Location:\t${spec.storageLocation ?? ''}`);
+
+  d.line();
+  d.line(`Velero-Native Snapshot PVs:\t${boolText(spec.snapshotVolumes, 'false', 'true', 'auto')}`);
+  if (spec.defaultVolumesToFsBackup !== undefined && spec.defaultVolumesToFsBackup !== null) {
+    d.line(`File System Backup (Default):\t${boolText(spec.defaultVolumesToFsBackup, 'false', 'true', '')}`);
+  }
+  d.line(`Snapshot Move Data:\t${boolText(spec.snapshotMoveData, 'false', 'true', 'auto')}`);
+  d.line(`Data Mover:\t${spec.datamover || 'velero'}`);
+
+  d.line();
+  d.line(`TTL:\t${durationText(spec.ttl)}`);
+
+  d.line();
+  d.line(`CSISnapshotTimeout:\t${durationText(spec.csiSnapshotTimeout)}`);
+  d.line(`ItemOperationTimeout:\t${durationText(spec.itemOperationTimeout)}`);
+
+  d.line();
+  const hooks = spec.hooks?.resources ?? [];
+  if (!hooks.length) d.line(`Hooks:\t${NONE}`);
+  else {
+    d.line('Hooks:');
+    d.line('\tResources:');
+    for (const h of hooks) {
+      d.line(`\t\t${h.name}:`);
+      d.line('\t\t\tNamespaces:');
+      d.line(`\t\t\t\tIncluded:\t${listOr(h.includedNamespaces, '*')}`);
+      d.line(`\t\t\t\tExcluded:\t${listOr(h.excludedNamespaces, NONE)}`);
+      d.line();
+      d.line('\t\t\tResources:');
+      d.line(`\t\t\t\tIncluded:\t${listOr(h.includedResources, '*')}`);
+      d.line(`\t\t\t\tExcluded:\t${listOr(h.excludedResources, NONE)}`);
+      d.line();
+      d.line(`\t\t\tLabel selector:\t${selectorText(h.labelSelector)}`);
+      for (const [title, list] of [['Pre Exec Hook', h.pre], ['Post Exec Hook', h.post]] as const) {
+        for (const hook of list ?? []) {
+          d.line();
+          d.line(`\t\t\t${title}:`);
+          d.line(`\t\t\t\tContainer:\t${hook.exec.container ?? ''}`);
+          d.line(`\t\t\t\tCommand:\t${hook.exec.command.join(' ')}`);
+          d.line(`\t\t\t\tOn Error:\t${hook.exec.onError ?? ''}`);
+          d.line(`\t\t\t\tTimeout:\t${durationText(hook.exec.timeout)}`);
+        }
+      }
+    }
+  }
+  if (spec.orderedResources) {
+    d.line();
+    d.line('OrderedResources:');
+    for (const k of Object.keys(spec.orderedResources).sort()) d.line(`\t${k}: ${spec.orderedResources[k]}`);
+  }
+}
+
+function describeStatus(d: Describer, input: BackupDescribeInput): void {
+  const { backup } = input;
+  const status = backup.status ?? {};
+  d.line(`Backup Format Version:\t${status.formatVersion ?? ''}`);
+
+  d.line();
+  d.line(`Started:\t${formatGoTime(status.startTimestamp) ?? '<n/a>'}`);
+  d.line(`Completed:\t${formatGoTime(status.completionTimestamp) ?? '<n/a>'}`);
+
+  d.line();
+  d.line(`Expiration:\t${formatGoTime(status.expiration) ?? '<nil>'}`);
+  d.line();
+
+  if (status.progress) {
+    if (status.phase === 'InProgress') {
+      d.line(`Estimated total items to be backed up:\t${status.progress.totalItems ?? 0}`);
+      d.line(`Items backed up so far:\t${status.progress.itemsBackedUp ?? 0}`);
+    } else {
+      d.line(`Total items to be backed up:\t${status.progress.totalItems ?? 0}`);
+      d.line(`Items backed up:\t${status.progress.itemsBackedUp ?? 0}`);
+    }
+    d.line();
+  }
+
+  const attempted = status.backupItemOperationsAttempted ?? 0;
+  if (attempted > 0) {
+    d.line(
+      `Backup Item Operations:\t${status.backupItemOperationsCompleted ?? 0} of ${attempted} completed successfully, ${status.backupItemOperationsFailed ?? 0} failed (specify --details for more information)`,
+    );
+  }
+
+  if (input.details) {
+    const list = input.resourceList;
+    if (!list || (!list.ok && list.notFound)) d.line('Resource List:\t<backup resource list not found>');
+    else if (!list.ok) d.line(`Resource List:\t<error getting backup resource list: ${list.error}>`);
+    else describeResourceList(d, list.value);
+    d.line();
+  }
+
+  describeVolumes(d, input);
+
+  if (status.hookStatus) {
+    d.line();
+    d.line(`HooksAttempted:\t${status.hookStatus.hooksAttempted ?? 0}`);
+    d.line(`HooksFailed:\t${status.hookStatus.hooksFailed ?? 0}`);
+  }
+}
+
+function describeVolumes(d: Describer, input: BackupDescribeInput): void {
+  const { backup, details } = input;
+  if (backup.spec.snapshotVolumes === false) {
+    d.line('Backup Volumes: <none included>');
+    return;
+  }
+  d.line('Backup Volumes:');
+  const info = input.volumeInfo;
+  let legacy = false;
+  let infos: BackupVolumeInfo[] = [];
+  if (!info || (!info.ok && info.notFound)) legacy = true;
+  else if (!info.ok) {
+    d.line(`\t<error getting backup volume info: ${info.error}>`);
+    return;
+  } else infos = info.value ?? [];
+
+  const native = infos.filter((v) => v.backupMethod === 'NativeSnapshot');
+  if (!native.length) d.line('\tVelero-Native Snapshots: <none included>');
+  else {
+    d.line('\tVelero-Native Snapshots:');
+    for (const v of native) {
+      if (!details) d.line(`\t\t${v.pvName ?? ''}: specify --details for more information`);
+      else {
+        d.line(`\t\t${v.pvName ?? ''}:`);
+        d.line(`\t\t\tSnapshot ID:\t${v.nativeSnapshotInfo?.snapshotHandle ?? ''}`);
+        d.line(`\t\t\tType:\t${v.nativeSnapshotInfo?.volumeType ?? ''}`);
+        d.line(`\t\t\tAvailability Zone:\t${v.nativeSnapshotInfo?.volumeAZ ?? ''}`);
+        d.line(`\t\t\tIOPS:\t${v.nativeSnapshotInfo?.iops ?? ''}`);
+      }
+    }
+  }
+  d.line();
+
+  const csi = infos.filter((v) => v.backupMethod === 'CSISnapshot');
+  if (!csi.length) d.line(legacy ? '\tCSI Snapshots: <none included or not detectable>' : '\tCSI Snapshots: <none included>');
+  else {
+    d.line('\tCSI Snapshots:');
+    for (const v of csi) {
+      d.line(`\t\t${v.pvcNamespace ? `${v.pvcNamespace}/` : ''}${v.pvcName ?? ''}:`);
+      if (v.preserveLocalSnapshot) {
+        if (!details) d.line('\t\t\tSnapshot: included, specify --details for more information');
+        else {
+          d.line('\t\t\tSnapshot:');
+          d.line(`\t\t\t\tSnapshot Content Name: ${v.csiSnapshotInfo?.vscName ?? ''}`);
+          d.line(`\t\t\t\tStorage Snapshot ID: ${v.csiSnapshotInfo?.snapshotHandle ?? ''}`);
+          d.line(`\t\t\t\tSnapshot Size (bytes): ${v.csiSnapshotInfo?.size ?? 0}`);
+          d.line(`\t\t\t\tCSI Driver: ${v.csiSnapshotInfo?.driver ?? ''}`);
+        }
+      }
+      if (v.snapshotDataMoved) {
+        if (!details) d.line('\t\t\tData Movement: included, specify --details for more information');
+        else {
+          d.line('\t\t\tData Movement:');
+          d.line(`\t\t\t\tOperation ID: ${v.snapshotDataMovementInfo?.operationID ?? ''}`);
+          d.line(`\t\t\t\tData Mover: ${v.snapshotDataMovementInfo?.dataMover || 'velero'}`);
+          d.line(`\t\t\t\tUploader Type: ${v.snapshotDataMovementInfo?.uploaderType ?? ''}`);
+        }
+      }
+    }
+  }
+  d.line();
+
+  const pvbs = input.podVolumeBackups;
+  if (!pvbs.length) {
+    d.line('\tPod Volume Backups: <none included>');
+    return;
+  }
+  const uploader = pvbs[0]?.spec.uploaderType ?? 'kopia';
+  d.line(details ? `\tPod Volume Backups - ${uploader}:` : `\tPod Volume Backups - ${uploader} (specify --details for more information):`);
+  for (const group of PVB_PHASE_ORDER) {
+    const members = pvbs.filter((p) => phaseGroup(p.status?.phase) === group);
+    if (!members.length) continue;
+    if (!details) {
+      d.line(`\t\t${group}:\t${members.length}`);
+      continue;
+    }
+    d.line(`\t\t${group}:`);
+    for (const l of volumesByPod(members)) d.line(`\t\t\t${l}`);
+  }
+}
+
+function describeDeleteRequests(d: Describer, requests: readonly DeleteBackupRequest[]): void {
+  const failed = requests.filter((r) => r.status?.phase === 'Processed' && r.status.errors?.length).length;
+  d.line(`Deletion Attempts${failed > 0 ? ` (${failed} failed)` : ''}:`);
+  requests.forEach((r, i) => {
+    if (i > 0) d.line();
+    d.line(`\t${formatGoTime(creationTimestampOf(r)) ?? ''}: ${r.status?.phase ?? ''}`);
+    if (r.status?.errors?.length) {
+      d.line('\tErrors:');
+      for (const e of r.status.errors) d.line(`\t\t${e}`);
+    }
+  });
+}

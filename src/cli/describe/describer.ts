@@ -1,0 +1,95 @@
+/**
+ * The building blocks of `describe` output. Text is written as Velero's describer writes it (tab-terminated cells,
+ * leading tabs for indentation) and aligned at the end by the Go tabwriter emulation, so columns line up exactly
+ * as in Velero's output.
+ */
+import { tabwrite } from '../tabwriter.js';
+import type { Result } from '../../server/results.js';
+import { formatDurationNanos, parseDurationNanos } from '../../api/index.js';
+
+export const NONE = '<none>';
+
+export class Describer {
+  private text = '';
+
+  /** Appends raw text (may hold several lines and tabs). */
+  print(text: string): void {
+    this.text += text;
+  }
+
+  line(text = ''): void {
+    this.text += text + '\n';
+  }
+
+  /** `Name:\tk=v` with further pairs on continuation lines, sorted by key; `<none>` when empty. */
+  map(name: string, m: Readonly<Record<string, string>> | undefined | null): void {
+    const keys = Object.keys(m ?? {}).sort();
+    if (!keys.length) return this.line(`${name}:\t${NONE}`);
+    keys.forEach((k, i) => this.line(`${i === 0 ? `${name}:\t` : '\t'}${k}=${(m ?? {})[k]}`));
+  }
+
+  /** A list under a heading indented by `indent` tabs; continuation lines line up with the first value. */
+  slice(indent: number, name: string, items: readonly string[] | undefined): void {
+    const pre = '\t'.repeat(indent);
+    if (!items?.length) return this.line(`${pre}${name}:\t${pre}${NONE}`);
+    items.forEach((x, i) => this.line(i === 0 ? `${pre}${name}:\t${x}` : `${pre}\t${x}`));
+  }
+
+  /** The Warnings/Errors block of a results file. */
+  result(name: string, result: Result | undefined): void {
+    this.line(`${name}:`);
+    this.slice(1, 'Velero', result?.velero);
+    this.slice(1, 'Cluster', result?.cluster);
+    const namespaces = Object.keys(result?.namespaces ?? {}).sort();
+    if (!namespaces.length) return this.line(`\tNamespaces: ${NONE}`);
+    this.line('\tNamespaces:');
+    for (const ns of namespaces) this.slice(2, ns, result?.namespaces?.[ns]);
+  }
+
+  toString(): string {
+    return tabwrite(this.text);
+  }
+}
+
+/** Velero's BoolPointerString. */
+export function boolText(value: boolean | null | undefined, falseText: string, trueText: string, unsetText: string): string {
+  if (value === undefined || value === null) return unsetText;
+  return value ? trueText : falseText;
+}
+
+/** A Go duration as metav1.Duration prints it ("0s" when unset). */
+export function durationText(value: string | undefined): string {
+  if (!value) return '0s';
+  const nanos = parseDurationNanos(value);
+  return nanos === undefined ? value : formatDurationNanos(nanos);
+}
+
+export function listOr(items: readonly string[] | null | undefined, empty: string): string {
+  return items?.length ? items.join(', ') : empty;
+}
+
+/** Resource List: `<apiVersion/Kind>:` then `- ns/name` lines, kinds sorted. */
+export function describeResourceList(d: Describer, list: Readonly<Record<string, readonly string[]>>): void {
+  d.line('Resource List:');
+  for (const gvk of Object.keys(list).sort()) {
+    d.line(`\t${gvk}:`);
+    for (const item of list[gvk] ?? []) d.line(`\t\t- ${item}`);
+  }
+}
+
+/** Volumes of pod volume backups/restores grouped by pod (`ns/pod: v1, v2`), pods sorted. */
+export function volumesByPod(items: readonly { spec: { pod: { namespace?: string; name?: string }; volume: string } }[]): string[] {
+  const groups = new Map<string, string[]>();
+  for (const it of items) {
+    const key = `${it.spec.pod.namespace ?? ''}/${it.spec.pod.name ?? ''}`;
+    groups.set(key, [...(groups.get(key) ?? []), it.spec.volume]);
+  }
+  return [...groups.keys()].sort().map((k) => `${k}: ${(groups.get(k) ?? []).sort().join(', ')}`);
+}
+
+/** Velero's grouping of data-path phases for describe. */
+export function phaseGroup(phase: string | undefined): string {
+  if (!phase || phase === 'New') return 'New';
+  if (phase === 'InProgress') return 'In Progress';
+  return phase;
+}

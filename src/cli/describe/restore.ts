@@ -1,0 +1,183 @@
+/**
+ * `restore describe` text in Velero's section order (velero-interfaces.md §8.6, restore). Pure: the caller fetches
+ * the results, volume info and resource list and passes them in.
+ */
+import { deletionTimestampOf, type PodVolumeRestore, type Restore } from '../../api/index.js';
+import type { Results } from '../../server/results.js';
+import type { RestoreVolumeInfo } from '../../server/volume-info.js';
+import { formatGoTime, selectorText, type Fetched } from '../backups.js';
+import type { Colours } from '../colour.js';
+import { Describer, NONE, boolText, describeResourceList, durationText, listOr, phaseGroup, volumesByPod } from './describer.js';
+
+export interface RestoreDescribeInput {
+  restore: Restore;
+  details: boolean;
+  colours: Colours;
+  /** `restore-<n>-results.gz`; read only when the restore has warnings or errors. */
+  results?: Fetched<Results> | undefined;
+  /** `<n>-volumeinfo.json.gz` of the restore; the CSI section is shown only when it exists. */
+  volumeInfo?: Fetched<RestoreVolumeInfo[]> | undefined;
+  /** `restore-<n>-resource-list.json.gz`; with details only. */
+  resourceList?: Fetched<Record<string, string[]>> | undefined;
+  podVolumeRestores: readonly PodVolumeRestore[];
+  cli?: string;
+}
+
+const PVR_PHASE_ORDER = ['Completed', 'Canceled', 'Failed', 'In Progress', 'Prepared', 'Accepted', 'New'];
+
+export function describeRestore(input: RestoreDescribeInput): string {
+  const { restore, colours: c } = input;
+  const cli = input.cli ?? 'cairn';
+  const name = restore.metadata.name ?? '';
+  const status = restore.status ?? {};
+  const spec = restore.spec;
+  const d = new Describer();
+
+  d.line(`Name:\t${c.bold(name)}`);
+  d.line(`Namespace:\t${restore.metadata.namespace ?? ''}`);
+  d.map('Labels', restore.metadata.labels);
+  d.map('Annotations', restore.metadata.annotations);
+
+  d.line();
+  const phase = status.phase ?? 'New';
+  const phaseText = phase + (deletionTimestampOf(restore) ? ' (Deleting)' : '');
+  const note = phase === 'Failed' || phase === 'PartiallyFailed' ? ` (run '${cli} restore logs ${name}' for more information)` : '';
+  d.line(`Phase:\t${c.phase(phase, phaseText)}${note}`);
+  if (status.progress) {
+    if (phase === 'InProgress') {
+      d.line(`Estimated total items to be restored:\t${status.progress.totalItems ?? 0}`);
+      d.line(`Items restored so far:\t${status.progress.itemsRestored ?? 0}`);
+    } else {
+      d.line(`Total items to be restored:\t${status.progress.totalItems ?? 0}`);
+      d.line(`Items restored:\t${status.progress.itemsRestored ?? 0}`);
+    }
+  }
+
+  d.line();
+  d.line(`Started:\t${formatGoTime(status.startTimestamp) ?? '<n/a>'}`);
+  d.line(`Completed:\t${formatGoTime(status.completionTimestamp) ?? '<n/a>'}`);
+
+  if (status.validationErrors?.length) {
+    d.line();
+    status.validationErrors.forEach((e, i) => d.line(`${i === 0 ? 'Validation errors:' : ''}\t${c.red(e)}`));
+  }
+
+  describeRestoreResults(d, status.warnings ?? 0, status.errors ?? 0, input.results);
+
+  d.line();
+  d.line(`Backup:\t${spec.backupName ?? ''}`);
+
+  d.line();
+  d.line('Namespaces:');
+  const inc = spec.includedNamespaces ?? [];
+  d.line(`\tIncluded:\t${!inc.length || (inc.length === 1 && inc[0] === '*') ? 'all namespaces found in the backup' : inc.join(', ')}`);
+  d.line(`\tExcluded:\t${listOr(spec.excludedNamespaces, NONE)}`);
+
+  d.line();
+  d.line('Resources:');
+  d.line(`\tIncluded:\t${listOr(spec.includedResources, '*')}`);
+  d.line(`\tExcluded:\t${listOr(spec.excludedResources, NONE)}`);
+  d.line(`\tCluster-scoped:\t${boolText(spec.includeClusterResources, 'excluded', 'included', 'auto')}`);
+
+  d.line();
+  d.map('Namespace mappings', spec.namespaceMapping);
+
+  d.line();
+  d.line(`Label selector:\t${selectorText(spec.labelSelector)}`);
+  d.line();
+  d.line(`Or label selector:\t${spec.orLabelSelectors?.length ? spec.orLabelSelectors.map((s) => selectorText(s)).join(' or ') : NONE}`);
+
+  d.line();
+  d.line(`Restore PVs:\t${boolText(spec.restorePVs, 'false', 'true', 'auto')}`);
+
+  if (input.podVolumeRestores.length) {
+    d.line();
+    describePodVolumeRestores(d, input.podVolumeRestores, input.details);
+  }
+
+  if (input.volumeInfo?.ok) {
+    d.line();
+    const csi = (input.volumeInfo.value ?? []).filter((v) => v.restoreMethod === 'CSISnapshot');
+    if (!csi.length) d.line('CSI Snapshot Restores: <none included>');
+    else {
+      d.line('CSI Snapshot Restores:');
+      for (const v of csi) {
+        d.line(`\t${v.pvcNamespace ?? ''}/${v.pvcName ?? ''}:`);
+        if (v.snapshotDataMoved) d.line(input.details ? `\t\tData Movement:\n\t\t\tOperation ID: ${v.snapshotDataMovementInfo?.operationID ?? ''}` : '\t\tData Movement: specify --details for more information');
+        else d.line(input.details ? `\t\tSnapshot:\n\t\t\tSnapshot Content Name: ${v.csiSnapshotInfo?.vscName ?? ''}` : '\t\tSnapshot: specify --details for more information');
+      }
+    }
+  }
+
+  d.line();
+  d.line(`Existing Resource Policy: \t${spec.existingResourcePolicy || NONE}`);
+  d.line(`ItemOperationTimeout:\t${durationText(spec.itemOperationTimeout)}`);
+
+  d.line();
+  d.line(`Preserve Service NodePorts:\t${boolText(spec.preserveNodePorts, 'false', 'true', 'auto')}`);
+
+  const uploader = spec.uploaderConfig;
+  if (uploader?.writeSparseFiles === true || (uploader?.parallelFilesDownload ?? 0) > 0) {
+    d.line();
+    d.line('Uploader config:');
+    if (uploader?.writeSparseFiles === true) d.line('\tWrite Sparse Files:\ttrue');
+    if ((uploader?.parallelFilesDownload ?? 0) > 0) d.line(`\tParallel Restore:\t${uploader?.parallelFilesDownload}`);
+  }
+
+  d.line();
+  const attempted = status.restoreItemOperationsAttempted ?? 0;
+  if (attempted > 0) {
+    d.line(
+      `Restore Item Operations:\t${status.restoreItemOperationsCompleted ?? 0} of ${attempted} completed successfully, ${status.restoreItemOperationsFailed ?? 0} failed (specify --details for more information)`,
+    );
+  }
+
+  if (status.hookStatus) {
+    d.line();
+    d.line(`HooksAttempted: \t${status.hookStatus.hooksAttempted ?? 0}`);
+    d.line(`HooksFailed: \t${status.hookStatus.hooksFailed ?? 0}`);
+  }
+
+  if (input.details) {
+    d.line();
+    const list = input.resourceList;
+    if (!list || (!list.ok && list.notFound)) d.line('Resource List:\t<restore resource list not found>');
+    else if (!list.ok) d.line(`Resource List:\t<error getting restore resource list: ${list.error}>`);
+    else describeResourceList(d, list.value);
+  }
+  return d.toString();
+}
+
+function describeRestoreResults(d: Describer, warnings: number, errors: number, results: Fetched<Results> | undefined): void {
+  if (warnings === 0 && errors === 0) return;
+  if (!results || !results.ok) {
+    const why = results && !results.ok ? results.error : 'not found';
+    d.line(`Warnings:\t<error getting warnings: ${why}>`);
+    d.line();
+    d.line(`Errors:\t<error getting errors: ${why}>`);
+    return;
+  }
+  if (warnings > 0) {
+    d.line();
+    d.result('Warnings', results.value.warnings);
+  }
+  if (errors > 0) {
+    d.line();
+    d.result('Errors', results.value.errors);
+  }
+}
+
+function describePodVolumeRestores(d: Describer, pvrs: readonly PodVolumeRestore[], details: boolean): void {
+  const uploader = pvrs[0]?.spec.uploaderType ?? 'kopia';
+  d.line(details ? `${uploader} Restores:` : `${uploader} Restores (specify --details for more information):`);
+  for (const group of PVR_PHASE_ORDER) {
+    const members = pvrs.filter((p) => phaseGroup(p.status?.phase) === group);
+    if (!members.length) continue;
+    if (!details) {
+      d.line(`\t${group}:\t${members.length}`);
+      continue;
+    }
+    d.line(`\t${group}:`);
+    for (const l of volumesByPod(members)) d.line(`\t\t${l}`);
+  }
+}

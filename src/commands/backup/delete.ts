@@ -1,0 +1,63 @@
+import { Args, Flags } from '@oclif/core';
+import { confirm } from '@inquirer/prompts';
+import { BaseCommand } from '../../cli/base-command.js';
+import { NotFoundError, UsageError } from '../../cli/errors.js';
+import { canPrompt } from '../../cli/progress.js';
+import { parseLabelSelector } from '../../cli/label-selector.js';
+import { backupClient, byName, deleteRequestClient, deleteRequestFor } from '../../cli/backups.js';
+import type { Backup } from '../../api/index.js';
+import { connect } from '../../kube/client.js';
+
+export default class BackupDelete extends BaseCommand<typeof BackupDelete> {
+  static override summary = 'Delete backups: their files in storage, their restores and the Backup objects.';
+  static override description =
+    'Creates one DeleteBackupRequest per backup; the server deletes the files in storage, then the Backup. Without --confirm it asks first, which needs a terminal.';
+  static override examples = ['<%= config.bin %> backup delete nightly --confirm', '<%= config.bin %> backup delete --all --confirm', '<%= config.bin %> backup delete -l team=shop'];
+  static override args = { names: Args.string({ description: 'Names of backups to delete.' }) };
+  static override strict = false;
+  static override flags = {
+    all: Flags.boolean({ description: 'Delete all backups.', default: false }),
+    selector: Flags.string({ char: 'l', description: 'Delete the backups whose labels match this selector.' }),
+    confirm: Flags.boolean({ description: 'Do not ask for confirmation.', default: false }),
+  };
+
+  async run(): Promise<void> {
+    const names = this.positional;
+    const given = [names.length > 0, this.flags.all, Boolean(this.flags.selector)].filter(Boolean).length;
+    if (given === 0) throw new UsageError('NAMES', 'give backup names, --selector or --all');
+    if (given > 1) throw new UsageError('--all', 'use only one of backup names, --selector and --all');
+    if (this.flags.selector) parseLabelSelector('--selector', this.flags.selector);
+    if (!this.flags.confirm && !canPrompt()) throw new UsageError('--confirm', 'required when no terminal is attached');
+
+    const kube = connect({ kubeconfig: this.flags.kubeconfig, context: this.flags.context });
+    const ns = this.flags.namespace;
+    const client = backupClient(kube);
+    let backups: Backup[];
+    if (names.length) {
+      backups = [];
+      for (const n of names) {
+        const b = await client.get(ns, n);
+        if (!b) throw new NotFoundError(`backup "${n}" not found in namespace "${ns}"`);
+        backups.push(b);
+      }
+    } else backups = byName(await client.list(ns, this.flags.selector));
+    if (!backups.length) {
+      this.out('No backups found');
+      return;
+    }
+    if (!this.flags.confirm) {
+      const list = backups.map((b) => b.metadata.name).join(', ');
+      const ok = await confirm({ message: `Delete backup${backups.length > 1 ? 's' : ''} ${list}? Are you sure you want to continue?`, default: false });
+      if (!ok) {
+        this.out('Cancelled.');
+        return;
+      }
+    }
+    const requests = deleteRequestClient(kube);
+    for (const b of backups) {
+      await requests.create(deleteRequestFor(b));
+      this.out(`Request to delete backup "${b.metadata.name}" submitted successfully.`);
+      this.out('The backup will be fully deleted after all associated data (disk snapshots, backup files, restores) are removed.');
+    }
+  }
+}

@@ -1,0 +1,113 @@
+import { Args, Flags } from '@oclif/core';
+import { BaseCommand, outputFlag } from '../../cli/base-command.js';
+import { NotFoundError } from '../../cli/errors.js';
+import { asList, formatJson, formatYaml } from '../../cli/output.js';
+import { parseDuration } from '../../cli/duration.js';
+import { parseLabelSelector } from '../../cli/label-selector.js';
+import { colourEnabled, colours } from '../../cli/colour.js';
+import {
+  backupClient,
+  byName,
+  deleteRequestClient,
+  fetchJson,
+  podVolumeBackupClient,
+  valueOr,
+  type BackupDescription,
+  type Fetched,
+} from '../../cli/backups.js';
+import { describeBackup } from '../../cli/describe/backup.js';
+import { Labels, creationTimestampOf, labelValue, selectorFor, type Backup } from '../../api/index.js';
+import { connect, type Kube } from '../../kube/client.js';
+import type { Results } from '../../server/results.js';
+import type { BackupVolumeInfo } from '../../server/volume-info.js';
+
+const NOT_STORED = { ok: false, notFound: true, error: 'not stored yet' } as const;
+
+export default class BackupDescribe extends BaseCommand<typeof BackupDescribe> {
+  static override summary = 'Describe backups in detail.';
+  static override description =
+    'Prints the sections Velero prints, in the same order. Files kept in storage (results, volume info, resource list) are read through the cluster.';
+  static override examples = ['<%= config.bin %> backup describe nightly', '<%= config.bin %> backup describe nightly --details', '<%= config.bin %> backup describe nightly -o json'];
+  static override args = { names: Args.string({ description: 'Names of backups to describe (default: all, or those matching --selector).' }) };
+  static override strict = false;
+  static override flags = {
+    ...outputFlag,
+    selector: Flags.string({ char: 'l', description: 'Only backups whose labels match this selector.' }),
+    details: Flags.boolean({ description: 'Add the resource list and per-volume information.', default: false }),
+    'no-color': Flags.boolean({ description: 'Never colour the output (also: NO_COLOR).', default: false }),
+    timeout: Flags.string({ description: 'How long to wait for each file read through the cluster (Go duration).', default: '1m' }),
+  };
+
+  async run(): Promise<void> {
+    if (this.flags.selector) parseLabelSelector('--selector', this.flags.selector);
+    const timeoutMs = parseDuration('--timeout', this.flags.timeout);
+    const kube = connect({ kubeconfig: this.flags.kubeconfig, context: this.flags.context });
+    const ns = this.flags.namespace;
+    const client = backupClient(kube);
+    const names = this.positional;
+    let backups: Backup[];
+    if (names.length) {
+      backups = [];
+      for (const n of names) {
+        const b = await client.get(ns, n);
+        if (!b) throw new NotFoundError(`backup "${n}" not found in namespace "${ns}"`);
+        backups.push(b);
+      }
+    } else backups = byName(await client.list(ns, this.flags.selector));
+
+    const descriptions: BackupDescription[] = [];
+    const texts: string[] = [];
+    const c = colours(colourEnabled({ noColor: this.flags['no-color'] }));
+    for (const backup of backups) {
+      const gathered = await this.gather(kube, backup, timeoutMs);
+      if (this.flags.output === 'table') {
+        texts.push(describeBackup({ backup, details: this.flags.details, colours: c, ...gathered }));
+      } else {
+        descriptions.push({
+          apiVersion: 'cairn.io/v1',
+          kind: 'BackupDescription',
+          backup,
+          results: valueOr(gathered.results),
+          podVolumeBackups: gathered.podVolumeBackups,
+          deleteBackupRequests: gathered.deleteRequests,
+          ...(this.flags.details ? { details: { resourceList: valueOr(gathered.resourceList), volumeInfo: valueOr(gathered.volumeInfo) } } : {}),
+        });
+      }
+    }
+    if (this.flags.output === 'table') {
+      if (!backups.length) this.out('No backups found');
+      else this.out(texts.join('\n\n'));
+      return;
+    }
+    const value = names.length === 1 ? descriptions[0] : asList(descriptions);
+    this.out(this.flags.output === 'json' ? formatJson(value) : formatYaml(value));
+  }
+
+  private async gather(kube: Kube, backup: Backup, timeoutMs: number) {
+    const ns = this.flags.namespace;
+    const name = backup.metadata.name ?? '';
+    const selector = selectorFor({ [Labels.BackupName]: labelValue(name) });
+    const [deleteRequests, podVolumeBackups] = await Promise.all([
+      deleteRequestClient(kube).list(ns, selector),
+      podVolumeBackupClient(kube).list(ns, selector),
+    ]);
+    // Files exist only once the backup was persisted; before that nothing is asked of the server.
+    const phase = backup.status?.phase ?? 'New';
+    const stored = !['New', 'FailedValidation', 'InProgress'].includes(phase);
+    const read = <T>(kind: 'BackupResults' | 'BackupVolumeInfos' | 'BackupResourceList'): Promise<Fetched<T>> =>
+      stored ? fetchJson<T>(kube, { namespace: ns, kind, name, timeoutMs, logger: this.log_ }) : Promise.resolve(NOT_STORED);
+    const hasResults = (backup.status?.warnings ?? 0) > 0 || (backup.status?.errors ?? 0) > 0;
+    const wantsVolumes = backup.spec.snapshotVolumes !== false && (this.flags.output === 'table' || this.flags.details);
+    const [results, volumeInfo, resourceList] = await Promise.all([
+      hasResults ? read<Results>('BackupResults') : Promise.resolve(undefined),
+      wantsVolumes ? read<BackupVolumeInfo[]>('BackupVolumeInfos') : Promise.resolve(undefined),
+      this.flags.details ? read<Record<string, string[]>>('BackupResourceList') : Promise.resolve(undefined),
+    ]);
+    return { deleteRequests: byCreation(deleteRequests), podVolumeBackups, results, volumeInfo, resourceList };
+  }
+}
+
+/** Oldest first, as the deletion attempts happened. */
+function byCreation<T extends { metadata: object }>(items: T[]): T[] {
+  return [...items].sort((a, b) => (creationTimestampOf(a)?.getTime() ?? 0) - (creationTimestampOf(b)?.getTime() ?? 0));
+}

@@ -1,0 +1,113 @@
+import { Args, Flags } from '@oclif/core';
+import { select } from '@inquirer/prompts';
+import { BaseCommand } from '../../cli/base-command.js';
+import { CairnError, UsageError } from '../../cli/errors.js';
+import { formatJson, formatYaml } from '../../cli/output.js';
+import { canPrompt, createProgress } from '../../cli/progress.js';
+import { backupClient, formatGoTime, normaliseTriStateArgv } from '../../cli/backups.js';
+import { buildRestore, restorableBackups, restoreClient } from '../../cli/restores.js';
+import { interruptSignal, waitAndReport } from '../../cli/wait.js';
+import { isRestoreDone } from '../../api/index.js';
+import { connect, type Kube } from '../../kube/client.js';
+import { isAlreadyExists } from '../../kube/errors.js';
+
+const TRI_STATE = ['include-cluster-resources', 'restore-volumes', 'preserve-nodeports'];
+
+export default class RestoreCreate extends BaseCommand<typeof RestoreCreate> {
+  static override summary = 'Create a restore from a backup.';
+  static override description =
+    'Without --from-backup, in a terminal, offers the Completed and PartiallyFailed backups to choose from; without a terminal --from-backup is required.';
+  static override examples = [
+    '<%= config.bin %> restore create --from-backup shop --wait',
+    '<%= config.bin %> restore create shop-copy --from-backup shop --namespace-mappings shop:shop-copy',
+    '<%= config.bin %> restore create --from-backup shop --existing-resource-policy update',
+  ];
+  static override args = { name: Args.string({ description: 'Name of the restore (default: <backup>-<YYYYMMDDHHMMSS>).' }) };
+  static override flags = {
+    'from-backup': Flags.string({ description: 'Backup to restore from.' }),
+    'include-namespaces': Flags.string({ description: 'Namespaces to restore, comma-separated ("*" = all in the backup).', default: '*' }),
+    'exclude-namespaces': Flags.string({ description: 'Namespaces not to restore, comma-separated.' }),
+    'include-resources': Flags.string({ description: 'Resources to restore (resource or resource.group), comma-separated; default all.' }),
+    'exclude-resources': Flags.string({ description: 'Resources not to restore, comma-separated.' }),
+    'include-cluster-resources': Flags.boolean({ allowNo: true, description: 'Restore cluster-scoped resources (unset: auto).' }),
+    'namespace-mappings': Flags.string({ description: 'Restore namespaces under other names: src1:dst1,src2:dst2.' }),
+    'existing-resource-policy': Flags.string({ description: 'What to do with objects that already exist: none (keep them) or update.' }),
+    selector: Flags.string({ char: 'l', description: 'Only restore objects matching this label selector.' }),
+    'or-selector': Flags.string({ description: 'Restore objects matching any of these selectors ("a=b or c=d").' }),
+    'restore-volumes': Flags.boolean({ allowNo: true, description: 'Restore persistent volumes (unset: auto).' }),
+    'preserve-nodeports': Flags.boolean({ allowNo: true, description: 'Keep the node ports of Services (unset: auto).' }),
+    labels: Flags.string({ description: 'Labels for the Restore object, key=value pairs separated by commas.' }),
+    annotations: Flags.string({ description: 'Annotations for the Restore object, key=value pairs separated by commas.' }),
+    wait: Flags.boolean({ char: 'w', description: 'Wait for the restore to finish; exit non-zero unless it Completed.', default: false }),
+    output: Flags.option({ char: 'o', options: ['json', 'yaml'] as const, description: 'Print the Restore instead of submitting it.' })(),
+  };
+
+  public override async init(): Promise<void> {
+    this.argv = normaliseTriStateArgv(this.argv, TRI_STATE);
+    await super.init();
+  }
+
+  async run(): Promise<void> {
+    const namespace = this.flags.namespace;
+    let kube: Kube | undefined;
+    const kubeOnce = () => (kube ??= connect({ kubeconfig: this.flags.kubeconfig, context: this.flags.context }));
+    let fromBackup = this.flags['from-backup'];
+    if (!fromBackup) {
+      if (!canPrompt()) throw new UsageError('--from-backup', 'required when no terminal is attached');
+      fromBackup = await this.chooseBackup(kubeOnce(), namespace);
+    }
+    const restore = buildRestore({ ...this.flags, 'from-backup': fromBackup, name: this.args.name, namespace });
+    const name = restore.metadata.name ?? '';
+    if (this.flags.output) {
+      this.out(this.flags.output === 'json' ? formatJson(restore) : formatYaml(restore));
+      return;
+    }
+    const client = restoreClient(kubeOnce());
+    if (!(await backupClient(kubeOnce()).get(namespace, fromBackup))) {
+      throw new UsageError('--from-backup', `backup "${fromBackup}" not found in namespace "${namespace}"`);
+    }
+    try {
+      await client.create(restore);
+    } catch (err) {
+      if (isAlreadyExists((err as CairnError).cause)) throw new UsageError('NAME', `restore "${name}" already exists in namespace "${namespace}"`);
+      throw err;
+    }
+    this.out(`Restore request "${name}" submitted successfully.`);
+    if (!this.flags.wait) {
+      this.out(`Run \`cairn restore describe ${name}\` or \`cairn restore logs ${name}\` for more details.`);
+      return;
+    }
+    const interrupt = interruptSignal();
+    try {
+      const code = await waitAndReport({
+        kind: 'restore',
+        name,
+        isDone: isRestoreDone,
+        progress: createProgress({ label: `Restore ${name}` }),
+        signal: interrupt.signal,
+        out: (l) => this.out(l),
+        read: async () => {
+          const r = await client.get(namespace, name);
+          if (!r) return undefined;
+          const s = r.status ?? {};
+          return { phase: s.phase ?? 'New', done: s.progress?.itemsRestored ?? 0, total: s.progress?.totalItems ?? 0, validationErrors: s.validationErrors ?? undefined, failureReason: s.failureReason };
+        },
+      });
+      if (code !== 0) this.exit(code);
+    } finally {
+      interrupt.dispose();
+    }
+  }
+
+  private async chooseBackup(kube: Kube, namespace: string): Promise<string> {
+    const choices = restorableBackups(await backupClient(kube).list(namespace));
+    if (!choices.length) throw new UsageError('--from-backup', `no Completed or PartiallyFailed backups in namespace "${namespace}" to restore from`);
+    return select({
+      message: 'Restore from which backup?',
+      choices: choices.map((b) => ({
+        value: b.metadata.name ?? '',
+        name: `${b.metadata.name} (${b.status?.phase}, ${formatGoTime(b.status?.startTimestamp) ?? 'not started'})`,
+      })),
+    });
+  }
+}

@@ -1,0 +1,89 @@
+import { Args, Flags } from '@oclif/core';
+import { BaseCommand, outputFlag } from '../../cli/base-command.js';
+import { NotFoundError } from '../../cli/errors.js';
+import { asList, formatJson, formatYaml } from '../../cli/output.js';
+import { parseDuration } from '../../cli/duration.js';
+import { parseLabelSelector } from '../../cli/label-selector.js';
+import { colourEnabled, colours } from '../../cli/colour.js';
+import { byName, fetchJson, valueOr, type Fetched } from '../../cli/backups.js';
+import { podVolumeRestoreClient, restoreClient, type RestoreDescription } from '../../cli/restores.js';
+import { describeRestore } from '../../cli/describe/restore.js';
+import { Labels, labelValue, selectorFor, type Restore } from '../../api/index.js';
+import { connect, type Kube } from '../../kube/client.js';
+import type { Results } from '../../server/results.js';
+import type { RestoreVolumeInfo } from '../../server/volume-info.js';
+
+const NOT_STORED = { ok: false, notFound: true, error: 'not stored yet' } as const;
+
+export default class RestoreDescribe extends BaseCommand<typeof RestoreDescribe> {
+  static override summary = 'Describe restores in detail.';
+  static override description = 'Prints the sections Velero prints, in the same order. Files kept in storage are read through the cluster.';
+  static override args = { names: Args.string({ description: 'Names of restores to describe (default: all, or those matching --selector).' }) };
+  static override strict = false;
+  static override flags = {
+    ...outputFlag,
+    selector: Flags.string({ char: 'l', description: 'Only restores whose labels match this selector.' }),
+    details: Flags.boolean({ description: 'Add the list of restored resources.', default: false }),
+    'no-color': Flags.boolean({ description: 'Never colour the output (also: NO_COLOR).', default: false }),
+    timeout: Flags.string({ description: 'How long to wait for each file read through the cluster (Go duration).', default: '1m' }),
+  };
+
+  async run(): Promise<void> {
+    if (this.flags.selector) parseLabelSelector('--selector', this.flags.selector);
+    const timeoutMs = parseDuration('--timeout', this.flags.timeout);
+    const kube = connect({ kubeconfig: this.flags.kubeconfig, context: this.flags.context });
+    const ns = this.flags.namespace;
+    const client = restoreClient(kube);
+    const names = this.positional;
+    let restores: Restore[];
+    if (names.length) {
+      restores = [];
+      for (const n of names) {
+        const r = await client.get(ns, n);
+        if (!r) throw new NotFoundError(`restore "${n}" not found in namespace "${ns}"`);
+        restores.push(r);
+      }
+    } else restores = byName(await client.list(ns, this.flags.selector));
+
+    const c = colours(colourEnabled({ noColor: this.flags['no-color'] }));
+    const texts: string[] = [];
+    const descriptions: RestoreDescription[] = [];
+    for (const restore of restores) {
+      const g = await this.gather(kube, restore, timeoutMs);
+      if (this.flags.output === 'table') texts.push(describeRestore({ restore, details: this.flags.details, colours: c, ...g }));
+      else
+        descriptions.push({
+          apiVersion: 'cairn.io/v1',
+          kind: 'RestoreDescription',
+          restore,
+          results: valueOr(g.results),
+          podVolumeRestores: g.podVolumeRestores,
+          volumeInfo: valueOr(g.volumeInfo),
+          ...(this.flags.details ? { details: { resourceList: valueOr(g.resourceList) } } : {}),
+        });
+    }
+    if (this.flags.output === 'table') {
+      this.out(restores.length ? texts.join('\n\n') : 'No restores found');
+      return;
+    }
+    const value = names.length === 1 ? descriptions[0] : asList(descriptions);
+    this.out(this.flags.output === 'json' ? formatJson(value) : formatYaml(value));
+  }
+
+  private async gather(kube: Kube, restore: Restore, timeoutMs: number) {
+    const ns = this.flags.namespace;
+    const name = restore.metadata.name ?? '';
+    const podVolumeRestores = await podVolumeRestoreClient(kube).list(ns, selectorFor({ [Labels.RestoreName]: labelValue(name) }));
+    const phase = restore.status?.phase ?? 'New';
+    const stored = !['New', 'FailedValidation', 'InProgress'].includes(phase);
+    const read = <T>(kind: 'RestoreResults' | 'RestoreVolumeInfo' | 'RestoreResourceList'): Promise<Fetched<T>> =>
+      stored ? fetchJson<T>(kube, { namespace: ns, kind, name, timeoutMs, logger: this.log_ }) : Promise.resolve(NOT_STORED);
+    const hasResults = (restore.status?.warnings ?? 0) > 0 || (restore.status?.errors ?? 0) > 0;
+    const [results, volumeInfo, resourceList] = await Promise.all([
+      hasResults ? read<Results>('RestoreResults') : Promise.resolve(undefined),
+      read<RestoreVolumeInfo[]>('RestoreVolumeInfo'),
+      this.flags.details ? read<Record<string, string[]>>('RestoreResourceList') : Promise.resolve(undefined),
+    ]);
+    return { podVolumeRestores, results, volumeInfo, resourceList };
+  }
+}
