@@ -29,6 +29,7 @@ import { customClient } from '../../src/kube/custom.js';
 import { FORMAT_VERSION, FORMAT_VERSION_PATH, groupResource, itemPath } from '../../src/server/archive/paths.js';
 import { DEFAULT_SERVER_CONFIG } from '../../src/server/context.js';
 import { startRestoreController } from '../../src/server/restore/restore-controller.js';
+import { startBackupController } from '../../src/server/backup/backup-controller.js';
 import { BackupStore } from '../../src/server/storage/backup-store.js';
 import { gunzipText } from '../../src/server/storage/encoding.js';
 import { openLocationStore } from '../../src/server/storage/location-store.js';
@@ -40,6 +41,7 @@ const INSTALL_NS = `cairn-rt-${RUN}`;
 const APP = `rt-app-${RUN}`;
 const COPY = `rt-copy-${RUN}`;
 const RESUME = `rt-resume-${RUN}`;
+const ROUND = `rt-round-${RUN}`;
 const GROUP = `rt${RUN}.cairn.test`;
 const CRD_NAME = `widgets.${GROUP}`;
 const PV_NAME = `rt-pv-${RUN}`;
@@ -193,6 +195,7 @@ describe('restore controller against the local cluster and MinIO', () => {
   const restores = customClient<Restore>(kube, Kinds.Restore, parseRestore);
   let store: BackupStore;
   let stop: (() => Promise<void>) | undefined;
+  let stopBackups: (() => Promise<void>) | undefined;
   const originals = new Map<string, Obj>();
   let dynPvName = '';
   const key = (o: { kind: string; metadata: { name: string } }) => `${o.kind}/${o.metadata.name}`;
@@ -272,23 +275,27 @@ describe('restore controller against the local cluster and MinIO', () => {
     const backups = customClient<Backup>(kube, Kinds.Backup, parseBackup);
     await backups.create({ ...backup, status: { phase: BackupPhase.Completed, formatVersion: FORMAT_VERSION } } as Backup);
 
-    const ctrl = await startRestoreController({
+    const ctx = {
       kube,
       namespace: INSTALL_NS,
       logger: createLogger({ level: 'warn' }),
       version: 'test',
       config: { ...DEFAULT_SERVER_CONFIG, resourceTimeoutMs: 60_000 },
       now: () => new Date(),
-    });
+    };
+    const ctrl = await startRestoreController(ctx);
     stop = () => ctrl.stop();
+    const backupCtrl = await startBackupController(ctx);
+    stopBackups = () => backupCtrl.stop();
   });
 
   afterAll(async () => {
     await stop?.();
+    await stopBackups?.();
     // Restores carry a finalizer the controller removes; drop it here so the namespace can go.
     const list = await restores.list(INSTALL_NS).catch(() => []);
     for (const r of list) await kubectl(['-n', INSTALL_NS, 'patch', 'restore', r.metadata.name ?? '', '--type=merge', '-p', '{"metadata":{"finalizers":null}}'], { allowFailure: true });
-    await kubectl(['delete', 'namespace', INSTALL_NS, APP, COPY, RESUME, '--ignore-not-found', '--wait=false'], { allowFailure: true });
+    await kubectl(['delete', 'namespace', INSTALL_NS, APP, COPY, RESUME, ROUND, '--ignore-not-found', '--wait=false'], { allowFailure: true });
     await kubectl(['delete', 'pv', PV_NAME, '--ignore-not-found', '--wait=false'], { allowFailure: true });
     await kubectl(['delete', 'crd', CRD_NAME, '--ignore-not-found', '--wait=false'], { allowFailure: true });
     await kubectl(['delete', 'storageclass', SC, '--ignore-not-found', '--wait=false'], { allowFailure: true });
@@ -406,13 +413,13 @@ describe('restore controller against the local cluster and MinIO', () => {
       { timeoutMs: 60_000, description: 'resumed restore Completed' },
     );
     expect(r.status).toMatchObject({ warnings: 0, errors: 0, progress: { totalItems: 2, itemsRestored: 2 } });
-    expect(r.metadata.annotations?.['cairn.io/restore-attempts']).toBe('1');
+    expect(r.metadata.annotations?.['restore.cairn.io/attempts']).toBe('1');
     expect(await store.getRestoreJson('resumed', 'resourceList')).toEqual({ 'v1/ConfigMap': [`${RESUME}/settings(created)`], 'v1/Secret': [`${RESUME}/creds(created)`] });
     expect((await getJson('secret', 'creds', RESUME))?.data).toEqual((originals.get('Secret/creds') as Obj).data);
   });
 
   it('fails a restore that server restarts interrupted too often, with the reason', async () => {
-    const restore = newRestore({ namespace: INSTALL_NS, name: 'interrupted', annotations: { 'cairn.io/restore-attempts': '3' }, spec: { backupName: BACKUP } });
+    const restore = newRestore({ namespace: INSTALL_NS, name: 'interrupted', annotations: { 'restore.cairn.io/attempts': '3' }, spec: { backupName: BACKUP } });
     await restores.create({ ...restore, status: { phase: RestorePhase.InProgress } });
     const r = await waitFor(
       async () => {
@@ -423,6 +430,49 @@ describe('restore controller against the local cluster and MinIO', () => {
     );
     expect(r.status?.failureReason).toBe('the restore was interrupted by 3 server restarts; giving up');
     expect(r.status?.completionTimestamp).toBeTruthy();
+  });
+
+  it('restores what the backup controller backed up: every object equals the original', async () => {
+    await kubectl(['create', 'namespace', ROUND]);
+    const mine = appObjects
+      .filter((o) => o.metadata.name !== 'static')
+      .map((o) => ({ ...o, metadata: { ...o.metadata, namespace: ROUND } }) as Obj);
+    for (const o of mine) await apply(o);
+    const dyn = await waitFor(async () => {
+      const c = await getJson('pvc', 'dyn', ROUND);
+      return (c?.status as { phase?: string } | undefined)?.phase === 'Bound' ? c : undefined;
+    }, { timeoutMs: 60_000, description: 'claim dyn Bound' });
+    const before = new Map<string, Obj>();
+    for (const o of mine) before.set(key(o), (await getJson(resourceOf[o.kind] as string, o.metadata.name, ROUND)) as Obj);
+
+    const backups = customClient<Backup>(kube, Kinds.Backup, parseBackup);
+    await backups.create(newBackup({ namespace: INSTALL_NS, name: 'round', spec: { includedNamespaces: [ROUND], storageLocation: 'default' } }));
+    const done = await waitFor(async () => {
+      const b = await backups.get(INSTALL_NS, 'round');
+      const phase = b?.status?.phase;
+      return phase && !['New', 'InProgress', 'Finalizing', 'WaitingForPluginOperations'].includes(phase) ? b : undefined;
+    }, { timeoutMs: 120_000, description: 'backup round to finish' });
+    expect(done.status?.phase).toBe(BackupPhase.Completed);
+
+    await kubectl(['delete', 'namespace', ROUND, '--wait=true', '--timeout=120s']);
+    const oldVolume = (dyn.spec as { volumeName: string }).volumeName;
+    await waitFor(async () => (await getJson('pv', oldVolume)) === undefined, { timeoutMs: 60_000, description: `volume ${oldVolume} deleted with its claim` });
+
+    const r = await runRestore('round', { backupName: 'round' });
+    expect(r.status, JSON.stringify(await store.getRestoreJson('round', 'results'))).toMatchObject({ phase: RestorePhase.Completed, errors: 0, warnings: 0 });
+    for (const [k, orig] of before) {
+      const now = await getJson(resourceOf[orig.kind] as string, orig.metadata.name, ROUND);
+      expect(now, `${k} restored`).toBeDefined();
+      const forCompare = (o: Obj) => (o.kind === 'PersistentVolumeClaim' ? { ...comparable(o), spec: { ...(o.spec as object), volumeName: undefined } } : comparable(o));
+      expect(forCompare(now as Obj), k).toEqual(forCompare(orig));
+    }
+    await waitFor(async () => ((await getJson('pvc', 'dyn', ROUND))?.status as { phase?: string } | undefined)?.phase === 'Bound', {
+      timeoutMs: 60_000,
+      description: 'restored claim dyn Bound to a new volume',
+    });
+    const list = (await store.getRestoreJson('round', 'resourceList')) as Record<string, string[]>;
+    expect(list['v1/PersistentVolume']).toEqual([`${oldVolume}(skipped)`]);
+    expect(list['v1/ConfigMap']).toContain(`${ROUND}/settings(created)`);
   });
 
   it('deleting a restore removes its files from storage', async () => {

@@ -27,7 +27,7 @@ import { executeRestore, rfc3339 } from './restore-run.js';
 import { validateRestore } from './validate.js';
 
 /** Annotation counting how many times a server started this restore (restart safety). */
-export const ATTEMPTS_ANNOTATION = 'cairn.io/restore-attempts';
+export const ATTEMPTS_ANNOTATION = 'restore.cairn.io/attempts';
 export const MAX_ATTEMPTS = 3;
 
 const TERMINAL: ReadonlySet<string> = new Set([RestorePhase.FailedValidation, RestorePhase.Completed, RestorePhase.PartiallyFailed, RestorePhase.Failed]);
