@@ -13,6 +13,7 @@ import {
   Kinds,
   Labels,
   controllerReference,
+  creationTimestampOf,
   labelValue,
   parseBackup,
   parseBackupStorageLocation,
@@ -99,11 +100,22 @@ export function backupToSync(opts: {
   return { action: 'create', backup };
 }
 
-/** Backup objects of this location whose directory is no longer in storage (only finished ones). */
-export function orphanedBackups(opts: { clusterBackups: readonly Backup[]; storedNames: ReadonlySet<string>; locationName: string }): string[] {
+/**
+ * A backup that finished this recently is never taken for an orphan: its files may still be on their way to
+ * storage, whatever order the writer used.
+ */
+export const ORPHAN_GRACE_MS = 60_000;
+
+/** Backup objects of this location whose directory is no longer in storage (only finished ones, not just now). */
+export function orphanedBackups(opts: { clusterBackups: readonly Backup[]; storedNames: ReadonlySet<string>; locationName: string; now: Date }): string[] {
+  const settled = (b: Backup) => {
+    const finished = b.status?.completionTimestamp ? Date.parse(b.status.completionTimestamp) : (creationTimestampOf(b)?.getTime() ?? 0);
+    return !(opts.now.getTime() - finished < ORPHAN_GRACE_MS);
+  };
   return opts.clusterBackups
     .filter((b) => b.spec.storageLocation === opts.locationName)
     .filter((b) => ORPHANABLE.has(b.status?.phase ?? ''))
+    .filter(settled)
     .filter((b) => !opts.storedNames.has(b.metadata.name ?? ''))
     .map((b) => b.metadata.name ?? '')
     .filter(Boolean);
@@ -196,7 +208,7 @@ export async function syncLocation(opts: { ctx: ServerContext; location: BackupS
     }
   }
 
-  for (const name of orphanedBackups({ clusterBackups, storedNames, locationName })) {
+  for (const name of orphanedBackups({ clusterBackups, storedNames, locationName, now: ctx.now() })) {
     // Read the listing again for this name: a backup written between the listing and now is not an orphan.
     if (await store.backupExists(name)) continue;
     if (await backups.delete(ctx.namespace, name)) {

@@ -211,7 +211,8 @@ describe('backup sync', () => {
   it('creates Backups (and their PodVolumeBackups) for backups found in storage, and removes orphans', async () => {
     const { locations, backups, pvbs } = clients();
     const base = `${PREFIX}/synced/backups`;
-    await putObject(`${base}/hand-made/velero-backup.json`, JSON.stringify(storedBackup('hand-made', { phase: 'Completed', expiration: '2099-01-01T00:00:00Z' }), null, 2));
+    const finished = { phase: 'Completed' as const, completionTimestamp: '2026-01-01T00:00:00Z', expiration: '2099-01-01T00:00:00Z' };
+    await putObject(`${base}/hand-made/velero-backup.json`, JSON.stringify(storedBackup('hand-made', finished), null, 2));
     const pvb = {
       apiVersion: 'velero.io/v1',
       kind: 'PodVolumeBackup',

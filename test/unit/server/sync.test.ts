@@ -48,7 +48,8 @@ describe('backupToSync', () => {
 });
 
 describe('orphanedBackups', () => {
-  const inCluster = (name: string, phase: string, location = 'l') => ({ ...newBackup({ name, spec: { storageLocation: location } }), status: { phase } }) as Backup;
+  const inCluster = (name: string, phase: string, location = 'l', completionTimestamp = '2026-01-01T11:00:00Z') =>
+    ({ ...newBackup({ name, spec: { storageLocation: location } }), status: { phase, completionTimestamp } }) as Backup;
 
   it('lists only finished backups of this location missing from storage', () => {
     const backups = [
@@ -59,7 +60,13 @@ describe('orphanedBackups', () => {
       inCluster('running', 'InProgress'),
       inCluster('other-location', 'Completed', 'other'),
     ];
-    expect(orphanedBackups({ clusterBackups: backups, storedNames: new Set(['kept']), locationName: 'l' })).toEqual(['gone', 'gone-partial']);
+    expect(orphanedBackups({ clusterBackups: backups, storedNames: new Set(['kept']), locationName: 'l', now })).toEqual(['gone', 'gone-partial']);
+  });
+
+  it('gives a backup that just finished time for its files to arrive', () => {
+    const fresh = inCluster('fresh', 'Completed', 'l', '2026-01-01T11:59:30Z');
+    expect(orphanedBackups({ clusterBackups: [fresh], storedNames: new Set(), locationName: 'l', now })).toEqual([]);
+    expect(orphanedBackups({ clusterBackups: [fresh], storedNames: new Set(), locationName: 'l', now: new Date('2026-01-01T12:00:31Z') })).toEqual(['fresh']);
   });
 });
 
