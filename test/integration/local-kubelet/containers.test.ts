@@ -227,3 +227,45 @@ describe('local kubelet: containers', () => {
     expect(ev.message).toContain('nginx:1.27');
   });
 });
+
+describe('local kubelet: probes', () => {
+  it('readiness (exec inside the container, httpGet on the pod IP) gates Ready; a failing liveness probe restarts', async () => {
+    const port = 20_000 + Math.floor(Math.random() * 20_000);
+    await createPod(ns, {
+      metadata: { name: 'probed' },
+      spec: {
+        volumes: [{ name: 'flags', emptyDir: {} }],
+        containers: [
+          shell('exec-ready', 'sleep 2; touch /flags/ready; sleep 3600', {
+            volumeMounts: [{ name: 'flags', mountPath: '/flags' }],
+            readinessProbe: { exec: { command: ['test', '-e', '/flags/ready'] }, periodSeconds: 1 },
+          }),
+          {
+            name: 'http-ready',
+            image: 'debian',
+            command: ['sh', '-c', `sleep 1; exec python3 -m http.server ${port} --bind "$POD_IP"`],
+            env: [{ name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }],
+            ports: [{ name: 'web', containerPort: port }],
+            readinessProbe: { httpGet: { path: '/', port: 'web' }, periodSeconds: 1 },
+          },
+        ],
+      },
+    });
+    const notYet = await waitForPhase(ns, 'probed', 'Running');
+    expect(notYet.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('False');
+    const ready = await waitForPod(ns, 'probed', 'Ready', (p) => p.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True');
+    expect(ready.status?.containerStatuses?.every((c) => c.ready)).toBe(true);
+    await core().deleteNamespacedPod({ namespace: ns, name: 'probed', gracePeriodSeconds: 1 });
+
+    await createPod(ns, {
+      metadata: { name: 'not-alive' },
+      spec: {
+        terminationGracePeriodSeconds: 1,
+        containers: [shell('c', 'sleep 3600', { livenessProbe: { tcpSocket: { port: 1 }, periodSeconds: 1, failureThreshold: 2 } })],
+      },
+    });
+    await waitForPod(ns, 'not-alive', 'restarted by its liveness probe', (p) => (containerStatus(p, 'c')?.restartCount ?? 0) >= 1);
+    const ev = await waitForEvent(ns, 'not-alive', 'Unhealthy');
+    expect(ev.message).toContain('Liveness probe failed');
+  });
+});

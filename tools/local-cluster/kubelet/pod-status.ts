@@ -35,6 +35,12 @@ export interface ContainerRecord {
   containerId?: string | undefined;
   /** A sidecar (init container with restartPolicy Always). */
   sidecar?: boolean | undefined;
+  /** Readiness from its probe; a running container without a readiness probe is ready. */
+  ready?: boolean | undefined;
+}
+
+export function isReady(c: ContainerRecord): boolean {
+  return c.current.state === 'running' && c.ready !== false;
 }
 
 export interface PodStatusInput {
@@ -144,7 +150,7 @@ export function containerStatusJson(c: ContainerRecord): ContainerStatusJson {
     image: c.image,
     imageID: `cairn-local://${c.image}`,
     ...(c.containerId ? { containerID: c.containerId } : {}),
-    ready: running,
+    ready: isReady(c),
     started: running,
     restartCount: c.restartCount,
     state: stateJson(c.current),
@@ -166,7 +172,7 @@ function condition(
 
 export function computePodStatus(input: PodStatusInput): PodStatusJson {
   const phase = podPhase(input);
-  const containersReady = input.containers.length > 0 && input.containers.every((c) => c.current.state === 'running');
+  const containersReady = input.containers.length > 0 && input.containers.every(isReady);
   const notReadyReason = phase === 'Succeeded' || phase === 'Failed' ? 'PodCompleted' : 'ContainersNotReady';
   const initialized = input.initialized || phase === 'Succeeded';
   const conditions = [

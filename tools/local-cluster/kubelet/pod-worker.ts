@@ -18,6 +18,8 @@ import { computePodStatus, type ContainerRecord, type PodStatusJson, type Restar
 import { restoreContainer } from './adoption.js';
 import { groupAlive, killGroup, readExitCode, startProcess, type ProcessExit, type RunningProcess } from './process-runtime.js';
 import { SETUP_FAILED_EXIT } from './launch-script.js';
+import { startContainerProbers } from './container-probes.js';
+import type { Prober } from './probes.js';
 import { prepareVolumes, VolumeNotReadyError, type PreparedVolumes } from './volumes.js';
 
 export interface PodWorkerDeps {
@@ -46,6 +48,7 @@ interface Slot {
   /** Set while we stop it on purpose. */
   stopping: boolean;
   nextBackoffMs: number;
+  probers: Prober[];
   backoffUntil: number;
   pullFailed: boolean;
 }
@@ -78,6 +81,7 @@ export class PodWorker {
       sidecar: init && spec.restartPolicy === 'Always',
       record: { name: spec.name, image: spec.image ?? '', restartCount: 0, current: { state: 'waiting', reason: 'PodInitializing' } },
       stopping: false,
+      probers: [],
       nextBackoffMs: deps.backoff.initialMs,
       backoffUntil: 0,
       pullFailed: false,
@@ -291,16 +295,36 @@ export class PodWorker {
     this.deps.events.record({ pod: this.pod, fieldPath, type: 'Normal', reason: 'Created', message: `Created container ${s.spec.name}` });
     this.deps.events.record({ pod: this.pod, fieldPath, type: 'Normal', reason: 'Started', message: `Started container ${s.spec.name}` });
     this.deps.log.info({ pod: this.key(), container: s.spec.name, pid: proc.pid, restartCount }, 'container started');
-    this.attach(s, proc, restartCount);
+    this.attach(s, proc, restartCount, cfg.env);
   }
 
-  private attach(s: Slot, proc: RunningProcess, restartCount: number): void {
+  private attach(s: Slot, proc: RunningProcess, restartCount: number, env: ReadonlyMap<string, string>): void {
     s.proc = proc;
     s.record.containerId = containerId(this.uid, s.spec.name, restartCount);
     s.record.current = { state: 'running', startedAt: proc.startedAt };
+    this.startProbers(s, proc, env);
     s.settled = proc.exited
       .then((exit) => this.onExit(s, proc, restartCount, exit))
       .catch((err: unknown) => this.deps.log.error({ pod: this.key(), err: errorMessage(err) }, 'recording container exit failed'));
+  }
+
+  /** Readiness decides `ready`; a failed liveness probe restarts the container (per restartPolicy). */
+  private startProbers(s: Slot, proc: RunningProcess, env: ReadonlyMap<string, string>): void {
+    s.record.ready = s.spec.readinessProbe ? false : undefined;
+    s.probers = startContainerProbers({
+      pod: this.pod,
+      container: s.spec,
+      proc,
+      env,
+      nodeIp: this.deps.node.nodeIp,
+      events: this.deps.events,
+      fieldPath: this.fieldPath(s),
+      isCurrent: () => s.proc === proc,
+      onReadiness: (ready) => {
+        s.record.ready = ready;
+        this.kick();
+      },
+    });
   }
 
   private async onExit(s: Slot, proc: RunningProcess, restartCount: number, exit: ProcessExit): Promise<void> {
@@ -326,6 +350,8 @@ export class PodWorker {
       finishedAt: new Date(),
     };
     s.proc = undefined;
+    for (const p of s.probers.splice(0)) p.stop();
+    s.record.ready = undefined;
     s.record.current = term;
     this.deps.log.info({ pod: this.key(), container: s.spec.name, exitCode, reason }, 'container exited');
     if (!s.stopping && exitCode !== 0) {
@@ -379,7 +405,7 @@ export class PodWorker {
       if (restored.current) s.record.current = restored.current;
       if (restored.proc) {
         this.deps.log.info({ pod: this.key(), container: s.spec.name, pid: restored.proc.pid }, 'adopted running container');
-        this.attach(s, restored.proc, restored.restartCount);
+        this.attach(s, restored.proc, restored.restartCount, new Map([['PATH', this.deps.hostPath]]));
       }
     }
   }
@@ -456,6 +482,7 @@ export class PodWorker {
 
   /** Forget this pod without touching its processes (a simulated kubelet crash). */
   abandon(): void {
+    for (const s of this.slots) for (const p of s.probers.splice(0)) p.stop();
     this.finished = true;
     if (this.timer) clearTimeout(this.timer);
   }
