@@ -10,12 +10,25 @@ import { randomBytes } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { Kinds, newBackup, newBackupStorageLocation, parseBackup, parseBackupStorageLocation, type Backup, type BackupSpec, type BackupStorageLocation } from '../../src/api/index.js';
+import {
+  Kinds,
+  newBackup,
+  newBackupStorageLocation,
+  newRestore,
+  parseBackup,
+  parseBackupStorageLocation,
+  parseRestore,
+  type Backup,
+  type BackupSpec,
+  type BackupStorageLocation,
+  type Restore,
+} from '../../src/api/index.js';
 import { createLogger } from '../../src/cli/logger.js';
 import { kubeFromConfig, type Kube } from '../../src/kube/client.js';
 import { customClient } from '../../src/kube/custom.js';
 import { DEFAULT_SERVER_CONFIG, type ServerContext, type Stoppable } from '../../src/server/context.js';
 import { startBackupController } from '../../src/server/backup/backup-controller.js';
+import { startRestoreController } from '../../src/server/restore/restore-controller.js';
 import { cairn } from '../support/cli.js';
 import { clusterInfo, kubeConfig, kubectl, s3Client } from '../support/cluster.js';
 import { waitFor } from '../support/wait.js';
@@ -279,6 +292,32 @@ describe('backup controller (in process)', () => {
 
     const secret = JSON.parse(entries.find((e) => e.name === `resources/secrets/namespaces/${APP}/db-password.json`)?.body ?? '{}') as { data: Record<string, string> };
     expect(Buffer.from(secret.data.password ?? '', 'base64').toString('utf8')).toBe(`s3cr3t-${RUN}`);
+  });
+
+  it('is restorable: the restore controller brings the items back into a mapped namespace', async () => {
+    const restoreController = await startRestoreController(ctx);
+    try {
+      const target = `${APP}-copy`;
+      const restores = customClient<Restore>(kube, Kinds.Restore, parseRestore);
+      await restores.create(newRestore({ namespace: NS, name: `r-${RUN}`, spec: { backupName: name, namespaceMapping: { [APP]: target }, includedResources: ['configmaps', 'secrets', 'widgets.' + GROUP, 'serviceaccounts', 'namespaces', 'customresourcedefinitions.apiextensions.k8s.io'] } }));
+      const r = await waitFor(
+        async () => {
+          const cur = await restores.get(NS, `r-${RUN}`);
+          return ['Completed', 'PartiallyFailed', 'Failed', 'FailedValidation'].includes(cur?.status?.phase ?? '') ? cur : undefined;
+        },
+        { timeoutMs: 60_000, description: 'restore finished' },
+      );
+      expect(r.status?.phase, JSON.stringify(r.status)).toBe('Completed');
+      const cm = JSON.parse((await kubectl(['-n', target, 'get', 'configmap', 'settings', '-o', 'json'])).stdout) as { data: Record<string, string> };
+      expect(cm.data).toEqual({ color: 'blue' });
+      const secret = JSON.parse((await kubectl(['-n', target, 'get', 'secret', 'db-password', '-o', 'json'])).stdout) as { data: Record<string, string> };
+      expect(Buffer.from(secret.data.password ?? '', 'base64').toString('utf8')).toBe(`s3cr3t-${RUN}`);
+      const w = JSON.parse((await kubectl(['-n', target, 'get', `widgets.${GROUP}`, 'w2', '-o', 'json'])).stdout) as { spec: unknown };
+      expect(w.spec).toEqual({ size: 2 });
+    } finally {
+      await restoreController.stop();
+      await kubectl(['delete', 'namespace', `${APP}-copy`, '--wait=false'], { allowFailure: true });
+    }
   });
 
   it('fails validation with every reason: a missing location and inconsistent filters', async () => {
