@@ -3,7 +3,7 @@
  * would not shrink: a byte-entropy estimate on a few samples spots random and already-compressed data for
  * almost nothing, and a result that saves less than 3 % is thrown away.
  */
-import { zstdCompress, zstdDecompress, constants as zc } from 'node:zlib';
+import { zstdCompress, zstdDecompress, zstdDecompressSync, constants as zc } from 'node:zlib';
 
 const LEVEL = 3;
 const MIN_SIZE = 128;
@@ -48,7 +48,17 @@ export function compress(data: Uint8Array): Promise<Buffer | undefined> {
   );
 }
 
+/** Small blobs are decompressed in place: a thread-pool round trip costs more than the work. */
+const SYNC_DECOMPRESS_MAX = 256 * 1024;
+
 export function decompress(data: Uint8Array, rawLength: number): Promise<Buffer> {
+  if (rawLength <= SYNC_DECOMPRESS_MAX) {
+    try {
+      return Promise.resolve(zstdDecompressSync(data, { maxOutputLength: Math.max(rawLength, 1) }));
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
+  }
   return new Promise((resolve, reject) =>
     zstdDecompress(data, { maxOutputLength: Math.max(rawLength, 1) }, (err, out) => (err ? reject(err) : resolve(out))),
   );

@@ -15,20 +15,33 @@ const { Blake3Hasher } = require(workerData.blakePath);
 const encKey = Buffer.from(workerData.encKey);
 const idKey = Buffer.from(workerData.idKey);
 const prefix = Buffer.from('cairn blob ');
-function open(id, sealed, flags, rawLength) {
+const SLICE = 65536;
+// Decrypts into out (a transferred buffer of the caller's); decompresses into a fresh buffer only when compressed.
+function open(id, sealed, flags, rawLength, out) {
   const key = createHmac('sha256', encKey).update(prefix).update(id).digest();
   const d = createDecipheriv('aes-256-gcm', key, sealed.subarray(0, 12));
   d.setAAD(id);
   d.setAuthTag(sealed.subarray(sealed.length - 16));
-  let plain;
+  const body = sealed.subarray(12, sealed.length - 16);
+  if (body.length > out.length) return { error: 'is larger than its index entry says' };
+  let at = 0;
   try {
-    plain = Buffer.concat([d.update(sealed.subarray(12, sealed.length - 16)), d.final()]);
+    for (let i = 0; i < body.length; i += SLICE) {
+      const part = d.update(body.subarray(i, Math.min(body.length, i + SLICE)));
+      part.copy(out, at);
+      at += part.length;
+    }
+    d.final();
   } catch {
     return { error: 'failed authentication (wrong key, or the data was corrupted or tampered with)' };
   }
+  let plain = out.subarray(0, at);
   if (flags & 1) {
     try {
-      plain = zstdDecompressSync(plain, { maxOutputLength: Math.max(rawLength, 1) });
+      const unpacked = zstdDecompressSync(plain, { maxOutputLength: Math.max(rawLength, 1) });
+      if (unpacked.length > out.length) return { error: 'does not match its ID' };
+      unpacked.copy(out, 0);
+      plain = out.subarray(0, unpacked.length);
     } catch (err) {
       return { error: 'cannot be decompressed: ' + err.message };
     }
@@ -37,25 +50,40 @@ function open(id, sealed, flags, rawLength) {
   const h = Blake3Hasher.newKeyed(idKey);
   h.update(plain);
   if (!h.digestBuffer().equals(id)) return { error: 'does not match its ID' };
-  const out = new Uint8Array(new ArrayBuffer(plain.length));
-  out.set(plain);
-  return { plain: out };
+  return { length: plain.length };
 }
 parentPort.on('message', (msg) => {
-  const r = open(Buffer.from(msg.id), Buffer.from(msg.sealed.buffer, msg.sealed.byteOffset, msg.sealed.byteLength), msg.flags, msg.rawLength);
-  parentPort.postMessage({ seq: msg.seq, ...r }, r.plain ? [r.plain.buffer] : []);
+  const sealed = Buffer.from(msg.sealed, 0, msg.sealedLength);
+  const out = Buffer.from(msg.out);
+  const r = open(Buffer.from(msg.id), sealed, msg.flags, msg.rawLength, out);
+  parentPort.postMessage({ seq: msg.seq, sealed: msg.sealed, out: msg.out, ...r }, [msg.sealed, msg.out]);
 });
 `;
 
 export class BlobOpenError extends Error {}
 
+/** A blob's plaintext in a pooled buffer; call release() once it is written out. */
+export interface BlobLease {
+  data: Buffer;
+  release(): void;
+}
+
+/**
+ * Buffers for sealed input and plaintext output travel to the worker and back (transferred, not copied) and are
+ * reused: memory stays flat however much is restored. Blobs larger than the slab get one-off buffers.
+ */
 export class OpenPool {
   private readonly workers: Worker[] = [];
   private readonly busy: number[] = [];
-  private readonly pending = new Map<number, { resolve: (b: Buffer) => void; reject: (e: unknown) => void; worker: number }>();
+  private readonly pending = new Map<number, { resolve: (b: BlobLease) => void; reject: (e: unknown) => void; worker: number }>();
+  private readonly free: ArrayBuffer[] = [];
   private seq = 0;
 
-  constructor(keys: { encryption: Buffer; id: Buffer }, size: number) {
+  constructor(
+    keys: { encryption: Buffer; id: Buffer },
+    size: number,
+    private readonly slabSize: number,
+  ) {
     const blakePath = blake3ModulePath();
     for (let i = 0; i < size; i++) {
       const w = new Worker(WORKER_SOURCE, {
@@ -63,13 +91,25 @@ export class OpenPool {
         workerData: { encKey: Uint8Array.from(keys.encryption), idKey: Uint8Array.from(keys.id), blakePath },
         resourceLimits: { maxYoungGenerationSizeMb: 4 },
       });
-      w.on('message', (msg: { seq: number; plain?: Uint8Array; error?: string }) => {
+      w.on('message', (msg: { seq: number; sealed: ArrayBuffer; out: ArrayBuffer; length?: number; error?: string }) => {
         const p = this.pending.get(msg.seq);
         if (!p) return;
         this.pending.delete(msg.seq);
         this.busy[p.worker]!--;
-        if (msg.plain) p.resolve(Buffer.from(msg.plain.buffer, msg.plain.byteOffset, msg.plain.byteLength));
-        else p.reject(new BlobOpenError(msg.error ?? 'failed'));
+        this.give(msg.sealed);
+        if (msg.length === undefined) {
+          this.give(msg.out);
+          p.reject(new BlobOpenError(msg.error ?? 'failed'));
+          return;
+        }
+        let released = false;
+        p.resolve({
+          data: Buffer.from(msg.out, 0, msg.length),
+          release: () => {
+            if (!released) this.give(msg.out);
+            released = true;
+          },
+        });
       });
       w.on('error', (err) => {
         for (const p of this.pending.values()) p.reject(err);
@@ -80,17 +120,27 @@ export class OpenPool {
     }
   }
 
-  /** Opens one sealed blob; `sealed` is transferred when it owns its whole ArrayBuffer, copied otherwise. */
-  open(id: Buffer, sealed: Buffer, flags: number, rawLength: number): Promise<Buffer> {
+  private give(buf: ArrayBuffer): void {
+    if (buf.byteLength === this.slabSize && this.free.length < 16) this.free.push(buf);
+  }
+
+  /** A buffer of at least `size` bytes to read sealed bytes into (hand it to open()). */
+  take(size: number): Buffer {
+    if (size > this.slabSize) return Buffer.from(new ArrayBuffer(size));
+    return Buffer.from(this.free.pop() ?? new ArrayBuffer(this.slabSize));
+  }
+
+  /** Opens a sealed blob held at the start of `buffer` (from take(); it is transferred). */
+  open(id: Buffer, buffer: Buffer, sealedLength: number, flags: number, rawLength: number): Promise<BlobLease> {
     let w = 0;
     for (let i = 1; i < this.workers.length; i++) if (this.busy[i]! < this.busy[w]!) w = i;
     this.busy[w]!++;
     const seq = ++this.seq;
-    const owned = sealed.byteOffset === 0 && sealed.buffer.byteLength === sealed.length;
-    const payload = owned ? sealed : Uint8Array.from(sealed);
-    return new Promise<Buffer>((resolve, reject) => {
+    const out = this.take(rawLength).buffer as ArrayBuffer;
+    const sealed = buffer.buffer as ArrayBuffer;
+    return new Promise<BlobLease>((resolve, reject) => {
       this.pending.set(seq, { resolve, reject, worker: w });
-      this.workers[w]!.postMessage({ seq, id: Uint8Array.from(id), sealed: payload, flags, rawLength }, [payload.buffer as ArrayBuffer]);
+      this.workers[w]!.postMessage({ seq, id: Uint8Array.from(id), sealed, sealedLength, out, flags, rawLength }, [sealed, out]);
     });
   }
 

@@ -11,6 +11,7 @@ import { decodeIndex, MasterIndex } from './index-file.js';
 import { DEFAULT_CHUNK_SIZES, type ChunkerParams } from './chunker.js';
 import { decompress } from './compress.js';
 import { FLAG_ZSTD, packKey, parsePackHeader, type PackEntry } from './pack.js';
+import { OpenPool, type BlobLease } from './open-pool.js';
 import {
   RepositoryCorruptError,
   RepositoryExistsError,
@@ -108,6 +109,7 @@ export class Repository {
   readonly hasher: ContentHasher;
   private readonly treeCache = new Map<string, Buffer>();
   private readonly packSizes = new Map<string, number>();
+  private openPool: OpenPool | undefined;
 
   private constructor(
     readonly store: ObjectStore,
@@ -209,6 +211,47 @@ export class Repository {
       throw err instanceof Error && /shorter than the range/.test(err.message) ? new RepositoryCorruptError(`pack ${pack.slice(0, 12)} is truncated`) : err;
     }
     return this.openSealedBlob(hexId, loc.flags, loc.rawLength, sealed, pack);
+  }
+
+  /** Opens blobs of at least 64 KiB on `workers` threads from now on (restore); closeWorkers() ends them. */
+  useWorkers(workers: number): void {
+    const slab = 2 * this.config.chunker.avg + 64 * 1024;
+    if (workers > 0 && !this.openPool) this.openPool = new OpenPool(this.keys, workers, slab);
+  }
+
+  async closeWorkers(): Promise<void> {
+    const pool = this.openPool;
+    this.openPool = undefined;
+    await pool?.close();
+  }
+
+  /**
+   * Like loadBlob, but large blobs are opened on the worker threads (useWorkers) into pooled buffers: call release()
+   * once the data is written out.
+   */
+  async loadBlobLease(hexId: string, options: { signal?: AbortSignal } = {}): Promise<BlobLease> {
+    const loc = this.index.get(hexId);
+    const pool = this.openPool;
+    if (!pool || !loc || loc.rawLength < 64 * 1024) return { data: await this.loadBlob(hexId, options), release: () => undefined };
+    const pack = this.index.packOf(loc);
+    const buffer = pool.take(loc.length);
+    let sealed: Buffer;
+    try {
+      sealed = await this.store.get(packKey(pack), { range: { offset: loc.offset, length: loc.length }, signal: options.signal, target: buffer });
+    } catch (err) {
+      if (isNotFound(err)) throw new RepositoryCorruptError(`pack ${pack.slice(0, 12)} holding blob ${hexId.slice(0, 16)} is missing`);
+      throw err instanceof Error && /shorter than the range/.test(err.message) ? new RepositoryCorruptError(`pack ${pack.slice(0, 12)} is truncated`) : err;
+    }
+    let input = buffer;
+    if (sealed.buffer !== buffer.buffer) {
+      input = pool.take(sealed.length);
+      sealed.copy(input, 0);
+    }
+    try {
+      return await pool.open(Buffer.from(hexId, 'hex'), input, sealed.length, loc.flags, loc.rawLength);
+    } catch (err) {
+      throw new RepositoryCorruptError(`blob ${hexId.slice(0, 16)} in pack ${pack.slice(0, 12)} is corrupted: ${(err as Error).message}`);
+    }
   }
 
   async openSealedBlob(hexId: string, flags: number, rawLength: number, sealed: Buffer, pack: string): Promise<Buffer> {

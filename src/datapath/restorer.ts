@@ -4,12 +4,31 @@
  * its keyed ID. Holes are recreated for zero runs; mode, ownership and times are restored, and any failure to do
  * so is reported with its path (never ignored). A full disk stops the restore with one clear error.
  */
-import { promises as fsp, constants as fsc } from 'node:fs';
+import {
+  promises as fsp,
+  constants as fsc,
+  chmodSync,
+  closeSync,
+  fchmodSync,
+  fchownSync,
+  ftruncateSync,
+  futimesSync,
+  lchownSync,
+  linkSync,
+  lutimesSync,
+  openSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+  writeSync,
+} from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join, resolve } from 'node:path';
 import { Semaphore } from '../plugins/object-store/limit.js';
 import { CancelledError, RepositoryError, SnapshotNotFoundError } from './errors.js';
 import type { Repository } from './repository.js';
+import type { BlobLease } from './open-pool.js';
 import { readTree, type TreeEntry } from './tree.js';
 import { usableCpus } from './cpu.js';
 
@@ -39,6 +58,8 @@ export interface RestoreOptions {
   ownership?: boolean;
   /** Files restored at once. */
   concurrency?: number;
+  /** Worker threads that decrypt, decompress and verify (default: usable CPUs; 0 = this thread). */
+  workers?: number;
 }
 
 export interface RestoreStats {
@@ -66,6 +87,7 @@ export async function restore(options: RestoreOptions): Promise<RestoreResult> {
   const lock = await repo.lock({ exclusive: false });
   try {
     await repo.loadIndex();
+    repo.useWorkers(options.workers ?? usableCpus());
     const snap = await repo.findSnapshot(options.snapshotId);
     const run = new RestoreRun(repo, options, options.path ? 0 : snap.summary.bytes, options.path ? 0 : snap.summary.files);
     const target = resolve(options.target);
@@ -86,6 +108,7 @@ export async function restore(options: RestoreOptions): Promise<RestoreResult> {
     if (options.signal?.aborted) throw new CancelledError();
     throw err;
   } finally {
+    await repo.closeWorkers();
     await lock.release().catch(() => undefined);
   }
 }
@@ -94,6 +117,7 @@ class RestoreRun {
   readonly stats: Omit<RestoreStats, 'durationMs'> = { files: 0, dirs: 0, symlinks: 0, bytes: 0 };
   readonly errors: RestoreIssue[] = [];
   private readonly slots: Semaphore;
+  private readonly fetchSlots: Semaphore;
   private readonly inflight = new Set<Promise<void>>();
   private readonly linkTargets = new Map<string, { abs: string; done: Promise<boolean> }>();
   private readonly progress: RestoreProgress;
@@ -108,6 +132,7 @@ class RestoreRun {
     totalFiles: number,
   ) {
     this.slots = new Semaphore(options.concurrency ?? Math.max(4, usableCpus() * 4));
+    this.fetchSlots = new Semaphore(Math.max(4, (options.workers ?? usableCpus()) * 3));
     this.progress = { totalBytes, doneBytes: 0, totalFiles, doneFiles: 0 };
   }
 
@@ -178,7 +203,7 @@ class RestoreRun {
     }
     await Promise.all([...mine]);
     this.check();
-    if (self) await this.attributes(abs, rel, self, undefined);
+    if (self) this.attributes(abs, rel, self, undefined);
   }
 
   async drain(): Promise<void> {
@@ -190,17 +215,17 @@ class RestoreRun {
     const abs = join(dirAbs, e.n);
     const rel = dirRel ? `${dirRel}/${e.n}` : e.n;
     if (e.t === 'l') {
-      await fsp.rm(abs, { force: true });
-      await fsp.symlink(e.tg ?? '', abs);
-      await this.attributes(abs, rel, e, undefined, true);
+      rmSync(abs, { force: true });
+      symlinkSync(e.tg ?? '', abs);
+      this.attributes(abs, rel, e, undefined, true);
       this.stats.symlinks++;
       return;
     }
     if (e.hl !== undefined) {
       const first = this.linkTargets.get(e.hl);
       if (first && (await first.done)) {
-        await fsp.rm(abs, { force: true });
-        await fsp.link(first.abs, abs);
+        rmSync(abs, { force: true });
+        linkSync(first.abs, abs);
         this.stats.files++;
         this.progress.doneFiles++;
         return;
@@ -220,24 +245,44 @@ class RestoreRun {
 
   private async file(e: TreeEntry, abs: string, rel: string): Promise<void> {
     const tmp = join(dirname(abs), `.${basename(abs)}.${randomBytes(4).toString('hex')}.cairn-restore`);
-    const fh = await fsp.open(tmp, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL, 0o600);
+    // Writes and attribute calls are synchronous: they hit the page cache in microseconds, far below the cost of a
+    // thread-pool round trip per call; files still overlap through their (asynchronous) chunk fetches.
+    let fd: number | undefined = openSync(tmp, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL, 0o600);
     let ok = false;
+    let aheadOut: (Promise<BlobLease> | undefined)[] = [];
     try {
       let pos = 0;
       if (e.in !== undefined) {
         const data = Buffer.from(e.in, 'base64');
-        await fh.write(data, 0, data.length, 0);
+        writeAllSync(fd, data, 0, data.length, 0);
         pos = data.length;
       } else {
         const items = e.c ?? [];
         // A file that had zero runs is written sparsely: all-zero 4 KiB blocks become holes.
         const sparse = items.some((it) => typeof it === 'object');
         // Fetch a few chunks ahead so one large file also restores in parallel; write them in order.
-        const ahead: (Promise<Buffer> | undefined)[] = [];
+        const ahead: (Promise<BlobLease> | undefined)[] = [];
+        aheadOut = ahead;
         const fetch = (i: number) => {
           const item = items[i];
           if (typeof item !== 'string') return undefined;
-          const p = this.repo.loadBlob(item, this.options.signal ? { signal: this.options.signal } : {});
+          // Chunks in flight are bounded across all files (memory stays flat); slots are taken in request order, and
+          // each file asks for its chunks in order, so an earlier chunk never waits behind a later one of its file.
+          const p = this.fetchSlots.acquire().then(() =>
+            this.repo.loadBlobLease(item, this.options.signal ? { signal: this.options.signal } : {}).then(
+              (lease) => ({
+                data: lease.data,
+                release: () => {
+                  lease.release();
+                  this.fetchSlots.release();
+                },
+              }),
+              (err: unknown) => {
+                this.fetchSlots.release();
+                throw err;
+              },
+            ),
+          );
           p.catch(() => undefined); // awaited in order below; a failure after an earlier one must not go unhandled
           return p;
         };
@@ -251,54 +296,62 @@ class RestoreRun {
             pos += item.z;
             continue;
           }
-          const data = await pending!;
+          const lease = await pending!;
           ahead[i] = undefined;
-          await writeChunk(fh, data, pos, sparse);
+          const data = lease.data;
+          try {
+            writeChunkSync(fd, data, pos, sparse);
+          } finally {
+            lease.release();
+          }
           pos += data.length;
           this.progress.doneBytes += data.length;
           this.reportProgress(false);
         }
       }
-      await fh.truncate(pos);
-      await this.attributes(tmp, rel, e, fh);
-      await fh.close();
-      await fsp.rename(tmp, abs);
+      ftruncateSync(fd, pos);
+      this.attributes(tmp, rel, e, fd);
+      closeSync(fd);
+      fd = undefined;
+      renameSync(tmp, abs);
       ok = true;
       this.stats.files++;
       this.stats.bytes += pos;
       this.progress.doneFiles++;
     } finally {
       if (!ok) {
-        await fh.close().catch(() => undefined);
-        await fsp.rm(tmp, { force: true }).catch(() => undefined);
+        if (fd !== undefined) closeSync(fd);
+        rmSync(tmp, { force: true });
+        // Give back the buffers and fetch slots of chunks fetched ahead but never written.
+        for (const p of aheadOut) p?.then((l) => l.release(), () => undefined);
       }
     }
   }
 
   /** Mode, owner and times; each failure is reported with the path. */
-  private async attributes(abs: string, rel: string, e: TreeEntry, fh: fsp.FileHandle | undefined, symlink = false): Promise<void> {
+  private attributes(abs: string, rel: string, e: TreeEntry, fd: number | undefined, symlink = false): void {
     const wantOwner = this.options.ownership !== false && (this.isRoot || e.u !== process.getuid?.() || e.g !== process.getgid?.());
     if (wantOwner) {
       try {
-        if (fh) await fh.chown(e.u, e.g);
-        else await fsp.lchown(abs, e.u, e.g);
+        if (fd !== undefined) fchownSync(fd, e.u, e.g);
+        else lchownSync(abs, e.u, e.g);
       } catch (err) {
         this.report(rel, Object.assign(new Error(`cannot restore owner ${e.u}:${e.g}: ${(err as Error).message.split(',')[0]}`), { code: (err as NodeJS.ErrnoException).code }));
       }
     }
     if (!symlink) {
       try {
-        if (fh) await fh.chmod(e.m);
-        else await fsp.chmod(abs, e.m);
+        if (fd !== undefined) fchmodSync(fd, e.m);
+        else chmodSync(abs, e.m);
       } catch (err) {
         this.report(rel, err);
       }
     }
     const mtime = Number(BigInt(e.mt) / 1000n) / 1e6;
     try {
-      if (fh) await fh.utimes(mtime, mtime);
-      else if (symlink) await fsp.lutimes(abs, mtime, mtime);
-      else await fsp.utimes(abs, mtime, mtime);
+      if (fd !== undefined) futimesSync(fd, mtime, mtime);
+      else if (symlink) lutimesSync(abs, mtime, mtime);
+      else utimesSync(abs, mtime, mtime);
     } catch (err) {
       this.report(rel, err);
     }
@@ -318,16 +371,15 @@ class RestoreRun {
 const BLOCK = 4096;
 const ZERO_BLOCK = Buffer.alloc(BLOCK);
 
-async function writeAll(fh: fsp.FileHandle, data: Buffer, from: number, to: number, pos: number): Promise<void> {
+function writeAllSync(fd: number, data: Buffer, from: number, to: number, pos: number): void {
   let done = from;
-  while (done < to) done += (await fh.write(data, done, to - done, pos + done - from)).bytesWritten;
+  while (done < to) done += writeSync(fd, data, done, to - done, pos + done - from);
 }
 
 /** Writes a chunk at pos; when sparse, skips 4 KiB blocks (aligned to the file) that are all zero. */
-async function writeChunk(fh: fsp.FileHandle, data: Buffer, pos: number, sparse: boolean): Promise<void> {
-  if (!sparse) return writeAll(fh, data, 0, data.length, pos);
+function writeChunkSync(fd: number, data: Buffer, pos: number, sparse: boolean): void {
+  if (!sparse) return writeAllSync(fd, data, 0, data.length, pos);
   let runStart = -1;
-  let i = 0;
   const firstBoundary = (BLOCK - (pos % BLOCK)) % BLOCK;
   const edges: number[] = [0];
   for (let b = firstBoundary; b < data.length; b += BLOCK) if (b > 0) edges.push(b);
@@ -338,10 +390,9 @@ async function writeChunk(fh: fsp.FileHandle, data: Buffer, pos: number, sparse:
     const zero = to - from === BLOCK && data.subarray(from, to).equals(ZERO_BLOCK);
     if (!zero && runStart < 0) runStart = from;
     if (zero && runStart >= 0) {
-      await writeAll(fh, data, runStart, from, pos + runStart);
+      writeAllSync(fd, data, runStart, from, pos + runStart);
       runStart = -1;
     }
-    i = to;
   }
-  if (runStart >= 0) await writeAll(fh, data, runStart, i, pos + runStart);
+  if (runStart >= 0) writeAllSync(fd, data, runStart, data.length, pos + runStart);
 }

@@ -6,7 +6,7 @@
  * object or the whole new one; after a crash an object that was reported written is on disk. `durability: 'none'` skips
  * both fsyncs (tests, scratch repositories). Temp files left by a crash are never listed.
  */
-import { createWriteStream, promises as fsp, constants as fsc } from 'node:fs';
+import { closeSync, createWriteStream, openSync, readSync, promises as fsp, constants as fsc } from 'node:fs';
 import { join, dirname, sep } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
@@ -39,8 +39,66 @@ export class FilesystemObjectStore implements ObjectStore {
     return join(this.root, key);
   }
 
+  /**
+   * Ranged reads keep a few read-only descriptors open (a restore reads thousands of ranges from the same packs);
+   * put/delete through this store drop the cached descriptor, and idle ones are closed after a second. Whole-object
+   * reads always open afresh.
+   */
+  private readonly rangeFds = new Map<string, { fd: number; used: number }>();
+  private sweeper: NodeJS.Timeout | undefined;
+
+  private dropFd(path: string): void {
+    const held = this.rangeFds.get(path);
+    if (!held) return;
+    this.rangeFds.delete(path);
+    closeSync(held.fd);
+  }
+
+  private rangeFd(path: string, key: string): number {
+    const held = this.rangeFds.get(path);
+    if (held) {
+      held.used = Date.now();
+      return held.fd;
+    }
+    let fd: number;
+    try {
+      fd = openSync(path, 'r');
+    } catch (err) {
+      throw mapError(err, key);
+    }
+    if (this.rangeFds.size >= 32) this.dropFd(this.rangeFds.keys().next().value!);
+    this.rangeFds.set(path, { fd, used: Date.now() });
+    this.sweeper ??= setInterval(() => {
+      const cutoff = Date.now() - 1000;
+      for (const [p, h] of this.rangeFds) if (h.used < cutoff) this.dropFd(p);
+      if (this.rangeFds.size === 0) {
+        clearInterval(this.sweeper);
+        this.sweeper = undefined;
+      }
+    }, 1000).unref();
+    return fd;
+  }
+
   async get(key: string, options: GetOptions = {}): Promise<Buffer> {
     const path = this.pathOf(key);
+    if (options.range) {
+      // Synchronous positional reads: page-cache hits cost microseconds, less than a thread-pool round trip.
+      const { offset, length } = options.range;
+      const fd = this.rangeFd(path, key);
+      const buf = options.target && options.target.length >= length ? options.target.subarray(0, length) : Buffer.allocUnsafe(length);
+      let done = 0;
+      try {
+        while (done < length) {
+          const n = readSync(fd, buf, done, length - done, offset + done);
+          if (n === 0) throw new ObjectStoreError(`object ${key} is shorter than the range ${offset}+${length}`, { retryable: false });
+          done += n;
+        }
+      } catch (err) {
+        this.dropFd(path);
+        throw mapError(err, key);
+      }
+      return buf;
+    }
     let fh: fsp.FileHandle;
     try {
       fh = await fsp.open(path, 'r');
@@ -79,6 +137,7 @@ export class FilesystemObjectStore implements ObjectStore {
     const dir = dirname(path);
     const name = path.slice(dir.length + 1);
     const tmp = join(dir, `.${name}.${randomBytes(6).toString('hex')}${TMP_SUFFIX}`);
+    this.dropFd(path);
     try {
       await fsp.mkdir(dir, { recursive: true });
       if (Buffer.isBuffer(body)) {
@@ -156,6 +215,7 @@ export class FilesystemObjectStore implements ObjectStore {
   }
 
   async delete(key: string): Promise<void> {
+    this.dropFd(this.pathOf(key));
     try {
       await fsp.unlink(this.pathOf(key));
     } catch (err) {

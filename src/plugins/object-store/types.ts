@@ -21,6 +21,11 @@ export interface ObjectInfo {
 export interface GetOptions {
   range?: ByteRange;
   signal?: AbortSignal;
+  /**
+   * With a range: read into the start of this buffer (at least range.length bytes) to avoid an allocation. Backends
+   * may ignore it; always use the returned buffer.
+   */
+  target?: Buffer;
 }
 
 export interface PutOptions {
