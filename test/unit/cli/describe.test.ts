@@ -1,0 +1,340 @@
+import { describe, expect, it } from 'vitest';
+import { describeBackup } from '../../../src/cli/describe/backup.js';
+import { describeRestore } from '../../../src/cli/describe/restore.js';
+import { colours } from '../../../src/cli/colour.js';
+import type { Backup, PodVolumeBackup, PodVolumeRestore, Restore, DeleteBackupRequest } from '../../../src/api/index.js';
+
+const plain = colours(false);
+
+function nginxBackup(): Backup {
+  return {
+    apiVersion: 'velero.io/v1',
+    kind: 'Backup',
+    metadata: {
+      name: 'nginx-backup',
+      namespace: 'velero',
+      labels: { 'velero.io/storage-location': 'default' },
+      annotations: {
+        'velero.io/source-cluster-k8s-minor-version': '33',
+        'velero.io/resource-timeout': '10m0s',
+        'velero.io/source-cluster-k8s-gitversion': 'v1.33.1',
+        'velero.io/source-cluster-k8s-major-version': '1',
+      },
+    },
+    spec: {
+      includedNamespaces: ['nginx-example'],
+      storageLocation: 'default',
+      ttl: '720h0m0s',
+      defaultVolumesToFsBackup: false,
+      snapshotMoveData: false,
+      csiSnapshotTimeout: '10m0s',
+      itemOperationTimeout: '4h0m0s',
+    },
+    status: {
+      formatVersion: '1.1.0',
+      phase: 'Completed',
+      startTimestamp: '2025-10-01T10:00:00Z',
+      completionTimestamp: '2025-10-01T10:00:21Z',
+      expiration: '2025-10-31T10:00:00Z',
+      progress: { totalItems: 35, itemsBackedUp: 35 },
+      hookStatus: {},
+    },
+  };
+}
+
+function pvb(phase: string, pod: string, volume: string): PodVolumeBackup {
+  return {
+    apiVersion: 'velero.io/v1',
+    kind: 'PodVolumeBackup',
+    metadata: { name: `pvb-${pod}-${volume}`, namespace: 'velero' },
+    spec: { node: 'n1', pod: { namespace: 'nginx-example', name: pod }, volume, backupStorageLocation: 'default', repoIdentifier: '', uploaderType: 'kopia' },
+    status: { phase },
+  } as PodVolumeBackup;
+}
+
+// velero-interfaces.md §8.6, the reconstructed `velero backup describe nginx-backup` (with `cairn` in hints).
+const BACKUP_EXAMPLE = `Name:         nginx-backup
+Namespace:    velero
+Labels:       velero.io/storage-location=default
+Annotations:  velero.io/resource-timeout=10m0s
+              velero.io/source-cluster-k8s-gitversion=v1.33.1
+              velero.io/source-cluster-k8s-major-version=1
+              velero.io/source-cluster-k8s-minor-version=33
+
+Phase:  Completed
+
+
+Namespaces:
+  Included:  nginx-example
+  Excluded:  <none>
+
+Resources:
+  Included:        *
+  Excluded:        <none>
+  Cluster-scoped:  auto
+
+Label selector:  <none>
+
+Or label selector:  <none>
+
+Storage Location:  default
+
+Velero-Native Snapshot PVs:    auto
+File System Backup (Default):  false
+Snapshot Move Data:            false
+Data Mover:                    velero
+
+TTL:  720h0m0s
+
+CSISnapshotTimeout:    10m0s
+ItemOperationTimeout:  4h0m0s
+
+Hooks:  <none>
+
+Backup Format Version:  1.1.0
+
+Started:    2025-10-01 10:00:00 +0000 UTC
+Completed:  2025-10-01 10:00:21 +0000 UTC
+
+Expiration:  2025-10-31 10:00:00 +0000 UTC
+
+Total items to be backed up:  35
+Items backed up:              35
+
+Backup Volumes:
+  Velero-Native Snapshots: <none included>
+
+  CSI Snapshots: <none included>
+
+  Pod Volume Backups - kopia (specify --details for more information):
+    Completed:  1
+
+HooksAttempted:  0
+HooksFailed:     0
+`;
+
+describe('backup describe', () => {
+  it('prints the §8.6 example byte for byte', () => {
+    const text = describeBackup({
+      backup: nginxBackup(),
+      details: false,
+      colours: plain,
+      volumeInfo: { ok: true, value: [] },
+      podVolumeBackups: [pvb('Completed', 'web-0', 'data')],
+      deleteRequests: [],
+    });
+    expect(text).toBe(BACKUP_EXAMPLE);
+  });
+
+  it('adds a logs hint to Failed and lists validation errors under one heading', () => {
+    const b = nginxBackup();
+    b.status = { phase: 'FailedValidation', validationErrors: ['a storage location is missing', 'invalid selector'] };
+    const text = describeBackup({ backup: b, details: false, colours: plain, podVolumeBackups: [], deleteRequests: [] });
+    expect(text).toContain('Phase:  FailedValidation\n\nValidation errors:  a storage location is missing\n                    invalid selector\n');
+    expect(text).toContain('Started:    <n/a>\nCompleted:  <n/a>\n\nExpiration:  <nil>\n');
+    b.status = { phase: 'Failed' };
+    expect(describeBackup({ backup: b, details: false, colours: plain, podVolumeBackups: [], deleteRequests: [] })).toContain(
+      'Phase:  Failed (run `cairn backup logs nginx-backup` for more information)\n',
+    );
+  });
+
+  it('shows warnings and errors from the results file in Velero/Cluster/Namespaces blocks', () => {
+    const b = nginxBackup();
+    b.status = { ...b.status, phase: 'PartiallyFailed', warnings: 1, errors: 2 };
+    const text = describeBackup({
+      backup: b,
+      details: false,
+      colours: plain,
+      results: { ok: true, value: { warnings: { namespaces: { 'nginx-example': ['w1'] } }, errors: { velero: ['e1'], cluster: ['e2'] } } },
+      podVolumeBackups: [],
+      deleteRequests: [],
+    });
+    expect(text).toContain(
+      '\n\nWarnings:\n  Velero:     <none>\n  Cluster:    <none>\n  Namespaces:\n    nginx-example:  w1\n\nErrors:\n  Velero:   e1\n  Cluster:  e2\n  Namespaces: <none>\n\nNamespaces:\n',
+    );
+  });
+
+  it('shows only the counts when the results file is missing', () => {
+    const b = nginxBackup();
+    b.status = { ...b.status, warnings: 3 };
+    const text = describeBackup({ backup: b, details: false, colours: plain, results: { ok: false, notFound: true, error: 'x' }, podVolumeBackups: [], deleteRequests: [] });
+    expect(text).toContain('Phase:  Completed\n\nErrors:    0\nWarnings:  3\n\nNamespaces:');
+  });
+
+  it('with --details lists resources and pod volumes by pod', () => {
+    const text = describeBackup({
+      backup: nginxBackup(),
+      details: true,
+      colours: plain,
+      resourceList: { ok: true, value: { 'v1/Pod': ['nginx-example/web-0'], 'apps/v1/Deployment': ['nginx-example/web'] } },
+      volumeInfo: { ok: true, value: [] },
+      podVolumeBackups: [pvb('Completed', 'web-0', 'logs'), pvb('Completed', 'web-0', 'data'), pvb('InProgress', 'web-1', 'data')],
+      deleteRequests: [],
+    });
+    expect(text).toContain(
+      'Items backed up:              35\n\nResource List:\n  apps/v1/Deployment:\n    - nginx-example/web\n  v1/Pod:\n    - nginx-example/web-0\n\nBackup Volumes:\n',
+    );
+    expect(text).toContain('  Pod Volume Backups - kopia:\n    Completed:\n      nginx-example/web-0: data, logs\n    In Progress:\n      nginx-example/web-1: data\n');
+  });
+
+  it('says when the resource list or volume info cannot be read', () => {
+    const text = describeBackup({
+      backup: nginxBackup(),
+      details: true,
+      colours: plain,
+      resourceList: { ok: false, notFound: true, error: 'gone' },
+      volumeInfo: { ok: false, notFound: false, error: 'timed out' },
+      podVolumeBackups: [],
+      deleteRequests: [],
+    });
+    expect(text).toContain('Resource List:  <backup resource list not found>\n\nBackup Volumes:\n  <error getting backup volume info: timed out>\n');
+  });
+
+  it('prints "<none included>" for backups without volume snapshots and the deletion attempts', () => {
+    const b = nginxBackup();
+    b.spec.snapshotVolumes = false;
+    const req: DeleteBackupRequest = {
+      apiVersion: 'velero.io/v1',
+      kind: 'DeleteBackupRequest',
+      metadata: { name: 'nginx-backup-abc', namespace: 'velero', creationTimestamp: '2025-10-02T08:00:00Z' } as DeleteBackupRequest['metadata'],
+      spec: { backupName: 'nginx-backup' },
+      status: { phase: 'Processed', errors: ['backup storage location default is read-only'] },
+    };
+    const text = describeBackup({ backup: b, details: false, colours: plain, podVolumeBackups: [], deleteRequests: [req] });
+    expect(text).toContain('Velero-Native Snapshot PVs:    false\n');
+    expect(text).toContain('Backup Volumes: <none included>\n\nHooksAttempted:  0\nHooksFailed:     0\n\nDeletion Attempts (1 failed):\n  2025-10-02 08:00:00 +0000 UTC: Processed\n  Errors:\n    backup storage location default is read-only\n');
+  });
+
+  it('colours the phase only when colour is on', () => {
+    const on = describeBackup({ backup: nginxBackup(), details: false, colours: colours(true), podVolumeBackups: [], deleteRequests: [] });
+    expect(on).toContain('Phase:  \u001b[32mCompleted\u001b[39m\n');
+    const off = describeBackup({ backup: nginxBackup(), details: false, colours: plain, podVolumeBackups: [], deleteRequests: [] });
+    expect(off).not.toContain('\u001b[');
+  });
+
+  it('shows the scoped resource filters when they are used, and selectors', () => {
+    const b = nginxBackup();
+    b.spec.includedClusterScopedResources = ['storageclasses'];
+    b.spec.orLabelSelectors = [{ matchLabels: { app: 'a' } }, { matchLabels: { app: 'b' } }];
+    const text = describeBackup({ backup: b, details: false, colours: plain, podVolumeBackups: [], deleteRequests: [] });
+    expect(text).toContain(
+      'Resources:\n  Included cluster-scoped:    storageclasses\n  Excluded cluster-scoped:    <none>\n  Included namespace-scoped:  *\n  Excluded namespace-scoped:  <none>\n',
+    );
+    expect(text).toContain('Or label selector:  app=a or app=b\n');
+  });
+});
+
+function nginxRestore(): Restore {
+  return {
+    apiVersion: 'velero.io/v1',
+    kind: 'Restore',
+    metadata: { name: 'nginx-backup-20251001101500', namespace: 'velero' },
+    spec: {
+      backupName: 'nginx-backup',
+      includedNamespaces: ['*'],
+      excludedResources: [
+        'nodes', 'events', 'events.events.k8s.io', 'backups.velero.io', 'restores.velero.io', 'resticrepositories.velero.io',
+        'csinodes.storage.k8s.io', 'volumeattachments.storage.k8s.io', 'backuprepositories.velero.io',
+      ],
+      itemOperationTimeout: '4h0m0s',
+    },
+    status: {
+      phase: 'Completed',
+      startTimestamp: '2025-10-01T10:15:00Z',
+      completionTimestamp: '2025-10-01T10:15:40Z',
+      progress: { totalItems: 12, itemsRestored: 12 },
+      hookStatus: {},
+    },
+  };
+}
+
+// velero-interfaces.md §8.6, the reconstructed `velero restore describe nginx-backup-20251001101500`.
+const RESTORE_EXAMPLE = `Name:         nginx-backup-20251001101500
+Namespace:    velero
+Labels:       <none>
+Annotations:  <none>
+
+Phase:                       Completed
+Total items to be restored:  12
+Items restored:              12
+
+Started:    2025-10-01 10:15:00 +0000 UTC
+Completed:  2025-10-01 10:15:40 +0000 UTC
+
+Backup:  nginx-backup
+
+Namespaces:
+  Included:  all namespaces found in the backup
+  Excluded:  <none>
+
+Resources:
+  Included:        *
+  Excluded:        nodes, events, events.events.k8s.io, backups.velero.io, restores.velero.io, resticrepositories.velero.io, csinodes.storage.k8s.io, volumeattachments.storage.k8s.io, backuprepositories.velero.io
+  Cluster-scoped:  auto
+
+Namespace mappings:  <none>
+
+Label selector:  <none>
+
+Or label selector:  <none>
+
+Restore PVs:  auto
+
+kopia Restores (specify --details for more information):
+  Completed:  1
+
+CSI Snapshot Restores: <none included>
+
+Existing Resource Policy:   <none>
+ItemOperationTimeout:       4h0m0s
+
+Preserve Service NodePorts:  auto
+
+
+HooksAttempted:   0
+HooksFailed:      0
+`;
+
+const pvr = {
+  apiVersion: 'velero.io/v1',
+  kind: 'PodVolumeRestore',
+  metadata: { name: 'pvr-1', namespace: 'velero' },
+  spec: { pod: { namespace: 'nginx-example', name: 'web-0' }, volume: 'data', uploaderType: 'kopia', backupStorageLocation: 'default', repoIdentifier: '', snapshotID: 's', sourceNamespace: 'nginx-example' },
+  status: { phase: 'Completed' },
+} as PodVolumeRestore;
+
+describe('restore describe', () => {
+  it('prints the §8.6 example byte for byte', () => {
+    const text = describeRestore({ restore: nginxRestore(), details: false, colours: plain, volumeInfo: { ok: true, value: [] }, podVolumeRestores: [pvr] });
+    expect(text).toBe(RESTORE_EXAMPLE);
+  });
+
+  it('shows mappings, the policy, a logs hint when failed, and the resource list with --details', () => {
+    const r = nginxRestore();
+    r.spec.namespaceMapping = { 'nginx-example': 'nginx-copy', a: 'b' };
+    r.spec.existingResourcePolicy = 'update';
+    r.status = { ...r.status, phase: 'PartiallyFailed', errors: 1 };
+    const text = describeRestore({
+      restore: r,
+      details: true,
+      colours: plain,
+      results: { ok: true, value: { warnings: {}, errors: { namespaces: { 'nginx-copy': ['could not restore x'] } } } },
+      resourceList: { ok: true, value: { 'v1/ConfigMap': ['nginx-copy/cfg(created)'] } },
+      podVolumeRestores: [],
+    });
+    expect(text).toContain("Phase:                       PartiallyFailed (run 'cairn restore logs nginx-backup-20251001101500' for more information)\n");
+    expect(text).toContain('\n\nErrors:\n  Velero:     <none>\n  Cluster:    <none>\n  Namespaces:\n    nginx-copy:  could not restore x\n\nBackup:  nginx-backup\n');
+    expect(text).toContain('Namespace mappings:  a=b\n                     nginx-example=nginx-copy\n');
+    expect(text).toContain('Existing Resource Policy:   update\n');
+    expect(text).not.toContain('CSI Snapshot Restores');
+    expect(text.endsWith('HooksFailed:      0\n\nResource List:\n  v1/ConfigMap:\n    - nginx-copy/cfg(created)\n')).toBe(true);
+  });
+
+  it('marks a restore being deleted and uses the in-progress wording', () => {
+    const r = nginxRestore();
+    (r.metadata as Record<string, unknown>).deletionTimestamp = '2025-10-01T11:00:00Z';
+    r.status = { phase: 'InProgress', progress: { totalItems: 12, itemsRestored: 3 } };
+    const text = describeRestore({ restore: r, details: false, colours: plain, podVolumeRestores: [] });
+    expect(text).toContain('Phase:                                 InProgress (Deleting)\nEstimated total items to be restored:  12\nItems restored so far:                 3\n');
+  });
+});
