@@ -194,27 +194,29 @@ describe('local kubelet: containers', () => {
   });
 
   it('gives pods in-cluster configuration: service env, token and CA that the API server accepts', async () => {
-    const sa = '/var/run/secrets/kubernetes.io/serviceaccount';
+    // Plain Node.js in cairn's image: read the mounted service-account files and ask the API server who we are.
+    const script = `
+      const fs = require('node:fs'); const https = require('node:https');
+      const dir = '/var/run/secrets/kubernetes.io/serviceaccount';
+      const body = JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' });
+      const req = https.request({
+        host: process.env.KUBERNETES_SERVICE_HOST, port: process.env.KUBERNETES_SERVICE_PORT, method: 'POST',
+        path: '/apis/authentication.k8s.io/v1/selfsubjectreviews', ca: fs.readFileSync(dir + '/ca.crt'),
+        headers: { authorization: 'Bearer ' + fs.readFileSync(dir + '/token', 'utf8'), 'content-type': 'application/json' },
+      }, (res) => { let out = ''; res.on('data', (c) => (out += c)); res.on('end', () => {
+        console.log(fs.readFileSync(dir + '/namespace', 'utf8'));
+        console.log(JSON.parse(out).status.userInfo.username);
+        process.exit(res.statusCode === 201 ? 0 : 1);
+      }); });
+      req.end(body);`;
     await createPod(ns, {
       metadata: { name: 'in-cluster' },
-      spec: {
-        restartPolicy: 'Never',
-        containers: [
-          shell(
-            'c',
-            `cat ${sa}/namespace; echo; curl -sS --fail --cacert ${sa}/ca.crt -H "Authorization: Bearer $(cat ${sa}/token)" ` +
-              `-H 'Content-Type: application/json' -X POST ` +
-              `-d '{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}' ` +
-              `https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT/apis/authentication.k8s.io/v1/selfsubjectreviews`,
-          ),
-        ],
-      },
+      spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'cairn/cairn:dev', command: ['node', '-e', script] }] },
     });
-    await waitForPhase(ns, 'in-cluster', 'Succeeded');
-    const [namespace, ...rest] = (await podLogs(ns, 'in-cluster')).split('\n');
-    expect(namespace).toBe(ns);
-    const review = JSON.parse(rest.join('\n')) as { status: { userInfo: { username: string } } };
-    expect(review.status.userInfo.username).toBe(`system:serviceaccount:${ns}:default`);
+    const done = await waitForPod(ns, 'in-cluster', 'finished', (p) => ['Succeeded', 'Failed'].includes(p.status?.phase ?? ''));
+    const logs = await podLogs(ns, 'in-cluster');
+    expect(done.status?.phase, logs).toBe('Succeeded');
+    expect(logs).toBe(`${ns}\nsystem:serviceaccount:${ns}:default\n`);
   });
 
   it('leaves a pod with an unknown image Waiting in ErrImagePull with a Failed event', async () => {
@@ -242,8 +244,8 @@ describe('local kubelet: probes', () => {
           }),
           {
             name: 'http-ready',
-            image: 'debian',
-            command: ['sh', '-c', `sleep 1; exec python3 -m http.server ${port} --bind "$POD_IP"`],
+            image: 'cairn/cairn:dev',
+            command: ['node', '-e', `setTimeout(() => require('node:http').createServer((q, r) => r.end('ok')).listen(${port}, process.env.POD_IP), 1000)`],
             env: [{ name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }],
             ports: [{ name: 'web', containerPort: port }],
             readinessProbe: { httpGet: { path: '/', port: 'web' }, periodSeconds: 1 },

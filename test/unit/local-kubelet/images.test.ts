@@ -27,6 +27,7 @@ describe('image mapping', () => {
     [{ command: ['cairn', 'node-agent', 'server'] }, [...cairn, 'node-agent', 'server']],
     [{ args: ['version'] }, [...cairn, 'version']],
     [{ command: ['sh', '-c', 'echo hi'] }, ['sh', '-c', 'echo hi']],
+    [{ command: ['node', '-e', '1'] }, ['/repo/node_modules/.bin/node', '-e', '1']],
   ])('cairn image with %j runs %j', (spec, argv) => {
     expect(resolveProgram({ image: 'cairn/cairn:dev', repoDir, ...spec })).toEqual({ ok: true, kind: 'cairn', argv });
   });

@@ -67,6 +67,8 @@ export function resolveProgram(opts: ResolveProgramOptions): ResolvedProgram {
     const [first, ...rest] = command;
     if (first === undefined) return { ok: true, kind, argv: [...cairn, ...args] };
     if (first === '/cairn' || first === 'cairn') return { ok: true, kind, argv: [...cairn, ...rest, ...args] };
+    // cairn's image is a Node.js image: `node` is the Node 24 cairn runs on.
+    if (first === 'node') return { ok: true, kind, argv: [cairn[0] ?? 'node', ...rest, ...args] };
     return { ok: true, kind, argv: [...command, ...args] };
   }
   if (command.length > 0) return { ok: true, kind, argv: [...command, ...args] };
