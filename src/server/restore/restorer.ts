@@ -78,22 +78,48 @@ export function skipReason(item: ArchiveItem): string | undefined {
   return undefined;
 }
 
-/** The archive items this Restore takes, before ordering. */
+/**
+ * The archive items this Restore takes, before ordering. Cluster-scoped items follow `includeClusterResources`:
+ * true → all, false → none, unset → all when every namespace is restored, else only those the restored items
+ * need (the CRDs of restored custom resources, the PVs of restored claims), as Velero documents.
+ */
 export function selectItems(restore: Restore, items: readonly ArchiveItem[]): ArchiveItem[] {
   const nsFilter = namespaceFilter(restore);
   const resFilter = resourceFilter(restore);
   const clusterResources = restore.spec.includeClusterResources;
-  return items.filter((item) => {
-    if (!resFilter.shouldInclude(resourceKey(item.groupResource, item.object.kind))) return false;
-    if (item.groupResource === 'namespaces') return nsFilter.shouldInclude(item.name);
-    if (item.namespace !== undefined) {
-      if (!nsFilter.shouldInclude(item.namespace)) return false;
-    } else if (clusterResources === false) {
-      return false;
-    }
-    if (!labelsSelected(item.object.metadata.labels, restore)) return false;
-    return skipReason(item) === undefined;
-  });
+  const wanted = (item: ArchiveItem) =>
+    resFilter.shouldInclude(resourceKey(item.groupResource, item.object.kind)) &&
+    labelsSelected(item.object.metadata.labels, restore) &&
+    skipReason(item) === undefined;
+  const namespaced = items.filter((i) => i.namespace !== undefined && nsFilter.shouldInclude(i.namespace) && wanted(i));
+  const namespaces = items.filter((i) => i.groupResource === 'namespaces' && resFilter.shouldInclude(resourceKey(i.groupResource, i.object.kind)) && nsFilter.shouldInclude(i.name));
+  const cluster = items.filter((i) => i.namespace === undefined && i.groupResource !== 'namespaces' && wanted(i));
+  let clusterSelected: ArchiveItem[];
+  if (clusterResources === true) clusterSelected = cluster;
+  else if (clusterResources === false) clusterSelected = [];
+  else if (!filtersNamespaces(restore)) clusterSelected = cluster;
+  else clusterSelected = cluster.filter((c) => neededBy(c, namespaced));
+  const chosen = new Set([...namespaces, ...clusterSelected, ...namespaced]);
+  return items.filter((i) => chosen.has(i));
+}
+
+function filtersNamespaces(restore: Restore): boolean {
+  const inc = restore.spec.includedNamespaces ?? [];
+  return (inc.length > 0 && !inc.includes('*')) || (restore.spec.excludedNamespaces ?? []).length > 0;
+}
+
+/** Whether a cluster-scoped item is needed by the namespaced items restored: a CRD of their kinds, a PV they claim. */
+function neededBy(item: ArchiveItem, namespaced: readonly ArchiveItem[]): boolean {
+  const o = item.object;
+  if (isCrdResource(item.groupResource)) {
+    const spec = o.spec as { group?: string; names?: { kind?: string } } | undefined;
+    return namespaced.some((n) => n.object.kind === spec?.names?.kind && n.object.apiVersion.split('/')[0] === spec?.group);
+  }
+  if (item.groupResource === 'persistentvolumes') {
+    const claim = (o.spec as { claimRef?: { namespace?: string; name?: string } } | undefined)?.claimRef;
+    return namespaced.some((n) => n.groupResource === 'persistentvolumeclaims' && n.namespace === claim?.namespace && n.name === claim?.name);
+  }
+  return false;
 }
 
 export async function runRestore(opts: RunRestoreOptions): Promise<RunRestoreResult> {

@@ -79,7 +79,7 @@ const items: ArchiveItem[] = [
   }),
   item('persistentvolumes', { apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'pvc-dyn' }, spec: { persistentVolumeReclaimPolicy: 'Delete', claimRef: { namespace: 'app', name: 'data' } } }),
   item('namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'app', labels: { team: 'blue' }, uid: 'nsuid' }, status: { phase: 'Active' } }),
-  item('customresourcedefinitions.apiextensions.k8s.io', { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'widgets.example.com' }, spec: {} }),
+  item('customresourcedefinitions.apiextensions.k8s.io', { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'widgets.example.com' }, spec: { group: 'example.com', names: { kind: 'Widget' } } }),
 ];
 
 async function restoreWith(cluster: FakeCluster, spec: Partial<Restore['spec']> = {}, name = 'r1', volumeInfos: BackupVolumeInfo[] = []) {
@@ -165,7 +165,30 @@ describe('restoring the items of an archive', () => {
     expect(out.resourceList).toEqual({ 'v1/ConfigMap': ['copy/settings(created)'], 'v1/Namespace': ['copy(created)'] });
     const none = new FakeCluster();
     await restoreWith(none, { includedNamespaces: ['other'] });
-    expect(none.created).toEqual(['CustomResourceDefinition widgets.example.com']);
+    expect(none.created).toEqual([]);
+  });
+
+  it('with a namespace filter, restores only the cluster resources the restored items need', async () => {
+    const extra = item('clusterroles.rbac.authorization.k8s.io', { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'unrelated' } });
+    items.push(extra);
+    try {
+      const filtered = new FakeCluster();
+      const { out } = await restoreWith(filtered, { includedNamespaces: ['app'] });
+      expect(filtered.created).toContain('CustomResourceDefinition widgets.example.com');
+      expect(filtered.created).not.toContain('ClusterRole unrelated');
+      expect(out.resourceList['v1/PersistentVolume']).toEqual(['pvc-dyn(skipped)']);
+      const noWidgets = new FakeCluster();
+      await restoreWith(noWidgets, { includedNamespaces: ['app'], excludedResources: ['widgets.example.com'] });
+      expect(noWidgets.created).not.toContain('CustomResourceDefinition widgets.example.com');
+      const all = new FakeCluster();
+      await restoreWith(all);
+      expect(all.created).toContain('ClusterRole unrelated');
+      const forced = new FakeCluster();
+      await restoreWith(forced, { includedNamespaces: ['app'], includeClusterResources: true });
+      expect(forced.created).toContain('ClusterRole unrelated');
+    } finally {
+      items.pop();
+    }
   });
 
   it('selects by labels and leaves cluster resources out when asked', async () => {
