@@ -6,7 +6,9 @@
 import { readFileSync } from 'node:fs';
 import { Flags } from '@oclif/core';
 import { CairnError, NotFoundError, OperationFailedError, UsageError } from '../cli/errors.js';
-import { objectStoreFromUrl, InvalidStoreUrlError, ObjectStoreError, type ObjectStore } from '../plugins/object-store/index.js';
+import { objectStoreFromUrl, InvalidStoreUrlError } from '../plugins/object-store/from-url.js';
+import { ObjectStoreError } from '../plugins/object-store/errors.js';
+import type { ObjectStore } from '../plugins/object-store/types.js';
 import {
   CancelledError,
   RepositoryCorruptError,
@@ -45,9 +47,9 @@ export function readPassword(file: string | undefined, envName = 'CAIRN_REPO_PAS
   return pw;
 }
 
-export function openStore(url: string): ObjectStore {
+export async function openStore(url: string): Promise<ObjectStore> {
   try {
-    return objectStoreFromUrl({ url });
+    return await objectStoreFromUrl({ url });
   } catch (err) {
     if (err instanceof InvalidStoreUrlError) throw new UsageError('--repo', err.message);
     throw err;
@@ -56,7 +58,7 @@ export function openStore(url: string): ObjectStore {
 
 export async function openRepository(flags: { repo: string; 'password-file'?: string | undefined }): Promise<Repository> {
   const password = readPassword(flags['password-file']);
-  return Repository.open({ store: openStore(flags.repo), password });
+  return Repository.open({ store: await openStore(flags.repo), password });
 }
 
 /** Maps data-path and store errors to the CLI's typed errors. */

@@ -3,13 +3,13 @@
  *   /abs/path, ./rel/path, file:///abs/path           → filesystem
  *   s3://bucket/prefix?endpoint=…&region=…&forcePathStyle=true&caBundle=/path → S3 (keys from AWS_ACCESS_KEY_ID /
  *   AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN, or the SDK's default chain when those are unset)
- * wrapped in retry and concurrency-limit decorators.
+ * wrapped in retry and concurrency-limit decorators. The S3 backend (and the AWS SDK, slow to load) is imported
+ * only for s3:// URLs, so commands on a local repository start fast.
  */
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ObjectStore } from './types.js';
 import { FilesystemObjectStore } from './filesystem.js';
-import { S3ObjectStore } from './s3.js';
 import { RetryingObjectStore, type RetryOptions } from './retry.js';
 import { ConcurrencyLimitedObjectStore } from './limit.js';
 
@@ -22,7 +22,7 @@ export interface OpenStoreOptions {
 
 export class InvalidStoreUrlError extends Error {}
 
-export function objectStoreFromUrl(options: OpenStoreOptions): ObjectStore {
+export async function objectStoreFromUrl(options: OpenStoreOptions): Promise<ObjectStore> {
   const env = options.env ?? process.env;
   const raw = options.url;
   let base: ObjectStore;
@@ -34,6 +34,7 @@ export function objectStoreFromUrl(options: OpenStoreOptions): ObjectStore {
     for (const k of q.keys()) if (!known.has(k)) throw new InvalidStoreUrlError(`unknown s3 URL parameter ${k} (known: ${[...known].join(', ')})`);
     const accessKeyId = env.AWS_ACCESS_KEY_ID;
     const secretAccessKey = env.AWS_SECRET_ACCESS_KEY;
+    const { S3ObjectStore } = await import('./s3.js');
     base = new S3ObjectStore({
       bucket: u.hostname,
       prefix: decodeURIComponent(u.pathname.replace(/^\/+/, '')),

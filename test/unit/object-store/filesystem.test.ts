@@ -40,9 +40,9 @@ describe('filesystem object store', () => {
 
   it('opens from a plain path and a file:// URL', async () => {
     const root = freshRoot();
-    await objectStoreFromUrl({ url: root }).put('k', Buffer.from('v'));
-    expect((await objectStoreFromUrl({ url: `file://${root}` }).get('k')).toString()).toBe('v');
-    expect(() => objectStoreFromUrl({ url: 'ftp://x/y' })).toThrow(/unsupported repository URL scheme/);
+    await (await objectStoreFromUrl({ url: root })).put('k', Buffer.from('v'));
+    expect((await (await objectStoreFromUrl({ url: `file://${root}` })).get('k')).toString()).toBe('v');
+    await expect(objectStoreFromUrl({ url: 'ftp://x/y' })).rejects.toThrow(/unsupported repository URL scheme/);
   });
 });
 
