@@ -14,6 +14,8 @@ import {
   parseDuration,
   type BackupStorageLocation,
 } from '../api/index.js';
+import { stat } from 'node:fs/promises';
+import type { Kube } from '../kube/client.js';
 import { customClient } from '../kube/custom.js';
 import { eventRecorder } from '../kube/events.js';
 import { startController, type ObjectKey, type ReconcileResult } from '../kube/controller.js';
@@ -114,12 +116,48 @@ export function outcomeFromLayout(problems: readonly string[]): ValidationOutcom
   return { phase: 'Unavailable', message: `backup store layout is not Velero's: ${problems.join('; ')}` };
 }
 
+/** What the location's credentials were read from, and its version: a change means the store must be reopened. */
+async function credentialsVersion(location: BackupStorageLocation, kube: Kube): Promise<string> {
+  const ref = location.spec.credential;
+  if (ref?.name) {
+    const secret = await kube.core.readNamespacedSecret({ name: ref.name, namespace: location.metadata.namespace ?? '' }).catch(() => undefined);
+    // No Secret: reopen every time, so the error comes from opening the store.
+    return secret ? `secret ${secret.metadata?.resourceVersion ?? ''}` : `no secret ${Math.random()}`;
+  }
+  const file = process.env.AWS_SHARED_CREDENTIALS_FILE;
+  if (file) return `file ${(await stat(file).catch(() => undefined))?.mtimeMs ?? Math.random()}`;
+  return 'environment';
+}
+
+/**
+ * Stores opened for validation, reused while the location's spec and credentials stay the same (opening one per
+ * minute per location would pile up clients, and CA bundle files for locations with a caCert).
+ */
+export class ValidationStores {
+  private readonly cache = new Map<string, { version: string; store: BackupStore }>();
+
+  async open(location: BackupStorageLocation, kube: Kube): Promise<BackupStore> {
+    const version = `${JSON.stringify(location.spec)} ${await credentialsVersion(location, kube)}`;
+    const name = location.metadata.name ?? '';
+    const hit = this.cache.get(name);
+    if (hit?.version === version) return hit.store;
+    const store = new BackupStore(await openLocationStore({ location, kube, retry: false }));
+    this.cache.set(name, { version, store });
+    return store;
+  }
+
+  forget(name: string): void {
+    this.cache.delete(name);
+  }
+}
+
 /** Opens the location without retries (an unreachable store must answer within the timeout) and checks it. */
-export async function validateLocation(opts: { location: BackupStorageLocation; ctx: Pick<ServerContext, 'kube'>; timeoutMs?: number }): Promise<ValidationOutcome> {
+export async function validateLocation(opts: { location: BackupStorageLocation; ctx: Pick<ServerContext, 'kube'>; timeoutMs?: number; stores?: ValidationStores }): Promise<ValidationOutcome> {
   const { location } = opts;
+  const stores = opts.stores ?? new ValidationStores();
   try {
     return await withTimeout(opts.timeoutMs ?? VALIDATION_TIMEOUT_MS, 'validating the location', async () => {
-      const store = new BackupStore(await openLocationStore({ location, kube: opts.ctx.kube, retry: false }));
+      const store = await stores.open(location, opts.ctx.kube);
       return outcomeFromLayout(await store.layoutProblems());
     });
   } catch (err) {
@@ -133,11 +171,13 @@ export function backupStorageLocationReconciler(ctx: ServerContext, validate = v
   const log = ctx.logger;
   /** The spec of each location as this server last validated it; a different one is validated at once. */
   const validatedSpec = new Map<string, string>();
+  const stores = new ValidationStores();
 
   return async function reconcile(key: ObjectKey): Promise<ReconcileResult | void> {
     const location = await client.get(key.namespace, key.name);
     if (!location) {
       validatedSpec.delete(key.name);
+      stores.forget(key.name);
       return;
     }
     if (shouldBecomeDefault(location, await client.list(key.namespace), ctx.config.defaultBackupLocation)) {
@@ -155,7 +195,7 @@ export function backupStorageLocationReconciler(ctx: ServerContext, validate = v
     if (due === undefined) return;
     if (due > 0) return { requeueAfterMs: due };
 
-    const outcome = await validate({ location, ctx });
+    const outcome = await validate({ location, ctx, stores });
     const before = { phase: location.status?.phase, message: location.status?.message ?? '' };
     const written = await client.updateStatus(key.namespace, key.name, (o) => {
       o.status = { ...(o.status ?? {}), phase: outcome.phase, lastValidationTime: ctx.now().toISOString() };

@@ -8,6 +8,7 @@ import {
   nextValidationInMs,
   outcomeFromLayout,
   shouldBecomeDefault,
+  ValidationStores,
   validateLocation,
   validationFrequencyMs,
 } from '../../../src/server/backup-storage-location-controller.js';
@@ -131,5 +132,14 @@ describe('validateLocation on a filesystem location', () => {
         else process.env[k] = v;
       }
     }
+  });
+
+  it('reuses the opened store while the spec stays the same', async () => {
+    const { loc } = fsLocation();
+    const stores = new ValidationStores();
+    const first = await stores.open(loc, noKube);
+    expect(await stores.open(structuredClone(loc), noKube)).toBe(first);
+    const changed = { ...loc, spec: { ...loc.spec, objectStorage: { bucket: 'other' } } };
+    expect(await stores.open(changed, noKube)).not.toBe(first);
   });
 });
