@@ -151,7 +151,8 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
       if (problems.length) return failValidation(key, problems);
       const started = await restores.updateStatus(key.namespace, key.name, (r) => {
         if ((r.status?.phase ?? RestorePhase.New) !== RestorePhase.New) return false;
-        r.status = { ...(r.status ?? {}), phase: RestorePhase.InProgress, startTimestamp: rfc3339(opts.now()), validationErrors: null };
+        const { validationErrors: _none, ...rest } = r.status ?? {};
+        r.status = { ...rest, phase: RestorePhase.InProgress, startTimestamp: rfc3339(opts.now()) };
       });
       if (started?.status?.phase !== RestorePhase.InProgress) return;
       log.info({ restore: key.name, backup: backup?.metadata.name, backupPhase: backup?.status?.phase ?? BackupPhase.New }, 'restore started');
