@@ -1,10 +1,24 @@
 // Compiles src/ to dist/ and regenerates oclif.manifest.json (committed; CI fails when it is stale).
+// Compiles into a fresh directory and swaps it in, so a cairn process running from dist/ (a local cluster's server,
+// a demo) never sees a half-written tree.
 import { execFileSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { renameSync, rmSync } from 'node:fs';
 
 const run = (cmd, args) => execFileSync(cmd, args, { stdio: 'inherit' });
-rmSync('dist', { recursive: true, force: true });
-run('tsc', ['-p', 'tsconfig.json']);
+const next = `dist.next-${process.pid}`;
+const old = `dist.old-${process.pid}`;
+try {
+  run('tsc', ['-p', 'tsconfig.json', '--outDir', next]);
+  try {
+    renameSync('dist', old);
+  } catch {
+    /* no previous build */
+  }
+  renameSync(next, 'dist');
+} finally {
+  rmSync(next, { recursive: true, force: true });
+  rmSync(old, { recursive: true, force: true });
+}
 run('oclif', ['manifest']);
 // The CRD YAML under config/crd is generated from src/api and committed; fail here when it is stale.
 run('tsx', ['scripts/generate-crds.ts', '--check']);
