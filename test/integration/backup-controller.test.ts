@@ -73,9 +73,11 @@ async function createBackup(namespace: string, name: string, spec: BackupSpec): 
 }
 
 async function finished(namespace: string, name: string, timeoutMs = 60_000): Promise<Backup> {
+  // Read without validation: a Backup with a malformed spec must still be seen to fail.
+  const lenient = customClient<Backup>(kube, Kinds.Backup, (o) => o as Backup);
   return waitFor(
     async () => {
-      const b = await backups().get(namespace, name);
+      const b = await lenient.get(namespace, name);
       return b && TERMINAL.includes(b.status?.phase ?? '') ? b : undefined;
     },
     { timeoutMs, description: `backup ${namespace}/${name} finished` },
@@ -330,6 +332,35 @@ describe('backup controller (in process)', () => {
       'error getting backup storage location: backupstoragelocations.velero.io "nowhere" not found',
     ]);
     expect(await listKeys(`${PREFIX}/default/backups/${bad}/`)).toEqual([]);
+  });
+
+  it('fails validation for an Unavailable location and a malformed TTL', async () => {
+    const info = clusterInfo();
+    const down = newBackupStorageLocation({
+      namespace: NS,
+      name: 'down',
+      spec: { provider: 'aws', objectStorage: { bucket: info.s3.bucket, prefix: `${PREFIX}/down` }, credential: { name: 'creds', key: 'cloud' }, config: { region: info.s3.region, s3Url: 'http://127.0.0.1:1' } },
+    });
+    await customClient<BackupStorageLocation>(kube, Kinds.BackupStorageLocation, parseBackupStorageLocation).create({ ...down, status: { phase: 'Unavailable', message: 'cannot reach the object store' } });
+    await createBackup(NS, `down-${RUN}`, { storageLocation: 'down' });
+    const b = await finished(NS, `down-${RUN}`);
+    expect(b.status?.phase).toBe('FailedValidation');
+    expect(b.status?.validationErrors).toEqual(["backup can't be created because BackupStorageLocation down is in Unavailable status. cannot reach the object store"]);
+
+    await kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'velero.io/v1', kind: 'Backup', metadata: { name: `ttl-${RUN}`, namespace: NS }, spec: { ttl: 'forever' } }) });
+    const t = await finished(NS, `ttl-${RUN}`);
+    expect(t.status?.phase).toBe('FailedValidation');
+    expect(t.status?.validationErrors?.join('\n')).toContain('ttl');
+  });
+
+  it('gives up with a reason on a backup the server stopped during too many times', async () => {
+    const tired = `tired-${RUN}`;
+    const b = newBackup({ namespace: NS, name: tired, spec: { includedNamespaces: [APP], storageLocation: 'default' } });
+    b.metadata = { ...b.metadata, annotations: { 'backup.cairn.io/attempts': '3' } };
+    await backups().create({ ...b, status: { phase: 'InProgress', startTimestamp: new Date().toISOString() } });
+    const done = await finished(NS, tired);
+    expect(done.status?.phase).toBe('Failed');
+    expect(done.status?.failureReason).toBe('the server stopped 3 times while running this backup; giving up');
   });
 
   it('runs a backup found InProgress at start (a server stopped mid-backup) again to Completed', async () => {
