@@ -12,6 +12,7 @@ import {
   createPod,
   deleteNamespace,
   getPod,
+  nodes,
   podLogs,
   waitForEvent,
   waitForPhase,
@@ -269,5 +270,34 @@ describe('local kubelet: probes', () => {
     await waitForPod(ns, 'not-alive', 'restarted by its liveness probe', (p) => (containerStatus(p, 'c')?.restartCount ?? 0) >= 1);
     const ev = await waitForEvent(ns, 'not-alive', 'Unhealthy');
     expect(ev.message).toContain('Liveness probe failed');
+  });
+});
+
+describe('local kubelet: network', () => {
+  it('servers on every node can listen on the same port on the wildcard address (each gets its pod IP)', async () => {
+    const port = 20_000 + Math.floor(Math.random() * 20_000);
+    const server = `require('node:http').createServer((q, r) => r.end(process.env.NODE_NAME)).listen(${port})`;
+    for (const node of nodes()) {
+      await createPod(ns, {
+        metadata: { name: `listen-${node.name}` },
+        spec: {
+          nodeName: node.name,
+          containers: [{
+            name: 'c',
+            image: 'cairn/cairn:dev',
+            command: ['node', '-e', server],
+            env: [{ name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }],
+            ports: [{ name: 'http', containerPort: port }],
+            readinessProbe: { httpGet: { path: '/', port: 'http' }, periodSeconds: 1 },
+          }],
+        },
+      });
+    }
+    for (const node of nodes()) {
+      const pod = await waitForPod(ns, `listen-${node.name}`, 'Ready', (p) => p.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True');
+      expect(pod.status?.podIP).toBe(node.ip);
+      const res = await fetch(`http://${node.ip}:${port}/`);
+      expect(await res.text()).toBe(node.name);
+    }
   });
 });

@@ -7,6 +7,7 @@ import { stat, mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import { buildContainerEnv, EnvResolutionError, expandArgv, expandVars, type EnvSourceLookup, type NodeFacts } from './env.js';
+import { BIND_SHIM_CONTAINER_PATH } from './bind-shim.js';
 import { resolveProgram } from './images.js';
 import type { ContainerMount, LaunchSpec } from './launch-script.js';
 import type { PreparedVolume } from './volumes.js';
@@ -27,6 +28,8 @@ export interface ContainerConfigOptions {
   terminationLogFile: string;
   /** The host's PATH, so mapped images find sh, coreutils, setpriv… */
   hostPath: string;
+  /** The bind shim to preload (per-node listening addresses), if it could be built. */
+  bindShim?: string | undefined;
 }
 
 export type ContainerConfig =
@@ -71,6 +74,7 @@ export async function containerConfig(o: ContainerConfigOptions): Promise<Contai
     if (err instanceof EnvResolutionError) return { ok: false, reason: err.reason, message: err.message };
     throw err;
   }
+  if (o.bindShim) env.set('CAIRN_POD_IP', o.node.nodeIp);
   const program = resolveProgram({
     image: c.image ?? '',
     command: expandArgv(c.command, env),
@@ -103,6 +107,7 @@ export async function containerConfig(o: ContainerConfigOptions): Promise<Contai
     readOnly: false,
     sourceIsFile: true,
   });
+  if (o.bindShim) mounts.push({ source: o.bindShim, target: BIND_SHIM_CONTAINER_PATH, readOnly: true, sourceIsFile: true });
   const groups = [...(podSc?.supplementalGroups ?? []), ...(podSc?.fsGroup !== undefined ? [podSc.fsGroup] : [])];
   return {
     ok: true,
@@ -114,6 +119,7 @@ export async function containerConfig(o: ContainerConfigOptions): Promise<Contai
       runAsUser,
       runAsGroup,
       supplementalGroups: groups,
+      preload: o.bindShim ? BIND_SHIM_CONTAINER_PATH : undefined,
     },
   };
 }

@@ -6,6 +6,7 @@ import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import type { Server } from 'node:https';
 import { KubeConfig, ListWatch, Watch, VersionApi, type V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import { ensureBindShim } from './bind-shim.js';
 import type { ApiServerAddress } from './container-config.js';
 import type { NodeFacts } from './env.js';
 import { EventRecorder } from './events.js';
@@ -45,6 +46,7 @@ export class Kubelet {
   private server: Server | undefined;
   private resync: NodeJS.Timeout | undefined;
   private stopping = false;
+  private bindShim: string | undefined;
   private readonly facts: NodeFacts;
   private readonly events: EventRecorder;
 
@@ -63,6 +65,9 @@ export class Kubelet {
     await mkdir(podsDir(this.layout), { recursive: true });
     await mkdir(pidsDir(this.layout), { recursive: true });
     await makeSharedMount(kubeletDir(this.layout));
+    const shim = await ensureBindShim();
+    if (shim.ok) this.bindShim = shim.path;
+    else log.warn({ reason: shim.reason }, 'pods bind wildcard addresses host-wide (no bind shim)');
     this.server = await startLogServer({
       host: this.o.nodeIp,
       port: this.o.port,
@@ -126,6 +131,7 @@ export class Kubelet {
         apiServer: this.o.apiServer,
         clusterCaPem: this.o.caPem,
         hostPath: process.env.PATH ?? '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+        bindShim: this.bindShim,
         backoff: this.o.backoff ?? { initialMs: 1000, maxMs: 30_000 },
         onGone: (gone) => this.workers.delete(gone),
       });

@@ -22,6 +22,8 @@ export interface LaunchSpec {
   runAsUser?: number | undefined;
   runAsGroup?: number | undefined;
   supplementalGroups?: readonly number[] | undefined;
+  /** A shared object to LD_PRELOAD into the command (not into the launch script itself). */
+  preload?: string | undefined;
   /** Written with the command's exit status (128+signal when killed by a signal). */
   exitCodeFile: string;
 }
@@ -62,6 +64,7 @@ export function buildLaunchScript(spec: LaunchSpec): string {
     run.push('--');
   }
   run.push(...spec.argv.map(q));
+  if (spec.preload) lines.push(`LD_PRELOAD=${q(spec.preload)}"\${LD_PRELOAD:+:$LD_PRELOAD}"; export LD_PRELOAD`);
   // A caught TERM is deferred until the foreground command ends, and caught (not ignored) dispositions
   // reset on exec, so the command still receives the process-group SIGTERM normally. A TERM that arrives
   // before the command starts is remembered, and the command is then not started at all.

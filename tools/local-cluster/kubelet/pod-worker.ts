@@ -32,6 +32,7 @@ export interface PodWorkerDeps {
   apiServer: ApiServerAddress;
   clusterCaPem: string;
   hostPath: string;
+  bindShim?: string | undefined;
   backoff: { initialMs: number; maxMs: number };
   /** Called once the pod is finished with (deleted and cleaned up). */
   onGone: (uid: string) => void;
@@ -267,6 +268,7 @@ export class PodWorker {
       apiServer: this.deps.apiServer,
       terminationLogFile: tlog,
       hostPath: this.deps.hostPath,
+      bindShim: this.deps.bindShim,
     });
     const fieldPath = this.fieldPath(s);
     if (!cfg.ok) {
