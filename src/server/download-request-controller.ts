@@ -9,6 +9,7 @@
  * directly: the same file is served on the server's HTTP port at /download/<request-name> (./download/endpoint.ts),
  * reached through the API server's pod proxy (./download/client.ts).
  */
+import { pathToFileURL } from 'node:url';
 import {
   DownloadRequestPhase,
   Kinds,
@@ -70,7 +71,10 @@ export function downloadRequestReconciler(ctx: ServerContext, resolver = new Loc
     const location = await resolver.get(resolved.locationName);
     const signer = location ? await signing.for(location, resolved.store) : resolved.store;
     const signed = await signer.signedDownloadUrl(target.kind, target.name, DOWNLOAD_URL_TTL_MS / 1000);
-    return signed ?? `${resolved.store.description.replace(/\/+$/, '')}/${resolved.key}`;
+    if (signed) return signed;
+    // Stores that cannot sign: a file:// URL (percent-encoded) names the file for clients on the same machine.
+    const base = resolved.store.description.replace(/\/+$/, '');
+    return base.startsWith('file://') ? pathToFileURL(`${base.slice('file://'.length)}/${resolved.key}`).href : `${base}/${resolved.key}`;
   }
 
   return async function reconcile(key: ObjectKey): Promise<ReconcileResult | void> {
