@@ -98,6 +98,12 @@ export interface PersistentVolumeLike {
   spec?: { persistentVolumeReclaimPolicy?: string; claimRef?: { name?: string; namespace?: string } };
 }
 
+/** A minimal view of a PVC as the backup reads it. */
+export interface PersistentVolumeClaimLike {
+  metadata: { name: string; namespace?: string };
+  spec?: { volumeName?: string };
+}
+
 /**
  * Collects one BackupVolumeInfo per PV seen in a backup. PVs are keyed by name, so a PV seen through its PVC and
  * again on its own is recorded once.
@@ -105,20 +111,34 @@ export interface PersistentVolumeLike {
 export class BackupVolumeInfoCollector {
   private readonly byPv = new Map<string, BackupVolumeInfo>();
 
-  /** Records a PV whose data this backup does not move. */
+  /** Records a PV whose data this backup does not move (merged with its claim's entry when there is one). */
   addSkippedPv(pv: PersistentVolumeLike, reason: string = NO_DATA_MOVED_REASON): void {
-    if (this.byPv.has(pv.metadata.name)) return;
     const claim = pv.spec?.claimRef;
-    this.byPv.set(pv.metadata.name, {
-      ...(claim?.name ? { pvcName: claim.name } : {}),
-      ...(claim?.namespace ? { pvcNamespace: claim.namespace } : {}),
-      pvName: pv.metadata.name,
-      snapshotDataMoved: false,
-      preserveLocalSnapshot: false,
-      skipped: true,
-      skippedReason: reason,
-      pvInfo: { reclaimPolicy: pv.spec?.persistentVolumeReclaimPolicy ?? '', labels: pv.metadata.labels ?? null },
-    });
+    const entry = this.skippedEntry(pv.metadata.name, reason);
+    if (claim?.name && !entry.pvcName) entry.pvcName = claim.name;
+    if (claim?.namespace && !entry.pvcNamespace) entry.pvcNamespace = claim.namespace;
+    entry.pvInfo = { reclaimPolicy: pv.spec?.persistentVolumeReclaimPolicy ?? '', labels: pv.metadata.labels ?? null };
+  }
+
+  /**
+   * Records the volume of a bound PVC whose data this backup does not move, so the claim is listed even when its
+   * PV is not in the backup (cluster resources excluded). Unbound claims have no volume to record.
+   */
+  addSkippedPvc(pvc: PersistentVolumeClaimLike, reason: string = NO_DATA_MOVED_REASON): void {
+    const pvName = pvc.spec?.volumeName;
+    if (!pvName) return;
+    const entry = this.skippedEntry(pvName, reason);
+    entry.pvcName = pvc.metadata.name;
+    if (pvc.metadata.namespace) entry.pvcNamespace = pvc.metadata.namespace;
+  }
+
+  private skippedEntry(pvName: string, reason: string): BackupVolumeInfo {
+    let entry = this.byPv.get(pvName);
+    if (!entry) {
+      entry = { pvName, snapshotDataMoved: false, preserveLocalSnapshot: false, skipped: true, skippedReason: reason };
+      this.byPv.set(pvName, entry);
+    }
+    return entry;
   }
 
   /** Replaces (or adds) the entry of a PV, e.g. once fs-backup has moved its data. */
@@ -126,9 +146,35 @@ export class BackupVolumeInfoCollector {
     this.byPv.set(pvName, info);
   }
 
-  /** Entries sorted by PVC namespace/name then PV name, so the file is stable. */
+  /** Entries sorted by PVC namespace/name then PV name, keys in Velero's field order, so the file is stable. */
   toJSON(): BackupVolumeInfo[] {
     const key = (v: BackupVolumeInfo) => `${v.pvcNamespace ?? ''}/${v.pvcName ?? ''}/${v.pvName ?? ''}`;
-    return [...this.byPv.values()].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+    return [...this.byPv.values()].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0)).map(inVeleroOrder);
   }
+}
+
+const BACKUP_VOLUME_INFO_KEYS: readonly (keyof BackupVolumeInfo)[] = [
+  'pvcName',
+  'pvcNamespace',
+  'pvName',
+  'backupMethod',
+  'snapshotDataMoved',
+  'preserveLocalSnapshot',
+  'skipped',
+  'skippedReason',
+  'startTimestamp',
+  'completionTimestamp',
+  'result',
+  'csiSnapshotInfo',
+  'snapshotDataMovementInfo',
+  'nativeSnapshotInfo',
+  'pvbInfo',
+  'pvInfo',
+];
+
+/** The entry with its keys in the order Velero's struct declares them (what Go's encoder writes). */
+export function inVeleroOrder(v: BackupVolumeInfo): BackupVolumeInfo {
+  const out: Record<string, unknown> = {};
+  for (const k of BACKUP_VOLUME_INFO_KEYS) if (v[k] !== undefined) out[k] = v[k];
+  return out as unknown as BackupVolumeInfo;
 }

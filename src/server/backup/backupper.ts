@@ -14,13 +14,14 @@ import type { ItemActionRegistry } from '../../plugins/item-actions/registry.js'
 import type { RelatedItem, UnstructuredObject } from '../../plugins/item-actions/types.js';
 import type { BackupArchiveWriter } from '../archive/writer.js';
 import { ResultsCollector, scopeOf } from '../results.js';
-import { BackupVolumeInfoCollector, type PersistentVolumeLike } from '../volume-info.js';
+import { BackupVolumeInfoCollector, type PersistentVolumeClaimLike, type PersistentVolumeLike } from '../volume-info.js';
 import type { ApiReader } from './api-reader.js';
 import { Discovery, type ApiResource } from './discovery.js';
 import {
   IncludesExcludes,
   NAMESPACES,
   PERSISTENT_VOLUMES,
+  PERSISTENT_VOLUME_CLAIMS,
   ResourcePolicy,
   backupLabelMatcher,
   labelSelectorString,
@@ -282,6 +283,7 @@ class ItemBackupper {
     this.items.record(r.apiVersion, r.kind, namespace, name);
     if (namespace) this.namespacesWithItems.add(namespace);
     if (r.groupResource === PERSISTENT_VOLUMES) this.volumeInfo.addSkippedPv(current as unknown as PersistentVolumeLike);
+    if (r.groupResource === PERSISTENT_VOLUME_CLAIMS) this.volumeInfo.addSkippedPvc(current as unknown as PersistentVolumeClaimLike);
     this.itemsBackedUp++;
     this.reportProgress();
   }

@@ -151,6 +151,7 @@ export const NEVER_BACKED_UP: ReadonlySet<string> = new Set([
 
 export const NAMESPACES = 'namespaces';
 export const PERSISTENT_VOLUMES = 'persistentvolumes';
+export const PERSISTENT_VOLUME_CLAIMS = 'persistentvolumeclaims';
 export const CRDS = 'customresourcedefinitions.apiextensions.k8s.io';
 
 /** Whether the spec uses the newer scoped resource filters. */

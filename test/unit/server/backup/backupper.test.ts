@@ -139,9 +139,13 @@ describe('backing up items', () => {
   });
 
   it('leaves cluster-scoped items out when includeClusterResources is false', async () => {
-    const { plain } = await run(appCluster(), { includedNamespaces: ['app'], includeClusterResources: false });
+    const { plain, out } = await run(appCluster(), { includedNamespaces: ['app'], includeClusterResources: false });
     expect(plain.filter((p) => p.includes('/cluster/'))).toEqual(['resources/namespaces/cluster/app.json']);
     expect(plain).toContain('resources/persistentvolumeclaims/namespaces/app/data.json');
+    // The claim's volume is still listed in the volume info, without PV details.
+    expect(JSON.stringify(out.volumeInfo.toJSON())).toBe(
+      '[{"pvcName":"data","pvcNamespace":"app","pvName":"pv-data","snapshotDataMoved":false,"preserveLocalSnapshot":false,"skipped":true,"skippedReason":"any: no volume backup method selected for the volume (resource backup only);"}]',
+    );
   });
 
   it('honours include/exclude resources with short names and kinds', async () => {
