@@ -67,6 +67,15 @@ describe('S3 object store (MinIO)', () => {
     expect((await check({ repository: await Repository.open({ store, password: 'pw' }), readData: true })).errors).toEqual([]);
   });
 
+  it('signs GET URLs that fetch the object without credentials', async () => {
+    const store = s3Store(`signed-${randomBytes(4).toString('hex')}/`);
+    await store.put('file.txt', Buffer.from('signed content'));
+    const url = await store.signedUrl('file.txt', { method: 'GET', expiresSeconds: 60 });
+    const res = await fetch(url);
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe('signed content');
+  });
+
   it('reports an unreachable endpoint as a retryable store error', async () => {
     const store = new RetryingObjectStore(
       new S3ObjectStore({ bucket: 'b', endpoint: 'http://127.0.0.1:1', forcePathStyle: true, credentials: { accessKeyId: 'a', secretAccessKey: 'b' } }),

@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { Args, Flags } from '@oclif/core';
 import { BaseCommand, outputFlag } from '../../cli/base-command.js';
 import { render } from '../../cli/output.js';
@@ -35,6 +36,13 @@ export default class RepoBackup extends BaseCommand<typeof RepoBackup> {
       progress?.update(p.doneBytes, p.totalBytes, `${formatBytes(p.doneBytes)} / ${formatBytes(p.totalBytes)}, ${p.doneFiles}/${p.totalFiles} files`);
       if (logProgress && !progress) this.log_.info({ doneBytes: p.doneBytes, totalBytes: p.totalBytes, doneFiles: p.doneFiles, totalFiles: p.totalFiles }, 'progress');
     };
+    let isDir: boolean;
+    try {
+      isDir = statSync(this.args.dir).isDirectory();
+    } catch (err) {
+      throw new UsageError('DIR', `cannot read ${this.args.dir}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    }
+    if (!isDir) throw new UsageError('DIR', `${this.args.dir} is not a directory`);
     try {
       const repo = await openRepository(this.flags);
       const parent = this.flags.parent === 'none' ? null : this.flags.parent;
