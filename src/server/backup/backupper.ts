@@ -125,7 +125,7 @@ class ItemBackupper {
   private resolveFilterEntry(name: string): string {
     const gr = this.discovery.resolve(name);
     if (!gr) {
-      this.log.warn({ resource: name }, 'resource named in a filter is not served by the cluster; using the name as given');
+      this.warn(undefined, `resource "${name}" named in a filter is not served by the cluster`);
       return name;
     }
     return gr;
@@ -150,7 +150,7 @@ class ItemBackupper {
       this.namespaces.set(name, ns);
     }
     for (const name of this.nsFilter.includes) {
-      if (name !== '*' && !this.namespaces.has(name)) this.log.warn({ namespace: name }, 'included namespace does not exist or is excluded');
+      if (name !== '*' && !this.namespaces.has(name)) this.warn(undefined, `included namespace "${name}" does not exist or is excluded`);
     }
   }
 

@@ -240,4 +240,14 @@ describe('backing up items', () => {
     expect(out.results.errorCount).toBe(0);
     expect(out.resourceList['v1/ConfigMap']).toHaveLength(7);
   });
+
+  it('warns about namespaces and resources named in filters that the cluster does not have', async () => {
+    const { out } = await run(appCluster(), { includedNamespaces: ['app', 'gone'], includedResources: ['configmaps', 'gizmos'] });
+    expect(out.results.toJSON().warnings.velero).toEqual([
+      'resource "gizmos" named in a filter is not served by the cluster',
+      'included namespace "gone" does not exist or is excluded',
+    ]);
+    expect(out.results.warningCount).toBe(2);
+    expect(out.results.errorCount).toBe(0);
+  });
 });
