@@ -13,6 +13,7 @@ import {
   nodeOf,
   pidOf,
   podDirOnNode,
+  podLogs,
   processAlive,
   waitForEvent,
   waitForPhase,
@@ -58,12 +59,14 @@ describe('local kubelet: deletion', () => {
       metadata: { name: 'stubborn' },
       spec: {
         terminationGracePeriodSeconds: 2,
-        containers: [{ name: 'c', image: 'busybox', command: ['sh', '-c', 'trap "" TERM; while true; do sleep 1; done'] }],
+        containers: [{ name: 'c', image: 'busybox', command: ['sh', '-c', 'trap "" TERM; echo ignoring TERM; while true; do sleep 1; done'] }],
       },
     });
     const pod = await waitForPhase(ns, 'stubborn', 'Running');
     const node = nodeOf(pod);
     const pid = await waitFor(() => pidOf(node.rootDir, pod.metadata?.uid ?? '', 'c'), { timeoutMs: 10_000, description: 'pid file' });
+    // Only once the trap is set does the process really ignore SIGTERM.
+    await waitFor(async () => (await podLogs(ns, 'stubborn')).includes('ignoring TERM'), { timeoutMs: 10_000, description: 'trap set' });
     const started = Date.now();
     await core().deleteNamespacedPod({ namespace: ns, name: 'stubborn' });
     await waitForPodGone(ns, 'stubborn', 30_000);
