@@ -191,6 +191,8 @@ export function backupStorageLocationReconciler(ctx: ServerContext, validate = v
     const spec = JSON.stringify(location.spec);
     const known = validatedSpec.get(key.name);
     const specChanged = known !== undefined && known !== spec;
+    // First sight after a start: take the last validation as being of this spec, so later edits are noticed.
+    if (known === undefined && location.status?.lastValidationTime) validatedSpec.set(key.name, spec);
     const due = nextValidationInMs({ location, serverDefaultMs: ctx.config.storeValidationFrequencyMs, now: ctx.now(), specChanged });
     if (due === undefined) return;
     if (due > 0) return { requeueAfterMs: due };
