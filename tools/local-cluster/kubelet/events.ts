@@ -28,7 +28,10 @@ export class EventRecorder {
 
   record(e: PodEvent): void {
     void this.write(e).catch((err: unknown) => {
-      this.log.warn({ reason: e.reason, pod: e.pod.metadata?.name, err: errorMessage(err) }, 'cannot write event');
+      const message = errorMessage(err);
+      // Events for pods of a namespace being deleted are refused; that is expected, not worth a warning.
+      const level = message.includes('is being terminated') ? 'debug' : 'warn';
+      this.log[level]({ reason: e.reason, pod: e.pod.metadata?.name, err: message }, 'cannot write event');
     });
   }
 
