@@ -74,6 +74,8 @@ async function main(): Promise<void> {
       process.exit(1);
     });
   });
+  // One failed step must not take the node down with all its pods: log it; the sync loops retry.
+  process.on('unhandledRejection', (err) => log.error({ err: errorMessage(err) }, 'unhandled error'));
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
   try {

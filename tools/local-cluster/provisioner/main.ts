@@ -27,6 +27,7 @@ async function main(): Promise<void> {
   const stop = () => {
     void provisioner.stop().finally(() => process.exit(0));
   };
+  process.on('unhandledRejection', (err) => log.error({ err: errorMessage(err) }, 'unhandled error'));
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
   try {
