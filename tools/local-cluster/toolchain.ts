@@ -113,22 +113,21 @@ export async function setupToolchain(log: (line: string) => void): Promise<Setup
       onWait: (pid) => log(`another setup (pid ${pid}) is building; waiting for it`),
     },
     async () => {
-      const timings: SetupResult['timings'] = [];
-      for (const g of GROUPS) {
-        const version = pinnedVersion(g);
-        const missing = g.binaries.filter((b) => !existsSync(binaryPath(g, b.name)));
-        if (missing.length === 0) {
-          timings.push({ group: g.dir, version, seconds: 'cached' });
-          continue;
-        }
-        const go = await findGo(log);
+      const todo = GROUPS.map((g) => ({ g, version: pinnedVersion(g), missing: g.binaries.filter((b) => !existsSync(binaryPath(g, b.name))) }));
+      const go = todo.some((t) => t.missing.length > 0) ? await findGo(log) : undefined;
+      // The groups build at the same time: one group's serial link steps and downloads overlap the others' compiles.
+      const results = await Promise.allSettled(todo.map(async ({ g, version, missing }) => {
+        if (missing.length === 0 || !go) return { group: g.dir, version, seconds: 'cached' as const };
         log(`building ${missing.map((b) => b.name).join(', ')} ${version} with ${go} (first run only; minutes)`);
         const started = Date.now();
         await buildGroup(g, missing, go);
         const seconds = Math.round((Date.now() - started) / 1000);
         log(`built ${g.dir} ${version} in ${seconds}s`);
-        timings.push({ group: g.dir, version, seconds });
-      }
+        return { group: g.dir, version, seconds };
+      }));
+      const failed = results.find((r) => r.status === 'rejected');
+      if (failed) throw failed.reason;
+      const timings = results.map((r) => (r as PromiseFulfilledResult<SetupResult['timings'][number]>).value);
       return { paths: binaryPaths(), timings };
     },
   );
