@@ -438,6 +438,17 @@ describe('restore controller against the local cluster and MinIO', () => {
       .filter((o) => o.metadata.name !== 'static')
       .map((o) => ({ ...o, metadata: { ...o.metadata, namespace: ROUND } }) as Obj);
     for (const o of mine) await apply(o);
+    const tokenSecret = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'worker-token', namespace: ROUND, annotations: { 'kubernetes.io/service-account.name': 'worker' } },
+      type: 'kubernetes.io/service-account-token',
+    };
+    await apply(tokenSecret);
+    await waitFor(async () => ((await getJson('secret', 'worker-token', ROUND))?.data as Record<string, string> | undefined)?.token, {
+      timeoutMs: 30_000,
+      description: 'token issued for worker',
+    });
     const dyn = await waitFor(async () => {
       const c = await getJson('pvc', 'dyn', ROUND);
       return (c?.status as { phase?: string } | undefined)?.phase === 'Bound' ? c : undefined;
@@ -470,6 +481,13 @@ describe('restore controller against the local cluster and MinIO', () => {
       timeoutMs: 60_000,
       description: 'restored claim dyn Bound to a new volume',
     });
+    // The token Secret is issued anew for the restored ServiceAccount instead of being deleted as stale.
+    const newSaUid = (await getJson('serviceaccount', 'worker', ROUND))?.metadata.uid;
+    await waitFor(async () => {
+      const t = await getJson('secret', 'worker-token', ROUND);
+      const ann = (t?.metadata.annotations ?? {}) as Record<string, string>;
+      return ann['kubernetes.io/service-account.uid'] === newSaUid && (t?.data as Record<string, string> | undefined)?.token;
+    }, { timeoutMs: 30_000, description: 'token Secret issued for the restored ServiceAccount' });
     const list = (await store.getRestoreJson('round', 'resourceList')) as Record<string, string[]>;
     expect(list['v1/PersistentVolume']).toEqual([`${oldVolume}(skipped)`]);
     expect(list['v1/ConfigMap']).toContain(`${ROUND}/settings(created)`);

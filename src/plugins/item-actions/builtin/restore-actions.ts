@@ -4,6 +4,7 @@ import { jobRestoreAction } from './restore-job.js';
 import { podRestoreAction } from './restore-pod.js';
 import { pvRestoreAction } from './restore-pv.js';
 import { pvcRestoreAction } from './restore-pvc.js';
+import { secretRestoreAction } from './restore-secret.js';
 import { serviceAccountRestoreAction } from './restore-service-account.js';
 import { serviceRestoreAction } from './restore-service.js';
 
@@ -13,5 +14,6 @@ export const BUILTIN_RESTORE_ACTIONS: readonly RestoreItemAction[] = [
   pvcRestoreAction,
   pvRestoreAction,
   serviceAccountRestoreAction,
+  secretRestoreAction,
   jobRestoreAction,
 ];

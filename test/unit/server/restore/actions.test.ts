@@ -24,6 +24,7 @@ describe('built-in restore item actions', () => {
       'velero.io/persistentvolumeclaim',
       'velero.io/persistentvolume-claimref',
       'velero.io/service-account',
+      'velero.io/service-account-token-secret',
       'velero.io/job',
     ]);
     expect(registry.restoreActionsFor('configmaps')).toEqual([]);
@@ -112,6 +113,20 @@ describe('built-in restore item actions', () => {
       secrets: [{ name: 'worker-token-abcde' }, { name: 'extra' }],
     });
     expect(sa.secrets).toEqual([{ name: 'extra' }]);
+  });
+
+  it('service-account token secrets: drops what the old cluster issued so a fresh token is issued', async () => {
+    const secret = (type: string): UnstructuredObject => ({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'bot-token', namespace: 'app', annotations: { 'kubernetes.io/service-account.name': 'bot', 'kubernetes.io/service-account.uid': 'old' } },
+      type,
+      data: { token: 'dA==', 'ca.crt': 'Yw==', namespace: 'YXBw', extra: 'eA==' },
+    });
+    const restored = await run('secrets', secret('kubernetes.io/service-account-token'));
+    expect(restored.metadata.annotations).toEqual({ 'kubernetes.io/service-account.name': 'bot' });
+    expect(restored.data).toEqual({ extra: 'eA==' });
+    expect(await run('secrets', secret('Opaque'))).toEqual(secret('Opaque'));
   });
 
   it('jobs: drops the old controller uid from selector and template', async () => {
