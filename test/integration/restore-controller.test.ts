@@ -445,6 +445,20 @@ describe('restore controller against the local cluster and MinIO', () => {
       type: 'kubernetes.io/service-account-token',
     };
     await apply(tokenSecret);
+    await apply({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'runner', namespace: ROUND },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { app: 'runner' } },
+        template: { metadata: { labels: { app: 'runner' } }, spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'main', image: 'busybox', command: ['sleep', '3600'] }] } },
+      },
+    });
+    const runningPod = await waitFor(async () => {
+      const pods = JSON.parse((await kubectl(['-n', ROUND, 'get', 'pods', '-l', 'app=runner', '-o', 'json'])).stdout) as { items: Obj[] };
+      return pods.items.find((p) => (p.status as { phase?: string }).phase === 'Running');
+    }, { timeoutMs: 90_000, description: 'runner pod Running' });
     await waitFor(async () => ((await getJson('secret', 'worker-token', ROUND))?.data as Record<string, string> | undefined)?.token, {
       timeoutMs: 30_000,
       description: 'token issued for worker',
@@ -481,6 +495,21 @@ describe('restore controller against the local cluster and MinIO', () => {
       timeoutMs: 60_000,
       description: 'restored claim dyn Bound to a new volume',
     });
+    // The running pod came back under its name and was adopted by its restored ReplicaSet (no second pod), which
+    // in turn belongs to the restored Deployment: owner references point at the new UIDs.
+    const podName = runningPod.metadata.name;
+    const pod = await waitFor(async () => {
+      const p = await getJson('pod', podName, ROUND);
+      return (p?.status as { phase?: string } | undefined)?.phase === 'Running' ? p : undefined;
+    }, { timeoutMs: 90_000, description: `restored pod ${podName} Running` });
+    const podOwner = (pod.metadata.ownerReferences as { kind: string; name: string; uid: string }[])[0];
+    const rs = await getJson('replicaset', podOwner?.name ?? '', ROUND);
+    expect(podOwner).toMatchObject({ kind: 'ReplicaSet', uid: rs?.metadata.uid });
+    const deploy = await getJson('deployment', 'runner', ROUND);
+    expect((rs?.metadata.ownerReferences as { uid: string }[])[0]?.uid).toBe(deploy?.metadata.uid);
+    const runnerPods = JSON.parse((await kubectl(['-n', ROUND, 'get', 'pods', '-l', 'app=runner', '-o', 'json'])).stdout) as { items: Obj[] };
+    expect(runnerPods.items.map((p) => p.metadata.name)).toEqual([podName]);
+
     // The token Secret is issued anew for the restored ServiceAccount instead of being deleted as stale.
     const newSaUid = (await getJson('serviceaccount', 'worker', ROUND))?.metadata.uid;
     await waitFor(async () => {
