@@ -18,6 +18,7 @@ import { cairnTool } from './datapath/tools/cairn.js';
 import { kopiaTool } from './datapath/tools/kopia.js';
 import { resticTool } from './datapath/tools/restic.js';
 import type { Availability, BackupTool, ToolName } from './datapath/tools/types.js';
+import { Trash } from './datapath/trash.js';
 import { digestTree, type TreeDigest } from './datapath/tree-digest.js';
 
 const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -120,6 +121,11 @@ async function main(): Promise<void> {
     '"others CPU s" is what every other process on the machine used during the first backup (a shared machine is noisy).',
   ];
 
+  const trash = new Trash(join(args.dataDir, 'trash'));
+  if (trash.pending) {
+    log('deleting scratch left by an earlier run ...');
+    trash.empty();
+  }
   const datasetInfos: DatasetInfo[] = [];
   const results: ScenarioResult[] = [];
   const outFile = args.out ?? join(projectRoot, 'bench', 'results', `${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
@@ -178,6 +184,7 @@ async function main(): Promise<void> {
               ...(minio ? { minio } : {}),
               modifiedDigest,
               keepRepositories: args.keep,
+              trash,
               runs: args.runs,
               ...(args.dropCaches ? { beforeTimedStep: dropPageCache } : {}),
               log,
@@ -190,9 +197,13 @@ async function main(): Promise<void> {
   } finally {
     await minio?.stop();
   }
-
   const run = writeResults();
   process.stdout.write(renderRun(run, outFile));
+  if (trash.pending) {
+    log('deleting restores and repositories (slow on a filesystem mounted with discard) ...');
+    trash.empty();
+    log('done');
+  }
 }
 
 /** The whole printed report of a run: tools and settings, notes, tables, target checks. */

@@ -1,6 +1,6 @@
 // One tool x store x dataset: init, first backup, unchanged re-run, 5 %-changed run, full restore with
 // verification. The dataset is always put back to its base state afterwards, whatever happened.
-import { existsSync, lstatSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { applyModification, modifiedTotals, undoModification, type StoredDataset } from './dataset-store.js';
 import type { Measurement } from './measure.js';
@@ -8,6 +8,7 @@ import type { MinioServer } from './minio.js';
 import type { FirstBackupFigures, RssCheckpoint, ScenarioResult, StepFigures } from './results.js';
 import { digestTree, firstDifference, type TreeDigest } from './tree-digest.js';
 import type { BackupTool, RepositoryPlace, StoreName } from './tools/types.js';
+import type { Trash } from './trash.js';
 
 export interface ScenarioOptions {
   tool: BackupTool;
@@ -20,6 +21,8 @@ export interface ScenarioOptions {
   /** How many times the unchanged and the 5 %-changed runs are repeated (the median is reported). */
   runs: number;
   keepRepositories: boolean;
+  /** Where finished restores and repositories go until the run ends. */
+  trash: Trash;
   beforeTimedStep?: () => void;
   log: (line: string) => void;
 }
@@ -85,7 +88,7 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
   const dataset = stored.dataset.name;
   const result: ScenarioResult = { tool: tool.name, store, dataset, status: 'ok' };
   const workDir = join(scratchDir, 'runs', `${dataset}-${store}-${tool.name}`);
-  rmSync(workDir, { recursive: true, force: true });
+  options.trash.discard(workDir);
   mkdirSync(workDir, { recursive: true });
   const prefix = `${dataset}-${tool.name}-${Date.now()}`;
   const place: RepositoryPlace = {
@@ -161,7 +164,7 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
           }),
     };
     log(`${label}: restore ${restored.measurement.wallSeconds.toFixed(2)} s, ${verified ? 'verified' : `NOT VERIFIED: ${result.restore.verifyDetail}`}`);
-    rmSync(target, { recursive: true, force: true });
+    options.trash.discard(target);
   } catch (error) {
     result.status = 'failed';
     result.reason = (error as Error).message;
@@ -169,7 +172,7 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
   } finally {
     if (modified) undoModification(scratchDir, stored);
     if (!options.keepRepositories) {
-      rmSync(workDir, { recursive: true, force: true });
+      options.trash.discard(workDir);
       if (store === 's3' && minio) await minio.deletePrefix(prefix).catch(() => undefined);
     }
   }
