@@ -27,7 +27,7 @@ import { createLogger } from '../../src/cli/logger.js';
 import { kubeFromConfig, type Kube } from '../../src/kube/client.js';
 import { customClient } from '../../src/kube/custom.js';
 import { DEFAULT_SERVER_CONFIG, type ServerContext, type Stoppable } from '../../src/server/context.js';
-import { startBackupController } from '../../src/server/backup/backup-controller.js';
+import { startBackupController, startBackupControllerWith } from '../../src/server/backup/backup-controller.js';
 import { startRestoreController } from '../../src/server/restore/restore-controller.js';
 import { cairn } from '../support/cli.js';
 import { clusterInfo, kubeConfig, kubectl, s3Client } from '../support/cluster.js';
@@ -351,6 +351,23 @@ describe('backup controller (in process)', () => {
     const t = await finished(NS, `ttl-${RUN}`);
     expect(t.status?.phase).toBe('FailedValidation');
     expect(t.status?.validationErrors?.join('\n')).toContain('ttl');
+  });
+
+  it('leaves a backup another live server process runs alone, and takes it over once its heartbeat stops', async () => {
+    await controller?.stop();
+    controller = await startBackupControllerWith({ ...ctx, claimStaleAfterMs: 4000 });
+    const held = `held-${RUN}`;
+    const b = newBackup({ namespace: NS, name: held, spec: { includedNamespaces: [APP], storageLocation: 'default' } });
+    const beat = new Date();
+    b.metadata = { ...b.metadata, annotations: { 'backup.cairn.io/runner': 'old-pod/1', 'backup.cairn.io/heartbeat': beat.toISOString() } };
+    await backups().create({ ...b, status: { phase: 'InProgress', startTimestamp: beat.toISOString() } });
+    const done = await finished(NS, held);
+    expect(done.status?.phase).toBe('Completed');
+    // Not before the other runner's heartbeat went stale.
+    expect(Date.parse(done.status?.completionTimestamp ?? '')).toBeGreaterThanOrEqual(beat.getTime() + 4000 - 1000);
+    expect(done.metadata?.annotations?.['backup.cairn.io/runner']).toBeUndefined();
+    await controller.stop();
+    controller = await startBackupController(ctx);
   });
 
   it('gives up with a reason on a backup the server stopped during too many times', async () => {

@@ -7,6 +7,8 @@
  *   anything else   → nothing to do.
  * A run found InProgress that this process is not running belongs to a server that stopped: it is run again from
  * scratch (collection is idempotent, the upload replaces the objects), at most MAX_ATTEMPTS times, then Failed.
+ * While a process runs a backup it keeps a heartbeat on it (./run-claim.ts), so an overlapping server process
+ * (rolling update) waits instead of starting a second run.
  */
 import { accessSync, constants } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -33,6 +35,7 @@ import { apiReader } from './api-reader.js';
 import { createBackupLog } from './backup-log.js';
 import { BackupAbortedError, type BackupProgressUpdate } from './backupper.js';
 import { BackupStorageError, runBackup } from './run-backup.js';
+import { HEARTBEAT_INTERVAL_MS, RUNNER_ANNOTATION, claimAnnotations, claimState, releaseClaim, runnerIdentity } from './run-claim.js';
 import { backupValidationErrors } from './validation.js';
 
 /** How many times a backup interrupted by server restarts is started before it is marked Failed. */
@@ -47,6 +50,8 @@ const RERUN_PHASES: ReadonlySet<string> = new Set([BackupPhase.InProgress, Backu
 export interface BackupControllerOptions extends ServerContext {
   registry?: ItemActionRegistry;
   tmpDir?: string;
+  /** How old another process's heartbeat must be before its backup is taken over (tests shorten it). */
+  claimStaleAfterMs?: number;
 }
 
 export function backupReconciler(opts: BackupControllerOptions & { signal?: AbortSignal }) {
@@ -59,6 +64,7 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
   const running = new Set<string>();
   /** Backups this process moved to InProgress: any other InProgress one was left by a server that stopped. */
   const startedHere = new Set<string>();
+  const me = runnerIdentity();
 
   return async function reconcile(key: ObjectKey): Promise<ReconcileResult | void> {
     if (key.namespace !== opts.namespace) return;
@@ -136,6 +142,12 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
     }
     if (!backup || !RERUN_PHASES.has(backup.status?.phase ?? '')) return;
 
+    const claim = claimState(backup.metadata?.annotations, me, opts.now().getTime(), opts.claimStaleAfterMs);
+    if (!claim.free) {
+      // Another server process (the old pod of a rolling update) is still running it.
+      opts.logger.info({ backup: key.name, runner: claim.runner }, 'backup is being run by another server process; waiting for it');
+      return { requeueAfterMs: claim.retryInMs };
+    }
     const attempts = Number(backup.metadata?.annotations?.[ATTEMPTS_ANNOTATION] ?? '0') + 1;
     if (attempts > MAX_ATTEMPTS) {
       await markFailed(key, `the server stopped ${MAX_ATTEMPTS} times while running this backup; giving up`);
@@ -145,7 +157,7 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
     startedHere.delete(key.name);
     backup = await strict.update(key.namespace, key.name, (b) => {
       b.metadata = b.metadata ?? {};
-      b.metadata.annotations = { ...b.metadata.annotations, [ATTEMPTS_ANNOTATION]: String(attempts) };
+      b.metadata.annotations = { ...b.metadata.annotations, [ATTEMPTS_ANNOTATION]: String(attempts), ...claimAnnotations(me, opts.now()) };
       b.status = { ...b.status, phase: BackupPhase.InProgress, progress: {} };
       delete b.status.completionTimestamp;
     });
@@ -155,6 +167,15 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
     const backupLog = createBackupLog({ backup: `${key.namespace}/${key.name}`, server: opts.logger });
     if (restarted) backupLog.logger.info({ attempt: attempts }, 'The server stopped while this backup was running; running it again from the start');
     const progress = throttledProgress(strict, key);
+    const heartbeat = setInterval(() => {
+      strict
+        .update(key.namespace, key.name, (b) => {
+          if (b.metadata?.annotations?.[RUNNER_ANNOTATION] !== me) return false;
+          b.metadata.annotations = { ...b.metadata.annotations, ...claimAnnotations(me, opts.now()) };
+        })
+        .catch((err: unknown) => opts.logger.warn({ backup: key.name, err: (err as Error).message }, 'could not record the backup heartbeat'));
+    }, HEARTBEAT_INTERVAL_MS);
+    heartbeat.unref();
     try {
       const storageLocation = backup.spec?.storageLocation ?? opts.config.defaultBackupLocation;
       const resolved = await locations.resolve(storageLocation);
@@ -189,6 +210,7 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
           completionTimestamp: opts.now().toISOString(),
         };
         if (b.metadata?.annotations) delete b.metadata.annotations[ATTEMPTS_ANNOTATION];
+        releaseClaim(b.metadata?.annotations);
       });
       // velero-backup.json was put with Finalizing; put it again with the final phase (as Velero's finalizer does).
       if (final) await resolved.store.putBackupMetadata(key.name, { ...final, apiVersion: 'velero.io/v1', kind: 'Backup' });
@@ -196,7 +218,9 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
     } catch (err) {
       await progress.stop();
       if (err instanceof BackupAbortedError || opts.signal?.aborted) {
-        // Left InProgress on purpose: the next server start runs it again.
+        // Left InProgress on purpose, released so the next server runs it again at once.
+        clearInterval(heartbeat);
+        await strict.update(key.namespace, key.name, (b) => releaseClaim(b.metadata?.annotations)).catch(() => undefined);
         opts.logger.info({ backup: key.name }, 'backup interrupted by server shutdown; it will run again when the server starts');
         return;
       }
@@ -204,6 +228,7 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
       opts.logger.error({ backup: key.name, reason }, 'backup failed');
       await markFailed(key, reason);
     } finally {
+      clearInterval(heartbeat);
       running.delete(key.name);
     }
   }
@@ -212,6 +237,7 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
     await lenient.updateStatus(key.namespace, key.name, (b) => {
       b.status = { ...b.status, phase: BackupPhase.Failed, failureReason: reason, completionTimestamp: opts.now().toISOString() };
       if (b.metadata?.annotations) delete b.metadata.annotations[ATTEMPTS_ANNOTATION];
+      releaseClaim(b.metadata?.annotations);
     });
   }
 
