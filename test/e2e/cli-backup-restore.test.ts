@@ -8,6 +8,8 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { clusterInfo, kubectl, s3Client } from '../support/cluster.js';
@@ -20,6 +22,9 @@ const COPY = 'e2e-cli-shop-copy';
 const PREFIX = 'e2e-cli';
 const BACKUP = 'shop-1';
 const RESTORE = 'shop-1-copy';
+/** A namespace with the CRDs but no cairn server: a Backup there stays New, so --wait waits until interrupted. */
+const NO_SERVER = 'e2e-cli-no-server';
+const RUN_JS = fileURLToPath(new URL('../../bin/run.js', import.meta.url));
 
 const APP_OBJECTS = `
 apiVersion: v1
@@ -59,7 +64,7 @@ describe('backup and restore through the CLI', () => {
     const creds = join(dir, 'credentials');
     writeFileSync(creds, `[default]\naws_access_key_id = ${info.s3.accessKeyId}\naws_secret_access_key = ${info.s3.secretAccessKey}\n`);
     // A previous run's namespaces may still be terminating on a reused cluster.
-    await waitFor(async () => (await kubectl(['get', 'namespace', NS, APP, COPY], { allowFailure: true })).stdout.trim() === '', {
+    await waitFor(async () => (await kubectl(['get', 'namespace', NS, APP, COPY, NO_SERVER], { allowFailure: true })).stdout.trim() === '', {
       timeoutMs: 120_000,
       intervalMs: 1000,
       description: 'namespaces of an earlier run gone',
@@ -85,7 +90,7 @@ describe('backup and restore through the CLI', () => {
 
   afterAll(async () => {
     // Not `cairn uninstall`: it removes the CRDs, which other tests sharing a reused cluster still need.
-    await kubectl(['delete', 'namespace', APP, COPY, NS, '--ignore-not-found', '--wait=false'], { allowFailure: true });
+    await kubectl(['delete', 'namespace', APP, COPY, NS, NO_SERVER, '--ignore-not-found', '--wait=false'], { allowFailure: true });
   });
 
   it('refuses bad input before submitting anything', async () => {
@@ -125,6 +130,27 @@ describe('backup and restore through the CLI', () => {
     expect(r.stdout).toContain('Backup completed with status: FailedValidation.');
     expect(r.stderr).toContain('Backup "to-read-only" failed validation:\n');
     expect(r.stderr).toContain("backup can't be created because backup storage location read-only is currently in read-only mode");
+  });
+
+  it('Ctrl-C while waiting stops waiting, not the backup, and exits 130', async () => {
+    await kubectl(['create', 'namespace', NO_SERVER]);
+    const child = spawn(process.execPath, [RUN_JS, 'backup', 'create', 'waits', '-n', NO_SERVER, '--wait', '--kubeconfig', kubeconfig], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, CI: '1' },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    await waitFor(() => stderr.includes('Backup waits: New'), { timeoutMs: 60_000, description: 'the CLI waiting on the backup' });
+    child.kill('SIGINT');
+    expect(await exited).toBe(130);
+    expect(stdout).toContain('Waiting for backup to complete.');
+    expect(stderr).toContain('Stopped waiting; the backup continues in the background; see `cairn backup describe waits`.');
+    // The Backup is still there: only the waiting stopped.
+    const got = await cairn(['backup', 'get', 'waits', '-n', NO_SERVER, '-o', 'json'], { kubeconfig });
+    expect(JSON.parse(got.stdout)).toMatchObject({ metadata: { name: 'waits' } });
   });
 
   it('lists and shows the backup', async () => {
