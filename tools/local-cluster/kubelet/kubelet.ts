@@ -77,12 +77,12 @@ export class Kubelet {
       findLog: (q) => this.findLog(q),
     });
     const version = await this.api.config.makeApiClient(VersionApi).getCode();
-    this.heartbeat = new NodeHeartbeat(
-      this.api,
-      { nodeName: this.o.nodeName, nodeIp: this.o.nodeIp, port: this.o.port, rootDir: this.o.rootDir, kubeletVersion: version.gitVersion },
+    this.heartbeat = new NodeHeartbeat({
+      api: this.api,
+      id: { nodeName: this.o.nodeName, nodeIp: this.o.nodeIp, port: this.o.port, rootDir: this.o.rootDir, kubeletVersion: version.gitVersion },
       log,
-      this.o.statusIntervalMs,
-    );
+      statusIntervalMs: this.o.statusIntervalMs,
+    });
     await this.heartbeat.register();
     this.heartbeat.start();
     await this.watchPods();

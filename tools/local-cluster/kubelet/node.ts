@@ -102,12 +102,17 @@ export class NodeHeartbeat {
   private timer: NodeJS.Timeout | undefined;
   private readonly readySince = new Date();
 
-  constructor(
-    private readonly api: KubeletApi,
-    private readonly id: NodeIdentity,
-    private readonly log: Logger,
-    private readonly statusIntervalMs = 10_000,
-  ) {}
+  private readonly api: KubeletApi;
+  private readonly id: NodeIdentity;
+  private readonly log: Logger;
+  private readonly statusIntervalMs: number;
+
+  constructor(o: { api: KubeletApi; id: NodeIdentity; log: Logger; statusIntervalMs?: number | undefined }) {
+    this.api = o.api;
+    this.id = o.id;
+    this.log = o.log;
+    this.statusIntervalMs = o.statusIntervalMs ?? 10_000;
+  }
 
   async register(): Promise<void> {
     const { nodeName } = this.id;

@@ -110,26 +110,27 @@ async function prepareOne(v: V1Volume, o: PrepareVolumesOptions, hostMounts: str
     const dir = volumeDir(o.layout, uid, 'secret', v.name);
     const data = await o.api.secret(ns, v.secret.secretName ?? '');
     if (!data && !v.secret.optional) throw new VolumeNotReadyError(`secret "${v.secret.secretName ?? ''}" not found`);
-    await writeKeyed(dir, data ?? {}, v.secret.items, v.secret.defaultMode, fsGroup);
+    await writeKeyed(filesIn(dir, v.secret.defaultMode, fsGroup), data ?? {}, v.secret.items);
     return { hostPath: dir, readOnly: true };
   }
   if (v.configMap) {
     const dir = volumeDir(o.layout, uid, 'configMap', v.name);
     const data = await o.api.configMap(ns, v.configMap.name ?? '');
     if (!data && !v.configMap.optional) throw new VolumeNotReadyError(`configmap "${v.configMap.name ?? ''}" not found`);
-    await writeKeyed(dir, data ?? {}, v.configMap.items, v.configMap.defaultMode, fsGroup);
+    await writeKeyed(filesIn(dir, v.configMap.defaultMode, fsGroup), data ?? {}, v.configMap.items);
     return { hostPath: dir, readOnly: true };
   }
   if (v.downwardAPI) {
     const dir = volumeDir(o.layout, uid, 'downwardAPI', v.name);
     await mkdir(dir, { recursive: true });
-    await writeDownward(dir, v.downwardAPI.items ?? [], v.downwardAPI.defaultMode, o);
+    await writeDownward(filesIn(dir, v.downwardAPI.defaultMode, undefined), v.downwardAPI.items ?? [], o);
     return { hostPath: dir, readOnly: true };
   }
   if (v.projected) {
     const dir = volumeDir(o.layout, uid, 'projected', v.name);
     await mkdir(dir, { recursive: true });
-    for (const source of v.projected.sources ?? []) await writeProjection(dir, source, v.projected.defaultMode, o);
+    const files = filesIn(dir, v.projected.defaultMode, fsGroup);
+    for (const source of v.projected.sources ?? []) await writeProjection(files, source, o);
     return { hostPath: dir, readOnly: true };
   }
   throw new VolumeNotReadyError(`volume "${v.name}": this volume type is not supported by the local kubelet`);
@@ -161,36 +162,41 @@ export function pvSourceOnNode(pv: V1PersistentVolume, layout: NodeLayout): stri
   return hostPathOnNode(layout, path);
 }
 
-async function writeFileAt(dir: string, relPath: string, content: Buffer | string, mode: number, fsGroup?: number): Promise<void> {
-  const file = resolve(dir, relPath);
-  if (!file.startsWith(resolve(dir) + '/')) throw new VolumeNotReadyError(`item path "${relPath}" escapes the volume`);
-  await mkdir(dirname(file), { recursive: true });
-  await writeFile(file, content);
-  await chmod(file, mode);
-  if (fsGroup !== undefined) await chown(file, 0, fsGroup);
+/** Where a volume's files go and their defaults. */
+interface VolumeFiles {
+  dir: string;
+  mode: number;
+  fsGroup?: number | undefined;
 }
 
-async function writeKeyed(
-  dir: string,
-  data: Record<string, Buffer>,
-  items: V1KeyToPath[] | undefined,
-  defaultMode: number | undefined,
-  fsGroup: number | undefined,
-): Promise<void> {
-  await mkdir(dir, { recursive: true });
-  const mode = defaultMode ?? DEFAULT_MODE;
+function filesIn(dir: string, defaultMode: number | undefined, fsGroup: number | undefined): VolumeFiles {
+  return { dir, mode: defaultMode ?? DEFAULT_MODE, fsGroup };
+}
+
+async function writeFileAt(t: VolumeFiles, file: { path: string; content: Buffer | string; mode?: number | undefined }): Promise<void> {
+  const target = resolve(t.dir, file.path);
+  if (!target.startsWith(resolve(t.dir) + '/')) throw new VolumeNotReadyError(`item path "${file.path}" escapes the volume`);
+  await mkdir(dirname(target), { recursive: true });
+  await writeFile(target, file.content);
+  await chmod(target, file.mode ?? t.mode);
+  if (t.fsGroup !== undefined) await chown(target, 0, t.fsGroup);
+}
+
+/** Secret/ConfigMap data: every key as a file, or only the listed items at their paths. */
+async function writeKeyed(t: VolumeFiles, data: Record<string, Buffer>, items: V1KeyToPath[] | undefined): Promise<void> {
+  await mkdir(t.dir, { recursive: true });
   if (!items || items.length === 0) {
-    for (const [key, value] of Object.entries(data)) await writeFileAt(dir, key, value, mode, fsGroup);
+    for (const [key, value] of Object.entries(data)) await writeFileAt(t, { path: key, content: value });
     return;
   }
   for (const item of items) {
     const value = data[item.key];
     if (value === undefined) continue;
-    await writeFileAt(dir, item.path, value, item.mode ?? mode, fsGroup);
+    await writeFileAt(t, { path: item.path, content: value, mode: item.mode });
   }
 }
 
-async function writeDownward(dir: string, items: V1DownwardAPIVolumeFile[], defaultMode: number | undefined, o: PrepareVolumesOptions): Promise<void> {
+async function writeDownward(t: VolumeFiles, items: V1DownwardAPIVolumeFile[], o: PrepareVolumesOptions): Promise<void> {
   for (const item of items) {
     let value = '';
     if (item.fieldRef) value = fieldRefValue(o.pod, item.fieldRef.fieldPath, o.node);
@@ -200,37 +206,36 @@ async function writeDownward(dir: string, items: V1DownwardAPIVolumeFile[], defa
       const divisor = item.resourceFieldRef.divisor;
       if (c) value = resourceFieldValue(c, item.resourceFieldRef.resource, divisor === undefined ? undefined : String(divisor), o.node);
     }
-    await writeFileAt(dir, item.path, value, item.mode ?? defaultMode ?? DEFAULT_MODE);
+    await writeFileAt(t, { path: item.path, content: value, mode: item.mode });
   }
 }
 
-async function writeProjection(dir: string, source: V1VolumeProjection, defaultMode: number | undefined, o: PrepareVolumesOptions): Promise<void> {
+async function writeProjection(t: VolumeFiles, source: V1VolumeProjection, o: PrepareVolumesOptions): Promise<void> {
   const ns = o.pod.metadata?.namespace ?? 'default';
-  const fsGroup = o.pod.spec?.securityContext?.fsGroup;
   if (source.serviceAccountToken) {
-    const t = source.serviceAccountToken;
+    const sat = source.serviceAccountToken;
     const token = await o.api.serviceAccountToken({
       namespace: ns,
       serviceAccount: o.pod.spec?.serviceAccountName ?? 'default',
-      audience: t.audience,
-      expirationSeconds: t.expirationSeconds ?? 3607,
+      audience: sat.audience,
+      expirationSeconds: sat.expirationSeconds ?? 3607,
       podName: o.pod.metadata?.name ?? '',
       podUid: o.pod.metadata?.uid ?? '',
     });
-    // Token files are 0600 unless the pod runs as non-root, then readable by its user (as the real kubelet does).
-    await writeFileAt(dir, t.path, token, defaultMode ?? DEFAULT_MODE, fsGroup);
+    await writeFileAt(t, { path: sat.path, content: token });
+    // A pod running as non-root owns its token file, so it can read it whatever the mode (as the real kubelet does).
     const uid = o.pod.spec?.securityContext?.runAsUser;
-    if (uid !== undefined) await chown(join(dir, t.path), uid, fsGroup ?? o.pod.spec?.securityContext?.runAsGroup ?? 0);
+    if (uid !== undefined) await chown(join(t.dir, sat.path), uid, t.fsGroup ?? o.pod.spec?.securityContext?.runAsGroup ?? 0);
   } else if (source.configMap) {
     let data = await o.api.configMap(ns, source.configMap.name ?? '');
     if (!data && source.configMap.name === 'kube-root-ca.crt') data = { 'ca.crt': Buffer.from(o.clusterCaPem) };
     if (!data && !source.configMap.optional) throw new VolumeNotReadyError(`configmap "${source.configMap.name ?? ''}" not found`);
-    await writeKeyed(dir, data ?? {}, source.configMap.items, defaultMode, fsGroup);
+    await writeKeyed(t, data ?? {}, source.configMap.items);
   } else if (source.secret) {
     const data = await o.api.secret(ns, source.secret.name ?? '');
     if (!data && !source.secret.optional) throw new VolumeNotReadyError(`secret "${source.secret.name ?? ''}" not found`);
-    await writeKeyed(dir, data ?? {}, source.secret.items, defaultMode, fsGroup);
+    await writeKeyed(t, data ?? {}, source.secret.items);
   } else if (source.downwardAPI) {
-    await writeDownward(dir, source.downwardAPI.items ?? [], defaultMode, o);
+    await writeDownward(t, source.downwardAPI.items ?? [], o);
   }
 }
