@@ -25,9 +25,8 @@ import {
 } from '../../api/index.js';
 import { customClient, type CustomClient } from '../../kube/custom.js';
 import { startController, type ObjectKey, type ReconcileResult } from '../../kube/controller.js';
-import type { ItemActionRegistry } from '../../plugins/item-actions/registry.js';
 import { registerBuiltinBackupActions } from '../../plugins/item-actions/builtin.js';
-import { ItemActionRegistry as Registry } from '../../plugins/item-actions/registry.js';
+import { ItemActionRegistry } from '../../plugins/item-actions/registry.js';
 import { FORMAT_VERSION } from '../archive/paths.js';
 import type { ServerContext, Stoppable } from '../context.js';
 import { LocationResolver } from '../storage/locations.js';
@@ -36,6 +35,7 @@ import { createBackupLog } from './backup-log.js';
 import { BackupAbortedError, type BackupProgressUpdate } from './backupper.js';
 import { BackupStorageError, runBackup } from './run-backup.js';
 import { HEARTBEAT_INTERVAL_MS, RUNNER_ANNOTATION, claimAnnotations, claimState, releaseClaim, runnerIdentity } from './run-claim.js';
+import { throttledWriter } from './throttled-writer.js';
 import { backupValidationErrors } from './validation.js';
 
 /** How many times a backup interrupted by server restarts is started before it is marked Failed. */
@@ -59,7 +59,7 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
   // Reads a Backup without validation, so one with a malformed spec can still be marked FailedValidation.
   const lenient = customClient<Backup>(opts.kube, Kinds.Backup, (o) => o as Backup);
   const locations = new LocationResolver(opts.kube, opts.namespace);
-  const registry = opts.registry ?? registerBuiltinBackupActions(new Registry());
+  const registry = opts.registry ?? registerBuiltinBackupActions(new ItemActionRegistry());
   const api = apiReader(opts.kube);
   const running = new Set<string>();
   /** Backups this process moved to InProgress: any other InProgress one was left by a server that stopped. */
@@ -166,7 +166,15 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
     running.add(key.name);
     const backupLog = createBackupLog({ backup: `${key.namespace}/${key.name}`, server: opts.logger });
     if (restarted) backupLog.logger.info({ attempt: attempts }, 'The server stopped while this backup was running; running it again from the start');
-    const progress = throttledProgress(strict, key);
+    const progress = throttledWriter<BackupProgressUpdate>({
+      intervalMs: PROGRESS_INTERVAL_MS,
+      write: (p) =>
+        strict.updateStatus(key.namespace, key.name, (b) => {
+          if (b.status?.phase !== BackupPhase.InProgress) return false;
+          b.status = { ...b.status, progress: { ...p } };
+        }),
+      onError: (err) => opts.logger.warn({ backup: key.name, err: (err as Error).message }, 'could not write backup progress'),
+    });
     const heartbeat = setInterval(() => {
       strict
         .update(key.namespace, key.name, (b) => {
@@ -188,7 +196,7 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
         registry,
         log: backupLog.logger,
         logText: backupLog.text,
-        onProgress: progress.report,
+        onProgress: (p) => progress.report(p),
         onFinalizing: async (s) => {
           await progress.stop();
           const written = await strict.updateStatus(key.namespace, key.name, (b) => {
@@ -239,39 +247,6 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
       if (b.metadata?.annotations) delete b.metadata.annotations[ATTEMPTS_ANNOTATION];
       releaseClaim(b.metadata?.annotations);
     });
-  }
-
-  function throttledProgress(client: CustomClient<Backup>, key: ObjectKey) {
-    let latest: BackupProgressUpdate | undefined;
-    let written: string | undefined;
-    let timer: NodeJS.Timeout | undefined;
-    let inflight: Promise<unknown> = Promise.resolve();
-    const flush = () => {
-      timer = undefined;
-      const p = latest;
-      if (!p || JSON.stringify(p) === written) return;
-      written = JSON.stringify(p);
-      inflight = client
-        .updateStatus(key.namespace, key.name, (b) => {
-          if (b.status?.phase !== BackupPhase.InProgress) return false;
-          b.status = { ...b.status, progress: { ...p } };
-        })
-        .catch((err: unknown) => opts.logger.warn({ backup: key.name, err: (err as Error).message }, 'could not write backup progress'));
-    };
-    return {
-      report(p: BackupProgressUpdate) {
-        latest = p;
-        if (!timer) {
-          timer = setTimeout(flush, PROGRESS_INTERVAL_MS);
-          timer.unref();
-        }
-      },
-      async stop() {
-        if (timer) clearTimeout(timer);
-        timer = undefined;
-        await inflight;
-      },
-    };
   }
 }
 
