@@ -12,7 +12,7 @@ import { BlobType, ENTRY_BYTES, FLAG_ZSTD, PackBuilder, packKey } from './pack.j
 import type { Repository } from './repository.js';
 import { Semaphore } from '../plugins/object-store/limit.js';
 import { SealPool, type SealJob } from './seal-pool.js';
-import { usableCpus } from './cpu.js';
+import { defaultWorkerCount } from './cpu.js';
 
 export interface BlobWriterOptions {
   /** Compression jobs in flight at once (thread-pool work). */
@@ -85,7 +85,7 @@ export class BlobWriter {
     this.maxUploads = options.maxUploads ?? 2;
     this.checkpointPacks = options.checkpointPacks ?? 64;
     this.checkpointMs = options.checkpointMs ?? 60_000;
-    this.workerCount = options.workers ?? usableCpus();
+    this.workerCount = options.workers ?? defaultWorkerCount();
     // Most chunks are near the average size; a rarer larger one travels in a one-off slab of its own.
     this.slabSize = Math.min(repo.config.chunker.max, 2 * repo.config.chunker.avg) + BATCH_BYTES;
     // A pack buffer holds packSize of blobs plus the largest header; a blob that does not fit closes the pack.

@@ -40,3 +40,12 @@ export function usableCpus(root?: string): number {
   const limit = cgroupCpuLimit(root);
   return Math.max(1, limit === undefined ? host : Math.min(host, Math.ceil(limit)));
 }
+
+/**
+ * Worker threads for a pipeline whose main thread is itself busy (reading, chunking, hashing, writing): one fewer
+ * than the usable CPUs, at least one. Each worker costs tens of MB of memory, so there is no point in more threads
+ * than cores.
+ */
+export function defaultWorkerCount(root?: string): number {
+  return Math.max(1, usableCpus(root) - 1);
+}

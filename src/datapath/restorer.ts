@@ -30,7 +30,7 @@ import { CancelledError, RepositoryError, SnapshotNotFoundError } from './errors
 import type { Repository } from './repository.js';
 import type { BlobLease } from './open-pool.js';
 import { readTree, type TreeEntry } from './tree.js';
-import { usableCpus } from './cpu.js';
+import { defaultWorkerCount, usableCpus } from './cpu.js';
 
 export interface RestoreProgress {
   totalBytes: number;
@@ -87,7 +87,7 @@ export async function restore(options: RestoreOptions): Promise<RestoreResult> {
   const lock = await repo.lock({ exclusive: false });
   try {
     await repo.loadIndex();
-    repo.useWorkers(options.workers ?? usableCpus());
+    repo.useWorkers(options.workers ?? defaultWorkerCount());
     const snap = await repo.findSnapshot(options.snapshotId);
     const run = new RestoreRun(repo, options, options.path ? 0 : snap.summary.bytes, options.path ? 0 : snap.summary.files);
     const target = resolve(options.target);
@@ -132,7 +132,7 @@ class RestoreRun {
     totalFiles: number,
   ) {
     this.slots = new Semaphore(options.concurrency ?? Math.max(4, usableCpus() * 4));
-    this.fetchSlots = new Semaphore(Math.max(4, (options.workers ?? usableCpus()) * 3));
+    this.fetchSlots = new Semaphore(Math.max(4, (options.workers ?? defaultWorkerCount()) * 4));
     this.progress = { totalBytes, doneBytes: 0, totalFiles, doneFiles: 0 };
   }
 
