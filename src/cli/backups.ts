@@ -157,6 +157,17 @@ export function deleteRequestFor(backup: Backup): DeleteBackupRequest {
   });
 }
 
+/** Volume data of pod volume backups/restores summed: what `--wait` shows next to the item count. */
+export function volumeBytes(items: readonly { status?: { progress?: { bytesDone?: number; totalBytes?: number } } }[]): { bytesDone: number; totalBytes: number } {
+  let bytesDone = 0;
+  let totalBytes = 0;
+  for (const it of items) {
+    bytesDone += it.status?.progress?.bytesDone ?? 0;
+    totalBytes += it.status?.progress?.totalBytes ?? 0;
+  }
+  return { bytesDone, totalBytes };
+}
+
 /** Go's time.Time.String() in UTC: `2025-10-01 10:00:00 +0000 UTC`. */
 export function formatGoTime(value: string | Date | undefined | null): string | undefined {
   if (!value) return undefined;

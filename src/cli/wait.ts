@@ -14,6 +14,9 @@ export interface FollowState {
   total: number;
   validationErrors?: string[] | undefined;
   failureReason?: string | undefined;
+  /** Volume data moved so far / in all (pod volume backups or restores); shown when total > 0. */
+  bytesDone?: number | undefined;
+  totalBytes?: number | undefined;
 }
 
 export type FollowOutcome =
@@ -46,9 +49,23 @@ function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-/** The progress line text for a state: `InProgress, 12/40 items`. */
+/** 1536 → "1.5 KiB". */
+export function formatBytes(n: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let v = n;
+  let u = 0;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  return u === 0 ? `${v} B` : `${v.toFixed(1)} ${units[u]}`;
+}
+
+/** The progress line text for a state: `InProgress, 12/40 items, 1.5 MiB/20.0 MiB volume data`. */
 export function progressText(state: FollowState): string {
-  return state.total > 0 ? `${state.phase}, ${state.done}/${state.total} items` : state.phase;
+  let text = state.total > 0 ? `${state.phase}, ${state.done}/${state.total} items` : state.phase;
+  if ((state.totalBytes ?? 0) > 0) text += `, ${formatBytes(state.bytesDone ?? 0)}/${formatBytes(state.totalBytes ?? 0)} volume data`;
+  return text;
 }
 
 export async function follow(opts: FollowOptions): Promise<FollowOutcome> {

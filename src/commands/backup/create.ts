@@ -3,10 +3,10 @@ import { BaseCommand } from '../../cli/base-command.js';
 import { CairnError, UsageError } from '../../cli/errors.js';
 import { formatJson, formatYaml } from '../../cli/output.js';
 import { createProgress } from '../../cli/progress.js';
-import { backupClient, buildBackup, normaliseTriStateArgv } from '../../cli/backups.js';
+import { backupClient, buildBackup, normaliseTriStateArgv, podVolumeBackupClient, volumeBytes } from '../../cli/backups.js';
 import { locationClient } from '../../cli/backup-locations.js';
 import { interruptSignal, waitAndReport } from '../../cli/wait.js';
-import { isBackupDone } from '../../api/index.js';
+import { Labels, isBackupDone, labelValue, selectorFor } from '../../api/index.js';
 import { connect } from '../../kube/client.js';
 import { isAlreadyExists } from '../../kube/errors.js';
 
@@ -67,6 +67,7 @@ export default class BackupCreate extends BaseCommand<typeof BackupCreate> {
       this.out(`Run \`cairn backup describe ${this.args.name}\` or \`cairn backup logs ${this.args.name}\` for more details.`);
       return;
     }
+    const pvbs = podVolumeBackupClient(kube);
     const interrupt = interruptSignal();
     try {
       const code = await waitAndReport({
@@ -80,7 +81,8 @@ export default class BackupCreate extends BaseCommand<typeof BackupCreate> {
           const b = await client.get(namespace, this.args.name);
           if (!b) return undefined;
           const s = b.status ?? {};
-          return { phase: s.phase ?? 'New', done: s.progress?.itemsBackedUp ?? 0, total: s.progress?.totalItems ?? 0, validationErrors: s.validationErrors ?? undefined, failureReason: s.failureReason };
+          const bytes = volumeBytes(await pvbs.list(namespace, selectorFor({ [Labels.BackupName]: labelValue(this.args.name) })));
+          return { phase: s.phase ?? 'New', done: s.progress?.itemsBackedUp ?? 0, total: s.progress?.totalItems ?? 0, validationErrors: s.validationErrors ?? undefined, failureReason: s.failureReason, ...bytes };
         },
       });
       if (code !== 0) this.exit(code);

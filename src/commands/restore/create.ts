@@ -4,10 +4,10 @@ import { BaseCommand } from '../../cli/base-command.js';
 import { CairnError, UsageError } from '../../cli/errors.js';
 import { formatJson, formatYaml } from '../../cli/output.js';
 import { canPrompt, createProgress } from '../../cli/progress.js';
-import { backupClient, formatGoTime, normaliseTriStateArgv } from '../../cli/backups.js';
-import { buildRestore, restorableBackups, restoreClient } from '../../cli/restores.js';
+import { backupClient, formatGoTime, normaliseTriStateArgv, volumeBytes } from '../../cli/backups.js';
+import { buildRestore, podVolumeRestoreClient, restorableBackups, restoreClient } from '../../cli/restores.js';
 import { interruptSignal, waitAndReport } from '../../cli/wait.js';
-import { isRestoreDone } from '../../api/index.js';
+import { Labels, isRestoreDone, labelValue, selectorFor } from '../../api/index.js';
 import { connect, type Kube } from '../../kube/client.js';
 import { isAlreadyExists } from '../../kube/errors.js';
 
@@ -77,6 +77,7 @@ export default class RestoreCreate extends BaseCommand<typeof RestoreCreate> {
       this.out(`Run \`cairn restore describe ${name}\` or \`cairn restore logs ${name}\` for more details.`);
       return;
     }
+    const pvrs = podVolumeRestoreClient(kubeOnce());
     const interrupt = interruptSignal();
     try {
       const code = await waitAndReport({
@@ -90,7 +91,8 @@ export default class RestoreCreate extends BaseCommand<typeof RestoreCreate> {
           const r = await client.get(namespace, name);
           if (!r) return undefined;
           const s = r.status ?? {};
-          return { phase: s.phase ?? 'New', done: s.progress?.itemsRestored ?? 0, total: s.progress?.totalItems ?? 0, validationErrors: s.validationErrors ?? undefined, failureReason: s.failureReason };
+          const bytes = volumeBytes(await pvrs.list(namespace, selectorFor({ [Labels.RestoreName]: labelValue(name) })));
+          return { phase: s.phase ?? 'New', done: s.progress?.itemsRestored ?? 0, total: s.progress?.totalItems ?? 0, validationErrors: s.validationErrors ?? undefined, failureReason: s.failureReason, ...bytes };
         },
       });
       if (code !== 0) this.exit(code);

@@ -1,6 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { exitCodeForOutcome, follow, outcomeMessages, waitAndReport, type FollowState } from '../../../src/cli/wait.js';
+import { exitCodeForOutcome, follow, outcomeMessages, progressText, waitAndReport, type FollowState } from '../../../src/cli/wait.js';
+import { volumeBytes } from '../../../src/cli/backups.js';
 import { createProgress, type Progress } from '../../../src/cli/progress.js';
 import { isBackupDone } from '../../../src/api/index.js';
 
@@ -96,6 +97,12 @@ describe('--wait', () => {
     expect(code).toBe(130);
     expect(reads).toBe(1);
     expect(err).toEqual(['Stopped waiting; the restore continues in the background; see `cairn restore describe r1`.']);
+  });
+
+  it('adds volume bytes once pod volume backups report them', () => {
+    expect(progressText({ phase: 'InProgress', done: 5, total: 9, bytesDone: 1536, totalBytes: 20 * 1024 * 1024 })).toBe('InProgress, 5/9 items, 1.5 KiB/20.0 MiB volume data');
+    expect(progressText({ phase: 'InProgress', done: 5, total: 9, bytesDone: 0, totalBytes: 0 })).toBe('InProgress, 5/9 items');
+    expect(volumeBytes([{ status: { progress: { bytesDone: 10, totalBytes: 100 } } }, { status: {} }, { status: { progress: { bytesDone: 5, totalBytes: 5 } } }])).toEqual({ bytesDone: 15, totalBytes: 105 });
   });
 
   it('reports a backup deleted while waiting', async () => {
