@@ -338,3 +338,13 @@ describe('restore describe', () => {
     expect(text).toContain('Phase:                                 InProgress (Deleting)\nEstimated total items to be restored:  12\nItems restored so far:                 3\n');
   });
 });
+
+describe('colour', () => {
+  it('is on only for a terminal without NO_COLOR or --no-color', async () => {
+    const { colourEnabled } = await import('../../../src/cli/colour.js');
+    expect(colourEnabled({ tty: true, env: {} })).toBe(true);
+    expect(colourEnabled({ tty: false, env: {} })).toBe(false);
+    expect(colourEnabled({ tty: true, env: { NO_COLOR: '1' } })).toBe(false);
+    expect(colourEnabled({ tty: true, env: {}, noColor: true })).toBe(false);
+  });
+});
