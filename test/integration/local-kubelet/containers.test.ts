@@ -273,6 +273,29 @@ describe('local kubelet: probes', () => {
   });
 });
 
+describe('local kubelet: startup probe', () => {
+  it('holds started and ready back until the startup probe passes', async () => {
+    await createPod(ns, {
+      metadata: { name: 'slow-start' },
+      spec: {
+        volumes: [{ name: 'flags', emptyDir: {} }],
+        containers: [
+          shell('c', 'echo booting; sleep 2; touch /flags/started; sleep 3600', {
+            volumeMounts: [{ name: 'flags', mountPath: '/flags' }],
+            startupProbe: { exec: { command: ['test', '-e', '/flags/started'] }, periodSeconds: 1, failureThreshold: 30 },
+          }),
+        ],
+      },
+    });
+    await waitFor(async () => (await podLogs(ns, 'slow-start')).includes('booting'), { timeoutMs: 30_000, description: 'slow-start running' });
+    const booting = await getPod(ns, 'slow-start');
+    expect(containerStatus(booting, 'c')).toMatchObject({ started: false, ready: false, state: { running: {} } });
+    const started = await waitForPod(ns, 'slow-start', 'started', (p) => containerStatus(p, 'c')?.started === true);
+    expect(containerStatus(started, 'c')?.ready).toBe(true);
+    await core().deleteNamespacedPod({ namespace: ns, name: 'slow-start', gracePeriodSeconds: 1 });
+  });
+});
+
 describe('local kubelet: network', () => {
   it('servers on every node can listen on the same port on the wildcard address (each gets its pod IP)', async () => {
     const port = 20_000 + Math.floor(Math.random() * 20_000);

@@ -1,7 +1,8 @@
 /**
- * A container run's probes wired to what the kubelet does with them: readiness flips the container's `ready`
- * (with an Unhealthy event when it fails); a liveness failure is reported and the container is stopped
- * (SIGTERM, SIGKILL after the grace period) so that its restart policy applies.
+ * A container run's probes wired to what the kubelet does with them: a startup probe holds back the others and
+ * `started` until it passes; readiness flips the container's `ready` (with an Unhealthy event when it fails); a
+ * liveness or startup failure is reported and the container is stopped (SIGTERM, SIGKILL after the grace period)
+ * so that its restart policy applies.
  */
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import type { EventRecorder } from './events.js';
@@ -19,6 +20,8 @@ export interface ContainerProbersOptions {
   /** False once this run has ended: late results are dropped. */
   isCurrent: () => boolean;
   onReadiness: (ready: boolean) => void;
+  /** `started`: false while a startup probe has not passed yet. */
+  onStarted: (started: boolean) => void;
 }
 
 export function startContainerProbers(o: ContainerProbersOptions): Prober[] {
@@ -32,6 +35,14 @@ export function startContainerProbers(o: ContainerProbersOptions): Prober[] {
     runAsGroup: c.securityContext?.runAsGroup ?? pod.spec?.securityContext?.runAsGroup,
   };
   const probers: Prober[] = [];
+  const stopContainer = (why: string) => {
+    events.record({ pod, fieldPath, type: 'Normal', reason: 'Killing', message: `Container ${c.name} ${why}, will be restarted` });
+    killGroup(proc.pid, 'SIGTERM');
+    const graceMs = (pod.spec?.terminationGracePeriodSeconds ?? 30) * 1000;
+    setTimeout(() => {
+      if (o.isCurrent()) killGroup(proc.pid, 'SIGKILL');
+    }, graceMs).unref();
+  };
   if (c.readinessProbe) {
     probers.push(
       new Prober({
@@ -55,16 +66,33 @@ export function startContainerProbers(o: ContainerProbersOptions): Prober[] {
         onChange: (healthy, message) => {
           if (healthy || !o.isCurrent()) return;
           events.record({ pod, fieldPath, type: 'Warning', reason: 'Unhealthy', message: `Liveness probe failed: ${message ?? ''}` });
-          events.record({ pod, fieldPath, type: 'Normal', reason: 'Killing', message: `Container ${c.name} failed liveness probe, will be restarted` });
-          killGroup(proc.pid, 'SIGTERM');
-          const graceMs = (pod.spec?.terminationGracePeriodSeconds ?? 30) * 1000;
-          setTimeout(() => {
-            if (o.isCurrent()) killGroup(proc.pid, 'SIGKILL');
-          }, graceMs).unref();
+          stopContainer('failed liveness probe');
         },
       }),
     );
   }
-  for (const p of probers) p.start();
-  return probers;
+  if (!c.startupProbe) {
+    o.onStarted(true);
+    for (const p of probers) p.start();
+    return probers;
+  }
+  // Readiness and liveness wait for the startup probe's first success; its failure restarts the container.
+  const startup = new Prober({
+    kind: 'startup',
+    probe: c.startupProbe,
+    target,
+    onChange: (healthy, message) => {
+      if (!o.isCurrent()) return;
+      if (healthy) {
+        o.onStarted(true);
+        for (const p of probers) p.start();
+        return;
+      }
+      events.record({ pod, fieldPath, type: 'Warning', reason: 'Unhealthy', message: `Startup probe failed: ${message ?? ''}` });
+      stopContainer('failed startup probe');
+    },
+  });
+  o.onStarted(false);
+  startup.start();
+  return [startup, ...probers];
 }

@@ -37,10 +37,12 @@ export interface ContainerRecord {
   sidecar?: boolean | undefined;
   /** Readiness from its probe; a running container without a readiness probe is ready. */
   ready?: boolean | undefined;
+  /** False while its startup probe has not passed. */
+  started?: boolean | undefined;
 }
 
 export function isReady(c: ContainerRecord): boolean {
-  return c.current.state === 'running' && c.ready !== false;
+  return c.current.state === 'running' && c.ready !== false && c.started !== false;
 }
 
 export interface PodStatusInput {
@@ -90,6 +92,18 @@ export interface PodStatusJson {
   startTime: string;
   initContainerStatuses: ContainerStatusJson[];
   containerStatuses: ContainerStatusJson[];
+}
+
+/** The pod's current conditions as the API returned them (client-node parses times into Dates). */
+export function conditionsFromApi(
+  conditions: readonly { type: string; status: string; lastTransitionTime?: Date | undefined }[] | undefined,
+): PodConditionJson[] | undefined {
+  return conditions?.map((c) => ({
+    type: c.type,
+    status: c.status === 'True' ? 'True' : 'False',
+    lastTransitionTime: c.lastTransitionTime ? kubeTime(new Date(c.lastTransitionTime)) : '',
+    lastProbeTime: null,
+  }));
 }
 
 /** metav1.Time wants RFC 3339 with whole seconds. */
@@ -151,7 +165,7 @@ export function containerStatusJson(c: ContainerRecord): ContainerStatusJson {
     imageID: `cairn-local://${c.image}`,
     ...(c.containerId ? { containerID: c.containerId } : {}),
     ready: isReady(c),
-    started: running,
+    started: running && c.started !== false,
     restartCount: c.restartCount,
     state: stateJson(c.current),
     lastState: stateJson(c.last),

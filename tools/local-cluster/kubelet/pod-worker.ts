@@ -14,7 +14,7 @@ import { errorMessage } from './kube-api.js';
 import { containerLogFile, pidFile, podDir, runtimeDir, terminationLogFile, type NodeLayout } from './layout.js';
 import { terminationMessage } from './log-files.js';
 import { mountsUnder, unmountAllUnder } from './mounts.js';
-import { computePodStatus, type ContainerRecord, type PodStatusJson, type RestartPolicy, type TerminatedState } from './pod-status.js';
+import { computePodStatus, conditionsFromApi, type ContainerRecord, type PodStatusJson, type RestartPolicy, type TerminatedState } from './pod-status.js';
 import { restoreContainer } from './adoption.js';
 import { groupAlive, killGroup, readExitCode, startProcess, type ProcessExit, type RunningProcess } from './process-runtime.js';
 import { SETUP_FAILED_EXIT } from './launch-script.js';
@@ -326,6 +326,10 @@ export class PodWorker {
         s.record.ready = ready;
         this.kick();
       },
+      onStarted: (started) => {
+        s.record.started = started;
+        this.kick();
+      },
     });
   }
 
@@ -354,6 +358,7 @@ export class PodWorker {
     s.proc = undefined;
     for (const p of s.probers.splice(0)) p.stop();
     s.record.ready = undefined;
+    s.record.started = undefined;
     s.record.current = term;
     this.deps.log.info({ pod: this.key(), container: s.spec.name, exitCode, reason }, 'container exited');
     if (!s.stopping && exitCode !== 0) {
@@ -380,12 +385,7 @@ export class PodWorker {
       sandboxReady: this.volumes !== undefined,
       nodeIp: this.deps.node.nodeIp,
       podStartTime: this.startTime,
-      previousConditions: this.pod.status?.conditions?.map((c) => ({
-        type: c.type,
-        status: c.status === 'True' ? 'True' : 'False',
-        lastTransitionTime: c.lastTransitionTime ? new Date(c.lastTransitionTime).toISOString().replace(/\.\d{3}Z$/, 'Z') : '',
-        lastProbeTime: null,
-      })),
+      previousConditions: conditionsFromApi(this.pod.status?.conditions),
       now: new Date(),
     });
     const json = JSON.stringify(status);

@@ -1,7 +1,7 @@
 /**
  * Readiness and liveness probes, run as the kubelet runs them: httpGet (2xx/3xx is success), tcpSocket (the port
  * accepts a connection) and exec (exit 0, run inside the container's mount namespace as its user). gRPC probes
- * count as success. One Prober per container run loops until stopped.
+ * count as success. One Prober per probe of a container run loops until stopped (a startup probe until it passes).
  */
 import { execFile } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
@@ -95,7 +95,7 @@ function execProbe(command: string[], t: ProbeTarget, timeoutMs: number): Promis
 }
 
 export interface ProberOptions {
-  kind: 'readiness' | 'liveness';
+  kind: 'readiness' | 'liveness' | 'startup';
   probe: V1Probe;
   target: ProbeTarget;
   /** Called when the result flips (readiness) or the failure threshold is reached (liveness). */
@@ -111,7 +111,7 @@ export class Prober {
   private failures = 0;
 
   constructor(private readonly o: ProberOptions) {
-    // Readiness starts false until the first success; liveness starts healthy.
+    // Readiness and startup start false until their first success; liveness starts healthy.
     this.healthy = o.kind === 'liveness';
   }
 
@@ -149,10 +149,12 @@ export class Prober {
       if (this.healthy && this.failures >= failureThreshold) {
         this.healthy = false;
         this.o.onChange(false, result.message);
-      } else if (!this.healthy && this.o.kind === 'readiness' && this.failures === failureThreshold) {
+      } else if (!this.healthy && this.o.kind !== 'liveness' && this.failures === failureThreshold) {
         this.o.onChange(false, result.message);
       }
     }
+    // A startup probe has done its job after its first success.
+    if (this.o.kind === 'startup' && this.healthy) return;
     this.schedule((this.o.probe.periodSeconds ?? 10) * 1000);
   }
 }
