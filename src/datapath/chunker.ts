@@ -36,18 +36,43 @@ function gearTable(seed: string): Int32Array {
   return table;
 }
 
-/** A mask with `bits` one-bits at the top of a 32-bit word (the bits that depend on the last 32 bytes). */
-function topMask(bits: number): number {
-  return ~((1 << (32 - bits)) - 1) | 0;
+/**
+ * A mask of `bits` one-bits in the high bits of the hash, just below bit 31 (bits 30 … 31-bits). The high bits depend
+ * on the most bytes; leaving bit 31 out lets the loop below test two bytes per step with the mask shifted left by one
+ * without losing a bit, so it cuts exactly where the byte-by-byte definition does.
+ */
+function highMask(bits: number): number {
+  return (~((1 << (31 - bits)) - 1) & 0x7fffffff) | 0;
+}
+
+/** The reference definition, one byte per step (tests check the fast loop against it). */
+export function referenceCut(params: ChunkerParams, data: Uint8Array, start: number, end: number): number {
+  const { min, avg, max } = params;
+  const gear = gearTable(params.seed);
+  const bits = Math.round(Math.log2(avg));
+  const maskS = highMask(bits + 2);
+  const maskL = highMask(bits - 2);
+  let n = end - start;
+  if (n <= min) return n;
+  if (n > max) n = max;
+  let fp = 0;
+  for (let i = start + min; i < start + n; i++) {
+    fp = ((fp << 1) + gear[data[i]!]!) | 0;
+    if ((fp & (i < start + Math.min(avg, n) ? maskS : maskL)) === 0) return i + 1 - start;
+  }
+  return n;
 }
 
 export function createChunker(params: ChunkerParams): Chunker {
   const { min, avg, max } = params;
   if (!(min > 0 && min <= avg && avg <= max)) throw new Error(`invalid chunker sizes ${min}/${avg}/${max}`);
   const gear = gearTable(params.seed);
+  const gearLs = gear.map((g) => (g << 1) | 0);
   const avgBits = Math.round(Math.log2(avg));
-  const maskS = topMask(avgBits + 2);
-  const maskL = topMask(avgBits - 2);
+  const maskS = highMask(avgBits + 2);
+  const maskL = highMask(avgBits - 2);
+  const maskSls = (maskS << 1) | 0;
+  const maskLls = (maskL << 1) | 0;
   return {
     params,
     next(data: Uint8Array, start: number, end: number): number {
@@ -58,11 +83,25 @@ export function createChunker(params: ChunkerParams): Chunker {
       const limit = start + n;
       let fp = 0;
       let i = start + min;
-      for (; i < normal; i++) {
+      // Two bytes per step: fp<<2 + (gear<<1) is the one-byte hash shifted left once, tested with the shifted mask.
+      for (; i + 1 < normal; i += 2) {
+        fp = ((fp << 2) + gearLs[data[i]!]!) | 0;
+        if ((fp & maskSls) === 0) return i + 1 - start;
+        fp = (fp + gear[data[i + 1]!]!) | 0;
+        if ((fp & maskS) === 0) return i + 2 - start;
+      }
+      if (i < normal) {
         fp = ((fp << 1) + gear[data[i]!]!) | 0;
         if ((fp & maskS) === 0) return i + 1 - start;
+        i++;
       }
-      for (; i < limit; i++) {
+      for (; i + 1 < limit; i += 2) {
+        fp = ((fp << 2) + gearLs[data[i]!]!) | 0;
+        if ((fp & maskLls) === 0) return i + 1 - start;
+        fp = (fp + gear[data[i + 1]!]!) | 0;
+        if ((fp & maskL) === 0) return i + 2 - start;
+      }
+      if (i < limit) {
         fp = ((fp << 1) + gear[data[i]!]!) | 0;
         if ((fp & maskL) === 0) return i + 1 - start;
       }

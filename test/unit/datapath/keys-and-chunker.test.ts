@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { FilesystemObjectStore } from '../../../src/plugins/object-store/index.js';
 import { Repository } from '../../../src/datapath/repository.js';
 import { WrongPasswordError, RepositoryExistsError, RepositoryNotFoundError } from '../../../src/datapath/errors.js';
-import { createChunker } from '../../../src/datapath/chunker.js';
+import { createChunker, referenceCut } from '../../../src/datapath/chunker.js';
 import { cgroupCpuLimit, usableCpus } from '../../../src/datapath/cpu.js';
 import { sampledEntropy, worthCompressing } from '../../../src/datapath/compress.js';
 import { cleanupTempDirs, FAST_KDF, PASSWORD, tempDir } from './helpers.js';
@@ -89,6 +89,18 @@ describe('chunker', () => {
     const b = ends(cut(shifted), 77);
     const common = [...a].filter((x) => b.has(x)).length;
     expect(common / a.size).toBeGreaterThan(0.8);
+  });
+
+  it('cuts exactly where the byte-by-byte definition does (two-bytes-per-step loop)', () => {
+    const c = createChunker(params);
+    for (let round = 0; round < 3; round++) {
+      const data = randomBytes(3 << 20);
+      for (let at = 0; at < data.length; ) {
+        const n = c.next(data, at, data.length);
+        expect(n).toBe(referenceCut(params, data, at, data.length));
+        at += n;
+      }
+    }
   });
 
   it('depends on the repository seed', () => {
