@@ -23,6 +23,7 @@ export default class Server extends BaseCommand<typeof Server> {
     'garbage-collection-frequency': Flags.string({ description: 'How often expired backups are looked for.', default: '1h' }),
     'resource-timeout': Flags.string({ description: 'How long to wait on one API object.', default: '10m' }),
     'fs-backup-timeout': Flags.string({ description: 'How long pod volume backups and restores may take.', default: '4h' }),
+    'default-item-operation-timeout': Flags.string({ description: 'How long async item operations may take when a backup sets no timeout.', default: '4h' }),
   };
 
   async run(): Promise<void> {
@@ -38,6 +39,8 @@ export default class Server extends BaseCommand<typeof Server> {
       resourceTimeoutMs: parseDuration('--resource-timeout', f['resource-timeout']),
       fsBackupTimeoutMs: parseDuration('--fs-backup-timeout', f['fs-backup-timeout']),
       defaultVolumesToFsBackup: f['default-volumes-to-fs-backup'],
+      defaultCsiSnapshotTimeoutMs: DEFAULT_SERVER_CONFIG.defaultCsiSnapshotTimeoutMs,
+      defaultItemOperationTimeoutMs: parseDuration('--default-item-operation-timeout', f['default-item-operation-timeout']),
     };
     const role = createServer({ kube, namespace: f.namespace, logger, healthPort: f['health-port'], healthHost: f['health-address'], version: clientVersion(), config });
     await runUntilSignal(role, { logger, name: 'server' });

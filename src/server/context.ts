@@ -23,6 +23,10 @@ export interface ServerConfig {
   fsBackupTimeoutMs: number;
   /** Back up all pod volumes with fs-backup unless excluded (`--default-volumes-to-fs-backup`). */
   defaultVolumesToFsBackup: boolean;
+  /** CSI snapshot timeout of backups that set none (Velero: 10m). */
+  defaultCsiSnapshotTimeoutMs: number;
+  /** Async item operation timeout of backups and restores that set none (`--default-item-operation-timeout`, 4h). */
+  defaultItemOperationTimeoutMs: number;
 }
 
 export const DEFAULT_SERVER_CONFIG: ServerConfig = {
@@ -34,6 +38,8 @@ export const DEFAULT_SERVER_CONFIG: ServerConfig = {
   resourceTimeoutMs: 10 * 60_000,
   fsBackupTimeoutMs: 240 * 60_000,
   defaultVolumesToFsBackup: false,
+  defaultCsiSnapshotTimeoutMs: 10 * 60_000,
+  defaultItemOperationTimeoutMs: 4 * 3600_000,
 };
 
 export interface ServerContext {

@@ -117,6 +117,9 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
         storageLocation: locationName,
         ttl: formatDuration(ttlMs),
         defaultVolumesToFsBackup: b.spec?.defaultVolumesToFsBackup ?? opts.config.defaultVolumesToFsBackup,
+        // Unset or zero timeouts take the server defaults, as Velero writes them into the spec.
+        csiSnapshotTimeout: nonZero(b.spec?.csiSnapshotTimeout) ?? formatDuration(opts.config.defaultCsiSnapshotTimeoutMs),
+        itemOperationTimeout: nonZero(b.spec?.itemOperationTimeout) ?? formatDuration(opts.config.defaultItemOperationTimeoutMs),
       };
       b.status = {
         ...b.status,
@@ -130,6 +133,10 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
     });
     startedHere.add(key.name);
     // The update's watch event brings the key back: the run happens in its own reconcile.
+  }
+
+  function nonZero(duration: string | undefined): string | undefined {
+    return duration && parseDuration(duration) > 0 ? duration : undefined;
   }
 
   async function run(key: ObjectKey): Promise<ReconcileResult | void> {
