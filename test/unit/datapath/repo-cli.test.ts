@@ -20,7 +20,7 @@ afterEach(() => {
   delete process.env.CAIRN_NEW_REPO_PASSWORD;
 });
 
-type CommandClass = { new (argv: string[], config: Config): { _run(): Promise<unknown> } };
+type CommandClass = { run(argv: string[], config: Config): Promise<unknown> };
 let config: Config | undefined;
 
 /** Runs a command class in-process; returns what a user would see and the exit code. */
@@ -33,7 +33,7 @@ async function run(cmd: CommandClass, argv: string[], password = 'pw'): Promise<
   vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => ((stderr += String(chunk)), true));
   let code = 0;
   try {
-    await new cmd(argv, config)._run();
+    await cmd.run(argv, config);
   } catch (err) {
     if (err instanceof Errors.ExitError) code = err.oclif.exit ?? 1;
     else throw err;
