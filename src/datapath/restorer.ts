@@ -147,7 +147,7 @@ class RestoreRun {
       this.fatal ??= new RestoreFailedError(`${code === 'EROFS' ? 'target is read-only' : 'no space left on the target'} while writing ${rel || '.'}; restore stopped`);
       return;
     }
-    const reason = code ? `${code}: ${(err as Error).message.split(',')[0]}` : (err as Error).message;
+    const reason = errnoReason(err);
     this.errors.push({ path: rel || '.', reason });
   }
 
@@ -395,4 +395,11 @@ function writeChunkSync(fd: number, data: Buffer, pos: number, sparse: boolean):
     }
   }
   if (runStart >= 0) writeAllSync(fd, data, runStart, data.length, pos + runStart);
+}
+
+/** "EACCES: permission denied" from a Node errno error (without the path Node appends), or the message. */
+function errnoReason(err: unknown): string {
+  const e = err as NodeJS.ErrnoException;
+  const head = (e.message ?? String(err)).split(',')[0]!;
+  return e.code && !head.startsWith(e.code) ? `${e.code}: ${head}` : head;
 }

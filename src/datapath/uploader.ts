@@ -175,7 +175,7 @@ class BackupRun {
 
   private report(rel: string, err: unknown): void {
     const code = (err as NodeJS.ErrnoException).code;
-    const reason = code === 'ENOENT' ? 'vanished during backup' : code ? `${code}: ${(err as Error).message.split(',')[0]}` : (err as Error).message;
+    const reason = code === 'ENOENT' ? 'vanished during backup' : errnoReason(err);
     if (this.options.failOnUnreadable) throw new FileError(`${rel || '.'}: ${reason}`);
     this.errors.push({ path: rel || '.', reason });
     this.stats.errors++;
@@ -395,4 +395,11 @@ class BackupRun {
     }
     this.progress.totalsFinal = true;
   }
+}
+
+/** "EACCES: permission denied" from a Node errno error (without the path Node appends), or the message. */
+function errnoReason(err: unknown): string {
+  const e = err as NodeJS.ErrnoException;
+  const head = (e.message ?? String(err)).split(',')[0]!;
+  return e.code && !head.startsWith(e.code) ? `${e.code}: ${head}` : head;
 }

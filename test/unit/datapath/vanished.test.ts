@@ -1,0 +1,53 @@
+/** Files that vanish between listing and reading, or fail to read: reported with path and reason, backup goes on. */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+
+const failing = new Map<string, string>();
+
+vi.mock('node:fs', async (importOriginal) => {
+  const fs = await importOriginal<typeof import('node:fs')>();
+  const fail = (path: unknown, op: string) => {
+    const code = failing.get(`${op}:${String(path)}`);
+    if (code) throw Object.assign(new Error(`${code}: injected, ${op} '${String(path)}'`), { code });
+  };
+  return {
+    ...fs,
+    lstatSync: ((path: string, options?: object) => {
+      fail(path, 'lstat');
+      return fs.lstatSync(path, options as never);
+    }) as typeof fs.lstatSync,
+    openSync: ((path: string, ...rest: unknown[]) => {
+      fail(path, 'open');
+      return (fs.openSync as (...a: unknown[]) => number)(path, ...rest);
+    }) as typeof fs.openSync,
+  };
+});
+
+const { backup } = await import('../../../src/datapath/uploader.js');
+const { restore } = await import('../../../src/datapath/restorer.js');
+const { cleanupTempDirs, describeTree, newRepo, tempDir } = await import('./helpers.js');
+
+afterAll(cleanupTempDirs);
+
+describe('files that vanish or cannot be read', () => {
+  it('are reported and left out; the rest is backed up', async () => {
+    const repo = await newRepo();
+    const src = tempDir('src');
+    for (const n of ['a.txt', 'gone.txt', 'locked.txt', 'z.txt']) writeFileSync(join(src, n), `content of ${n}\n`.repeat(50));
+    failing.set(`lstat:${join(src, 'gone.txt')}`, 'ENOENT');
+    failing.set(`open:${join(src, 'locked.txt')}`, 'EACCES');
+    const result = await backup({ source: src, repository: repo });
+    expect(result.errors).toEqual([
+      { path: 'gone.txt', reason: 'vanished during backup' },
+      { path: 'locked.txt', reason: 'EACCES: injected' },
+    ]);
+    expect(result.stats.files).toBe(2);
+    const dst = tempDir('dst');
+    await restore({ repository: repo, snapshotId: result.snapshotId, target: dst });
+    expect(Object.keys(describeTree(dst))).toEqual(['a.txt', 'z.txt']);
+
+    await expect(backup({ source: src, repository: repo, failOnUnreadable: true })).rejects.toThrow('gone.txt: vanished during backup');
+    failing.clear();
+  });
+});
