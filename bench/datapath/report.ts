@@ -32,6 +32,7 @@ const HEADER = [
   'unchanged s',
   '5% s',
   'restore MB/s',
+  'restore files/s',
   'verified',
 ];
 
@@ -53,6 +54,7 @@ function row(result: ScenarioResult): string[] {
     formatNumber(result.unchanged?.wallSeconds, 2),
     formatNumber(result.changed?.wallSeconds, 2),
     formatNumber(result.restore?.mbPerSecond, 1),
+    formatNumber(result.restore?.filesPerSecond),
     result.restore ? (result.restore.verified ? 'yes' : 'NO') : '-',
   ];
 }
@@ -116,9 +118,9 @@ export function contentionLines(rows: ScenarioResult[], cores: number, threshold
       .map(([name, f]) => [name, f!.othersCpuSeconds / (f!.wallSeconds * cores)] as const)
       .filter(([, share]) => share > threshold);
     if (busy.length > 0) {
-      lines.push(
-        `warning: ${r.tool}: other work on this machine used ${busy.map(([name, share]) => `${Math.round(share * 100)}% of the CPU during ${name}`).join(', ')}; its figures are pessimistic`,
-      );
+      const shares = busy.map(([, share]) => `${Math.round(share * 100)}%`).join('/');
+      const names = busy.map(([name]) => name).join('/');
+      lines.push(`warning: ${r.tool}: other processes took ${shares} of the CPU during ${names}: its figures are pessimistic`);
     }
   }
   return lines;

@@ -30,6 +30,7 @@ export interface FirstBackupFigures extends StepFigures {
 
 export interface RestoreFigures extends StepFigures {
   mbPerSecond: number;
+  filesPerSecond: number;
   verified: boolean;
   /** What differed, when the restored tree is not identical (bytes and permission bits) to the source. */
   verifyDetail?: string;

@@ -154,6 +154,7 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
     result.restore = {
       ...stepFigures(restored.measurement),
       mbPerSecond: modifiedTotals(stored.dataset, stored.base, runs).bytes / 1e6 / restored.measurement.wallSeconds,
+      filesPerSecond: stored.base.files / restored.measurement.wallSeconds,
       verified,
       ...(verified
         ? {}
