@@ -32,6 +32,8 @@ export interface FollowOptions {
   /** Aborted on Ctrl-C. */
   signal?: AbortSignal;
   intervalMs?: number;
+  /** Reads that may fail in a row (API server hiccups) before the error is reported; default 10. */
+  maxReadFailures?: number;
   /** For tests: how to wait between reads. */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
@@ -71,13 +73,27 @@ export function progressText(state: FollowState): string {
 export async function follow(opts: FollowOptions): Promise<FollowOutcome> {
   const sleep = opts.sleep ?? abortableSleep;
   const interval = opts.intervalMs ?? 1000;
+  const maxFailures = opts.maxReadFailures ?? 10;
   let last: FollowState | undefined;
+  let failures = 0;
   for (;;) {
     if (opts.signal?.aborted) {
       opts.progress.stop();
       return { kind: 'interrupted', state: last };
     }
-    const state = await opts.read();
+    let state: FollowState | undefined;
+    try {
+      state = await opts.read();
+      failures = 0;
+    } catch (err) {
+      // A transient API error must not end the wait (the operation goes on); a persistent one is reported.
+      if (++failures >= maxFailures) {
+        opts.progress.stop();
+        throw err;
+      }
+      await sleep(interval, opts.signal);
+      continue;
+    }
     if (!state) {
       opts.progress.stop();
       return { kind: 'gone', state: last };

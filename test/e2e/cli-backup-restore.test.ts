@@ -126,8 +126,8 @@ describe('backup and restore through the CLI', () => {
     ]);
     expect(loc.exitCode, loc.stderr).toBe(0);
     const r = await run(['backup', 'create', 'to-read-only', '--include-namespaces', APP, '--storage-location', 'read-only', '--wait']);
-    expect(r.exitCode).toBe(1);
-    expect(r.stdout).toContain('Backup completed with status: FailedValidation.');
+    expect(r.exitCode, r.stderr).toBe(1);
+    expect(r.stdout, r.stderr).toContain('Backup completed with status: FailedValidation.');
     expect(r.stderr).toContain('Backup "to-read-only" failed validation:\n');
     expect(r.stderr).toContain("backup can't be created because backup storage location read-only is currently in read-only mode");
   });

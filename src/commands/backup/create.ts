@@ -81,7 +81,8 @@ export default class BackupCreate extends BaseCommand<typeof BackupCreate> {
           const b = await client.get(namespace, this.args.name);
           if (!b) return undefined;
           const s = b.status ?? {};
-          const bytes = volumeBytes(await pvbs.list(namespace, selectorFor({ [Labels.BackupName]: labelValue(this.args.name) })));
+          // Volume bytes are extra information: a failed read of them never ends the wait.
+          const bytes = await pvbs.list(namespace, selectorFor({ [Labels.BackupName]: labelValue(this.args.name) })).then(volumeBytes, () => ({}));
           return { phase: s.phase ?? 'New', done: s.progress?.itemsBackedUp ?? 0, total: s.progress?.totalItems ?? 0, validationErrors: s.validationErrors ?? undefined, failureReason: s.failureReason, ...bytes };
         },
       });

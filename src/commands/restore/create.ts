@@ -91,7 +91,8 @@ export default class RestoreCreate extends BaseCommand<typeof RestoreCreate> {
           const r = await client.get(namespace, name);
           if (!r) return undefined;
           const s = r.status ?? {};
-          const bytes = volumeBytes(await pvrs.list(namespace, selectorFor({ [Labels.RestoreName]: labelValue(name) })));
+          // Volume bytes are extra information: a failed read of them never ends the wait.
+          const bytes = await pvrs.list(namespace, selectorFor({ [Labels.RestoreName]: labelValue(name) })).then(volumeBytes, () => ({}));
           return { phase: s.phase ?? 'New', done: s.progress?.itemsRestored ?? 0, total: s.progress?.totalItems ?? 0, validationErrors: s.validationErrors ?? undefined, failureReason: s.failureReason, ...bytes };
         },
       });

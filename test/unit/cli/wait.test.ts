@@ -105,6 +105,21 @@ describe('--wait', () => {
     expect(volumeBytes([{ status: { progress: { bytesDone: 10, totalBytes: 100 } } }, { status: {} }, { status: { progress: { bytesDone: 5, totalBytes: 5 } } }])).toEqual({ bytesDone: 15, totalBytes: 105 });
   });
 
+  it('rides over a few failed reads but reports a persistent failure', async () => {
+    let calls = 0;
+    const flaky = async () => {
+      calls++;
+      if (calls <= 2) throw new Error('503 storage is (re)initializing');
+      return { phase: 'Completed', done: 1, total: 1 };
+    };
+    const outcome = await follow({ read: flaky, isDone: isBackupDone, progress: recordingProgress(), sleep: noSleep });
+    expect(outcome.kind).toBe('finished');
+    const broken = async (): Promise<FollowState> => {
+      throw new Error('forbidden');
+    };
+    await expect(follow({ read: broken, isDone: isBackupDone, progress: recordingProgress(), sleep: noSleep, maxReadFailures: 3 })).rejects.toThrow('forbidden');
+  });
+
   it('reports a backup deleted while waiting', async () => {
     const outcome = await follow({ read: source([{ phase: 'InProgress', done: 0, total: 1 }, undefined]), isDone: isBackupDone, progress: recordingProgress(), sleep: noSleep });
     expect(outcome.kind).toBe('gone');
