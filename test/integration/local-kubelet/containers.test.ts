@@ -273,6 +273,29 @@ describe('local kubelet: probes', () => {
   });
 });
 
+describe('local kubelet: exec', () => {
+  it('runs commands in a container through the API (kubectl exec): output, stdin, exit code, mounts, workingDir', async () => {
+    await createPod(ns, {
+      metadata: { name: 'exec-me' },
+      spec: {
+        volumes: [{ name: 'data', emptyDir: {} }],
+        containers: [shell('c', 'echo inside > /data/f; sleep 3600', { workingDir: '/data', volumeMounts: [{ name: 'data', mountPath: '/data' }] })],
+      },
+    });
+    await waitForPhase(ns, 'exec-me', 'Running');
+    await waitFor(async () => (await kubectl(['exec', '-n', ns, 'exec-me', '--', 'cat', '/data/f'], { allowFailure: true })).stdout === 'inside\n', {
+      timeoutMs: 30_000,
+      description: 'exec sees the container volume',
+    });
+    const run = await kubectl(['exec', '-n', ns, 'exec-me', '--', 'sh', '-c', 'pwd; echo oops >&2; exit 3'], { allowFailure: true });
+    expect(run).toMatchObject({ stdout: '/data\n', exitCode: 3 });
+    expect(run.stderr).toContain('oops');
+    const piped = await kubectl(['exec', '-i', '-n', ns, 'exec-me', '--', 'sh', '-c', 'cat > /data/g; wc -c < /data/g'], { input: 'from stdin' });
+    expect(piped.stdout.trim()).toBe('10');
+    await core().deleteNamespacedPod({ namespace: ns, name: 'exec-me', gracePeriodSeconds: 1 });
+  });
+});
+
 describe('local kubelet: startup probe', () => {
   it('holds started and ready back until the startup probe passes', async () => {
     await createPod(ns, {

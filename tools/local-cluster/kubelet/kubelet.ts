@@ -10,6 +10,7 @@ import { ensureBindShim } from './bind-shim.js';
 import type { ApiServerAddress } from './container-config.js';
 import type { NodeFacts } from './env.js';
 import { EventRecorder } from './events.js';
+import { attachExec, type ExecLookup } from './exec-server.js';
 import { KubeletApi, errorMessage } from './kube-api.js';
 import { kubeletDir, pidsDir, podDir, podsDir, sharedDirFor, type NodeLayout } from './layout.js';
 import { startLogServer, type LogTarget } from './log-server.js';
@@ -76,6 +77,7 @@ export class Kubelet {
       log,
       findLog: (q) => this.findLog(q),
     });
+    attachExec({ server: this.server, log, lookup: (q) => this.findExec(q) });
     const version = await this.api.config.makeApiClient(VersionApi).getCode();
     this.heartbeat = new NodeHeartbeat({
       api: this.api,
@@ -147,6 +149,16 @@ export class Kubelet {
     const run = w.logRun(q.container, q.previous);
     if ('error' in run) return { ok: false, status: 400, message: run.error };
     return { ok: true, file: run.logFile, stillRunning: run.stillRunning };
+  }
+
+  private findExec(q: { namespace: string; pod: string; container: string; command: string[] }): ReturnType<ExecLookup> {
+    const pod = this.informer?.get(q.pod, q.namespace);
+    const w = pod ? this.workers.get(pod.metadata?.uid ?? '') : undefined;
+    if (!w) return { ok: false, status: 404, message: `pod ${q.namespace}/${q.pod} not found on node ${this.o.nodeName}` };
+    if (q.command.length === 0) return { ok: false, status: 400, message: 'you must specify at least one command for the container' };
+    const found = w.execTarget(q.container, q.command);
+    if ('error' in found) return { ok: false, status: 400, message: found.error };
+    return { ok: true, target: found.target };
   }
 
   /** Pods whose directory exists but that are no longer bound here: kill leftovers, unmount, remove. */

@@ -50,9 +50,9 @@ export function buildLaunchScript(spec: LaunchSpec): string {
     lines.push(`mount --rbind ${q(m.source)} ${q(m.target)} || fail ${q(`cannot mount ${m.target}`)}`);
     if (m.readOnly) lines.push(`mount -o remount,bind,ro ${q(m.target)} || fail ${q(`cannot make ${m.target} read-only`)}`);
   }
-  if (spec.workingDir) {
-    lines.push(`mkdir -p ${q(spec.workingDir)} && cd ${q(spec.workingDir)} || fail ${q(`cannot enter workingDir ${spec.workingDir}`)}`);
-  }
+  // Without workingDir a container starts in its image's WORKDIR, which for the mapped images is /.
+  const workingDir = spec.workingDir || '/';
+  lines.push(`mkdir -p ${q(workingDir)} && cd ${q(workingDir)} || fail ${q(`cannot enter workingDir ${workingDir}`)}`);
   const run: string[] = [];
   if (spec.runAsUser !== undefined || spec.runAsGroup !== undefined) {
     run.push('setpriv');

@@ -83,6 +83,8 @@ export function nodeStatus(id: NodeIdentity, now: Date, readySince: Date): objec
       { type: 'Hostname', address: id.nodeName },
     ],
     daemonEndpoints: { kubeletEndpoint: { Port: id.port } },
+    // The API server then proxies WebSocket exec straight to us (we speak no SPDY).
+    declaredFeatures: ['ExtendWebSocketsToKubelet'],
     nodeInfo: {
       machineID: readId('/etc/machine-id', id.nodeName),
       systemUUID: id.nodeName,

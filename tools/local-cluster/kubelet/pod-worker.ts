@@ -9,6 +9,8 @@ import type { Logger } from 'pino';
 import { containerConfig, containerId, type ApiServerAddress } from './container-config.js';
 import type { NodeFacts } from './env.js';
 import type { EventRecorder } from './events.js';
+import type { ExecTarget } from './exec-server.js';
+import { resolveProgram } from './images.js';
 import type { KubeletApi } from './kube-api.js';
 import { errorMessage } from './kube-api.js';
 import { containerLogFile, pidFile, podDir, runtimeDir, terminationLogFile, type NodeLayout } from './layout.js';
@@ -50,6 +52,8 @@ interface Slot {
   stopping: boolean;
   nextBackoffMs: number;
   probers: Prober[];
+  /** The running container's environment, for exec. */
+  env?: ReadonlyMap<string, string> | undefined;
   backoffUntil: number;
   pullFailed: boolean;
 }
@@ -302,6 +306,7 @@ export class PodWorker {
 
   private attach(s: Slot, proc: RunningProcess, restartCount: number, env: ReadonlyMap<string, string>): void {
     s.proc = proc;
+    s.env = env;
     s.record.containerId = containerId(this.uid, s.spec.name, restartCount);
     s.record.current = { state: 'running', startedAt: proc.startedAt };
     this.startProbers(s, proc, env);
@@ -479,6 +484,26 @@ export class PodWorker {
     return {
       logFile: containerLogFile(this.deps.layout, this.podRef(), container, run),
       stillRunning: () => !previous && proc !== undefined && s.proc === proc,
+    };
+  }
+
+  /** What `exec` needs to run a command in a running container (the image mapping applies to it too). */
+  execTarget(container: string, command: string[]): { target: ExecTarget } | { error: string } {
+    const s = this.slots.find((x) => x.spec.name === container);
+    if (!s) return { error: `container ${container} is not valid for pod ${this.pod.metadata?.name ?? ''}` };
+    if (!s.proc) return { error: `container ${container} is not running` };
+    const program = resolveProgram({ image: s.spec.image ?? '', command, repoDir: this.deps.repoDir });
+    if (!program.ok) return { error: program.message };
+    const sc = s.spec.securityContext;
+    const podSc = this.pod.spec?.securityContext;
+    return {
+      target: {
+        pid: s.proc.pid,
+        env: s.env ?? new Map([['PATH', this.deps.hostPath]]),
+        argv: program.argv,
+        runAsUser: sc?.runAsUser ?? podSc?.runAsUser,
+        runAsGroup: sc?.runAsGroup ?? podSc?.runAsGroup,
+      },
     };
   }
 
