@@ -5,7 +5,7 @@
  * printed. With CAIRN_TEST_CLUSTER_REUSE=1 the cluster in the default run directory (`npm run cluster:up`) is
  * used if healthy, or started there, and left running for the next run (watch mode, quick iterations).
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { clusterHealth, down, signalClusterSync, up } from '../../tools/local-cluster/cluster.js';
@@ -102,10 +102,17 @@ function stopOnInterrupt(runDir: string): () => void {
   };
 }
 
-/** Stops clusters of earlier test runs that were killed before their teardown (their run dirs are kept). */
+/** How long run directories of failed or interrupted test runs are kept for their logs. */
+const KEEP_FINISHED_RUN_DIRS_MS = 24 * 3600_000;
+
+/**
+ * Stops clusters of earlier test runs that were killed before their teardown, and deletes the run directories
+ * earlier runs kept once they are a day old (a run dir holds etcd and MinIO data; they would pile up otherwise).
+ */
 async function stopOrphans(): Promise<void> {
   const parent = join(cacheRoot(), 'run');
   if (!existsSync(parent)) return;
+  const finished: { dir: string; mtimeMs: number }[] = [];
   for (const entry of readdirSync(parent)) {
     if (!entry.startsWith('test-')) continue;
     const dir = join(parent, entry);
@@ -115,5 +122,10 @@ async function stopOrphans(): Promise<void> {
     if (owner > 0 && isAlive(owner)) continue;
     const result = await down({ runDir: dir, keep: true, graceMs: 3_000 });
     if (result.stopped > 0) log(`stopped ${result.stopped} leftover processes of an interrupted test run (${dir})`);
+    finished.push({ dir, mtimeMs: statSync(ownerFile).mtimeMs });
+  }
+  for (const { dir } of finished.filter((f) => Date.now() - f.mtimeMs > KEEP_FINISHED_RUN_DIRS_MS)) {
+    // Housekeeping must never fail a test run: report and carry on.
+    await down({ runDir: dir, keep: false, graceMs: 3_000 }).catch((err: unknown) => log(`could not remove ${dir}: ${String(err)}`));
   }
 }
