@@ -143,8 +143,8 @@ async function buildGroup(g: BuildGroup, binaries: BuildGroup['binaries'], go: s
   args.push(...binaries.map((b) => b.pkg));
   const env = {
     ...process.env,
-    // The go.sum files are committed; -mod=mod lets the go command fill in what a platform needs beyond them.
-    GOFLAGS: '-mod=mod -buildvcs=false',
+    // go.mod and go.sum are committed and complete: a build must neither change them nor resolve anything else.
+    GOFLAGS: '-mod=readonly -buildvcs=false',
     GOTOOLCHAIN: 'local',
   };
   try {
