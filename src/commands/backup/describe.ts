@@ -12,6 +12,7 @@ import {
   fetchJson,
   podVolumeBackupClient,
   valueOr,
+  withTransientRetry,
   type BackupDescription,
   type Fetched,
 } from '../../cli/backups.js';
@@ -88,8 +89,8 @@ export default class BackupDescribe extends BaseCommand<typeof BackupDescribe> {
     const name = backup.metadata.name ?? '';
     const selector = selectorFor({ [Labels.BackupName]: labelValue(name) });
     const [deleteRequests, podVolumeBackups] = await Promise.all([
-      deleteRequestClient(kube).list(ns, selector),
-      podVolumeBackupClient(kube).list(ns, selector),
+      withTransientRetry(() => deleteRequestClient(kube).list(ns, selector)),
+      withTransientRetry(() => podVolumeBackupClient(kube).list(ns, selector)),
     ]);
     // Files exist only once the backup was persisted; before that nothing is asked of the server.
     const phase = backup.status?.phase ?? 'New';

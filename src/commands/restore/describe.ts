@@ -5,7 +5,7 @@ import { asList, formatJson, formatYaml } from '../../cli/output.js';
 import { parseDuration } from '../../cli/duration.js';
 import { parseLabelSelector } from '../../cli/label-selector.js';
 import { colourEnabled, colours } from '../../cli/colour.js';
-import { byName, fetchJson, valueOr, type Fetched } from '../../cli/backups.js';
+import { byName, fetchJson, valueOr, withTransientRetry, type Fetched } from '../../cli/backups.js';
 import { podVolumeRestoreClient, restoreClient, type RestoreDescription } from '../../cli/restores.js';
 import { describeRestore } from '../../cli/describe/restore.js';
 import { Labels, labelValue, selectorFor, type Restore } from '../../api/index.js';
@@ -73,7 +73,7 @@ export default class RestoreDescribe extends BaseCommand<typeof RestoreDescribe>
   private async gather(kube: Kube, restore: Restore, timeoutMs: number) {
     const ns = this.flags.namespace;
     const name = restore.metadata.name ?? '';
-    const podVolumeRestores = await podVolumeRestoreClient(kube).list(ns, selectorFor({ [Labels.RestoreName]: labelValue(name) }));
+    const podVolumeRestores = await withTransientRetry(() => podVolumeRestoreClient(kube).list(ns, selectorFor({ [Labels.RestoreName]: labelValue(name) })));
     const phase = restore.status?.phase ?? 'New';
     const stored = !['New', 'FailedValidation', 'InProgress'].includes(phase);
     const read = <T>(kind: 'RestoreResults' | 'RestoreVolumeInfo' | 'RestoreResourceList'): Promise<Fetched<T>> =>
