@@ -96,20 +96,27 @@ async function main(): Promise<void> {
     log(probed.available ? `${name}: ${probed.version}` : `${name}: ${probed.reason}`);
   }
 
+  // MinIO starts right before the first S3 scenario and is checked (and restarted if need be) before each one.
   let minio: MinioServer | undefined;
-  let minioSkipReason: string | undefined;
-  if (args.stores.includes('s3')) {
-    const binary = findMinioBinary();
-    if (!binary) minioSkipReason = 'skipped: minio not built';
-    else {
-      try {
-        minio = await startMinio(binary, join(args.dataDir, 'minio-data'));
-        log(`minio: ${minio.version} at ${minio.endpoint}`);
-      } catch (error) {
-        minioSkipReason = `skipped: minio did not start (${(error as Error).message})`;
-      }
+  let minioVersion: string | undefined;
+  const minioBinary = args.stores.includes('s3') ? findMinioBinary() : undefined;
+  const readyMinio = async (): Promise<{ server?: MinioServer; skip?: string }> => {
+    if (!minioBinary) return { skip: 'skipped: minio not built' };
+    if (minio && (await minio.healthy())) return { server: minio };
+    if (minio) {
+      log('minio: not answering; restarting it');
+      await minio.stop();
+      minio = undefined;
     }
-  }
+    try {
+      minio = await startMinio(minioBinary, join(args.dataDir, 'minio-data'));
+      minioVersion = minio.version;
+      log(`minio: ${minio.version} at ${minio.endpoint}`);
+      return { server: minio };
+    } catch (error) {
+      return { skip: `skipped: minio did not start (${(error as Error).message})` };
+    }
+  };
 
   const notes = [
     `First backups and restores are single runs; unchanged and 5%-changed runs are the median of ${args.runs}. Treat differences under ~10% as noise.`,
@@ -136,7 +143,7 @@ async function main(): Promise<void> {
       finishedAt: new Date().toISOString(),
       machine: { cpus: availableParallelism(), memoryGiB: Math.round(totalmem() / 2 ** 30), kernel: release(), node: process.version },
       tools: descriptions,
-      ...(minio ? { minio: minio.version } : {}),
+      ...(minioVersion ? { minio: minioVersion } : {}),
       notes,
       datasets: datasetInfos,
       results,
@@ -171,9 +178,14 @@ async function main(): Promise<void> {
             results.push({ tool: tool.name, store, dataset: name, status: 'not available', reason: probed.reason });
             continue;
           }
-          if (store === 's3' && !minio) {
-            results.push({ tool: tool.name, store, dataset: name, status: 'skipped', reason: minioSkipReason ?? 'skipped' });
-            continue;
+          let server: MinioServer | undefined;
+          if (store === 's3') {
+            const ready = await readyMinio();
+            if (!ready.server) {
+              results.push({ tool: tool.name, store, dataset: name, status: 'skipped', reason: ready.skip ?? 'skipped' });
+              continue;
+            }
+            server = ready.server;
           }
           results.push(
             await runScenario({
@@ -181,7 +193,7 @@ async function main(): Promise<void> {
               store,
               stored,
               scratchDir: args.dataDir,
-              ...(minio ? { minio } : {}),
+              ...(server ? { minio: server } : {}),
               modifiedDigest,
               keepRepositories: args.keep,
               trash,

@@ -9,7 +9,10 @@ import { basename, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import {
   CreateBucketCommand,
+  DeleteObjectCommand,
   DeleteObjectsCommand,
+  GetObjectCommand,
+  PutObjectCommand,
   ListObjectsV2Command,
   S3Client,
   type ListObjectsV2CommandOutput,
@@ -23,6 +26,8 @@ export interface MinioServer {
   location(prefix: string): S3Location;
   objectBytes(prefix: string): Promise<number>;
   deletePrefix(prefix: string): Promise<void>;
+  /** True when a small object can be written, read back and deleted (MinIO may have taken its drive offline). */
+  healthy(): Promise<boolean>;
   stop(): Promise<void>;
 }
 
@@ -97,6 +102,9 @@ export async function startMinio(binary: string, dataDir: string): Promise<Minio
         MINIO_BROWSER: 'off',
         MINIO_UPDATE: 'off',
         MINIO_REGION: REGION,
+        // This disk stalls for seconds when many files are deleted (ext4 with discard) and other work shares it;
+        // at the default 30 s MinIO then takes its only drive offline and answers 503 to everything.
+        MINIO_DRIVE_MAX_TIMEOUT: '5m',
       },
       stdio: ['ignore', 'ignore', 'pipe'],
     },
@@ -166,6 +174,17 @@ export async function startMinio(binary: string, dataDir: string): Promise<Minio
       for await (const object of listPrefix(prefix)) keys.push({ Key: object.key });
       for (let i = 0; i < keys.length; i += 1000) {
         await client.send(new DeleteObjectsCommand({ Bucket: BUCKET, Delete: { Objects: keys.slice(i, i + 1000), Quiet: true } }));
+      }
+    },
+    async healthy() {
+      const key = `health/${randomBytes(6).toString('hex')}`;
+      try {
+        await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: 'ok' }));
+        await client.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
+        await client.send(new DeleteObjectCommand({ Bucket: BUCKET, Key: key }));
+        return true;
+      } catch {
+        return false;
       }
     },
     async stop() {
