@@ -2,8 +2,10 @@
  * Deleting a pod: SIGTERM to its processes, SIGKILL after the grace period, the pod directory removed (never the
  * PV data), the API object gone; a Killing event.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clusterInfo } from '../../support/cluster.js';
 import { waitFor } from '../../support/wait.js';
 import {
   core,
@@ -72,5 +74,32 @@ describe('local kubelet: deletion', () => {
     await waitForPodGone(ns, 'stubborn', 30_000);
     expect(Date.now() - started).toBeGreaterThanOrEqual(1500);
     expect(processAlive(pid)).toBe(false);
+  });
+
+  it('runs postStart after the container starts and preStop before SIGTERM', async () => {
+    const shared = join(clusterInfo().runDir, `hooks-${ns}`);
+    await createPod(ns, {
+      metadata: { name: 'hooked' },
+      spec: {
+        terminationGracePeriodSeconds: 10,
+        volumes: [{ name: 'out', hostPath: { path: shared, type: 'DirectoryOrCreate' } }],
+        containers: [{
+          name: 'c',
+          image: 'busybox',
+          command: ['sh', '-c', 'trap "echo term >> /out/events; exit 0" TERM; while true; do sleep 0.2; done'],
+          volumeMounts: [{ name: 'out', mountPath: '/out' }],
+          lifecycle: {
+            postStart: { exec: { command: ['sh', '-c', 'echo post-start >> /out/events'] } },
+            preStop: { exec: { command: ['sh', '-c', 'echo pre-stop >> /out/events'] } },
+          },
+        }],
+      },
+    });
+    await waitForPhase(ns, 'hooked', 'Running');
+    await waitFor(() => existsSync(join(shared, 'events')), { timeoutMs: 10_000, description: 'postStart output' });
+    expect(readFileSync(join(shared, 'events'), 'utf8')).toBe('post-start\n');
+    await core().deleteNamespacedPod({ namespace: ns, name: 'hooked' });
+    await waitForPodGone(ns, 'hooked', 30_000);
+    expect(readFileSync(join(shared, 'events'), 'utf8')).toBe('post-start\npre-stop\nterm\n');
   });
 });

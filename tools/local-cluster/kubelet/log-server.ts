@@ -1,7 +1,8 @@
 /**
  * The kubelet API port, as far as the test bed needs it: `/healthz` and `/containerLogs/<ns>/<pod>/<container>`
  * (follow, tailLines, limitBytes, previous; timestamps and sinceSeconds are accepted and ignored because the log
- * files hold raw output). Exec, attach and port-forward answer 501.
+ * files hold raw output). Plain-HTTP exec, attach and port-forward answer 501; WebSocket exec is upgraded by
+ * exec-server.ts on the same server.
  */
 import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';

@@ -6,22 +6,24 @@
 import { rm } from 'node:fs/promises';
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import { restoreContainer } from './adoption.js';
 import { containerConfig, containerId, type ApiServerAddress } from './container-config.js';
+import { runHook } from './container-hooks.js';
+import { startContainerProbers } from './container-probes.js';
 import type { NodeFacts } from './env.js';
 import type { EventRecorder } from './events.js';
 import type { ExecTarget } from './exec-server.js';
 import { resolveProgram } from './images.js';
-import type { KubeletApi } from './kube-api.js';
-import { errorMessage } from './kube-api.js';
+import { errorMessage, type KubeletApi } from './kube-api.js';
+import { SETUP_FAILED_EXIT } from './launch-script.js';
 import { containerLogFile, pidFile, podDir, runtimeDir, terminationLogFile, type NodeLayout } from './layout.js';
 import { terminationMessage } from './log-files.js';
 import { mountsUnder, unmountAllUnder } from './mounts.js';
-import { computePodStatus, conditionsFromApi, type ContainerRecord, type PodStatusJson, type RestartPolicy, type TerminatedState } from './pod-status.js';
-import { restoreContainer } from './adoption.js';
+import { computePodStatus, conditionsFromApi, type PodStatusJson, type RestartPolicy, type TerminatedState } from './pod-status.js';
+import type { ProbeTarget } from './probes.js';
 import { groupAlive, killGroup, readExitCode, startProcess, type ProcessExit, type RunningProcess } from './process-runtime.js';
-import { SETUP_FAILED_EXIT } from './launch-script.js';
-import { startContainerProbers } from './container-probes.js';
-import type { Prober } from './probes.js';
+import { logRunOf, type LogRun, type Slot } from './slot.js';
+import { stopContainers } from './stop-containers.js';
 import { prepareVolumes, VolumeNotReadyError, type PreparedVolumes } from './volumes.js';
 
 export interface PodWorkerDeps {
@@ -38,24 +40,6 @@ export interface PodWorkerDeps {
   backoff: { initialMs: number; maxMs: number };
   /** Called once the pod is finished with (deleted and cleaned up). */
   onGone: (uid: string) => void;
-}
-
-interface Slot {
-  spec: V1Container;
-  init: boolean;
-  sidecar: boolean;
-  record: ContainerRecord;
-  proc?: RunningProcess | undefined;
-  /** Resolves once the current run's exit has been recorded. */
-  settled?: Promise<void> | undefined;
-  /** Set while we stop it on purpose. */
-  stopping: boolean;
-  nextBackoffMs: number;
-  probers: Prober[];
-  /** The running container's environment, for exec. */
-  env?: ReadonlyMap<string, string> | undefined;
-  backoffUntil: number;
-  pullFailed: boolean;
 }
 
 export class PodWorker {
@@ -302,6 +286,26 @@ export class PodWorker {
     this.deps.events.record({ pod: this.pod, fieldPath, type: 'Normal', reason: 'Started', message: `Started container ${s.spec.name}` });
     this.deps.log.info({ pod: this.key(), container: s.spec.name, pid: proc.pid, restartCount }, 'container started');
     this.attach(s, proc, restartCount, cfg.env);
+    const postStart = s.spec.lifecycle?.postStart;
+    if (postStart) {
+      const graceMs = (this.pod.spec?.terminationGracePeriodSeconds ?? 30) * 1000;
+      const result = await runHook(postStart, this.hookTarget(s, proc, cfg.env), graceMs);
+      if (!result.ok && s.proc === proc) {
+        this.deps.events.record({ pod: this.pod, fieldPath, type: 'Warning', reason: 'FailedPostStartHook', message: result.message });
+        killGroup(proc.pid, 'SIGKILL');
+      }
+    }
+  }
+
+  private hookTarget(s: Slot, proc: RunningProcess, env: ReadonlyMap<string, string>): ProbeTarget {
+    return {
+      podIp: this.deps.node.nodeIp,
+      container: s.spec,
+      pid: proc.pid,
+      env,
+      runAsUser: s.spec.securityContext?.runAsUser ?? this.pod.spec?.securityContext?.runAsUser,
+      runAsGroup: s.spec.securityContext?.runAsGroup ?? this.pod.spec?.securityContext?.runAsGroup,
+    };
   }
 
   private attach(s: Slot, proc: RunningProcess, restartCount: number, env: ReadonlyMap<string, string>): void {
@@ -434,27 +438,15 @@ export class PodWorker {
   /** Stops every running container of the pod within `graceSeconds`: containers first, then sidecars. */
   async stopAll(graceSeconds: number): Promise<void> {
     const deadline = Date.now() + Math.max(graceSeconds, 0) * 1000;
-    await this.stopSlots(this.slots.filter((s) => s.proc && !s.sidecar), deadline);
-    await this.stopSlots(this.slots.filter((s) => s.proc && s.sidecar), deadline);
-  }
-
-  /** SIGTERM now, SIGKILL at the deadline, and wait until each exit is recorded. */
-  private async stopSlots(running: Slot[], deadline: number): Promise<void> {
-    if (running.length === 0) return;
-    for (const s of running) {
-      s.stopping = true;
-      this.deps.events.record({ pod: this.pod, fieldPath: this.fieldPath(s), type: 'Normal', reason: 'Killing', message: `Stopping container ${s.spec.name}` });
-      if (s.proc) killGroup(s.proc.pid, 'SIGTERM');
-    }
-    const all = Promise.all(running.map((s) => s.settled));
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = await Promise.race([
-      all.then(() => false),
-      new Promise<boolean>((r) => (timer = setTimeout(() => r(true), Math.max(deadline - Date.now(), 0)))),
-    ]);
-    if (timer) clearTimeout(timer);
-    if (timedOut) for (const s of running) if (s.proc) killGroup(s.proc.pid, 'SIGKILL');
-    await all;
+    const stop = (slots: Slot[]) =>
+      stopContainers({
+        slots,
+        deadline,
+        hookTarget: (s, proc) => this.hookTarget(s, proc, s.env ?? new Map()),
+        event: (s, e) => this.deps.events.record({ pod: this.pod, fieldPath: this.fieldPath(s), ...e }),
+      });
+    await stop(this.slots.filter((s) => s.proc && !s.sidecar));
+    await stop(this.slots.filter((s) => s.proc && s.sidecar));
   }
 
   private async cleanup(): Promise<void> {
@@ -472,19 +464,10 @@ export class PodWorker {
   }
 
   /** Which run's log to serve: the current one, or the one before it for `previous`. */
-  logRun(container: string, previous: boolean): { logFile: string; stillRunning: () => boolean } | { error: string } {
+  logRun(container: string, previous: boolean): LogRun | { error: string } {
     const s = this.slots.find((x) => x.spec.name === container);
     if (!s) return { error: `container ${container} is not valid for pod ${this.pod.metadata?.name ?? ''}` };
-    // The latest run is numbered restartCount (a back-off wait has not started the next one yet).
-    const run = previous ? s.record.restartCount - 1 : s.record.restartCount;
-    if (run < 0 || (!previous && s.record.current.state === 'waiting' && !s.record.last)) {
-      return { error: previous ? `previous terminated container "${container}" not found` : `container "${container}" is waiting to start` };
-    }
-    const proc = s.proc;
-    return {
-      logFile: containerLogFile(this.deps.layout, this.podRef(), container, run),
-      stillRunning: () => !previous && proc !== undefined && s.proc === proc,
-    };
+    return logRunOf(s, { previous, logFile: (run) => containerLogFile(this.deps.layout, this.podRef(), container, run) });
   }
 
   /** What `exec` needs to run a command in a running container (the image mapping applies to it too). */
@@ -494,17 +477,8 @@ export class PodWorker {
     if (!s.proc) return { error: `container ${container} is not running` };
     const program = resolveProgram({ image: s.spec.image ?? '', command, repoDir: this.deps.repoDir });
     if (!program.ok) return { error: program.message };
-    const sc = s.spec.securityContext;
-    const podSc = this.pod.spec?.securityContext;
-    return {
-      target: {
-        pid: s.proc.pid,
-        env: s.env ?? new Map([['PATH', this.deps.hostPath]]),
-        argv: program.argv,
-        runAsUser: sc?.runAsUser ?? podSc?.runAsUser,
-        runAsGroup: sc?.runAsGroup ?? podSc?.runAsGroup,
-      },
-    };
+    const t = this.hookTarget(s, s.proc, s.env ?? new Map([['PATH', this.deps.hostPath]]));
+    return { target: { pid: t.pid, env: t.env, argv: program.argv, runAsUser: t.runAsUser, runAsGroup: t.runAsGroup } };
   }
 
   /** Forget this pod without touching its processes (a simulated kubelet crash). */
