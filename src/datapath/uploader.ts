@@ -4,7 +4,7 @@
  * snapshot (size, mtime, ctime, inode) are reused without reading. The snapshot object is written last, so a
  * failed or cancelled backup leaves no snapshot, only unreferenced packs that maintenance removes.
  */
-import { closeSync, lstatSync, openSync, readdirSync, readlinkSync, readSync, type BigIntStats } from 'node:fs';
+import { closeSync, lstatSync, openSync, read, readdirSync, readlinkSync, readSync, type BigIntStats } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
 import { matchesGlob, resolve } from 'node:path';
 import { BlobWriter } from './blob-writer.js';
@@ -307,51 +307,80 @@ class BackupRun {
           return { item: { in: buf.subarray(0, n).toString('base64') }, bytes: n };
         }
         // It grew since lstat: fall through and chunk it from the start.
-        return await this.chunkFile(fd, n);
+        return await this.chunkFile(fd, n, size);
       }
-      return await this.chunkFile(fd, 0);
+      return await this.chunkFile(fd, 0, size);
     } finally {
       closeSync(fd);
     }
   }
 
-  /** Chunks a file; `have` bytes are already at the start of the read buffer. */
-  private async chunkFile(fd: number, have: number): Promise<{ item: Pick<TreeEntry, 'c'>; bytes: number }> {
+  /**
+   * Chunks a file; `have` bytes are already at the start of the read buffer. Files larger than a read block are read
+   * ahead asynchronously: the next block is in flight (into the free tail of the buffer) while the data before it is
+   * chunked, hashed and queued, so disk waits overlap the CPU work. Smaller files are read synchronously (one call).
+   */
+  private async chunkFile(fd: number, have: number, size: number): Promise<{ item: Pick<TreeEntry, 'c'>; bytes: number }> {
     const buf = this.readBuf;
     const max = this.repo.config.chunker.max;
+    const overlap = size > READ_BLOCK;
     const content: ContentItem[] = [];
     let start = 0;
     let end = have;
+    let filePos = have;
     let eof = false;
     let total = 0;
-    for (;;) {
-      while (!eof && end - start < max) {
-        if (start > 0 && buf.length - end < READ_BLOCK) {
-          buf.copyWithin(0, start, end);
-          end -= start;
-          start = 0;
+    let inflight: Promise<number> | undefined;
+    const makeRoom = () => {
+      if (start > 0 && buf.length - end < READ_BLOCK) {
+        buf.copyWithin(0, start, end);
+        end -= start;
+        start = 0;
+      }
+    };
+    const issue = () => {
+      makeRoom();
+      const at = end;
+      inflight = new Promise<number>((resolve, reject) => read(fd, buf, at, buf.length - at, filePos, (err, n) => (err ? reject(err) : resolve(n))));
+    };
+    try {
+      for (;;) {
+        while (!eof && end - start < max) {
+          let n: number;
+          if (overlap) {
+            if (!inflight) issue();
+            n = await inflight!;
+            inflight = undefined;
+          } else {
+            makeRoom();
+            n = readSync(fd, buf, end, buf.length - end, filePos);
+          }
+          if (n === 0) eof = true;
+          end += n;
+          filePos += n;
         }
-        const n = readSync(fd, buf, end, buf.length - end, null);
-        if (n === 0) eof = true;
-        end += n;
+        if (overlap && !eof && !inflight && end - start < buf.length - READ_BLOCK) issue();
+        if (end === start) break;
+        const len = this.chunker.next(buf, start, end);
+        const chunk = buf.subarray(start, start + len);
+        if (this.isZero(chunk)) {
+          const last = content[content.length - 1];
+          if (last && typeof last === 'object') last.z += len;
+          else content.push({ z: len });
+        } else {
+          const id = this.repo.hasher.id(chunk);
+          const hex = id.toString('hex');
+          content.push(hex);
+          if (await this.writer.add(BlobType.Data, id, hex, chunk)) this.stats.newBytes += len;
+        }
+        start += len;
+        total += len;
+        this.progress.doneBytes += len;
+        this.reportProgress(false);
       }
-      if (end === start) break;
-      const len = this.chunker.next(buf, start, end);
-      const chunk = buf.subarray(start, start + len);
-      if (this.isZero(chunk)) {
-        const last = content[content.length - 1];
-        if (last && typeof last === 'object') last.z += len;
-        else content.push({ z: len });
-      } else {
-        const id = this.repo.hasher.id(chunk);
-        const hex = id.toString('hex');
-        content.push(hex);
-        if (await this.writer.add(BlobType.Data, id, hex, chunk)) this.stats.newBytes += len;
-      }
-      start += len;
-      total += len;
-      this.progress.doneBytes += len;
-      this.reportProgress(false);
+    } finally {
+      // Never close the descriptor under a read still in flight.
+      if (inflight) await inflight.catch(() => 0);
     }
     return { item: { c: content }, bytes: total };
   }
