@@ -94,11 +94,21 @@ describe('backup and restore through the CLI', () => {
   });
 
   it('refuses bad input before submitting anything', async () => {
-    const [bad, noLocation, noSource] = await Promise.all([
+    const [bad, noLocation, noSource, printed] = await Promise.all([
       run(['backup', 'create', 'x', '--ttl', 'forever']),
       run(['backup', 'create', 'x', '--storage-location', 'nowhere']),
       run(['restore', 'create']),
+      run(['backup', 'create', 'x', '--snapshot-volumes=false', '--no-include-cluster-resources', '--default-volumes-to-fs-backup', '-l', 'app=shop', '-o', 'json']),
     ]);
+    // -o prints what would be submitted; both spellings of tri-state flags work.
+    expect(printed.exitCode, printed.stderr).toBe(0);
+    expect(JSON.parse(printed.stdout).spec).toEqual({
+      includedNamespaces: ['*'],
+      includeClusterResources: false,
+      labelSelector: { matchLabels: { app: 'shop' } },
+      defaultVolumesToFsBackup: true,
+      snapshotVolumes: false,
+    });
     expect(bad.exitCode).toBe(2);
     expect(bad.stderr.trim()).toBe('error: --ttl: "forever" is not a duration (examples: 24h, 720h, 90m)');
     expect(noLocation.exitCode).toBe(2);
