@@ -5,7 +5,7 @@
 import { creationTimestampOf, type Backup, type DeleteBackupRequest, type PodVolumeBackup } from '../../api/index.js';
 import type { Results } from '../../server/results.js';
 import type { BackupVolumeInfo } from '../../server/volume-info.js';
-import { formatGoTime, selectorText, type Fetched } from '../backups.js';
+import { formatGoTime, selectorText, valueOr, type BackupDescription, type Fetched } from '../backups.js';
 import type { Colours } from '../colour.js';
 import { Describer, NONE, boolText, describeResourceList, durationText, listOr, phaseGroup, volumesByPod } from './describer.js';
 
@@ -23,6 +23,19 @@ export interface BackupDescribeInput {
   deleteRequests: readonly DeleteBackupRequest[];
   /** The command name used in hints ("cairn"). */
   cli?: string;
+}
+
+/** The `-o json|yaml` shape of `backup describe` (documented in docs/cli.md): the same inputs as the text. */
+export function backupDescription(input: Omit<BackupDescribeInput, 'colours' | 'cli'>): BackupDescription {
+  return {
+    apiVersion: 'cairn.io/v1',
+    kind: 'BackupDescription',
+    backup: input.backup,
+    results: valueOr(input.results),
+    podVolumeBackups: [...input.podVolumeBackups],
+    deleteBackupRequests: [...input.deleteRequests],
+    ...(input.details ? { details: { resourceList: valueOr(input.resourceList), volumeInfo: valueOr(input.volumeInfo) } } : {}),
+  };
 }
 
 /** Velero orders PVB phase groups this way. */

@@ -5,7 +5,8 @@
 import { deletionTimestampOf, type PodVolumeRestore, type Restore } from '../../api/index.js';
 import type { Results } from '../../server/results.js';
 import type { RestoreVolumeInfo } from '../../server/volume-info.js';
-import { formatGoTime, selectorText, type Fetched } from '../backups.js';
+import { formatGoTime, selectorText, valueOr, type Fetched } from '../backups.js';
+import type { RestoreDescription } from '../restores.js';
 import type { Colours } from '../colour.js';
 import { Describer, NONE, boolText, describeResourceList, durationText, listOr, phaseGroup, volumesByPod } from './describer.js';
 
@@ -21,6 +22,19 @@ export interface RestoreDescribeInput {
   resourceList?: Fetched<Record<string, string[]>> | undefined;
   podVolumeRestores: readonly PodVolumeRestore[];
   cli?: string;
+}
+
+/** The `-o json|yaml` shape of `restore describe` (documented in docs/cli.md). */
+export function restoreDescription(input: Omit<RestoreDescribeInput, 'colours' | 'cli'>): RestoreDescription {
+  return {
+    apiVersion: 'cairn.io/v1',
+    kind: 'RestoreDescription',
+    restore: input.restore,
+    results: valueOr(input.results),
+    podVolumeRestores: [...input.podVolumeRestores],
+    volumeInfo: valueOr(input.volumeInfo),
+    ...(input.details ? { details: { resourceList: valueOr(input.resourceList) } } : {}),
+  };
 }
 
 const PVR_PHASE_ORDER = ['Completed', 'Canceled', 'Failed', 'In Progress', 'Prepared', 'Accepted', 'New'];

@@ -11,12 +11,11 @@ import {
   deleteRequestClient,
   fetchJson,
   podVolumeBackupClient,
-  valueOr,
   withTransientRetry,
   type BackupDescription,
   type Fetched,
 } from '../../cli/backups.js';
-import { describeBackup } from '../../cli/describe/backup.js';
+import { backupDescription, describeBackup } from '../../cli/describe/backup.js';
 import { Labels, creationTimestampOf, labelValue, selectorFor, type Backup } from '../../api/index.js';
 import { connect, type Kube } from '../../kube/client.js';
 import type { Results } from '../../server/results.js';
@@ -64,15 +63,7 @@ export default class BackupDescribe extends BaseCommand<typeof BackupDescribe> {
       if (this.flags.output === 'table') {
         texts.push(describeBackup({ backup, details: this.flags.details, colours: c, ...gathered }));
       } else {
-        descriptions.push({
-          apiVersion: 'cairn.io/v1',
-          kind: 'BackupDescription',
-          backup,
-          results: valueOr(gathered.results),
-          podVolumeBackups: gathered.podVolumeBackups,
-          deleteBackupRequests: gathered.deleteRequests,
-          ...(this.flags.details ? { details: { resourceList: valueOr(gathered.resourceList), volumeInfo: valueOr(gathered.volumeInfo) } } : {}),
-        });
+        descriptions.push(backupDescription({ backup, details: this.flags.details, ...gathered }));
       }
     }
     if (this.flags.output === 'table') {

@@ -5,9 +5,9 @@ import { asList, formatJson, formatYaml } from '../../cli/output.js';
 import { parseDuration } from '../../cli/duration.js';
 import { parseLabelSelector } from '../../cli/label-selector.js';
 import { colourEnabled, colours } from '../../cli/colour.js';
-import { byName, fetchJson, valueOr, withTransientRetry, type Fetched } from '../../cli/backups.js';
+import { byName, fetchJson, withTransientRetry, type Fetched } from '../../cli/backups.js';
 import { podVolumeRestoreClient, restoreClient, type RestoreDescription } from '../../cli/restores.js';
-import { describeRestore } from '../../cli/describe/restore.js';
+import { describeRestore, restoreDescription } from '../../cli/describe/restore.js';
 import { Labels, labelValue, selectorFor, type Restore } from '../../api/index.js';
 import { connect, type Kube } from '../../kube/client.js';
 import type { Results } from '../../server/results.js';
@@ -52,15 +52,7 @@ export default class RestoreDescribe extends BaseCommand<typeof RestoreDescribe>
       const g = await this.gather(kube, restore, timeoutMs);
       if (this.flags.output === 'table') texts.push(describeRestore({ restore, details: this.flags.details, colours: c, ...g }));
       else
-        descriptions.push({
-          apiVersion: 'cairn.io/v1',
-          kind: 'RestoreDescription',
-          restore,
-          results: valueOr(g.results),
-          podVolumeRestores: g.podVolumeRestores,
-          volumeInfo: valueOr(g.volumeInfo),
-          ...(this.flags.details ? { details: { resourceList: valueOr(g.resourceList) } } : {}),
-        });
+        descriptions.push(restoreDescription({ restore, details: this.flags.details, ...g }));
     }
     if (this.flags.output === 'table') {
       this.out(restores.length ? texts.join('\n\n') : 'No restores found');

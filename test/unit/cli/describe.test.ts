@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { describeBackup } from '../../../src/cli/describe/backup.js';
-import { describeRestore } from '../../../src/cli/describe/restore.js';
+import { backupDescription, describeBackup } from '../../../src/cli/describe/backup.js';
+import { describeRestore, restoreDescription } from '../../../src/cli/describe/restore.js';
 import { colours } from '../../../src/cli/colour.js';
 import type { Backup, PodVolumeBackup, PodVolumeRestore, Restore, DeleteBackupRequest } from '../../../src/api/index.js';
 
@@ -346,5 +346,36 @@ describe('colour', () => {
     expect(colourEnabled({ tty: false, env: {} })).toBe(false);
     expect(colourEnabled({ tty: true, env: { NO_COLOR: '1' } })).toBe(false);
     expect(colourEnabled({ tty: true, env: {}, noColor: true })).toBe(false);
+  });
+});
+
+describe('describe -o json|yaml shapes', () => {
+  it('BackupDescription: the Backup, results, PVBs, deletion requests; details only with --details', () => {
+    const backup = nginxBackup();
+    const base = { backup, podVolumeBackups: [], deleteRequests: [], results: { ok: false as const, notFound: true, error: 'x' } };
+    expect(backupDescription({ ...base, details: false })).toEqual({
+      apiVersion: 'cairn.io/v1',
+      kind: 'BackupDescription',
+      backup,
+      results: null,
+      podVolumeBackups: [],
+      deleteBackupRequests: [],
+    });
+    expect(
+      backupDescription({ ...base, details: true, resourceList: { ok: true, value: { 'v1/Pod': ['a/b'] } }, volumeInfo: { ok: false, notFound: true, error: 'x' } }).details,
+    ).toEqual({ resourceList: { 'v1/Pod': ['a/b'] }, volumeInfo: null });
+  });
+
+  it('RestoreDescription: the Restore, results, PVRs, volume info; resource list only with --details', () => {
+    const restore = nginxRestore();
+    const results = { warnings: { velero: ['w'] }, errors: {} };
+    expect(restoreDescription({ restore, details: false, podVolumeRestores: [pvr], results: { ok: true, value: results }, volumeInfo: { ok: true, value: [] } })).toEqual({
+      apiVersion: 'cairn.io/v1',
+      kind: 'RestoreDescription',
+      restore,
+      results,
+      podVolumeRestores: [pvr],
+      volumeInfo: [],
+    });
   });
 });
