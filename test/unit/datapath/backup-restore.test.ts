@@ -20,6 +20,11 @@ function makeSource(): string {
   writeFileSync(join(src, 'a/b/c/mode.txt'), 'private');
   chmodSync(join(src, 'a/b/c/mode.txt'), 0o640);
   utimesSync(join(src, 'a/b/c/mode.txt'), new Date('2020-01-02T03:04:05Z'), new Date('2020-01-02T03:04:05Z'));
+  // Modes the umask would strip, and a setuid bit: restored exactly.
+  writeFileSync(join(src, 'a/open.sh'), '#!/bin/sh\n');
+  chmodSync(join(src, 'a/open.sh'), 0o777);
+  writeFileSync(join(src, 'a/setuid'), 'x');
+  chmodSync(join(src, 'a/setuid'), 0o4755);
   symlinkSync('../tiny.txt', join(src, 'a/link'));
   writeFileSync(join(src, 'a/hard1'), randomBytes(5000));
   linkSync(join(src, 'a/hard1'), join(src, 'a/b/hard2'));
