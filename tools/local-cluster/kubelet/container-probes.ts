@@ -71,9 +71,11 @@ export function startContainerProbers(o: ContainerProbersOptions): Prober[] {
       }),
     );
   }
+  // Probes begin once the container is set up (its mounts are in place).
+  const whenReady = (start: () => void) => void proc.ready.then((ok) => ok && o.isCurrent() && start());
   if (!c.startupProbe) {
     o.onStarted(true);
-    for (const p of probers) p.start();
+    whenReady(() => probers.forEach((p) => p.start()));
     return probers;
   }
   // Readiness and liveness wait for the startup probe's first success; its failure restarts the container.
@@ -93,6 +95,6 @@ export function startContainerProbers(o: ContainerProbersOptions): Prober[] {
     },
   });
   o.onStarted(false);
-  startup.start();
+  whenReady(() => startup.start());
   return [startup, ...probers];
 }

@@ -23,6 +23,8 @@ export interface ExecTarget {
   argv: string[];
   runAsUser?: number | undefined;
   runAsGroup?: number | undefined;
+  /** Resolves once the container is set up (false: it ended first). */
+  ready: Promise<boolean>;
 }
 
 export type ExecLookup = (q: { namespace: string; pod: string; container: string; command: string[] }) =>
@@ -84,7 +86,13 @@ export function attachExec(o: { server: Server; lookup: ExecLookup; log: Logger 
     if (!request) return refuse(socket, 501, 'only exec is implemented by the cairn local kubelet');
     const found = o.lookup(request);
     if (!found.ok) return refuse(socket, found.status, found.message);
-    wss.handleUpgrade(req, socket, head, (ws) => runExec({ ws, request, target: found.target, log: o.log }));
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      void found.target.ready.then((ok) => {
+        if (ok) return runExec({ ws, request, target: found.target, log: o.log });
+        ws.send(Buffer.concat([Buffer.from([CHANNEL.error]), Buffer.from(JSON.stringify({ metadata: {}, status: 'Failure', message: 'container is not running', reason: 'BadRequest' }))]));
+        ws.close(1000);
+      });
+    });
   });
 }
 

@@ -26,6 +26,8 @@ export interface LaunchSpec {
   preload?: string | undefined;
   /** Written with the command's exit status (128+signal when killed by a signal). */
   exitCodeFile: string;
+  /** Created once the container is set up, just before the command runs (exec and hooks wait for it). */
+  startedFile?: string | undefined;
 }
 
 /** Exit status of the wrapper when it could not set the container up (mounts, workingDir, user). */
@@ -64,6 +66,7 @@ export function buildLaunchScript(spec: LaunchSpec): string {
     run.push('--');
   }
   run.push(...spec.argv.map(q));
+  if (spec.startedFile) lines.push(`: > ${q(spec.startedFile)}`);
   if (spec.preload) lines.push(`LD_PRELOAD=${q(spec.preload)}"\${LD_PRELOAD:+:$LD_PRELOAD}"; export LD_PRELOAD`);
   // A caught TERM is deferred until the foreground command ends, and caught (not ignored) dispositions
   // reset on exec, so the command still receives the process-group SIGTERM normally. A TERM that arrives

@@ -287,7 +287,7 @@ export class PodWorker {
     this.deps.log.info({ pod: this.key(), container: s.spec.name, pid: proc.pid, restartCount }, 'container started');
     this.attach(s, proc, restartCount, cfg.env);
     const postStart = s.spec.lifecycle?.postStart;
-    if (postStart) {
+    if (postStart && (await proc.ready)) {
       const graceMs = (this.pod.spec?.terminationGracePeriodSeconds ?? 30) * 1000;
       const result = await runHook(postStart, this.hookTarget(s, proc, cfg.env), graceMs);
       if (!result.ok && s.proc === proc) {
@@ -478,7 +478,7 @@ export class PodWorker {
     const program = resolveProgram({ image: s.spec.image ?? '', command, repoDir: this.deps.repoDir });
     if (!program.ok) return { error: program.message };
     const t = this.hookTarget(s, s.proc, s.env ?? new Map([['PATH', this.deps.hostPath]]));
-    return { target: { pid: t.pid, env: t.env, argv: program.argv, runAsUser: t.runAsUser, runAsGroup: t.runAsGroup } };
+    return { target: { pid: t.pid, env: t.env, argv: program.argv, runAsUser: t.runAsUser, runAsGroup: t.runAsGroup, ready: s.proc.ready } };
   }
 
   /** Forget this pod without touching its processes (a simulated kubelet crash). */

@@ -4,7 +4,7 @@
  * the pid recorded under `<root>/pids/` for cluster:down plus a run record for adoption by the next kubelet.
  */
 import { spawn } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
+import { closeSync, existsSync, openSync } from 'node:fs';
 import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { buildLaunchScript, type LaunchSpec } from './launch-script.js';
@@ -27,6 +27,8 @@ export interface RunningProcess {
   pid: number;
   startedAt: Date;
   exited: Promise<ProcessExit>;
+  /** True once the container is set up (mounts in place) and its command starts; false if it ended first. */
+  ready: Promise<boolean>;
 }
 
 export interface StartProcessOptions {
@@ -68,9 +70,11 @@ export async function startProcess(o: StartProcessOptions): Promise<RunningProce
   await writeFile(o.terminationLogFile, '');
   await chmod(o.terminationLogFile, 0o666);
   const exitFile = exitCodeFile(o.runtimeDir, o.restartCount);
+  const startedFile = join(o.runtimeDir, `${o.restartCount}.started`);
   await rm(exitFile, { force: true });
+  await rm(startedFile, { force: true });
   const script = join(o.runtimeDir, `${o.restartCount}.sh`);
-  await writeFile(script, buildLaunchScript({ ...o.launch, exitCodeFile: exitFile }));
+  await writeFile(script, buildLaunchScript({ ...o.launch, exitCodeFile: exitFile, startedFile }));
   const logFd = openSync(o.logFile, 'a');
   let child;
   try {
@@ -93,7 +97,8 @@ export async function startProcess(o: StartProcessOptions): Promise<RunningProce
       void (pid === undefined ? Promise.resolve() : reapGroup(pid)).then(() => resolve(result));
     });
   });
-  if (pid === undefined) return { pid: -1, startedAt, exited };
+  const ready = waitUntilStarted(startedFile, exited);
+  if (pid === undefined) return { pid: -1, startedAt, exited, ready };
   const record: RunRecord = {
     pid,
     pidStartTicks: (await procStartTicks(pid)) ?? '',
@@ -102,7 +107,18 @@ export async function startProcess(o: StartProcessOptions): Promise<RunningProce
   };
   await writeFile(runRecordFile(o.runtimeDir, o.restartCount), JSON.stringify(record));
   await writeFile(o.pidFile, `${pid}\n`);
-  return { pid, startedAt, exited };
+  return { pid, startedAt, exited, ready };
+}
+
+/** Polls for the launch script's "set up" marker until it appears or the process ends. */
+async function waitUntilStarted(startedFile: string, exited: Promise<ProcessExit>): Promise<boolean> {
+  let ended = false;
+  void exited.then(() => (ended = true));
+  for (;;) {
+    if (existsSync(startedFile)) return true;
+    if (ended) return false;
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }
 
 /** Sends a signal to a container's whole process group; a gone group is not an error. */
@@ -165,5 +181,5 @@ export async function adoptProcess(o: { record: RunRecord; runtimeDir: string; p
       });
     }, o.pollMs ?? 500);
   });
-  return { pid: record.pid, startedAt: new Date(record.startedAt), exited };
+  return { pid: record.pid, startedAt: new Date(record.startedAt), exited, ready: Promise.resolve(true) };
 }
