@@ -270,6 +270,16 @@ export interface BackupDescription {
   };
 }
 
+/** A fetched JSON file validated with `parse`; a parse failure becomes a readable error, not an exception. */
+export function parsedOperations<T>(fetched: Fetched<unknown>, parse: (v: unknown) => T): Fetched<T> {
+  if (!fetched.ok) return fetched;
+  try {
+    return { ok: true, value: parse(fetched.value) };
+  } catch (err) {
+    return { ok: false, notFound: false, error: oneLine(err) };
+  }
+}
+
 export function valueOr<T>(f: Fetched<T> | undefined): T | null {
   return f?.ok ? f.value : null;
 }

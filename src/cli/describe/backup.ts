@@ -2,12 +2,12 @@
  * `backup describe` text in Velero's section order (velero-interfaces.md §8.6). Pure: every file and object it shows
  * is fetched by the caller and passed in, so the output can be checked section by section against fixtures.
  */
-import { creationTimestampOf, type Backup, type DeleteBackupRequest, type PodVolumeBackup } from '../../api/index.js';
+import { creationTimestampOf, type Backup, type BackupOperation, type DeleteBackupRequest, type PodVolumeBackup } from '../../api/index.js';
 import type { Results } from '../../server/results.js';
 import type { BackupVolumeInfo } from '../../server/volume-info.js';
 import { formatGoTime, selectorText, valueOr, type BackupDescription, type Fetched } from '../backups.js';
 import type { Colours } from '../colour.js';
-import { Describer, NONE, boolText, describeResourceList, durationText, listOr, phaseGroup, volumesByPod } from './describer.js';
+import { Describer, NONE, boolText, describeOperations, describeResourceList, durationText, listOr, phaseGroup, volumesByPod } from './describer.js';
 
 export interface BackupDescribeInput {
   backup: Backup;
@@ -19,6 +19,8 @@ export interface BackupDescribeInput {
   volumeInfo?: Fetched<BackupVolumeInfo[]> | undefined;
   /** `<n>-resource-list.json.gz`; with details only. */
   resourceList?: Fetched<Record<string, string[]>> | undefined;
+  /** `<n>-itemoperations.json.gz`; with details and item operations only. */
+  itemOperations?: Fetched<BackupOperation[]> | undefined;
   podVolumeBackups: readonly PodVolumeBackup[];
   deleteRequests: readonly DeleteBackupRequest[];
   /** The command name used in hints ("cairn"). */
@@ -223,12 +225,14 @@ function describeStatus(d: Describer, input: BackupDescribeInput): void {
     d.line();
   }
 
-  const attempted = status.backupItemOperationsAttempted ?? 0;
-  if (attempted > 0) {
-    d.line(
-      `Backup Item Operations:\t${status.backupItemOperationsCompleted ?? 0} of ${attempted} completed successfully, ${status.backupItemOperationsFailed ?? 0} failed (specify --details for more information)`,
-    );
-  }
+  describeOperations(
+    d,
+    'Backup Item Operations',
+    { attempted: status.backupItemOperationsAttempted ?? 0, completed: status.backupItemOperationsCompleted ?? 0, failed: status.backupItemOperationsFailed ?? 0 },
+    input.details,
+    input.itemOperations,
+    formatGoTime,
+  );
 
   if (input.details) {
     const list = input.resourceList;

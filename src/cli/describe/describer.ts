@@ -5,7 +5,7 @@
  */
 import { tabwrite } from '../tabwriter.js';
 import type { Result } from '../../server/results.js';
-import { formatDurationNanos, parseDurationNanos } from '../../api/index.js';
+import { formatDurationNanos, parseDurationNanos, type BackupOperation, type ResourceIdentifier, type RestoreOperation } from '../../api/index.js';
 
 export const NONE = '<none>';
 
@@ -92,4 +92,51 @@ export function phaseGroup(phase: string | undefined): string {
   if (!phase || phase === 'New') return 'New';
   if (phase === 'InProgress') return 'In Progress';
   return phase;
+}
+
+/** A resource identifier as Go prints its GroupResource: `resource.group` (`resource` for the core group). */
+function groupResource(id: ResourceIdentifier): string {
+  return id.Group ? `${id.Resource}.${id.Group}` : id.Resource;
+}
+
+/** One async item operation, as Velero's describe lists them with --details. */
+export function describeOperation(d: Describer, op: BackupOperation | RestoreOperation, goTime: (t: string | undefined) => string | undefined): void {
+  const id = op.spec.resourceIdentifier;
+  d.line(`\tOperation for ${groupResource(id)} ${id.Namespace}/${id.Name}:`);
+  if ('backupItemAction' in op.spec) d.line(`\t\tBackup Item Action Plugin:\t${op.spec.backupItemAction}`);
+  else d.line(`\t\tRestore Item Action Plugin:\t${op.spec.restoreItemAction}`);
+  d.line(`\t\tOperation ID:\t${op.spec.operationID}`);
+  const items = 'postOperationItems' in op.spec ? (op.spec.postOperationItems ?? []) : [];
+  if (items.length) d.line('\t\tItems to Update:');
+  for (const it of items) d.line(`\t\t\t${groupResource(it)} ${it.Namespace}/${it.Name}`);
+  const st = op.status;
+  d.line(`\t\tPhase:\t${st.phase ?? ''}`);
+  if (st.error) d.line(`\t\tOperation Error:\t${st.error}`);
+  if ((st.nTotal ?? 0) > 0 || (st.nCompleted ?? 0) > 0) d.line(`\t\tProgress:\t${st.nCompleted ?? 0} of ${st.nTotal ?? 0} complete (${st.operationUnits ?? ''})`);
+  if (st.description) d.line(`\t\tProgress description:\t${st.description}`);
+  if (st.created) d.line(`\t\tCreated:\t${goTime(st.created) ?? st.created}`);
+  if (st.started) d.line(`\t\tStarted:\t${goTime(st.started) ?? st.started}`);
+  if (st.updated) d.line(`\t\tUpdated:\t${goTime(st.updated) ?? st.updated}`);
+}
+
+/** The item-operations line (or, with details, the list) of a backup or restore. */
+export function describeOperations<T extends BackupOperation | RestoreOperation>(
+  d: Describer,
+  title: string,
+  counts: { attempted: number; completed: number; failed: number },
+  details: boolean,
+  operations: { ok: true; value: T[] } | { ok: false; notFound: boolean; error: string } | undefined,
+  goTime: (t: string | undefined) => string | undefined,
+): void {
+  if (counts.attempted <= 0) return;
+  if (!details) {
+    d.line(`${title}:\t${counts.completed} of ${counts.attempted} completed successfully, ${counts.failed} failed (specify --details for more information)`);
+    return;
+  }
+  if (!operations || !operations.ok) {
+    d.line(`${title}:\t<error getting operation info: ${operations && !operations.ok ? operations.error : 'not found'}>`);
+    return;
+  }
+  d.line(`${title}:`);
+  for (const op of operations.value) describeOperation(d, op, goTime);
 }

@@ -2,13 +2,13 @@
  * `restore describe` text in Velero's section order (velero-interfaces.md §8.6, restore). Pure: the caller fetches
  * the results, volume info and resource list and passes them in.
  */
-import { deletionTimestampOf, type PodVolumeRestore, type Restore } from '../../api/index.js';
+import { deletionTimestampOf, type PodVolumeRestore, type Restore, type RestoreOperation } from '../../api/index.js';
 import type { Results } from '../../server/results.js';
 import type { RestoreVolumeInfo } from '../../server/volume-info.js';
 import { formatGoTime, selectorText, valueOr, type Fetched } from '../backups.js';
 import type { RestoreDescription } from '../restores.js';
 import type { Colours } from '../colour.js';
-import { Describer, NONE, boolText, describeResourceList, durationText, listOr, phaseGroup, volumesByPod } from './describer.js';
+import { Describer, NONE, boolText, describeOperations, describeResourceList, durationText, listOr, phaseGroup, volumesByPod } from './describer.js';
 
 export interface RestoreDescribeInput {
   restore: Restore;
@@ -20,6 +20,8 @@ export interface RestoreDescribeInput {
   volumeInfo?: Fetched<RestoreVolumeInfo[]> | undefined;
   /** `restore-<n>-resource-list.json.gz`; with details only. */
   resourceList?: Fetched<Record<string, string[]>> | undefined;
+  /** `restore-<n>-itemoperations.json.gz`; with details and item operations only. */
+  itemOperations?: Fetched<RestoreOperation[]> | undefined;
   podVolumeRestores: readonly PodVolumeRestore[];
   cli?: string;
 }
@@ -139,12 +141,14 @@ export function describeRestore(input: RestoreDescribeInput): string {
   }
 
   d.line();
-  const attempted = status.restoreItemOperationsAttempted ?? 0;
-  if (attempted > 0) {
-    d.line(
-      `Restore Item Operations:\t${status.restoreItemOperationsCompleted ?? 0} of ${attempted} completed successfully, ${status.restoreItemOperationsFailed ?? 0} failed (specify --details for more information)`,
-    );
-  }
+  describeOperations(
+    d,
+    'Restore Item Operations',
+    { attempted: status.restoreItemOperationsAttempted ?? 0, completed: status.restoreItemOperationsCompleted ?? 0, failed: status.restoreItemOperationsFailed ?? 0 },
+    input.details,
+    input.itemOperations,
+    formatGoTime,
+  );
 
   if (status.hookStatus) {
     d.line();

@@ -10,13 +10,14 @@ import {
   byName,
   deleteRequestClient,
   fetchJson,
+  parsedOperations,
   podVolumeBackupClient,
   withTransientRetry,
   type BackupDescription,
   type Fetched,
 } from '../../cli/backups.js';
 import { backupDescription, describeBackup } from '../../cli/describe/backup.js';
-import { Labels, creationTimestampOf, labelValue, selectorFor, type Backup } from '../../api/index.js';
+import { Labels, creationTimestampOf, labelValue, parseBackupOperations, selectorFor, type Backup } from '../../api/index.js';
 import { connect, type Kube } from '../../kube/client.js';
 import type { Results } from '../../server/results.js';
 import type { BackupVolumeInfo } from '../../server/volume-info.js';
@@ -86,16 +87,18 @@ export default class BackupDescribe extends BaseCommand<typeof BackupDescribe> {
     // Files exist only once the backup was persisted; before that nothing is asked of the server.
     const phase = backup.status?.phase ?? 'New';
     const stored = !['New', 'FailedValidation', 'InProgress'].includes(phase);
-    const read = <T>(kind: 'BackupResults' | 'BackupVolumeInfos' | 'BackupResourceList'): Promise<Fetched<T>> =>
+    const read = <T>(kind: 'BackupResults' | 'BackupVolumeInfos' | 'BackupResourceList' | 'BackupItemOperations'): Promise<Fetched<T>> =>
       stored ? fetchJson<T>(kube, { namespace: ns, kind, name, timeoutMs, logger: this.log_ }) : Promise.resolve(NOT_STORED);
     const hasResults = (backup.status?.warnings ?? 0) > 0 || (backup.status?.errors ?? 0) > 0;
     const wantsVolumes = backup.spec.snapshotVolumes !== false && (this.flags.output === 'table' || this.flags.details);
-    const [results, volumeInfo, resourceList] = await Promise.all([
+    const wantsOperations = this.flags.details && (backup.status?.backupItemOperationsAttempted ?? 0) > 0;
+    const [results, volumeInfo, resourceList, itemOperations] = await Promise.all([
       hasResults ? read<Results>('BackupResults') : Promise.resolve(undefined),
       wantsVolumes ? read<BackupVolumeInfo[]>('BackupVolumeInfos') : Promise.resolve(undefined),
       this.flags.details ? read<Record<string, string[]>>('BackupResourceList') : Promise.resolve(undefined),
+      wantsOperations ? read<unknown>('BackupItemOperations').then((f) => parsedOperations(f, parseBackupOperations)) : Promise.resolve(undefined),
     ]);
-    return { deleteRequests: byCreation(deleteRequests), podVolumeBackups, results, volumeInfo, resourceList };
+    return { deleteRequests: byCreation(deleteRequests), podVolumeBackups, results, volumeInfo, resourceList, itemOperations };
   }
 }
 

@@ -5,10 +5,10 @@ import { asList, formatJson, formatYaml } from '../../cli/output.js';
 import { parseDuration } from '../../cli/duration.js';
 import { parseLabelSelector } from '../../cli/label-selector.js';
 import { colourEnabled, colours } from '../../cli/colour.js';
-import { byName, fetchJson, withTransientRetry, type Fetched } from '../../cli/backups.js';
+import { byName, fetchJson, parsedOperations, withTransientRetry, type Fetched } from '../../cli/backups.js';
 import { podVolumeRestoreClient, restoreClient, type RestoreDescription } from '../../cli/restores.js';
 import { describeRestore, restoreDescription } from '../../cli/describe/restore.js';
-import { Labels, labelValue, selectorFor, type Restore } from '../../api/index.js';
+import { Labels, labelValue, parseRestoreOperations, selectorFor, type Restore } from '../../api/index.js';
 import { connect, type Kube } from '../../kube/client.js';
 import type { Results } from '../../server/results.js';
 import type { RestoreVolumeInfo } from '../../server/volume-info.js';
@@ -68,14 +68,16 @@ export default class RestoreDescribe extends BaseCommand<typeof RestoreDescribe>
     const podVolumeRestores = await withTransientRetry(() => podVolumeRestoreClient(kube).list(ns, selectorFor({ [Labels.RestoreName]: labelValue(name) })));
     const phase = restore.status?.phase ?? 'New';
     const stored = !['New', 'FailedValidation', 'InProgress'].includes(phase);
-    const read = <T>(kind: 'RestoreResults' | 'RestoreVolumeInfo' | 'RestoreResourceList'): Promise<Fetched<T>> =>
+    const read = <T>(kind: 'RestoreResults' | 'RestoreVolumeInfo' | 'RestoreResourceList' | 'RestoreItemOperations'): Promise<Fetched<T>> =>
       stored ? fetchJson<T>(kube, { namespace: ns, kind, name, timeoutMs, logger: this.log_ }) : Promise.resolve(NOT_STORED);
     const hasResults = (restore.status?.warnings ?? 0) > 0 || (restore.status?.errors ?? 0) > 0;
-    const [results, volumeInfo, resourceList] = await Promise.all([
+    const wantsOperations = this.flags.details && (restore.status?.restoreItemOperationsAttempted ?? 0) > 0;
+    const [results, volumeInfo, resourceList, itemOperations] = await Promise.all([
       hasResults ? read<Results>('RestoreResults') : Promise.resolve(undefined),
       read<RestoreVolumeInfo[]>('RestoreVolumeInfo'),
       this.flags.details ? read<Record<string, string[]>>('RestoreResourceList') : Promise.resolve(undefined),
+      wantsOperations ? read<unknown>('RestoreItemOperations').then((f) => parsedOperations(f, parseRestoreOperations)) : Promise.resolve(undefined),
     ]);
-    return { podVolumeRestores, results, volumeInfo, resourceList };
+    return { podVolumeRestores, results, volumeInfo, resourceList, itemOperations };
   }
 }

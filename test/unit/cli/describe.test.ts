@@ -205,6 +205,43 @@ describe('backup describe', () => {
     expect(text).toContain('Backup Volumes: <none included>\n\nHooksAttempted:  0\nHooksFailed:     0\n\nDeletion Attempts (1 failed):\n  2025-10-02 08:00:00 +0000 UTC: Processed\n  Errors:\n    backup storage location default is read-only\n');
   });
 
+  it('lists async item operations with --details, counts them without', () => {
+    const b = nginxBackup();
+    b.status = { ...b.status, backupItemOperationsAttempted: 2, backupItemOperationsCompleted: 1, backupItemOperationsFailed: 1 };
+    const base = { backup: b, colours: plain, podVolumeBackups: [], deleteRequests: [] };
+    expect(describeBackup({ ...base, details: false })).toContain(
+      'Items backed up:              35\n\nBackup Item Operations:  1 of 2 completed successfully, 1 failed (specify --details for more information)\nBackup Volumes:\n',
+    );
+    const op = {
+      spec: {
+        backupName: 'nginx-backup', backupUID: 'u', backupItemAction: 'velero.io/csi-pvc-backupper', operationID: 'du-1',
+        resourceIdentifier: { Group: '', Resource: 'persistentvolumeclaims', Namespace: 'nginx-example', Name: 'data' },
+        postOperationItems: [{ Group: 'velero.io', Resource: 'datauploads', Namespace: 'velero', Name: 'du-1' }],
+      },
+      status: { phase: 'Failed' as const, error: 'timed out', nCompleted: 10, nTotal: 20, operationUnits: 'Bytes', created: '2025-10-01T10:00:05Z' },
+    };
+    // (Without a tab on the Resource List line; `Resource List:\t<not found>` would widen the column as in Velero.)
+    const text = describeBackup({ ...base, details: true, itemOperations: { ok: true, value: [op] }, resourceList: { ok: true, value: {} } });
+    expect(text).toContain(
+      [
+        'Backup Item Operations:',
+        '  Operation for persistentvolumeclaims nginx-example/data:',
+        '    Backup Item Action Plugin:  velero.io/csi-pvc-backupper',
+        '    Operation ID:               du-1',
+        '    Items to Update:',
+        '      datauploads.velero.io velero/du-1',
+        '    Phase:                      Failed',
+        '    Operation Error:            timed out',
+        '    Progress:                   10 of 20 complete (Bytes)',
+        '    Created:                    2025-10-01 10:00:05 +0000 UTC',
+        '',
+      ].join('\n'),
+    );
+    expect(describeBackup({ ...base, details: true, itemOperations: { ok: false, notFound: false, error: 'boom' } })).toContain(
+      'Backup Item Operations:  <error getting operation info: boom>\n',
+    );
+  });
+
   it('colours the phase only when colour is on', () => {
     const on = describeBackup({ backup: nginxBackup(), details: false, colours: colours(true), podVolumeBackups: [], deleteRequests: [] });
     expect(on).toContain('Phase:  \u001b[32mCompleted\u001b[39m\n');
