@@ -229,11 +229,12 @@ describe('backup describe', () => {
         '    Backup Item Action Plugin:  velero.io/csi-pvc-backupper',
         '    Operation ID:               du-1',
         '    Items to Update:',
-        '      datauploads.velero.io velero/du-1',
-        '    Phase:                      Failed',
-        '    Operation Error:            timed out',
-        '    Progress:                   10 of 20 complete (Bytes)',
-        '    Created:                    2025-10-01 10:00:05 +0000 UTC',
+        // Go's tabwriter restarts the column after the cell-less "Items to Update:" line, as in Velero's output.
+        `    ${' '.repeat(18)}datauploads.velero.io velero/du-1`,
+        '    Phase:            Failed',
+        '    Operation Error:  timed out',
+        '    Progress:         10 of 20 complete (Bytes)',
+        '    Created:          2025-10-01 10:00:05 +0000 UTC',
         '',
       ].join('\n'),
     );
