@@ -6,7 +6,8 @@ import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'no
 import { availableParallelism, release, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BenchUsageError, parseBenchArgs, USAGE } from './datapath/args.js';
+import { BenchUsageError, parseBenchArgs, USAGE, type BenchArgs } from './datapath/args.js';
+import { acquireRunLock } from './datapath/run-lock.js';
 import { loadCorpus } from './datapath/corpus.js';
 import { makeDataset, type DatasetName } from './datapath/datasets.js';
 import { prepareDataset, type StoredDataset } from './datapath/dataset-store.js';
@@ -62,6 +63,15 @@ async function main(): Promise<void> {
     process.stdout.write(renderRun(JSON.parse(readFileSync(args.report, 'utf8')) as BenchRun, args.report));
     return;
   }
+  const releaseLock = await acquireRunLock({ dataDir: args.dataDir, log });
+  try {
+    await runBench(args);
+  } finally {
+    releaseLock();
+  }
+}
+
+async function runBench(args: BenchArgs): Promise<void> {
   const startedAt = new Date();
   const tools: BackupTool[] = [];
   const descriptions: ToolDescription[] = [];
@@ -109,7 +119,7 @@ async function main(): Promise<void> {
       minio = undefined;
     }
     try {
-      minio = await startMinio(minioBinary, join(args.dataDir, 'minio-data'));
+      minio = await startMinio(minioBinary, join(args.dataDir, `minio-data-${process.pid}`));
       minioVersion = minio.version;
       log(`minio: ${minio.version} at ${minio.endpoint}`);
       return { server: minio };
