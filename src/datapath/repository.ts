@@ -102,6 +102,8 @@ export interface HeldLock {
 }
 
 export const LOCK_STALE_MS = 30 * 60_000;
+/** Read windows kept by a restore (see useReadWindows). */
+const MAX_WINDOWS = 4;
 const LOCK_REFRESH_MS = 5 * 60_000;
 
 export class Repository {
@@ -110,6 +112,9 @@ export class Repository {
   private readonly treeCache = new Map<string, Buffer>();
   private readonly packSizes = new Map<string, number>();
   private openPool: OpenPool | undefined;
+  private windowSize = 0;
+  private packDataEnd: Map<number, number> | undefined;
+  private windows: { pack: string; start: number; end: number; data: Promise<Buffer> }[] = [];
 
   private constructor(
     readonly store: ObjectStore,
@@ -205,12 +210,46 @@ export class Repository {
     const pack = this.index.packOf(loc);
     let sealed: Buffer;
     try {
-      sealed = await this.store.get(packKey(pack), { range: { offset: loc.offset, length: loc.length }, signal: options.signal });
+      sealed = await this.readPackRange(pack, loc.pack, loc.offset, loc.length, options.signal);
     } catch (err) {
       if (isNotFound(err)) throw new RepositoryCorruptError(`pack ${pack.slice(0, 12)} holding blob ${hexId.slice(0, 16)} is missing`);
       throw err instanceof Error && /shorter than the range/.test(err.message) ? new RepositoryCorruptError(`pack ${pack.slice(0, 12)} is truncated`) : err;
     }
     return this.openSealedBlob(hexId, loc.flags, loc.rawLength, sealed, pack);
+  }
+
+  /**
+   * Reads blobs through windows of `size` bytes from now on (restore): a miss fetches the window starting at the blob,
+   * later blobs inside it are served from memory. Restores read packs nearly in order, so this turns thousands of
+   * small ranged GETs (each a signed request on S3) into a few large ones. A handful of windows are kept.
+   */
+  useReadWindows(size: number): void {
+    this.windowSize = size;
+    this.packDataEnd = new Map();
+    for (const [, loc] of this.index.entries()) {
+      const end = loc.offset + loc.length;
+      if (end > (this.packDataEnd.get(loc.pack) ?? 0)) this.packDataEnd.set(loc.pack, end);
+    }
+  }
+
+  private async readPackRange(pack: string, packNumber: number, offset: number, length: number, signal?: AbortSignal, target?: Buffer): Promise<Buffer> {
+    const dataEnd = this.packDataEnd?.get(packNumber);
+    if (!this.windowSize || dataEnd === undefined || length > this.windowSize / 2) {
+      return this.store.get(packKey(pack), { range: { offset, length }, ...(signal ? { signal } : {}), ...(target ? { target } : {}) });
+    }
+    let w = this.windows.find((x) => x.pack === pack && x.start <= offset && offset + length <= x.end);
+    if (!w) {
+      const end = Math.max(offset + length, Math.min(offset + this.windowSize, dataEnd));
+      const window = { pack, start: offset, end, data: this.store.get(packKey(pack), { range: { offset, length: end - offset } }) };
+      window.data.catch(() => {
+        this.windows = this.windows.filter((x) => x !== window);
+      });
+      this.windows.push(window);
+      if (this.windows.length > MAX_WINDOWS) this.windows.shift();
+      w = window;
+    }
+    const data = await w.data;
+    return data.subarray(offset - w.start, offset - w.start + length);
   }
 
   /** Opens blobs of at least 64 KiB on `workers` threads from now on (restore); closeWorkers() ends them. */
@@ -237,7 +276,7 @@ export class Repository {
     const buffer = pool.take(loc.length);
     let sealed: Buffer;
     try {
-      sealed = await this.store.get(packKey(pack), { range: { offset: loc.offset, length: loc.length }, signal: options.signal, target: buffer });
+      sealed = await this.readPackRange(pack, loc.pack, loc.offset, loc.length, options.signal, buffer);
     } catch (err) {
       if (isNotFound(err)) throw new RepositoryCorruptError(`pack ${pack.slice(0, 12)} holding blob ${hexId.slice(0, 16)} is missing`);
       throw err instanceof Error && /shorter than the range/.test(err.message) ? new RepositoryCorruptError(`pack ${pack.slice(0, 12)} is truncated`) : err;

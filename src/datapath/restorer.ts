@@ -91,6 +91,7 @@ export async function restore(options: RestoreOptions): Promise<RestoreResult> {
   try {
     await repo.loadIndex();
     repo.useWorkers(options.workers ?? defaultWorkerCount());
+    repo.useReadWindows(8 << 20);
     const snap = await repo.findSnapshot(options.snapshotId);
     const run = new RestoreRun(repo, options, options.path ? 0 : snap.summary.bytes, options.path ? 0 : snap.summary.files);
     const target = resolve(options.target);
