@@ -281,13 +281,10 @@ export class Repository {
       if (isNotFound(err)) throw new RepositoryCorruptError(`pack ${pack.slice(0, 12)} holding blob ${hexId.slice(0, 16)} is missing`);
       throw err instanceof Error && /shorter than the range/.test(err.message) ? new RepositoryCorruptError(`pack ${pack.slice(0, 12)} is truncated`) : err;
     }
-    let input = buffer;
-    if (sealed.buffer !== buffer.buffer) {
-      input = pool.take(sealed.length);
-      sealed.copy(input, 0);
-    }
+    // Served from a read window (or a backend that ignores `target`): copy into the pooled buffer.
+    if (sealed.buffer !== buffer.buffer || sealed.byteOffset !== buffer.byteOffset) sealed.copy(buffer, 0);
     try {
-      return await pool.open(Buffer.from(hexId, 'hex'), input, sealed.length, loc.flags, loc.rawLength);
+      return await pool.open(Buffer.from(hexId, 'hex'), buffer, sealed.length, loc.flags, loc.rawLength);
     } catch (err) {
       throw new RepositoryCorruptError(`blob ${hexId.slice(0, 16)} in pack ${pack.slice(0, 12)} is corrupted: ${(err as Error).message}`);
     }
