@@ -117,6 +117,7 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
         storageLocation: locationName,
         ttl: formatDuration(ttlMs),
         defaultVolumesToFsBackup: b.spec?.defaultVolumesToFsBackup ?? opts.config.defaultVolumesToFsBackup,
+        snapshotMoveData: b.spec?.snapshotMoveData ?? false,
         // Unset or zero timeouts take the server defaults, as Velero writes them into the spec.
         csiSnapshotTimeout: nonZero(b.spec?.csiSnapshotTimeout) ?? formatDuration(opts.config.defaultCsiSnapshotTimeoutMs),
         itemOperationTimeout: nonZero(b.spec?.itemOperationTimeout) ?? formatDuration(opts.config.defaultItemOperationTimeoutMs),
@@ -223,6 +224,8 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
           errors: outcome.errors,
           progress: outcome.progress,
           completionTimestamp: opts.now().toISOString(),
+          // Backup hooks are not run yet; Velero always reports the counts.
+          hookStatus: b.status?.hookStatus ?? { hooksAttempted: 0, hooksFailed: 0 },
         };
         if (b.metadata?.annotations) delete b.metadata.annotations[ATTEMPTS_ANNOTATION];
         releaseClaim(b.metadata?.annotations);
