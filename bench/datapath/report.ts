@@ -78,6 +78,7 @@ export function ratioLines(results: ScenarioResult[], store: StoreName, dataset:
     lines.push(
       `cairn/${peer}: 1st backup ${x(ratio(cairn.first?.mbPerSecond, other.first?.mbPerSecond))} MB/s, ` +
         `${x(ratio(cairn.first?.filesPerSecond, other.first?.filesPerSecond))} files/s, ` +
+        `${x(ratio(cairn.first?.cpuSeconds, other.first?.cpuSeconds))} CPU, ` +
         `peak RSS ${x(ratio(cairn.first?.peakRssBytes, other.first?.peakRssBytes))}, ` +
         `repo size ${x(ratio(cairn.repositoryBytesAfterFirst, other.repositoryBytesAfterFirst))}, ` +
         `unchanged ${x(ratio(cairn.unchanged?.wallSeconds, other.unchanged?.wallSeconds))} time, ` +

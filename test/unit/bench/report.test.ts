@@ -52,7 +52,7 @@ describe('benchmark report', () => {
     const text = renderReport([mixed], results);
     expect(text).toContain('restic');
     expect(text).toMatch(/cairn\s+400\.0/);
-    expect(text).toContain('cairn/restic: 1st backup 2.42x MB/s');
+    expect(text).toContain('cairn/restic: 1st backup 2.42x MB/s, 2.42x files/s, 0.41x CPU');
     expect(text).toContain('cairn/kopia: 1st backup 2.00x MB/s');
     const missing = renderReport([mixed], [{ tool: 'cairn', store: 'fs', dataset: 'mixed', status: 'not available', reason: 'not built' }]);
     expect(missing).toContain('cairn (not available)');
