@@ -6,6 +6,8 @@
  * created are recognised by their restore label), at most MAX_ATTEMPTS times, then failed with the reason.
  */
 import {
+  formatDuration,
+  parseDuration,
   BackupPhase,
   Finalizers,
   Kinds,
@@ -130,6 +132,8 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
         progress: outcome.progress,
         ...(outcome.failureReason ? { failureReason: outcome.failureReason } : {}),
       };
+      // The attempt counter only matters while the restore runs.
+      if (r.metadata.annotations) delete r.metadata.annotations[ATTEMPTS_ANNOTATION];
     });
     log.info({ restore: key.name, phase: outcome.phase, warnings: outcome.warnings, errors: outcome.errors }, 'restore finished');
   }
@@ -149,9 +153,12 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
       const location = backup ? await locations.get(locName) : undefined;
       const problems = validateRestore({ restore, backup, location });
       if (problems.length) return failValidation(key, problems);
-      const started = await restores.updateStatus(key.namespace, key.name, (r) => {
+      const started = await restores.update(key.namespace, key.name, (r) => {
         if ((r.status?.phase ?? RestorePhase.New) !== RestorePhase.New) return false;
         const { validationErrors: _none, ...rest } = r.status ?? {};
+        // An unset or zero timeout takes the server default, written into the spec as Velero does.
+        const timeout = r.spec.itemOperationTimeout;
+        if (!timeout || parseDuration(timeout) === 0) r.spec.itemOperationTimeout = formatDuration(opts.config.defaultItemOperationTimeoutMs);
         r.status = { ...rest, phase: RestorePhase.InProgress, startTimestamp: rfc3339(opts.now()) };
       });
       if (started?.status?.phase !== RestorePhase.InProgress) return;
