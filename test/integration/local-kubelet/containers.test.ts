@@ -60,6 +60,22 @@ describe('local kubelet: containers', () => {
     expect(containerStatus(pod, 'main')?.state?.waiting?.reason).toBe('PodInitializing');
   });
 
+  it('starts sidecars (restartPolicy Always init containers) before the containers and stops them when the pod is done', async () => {
+    await createPod(ns, {
+      metadata: { name: 'with-sidecar' },
+      spec: {
+        restartPolicy: 'Never',
+        volumes: [{ name: 'work', emptyDir: {} }],
+        initContainers: [shell('sidecar', 'echo up > /work/sidecar; sleep 3600', { restartPolicy: 'Always', volumeMounts: [{ name: 'work', mountPath: '/work' }] })],
+        containers: [shell('main', 'while [ ! -e /work/sidecar ]; do sleep 0.1; done; echo main saw sidecar', { volumeMounts: [{ name: 'work', mountPath: '/work' }] })],
+      },
+    });
+    const pod = await waitForPod(ns, 'with-sidecar', 'Succeeded with its sidecar stopped', (p) =>
+      p.status?.phase === 'Succeeded' && containerStatus(p, 'sidecar')?.state?.terminated !== undefined);
+    expect(await podLogs(ns, 'with-sidecar', { container: 'main' })).toBe('main saw sidecar\n');
+    expect(containerStatus(pod, 'sidecar')?.restartCount).toBe(0);
+  });
+
   it('reports the termination message from terminationMessagePath, or from the logs on error', async () => {
     await createPod(ns, {
       metadata: { name: 'term-msg' },

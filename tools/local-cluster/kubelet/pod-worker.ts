@@ -3,7 +3,6 @@
  * containers in order, then the containers, restart per policy with back-off, report status, and on deletion
  * stop everything within the grace period, clean the pod directory and delete the pod object with grace 0.
  */
-import { rm } from 'node:fs/promises';
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { restoreContainer } from './adoption.js';
@@ -16,12 +15,12 @@ import type { ExecTarget } from './exec-server.js';
 import { resolveProgram } from './images.js';
 import { errorMessage, type KubeletApi } from './kube-api.js';
 import { SETUP_FAILED_EXIT } from './launch-script.js';
-import { containerLogFile, pidFile, podDir, runtimeDir, terminationLogFile, type NodeLayout } from './layout.js';
+import { containerLogFile, pidFile, runtimeDir, terminationLogFile, type NodeLayout } from './layout.js';
 import { terminationMessage } from './log-files.js';
-import { mountsUnder, unmountAllUnder } from './mounts.js';
-import { computePodStatus, conditionsFromApi, type PodStatusJson, type RestartPolicy, type TerminatedState } from './pod-status.js';
+import { removePodDir } from './pod-cleanup.js';
+import { computePodStatus, conditionsFromApi, podPhase, type PodStatusJson, type RestartPolicy, type TerminatedState } from './pod-status.js';
 import type { ProbeTarget } from './probes.js';
-import { groupAlive, killGroup, readExitCode, startProcess, type ProcessExit, type RunningProcess } from './process-runtime.js';
+import { killGroup, readExitCode, startProcess, type ProcessExit, type RunningProcess } from './process-runtime.js';
 import { logRunOf, type LogRun, type Slot } from './slot.js';
 import { stopContainers } from './stop-containers.js';
 import { prepareVolumes, VolumeNotReadyError, type PreparedVolumes } from './volumes.js';
@@ -53,6 +52,8 @@ export class PodWorker {
   private timer: NodeJS.Timeout | undefined;
   private lastStatusJson = '';
   private adopted = false;
+  /** Set once the pod has finished for good: nothing is (re)started any more. */
+  private done = false;
   private volumeRetryMs = 1000;
   private readonly startTime: Date;
   readonly uid: string;
@@ -68,7 +69,13 @@ export class PodWorker {
       spec,
       init,
       sidecar: init && spec.restartPolicy === 'Always',
-      record: { name: spec.name, image: spec.image ?? '', restartCount: 0, current: { state: 'waiting', reason: 'PodInitializing' } },
+      record: {
+        name: spec.name,
+        image: spec.image ?? '',
+        restartCount: 0,
+        current: { state: 'waiting', reason: 'PodInitializing' },
+        sidecar: init && spec.restartPolicy === 'Always',
+      },
       stopping: false,
       probers: [],
       nextBackoffMs: deps.backoff.initialMs,
@@ -173,14 +180,30 @@ export class PodWorker {
     if (initialized) {
       for (const s of this.slots.filter((x) => !x.init)) await this.driveContainer(s);
     }
+    await this.stopSidecarsOfFinishedPod(initialized);
     await this.writeStatus(initialized);
+  }
+
+  /** When a pod's regular containers are done for good (Succeeded/Failed), its sidecars are stopped too. */
+  private async stopSidecarsOfFinishedPod(initialized: boolean): Promise<void> {
+    const sidecars = this.slots.filter((s) => s.sidecar && s.proc);
+    if (sidecars.length === 0) return;
+    const phase = podPhase({
+      restartPolicy: this.restartPolicy(),
+      initContainers: this.slots.filter((s) => s.init).map((s) => s.record),
+      containers: this.slots.filter((s) => !s.init).map((s) => s.record),
+      initialized,
+    });
+    if (phase !== 'Succeeded' && phase !== 'Failed') return;
+    this.done = true;
+    await this.stopAll(this.pod.spec?.terminationGracePeriodSeconds ?? 30);
   }
 
   /** True when the next init container may start. */
   private async driveInit(s: Slot): Promise<boolean> {
     const cur = s.record.current;
     if (s.sidecar) {
-      if (s.proc) return true;
+      if (s.proc || this.done) return true;
       if (cur.state === 'terminated' || s.record.last) await this.restartOrWait(s);
       else await this.start(s);
       return s.proc !== undefined;
@@ -242,7 +265,7 @@ export class PodWorker {
   }
 
   private async start(s: Slot): Promise<void> {
-    if (s.pullFailed) return;
+    if (s.pullFailed || this.done) return;
     const { layout } = this.deps;
     const restartCount = s.record.restartCount;
     const tlog = terminationLogFile(layout, this.uid, s.spec.name, restartCount);
@@ -450,17 +473,8 @@ export class PodWorker {
   }
 
   private async cleanup(): Promise<void> {
-    const dir = podDir(this.deps.layout, this.uid);
-    for (const s of this.slots) {
-      if (s.proc && groupAlive(s.proc.pid)) killGroup(s.proc.pid, 'SIGKILL');
-      await rm(pidFile(this.deps.layout, this.uid, s.spec.name), { force: true });
-    }
-    await unmountAllUnder(dir);
-    if ((await mountsUnder(dir)).length > 0) {
-      this.deps.log.error({ pod: this.key(), dir }, 'pod directory still has mounts; leaving it in place');
-      return;
-    }
-    await rm(dir, { recursive: true, force: true });
+    const left = await removePodDir({ layout: this.deps.layout, uid: this.uid, slots: this.slots });
+    if (left) this.deps.log.error({ pod: this.key(), dir: left }, 'pod directory still has mounts; leaving it in place');
   }
 
   /** Which run's log to serve: the current one, or the one before it for `previous`. */
