@@ -141,7 +141,7 @@ async function runBench(args: BenchArgs): Promise<void> {
   const trash = new Trash(join(args.dataDir, 'trash'));
   if (trash.pending) {
     log('deleting scratch left by an earlier run ...');
-    trash.empty();
+    await trash.empty();
   }
   const datasetInfos: DatasetInfo[] = [];
   const results: ScenarioResult[] = [];
@@ -223,7 +223,7 @@ async function runBench(args: BenchArgs): Promise<void> {
   process.stdout.write(renderRun(run, outFile));
   if (trash.pending) {
     log('deleting restores and repositories (slow on a filesystem mounted with discard) ...');
-    trash.empty();
+    await trash.empty();
     log('done');
   }
 }

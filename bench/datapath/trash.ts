@@ -1,9 +1,42 @@
 // Scratch trees (restores, repositories) are moved aside at once and deleted after the measurements: on this
 // machine's root filesystem (ext4 mounted with `discard`) every unlink of a non-empty file waits for a discard,
-// so deleting a restored million-file tree takes minutes and would otherwise stall the run between tools.
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, renameSync } from 'node:fs';
+// so deleting a restored million-file tree one file at a time takes many minutes. Deleting the leaf directories
+// with several rm(1) processes at once lets the discards overlap (about 10x faster here).
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
+
+const PARALLEL_DELETES = 8;
+
+/** Directories below root that have no subdirectories (root itself when it has none). */
+export function leafDirectories(root: string): string[] {
+  const leaves: string[] = [];
+  const stack = [root];
+  while (stack.length > 0) {
+    const dir = stack.pop()!;
+    let subdirs: string[];
+    try {
+      subdirs = readdirSync(dir, { withFileTypes: true })
+        .filter((entry) => entry.isDirectory())
+        .map((entry) => join(dir, entry.name));
+    } catch {
+      continue;
+    }
+    if (subdirs.length === 0) leaves.push(dir);
+    else stack.push(...subdirs);
+  }
+  return leaves;
+}
+
+function removeTree(path: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('rm', ['-rf', '--', path], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`rm -rf ${path}: ${stderr.trim()}`))));
+  });
+}
 
 export class Trash {
   private counter = 0;
@@ -18,10 +51,15 @@ export class Trash {
   }
 
   /** Deletes everything discarded so far (and anything an interrupted run left). */
-  empty(): void {
-    // rm(1), not fs.rmSync: Node 24's recursive rmSync gave up with ENOTEMPTY on a restored 20,000-file tree here.
-    const result = spawnSync('rm', ['-rf', '--', this.dir], { stdio: ['ignore', 'ignore', 'pipe'] });
-    if (result.status !== 0) throw new Error(`could not delete ${this.dir}: ${result.stderr.toString().trim()}`);
+  async empty(): Promise<void> {
+    if (!existsSync(this.dir)) return;
+    const leaves = leafDirectories(this.dir);
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < leaves.length) await removeTree(leaves[next++]!);
+    };
+    await Promise.all(Array.from({ length: PARALLEL_DELETES }, worker));
+    await removeTree(this.dir);
   }
 
   get pending(): boolean {
