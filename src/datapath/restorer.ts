@@ -16,7 +16,7 @@ import {
   lchownSync,
   linkSync,
   lutimesSync,
-  openSync,
+  open,
   renameSync,
   rmSync,
   symlinkSync,
@@ -251,7 +251,9 @@ class RestoreRun {
     // Writes and attribute calls are synchronous: they hit the page cache in microseconds, far below the cost of a
     // thread-pool round trip per call; files still overlap through their (asynchronous) chunk fetches.
     // Created with its final permission bits when the umask allows, which saves an fchmod per file.
-    let fd: number | undefined = openSync(tmp, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL, e.m & 0o777);
+    // Creating a file is the one step that can wait on the filesystem journal or directory locks (milliseconds on a
+    // busy disk): it runs on the thread pool so several creations overlap; the rest stays synchronous.
+    let fd: number | undefined = await openAsync(tmp, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL, e.m & 0o777);
     let sparse = false;
     let ok = false;
     let aheadOut: (Promise<BlobLease> | undefined)[] = [];
@@ -410,4 +412,8 @@ function errnoReason(err: unknown): string {
   const e = err as NodeJS.ErrnoException;
   const head = (e.message ?? String(err)).split(',')[0]!;
   return e.code && !head.startsWith(e.code) ? `${e.code}: ${head}` : head;
+}
+
+function openAsync(path: string, flags: number, mode: number): Promise<number> {
+  return new Promise((resolve, reject) => open(path, flags, mode, (err, fd) => (err ? reject(err) : resolve(fd))));
 }
