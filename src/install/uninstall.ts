@@ -23,25 +23,28 @@ async function ignoreNotFound<T>(p: Promise<T>): Promise<T | undefined> {
   }
 }
 
-async function clearFinalizers(kube: Kube, namespace: string): Promise<void> {
+/**
+ * Deleting a CRD waits for every object of it to go, in every namespace: finalizers no controller is left to clear
+ * would hold the CRD (and `uninstall --wait`) forever.
+ */
+async function clearFinalizers(kube: Kube): Promise<void> {
   for (const crd of allCrds()) {
     const group = crd.spec.group;
     const plural = crd.spec.names.plural;
-    for (const version of crd.spec.versions.filter((v) => v.served)) {
-      // Right after CRDs change the API server may answer 503 "storage is (re)initializing" for a while.
-      const list = (await retryTransient(() =>
-        ignoreNotFound(kube.custom.listNamespacedCustomObject({ group, version: version.name, namespace, plural })),
-      )) as { items?: KubernetesObject[] } | undefined;
-      for (const item of list?.items ?? []) {
-        if (!item.metadata?.finalizers?.length) continue;
-        await ignoreNotFound(
-          kube.custom.patchNamespacedCustomObject({
-            group, version: version.name, namespace, plural, name: item.metadata.name ?? '',
-            body: [{ op: 'remove', path: '/metadata/finalizers' }],
-          }),
-        );
-      }
-      break;
+    const version = crd.spec.versions.find((v) => v.served)?.name;
+    if (!version) continue;
+    // Right after CRDs change the API server may answer 503 "storage is (re)initializing" for a while.
+    const list = (await retryTransient(() => ignoreNotFound(kube.custom.listClusterCustomObject({ group, version, plural })))) as
+      | { items?: KubernetesObject[] }
+      | undefined;
+    for (const item of list?.items ?? []) {
+      if (!item.metadata?.finalizers?.length) continue;
+      await ignoreNotFound(
+        kube.custom.patchNamespacedCustomObject({
+          group, version, namespace: item.metadata.namespace ?? '', plural, name: item.metadata.name ?? '',
+          body: [{ op: 'remove', path: '/metadata/finalizers' }],
+        }),
+      );
     }
   }
 }
@@ -67,7 +70,7 @@ export async function uninstall(kube: Kube, opts: { namespace: string; wait: boo
       step(`DaemonSet ${ns}/${d.metadata?.name}`);
     }
   });
-  await call(kube, 'clear finalizers of cairn resources', () => clearFinalizers(kube, ns));
+  await call(kube, 'clear finalizers of cairn resources', () => clearFinalizers(kube));
   await call(kube, 'delete CRDs', async () => {
     for (const crd of allCrds()) {
       const name = crd.metadata.name;

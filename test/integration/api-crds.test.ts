@@ -68,7 +68,9 @@ async function applyCrd(api: ApiextensionsV1Api, crd: CustomResourceDefinition):
 /** The kind's sample object in the test namespace, without finalizers (no controller here would remove them). */
 function objectIn<K extends KindName>(kind: K) {
   const obj = structuredClone(validObjects[kind]);
-  const { finalizers: _f, ...metadata } = obj.metadata;
+  // No finalizers (nothing here would clear them) and no owner references: the garbage collector deletes objects
+  // whose owner does not exist, which would make later assertions on them racy.
+  const { finalizers: _f, ownerReferences: _o, ...metadata } = obj.metadata;
   obj.metadata = { ...metadata, namespace };
   return obj;
 }
