@@ -37,19 +37,17 @@ const HEADER = [
 ];
 
 function row(result: ScenarioResult): string[] {
-  if (!result.first) return [`${result.tool} (${result.status})`, ...HEADER.slice(1).map(() => '-')];
+  const first = result.first;
+  if (!first) return [`${result.tool} (${result.status})`, ...HEADER.slice(1).map(() => '-')];
   // Client CPU, plus MinIO's after a "+" on the S3 rows (both come out of the same 2 cores).
-  const server = result.first?.serverCpuSeconds;
-  const cpu = result.first
-    ? `${formatNumber(result.first.cpuSeconds, 1)}${server === undefined ? '' : `+${formatNumber(server, 1)}`}`
-    : '-';
+  const server = first.serverCpuSeconds === undefined ? '' : `+${formatNumber(first.serverCpuSeconds, 1)}`;
   return [
     result.status === 'ok' ? result.tool : `${result.tool} (${result.status})`,
-    formatNumber(result.first?.mbPerSecond, 1),
-    formatNumber(result.first?.filesPerSecond),
-    cpu,
-    formatNumber(result.first?.othersCpuSeconds, 1),
-    formatNumber(result.first ? result.first.peakRssBytes / MB : undefined),
+    formatNumber(first.mbPerSecond, 1),
+    formatNumber(first.filesPerSecond),
+    `${formatNumber(first.cpuSeconds, 1)}${server}`,
+    formatNumber(first.othersCpuSeconds, 1),
+    formatNumber(first.peakRssBytes / MB),
     formatNumber(result.repositoryBytesAfterFirst === undefined ? undefined : result.repositoryBytesAfterFirst / MB, 1),
     formatNumber(result.unchanged?.wallSeconds, 2),
     formatNumber(result.changed?.wallSeconds, 2),

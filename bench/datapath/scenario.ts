@@ -80,8 +80,12 @@ function directoryBytes(dir: string): number {
   return total;
 }
 
-const fmtRuns = (seconds: number[]): string =>
-  seconds.length === 1 ? `${seconds[0]!.toFixed(2)} s` : `${seconds.map((x) => x.toFixed(2)).join(' / ')} s (median ${medianRun(seconds.map((wallSeconds) => ({ wallSeconds }))).wallSeconds.toFixed(2)})`;
+function fmtRuns(seconds: number[]): string {
+  const each = `${seconds.map((x) => x.toFixed(2)).join(' / ')} s`;
+  if (seconds.length === 1) return each;
+  const median = medianRun(seconds.map((wallSeconds) => ({ wallSeconds }))).wallSeconds;
+  return `${each} (median ${median.toFixed(2)})`;
+}
 
 export async function runScenario(options: ScenarioOptions): Promise<ScenarioResult> {
   const { tool, store, stored, scratchDir, minio, log } = options;
