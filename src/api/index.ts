@@ -5,6 +5,7 @@
 export * from './constants.js';
 export * from './duration.js';
 export * from './names.js';
+export * from './label-selectors.js';
 export * from './schema.js';
 export * from './meta.js';
 export * from './kinds.js';

@@ -3,7 +3,7 @@
  * `*` means everything and an exclude always wins; label selectors (one, or several OR-ed); and the rules for
  * cluster-scoped resources (`includeClusterResources` true/false/nil, or the newer scoped lists).
  */
-import type { BackupSpec } from '../../api/index.js';
+import { matchesLabelSelector, type BackupSpec } from '../../api/index.js';
 
 export class IncludesExcludes {
   readonly includes: readonly string[];
@@ -74,31 +74,7 @@ export function labelSelectorProblems(sel: LabelSelectorSpec): string[] {
 
 /** A selector as a predicate; an empty selector matches everything (as in Kubernetes). */
 export function labelMatcher(sel: LabelSelectorSpec): LabelMatcher {
-  return (labels) => {
-    const l = labels ?? {};
-    for (const [k, v] of Object.entries(sel.matchLabels ?? {})) if (l[k] !== v) return false;
-    for (const e of sel.matchExpressions ?? []) {
-      const has = Object.hasOwn(l, e.key);
-      const values = e.values ?? [];
-      switch (e.operator) {
-        case 'In':
-          if (!has || !values.includes(l[e.key] as string)) return false;
-          break;
-        case 'NotIn':
-          if (has && values.includes(l[e.key] as string)) return false;
-          break;
-        case 'Exists':
-          if (!has) return false;
-          break;
-        case 'DoesNotExist':
-          if (has) return false;
-          break;
-        default:
-          return false;
-      }
-    }
-    return true;
-  };
+  return (labels) => matchesLabelSelector(labels, sel);
 }
 
 /** The selector in the API's string form (for server-side filtering of lists). */

@@ -3,7 +3,7 @@
  * resources no restore may bring back. Namespace filters use the item's namespace in the backup (before mapping),
  * as Velero does.
  */
-import type { Restore } from '../../api/index.js';
+import { matchesLabelSelector, type Restore } from '../../api/index.js';
 import { splitGroupResource } from '../archive/paths.js';
 
 /** Resources a restore never creates; Velero adds them to `spec.excludedResources`. */
@@ -80,29 +80,7 @@ export function resourceKey(groupResource: string, kind?: string): string {
 }
 
 export function matchesSelector(labels: Record<string, string> | undefined, selector: Selector): boolean {
-  const l = labels ?? {};
-  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (l[k] !== v) return false;
-  for (const req of selector.matchExpressions ?? []) {
-    const has = Object.hasOwn(l, req.key);
-    const values = req.values ?? [];
-    switch (req.operator) {
-      case 'In':
-        if (!has || !values.includes(l[req.key] as string)) return false;
-        break;
-      case 'NotIn':
-        if (has && values.includes(l[req.key] as string)) return false;
-        break;
-      case 'Exists':
-        if (!has) return false;
-        break;
-      case 'DoesNotExist':
-        if (has) return false;
-        break;
-      default:
-        return false;
-    }
-  }
-  return true;
+  return matchesLabelSelector(labels, selector);
 }
 
 /** `labelSelector`, or any of `orLabelSelectors`; no selector selects everything. */
