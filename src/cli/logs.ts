@@ -1,0 +1,43 @@
+/**
+ * `backup logs` / `restore logs`: the log of a finished operation, read through the cluster (a DownloadRequest),
+ * so it works even when the storage endpoint cannot be reached from where the CLI runs.
+ */
+import { isBackupDone, isRestoreDone } from '../api/index.js';
+import type { Logger } from './logger.js';
+import { CairnError, NotFoundError } from './errors.js';
+import { backupClient } from './backups.js';
+import { restoreClient } from './restores.js';
+import type { Kube } from '../kube/client.js';
+import { fetchDownload } from '../server/download/client.js';
+
+export interface FetchLogOptions {
+  kind: 'backup' | 'restore';
+  namespace: string;
+  name: string;
+  timeoutMs: number;
+  logger?: Logger;
+}
+
+export async function fetchOperationLog(kube: Kube, opts: FetchLogOptions): Promise<Buffer> {
+  const { kind, namespace, name } = opts;
+  const obj = kind === 'backup' ? await backupClient(kube).get(namespace, name) : await restoreClient(kube).get(namespace, name);
+  if (!obj) throw new NotFoundError(`${kind} "${name}" not found in namespace "${namespace}"`);
+  const phase = obj.status?.phase;
+  const done = kind === 'backup' ? isBackupDone(phase) : isRestoreDone(phase);
+  if (!done) {
+    throw new CairnError(`logs for ${kind} "${name}" are not available until it has finished (phase ${phase ?? 'New'}); try again once it is Completed or Failed`);
+  }
+  try {
+    return await fetchDownload(kube, {
+      namespace,
+      kind: kind === 'backup' ? 'BackupLog' : 'RestoreLog',
+      name,
+      timeoutMs: opts.timeoutMs,
+      gunzip: true,
+      ...(opts.logger ? { logger: opts.logger } : {}),
+    });
+  } catch (err) {
+    if (err instanceof NotFoundError) throw new NotFoundError(`no log stored for ${kind} "${name}"`);
+    throw err;
+  }
+}
