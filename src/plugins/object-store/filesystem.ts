@@ -6,7 +6,7 @@
  * object or the whole new one; after a crash an object that was reported written is on disk. `durability: 'none'` skips
  * both fsyncs (tests, scratch repositories). Temp files left by a crash are never listed.
  */
-import { closeSync, createWriteStream, openSync, readSync, promises as fsp, constants as fsc } from 'node:fs';
+import { closeSync, openSync, readSync, promises as fsp, constants as fsc } from 'node:fs';
 import { join, dirname, sep } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
@@ -139,9 +139,8 @@ export class FilesystemObjectStore implements ObjectStore {
     const tmp = join(dir, `.${name}.${randomBytes(6).toString('hex')}${TMP_SUFFIX}`);
     this.dropFd(path);
     try {
-      await fsp.mkdir(dir, { recursive: true });
+      const fh = await openInFreshDir(dir, tmp);
       if (Buffer.isBuffer(body)) {
-        const fh = await fsp.open(tmp, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL, 0o644);
         try {
           let done = 0;
           while (done < body.length) {
@@ -153,7 +152,7 @@ export class FilesystemObjectStore implements ObjectStore {
           await fh.close();
         }
       } else {
-        const out = createWriteStream(tmp, { flags: 'wx', mode: 0o644, flush: this.fsync });
+        const out = fh.createWriteStream({ flush: this.fsync });
         await pipeline(body, out, { signal: options.signal });
       }
       options.signal?.throwIfAborted();
@@ -215,12 +214,30 @@ export class FilesystemObjectStore implements ObjectStore {
   }
 
   async delete(key: string): Promise<void> {
-    this.dropFd(this.pathOf(key));
+    const path = this.pathOf(key);
+    this.dropFd(path);
     try {
-      await fsp.unlink(this.pathOf(key));
+      await fsp.unlink(path);
     } catch (err) {
       const mapped = mapError(err, key);
       if (!(mapped instanceof ObjectNotFoundError)) throw mapped;
+    }
+    await this.pruneEmptyDirs(dirname(path));
+  }
+
+  /**
+   * Removes `dir` and its parents up to (not including) the root while they are empty, so deleting every object under
+   * a prefix (a backup's `backups/<name>/`) leaves no directory behind, as on an object store. A put racing this
+   * recreates its directory (openInFreshDir).
+   */
+  private async pruneEmptyDirs(dir: string): Promise<void> {
+    const root = this.root.replace(/\/+$/, '');
+    for (let d = dir; d.startsWith(root + sep) && d !== root; d = dirname(d)) {
+      try {
+        await fsp.rmdir(d);
+      } catch {
+        return; // not empty (ENOTEMPTY/EEXIST), already gone, or not ours to remove: stop climbing
+      }
     }
   }
 }
@@ -235,6 +252,22 @@ export async function commonPrefixesByListing(store: ObjectStore, prefix: string
     if (out[out.length - 1] !== p) out.push(p);
   }
   return out;
+}
+
+/**
+ * Creates `dir` (with parents) and opens a new file `path` in it. A concurrent delete may prune the directory
+ * between the two steps (it was empty then), so a missing directory is created again a few times.
+ */
+async function openInFreshDir(dir: string, path: string): Promise<fsp.FileHandle> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      // Recursive mkdir itself reports ENOENT when a directory it just found is removed under it.
+      await fsp.mkdir(dir, { recursive: true });
+      return await fsp.open(path, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL, 0o644);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 5) throw err;
+    }
+  }
 }
 
 async function syncDir(dir: string): Promise<void> {
