@@ -17,7 +17,7 @@ import {
   linkSync,
   lutimesSync,
   open,
-  renameSync,
+  rename,
   rmSync,
   symlinkSync,
   utimesSync,
@@ -321,7 +321,7 @@ class RestoreRun {
       this.attributes(tmp, rel, e, fd, false, (e.m & 0o777 & ~UMASK) === e.m);
       closeSync(fd);
       fd = undefined;
-      renameSync(tmp, abs);
+      await renameAsync(tmp, abs);
       ok = true;
       this.stats.files++;
       this.stats.bytes += pos;
@@ -412,6 +412,10 @@ function errnoReason(err: unknown): string {
   const e = err as NodeJS.ErrnoException;
   const head = (e.message ?? String(err)).split(',')[0]!;
   return e.code && !head.startsWith(e.code) ? `${e.code}: ${head}` : head;
+}
+
+function renameAsync(from: string, to: string): Promise<void> {
+  return new Promise((resolve, reject) => rename(from, to, (err) => (err ? reject(err) : resolve())));
 }
 
 function openAsync(path: string, flags: number, mode: number): Promise<number> {
