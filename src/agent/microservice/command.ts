@@ -1,0 +1,65 @@
+/**
+ * What both `pod-volume` commands share: the flags, the logger, the run, the termination message and the exit
+ * status (0 on success, 1 otherwise, as Velero's data mover exits).
+ */
+import { Flags } from '@oclif/core';
+import { OperationFailedError } from '../../cli/errors.js';
+import { createLogger, type LogFormat, type LogLevel } from '../../cli/logger.js';
+import { parseDuration } from '../../cli/duration.js';
+import { connect } from '../../kube/client.js';
+import type { PodVolumeTaskOptions } from './pod-volume.js';
+import type { RunDataPathResult } from './run.js';
+import { DEFAULT_TERMINATION_MESSAGE_PATH, writeTerminationMessage } from './termination.js';
+
+export const podVolumeFlags = {
+  'volume-path': Flags.string({ description: 'The volume inside this pod.', required: true }),
+  'resource-timeout': Flags.string({ description: 'How long to wait for cluster resources (Go duration).', required: true }),
+  'node-name': Flags.string({ description: 'This node (default: $NODE_NAME), recorded as the Events\' source host.', env: 'NODE_NAME' }),
+  'termination-message-path': Flags.string({ description: 'Where the result goes for the node-agent to read.', default: DEFAULT_TERMINATION_MESSAGE_PATH }),
+  'progress-interval': Flags.string({ description: 'Minimum time between progress Events (Go duration).', default: '10s' }),
+};
+
+export interface PodVolumeCommandInput {
+  name: string;
+  kind: 'PVB' | 'PVR';
+  flags: {
+    kubeconfig?: string | undefined;
+    context?: string | undefined;
+    namespace: string;
+    'log-level': LogLevel;
+    'log-format': LogFormat;
+    'volume-path': string;
+    'resource-timeout': string;
+    'node-name'?: string | undefined;
+    'termination-message-path': string;
+    'progress-interval': string;
+  };
+  run: (opts: PodVolumeTaskOptions) => Promise<RunDataPathResult>;
+}
+
+export async function runPodVolumeCommand(input: PodVolumeCommandInput): Promise<void> {
+  const { flags } = input;
+  const resourceTimeoutMs = parseDuration('--resource-timeout', flags['resource-timeout']);
+  const progressIntervalMs = parseDuration('--progress-interval', flags['progress-interval']);
+  // The data mover's log is collected by the node-agent: info by default, as Velero's.
+  const level = flags['log-level'] === 'warn' ? 'info' : flags['log-level'];
+  const logger = createLogger({ level, format: flags['log-format'], bindings: { component: 'data-mover', [input.kind]: input.name } });
+  const kube = connect({ kubeconfig: flags.kubeconfig, context: flags.context });
+  const result = await input.run({
+    kube,
+    namespace: flags.namespace,
+    name: input.name,
+    volumePath: flags['volume-path'],
+    resourceTimeoutMs,
+    logger,
+    nodeName: flags['node-name'],
+    progressIntervalMs,
+  });
+  try {
+    writeTerminationMessage(flags['termination-message-path'], result.terminationMessage);
+  } catch (err) {
+    logger.warn({ path: flags['termination-message-path'], err: (err as Error).message }, 'could not write the termination message');
+  }
+  logger.info({ outcome: result.outcome }, 'data mover exiting');
+  if (result.outcome !== 'completed') throw new OperationFailedError(result.terminationMessage);
+}

@@ -1,0 +1,189 @@
+/**
+ * `cairn pod-volume backup|restore` behind the command: follows the PVB/PVR, runs the data path on the mounted
+ * volume, emits the protocol Events on the CR, and returns the termination message. It never writes the CR's status:
+ * the node-agent's controller owns status and learns the outcome from the Events and the termination message.
+ */
+import { lstatSync, readdirSync } from 'node:fs';
+import { Kinds, parsePodVolumeBackup, parsePodVolumeRestore, type PodVolumeBackup, type PodVolumeRestore } from '../../api/index.js';
+import { Annotations, Labels } from '../../api/constants.js';
+import type { Logger } from '../../cli/logger.js';
+import { backup } from '../../datapath/uploader.js';
+import type { Repository } from '../../datapath/repository.js';
+import { restore } from '../../datapath/restorer.js';
+import type { Kube } from '../../kube/client.js';
+import { customClient } from '../../kube/custom.js';
+import { eventRecorder } from '../../kube/events.js';
+import { backupResultMessage, restoreResultMessage, type TaskKind } from './protocol.js';
+import { openRepositoryForVolume } from './repository.js';
+import { runDataPath, type DataPathWork, type EventSink, type RunDataPathResult } from './run.js';
+import { writeCompletionMarker } from './completion-marker.js';
+import { watchTask, type DataPathResource, type TaskWatch } from './watch.js';
+
+/** Snapshot tags that identify fs-backup snapshots (Velero's keys) and their source across pod re-creations. */
+export const SnapshotTags = {
+  Requester: 'snapshot-requester',
+  Uploader: 'snapshot-uploader',
+  /** `<podNamespace>/<podName>/<pvcName or volumeName>`: the parent of the next backup is found by it. */
+  RealSource: 'snapshot-real-source',
+} as const;
+
+export interface PodVolumeTaskOptions {
+  kube: Kube;
+  /** Install namespace: where the PVB/PVR, the locations and the credentials live. */
+  namespace: string;
+  name: string;
+  volumePath: string;
+  resourceTimeoutMs: number;
+  logger: Logger;
+  nodeName?: string | undefined;
+  /** Minimum time between Progress events (default 10 s, as Velero). */
+  progressIntervalMs?: number;
+}
+
+/** `<podNamespace>/<podName>/<pvcName or volumeName>`, the identity Velero gives an fs-backup source. */
+export function realSource(pvb: PodVolumeBackup): string {
+  const pvc = pvb.metadata?.annotations?.[Annotations.PVCName];
+  return `${pvb.spec.pod.namespace ?? ''}/${pvb.spec.pod.name ?? ''}/${pvc || pvb.spec.volume}`;
+}
+
+/** The latest snapshot taken of the same real source, if any: the parent of an incremental backup. */
+export async function findParentSnapshot(repository: Repository, source: string): Promise<string | undefined> {
+  const matching = (await repository.listSnapshots()).filter((s) => s.tags[SnapshotTags.RealSource] === source);
+  matching.sort((a, b) => a.time.localeCompare(b.time));
+  return matching.at(-1)?.id;
+}
+
+function isEmptyDirectory(path: string): boolean {
+  return readdirSync(path).length === 0;
+}
+
+function checkVolumePath(path: string): void {
+  let isDir: boolean;
+  try {
+    isDir = lstatSync(path).isDirectory();
+  } catch (err) {
+    throw new Error(`volume path ${path} is not accessible: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err });
+  }
+  if (!isDir) throw new Error(`volume path ${path} is not a directory`);
+}
+
+async function runTask<T extends DataPathResource>(
+  opts: PodVolumeTaskOptions,
+  kind: TaskKind,
+  watch: TaskWatch<T>,
+  prepare: (obj: T, signal: AbortSignal) => Promise<DataPathWork>,
+): Promise<RunDataPathResult> {
+  const recorder = eventRecorder(opts.kube, { component: opts.name, ...(opts.nodeName ? { host: opts.nodeName } : {}) });
+  let inProgress: T | undefined;
+  const events: EventSink = {
+    emit: async (reason, message) => {
+      const obj = watch.current() ?? inProgress;
+      if (!obj) throw new Error(`${kind} ${opts.name} is gone`);
+      await recorder.event(obj, 'Normal', reason, message);
+    },
+  };
+  await watch.start();
+  try {
+    return await runDataPath({
+      kind,
+      name: opts.name,
+      events,
+      logger: opts.logger,
+      progressIntervalMs: opts.progressIntervalMs ?? 10_000,
+      waitUntilInProgress: async (signal) => {
+        inProgress = await watch.waitUntilInProgress({ timeoutMs: opts.resourceTimeoutMs, signal });
+      },
+      onCancelRequested: (l) => watch.onCancelRequested(l),
+      prepare: (signal) => {
+        if (!inProgress) throw new Error(`${kind} ${opts.name} is not InProgress`);
+        return prepare(inProgress, signal);
+      },
+    });
+  } finally {
+    await watch.stop().catch(() => undefined);
+  }
+}
+
+export async function runPodVolumeBackup(opts: PodVolumeTaskOptions): Promise<RunDataPathResult> {
+  const client = customClient<PodVolumeBackup>(opts.kube, Kinds.PodVolumeBackup, parsePodVolumeBackup);
+  const watch = watchTask({ kube: opts.kube, client, namespace: opts.namespace, name: opts.name, kindLabel: 'PVB', logger: opts.logger });
+  return runTask(opts, 'PVB', watch, async (pvb) => {
+    checkVolumePath(opts.volumePath);
+    const volumeNamespace = pvb.spec.pod.namespace ?? '';
+    const { repository, location } = await openRepositoryForVolume({ kube: opts.kube, namespace: opts.namespace, bslName: pvb.spec.backupStorageLocation, volumeNamespace });
+    const source = realSource(pvb);
+    opts.logger.info({ PVB: opts.name, repository: location, source }, 'repository opened');
+    return {
+      async run({ signal, onProgress }) {
+        if (isEmptyDirectory(opts.volumePath)) {
+          opts.logger.info({ PVB: opts.name }, 'volume is empty; no snapshot taken');
+          return backupResultMessage({ snapshotID: '', emptySnapshot: true, volumePath: opts.volumePath, totalBytes: 0 });
+        }
+        const parent = await findParentSnapshot(repository, source);
+        opts.logger.info({ PVB: opts.name, parent: parent ?? null }, parent ? 'incremental backup against the previous snapshot' : 'full backup (no previous snapshot)');
+        const result = await backup({
+          source: opts.volumePath,
+          repository,
+          parent: parent ?? null,
+          tags: { ...(pvb.spec.tags ?? {}), [SnapshotTags.Requester]: 'snapshot-pod-volume', [SnapshotTags.Uploader]: 'kopia', [SnapshotTags.RealSource]: source },
+          description: source,
+          signal,
+          onProgress: (p) => onProgress({ totalBytes: p.totalBytes, doneBytes: p.doneBytes }),
+          progressIntervalMs: 1000,
+        });
+        for (const e of result.errors) opts.logger.warn({ PVB: opts.name, path: e.path }, `not backed up: ${e.reason}`);
+        for (const s of result.skipped) opts.logger.info({ PVB: opts.name, path: s.path }, s.reason);
+        const s = result.stats;
+        opts.logger.info({ PVB: opts.name, snapshotID: result.snapshotId, bytes: s.bytes, newBytes: s.newBytes, reusedBytes: s.reusedBytes, files: s.files, durationMs: s.durationMs }, 'snapshot written');
+        onProgress({ totalBytes: s.bytes, doneBytes: s.bytes });
+        return backupResultMessage({ snapshotID: result.snapshotId, emptySnapshot: false, volumePath: opts.volumePath, totalBytes: s.bytes });
+      },
+    };
+  });
+}
+
+export async function runPodVolumeRestore(opts: PodVolumeTaskOptions): Promise<RunDataPathResult> {
+  const client = customClient<PodVolumeRestore>(opts.kube, Kinds.PodVolumeRestore, parsePodVolumeRestore);
+  const watch = watchTask({ kube: opts.kube, client, namespace: opts.namespace, name: opts.name, kindLabel: 'PVR', logger: opts.logger });
+  return runTask(opts, 'PVR', watch, async (pvr) => {
+    checkVolumePath(opts.volumePath);
+    const { repository, location } = await openRepositoryForVolume({
+      kube: opts.kube,
+      namespace: opts.namespace,
+      bslName: pvr.spec.backupStorageLocation,
+      volumeNamespace: pvr.spec.sourceNamespace,
+    });
+    opts.logger.info({ PVR: opts.name, repository: location, snapshotID: pvr.spec.snapshotID }, 'repository opened');
+    return {
+      async run({ signal, onProgress }) {
+        const result = await restore({
+          repository,
+          snapshotId: pvr.spec.snapshotID,
+          target: opts.volumePath,
+          signal,
+          onProgress: (p) => onProgress({ totalBytes: p.totalBytes, doneBytes: p.doneBytes }),
+          progressIntervalMs: 1000,
+        });
+        for (const e of result.errors) opts.logger.warn({ PVR: opts.name, path: e.path }, `not restored: ${e.reason}`);
+        if (result.errors.length > 0) {
+          const first = result.errors[0]!;
+          throw new Error(`${result.errors.length} path(s) could not be restored, first ${first.path}: ${first.reason}`);
+        }
+        const s = result.stats;
+        opts.logger.info({ PVR: opts.name, bytes: s.bytes, files: s.files, durationMs: s.durationMs }, 'snapshot restored');
+        onProgress({ totalBytes: s.bytes, doneBytes: s.bytes });
+        const restoreUID = pvr.metadata?.ownerReferences?.[0]?.uid ?? pvr.metadata?.labels?.[Labels.RestoreUID];
+        if (restoreUID) {
+          try {
+            writeCompletionMarker(opts.volumePath, restoreUID);
+          } catch (err) {
+            opts.logger.warn({ PVR: opts.name, err: (err as Error).message }, 'could not write the restore done marker');
+          }
+        } else {
+          opts.logger.warn({ PVR: opts.name }, 'PVR has no owner Restore; no done marker written');
+        }
+        return restoreResultMessage({ volumePath: opts.volumePath, totalBytes: s.bytes });
+      },
+    };
+  });
+}

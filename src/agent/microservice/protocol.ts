@@ -1,0 +1,77 @@
+/**
+ * The wire protocol between the in-pod data mover and the node-agent's watcher (velero-interfaces.md §4.6, §4.7):
+ * Event reasons and messages, the result JSON shared by the Completed event and the termination message, and the
+ * progress JSON. The strings are Velero's, so a Velero node-agent and cairn's read each other's pods alike.
+ */
+
+export const EventReasons = {
+  Started: 'Data-Path-Started',
+  Progress: 'Data-Path-Progress',
+  Completed: 'Data-Path-Completed',
+  Failed: 'Data-Path-Failed',
+  Canceled: 'Data-Path-Canceled',
+  Canceling: 'Data-Path-Canceling',
+  Stopped: 'Data-Path-Stopped',
+} as const;
+export type EventReason = (typeof EventReasons)[keyof typeof EventReasons];
+
+/** What the data mover works on: a PodVolumeBackup ("PVB") or a PodVolumeRestore ("PVR"). */
+export type TaskKind = 'PVB' | 'PVR';
+
+/** The watcher treats a failed pod whose termination message ends with this as canceled (§4.7). */
+export const CANCELED_SUFFIX = 'data path is canceled';
+
+export interface AccessPoint {
+  byPath: string;
+  volumeMode: 'Filesystem';
+}
+
+/** BackupResult of seed 000/002, plus `totalBytes` as Velero's watcher reads it. */
+export interface BackupResultMessage {
+  snapshotID: string;
+  emptySnapshot: boolean;
+  source: AccessPoint;
+  totalBytes: number;
+}
+
+export interface RestoreResultMessage {
+  target: AccessPoint;
+  totalBytes: number;
+}
+
+export type ResultMessage = BackupResultMessage | RestoreResultMessage;
+
+/** `{"totalBytes":N,"doneBytes":N}`; both omitted when zero, as Go's omitempty does. */
+export function progressMessage(p: { totalBytes: number; doneBytes: number }): string {
+  const out: { totalBytes?: number; doneBytes?: number } = {};
+  if (p.totalBytes) out.totalBytes = p.totalBytes;
+  if (p.doneBytes) out.doneBytes = p.doneBytes;
+  return JSON.stringify(out);
+}
+
+export function backupResultMessage(r: { snapshotID: string; emptySnapshot: boolean; volumePath: string; totalBytes: number }): string {
+  const msg: BackupResultMessage = {
+    snapshotID: r.snapshotID,
+    emptySnapshot: r.emptySnapshot,
+    source: { byPath: r.volumePath, volumeMode: 'Filesystem' },
+    totalBytes: r.totalBytes,
+  };
+  return JSON.stringify(msg);
+}
+
+export function restoreResultMessage(r: { volumePath: string; totalBytes: number }): string {
+  const msg: RestoreResultMessage = { target: { byPath: r.volumePath, volumeMode: 'Filesystem' }, totalBytes: r.totalBytes };
+  return JSON.stringify(msg);
+}
+
+export const messages = {
+  started: (name: string) => `Data path for ${name} started`,
+  stopped: (name: string) => `Data path for ${name} stopped`,
+  failed: (kind: TaskKind, name: string, error: string) => `Data path for ${kind} ${name} failed, error ${error}`,
+  canceled: (kind: TaskKind, name: string) => `Data path for ${kind} ${name} canceled`,
+  canceling: (kind: TaskKind, name: string) => `Canceling for ${kind} ${name}`,
+  /** Termination message when the data path itself failed or was canceled (§4.4). */
+  runFailed: (kind: TaskKind, name: string, error: string) => `Failed to run data path service for ${kind} ${name}: ${error}`,
+  /** Termination message when the data path could not be set up (repository, volume path). */
+  initFailed: (kind: TaskKind, name: string, error: string) => `Failed to init data path service for ${kind} ${name}: ${error}`,
+} as const;
