@@ -11,6 +11,7 @@ import { startRestoreController } from './restore/restore-controller.js';
 import { startGcController } from './gc-controller.js';
 import { startDeleteBackupRequestController } from './delete-backup-request-controller.js';
 import { startDownloadRequestController } from './download-request-controller.js';
+import { startBackupRepositoryController } from './backup-repository-controller.js';
 
 export const CONTROLLERS: readonly { name: string; start: (ctx: ServerContext) => Promise<Stoppable> }[] = [
   { name: 'server-status-request', start: startServerStatusRequestController },
@@ -21,4 +22,5 @@ export const CONTROLLERS: readonly { name: string; start: (ctx: ServerContext) =
   { name: 'gc', start: startGcController },
   { name: 'delete-backup-request', start: startDeleteBackupRequestController },
   { name: 'download-request', start: startDownloadRequestController },
+  { name: 'backup-repository', start: (ctx) => startBackupRepositoryController(ctx) },
 ];
