@@ -10,9 +10,7 @@ import { RepositoryNotFoundError } from '../../datapath/errors.js';
 import { Repository } from '../../datapath/repository.js';
 import type { Kube } from '../../kube/client.js';
 import { customClient } from '../../kube/custom.js';
-import { openLocationStore } from '../../server/storage/location-store.js';
-import { repositoryPrefix } from '../../server/storage/layout.js';
-import { PrefixedObjectStore } from './prefixed-store.js';
+import { openRepositoryStore } from '../../server/repository/store.js';
 
 export class VolumeRepositoryError extends Error {}
 
@@ -35,7 +33,8 @@ export async function openRepositoryForVolume(opts: OpenRepositoryForVolumeOptio
   const location = await locations.get(opts.namespace, opts.bslName);
   if (!location) throw new VolumeRepositoryError(`backup storage location "${opts.bslName}" not found in namespace ${opts.namespace}`);
   const password = await repositoryPassword(opts.kube, opts.namespace);
-  const store = new PrefixedObjectStore(await openLocationStore({ location, kube: opts.kube }), repositoryPrefix(opts.volumeNamespace));
+  // The same store the BackupRepository controller initialised (src/server/repository/store.ts).
+  const store = await openRepositoryStore({ location, volumeNamespace: opts.volumeNamespace, kube: opts.kube });
   try {
     const repository = await Repository.open({ store, password });
     return { repository, location: store.description };

@@ -2,7 +2,6 @@ import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PrefixedObjectStore } from '../../../../src/agent/microservice/prefixed-store.js';
 import { openRepositoryForVolume } from '../../../../src/agent/microservice/repository.js';
 import { findParentSnapshot, realSource } from '../../../../src/agent/microservice/pod-volume.js';
 import { Repository } from '../../../../src/datapath/repository.js';
@@ -39,7 +38,7 @@ function fakeKube(root: string, password: string | undefined): Kube {
 describe('openRepositoryForVolume', () => {
   it('opens the repository under kopia/<namespace>/ of the location with the password from velero-repo-credentials', async () => {
     const root = mkdtempSync(join(tmpdir(), 'bsl-'));
-    const store = new PrefixedObjectStore(new FilesystemObjectStore({ root: join(root, 'bucket', 'cluster1') }), 'kopia/app/');
+    const store = new FilesystemObjectStore({ root: join(root, 'bucket', 'cluster1', 'kopia', 'app') });
     const created = await Repository.init({ store, password: 'pw-1', kdf: FAST_KDF });
     const { repository, location } = await openRepositoryForVolume({ kube: fakeKube(root, 'pw-1'), namespace: 'velero', bslName: 'default', volumeNamespace: 'app' });
     expect(repository.config.id).toBe(created.config.id);
