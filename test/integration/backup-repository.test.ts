@@ -1,0 +1,267 @@
+/**
+ * BackupRepositories against the local cluster and its MinIO: the controller (with the storage-location controller)
+ * runs in this process for one namespace; one check goes through an installed server.
+ */
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { PassThrough } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DeleteObjectsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import {
+  Kinds,
+  newBackupStorageLocation,
+  parseBackupRepository,
+  parseBackupStorageLocation,
+  type BackupRepository,
+  type BackupStorageLocation,
+} from '../../src/api/index.js';
+import { createLogger } from '../../src/cli/logger.js';
+import { Repository } from '../../src/datapath/repository.js';
+import { backup } from '../../src/datapath/uploader.js';
+import { kubeFromConfig, type Kube } from '../../src/kube/client.js';
+import { customClient } from '../../src/kube/custom.js';
+import { DEFAULT_SERVER_CONFIG, type ServerContext, type Stoppable } from '../../src/server/context.js';
+import { startBackupStorageLocationController } from '../../src/server/backup-storage-location-controller.js';
+import { startBackupRepositoryController } from '../../src/server/backup-repository-controller.js';
+import { ensureRepository, RepositoryNotReadyError } from '../../src/server/repository/ensure.js';
+import { openRepositoryStore } from '../../src/server/repository/store.js';
+import { cairn } from '../support/cli.js';
+import { clusterInfo, kubeConfig, kubectl, s3Client } from '../support/cluster.js';
+import { waitFor } from '../support/wait.js';
+
+const RUN = randomBytes(3).toString('hex');
+const NS = `cairn-repo-${RUN}`;
+const SERVER_NS = `cairn-repo-srv-${RUN}`;
+const PREFIX = `repo-it-${RUN}`;
+const APP = `app-${RUN}`;
+
+let kube: Kube;
+let kubeconfig: string;
+let running: Stoppable[] = [];
+const logLines: string[] = [];
+const tempDirs: string[] = [];
+
+const bucket = () => clusterInfo().s3.bucket;
+const repos = () => customClient<BackupRepository>(kube, Kinds.BackupRepository, parseBackupRepository);
+const locations = () => customClient<BackupStorageLocation>(kube, Kinds.BackupStorageLocation, parseBackupStorageLocation);
+
+async function listKeys(prefix: string): Promise<string[]> {
+  const keys: string[] = [];
+  let token: string | undefined;
+  do {
+    const res = await s3Client().send(new ListObjectsV2Command({ Bucket: bucket(), Prefix: prefix, ...(token ? { ContinuationToken: token } : {}) }));
+    keys.push(...(res.Contents ?? []).map((c) => c.Key ?? ''));
+    token = res.NextContinuationToken;
+  } while (token);
+  return keys;
+}
+
+async function deletePrefix(prefix: string): Promise<void> {
+  const keys = await listKeys(prefix);
+  for (let i = 0; i < keys.length; i += 1000) {
+    await s3Client().send(new DeleteObjectsCommand({ Bucket: bucket(), Delete: { Objects: keys.slice(i, i + 1000).map((Key) => ({ Key })) } }));
+  }
+}
+
+function location(name: string, opts: { bucket?: string } = {}): BackupStorageLocation {
+  const { s3 } = clusterInfo();
+  return newBackupStorageLocation({
+    namespace: NS,
+    name,
+    spec: {
+      provider: 'aws',
+      objectStorage: { bucket: opts.bucket ?? s3.bucket, prefix: `${PREFIX}/${name}` },
+      credential: { name: 'creds', key: 'cloud' },
+      config: { region: s3.region, s3Url: s3.endpoint, s3ForcePathStyle: 'true' },
+      validationFrequency: '1m',
+    },
+  });
+}
+
+async function repositoryPassword(namespace: string): Promise<string> {
+  const secret = await kube.core.readNamespacedSecret({ name: 'velero-repo-credentials', namespace });
+  return Buffer.from(secret.data?.['repository-password'] ?? '', 'base64').toString('utf8');
+}
+
+beforeAll(async () => {
+  const info = clusterInfo();
+  kubeconfig = info.kubeconfigPath;
+  kube = kubeFromConfig(kubeConfig());
+  const dir = mkdtempSync(join(tmpdir(), 'cairn-repo-it-'));
+  tempDirs.push(dir);
+  const credentials = `[default]\naws_access_key_id = ${info.s3.accessKeyId}\naws_secret_access_key = ${info.s3.secretAccessKey}\n`;
+  writeFileSync(join(dir, 'credentials'), credentials);
+
+  // A real server for the last check (the install also brings the CRDs the in-process controllers need).
+  const install = await cairn(
+    [
+      'install', '-n', SERVER_NS, '--provider', 'aws', '--bucket', info.s3.bucket, '--prefix', `${PREFIX}/server`, '--secret-file', join(dir, 'credentials'),
+      '--backup-location-config', `region=${info.s3.region},s3Url=${info.s3.endpoint},s3ForcePathStyle=true`,
+      '--image', 'ghcr.io/cairn-backup/cairn:dev',
+    ],
+    { kubeconfig },
+  );
+  expect(install.exitCode, install.stderr).toBe(0);
+  // Pods share their node's address in the test bed: give this server its own health port.
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  await kubectl([
+    '-n', SERVER_NS, 'patch', 'deployment', 'cairn', '--type=json', '-p',
+    JSON.stringify([
+      { op: 'add', path: '/spec/template/spec/containers/0/args/-', value: `--health-port=${port}` },
+      { op: 'replace', path: '/spec/template/spec/containers/0/ports/0/containerPort', value: port },
+    ]),
+  ]);
+
+  await kubectl(['create', 'namespace', NS]);
+  await kubectl(['apply', '-f', '-'], {
+    input: JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'creds', namespace: NS }, stringData: { cloud: credentials } }),
+  });
+  const destination = new PassThrough();
+  destination.on('data', (chunk: Buffer) => logLines.push(chunk.toString()));
+  const ctx: ServerContext = {
+    kube,
+    namespace: NS,
+    logger: createLogger({ level: 'debug', format: 'json', destination, bindings: { component: 'repo-it' } }),
+    version: 'test',
+    config: { ...DEFAULT_SERVER_CONFIG },
+    now: () => new Date(),
+  };
+  running.push(await startBackupStorageLocationController(ctx));
+  // Grace period 0: this test's maintenance may drop what no snapshot references at once.
+  running.push(await startBackupRepositoryController(ctx, { maintenanceGracePeriodMs: 0 }));
+}, 300_000);
+
+afterAll(async () => {
+  for (const r of running.reverse()) await r.stop();
+  running = [];
+  await kubectl(['delete', 'namespace', NS, SERVER_NS, '--wait=false'], { allowFailure: true });
+  await deletePrefix(PREFIX);
+  for (const d of tempDirs) rmSync(d, { recursive: true, force: true });
+});
+
+describe('ensureRepository and the BackupRepository controller', () => {
+  it('creates a Ready repository with its objects under <prefix>/kopia/<namespace>/, and reuses it', async () => {
+    await locations().create(location('good'));
+    const first = await ensureRepository({ kube, namespace: NS, bsl: 'good', volumeNamespace: APP, timeoutMs: 60_000 });
+    expect(first.created).toBe(true);
+    const repo = first.repository;
+    expect(repo.metadata.name).toBe(`${APP}-good-kopia`);
+    expect(repo.metadata.labels).toMatchObject({ 'velero.io/storage-location': 'good', 'velero.io/volume-namespace': APP, 'velero.io/repository-type': 'kopia' });
+    expect(repo.spec).toMatchObject({ volumeNamespace: APP, backupStorageLocation: 'good', repositoryType: 'kopia', maintenanceFrequency: '1h0m0s' });
+    expect(repo.status?.phase).toBe('Ready');
+    expect(repo.status?.lastMaintenanceTime).toBeTruthy();
+
+    const keys = await listKeys(`${PREFIX}/good/kopia/${APP}/`);
+    expect(keys).toContain(`${PREFIX}/good/kopia/${APP}/config`);
+    expect(keys.some((k) => k.startsWith(`${PREFIX}/good/kopia/${APP}/keys/`))).toBe(true);
+
+    const second = await ensureRepository({ kube, namespace: NS, bsl: 'good', volumeNamespace: APP, timeoutMs: 60_000 });
+    expect(second.created).toBe(false);
+    expect(second.repository.metadata.uid).toBe(repo.metadata.uid);
+    expect(await repos().list(NS, `velero.io/volume-namespace=${APP}`)).toHaveLength(1);
+  });
+
+  it('keeps a random repository password in velero-repo-credentials and never shows it', async () => {
+    const password = await repositoryPassword(NS);
+    expect(password.length).toBeGreaterThanOrEqual(32);
+    expect(password).not.toBe('static-passw0rd');
+    const events = await kubectl(['-n', NS, 'get', 'events', '-o', 'json']);
+    expect(events.stdout).toContain('RepositoryReady');
+    expect(events.stdout).not.toContain(password);
+    expect(logLines.join('')).toContain('initialised backup repository');
+    expect(logLines.join('')).not.toContain(password);
+  });
+
+  it('runs maintenance every maintenanceFrequency and records it, keeping what snapshots reference', async () => {
+    // A snapshot in the repository, written with the data path the way a pod-volume backup will.
+    const source = mkdtempSync(join(tmpdir(), 'cairn-repo-it-src-'));
+    tempDirs.push(source);
+    mkdirSync(join(source, 'sub'));
+    writeFileSync(join(source, 'sub', 'data.bin'), randomBytes(300_000));
+    const loc = (await locations().get(NS, 'good'))!;
+    const store = await openRepositoryStore({ location: loc, volumeNamespace: APP, kube });
+    const password = await repositoryPassword(NS);
+    const { snapshotId } = await backup({ source, repository: await Repository.open({ store, password }) });
+
+    const name = `${APP}-good-kopia`;
+    const before = (await repos().get(NS, name))!.status?.lastMaintenanceTime;
+    await repos().patch(NS, name, { spec: { maintenanceFrequency: '2s' } });
+    const maintained = await waitFor(
+      async () => {
+        const r = await repos().get(NS, name);
+        return r?.status?.recentMaintenance?.length ? r : undefined;
+      },
+      { timeoutMs: 60_000, description: 'a maintenance run recorded' },
+    );
+    const run = maintained.status!.recentMaintenance![0]!;
+    expect(run.result).toBe('Succeeded');
+    expect(run.message).toMatch(/^1 snapshots;/);
+    expect(Date.parse(run.completeTimestamp!)).toBeGreaterThanOrEqual(Date.parse(run.startTimestamp!));
+    expect(maintained.status!.lastMaintenanceTime).not.toBe(before);
+    // The snapshot still opens after maintenance.
+    const after = await Repository.open({ store, password });
+    await after.loadIndex();
+    expect((await after.listSnapshots()).map((s) => s.id)).toContain(snapshotId);
+    // Runs go on every period; the history keeps the last three.
+    await waitFor(async () => ((await repos().get(NS, name))?.status?.recentMaintenance?.length ?? 0) >= 2, { timeoutMs: 60_000, description: 'a second maintenance run' });
+    await repos().patch(NS, name, { spec: { maintenanceFrequency: '1h0m0s' } });
+  });
+
+  it('marks a repository in a location with a bad bucket NotReady with the reason', async () => {
+    await locations().create(location('bad', { bucket: `no-such-bucket-${RUN}` }));
+    const err = await ensureRepository({ kube, namespace: NS, bsl: 'bad', volumeNamespace: APP, timeoutMs: 60_000 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RepositoryNotReadyError);
+    const repo = await waitFor(
+      async () => {
+        const r = await repos().get(NS, `${APP}-bad-kopia`);
+        return r?.status?.message?.includes('is unavailable') ? r : undefined;
+      },
+      { timeoutMs: 60_000, description: 'repository NotReady because its location is unavailable' },
+    );
+    expect(repo.status?.phase).toBe('NotReady');
+    expect(repo.status?.message).toBe(`backup storage location "bad" is unavailable: bucket "no-such-bucket-${RUN}" at ${clusterInfo().s3.endpoint} does not exist`);
+  });
+
+  it('marks a repository NotReady when its location is deleted', async () => {
+    await locations().create(location('gone'));
+    await ensureRepository({ kube, namespace: NS, bsl: 'gone', volumeNamespace: APP, timeoutMs: 60_000 });
+    await locations().delete(NS, 'gone');
+    const repo = await waitFor(
+      async () => {
+        const r = await repos().get(NS, `${APP}-gone-kopia`);
+        return r?.status?.phase === 'NotReady' ? r : undefined;
+      },
+      { timeoutMs: 30_000, description: 'repository NotReady after its location was deleted' },
+    );
+    expect(repo.status?.message).toBe('backup storage location "gone" not found');
+  });
+
+  it('repo get lists repositories as a table and as JSON', async () => {
+    const table = await cairn(['repo', 'get', '-n', NS], { kubeconfig });
+    expect(table.exitCode, table.stderr).toBe(0);
+    const lines = table.stdout.trim().split('\n');
+    expect(lines[0]).toMatch(/^NAME\s+STATUS\s+LAST MAINTENANCE$/);
+    expect(lines.find((l) => l.startsWith(`${APP}-good-kopia `))).toMatch(/\sReady\s+\d{4}-\d\d-\d\dT/);
+    expect(lines.find((l) => l.startsWith(`${APP}-bad-kopia `))).toMatch(/\sNotReady\s+<never>$/);
+
+    const one = await cairn(['repo', 'get', `${APP}-good-kopia`, '-n', NS, '-o', 'json'], { kubeconfig });
+    expect(one.exitCode, one.stderr).toBe(0);
+    expect(JSON.parse(one.stdout)).toMatchObject({ kind: 'BackupRepository', metadata: { name: `${APP}-good-kopia` }, status: { phase: 'Ready' } });
+
+    const missing = await cairn(['repo', 'get', 'nope', '-n', NS], { kubeconfig });
+    expect(missing.exitCode).toBe(4);
+    expect(missing.stderr).toContain('backup repository "nope" not found');
+  });
+
+  it('an installed server makes repositories Ready and creates the password Secret', async () => {
+    const { repository } = await ensureRepository({ kube, namespace: SERVER_NS, bsl: 'default', volumeNamespace: APP, timeoutMs: 180_000 });
+    expect(repository.status?.phase).toBe('Ready');
+    expect(await listKeys(`${PREFIX}/server/kopia/${APP}/config`)).toHaveLength(1);
+    const password = await repositoryPassword(SERVER_NS);
+    expect(password).not.toBe(await repositoryPassword(NS));
+    const logs = await kubectl(['-n', SERVER_NS, 'logs', 'deploy/cairn']);
+    expect(logs.stdout + logs.stderr).not.toContain(password);
+  }, 240_000);
+});
