@@ -48,6 +48,13 @@ export function locationProblem(name: string, location: BackupStorageLocation | 
   return undefined;
 }
 
+/** Why cairn cannot serve this repository at all (a type other than kopia), or undefined. */
+export function unsupportedRepository(repo: BackupRepository): string | undefined {
+  const type = repo.spec.repositoryType ?? '';
+  if (type === '' || type === 'kopia') return undefined;
+  return `repository type "${type}" is not supported: cairn keeps fs-backup data in its own repositories under kopia/`;
+}
+
 export interface RepositoryControllerOptions {
   /** Maintenance grace period passed to the data path (default: the data path's, 1 hour). */
   maintenanceGracePeriodMs?: number;
@@ -131,7 +138,7 @@ export function backupRepositoryReconciler(ctx: ServerContext, options: Reposito
     }
     const bsl = repo.spec.backupStorageLocation;
     const location = await locations.get(key.namespace, bsl);
-    const problem = locationProblem(bsl, location);
+    const problem = unsupportedRepository(repo) ?? locationProblem(bsl, location);
     if (problem || !location) {
       connected.delete(key.name);
       await setPhase(key, repo, { phase: 'NotReady', message: problem ?? '' });

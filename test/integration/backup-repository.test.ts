@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DeleteObjectsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { DeleteObjectsCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import {
   Kinds,
   newBackupStorageLocation,
@@ -222,6 +222,16 @@ describe('ensureRepository and the BackupRepository controller', () => {
     );
     expect(repo.status?.phase).toBe('NotReady');
     expect(repo.status?.message).toBe(`backup storage location "bad" is unavailable: bucket "no-such-bucket-${RUN}" at ${clusterInfo().s3.endpoint} does not exist`);
+  });
+
+  it('leaves a Velero kopia repository alone: NotReady, nothing written', async () => {
+    const velero = `velero-app-${RUN}`;
+    const dir = `${PREFIX}/good/kopia/${velero}/`;
+    await s3Client().send(new PutObjectCommand({ Bucket: bucket(), Key: `${dir}kopia.repository`, Body: '{}' }));
+    const err = await ensureRepository({ kube, namespace: NS, bsl: 'good', volumeNamespace: velero, timeoutMs: 60_000 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RepositoryNotReadyError);
+    expect((err as Error).message).toContain('holds objects that are not a cairn repository (for example "kopia.repository"');
+    expect(await listKeys(dir)).toEqual([`${dir}kopia.repository`]);
   });
 
   it('marks a repository NotReady when its location is deleted', async () => {

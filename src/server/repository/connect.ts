@@ -18,12 +18,33 @@ export interface Connected {
   initialised: boolean;
 }
 
+/** The prefix holds something that is not a cairn repository (e.g. a Velero kopia repository); cairn leaves it alone. */
+export class ForeignRepositoryError extends Error {
+  constructor(where: string, example: string) {
+    super(`${where} holds objects that are not a cairn repository (for example "${example}", perhaps a Velero kopia repository); cairn does not write into it`);
+    this.name = 'ForeignRepositoryError';
+  }
+}
+
+/**
+ * Some object under the store other than key files (an interrupted initialisation leaves only those), or undefined
+ * when the place is empty enough to initialise.
+ */
+async function foreignObject(store: ObjectStore): Promise<string | undefined> {
+  for await (const { key } of store.list('')) {
+    if (!key.startsWith('keys/')) return key;
+  }
+  return undefined;
+}
+
 export async function connectOrInitialise(opts: ConnectOptions): Promise<Connected> {
   try {
     return { repository: await Repository.open(opts), initialised: false };
   } catch (err) {
     if (!(err instanceof RepositoryNotFoundError)) throw err;
   }
+  const foreign = await foreignObject(opts.store);
+  if (foreign !== undefined) throw new ForeignRepositoryError(opts.store.description, foreign);
   try {
     return { repository: await Repository.init(opts), initialised: true };
   } catch (err) {
@@ -35,6 +56,7 @@ export async function connectOrInitialise(opts: ConnectOptions): Promise<Connect
 
 /** Why connecting failed, for `status.message`; the store description names bucket and prefix, never credentials. */
 export function describeConnectError(err: unknown, where: string): string {
+  if (err instanceof ForeignRepositoryError) return err.message;
   if (err instanceof WrongPasswordError) {
     return `the repository at ${where} does not open with the password in Secret velero-repo-credentials (it was created with another password)`;
   }

@@ -7,8 +7,8 @@ import { formatTable } from '../../../../src/cli/output.js';
 import { repositoryColumns } from '../../../../src/commands/repo/get.js';
 import { WrongPasswordError } from '../../../../src/datapath/errors.js';
 import { FilesystemObjectStore } from '../../../../src/plugins/object-store/index.js';
-import { locationProblem } from '../../../../src/server/backup-repository-controller.js';
-import { connectOrInitialise, describeConnectError, describeMaintenance, runMaintenance } from '../../../../src/server/repository/connect.js';
+import { locationProblem, unsupportedRepository } from '../../../../src/server/backup-repository-controller.js';
+import { ForeignRepositoryError, connectOrInitialise, describeConnectError, describeMaintenance, runMaintenance } from '../../../../src/server/repository/connect.js';
 import {
   RECENT_MAINTENANCE_KEPT,
   maintenanceDueInMs,
@@ -100,6 +100,18 @@ describe('locationProblem', () => {
   });
 });
 
+describe('unsupportedRepository', () => {
+  it('serves kopia (and untyped) repositories only', () => {
+    expect(unsupportedRepository(repo())).toBeUndefined();
+    const untyped = repo();
+    delete untyped.spec.repositoryType;
+    expect(unsupportedRepository(untyped)).toBeUndefined();
+    const restic = repo();
+    restic.spec.repositoryType = 'restic';
+    expect(unsupportedRepository(restic)).toBe('repository type "restic" is not supported: cairn keeps fs-backup data in its own repositories under kopia/');
+  });
+});
+
 describe('connecting and maintaining with the data path', () => {
   const dirs: string[] = [];
   afterEach(() => {
@@ -121,6 +133,21 @@ describe('connecting and maintaining with the data path', () => {
     const result = await runMaintenance({ store: s, password: 'pw-one' });
     expect(result.snapshots).toBe(0);
     expect(describeMaintenance({ result })).toMatch(/^0 snapshots; packs: 0 deleted/);
+  });
+
+  it('never initialises over objects that are not a cairn repository', async () => {
+    const s = store();
+    await s.put('kopia.repository', Buffer.from('{}'));
+    const err = await connectOrInitialise({ store: s, password: 'pw' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ForeignRepositoryError);
+    expect(describeConnectError(err, 'b/kopia/app/')).toMatch(/holds objects that are not a cairn repository \(for example "kopia.repository"/);
+    expect(await s.head('config')).toBeUndefined();
+  });
+
+  it('initialises where an interrupted initialisation left only a key file', async () => {
+    const s = store();
+    await s.put('keys/leftover', Buffer.from('{}'));
+    expect((await connectOrInitialise({ store: s, password: 'pw' })).initialised).toBe(true);
   });
 
   it('explains a wrong password without the password', async () => {
