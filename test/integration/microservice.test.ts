@@ -230,6 +230,9 @@ describe('pod-volume backup and restore data mover', () => {
     expect(byReason('Data-Path-Completed').message).toBe(readFileSync(mover.termination, 'utf8'));
     const progress = JSON.parse(byReason('Data-Path-Progress').message ?? '') as { totalBytes?: number; doneBytes?: number };
     expect(progress.totalBytes).toBeGreaterThan(0);
+    // Repeated progress updates one Event, as Velero's recorder does; its last message is the final progress.
+    expect(reasons.filter((r) => r === 'Data-Path-Progress')).toHaveLength(1);
+    expect(progress).toEqual({ totalBytes: result.totalBytes, doneBytes: result.totalBytes });
     for (const e of events) {
       expect(e.type).toBe('Normal');
       expect(e.involvedObject.kind).toBe('PodVolumeBackup');

@@ -12,11 +12,11 @@ import type { Repository } from '../../datapath/repository.js';
 import { restore } from '../../datapath/restorer.js';
 import type { Kube } from '../../kube/client.js';
 import { customClient } from '../../kube/custom.js';
-import { eventRecorder } from '../../kube/events.js';
 import { backupResultMessage, restoreResultMessage, type TaskKind } from './protocol.js';
 import { openRepositoryForVolume } from './repository.js';
 import { runDataPath, type DataPathWork, type EventSink, type RunDataPathResult } from './run.js';
 import { writeCompletionMarker } from './completion-marker.js';
+import { dataPathEventRecorder } from './events.js';
 import { watchTask, type DataPathResource, type TaskWatch } from './watch.js';
 
 /** Snapshot tags that identify fs-backup snapshots (Velero's keys) and their source across pod re-creations. */
@@ -73,13 +73,13 @@ async function runTask<T extends DataPathResource>(
   watch: TaskWatch<T>,
   prepare: (obj: T, signal: AbortSignal) => Promise<DataPathWork>,
 ): Promise<RunDataPathResult> {
-  const recorder = eventRecorder(opts.kube, { component: opts.name, ...(opts.nodeName ? { host: opts.nodeName } : {}) });
+  const recorder = dataPathEventRecorder(opts.kube, { component: opts.name, host: opts.nodeName });
   let inProgress: T | undefined;
   const events: EventSink = {
     emit: async (reason, message) => {
       const obj = watch.current() ?? inProgress;
       if (!obj) throw new Error(`${kind} ${opts.name} is gone`);
-      await recorder.event(obj, 'Normal', reason, message);
+      await recorder.record(obj, reason, message);
     },
   };
   await watch.start();

@@ -99,10 +99,14 @@ export async function runDataPath(opts: RunDataPathOptions): Promise<RunDataPath
 
   await emit(EventReasons.Started, messages.started(name));
   let lastProgressAt = Number.NEGATIVE_INFINITY;
+  let lastDoneBytes = -1;
   const onProgress = (p: DataPathProgress) => {
     const t = now();
-    if (t - lastProgressAt < opts.progressIntervalMs) return;
+    // The final figure always goes out, so the last Progress a watcher sees is the whole volume.
+    const isFinal = p.totalBytes > 0 && p.doneBytes === p.totalBytes && p.doneBytes !== lastDoneBytes;
+    if (!isFinal && t - lastProgressAt < opts.progressIntervalMs) return;
     lastProgressAt = t;
+    lastDoneBytes = p.doneBytes;
     void emit(EventReasons.Progress, progressMessage(p));
   };
   try {

@@ -71,6 +71,23 @@ describe('the data mover protocol', () => {
     expect(h.events.filter((e) => e.reason === 'Data-Path-Progress').map((e) => e.message)).toEqual(['{"totalBytes":100,"doneBytes":1}', '{"totalBytes":100,"doneBytes":5}']);
   });
 
+  it('the final progress (done = total) is never throttled away, and sent once', async () => {
+    const h = harness({
+      progressIntervalMs: 10_000,
+      clock: () => 0,
+      work: {
+        run: async ({ onProgress }) => {
+          onProgress({ totalBytes: 100, doneBytes: 40 });
+          onProgress({ totalBytes: 100, doneBytes: 100 });
+          onProgress({ totalBytes: 100, doneBytes: 100 });
+          return '{}';
+        },
+      },
+    });
+    await h.run;
+    expect(h.events.filter((e) => e.reason === 'Data-Path-Progress').map((e) => e.message)).toEqual(['{"totalBytes":100,"doneBytes":40}', '{"totalBytes":100,"doneBytes":100}']);
+  });
+
   it('a failure reports Data-Path-Failed with Velero\'s message and ends with a failure termination message', async () => {
     const h = harness({ work: { run: async () => Promise.reject(new Error('store unreachable\n after retries')) } });
     const out = await h.run;

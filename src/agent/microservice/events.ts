@@ -1,0 +1,66 @@
+/**
+ * Events on the PVB/PVR, recorded the way Velero's data mover records them (velero-interfaces.md §4.6): a reason
+ * seen before on the same object updates that Event (message, count, lastTimestamp) instead of creating another,
+ * so a long backup leaves one Progress Event that moves rather than thousands. Watchers therefore follow Event
+ * updates as well as creations. If an update fails (the Event expired), a new Event is created.
+ */
+import { randomBytes } from 'node:crypto';
+import type { CoreV1Event, KubernetesObject } from '@kubernetes/client-node';
+import type { Kube } from '../../kube/client.js';
+import type { EventReason } from './protocol.js';
+
+export interface DataPathEventRecorder {
+  record(obj: KubernetesObject, reason: EventReason, message: string): Promise<void>;
+}
+
+export function dataPathEventRecorder(kube: Kube, opts: { component: string; host?: string | undefined }): DataPathEventRecorder {
+  const previous = new Map<string, CoreV1Event>();
+  const create = async (obj: KubernetesObject, reason: string, message: string): Promise<CoreV1Event> => {
+    const ns = obj.metadata?.namespace ?? 'default';
+    const now = new Date();
+    return kube.core.createNamespacedEvent({
+      namespace: ns,
+      body: {
+        metadata: { name: `${obj.metadata?.name ?? 'object'}.${randomBytes(8).toString('hex')}`, namespace: ns },
+        involvedObject: {
+          apiVersion: obj.apiVersion ?? '',
+          kind: obj.kind ?? '',
+          name: obj.metadata?.name ?? '',
+          namespace: ns,
+          uid: obj.metadata?.uid ?? '',
+          resourceVersion: obj.metadata?.resourceVersion ?? '',
+        },
+        reason,
+        message,
+        type: 'Normal',
+        source: { component: opts.component, ...(opts.host ? { host: opts.host } : {}) },
+        firstTimestamp: now,
+        lastTimestamp: now,
+        count: 1,
+        reportingComponent: opts.component,
+        reportingInstance: opts.host ?? '',
+      },
+    });
+  };
+  return {
+    async record(obj, reason, rawMessage) {
+      const message = rawMessage.slice(0, 1024);
+      const key = `${obj.metadata?.uid ?? obj.metadata?.name ?? ''}/${reason}`;
+      const before = previous.get(key);
+      if (before?.metadata?.name) {
+        try {
+          const updated = await kube.core.replaceNamespacedEvent({
+            name: before.metadata.name,
+            namespace: before.metadata.namespace ?? obj.metadata?.namespace ?? 'default',
+            body: { ...before, message, count: (before.count ?? 1) + 1, lastTimestamp: new Date() },
+          });
+          previous.set(key, updated);
+          return;
+        } catch {
+          // Expired or replaced by someone else: start a new Event below.
+        }
+      }
+      previous.set(key, await create(obj, reason, message));
+    },
+  };
+}
