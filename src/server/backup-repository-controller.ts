@@ -58,6 +58,8 @@ export function unsupportedRepository(repo: BackupRepository): string | undefine
 export interface RepositoryControllerOptions {
   /** Maintenance grace period passed to the data path (default: the data path's, 1 hour). */
   maintenanceGracePeriodMs?: number;
+  /** Aborts a running maintenance (the server is stopping). */
+  signal?: AbortSignal;
 }
 
 export function backupRepositoryReconciler(ctx: ServerContext, options: RepositoryControllerOptions = {}) {
@@ -104,8 +106,17 @@ export function backupRepositoryReconciler(ctx: ServerContext, options: Reposito
     try {
       const { password } = await ensureRepositoryPassword({ kube: ctx.kube, namespace: ctx.namespace });
       const store = await openRepositoryStore({ location, volumeNamespace: repo.spec.volumeNamespace, kube: ctx.kube });
-      outcome = { result: await runMaintenance({ store, password, ...(options.maintenanceGracePeriodMs !== undefined ? { gracePeriodMs: options.maintenanceGracePeriodMs } : {}) }) };
+      outcome = {
+        result: await runMaintenance({
+          store,
+          password,
+          ...(options.maintenanceGracePeriodMs !== undefined ? { gracePeriodMs: options.maintenanceGracePeriodMs } : {}),
+          ...(options.signal ? { signal: options.signal } : {}),
+        }),
+      };
     } catch (error) {
+      // Stopping: the run is not a failure of the repository; the next server runs it again.
+      if (options.signal?.aborted) return {};
       outcome = { error };
     }
     const completed = ctx.now().toISOString();
@@ -172,13 +183,14 @@ export function backupRepositoryReconciler(ctx: ServerContext, options: Reposito
 export async function startBackupRepositoryController(ctx: ServerContext, options: RepositoryControllerOptions = {}): Promise<Stoppable> {
   const repos = customClient<BackupRepository>(ctx.kube, Kinds.BackupRepository, parseBackupRepository);
   const locations = customClient<BackupStorageLocation>(ctx.kube, Kinds.BackupStorageLocation, parseBackupStorageLocation);
+  const stopping = new AbortController();
   const controller = await startController<BackupRepository>({
     name: 'backup-repository',
     kube: ctx.kube,
     logger: ctx.logger,
     path: repos.path(ctx.namespace),
     list: () => repos.listForWatch(ctx.namespace),
-    reconcile: backupRepositoryReconciler(ctx, options),
+    reconcile: backupRepositoryReconciler(ctx, { ...options, signal: options.signal ? AbortSignal.any([options.signal, stopping.signal]) : stopping.signal }),
     concurrency: 2,
   });
   // A location that changes (deleted, Unavailable, fixed) re-checks the repositories in it at once.
@@ -196,6 +208,7 @@ export async function startBackupRepositoryController(ctx: ServerContext, option
   await locationWatch.start();
   return {
     async stop() {
+      stopping.abort();
       await locationWatch.stop();
       await controller.stop();
     },
