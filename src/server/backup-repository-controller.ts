@@ -67,7 +67,7 @@ export function backupRepositoryReconciler(ctx: ServerContext, options: Reposito
   const locations = customClient<BackupStorageLocation>(ctx.kube, Kinds.BackupStorageLocation, parseBackupStorageLocation);
   const events = eventRecorder(ctx.kube, { component: 'cairn-server' });
   const log = ctx.logger;
-  /** Repositories this process connected to, with the location version it used: a changed location reconnects. */
+  /** Repositories this process connected to, with the location and repository specs used: a change reconnects. */
   const connected = new Map<string, string>();
   /** When maintenance last failed, per repository (failures do not move lastMaintenanceTime). */
   const lastFailedMaintenance = new Map<string, number>();
@@ -156,7 +156,8 @@ export function backupRepositoryReconciler(ctx: ServerContext, options: Reposito
       return { requeueAfterMs: RECHECK_MS };
     }
 
-    const version = `${location.metadata.resourceVersion ?? ''} ${JSON.stringify(repo.spec)}`;
+    // The location's spec, not its resourceVersion: validation rewrites its status every minute.
+    const version = `${JSON.stringify(location.spec)} ${JSON.stringify(repo.spec)}`;
     let current = repo;
     if (repo.status?.phase !== BackupRepositoryPhase.Ready || connected.get(key.name) !== version) {
       const where = `${location.spec.objectStorage.bucket}/${repositoryStoragePrefix(location.spec.objectStorage.prefix, repo.spec.volumeNamespace)}`;
