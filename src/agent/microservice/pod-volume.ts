@@ -53,6 +53,16 @@ export async function findParentSnapshot(repository: Repository, source: string)
   return matching.at(-1)?.id;
 }
 
+/** `uploaderSettings.ParallelFilesDownload` (Velero's key): files restored at once, when a positive integer. */
+export function parallelFilesDownload(pvr: PodVolumeRestore, logger?: Logger): { concurrency?: number } {
+  const raw = pvr.spec.uploaderSettings?.ParallelFilesDownload;
+  if (raw === undefined || raw === '') return {};
+  const n = Number(raw);
+  if (Number.isInteger(n) && n > 0) return { concurrency: n };
+  logger?.warn({ ParallelFilesDownload: raw }, 'ignoring uploader setting ParallelFilesDownload: not a positive integer');
+  return {};
+}
+
 function isEmptyDirectory(path: string): boolean {
   return readdirSync(path).length === 0;
 }
@@ -163,6 +173,7 @@ export async function runPodVolumeRestore(opts: PodVolumeTaskOptions): Promise<R
           signal,
           onProgress: (p) => onProgress({ totalBytes: p.totalBytes, doneBytes: p.doneBytes }),
           progressIntervalMs: 1000,
+          ...parallelFilesDownload(pvr, opts.logger),
         });
         for (const e of result.errors) opts.logger.warn({ PVR: opts.name, path: e.path }, `not restored: ${e.reason}`);
         if (result.errors.length > 0) {

@@ -23,11 +23,14 @@ export interface TaskWatch<T extends DataPathResource> {
   onCancelRequested(listener: () => void): () => void;
 }
 
+/** Cancel is acted on once the data path may be running: spec.cancel while InProgress (or already Canceling). */
+export function isCancelRequested(obj: DataPathResource | undefined): boolean {
+  return obj?.spec.cancel === true && (obj.status?.phase === 'InProgress' || obj.status?.phase === 'Canceling');
+}
+
 export function watchTask<T extends DataPathResource>(opts: { kube: Kube; client: CustomClient<T>; namespace: string; name: string; kindLabel: string; logger: Logger }): TaskWatch<T> {
   const listeners = new Set<() => void>();
   let cancelSeen = false;
-  const isCancelRequested = (obj: T | undefined) =>
-    obj?.spec.cancel === true && (obj.status?.phase === 'InProgress' || obj.status?.phase === 'Canceling');
   const notifyIfCanceled = (obj: T | undefined) => {
     if (cancelSeen || !isCancelRequested(obj)) return;
     cancelSeen = true;
