@@ -10,15 +10,23 @@ if [[ -x "$BIN_DIR/kopia" ]]; then
   echo "$BIN_DIR/kopia"
   exit 0
 fi
-command -v go >/dev/null || { echo "install-kopia: go is not on PATH" >&2; exit 1; }
+# Go: $GO, else the one on PATH, else the toolchain the test bed fetches from the module proxy when a machine has none.
+GO="${GO:-$(command -v go || true)}"
+if [[ -z "$GO" ]]; then
+  GO="$(ls -d "$CACHE"/go/toolchain/golang.org/toolchain@*/bin/go 2>/dev/null | sort | tail -n 1 || true)"
+fi
+if [[ -z "$GO" || ! -x "$GO" ]]; then
+  echo "install-kopia: no Go toolchain; install Go or run 'node --import tsx tools/local-cluster/cli.ts setup' first" >&2
+  exit 1
+fi
 mkdir -p "$BIN_DIR"
 # GOTOOLCHAIN=local: never download a toolchain; the release's go.mod asks for 1.25, older than ours.
 # `go install pkg@ver` would also ask the proxy for the module's version list (to warn about deprecation),
 # which this machine's proxy refuses; so download the pinned module and build it inside its own module.
 export GOTOOLCHAIN=local GOFLAGS=-buildvcs=false
-SRC_DIR="$(go mod download -json "github.com/kopia/kopia@$KOPIA_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+SRC_DIR="$("$GO" mod download -json "github.com/kopia/kopia@$KOPIA_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
 [[ -d "$SRC_DIR" ]] || { echo "install-kopia: download of kopia $KOPIA_VERSION failed" >&2; exit 1; }
-(cd "$SRC_DIR" && go build -trimpath -ldflags "-X github.com/kopia/kopia/repo.BuildVersion=${KOPIA_VERSION#v}" \
+(cd "$SRC_DIR" && "$GO" build -trimpath -ldflags "-X github.com/kopia/kopia/repo.BuildVersion=${KOPIA_VERSION#v}" \
   -o "$BIN_DIR/kopia.tmp" .)
 mv "$BIN_DIR/kopia.tmp" "$BIN_DIR/kopia"
 "$BIN_DIR/kopia" --version >&2
