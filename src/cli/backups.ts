@@ -238,11 +238,6 @@ export function backupColumns(now: Date = new Date()): readonly Column<Backup>[]
   ];
 }
 
-/** Sorts by name, as `backup get` lists them. */
-export function byName<T extends { metadata: { name?: string | undefined } }>(items: T[]): T[] {
-  return [...items].sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''));
-}
-
 /** A label selector as Velero prints it (`<none>` when unset). */
 export function selectorText(selector: object | null | undefined): string {
   return formatLabelSelector((selector ?? undefined) as LabelSelectorObject | undefined);

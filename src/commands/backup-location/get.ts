@@ -1,6 +1,6 @@
 import { Args } from '@oclif/core';
+import { selectObjects } from '../../cli/select.js';
 import { BaseCommand, outputFlag } from '../../cli/base-command.js';
-import { NotFoundError } from '../../cli/errors.js';
 import { asList, formatTable, render } from '../../cli/output.js';
 import { connect } from '../../kube/client.js';
 import { locationClient, locationColumns } from '../../cli/backup-locations.js';
@@ -14,13 +14,7 @@ export default class BackupLocationGet extends BaseCommand<typeof BackupLocation
   async run(): Promise<void> {
     const client = locationClient(connect({ kubeconfig: this.flags.kubeconfig, context: this.flags.context }));
     const names = this.positional;
-    let items = await client.list(this.flags.namespace);
-    if (names.length) {
-      const missing = names.filter((n) => !items.some((l) => l.metadata.name === n));
-      if (missing.length) throw new NotFoundError(`backup storage location "${missing[0]}" not found in namespace "${this.flags.namespace}"`);
-      items = items.filter((l) => names.includes(l.metadata.name ?? ''));
-    }
-    items.sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''));
+    const items = await selectObjects(client, { namespace: this.flags.namespace, names, what: 'backup storage location' });
     const value = names.length === 1 ? items[0] : asList(items);
     this.out(render(this.flags.output, value, () => formatTable(locationColumns, items)));
   }

@@ -1,11 +1,11 @@
 import { Args, Flags } from '@oclif/core';
 import { confirm } from '@inquirer/prompts';
+import { selectObjects } from '../../cli/select.js';
 import { BaseCommand } from '../../cli/base-command.js';
-import { NotFoundError, UsageError } from '../../cli/errors.js';
+import { UsageError } from '../../cli/errors.js';
 import { canPrompt } from '../../cli/progress.js';
 import { parseLabelSelector } from '../../cli/label-selector.js';
-import { backupClient, byName, deleteRequestClient, deleteRequestFor } from '../../cli/backups.js';
-import type { Backup } from '../../api/index.js';
+import { backupClient, deleteRequestClient, deleteRequestFor } from '../../cli/backups.js';
 import { connect } from '../../kube/client.js';
 
 export default class BackupDelete extends BaseCommand<typeof BackupDelete> {
@@ -32,15 +32,7 @@ export default class BackupDelete extends BaseCommand<typeof BackupDelete> {
     const kube = connect({ kubeconfig: this.flags.kubeconfig, context: this.flags.context });
     const ns = this.flags.namespace;
     const client = backupClient(kube);
-    let backups: Backup[];
-    if (names.length) {
-      backups = [];
-      for (const n of names) {
-        const b = await client.get(ns, n);
-        if (!b) throw new NotFoundError(`backup "${n}" not found in namespace "${ns}"`);
-        backups.push(b);
-      }
-    } else backups = byName(await client.list(ns, this.flags.selector));
+    const backups = await selectObjects(client, { namespace: ns, names, selector: this.flags.selector, what: 'backup' });
     if (!backups.length) {
       this.out('No backups found');
       return;

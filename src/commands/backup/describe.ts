@@ -1,13 +1,12 @@
 import { Args, Flags } from '@oclif/core';
+import { selectObjects } from '../../cli/select.js';
 import { BaseCommand, outputFlag } from '../../cli/base-command.js';
-import { NotFoundError } from '../../cli/errors.js';
 import { asList, formatJson, formatYaml } from '../../cli/output.js';
 import { parseDuration } from '../../cli/duration.js';
 import { parseLabelSelector } from '../../cli/label-selector.js';
 import { colourEnabled, colours } from '../../cli/colour.js';
 import {
   backupClient,
-  byName,
   deleteRequestClient,
   fetchJson,
   parsedOperations,
@@ -46,15 +45,7 @@ export default class BackupDescribe extends BaseCommand<typeof BackupDescribe> {
     const ns = this.flags.namespace;
     const client = backupClient(kube);
     const names = this.positional;
-    let backups: Backup[];
-    if (names.length) {
-      backups = [];
-      for (const n of names) {
-        const b = await client.get(ns, n);
-        if (!b) throw new NotFoundError(`backup "${n}" not found in namespace "${ns}"`);
-        backups.push(b);
-      }
-    } else backups = byName(await client.list(ns, this.flags.selector));
+    const backups = await selectObjects(client, { namespace: ns, names, selector: this.flags.selector, what: 'backup' });
 
     const descriptions: BackupDescription[] = [];
     const texts: string[] = [];

@@ -1,8 +1,8 @@
 import { Args, Flags } from '@oclif/core';
+import { selectObjects } from '../../cli/select.js';
 import { BaseCommand, outputFlag } from '../../cli/base-command.js';
-import { NotFoundError } from '../../cli/errors.js';
 import { asList, formatTable, render } from '../../cli/output.js';
-import { backupClient, backupColumns, byName } from '../../cli/backups.js';
+import { backupClient, backupColumns } from '../../cli/backups.js';
 import { parseLabelSelector } from '../../cli/label-selector.js';
 import { connect } from '../../kube/client.js';
 
@@ -20,12 +20,7 @@ export default class BackupGet extends BaseCommand<typeof BackupGet> {
     if (this.flags.selector) parseLabelSelector('--selector', this.flags.selector);
     const client = backupClient(connect({ kubeconfig: this.flags.kubeconfig, context: this.flags.context }));
     const names = this.positional;
-    let items = byName(await client.list(this.flags.namespace, this.flags.selector));
-    if (names.length) {
-      const missing = names.filter((n) => !items.some((b) => b.metadata.name === n));
-      if (missing.length) throw new NotFoundError(`backup "${missing[0]}" not found in namespace "${this.flags.namespace}"`);
-      items = items.filter((b) => names.includes(b.metadata.name ?? ''));
-    }
+    const items = await selectObjects(client, { namespace: this.flags.namespace, names, selector: this.flags.selector, what: 'backup' });
     if (this.flags.output === 'table' && !items.length) {
       this.out('No backups found');
       return;

@@ -1,7 +1,7 @@
 import { Args } from '@oclif/core';
 import { Kinds, parseBackupRepository, type BackupRepository } from '../../api/index.js';
+import { selectObjects } from '../../cli/select.js';
 import { BaseCommand, outputFlag } from '../../cli/base-command.js';
-import { NotFoundError } from '../../cli/errors.js';
 import { asList, formatTable, render, type Column } from '../../cli/output.js';
 import { connect } from '../../kube/client.js';
 import { customClient } from '../../kube/custom.js';
@@ -24,13 +24,7 @@ export default class RepoGet extends BaseCommand<typeof RepoGet> {
     const kube = connect({ kubeconfig: this.flags.kubeconfig, context: this.flags.context });
     const client = customClient<BackupRepository>(kube, Kinds.BackupRepository, parseBackupRepository);
     const names = this.positional;
-    let items = await client.list(this.flags.namespace);
-    if (names.length) {
-      const missing = names.filter((n) => !items.some((r) => r.metadata.name === n));
-      if (missing.length) throw new NotFoundError(`backup repository "${missing[0]}" not found in namespace "${this.flags.namespace}"`);
-      items = items.filter((r) => names.includes(r.metadata.name ?? ''));
-    }
-    items.sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''));
+    const items = await selectObjects(client, { namespace: this.flags.namespace, names, what: 'backup repository' });
     const value = names.length === 1 ? items[0] : asList(items);
     this.out(render(this.flags.output, value, () => formatTable(repositoryColumns, items)));
   }

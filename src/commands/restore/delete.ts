@@ -1,12 +1,11 @@
 import { Args, Flags } from '@oclif/core';
 import { confirm } from '@inquirer/prompts';
+import { selectObjects } from '../../cli/select.js';
 import { BaseCommand } from '../../cli/base-command.js';
-import { NotFoundError, UsageError } from '../../cli/errors.js';
+import { UsageError } from '../../cli/errors.js';
 import { canPrompt } from '../../cli/progress.js';
 import { parseLabelSelector } from '../../cli/label-selector.js';
-import { byName } from '../../cli/backups.js';
 import { restoreClient } from '../../cli/restores.js';
-import type { Restore } from '../../api/index.js';
 import { connect } from '../../kube/client.js';
 
 export default class RestoreDelete extends BaseCommand<typeof RestoreDelete> {
@@ -29,15 +28,7 @@ export default class RestoreDelete extends BaseCommand<typeof RestoreDelete> {
 
     const client = restoreClient(connect({ kubeconfig: this.flags.kubeconfig, context: this.flags.context }));
     const ns = this.flags.namespace;
-    let restores: Restore[];
-    if (names.length) {
-      restores = [];
-      for (const n of names) {
-        const r = await client.get(ns, n);
-        if (!r) throw new NotFoundError(`restore "${n}" not found in namespace "${ns}"`);
-        restores.push(r);
-      }
-    } else restores = byName(await client.list(ns, this.flags.selector));
+    const restores = await selectObjects(client, { namespace: ns, names, selector: this.flags.selector, what: 'restore' });
     if (!restores.length) {
       this.out('No restores found');
       return;

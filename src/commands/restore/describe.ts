@@ -1,11 +1,11 @@
 import { Args, Flags } from '@oclif/core';
+import { selectObjects } from '../../cli/select.js';
 import { BaseCommand, outputFlag } from '../../cli/base-command.js';
-import { NotFoundError } from '../../cli/errors.js';
 import { asList, formatJson, formatYaml } from '../../cli/output.js';
 import { parseDuration } from '../../cli/duration.js';
 import { parseLabelSelector } from '../../cli/label-selector.js';
 import { colourEnabled, colours } from '../../cli/colour.js';
-import { byName, fetchJson, parsedOperations, withTransientRetry, type Fetched } from '../../cli/backups.js';
+import { fetchJson, parsedOperations, withTransientRetry, type Fetched } from '../../cli/backups.js';
 import { podVolumeRestoreClient, restoreClient, type RestoreDescription } from '../../cli/restores.js';
 import { describeRestore, restoreDescription } from '../../cli/describe/restore.js';
 import { Labels, labelValue, parseRestoreOperations, selectorFor, type Restore } from '../../api/index.js';
@@ -35,15 +35,7 @@ export default class RestoreDescribe extends BaseCommand<typeof RestoreDescribe>
     const ns = this.flags.namespace;
     const client = restoreClient(kube);
     const names = this.positional;
-    let restores: Restore[];
-    if (names.length) {
-      restores = [];
-      for (const n of names) {
-        const r = await client.get(ns, n);
-        if (!r) throw new NotFoundError(`restore "${n}" not found in namespace "${ns}"`);
-        restores.push(r);
-      }
-    } else restores = byName(await client.list(ns, this.flags.selector));
+    const restores = await selectObjects(client, { namespace: ns, names, selector: this.flags.selector, what: 'restore' });
 
     const c = colours(colourEnabled({ noColor: this.flags['no-color'] }));
     const texts: string[] = [];

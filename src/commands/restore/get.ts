@@ -1,8 +1,7 @@
 import { Args, Flags } from '@oclif/core';
+import { selectObjects } from '../../cli/select.js';
 import { BaseCommand, outputFlag } from '../../cli/base-command.js';
-import { NotFoundError } from '../../cli/errors.js';
 import { asList, formatTable, render } from '../../cli/output.js';
-import { byName } from '../../cli/backups.js';
 import { restoreClient, restoreColumns } from '../../cli/restores.js';
 import { parseLabelSelector } from '../../cli/label-selector.js';
 import { connect } from '../../kube/client.js';
@@ -20,12 +19,7 @@ export default class RestoreGet extends BaseCommand<typeof RestoreGet> {
     if (this.flags.selector) parseLabelSelector('--selector', this.flags.selector);
     const client = restoreClient(connect({ kubeconfig: this.flags.kubeconfig, context: this.flags.context }));
     const names = this.positional;
-    let items = byName(await client.list(this.flags.namespace, this.flags.selector));
-    if (names.length) {
-      const missing = names.filter((n) => !items.some((r) => r.metadata.name === n));
-      if (missing.length) throw new NotFoundError(`restore "${missing[0]}" not found in namespace "${this.flags.namespace}"`);
-      items = items.filter((r) => names.includes(r.metadata.name ?? ''));
-    }
+    const items = await selectObjects(client, { namespace: this.flags.namespace, names, selector: this.flags.selector, what: 'restore' });
     if (this.flags.output === 'table' && !items.length) {
       this.out('No restores found');
       return;
