@@ -171,3 +171,8 @@ export const DataPathTerminalPhases: readonly DataPathPhase[] = ['Completed', 'F
 export function isDataPathDone(phase: string | undefined): boolean {
   return (DataPathTerminalPhases as readonly string[]).includes(phase ?? '');
 }
+
+/** An optional list of strings that may also be null (Velero's `[]string` fields with `nullable: true`). */
+export function NullableStrings(description?: string) {
+  return Type.Optional(Nullable(Type.Array(Type.String()), description ? { description } : {}));
+}

@@ -2,16 +2,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { V1 } from '../constants.js';
 import { defineKind } from '../meta.js';
-import {
-  Duration,
-  LabelSelector,
-  Nullable,
-  StringEnum,
-  StringMap,
-  Timestamp,
-  TypedLocalObjectReference,
-  namedValues,
-} from '../schema.js';
+import { Duration, LabelSelector, Nullable, NullableStrings, StringEnum, StringMap, Timestamp, TypedLocalObjectReference, namedValues } from '../schema.js';
 
 export const BackupPhases = [
   'New',
@@ -38,9 +29,6 @@ export function isBackupDone(phase: string | undefined): boolean {
 export const HookErrorModes = ['Continue', 'Fail'] as const;
 export const HookErrorMode = namedValues(HookErrorModes);
 export type HookErrorMode = (typeof HookErrorModes)[number];
-
-const NullableStrings = (description?: string) =>
-  Type.Optional(Nullable(Type.Array(Type.String()), description ? { description } : {}));
 
 export const ExecHook = Type.Object({
   container: Type.Optional(Type.String({ description: 'Container to run the command in; default: the first.' })),

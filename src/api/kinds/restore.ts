@@ -2,17 +2,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { V1 } from '../constants.js';
 import { defineKind } from '../meta.js';
-import {
-  Duration,
-  FreeForm,
-  LabelSelector,
-  Nullable,
-  StringEnum,
-  StringMap,
-  Timestamp,
-  TypedLocalObjectReference,
-  namedValues,
-} from '../schema.js';
+import { Duration, FreeForm, LabelSelector, Nullable, NullableStrings, StringEnum, StringMap, Timestamp, TypedLocalObjectReference, namedValues } from '../schema.js';
 import { HookErrorModes, HookStatus } from './backup.js';
 
 export const RestorePhases = [
@@ -40,9 +30,6 @@ export function isRestoreDone(phase: string | undefined): boolean {
 export const ExistingResourcePolicies = ['none', 'update'] as const;
 export const ExistingResourcePolicy = namedValues(ExistingResourcePolicies);
 export type ExistingResourcePolicy = (typeof ExistingResourcePolicies)[number];
-
-const NullableStrings = (description?: string) =>
-  Type.Optional(Nullable(Type.Array(Type.String()), description ? { description } : {}));
 
 export const ExecRestoreHook = Type.Object({
   container: Type.Optional(Type.String()),
