@@ -7,7 +7,8 @@ import type { Results } from '../../server/results.js';
 import type { BackupVolumeInfo } from '../../server/volume-info.js';
 import { formatGoTime, selectorText, valueOr, type BackupDescription, type Fetched } from '../backups.js';
 import type { Colours } from '../colour.js';
-import { Describer, NONE, boolText, describeOperations, describeResourceList, durationText, listOr, phaseGroup, volumesByPod } from './describer.js';
+import { Describer, NONE, boolText, describeOperations, describeResourceList, durationText, listOr } from './describer.js';
+import { PVB_PHASE_ORDER, describePhaseGroups, describePodVolumeDetails, podVolumeBackupViews, volumeInfoViews } from './pod-volumes.js';
 
 export interface BackupDescribeInput {
   backup: Backup;
@@ -39,9 +40,6 @@ export function backupDescription(input: Omit<BackupDescribeInput, 'colours' | '
     ...(input.details ? { details: { resourceList: valueOr(input.resourceList), volumeInfo: valueOr(input.volumeInfo) } } : {}),
   };
 }
-
-/** Velero orders PVB phase groups this way. */
-const PVB_PHASE_ORDER = ['Completed', 'Failed', 'Canceled', 'In Progress', 'Canceling', 'Prepared', 'Accepted', 'New'];
 
 export function describeBackup(input: BackupDescribeInput): string {
   const { backup, colours: c } = input;
@@ -313,22 +311,19 @@ function describeVolumes(d: Describer, input: BackupDescribeInput): void {
   }
   d.line();
 
-  const pvbs = input.podVolumeBackups;
-  if (!pvbs.length) {
+  // Live PVBs first (Velero reads them from the cluster); the stored volume info when the cluster has none.
+  const views = input.podVolumeBackups.length ? podVolumeBackupViews(input.podVolumeBackups) : volumeInfoViews(infos);
+  if (!views.length) {
     d.line('\tPod Volume Backups: <none included>');
     return;
   }
-  const uploader = pvbs[0]?.spec.uploaderType ?? 'kopia';
+  const uploader = (input.podVolumeBackups.length ? input.podVolumeBackups[0]?.spec.uploaderType : views[0]?.uploaderType) ?? 'kopia';
   d.line(details ? `\tPod Volume Backups - ${uploader}:` : `\tPod Volume Backups - ${uploader} (specify --details for more information):`);
-  for (const group of PVB_PHASE_ORDER) {
-    const members = pvbs.filter((p) => phaseGroup(p.status?.phase) === group);
-    if (!members.length) continue;
-    if (!details) {
-      d.line(`\t\t${group}:\t${members.length}`);
-      continue;
-    }
-    d.line(`\t\t${group}:`);
-    for (const l of volumesByPod(members)) d.line(`\t\t\t${l}`);
+  describePhaseGroups(d, views, PVB_PHASE_ORDER, 2, details);
+  if (details) {
+    d.line();
+    d.line('\tPod Volume Backup Details:');
+    describePodVolumeDetails(d, views, 2);
   }
 }
 

@@ -77,16 +77,6 @@ export function describeResourceList(d: Describer, list: Readonly<Record<string,
   }
 }
 
-/** Volumes of pod volume backups/restores grouped by pod (`ns/pod: v1, v2`), pods sorted. */
-export function volumesByPod(items: readonly { spec: { pod: { namespace?: string; name?: string }; volume: string } }[]): string[] {
-  const groups = new Map<string, string[]>();
-  for (const it of items) {
-    const key = `${it.spec.pod.namespace ?? ''}/${it.spec.pod.name ?? ''}`;
-    groups.set(key, [...(groups.get(key) ?? []), it.spec.volume]);
-  }
-  return [...groups.keys()].sort().map((k) => `${k}: ${(groups.get(k) ?? []).sort().join(', ')}`);
-}
-
 /** Velero's grouping of data-path phases for describe. */
 export function phaseGroup(phase: string | undefined): string {
   if (!phase || phase === 'New') return 'New';

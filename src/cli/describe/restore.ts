@@ -8,7 +8,8 @@ import type { RestoreVolumeInfo } from '../../server/volume-info.js';
 import { formatGoTime, selectorText, valueOr, type Fetched } from '../backups.js';
 import type { RestoreDescription } from '../restores.js';
 import type { Colours } from '../colour.js';
-import { Describer, NONE, boolText, describeOperations, describeResourceList, durationText, listOr, phaseGroup, volumesByPod } from './describer.js';
+import { Describer, NONE, boolText, describeOperations, describeResourceList, durationText, listOr } from './describer.js';
+import { PVR_PHASE_ORDER, describePhaseGroups, describePodVolumeDetails, podVolumeRestoreViews } from './pod-volumes.js';
 
 export interface RestoreDescribeInput {
   restore: Restore;
@@ -38,8 +39,6 @@ export function restoreDescription(input: Omit<RestoreDescribeInput, 'colours' |
     ...(input.details ? { details: { resourceList: valueOr(input.resourceList) } } : {}),
   };
 }
-
-const PVR_PHASE_ORDER = ['Completed', 'Canceled', 'Failed', 'In Progress', 'Prepared', 'Accepted', 'New'];
 
 export function describeRestore(input: RestoreDescribeInput): string {
   const { restore, colours: c } = input;
@@ -187,15 +186,12 @@ function describeRestoreResults(d: Describer, warnings: number, errors: number, 
 
 function describePodVolumeRestores(d: Describer, pvrs: readonly PodVolumeRestore[], details: boolean): void {
   const uploader = pvrs[0]?.spec.uploaderType ?? 'kopia';
+  const views = podVolumeRestoreViews(pvrs);
   d.line(details ? `${uploader} Restores:` : `${uploader} Restores (specify --details for more information):`);
-  for (const group of PVR_PHASE_ORDER) {
-    const members = pvrs.filter((p) => phaseGroup(p.status?.phase) === group);
-    if (!members.length) continue;
-    if (!details) {
-      d.line(`\t${group}:\t${members.length}`);
-      continue;
-    }
-    d.line(`\t${group}:`);
-    for (const l of volumesByPod(members)) d.line(`\t\t${l}`);
+  describePhaseGroups(d, views, PVR_PHASE_ORDER, 1, details);
+  if (details) {
+    d.line();
+    d.line('Pod Volume Restore Details:');
+    describePodVolumeDetails(d, views, 1);
   }
 }

@@ -33,7 +33,7 @@ export default class BackupDescribe extends BaseCommand<typeof BackupDescribe> {
   static override flags = {
     ...outputFlag,
     selector: Flags.string({ char: 'l', description: 'Only backups whose labels match this selector.' }),
-    details: Flags.boolean({ description: 'Add the resource list and per-volume information.', default: false }),
+    details: Flags.boolean({ description: 'Add the resource list and per-volume information (method, snapshot ID, size, live progress of pod volume backups).', default: false }),
     'no-color': Flags.boolean({ description: 'Never colour the output (also: NO_COLOR).', default: false }),
     timeout: Flags.string({ description: 'How long to wait for each file read through the cluster (Go duration).', default: '1m' }),
   };

@@ -23,7 +23,7 @@ export default class RestoreDescribe extends BaseCommand<typeof RestoreDescribe>
   static override flags = {
     ...outputFlag,
     selector: Flags.string({ char: 'l', description: 'Only restores whose labels match this selector.' }),
-    details: Flags.boolean({ description: 'Add the list of restored resources.', default: false }),
+    details: Flags.boolean({ description: 'Add the list of restored resources and per-volume information (pod volume restores with live progress).', default: false }),
     'no-color': Flags.boolean({ description: 'Never colour the output (also: NO_COLOR).', default: false }),
     timeout: Flags.string({ description: 'How long to wait for each file read through the cluster (Go duration).', default: '1m' }),
   };
