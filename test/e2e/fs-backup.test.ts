@@ -1,0 +1,364 @@
+/**
+ * File-system backup end to end through the CLI on the local cluster (2 nodes, MinIO): a pod on each node with a
+ * PVC and an emptyDir, opted in with `backup.velero.io/backup-volumes`, holding large random files, many small
+ * ones, odd modes, a non-root owner, set mtimes and a symlink. `backup create --wait` moves the data through the
+ * node-agent's data-mover pods; `backup describe --details` shows the pod volumes while the backup waits for them
+ * and each volume's snapshot after; a second backup is incremental and faster; the namespace is deleted and
+ * restored, and every file's bytes, mode, owner and mtime match. Files are written and read on the nodes' host
+ * paths (the local kubelet keeps them under the run directory), as an operator with node access would check them.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { chownSync, existsSync, lchownSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync, utimesSync, writeFileSync, chmodSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clusterInfo, kubectl } from '../support/cluster.js';
+import { cairn, type CliResult } from '../support/cli.js';
+import { waitFor } from '../support/wait.js';
+
+const NS = 'cairn-e2e-fsb';
+const APP = 'e2e-fsb-app';
+const PREFIX = 'e2e-fsb';
+const FIRST = 'fsb-1';
+const SECOND = 'fsb-2';
+const RESTORE = 'fsb-2-restore';
+const PODS = ['web-0', 'web-1'] as const;
+const VOLUMES = ['data', 'scratch'] as const;
+const OWNER = 1234;
+const MiB = 1024 * 1024;
+
+/** What a user compares after a restore: per relative path, the type, bytes (hash), mode, owner and mtime. */
+interface Entry {
+  type: 'file' | 'dir' | 'symlink';
+  mode: number;
+  uid?: number;
+  gid?: number;
+  mtimeMs?: number;
+  size?: number;
+  sha256?: string;
+  target?: string;
+}
+type Tree = Record<string, Entry>;
+
+function readTree(root: string): Tree {
+  const tree: Tree = {};
+  const walk = (rel: string) => {
+    const path = rel ? join(root, rel) : root;
+    const st = lstatSync(path);
+    if (st.isSymbolicLink()) {
+      // Symlink modes, owners and times are not portable across filesystems; the target is what matters.
+      tree[rel] = { type: 'symlink', mode: 0, target: readlinkSync(path) };
+      return;
+    }
+    const common = { mode: st.mode & 0o7777, uid: st.uid, gid: st.gid };
+    if (st.isDirectory()) {
+      // The volume root's mtime changes when restore-wait removes its `.velero` marker directory, as in Velero.
+      tree[rel || '.'] = { type: 'dir', ...common, ...(rel ? { mtimeMs: st.mtimeMs } : {}) };
+      for (const name of readdirSync(path).sort()) walk(rel ? `${rel}/${name}` : name);
+      return;
+    }
+    tree[rel] = { type: 'file', ...common, mtimeMs: st.mtimeMs, size: st.size, sha256: createHash('sha256').update(readFileSync(path)).digest('hex') };
+  };
+  walk('');
+  return tree;
+}
+
+function fileBytes(tree: Tree): number {
+  return Object.values(tree).reduce((n, e) => n + (e.type === 'file' ? (e.size ?? 0) : 0), 0);
+}
+
+/** A fixed past time (with milliseconds) per path, so restored times are checked, not just "recent". */
+function timeFor(i: number): Date {
+  return new Date(Date.UTC(2024, 0, 1) + i * 3_601_123);
+}
+
+const FILE_MODES = [0o644, 0o600, 0o640, 0o755, 0o444, 0o700, 0o664] as const;
+
+/**
+ * Writes the dataset into a volume's host directory: `large` MiB-sized random files, `small` files of 0-16 KiB in
+ * nested directories, odd modes, owner 1234 on some, set mtimes (directories last, deepest first) and a symlink.
+ */
+function writeDataset(root: string, opts: { large: number[]; small: number; seed: number }): void {
+  const dirs: string[] = [];
+  const mkdir = (rel: string, mode: number) => {
+    mkdirSync(join(root, rel), { recursive: true });
+    chmodSync(join(root, rel), mode);
+    dirs.push(rel);
+  };
+  mkdir('big', 0o750);
+  opts.large.forEach((mib, i) => {
+    const p = join(root, 'big', `blob-${i}.bin`);
+    writeFileSync(p, randomBytes(mib * MiB));
+    chmodSync(p, 0o640);
+    chownSync(p, OWNER, OWNER);
+    utimesSync(p, timeFor(opts.seed + i), timeFor(opts.seed + i));
+  });
+  for (let i = 0; i < opts.small; i++) {
+    const dir = `small/d${i % 20}/e${i % 3}`;
+    if (!dirs.includes(dir)) {
+      mkdir(`small/d${i % 20}`, 0o755);
+      mkdir(dir, i % 2 ? 0o711 : 0o775);
+    }
+    const p = join(root, dir, `f${i}.txt`);
+    const size = (i * 7919 + opts.seed) % (16 * 1024 + 1);
+    writeFileSync(p, randomBytes(size).toString('base64').slice(0, size));
+    chmodSync(p, FILE_MODES[i % FILE_MODES.length] ?? 0o644);
+    if (i % 4 === 0) chownSync(p, OWNER, OWNER + (i % 8 === 0 ? 1 : 0));
+    utimesSync(p, timeFor(opts.seed + 100 + i), timeFor(opts.seed + 100 + i));
+  }
+  symlinkSync('big/blob-0.bin', join(root, 'latest'));
+  lchownSync(join(root, 'latest'), OWNER, OWNER);
+  mkdir('owned', 0o700);
+  chownSync(join(root, 'owned'), OWNER, OWNER);
+  writeFileSync(join(root, 'owned', 'secret-ish.txt'), 'only uid 1234 reads this\n', { mode: 0o400 });
+  chownSync(join(root, 'owned', 'secret-ish.txt'), OWNER, OWNER);
+  utimesSync(join(root, 'owned', 'secret-ish.txt'), timeFor(opts.seed + 50), timeFor(opts.seed + 50));
+  // Directory times last, deepest first: writing into a directory changes its mtime.
+  for (const rel of [...new Set(dirs)].sort((a, b) => b.split('/').length - a.split('/').length)) utimesSync(join(root, rel), timeFor(opts.seed + 10), timeFor(opts.seed + 10));
+}
+
+function appObjects(nodes: readonly string[]): string {
+  const docs = [`apiVersion: v1\nkind: Namespace\nmetadata: { name: ${APP} }`];
+  PODS.forEach((pod, i) => {
+    docs.push(`apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: { name: data-${pod}, namespace: ${APP} }
+spec:
+  accessModes: [ReadWriteOnce]
+  resources: { requests: { storage: 1Gi } }`);
+    // nodeSelector, not nodeName: a pinned pod bypasses the scheduler and its WaitForFirstConsumer claim.
+    docs.push(`apiVersion: v1
+kind: Pod
+metadata:
+  name: ${pod}
+  namespace: ${APP}
+  labels: { app: fsb }
+  annotations: { backup.velero.io/backup-volumes: "data,scratch" }
+spec:
+  nodeSelector: { kubernetes.io/hostname: ${nodes[i]} }
+  terminationGracePeriodSeconds: 1
+  containers:
+    - name: app
+      image: busybox
+      command: [sh, -c, "exec sleep 100000"]
+      volumeMounts:
+        - { name: data, mountPath: /e2e-fsb/data }
+        - { name: scratch, mountPath: /e2e-fsb/scratch }
+  volumes:
+    - name: data
+      persistentVolumeClaim: { claimName: data-${pod} }
+    - name: scratch
+      emptyDir: {}`);
+  });
+  return docs.join('\n---\n') + '\n';
+}
+
+interface PodJson {
+  metadata: { uid: string };
+  spec: { nodeName?: string; volumes?: { name: string; persistentVolumeClaim?: { claimName: string } }[] };
+  status?: { phase?: string };
+}
+
+interface PvbJson {
+  metadata: { name: string; annotations?: Record<string, string> };
+  spec: { node: string; pod: { name: string }; volume: string };
+  status?: { phase?: string; snapshotID?: string; message?: string; progress?: { totalBytes?: number; bytesDone?: number } };
+}
+
+async function getJson<T>(args: string[]): Promise<T> {
+  return JSON.parse((await kubectl([...args, '-o', 'json'])).stdout) as T;
+}
+
+describe('fs-backup end to end through the CLI', () => {
+  let kubeconfig: string;
+  const run = (args: string[]): Promise<CliResult> => cairn([...args, '-n', NS], { kubeconfig });
+  const nodeRoot = new Map<string, string>();
+  /** The trees as written (after the change made before the second backup). */
+  const expected = new Map<string, Tree>();
+  const seconds: Record<string, number> = {};
+
+  /** The host directory of a pod volume on its node: the emptyDir directory or the bound PV's directory. */
+  async function volumeDir(pod: string, volume: string): Promise<string> {
+    const p = await getJson<PodJson>(['get', 'pod', pod, '-n', APP]);
+    const root = nodeRoot.get(p.spec.nodeName ?? '');
+    if (!root) throw new Error(`pod ${pod} is on no known node (${p.spec.nodeName ?? 'unscheduled'})`);
+    const claim = p.spec.volumes?.find((v) => v.name === volume)?.persistentVolumeClaim?.claimName;
+    if (!claim) return join(root, 'var/lib/kubelet/pods', p.metadata.uid, 'volumes/kubernetes.io~empty-dir', volume);
+    const pvc = await getJson<{ spec: { volumeName?: string } }>(['get', 'pvc', claim, '-n', APP]);
+    if (!pvc.spec.volumeName) throw new Error(`claim ${claim} is not bound`);
+    return join(root, 'pv', pvc.spec.volumeName);
+  }
+
+  async function podsRunning(): Promise<boolean> {
+    const list = await getJson<{ items: PodJson[] }>(['get', 'pods', '-n', APP]);
+    return list.items.length === PODS.length && list.items.every((p) => p.status?.phase === 'Running');
+  }
+
+  async function pvbsOf(backup: string): Promise<PvbJson[]> {
+    return (await getJson<{ items: PvbJson[] }>(['get', 'podvolumebackups', '-n', NS, '-l', `velero.io/backup-name=${backup}`])).items;
+  }
+
+  /** The data mover's own log lines for a PVB (the local kubelet keeps pod logs under the node root). */
+  function dataMoverLog(pvb: PvbJson): string {
+    const root = nodeRoot.get(pvb.spec.node) ?? '';
+    const podsDir = join(root, 'var/log/pods');
+    if (!existsSync(podsDir)) return '';
+    let text = '';
+    for (const dir of readdirSync(podsDir).filter((d) => d.startsWith(`${NS}_${pvb.metadata.name}_`))) {
+      for (const container of readdirSync(join(podsDir, dir))) {
+        for (const file of readdirSync(join(podsDir, dir, container))) text += readFileSync(join(podsDir, dir, container, file), 'utf8');
+      }
+    }
+    return text;
+  }
+
+  /** Runs `backup create --wait`, polling `backup describe --details` meanwhile; returns every text seen while waiting. */
+  async function backupWatchingDescribe(name: string): Promise<{ result: CliResult; waitingTexts: string[] }> {
+    const waitingTexts: string[] = [];
+    let done = false;
+    const started = Date.now();
+    const create = run(['backup', 'create', name, '--include-namespaces', APP, '--wait']).finally(() => {
+      done = true;
+      seconds[name] = (Date.now() - started) / 1000;
+    });
+    const watch = (async () => {
+      while (!done) {
+        const d = await run(['backup', 'describe', name, '--details', '--timeout', '20s']);
+        if (/^Phase:\s+(InProgress|WaitingForPluginOperations)/m.test(d.stdout)) waitingTexts.push(d.stdout);
+        // Pace the polls without sleeping blind: wait for the create to end or a second to pass.
+        await Promise.race([create, new Promise((r) => setTimeout(r, 1000))]);
+      }
+    })();
+    const result = await create;
+    await watch;
+    return { result, waitingTexts };
+  }
+
+  beforeAll(async () => {
+    const info = clusterInfo();
+    kubeconfig = info.kubeconfigPath;
+    for (const n of info.nodes) nodeRoot.set(n.name, n.rootDir);
+    expect(info.nodes.length).toBeGreaterThanOrEqual(2);
+    const dir = mkdtempSync(join(tmpdir(), 'cairn-e2e-fsb-'));
+    const creds = join(dir, 'credentials');
+    writeFileSync(creds, `[default]\naws_access_key_id = ${info.s3.accessKeyId}\naws_secret_access_key = ${info.s3.secretAccessKey}\n`);
+    await waitFor(async () => (await kubectl(['get', 'namespace', NS, APP], { allowFailure: true })).stdout.trim() === '', {
+      timeoutMs: 120_000,
+      intervalMs: 1000,
+      description: 'namespaces of an earlier run gone',
+    });
+    const install = await cairn(
+      [
+        'install', '-n', NS, '--provider', 'aws', '--bucket', info.s3.bucket, '--prefix', `${PREFIX}-${Date.now()}`, '--secret-file', creds,
+        '--backup-location-config', `region=${info.s3.region},s3Url=${info.s3.endpoint},s3ForcePathStyle=true`,
+        '--use-node-agent', '--image', 'ghcr.io/cairn-backup/cairn:dev', '--wait', '--timeout', '4m',
+      ],
+      { kubeconfig },
+    );
+    expect(install.exitCode, install.stderr).toBe(0);
+    await waitFor(
+      async () => {
+        const r = await run(['backup-location', 'get', 'default', '-o', 'json']);
+        return (JSON.parse(r.stdout) as { status?: { phase?: string } }).status?.phase === 'Available';
+      },
+      { timeoutMs: 120_000, intervalMs: 1000, description: 'backup location default Available' },
+    );
+    await kubectl(['apply', '-f', '-'], { input: appObjects(info.nodes.map((n) => n.name)) });
+    await waitFor(podsRunning, { timeoutMs: 120_000, intervalMs: 1000, description: `pods ${PODS.join(', ')} Running` });
+    for (const [i, pod] of PODS.entries()) {
+      writeDataset(await volumeDir(pod, 'data'), { large: [20], small: 500, seed: i * 1000 });
+      writeDataset(await volumeDir(pod, 'scratch'), { large: [2], small: 500, seed: i * 1000 + 500 });
+    }
+  }, 360_000);
+
+  afterAll(async () => {
+    // Not `cairn uninstall`: it removes the CRDs, which other tests sharing a reused cluster still need.
+    await kubectl(['delete', 'namespace', APP, NS, '--ignore-not-found', '--wait=false'], { allowFailure: true });
+  });
+
+  it('backs up every opted-in pod volume; describe --details shows them while the backup waits and their snapshots after', async () => {
+    for (const pod of PODS) for (const v of VOLUMES) expected.set(`${pod}/${v}`, readTree(await volumeDir(pod, v)));
+
+    const { result, waitingTexts } = await backupWatchingDescribe(FIRST);
+    expect(result.exitCode, `${result.stdout}\n${result.stderr}`).toBe(0);
+    expect(result.stdout).toContain('Backup completed with status: Completed.');
+    // While the data movers ran, describe already listed the pod volumes (with progress once the data path reported it).
+    const live = waitingTexts.filter((t) => t.includes('  Pod Volume Backups - kopia:\n'));
+    expect(live.length, `describe while waiting:\n${waitingTexts.join('\n----\n')}`).toBeGreaterThan(0);
+    expect(live.some((t) => t.includes('  Pod Volume Backup Details:\n'))).toBe(true);
+
+    const pvbs = await pvbsOf(FIRST);
+    expect(pvbs.map((p) => `${p.spec.pod.name}/${p.spec.volume}:${p.status?.phase}`).sort()).toEqual(PODS.flatMap((p) => VOLUMES.map((v) => `${p}/${v}:Completed`)));
+    for (const p of pvbs) {
+      const bytes = fileBytes(expected.get(`${p.spec.pod.name}/${p.spec.volume}`) ?? {});
+      expect(p.status?.snapshotID, p.metadata.name).toMatch(/^[0-9a-f]{8,}$/);
+      expect(p.status?.progress?.totalBytes, p.metadata.name).toBe(bytes);
+      expect(p.status?.progress?.bytesDone, p.metadata.name).toBe(bytes);
+    }
+
+    const d = await run(['backup', 'describe', FIRST, '--details']);
+    expect(d.exitCode, d.stderr).toBe(0);
+    expect(d.stdout).toContain(`  Pod Volume Backups - kopia:\n    Completed:\n      ${APP}/web-0: data, scratch\n      ${APP}/web-1: data, scratch\n`);
+    for (const p of pvbs) {
+      const block = d.stdout.slice(d.stdout.indexOf(`    ${APP}/${p.spec.pod.name}/${p.spec.volume}:\n`));
+      expect(block).toMatch(new RegExp(`^ {4}${APP}/${p.spec.pod.name}/${p.spec.volume}:\\n {6}Phase: +Completed\\n`));
+      expect(block).toContain(`Snapshot ID:   ${p.status?.snapshotID ?? '?'}\n`);
+      expect(block).toContain(`Size (bytes):  ${p.status?.progress?.totalBytes ?? '?'}\n`);
+    }
+    const brief = await run(['backup', 'describe', FIRST]);
+    expect(brief.stdout).toContain('  Pod Volume Backups - kopia (specify --details for more information):\n    Completed:  4\n');
+  }, 300_000);
+
+  it('a second backup is incremental: it reuses the stored data and is faster', async () => {
+    // A small change since the first backup: one new file, one rewritten file.
+    const dir = await volumeDir('web-0', 'data');
+    writeFileSync(join(dir, 'small', 'new-since-first.txt'), 'added between the two backups\n', { mode: 0o644 });
+    writeFileSync(join(dir, 'small', 'd1', 'e1', 'f1.txt'), 'rewritten between the two backups\n');
+    expected.set('web-0/data', readTree(dir));
+
+    const { result } = await backupWatchingDescribe(SECOND);
+    expect(result.exitCode, `${result.stdout}\n${result.stderr}`).toBe(0);
+    expect(result.stdout).toContain('Backup completed with status: Completed.');
+    const pvbs = await pvbsOf(SECOND);
+    expect(pvbs.map((p) => p.status?.phase)).toEqual(['Completed', 'Completed', 'Completed', 'Completed']);
+    for (const p of pvbs) {
+      expect(p.status?.progress?.totalBytes, p.metadata.name).toBe(fileBytes(expected.get(`${p.spec.pod.name}/${p.spec.volume}`) ?? {}));
+      // The data mover found the previous snapshot of the same pod volume and stored (almost) nothing new.
+      const log = dataMoverLog(p);
+      expect(log, `data mover log of ${p.metadata.name}`).toContain('incremental backup against the previous snapshot');
+      const reused = Number(/reusedBytes["=:\s]+(\d+)/.exec(log)?.[1] ?? -1);
+      const fresh = Number(/newBytes["=:\s]+(\d+)/.exec(log)?.[1] ?? -1);
+      expect(reused, `reused bytes of ${p.metadata.name}`).toBeGreaterThan(0);
+      expect(fresh, `new bytes of ${p.metadata.name}`).toBeLessThan(MiB);
+    }
+    process.stderr.write(`[fs-backup e2e] first backup ${seconds[FIRST]?.toFixed(1)} s, second (incremental) ${seconds[SECOND]?.toFixed(1)} s\n`);
+    expect(seconds[SECOND]).toBeLessThan(seconds[FIRST] ?? 0);
+  }, 300_000);
+
+  it('restores the deleted namespace; every file matches in bytes, mode, owner and mtime', async () => {
+    await kubectl(['delete', 'namespace', APP, '--wait=false']);
+    await waitFor(async () => (await kubectl(['get', 'namespace', APP], { allowFailure: true })).exitCode !== 0, {
+      timeoutMs: 120_000,
+      intervalMs: 1000,
+      description: `namespace ${APP} deleted`,
+    });
+
+    const r = await run(['restore', 'create', RESTORE, '--from-backup', SECOND, '--wait']);
+    expect(r.exitCode, `${r.stdout}\n${r.stderr}`).toBe(0);
+    expect(r.stdout).toContain('Restore completed with status: Completed.');
+    // restore-wait holds each pod until its volumes are restored, then the workload starts.
+    await waitFor(podsRunning, { timeoutMs: 120_000, intervalMs: 1000, description: 'restored pods Running' });
+
+    for (const pod of PODS) {
+      for (const v of VOLUMES) {
+        const got = readTree(await volumeDir(pod, v));
+        expect(got, `${pod}/${v}`).toEqual(expected.get(`${pod}/${v}`));
+      }
+    }
+
+    const d = await run(['restore', 'describe', RESTORE, '--details']);
+    expect(d.exitCode, d.stderr).toBe(0);
+    expect(d.stdout).toContain(`kopia Restores:\n  Completed:\n    ${APP}/web-0: data, scratch\n    ${APP}/web-1: data, scratch\n`);
+    expect(d.stdout).toContain('Pod Volume Restore Details:\n');
+  }, 300_000);
+});
