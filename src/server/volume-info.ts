@@ -110,6 +110,8 @@ export interface PersistentVolumeClaimLike {
  */
 export class BackupVolumeInfoCollector {
   private readonly byPv = new Map<string, BackupVolumeInfo>();
+  /** fs-backup entries of volumes without a PV (emptyDir...). */
+  private readonly podVolumes: BackupVolumeInfo[] = [];
 
   /** Records a PV whose data this backup does not move (merged with its claim's entry when there is one). */
   addSkippedPv(pv: PersistentVolumeLike, reason: string = NO_DATA_MOVED_REASON): void {
@@ -141,6 +143,26 @@ export class BackupVolumeInfoCollector {
     return entry;
   }
 
+  /**
+   * Records a pod volume fs-backup takes: a PVC volume replaces its PV's skipped entry (keeping the PV's pvInfo),
+   * a volume without PV (emptyDir) gets its own entry.
+   */
+  addPodVolume(info: BackupVolumeInfo): void {
+    if (!info.pvName) {
+      this.podVolumes.push(info);
+      return;
+    }
+    const prev = this.byPv.get(info.pvName);
+    const pvInfo = info.pvInfo ?? prev?.pvInfo;
+    this.byPv.set(info.pvName, { ...info, ...(pvInfo ? { pvInfo } : {}) });
+  }
+
+  /** Says why fs-backup skipped a PV's volume (`podvolume: <reason>;`), unless another method took it. */
+  addPodVolumeSkip(pvName: string, reason: string): void {
+    const entry = this.skippedEntry(pvName, '');
+    if (entry.skipped) entry.skippedReason = `podvolume: ${reason};`;
+  }
+
   /** Replaces (or adds) the entry of a PV, e.g. once fs-backup has moved its data. */
   set(pvName: string, info: BackupVolumeInfo): void {
     this.byPv.set(pvName, info);
@@ -149,7 +171,8 @@ export class BackupVolumeInfoCollector {
   /** Entries sorted by PVC namespace/name then PV name, keys in Velero's field order, so the file is stable. */
   toJSON(): BackupVolumeInfo[] {
     const key = (v: BackupVolumeInfo) => `${v.pvcNamespace ?? ''}/${v.pvcName ?? ''}/${v.pvName ?? ''}`;
-    return [...this.byPv.values()].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0)).map(inVeleroOrder);
+    const byPv = [...this.byPv.values()].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+    return [...byPv, ...this.podVolumes].map(inVeleroOrder);
   }
 }
 
@@ -177,4 +200,67 @@ export function inVeleroOrder(v: BackupVolumeInfo): BackupVolumeInfo {
   const out: Record<string, unknown> = {};
   for (const k of BACKUP_VOLUME_INFO_KEYS) if (v[k] !== undefined) out[k] = v[k];
   return out as unknown as BackupVolumeInfo;
+}
+
+const RESTORE_VOLUME_INFO_KEYS: readonly (keyof RestoreVolumeInfo)[] = [
+  'pvcName',
+  'pvcNamespace',
+  'pvName',
+  'restoreMethod',
+  'snapshotDataMoved',
+  'csiSnapshotInfo',
+  'snapshotDataMovementInfo',
+  'nativeSnapshotInfo',
+  'pvrInfo',
+];
+
+const POD_VOLUME_INFO_KEYS: readonly (keyof PodVolumeInfo)[] = ['snapshotHandle', 'size', 'uploaderType', 'volumeName', 'podName', 'podNamespace', 'nodeName', 'Phase'];
+
+/** A restore entry with its keys in Velero's struct order. */
+export function inVeleroRestoreOrder(v: RestoreVolumeInfo): RestoreVolumeInfo {
+  const out: Record<string, unknown> = {};
+  for (const k of RESTORE_VOLUME_INFO_KEYS) {
+    if (v[k] === undefined) continue;
+    if (k === 'pvrInfo' && v.pvrInfo) {
+      const info: Record<string, unknown> = {};
+      for (const p of POD_VOLUME_INFO_KEYS) if (v.pvrInfo[p] !== undefined) info[p] = v.pvrInfo[p];
+      out[k] = info;
+    } else {
+      out[k] = v[k];
+    }
+  }
+  return out as unknown as RestoreVolumeInfo;
+}
+
+/** A minimal view of a PodVolumeRestore as restore volume info reads it. */
+export interface PodVolumeRestoreLike {
+  spec: { pod: { name?: string; namespace?: string }; volume: string; snapshotID: string; uploaderType?: string };
+  status?: { progress?: { totalBytes?: number } };
+}
+
+/**
+ * The RestoreVolumeInfo of one PodVolumeRestore (Velero's tracker: method PodVolumeRestore, `pvrInfo` with the
+ * snapshot, restored size and the restored pod; `Phase` and `nodeName` stay empty for restores). `pvcName` is the
+ * claim behind the pod volume, when it is a PVC volume.
+ */
+export function restoreVolumeInfoForPodVolumeRestore(pvr: PodVolumeRestoreLike, pvcName?: string): RestoreVolumeInfo {
+  const size = pvr.status?.progress?.totalBytes;
+  const info: RestoreVolumeInfo = {
+    restoreMethod: RestoreMethods.PodVolumeRestore,
+    snapshotDataMoved: false,
+    pvrInfo: {
+      snapshotHandle: pvr.spec.snapshotID,
+      ...(size ? { size } : {}),
+      uploaderType: pvr.spec.uploaderType || 'kopia',
+      volumeName: pvr.spec.volume,
+      podName: pvr.spec.pod.name ?? '',
+      podNamespace: pvr.spec.pod.namespace ?? '',
+      Phase: '',
+    },
+  };
+  if (pvcName) {
+    info.pvcName = pvcName;
+    info.pvcNamespace = pvr.spec.pod.namespace ?? '';
+  }
+  return inVeleroRestoreOrder(info);
 }

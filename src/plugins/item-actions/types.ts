@@ -3,7 +3,7 @@
  * items to include (a pod's PVCs, a PVC's PV), or skip it. The built-in actions register through the same
  * registry (./registry.ts) an external plugin would use.
  */
-import type { Backup, Restore } from '../../api/index.js';
+import type { Backup, PodVolumeBackup, Restore } from '../../api/index.js';
 import type { Logger } from '../../cli/logger.js';
 import type { Kube } from '../../kube/client.js';
 
@@ -60,6 +60,8 @@ export interface RestoreItemContext {
   log: Logger;
   /** The item exactly as it is in the backup (before earlier actions changed it). */
   itemFromBackup: UnstructuredObject;
+  /** The backup's PodVolumeBackups (fs-backup), when the restore has them; pods use them to wait for their data. */
+  podVolumeBackups?: readonly PodVolumeBackup[];
 }
 
 export interface RestoreItemResult {

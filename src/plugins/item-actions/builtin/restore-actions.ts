@@ -2,6 +2,7 @@
 import type { RestoreItemAction } from '../types.js';
 import { jobRestoreAction } from './restore-job.js';
 import { podRestoreAction } from './restore-pod.js';
+import { podVolumeRestoreAction } from './restore-pod-volume.js';
 import { pvRestoreAction } from './restore-pv.js';
 import { pvcRestoreAction } from './restore-pvc.js';
 import { secretRestoreAction } from './restore-secret.js';
@@ -10,6 +11,7 @@ import { serviceRestoreAction } from './restore-service.js';
 
 export const BUILTIN_RESTORE_ACTIONS: readonly RestoreItemAction[] = [
   podRestoreAction,
+  podVolumeRestoreAction,
   serviceRestoreAction,
   pvcRestoreAction,
   pvRestoreAction,
