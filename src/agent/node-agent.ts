@@ -1,13 +1,30 @@
 /**
- * The `node-agent server` role (one per node, from the DaemonSet): connects, serves health and runs the data
- * movement controllers of its node. The controllers arrive with the fs-backup work; today it connects, reports
- * ready and stops cleanly.
+ * The `node-agent server` role (one per node, from the DaemonSet): connects, reads its own pod (image, volumes, env
+ * the data-mover pods inherit), its ConfigMap (concurrency, pod resources) and its Node's labels, then runs the
+ * PodVolumeBackup and PodVolumeRestore controllers of its node. Ready only once every existing PVB/PVR has been
+ * reconciled once, i.e. the work of a previous instance is resumed.
  */
+import type { CoreV1Event, KubernetesListObject, V1Pod } from '@kubernetes/client-node';
+import { Labels, LabelValues } from '../api/constants.js';
+import { Kinds, parsePodVolumeBackup, parsePodVolumeRestore, type PodVolumeBackup, type PodVolumeRestore } from '../api/index.js';
 import type { Logger } from '../cli/logger.js';
-import type { Kube } from '../kube/client.js';
+import { call, type Kube } from '../kube/client.js';
 import { waitForApiServer } from '../kube/connect-retry.js';
+import { customClient } from '../kube/custom.js';
 import { startHealthServer, type HealthServer } from '../server/health.js';
 import type { Role } from '../server/lifecycle.js';
+import { concurrencyForNode, parseNodeAgentConfig, prepareQueueLength, type NodeAgentConfig } from './config.js';
+import { isTerminal, phaseOf, type DataPathController, type DataPathControllerContext } from './controllers/data-path-controller.js';
+import { createPodVolumeBackupController } from './controllers/pod-volume-backup.js';
+import { createPodVolumeRestoreController } from './controllers/pod-volume-restore.js';
+import { createPodVolumeExposer } from './exposer/pod-volume-exposer.js';
+import { NodeSlots } from './slots.js';
+import { createHub, type Hub } from './watcher/hub.js';
+
+export const DEFAULT_PREPARE_TIMEOUT_MS = 30 * 60_000;
+export const DEFAULT_RESOURCE_TIMEOUT_MS = 10 * 60_000;
+/** How long the watcher waits for the data mover's last Events once its pod has ended (Velero: 1 min). */
+export const DEFAULT_EVENT_WAIT_MS = 60_000;
 
 export interface NodeAgentOptions {
   kube: Kube;
@@ -16,21 +33,146 @@ export interface NodeAgentOptions {
   logger: Logger;
   healthPort: number;
   healthHost?: string;
+  /** This node-agent's pod name (env POD_NAME): the data-mover pods copy its image, volumes and env. */
+  podName?: string | undefined;
+  configMapName?: string | undefined;
+  prepareTimeoutMs?: number;
+  resourceTimeoutMs?: number;
+  logFormat?: string;
+  logLevel?: string;
+  /** Where the kubelet's pods directory is mounted in this container (default /host_pods). */
+  hostPodsDir?: string;
+}
+
+async function readConfig(opts: NodeAgentOptions): Promise<NodeAgentConfig> {
+  if (!opts.configMapName) return {};
+  const cm = await call(opts.kube, `get ConfigMap ${opts.namespace}/${opts.configMapName}`, () =>
+    opts.kube.core.readNamespacedConfigMap({ namespace: opts.namespace, name: opts.configMapName ?? '' }),
+  );
+  return parseNodeAgentConfig(cm.data);
+}
+
+function listOf<T>(res: { items: T[]; metadata?: { resourceVersion?: string | undefined } | undefined }): KubernetesListObject<T & object> {
+  return { apiVersion: 'v1', kind: 'List', metadata: { resourceVersion: res.metadata?.resourceVersion ?? '' }, items: res.items as (T & object)[] };
 }
 
 export function createNodeAgent(opts: NodeAgentOptions): Role {
   let health: HealthServer | undefined;
   const abort = new AbortController();
+  const hubs: Hub<CoreV1Event | V1Pod>[] = [];
+  let pvbs: DataPathController<PodVolumeBackup> | undefined;
+  let pvrs: DataPathController<PodVolumeRestore> | undefined;
+  const log = opts.logger;
+  const ns = opts.namespace;
+
   return {
     async start() {
       health = await startHealthServer({ port: opts.healthPort, ...(opts.healthHost ? { host: opts.healthHost } : {}) });
-      const apiVersion = await waitForApiServer(opts.kube, { logger: opts.logger, signal: abort.signal });
-      opts.logger.info({ apiServer: opts.kube.server, apiVersion, node: opts.nodeName, namespace: opts.namespace }, 'connected to the API server');
+      const apiVersion = await waitForApiServer(opts.kube, { logger: log, signal: abort.signal });
+      log.info({ apiServer: opts.kube.server, apiVersion, node: opts.nodeName, namespace: ns }, 'connected to the API server');
+      if (!opts.podName) throw new Error('POD_NAME is not set: the node-agent needs its own pod name (downward API metadata.name)');
+      const nodeAgentPod = await call(opts.kube, `get own pod ${ns}/${opts.podName}`, () => opts.kube.core.readNamespacedPod({ namespace: ns, name: opts.podName ?? '' }));
+      const config = await readConfig(opts);
+      const node = await call(opts.kube, `get node ${opts.nodeName}`, () => opts.kube.core.readNode({ name: opts.nodeName }));
+      const limit = concurrencyForNode(config, node.metadata?.labels);
+      const queueLength = prepareQueueLength(config);
+      log.info({ concurrency: limit, prepareQueueLength: queueLength, configMap: opts.configMapName ?? null }, 'data path limits');
+
+      const enqueueOwner = (pod: V1Pod) => {
+        const pvb = pod.metadata?.labels?.[Labels.PodVolumeBackup];
+        const pvr = pod.metadata?.labels?.[Labels.PodVolumeRestore];
+        if (pvb) pvbs?.enqueue({ namespace: ns, name: pvb });
+        if (pvr) pvrs?.enqueue({ namespace: ns, name: pvr });
+      };
+      const events = createHub<CoreV1Event>({
+        kube: opts.kube,
+        path: `/api/v1/namespaces/${ns}/events`,
+        list: async () => listOf(await opts.kube.core.listNamespacedEvent({ namespace: ns })),
+        keyOf: (e) => (e.involvedObject.namespace === ns ? `${e.involvedObject.kind}/${e.involvedObject.name}` : undefined),
+        logger: log,
+      });
+      const hostingPods = createHub<V1Pod>({
+        kube: opts.kube,
+        path: `/api/v1/namespaces/${ns}/pods`,
+        list: async () => listOf(await opts.kube.core.listNamespacedPod({ namespace: ns })),
+        keyOf: (p) => p.metadata?.name,
+        logger: log,
+        onAny: (_type, pod) => enqueueOwner(pod),
+      });
+      const nodeSelector = `spec.nodeName=${opts.nodeName}`;
+      const nodePods = createHub<V1Pod>({
+        kube: opts.kube,
+        path: '/api/v1/pods',
+        list: async () => listOf(await opts.kube.core.listPodForAllNamespaces({ fieldSelector: nodeSelector })),
+        fieldSelector: nodeSelector,
+        keyOf: (p) => `${p.metadata?.namespace ?? ''}/${p.metadata?.name ?? ''}`,
+        logger: log,
+        // A restored pod's init container starting is what lets its PVRs go: map the pod to them by its UID.
+        onAny: (_type, pod) => {
+          const uid = pod.metadata?.uid;
+          if (!uid) return;
+          for (const pvr of pvrs?.cached() ?? []) {
+            if (pvr.metadata?.labels?.[Labels.PodUID] === uid) pvrs?.enqueue({ namespace: ns, name: pvr.metadata.name ?? '' });
+          }
+        },
+      });
+      hubs.push(events as Hub<CoreV1Event | V1Pod>, hostingPods as Hub<CoreV1Event | V1Pod>, nodePods as Hub<CoreV1Event | V1Pod>);
+      await Promise.all(hubs.map((h) => h.start()));
+
+      const exposer = createPodVolumeExposer({
+        kube: opts.kube,
+        namespace: ns,
+        nodeName: opts.nodeName,
+        nodeAgentPod,
+        config,
+        resourceTimeoutMs: opts.resourceTimeoutMs ?? DEFAULT_RESOURCE_TIMEOUT_MS,
+        logFormat: opts.logFormat ?? 'json',
+        logLevel: opts.logLevel ?? 'info',
+        logger: log,
+        ...(opts.hostPodsDir ? { hostPodsDir: opts.hostPodsDir } : {}),
+      });
+      const slots = new NodeSlots(limit);
+      const ctx: DataPathControllerContext = {
+        kube: opts.kube,
+        namespace: ns,
+        nodeName: opts.nodeName,
+        logger: log,
+        exposer,
+        events,
+        hostingPods,
+        slots,
+        exposeOnGoing: () =>
+          [...(pvbs?.cached() ?? []), ...(pvrs?.cached() ?? [])].filter((o) => o.metadata?.labels?.[Labels.ExposeOnGoing] === LabelValues.True).length,
+        prepareQueueLength: queueLength,
+        prepareTimeoutMs: opts.prepareTimeoutMs ?? DEFAULT_PREPARE_TIMEOUT_MS,
+        eventWaitMs: DEFAULT_EVENT_WAIT_MS,
+        progressWriteIntervalMs: 1000,
+      };
+      pvbs = createPodVolumeBackupController(ctx);
+      pvrs = createPodVolumeRestoreController({
+        ...ctx,
+        nodePod: (namespace, name) => nodePods.cached(`${namespace}/${name}`)[0],
+      });
+      // Work this node already holds (a previous instance's) counts against the limit before anything new is taken.
+      const active = (o: PodVolumeBackup | PodVolumeRestore) => !isTerminal(o) && phaseOf(o) !== 'New';
+      for (const o of await customClient(opts.kube, Kinds.PodVolumeBackup, parsePodVolumeBackup).list(ns)) {
+        if (o.spec.node === opts.nodeName && active(o)) slots.hold(`PVB/${o.metadata?.name ?? ''}`);
+      }
+      for (const o of await customClient(opts.kube, Kinds.PodVolumeRestore, parsePodVolumeRestore).list(ns)) {
+        if (o.status?.node === opts.nodeName && active(o)) slots.hold(`PVR/${o.metadata?.name ?? ''}`);
+      }
+      await pvbs.start();
+      await pvrs.start();
+      await Promise.all([pvbs.idle(), pvrs.idle()]);
+      log.info({ resumed: slots.inUse }, 'node-agent controllers running');
       health.setReady(true);
     },
     async stop() {
       abort.abort(new Error('node-agent stopping'));
       health?.setReady(false);
+      await pvbs?.stop();
+      await pvrs?.stop();
+      await Promise.all(hubs.map((h) => h.stop().catch(() => undefined)));
       await health?.close();
     },
   };

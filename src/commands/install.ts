@@ -28,6 +28,7 @@ With --dry-run nothing is created; -o yaml|json prints every object (Secret valu
     'no-secret': Flags.boolean({ description: 'Create no credentials Secret (the pods use credentials from their environment).', default: false }),
     cacert: Flags.string({ description: 'PEM file with the CA bundle to trust for the object store.' }),
     'use-node-agent': Flags.boolean({ description: 'Also install the node-agent DaemonSet (file-system backup and data movement).', default: false }),
+    'node-agent-configmap': Flags.string({ description: 'ConfigMap (in the install namespace) the node agent reads its configuration from: loadConcurrency, podResources, priorityClassName.' }),
     'default-volumes-to-fs-backup': Flags.boolean({ description: 'Back up all pod volumes with file-system backup unless excluded.', default: false }),
     image: Flags.string({ description: 'Container image for the server and node agent.', default: defaultImage() }),
     'dry-run': Flags.boolean({ description: 'Create nothing; with -o print the objects that would be created.', default: false }),

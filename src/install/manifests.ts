@@ -64,7 +64,7 @@ export const NODE_AGENT_CLUSTER_RULES: readonly ExplainedRule[] = [
   { rule: { apiGroups: ['velero.io'], resources: ['podvolumebackups/status', 'podvolumerestores/status', 'datauploads/status', 'datadownloads/status'], verbs: ['get', 'update', 'patch'] }, why: 'reports phase and progress of that work' },
   { rule: { apiGroups: ['velero.io'], resources: ['backuprepositories', 'backupstoragelocations'], verbs: ['get', 'list', 'watch'] }, why: 'finds where the data goes' },
   { rule: { apiGroups: [''], resources: ['pods', 'persistentvolumeclaims', 'persistentvolumes', 'nodes'], verbs: ['get', 'list', 'watch'] }, why: 'locates the volume of the workload pod on this node' },
-  { rule: { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch', 'list', 'watch'] }, why: 'the data mover reports progress through Events the node-agent watches' },
+  { rule: { apiGroups: [''], resources: ['events'], verbs: ['create', 'update', 'patch', 'list', 'watch'] }, why: 'the data mover reports progress through Events the node-agent watches' },
 ];
 
 export const NODE_AGENT_NAMESPACE_RULES: readonly ExplainedRule[] = [
@@ -184,6 +184,8 @@ function serverDeployment(opts: InstallOptions): V1Deployment {
 
 function nodeAgentDaemonSet(opts: InstallOptions): V1DaemonSet {
   const storage = podStorage(opts);
+  const args = ['node-agent', 'server'];
+  if (opts.nodeAgentConfigMap) args.push(`--node-agent-configmap=${opts.nodeAgentConfigMap}`);
   return {
     apiVersion: 'apps/v1',
     kind: 'DaemonSet',
@@ -203,8 +205,9 @@ function nodeAgentDaemonSet(opts: InstallOptions): V1DaemonSet {
               image: opts.image,
               imagePullPolicy: 'IfNotPresent',
               command: ['/cairn'],
-              args: ['node-agent', 'server'],
-              env: [...commonEnv(), ...storage.env],
+              args,
+              // POD_NAME: data-mover pods copy this pod's image, volumes and env.
+              env: [...commonEnv(), { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }, ...storage.env],
               ports: [{ name: 'health', containerPort: NODE_AGENT_HEALTH_PORT }],
               readinessProbe: { httpGet: { path: '/readyz', port: 'health' }, periodSeconds: 5 },
               resources: { requests: { cpu: '500m', memory: '128Mi' }, limits: { memory: '1Gi' } },

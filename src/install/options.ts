@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import { UsageError } from '../cli/errors.js';
-import { isValidDnsLabel } from '../api/names.js';
+import { isValidDnsLabel, isValidName } from '../api/names.js';
 import { CredentialsFormatError, parseAwsCredentialsFile } from '../server/storage/aws-credentials.js';
 
 export const PROVIDERS = ['aws', 'filesystem'] as const;
@@ -33,6 +33,7 @@ export interface InstallFlags {
   'no-secret'?: boolean | undefined;
   cacert?: string | undefined;
   'use-node-agent'?: boolean | undefined;
+  'node-agent-configmap'?: string | undefined;
   'default-volumes-to-fs-backup'?: boolean | undefined;
 }
 
@@ -52,6 +53,8 @@ export interface InstallOptions {
   /** Raw credentials file content for the `cloud-credentials` Secret; never logged. */
   credentials?: Buffer;
   useNodeAgent: boolean;
+  /** ConfigMap the node agent reads (flag --node-agent-configmap of `node-agent server`). */
+  nodeAgentConfigMap?: string;
   defaultVolumesToFsBackup: boolean;
 }
 
@@ -142,6 +145,12 @@ export function parseInstallFlags(flags: InstallFlags): InstallOptions {
     useNodeAgent: flags['use-node-agent'] ?? false,
     defaultVolumesToFsBackup: flags['default-volumes-to-fs-backup'] ?? false,
   };
+  const agentConfig = flags['node-agent-configmap'];
+  if (agentConfig !== undefined) {
+    if (!isValidName(agentConfig)) throw new UsageError('--node-agent-configmap', `"${agentConfig}" is not a valid ConfigMap name`);
+    if (!options.useNodeAgent) throw new UsageError('--node-agent-configmap', 'needs --use-node-agent');
+    options.nodeAgentConfigMap = agentConfig;
+  }
 
   if (flags.provider === undefined) {
     for (const f of ['bucket', 'prefix', 'backup-location-config', 'secret-file', 'cacert'] as const) {

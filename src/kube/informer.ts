@@ -3,7 +3,7 @@
  * other error; here every error restarts the watch after exponential back-off with jitter, and `synced` resolves
  * once the first list has been delivered, so controllers start from observed state.
  */
-import { makeInformer, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
+import { ListWatch, Watch, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from '../cli/logger.js';
 import type { Kube } from './client.js';
 
@@ -15,6 +15,8 @@ export interface ResourceWatchOptions<T extends KubernetesObject> {
   path: string;
   list: () => Promise<KubernetesListObject<T>>;
   labelSelector?: string;
+  /** Field selector for the watch (e.g. `spec.nodeName=<node>`); the list function must apply the same one. */
+  fieldSelector?: string;
   onEvent: (type: WatchEventType, obj: T) => void;
   logger?: Logger;
   maxBackoffMs?: number;
@@ -29,7 +31,7 @@ export interface ResourceWatch<T extends KubernetesObject> {
 }
 
 export function watchResource<T extends KubernetesObject>(opts: ResourceWatchOptions<T>): ResourceWatch<T> {
-  const informer = makeInformer<T>(opts.kube.config, opts.path, opts.list, opts.labelSelector);
+  const informer = new ListWatch<T>(opts.path, new Watch(opts.kube.config), opts.list, false, opts.labelSelector, opts.fieldSelector);
   let stopped = false;
   let failures = 0;
   let restartTimer: NodeJS.Timeout | undefined;

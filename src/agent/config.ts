@@ -1,0 +1,125 @@
+/**
+ * The node-agent ConfigMap (velero-interfaces.md §4.9, flag `--node-agent-configmap`): one JSON document in the
+ * ConfigMap's data (the key name is free). cairn reads `loadConcurrency`, `podResources`, `priorityClassName` and
+ * `privilegedFsBackup`; other keys (data-mover settings) are accepted and ignored. Read once at startup, as Velero.
+ */
+import type { V1ResourceRequirements } from '@kubernetes/client-node';
+import { matchesLabelSelector, type LabelSelectorLike } from '../api/label-selectors.js';
+
+export interface PerNodeConcurrency {
+  nodeSelector: LabelSelectorLike;
+  number: number;
+}
+
+export interface NodeAgentConfig {
+  loadConcurrency?: {
+    globalConfig?: number;
+    perNodeConfig?: PerNodeConcurrency[];
+    prepareQueueLength?: number;
+  };
+  podResources?: { cpuRequest?: string; memoryRequest?: string; cpuLimit?: string; memoryLimit?: string };
+  priorityClassName?: string;
+  privilegedFsBackup?: boolean;
+}
+
+export class NodeAgentConfigError extends Error {
+  override name = 'NodeAgentConfigError';
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function optionalInteger(v: unknown, where: string): number | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'number' || !Number.isInteger(v)) throw new NodeAgentConfigError(`${where} must be an integer`);
+  return v;
+}
+
+function optionalString(v: unknown, where: string): string | undefined {
+  if (v === undefined || v === null || v === '') return undefined;
+  if (typeof v !== 'string') throw new NodeAgentConfigError(`${where} must be a string`);
+  return v;
+}
+
+/** Parses the ConfigMap's data: exactly one JSON document is expected; with several keys the last one wins (Velero). */
+export function parseNodeAgentConfig(data: Record<string, string> | undefined): NodeAgentConfig {
+  const values = Object.values(data ?? {});
+  if (values.length === 0) return {};
+  const text = values.at(-1) ?? '';
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw new NodeAgentConfigError(`not a JSON document: ${(err as Error).message}`);
+  }
+  if (!isObject(raw)) throw new NodeAgentConfigError('must be a JSON object');
+  const out: NodeAgentConfig = {};
+  if (raw.loadConcurrency !== undefined) {
+    const lc = raw.loadConcurrency;
+    if (!isObject(lc)) throw new NodeAgentConfigError('loadConcurrency must be an object');
+    const perNode = lc.perNodeConfig ?? [];
+    if (!Array.isArray(perNode)) throw new NodeAgentConfigError('loadConcurrency.perNodeConfig must be a list');
+    const globalConfig = optionalInteger(lc.globalConfig, 'loadConcurrency.globalConfig');
+    const prepareQueueLength = optionalInteger(lc.prepareQueueLength, 'loadConcurrency.prepareQueueLength');
+    out.loadConcurrency = {
+      ...(globalConfig !== undefined ? { globalConfig } : {}),
+      ...(prepareQueueLength !== undefined ? { prepareQueueLength } : {}),
+      perNodeConfig: perNode.map((rule: unknown, i) => {
+        if (!isObject(rule)) throw new NodeAgentConfigError(`loadConcurrency.perNodeConfig[${i}] must be an object`);
+        const selector = rule.nodeSelector ?? {};
+        if (!isObject(selector)) throw new NodeAgentConfigError(`loadConcurrency.perNodeConfig[${i}].nodeSelector must be a label selector`);
+        return { nodeSelector: selector as LabelSelectorLike, number: optionalInteger(rule.number, `loadConcurrency.perNodeConfig[${i}].number`) ?? 0 };
+      }),
+    };
+  }
+  if (raw.podResources !== undefined) {
+    const pr = raw.podResources;
+    if (!isObject(pr)) throw new NodeAgentConfigError('podResources must be an object');
+    const r: NonNullable<NodeAgentConfig['podResources']> = {};
+    for (const key of ['cpuRequest', 'memoryRequest', 'cpuLimit', 'memoryLimit'] as const) {
+      const v = optionalString(pr[key], `podResources.${key}`);
+      if (v !== undefined) r[key] = v;
+    }
+    out.podResources = r;
+  }
+  const pc = optionalString(raw.priorityClassName, 'priorityClassName');
+  if (pc !== undefined) out.priorityClassName = pc;
+  if (raw.privilegedFsBackup !== undefined) {
+    if (typeof raw.privilegedFsBackup !== 'boolean') throw new NodeAgentConfigError('privilegedFsBackup must be true or false');
+    out.privilegedFsBackup = raw.privilegedFsBackup;
+  }
+  return out;
+}
+
+export const DEFAULT_CONCURRENCY = 1;
+
+/**
+ * Data-path pods this node may run at once: the smallest positive `number` among the per-node rules whose selector
+ * matches the node's labels, else a positive `globalConfig`, else 1.
+ */
+export function concurrencyForNode(config: NodeAgentConfig, nodeLabels: Record<string, string> | undefined): number {
+  const lc = config.loadConcurrency;
+  const matching = (lc?.perNodeConfig ?? []).filter((r) => r.number > 0 && matchesLabelSelector(nodeLabels, r.nodeSelector)).map((r) => r.number);
+  if (matching.length > 0) return Math.min(...matching);
+  if (lc?.globalConfig && lc.globalConfig > 0) return lc.globalConfig;
+  return DEFAULT_CONCURRENCY;
+}
+
+/** Cluster-wide bound on PVBs/PVRs being prepared at once (label expose-on-going); 0 = no bound. */
+export function prepareQueueLength(config: NodeAgentConfig): number {
+  const n = config.loadConcurrency?.prepareQueueLength ?? 0;
+  return n > 0 ? n : 0;
+}
+
+/** `podResources` as a container's resources; empty values are left out. */
+export function hostingPodResources(config: NodeAgentConfig): V1ResourceRequirements | undefined {
+  const pr = config.podResources;
+  if (!pr) return undefined;
+  const requests: Record<string, string> = {};
+  const limits: Record<string, string> = {};
+  if (pr.cpuRequest) requests.cpu = pr.cpuRequest;
+  if (pr.memoryRequest) requests.memory = pr.memoryRequest;
+  if (pr.cpuLimit) limits.cpu = pr.cpuLimit;
+  if (pr.memoryLimit) limits.memory = pr.memoryLimit;
+  if (Object.keys(requests).length === 0 && Object.keys(limits).length === 0) return undefined;
+  return { ...(Object.keys(requests).length ? { requests } : {}), ...(Object.keys(limits).length ? { limits } : {}) };
+}

@@ -1,0 +1,496 @@
+/**
+ * The state machine both node-agent controllers share (velero-interfaces.md §4.2, §4.8), one instance per kind:
+ *
+ *   New → Accepted (this node claims it: optimistic-concurrency write, slot taken, hosting pod created)
+ *       → Prepared (hosting pod Running) → InProgress (watcher started, startTimestamp)
+ *       → Completed | Failed | Canceling → Canceled
+ *
+ * Every step is decided from the object as read now, so a restarted node-agent picks each CR up where it stands:
+ * an InProgress CR gets a new watcher on its existing pod (or fails with a reason when the pod is gone). spec.cancel
+ * is honoured in every phase. Status is written only through the custom client's read-mutate-write helpers; the
+ * one exception is the claim, which must fail on conflict instead of retrying (another node or instance won).
+ */
+import type { CoreV1Event, KubernetesObject, V1Pod } from '@kubernetes/client-node';
+import { Finalizers, Labels, LabelValues } from '../../api/constants.js';
+import type { Logger } from '../../cli/logger.js';
+import { call, retryTransient, type Kube } from '../../kube/client.js';
+import { startController, type ObjectKey, type ReconcileResult, type RunningController } from '../../kube/controller.js';
+import type { CustomClient, ResourceKind } from '../../kube/custom.js';
+import { isConflict, isNotFound } from '../../kube/errors.js';
+import type { PodVolumeExposer } from '../exposer/pod-volume-exposer.js';
+import { unrecoverableReason, type DataPathKind } from '../exposer/hosting-pod.js';
+import type { ResultMessage } from '../microservice/protocol.js';
+import type { NodeSlots } from '../slots.js';
+import type { Hub } from '../watcher/hub.js';
+import { mergeLog } from '../watcher/log-merge.js';
+import { MicroServiceWatch, byResourceVersion, type WatchOutcome, type WatchProgress } from '../watcher/microservice-watch.js';
+
+/** What the controller reads and writes on a PVB or PVR. */
+export interface DataPathObject extends KubernetesObject {
+  spec: { cancel?: boolean | undefined; uploaderType?: string | undefined; pod: { namespace?: string | undefined; name?: string | undefined; uid?: string | undefined }; volume: string };
+  status?:
+    | {
+        phase?: string | undefined;
+        message?: string | undefined;
+        startTimestamp?: string | null | undefined;
+        completionTimestamp?: string | null | undefined;
+        acceptedTimestamp?: string | null | undefined;
+        progress?: { totalBytes?: number | undefined; bytesDone?: number | undefined } | undefined;
+      }
+    | undefined;
+}
+
+export const TERMINAL_PHASES = new Set(['Completed', 'Failed', 'Canceled']);
+export const phaseOf = (o: DataPathObject): string => o.status?.phase || 'New';
+export const isTerminal = (o: DataPathObject): boolean => TERMINAL_PHASES.has(phaseOf(o));
+
+export type AcceptDecision = { accept: true; targetPod: V1Pod } | { accept: false; retryAfterMs?: number; why?: string };
+
+/** What differs between PVBs and PVRs. */
+export interface DataPathKindSpec<T extends DataPathObject> {
+  kind: DataPathKind;
+  short: 'PVB' | 'PVR';
+  resource: ResourceKind;
+  client: CustomClient<T>;
+  /** The node that works on an accepted CR (PVB: spec.node; PVR: status.node). */
+  processingNode(obj: T): string | undefined;
+  /** Whether this node should claim a New CR now (and the workload pod it is about). */
+  acceptDecision(obj: T): Promise<AcceptDecision>;
+  /** Extra status set when this node claims the CR (PVR: status.node). */
+  onAccepted?(obj: T, node: string): void;
+  /** Status fields of a completed data path (PVB: path, snapshotID, empty-volume message). */
+  onCompleted(obj: T, result: ResultMessage): void;
+  /** `data path backup failed` / `data path restore failed`. */
+  failurePrefix: string;
+}
+
+export interface DataPathControllerContext {
+  kube: Kube;
+  namespace: string;
+  nodeName: string;
+  logger: Logger;
+  exposer: PodVolumeExposer;
+  events: Hub<CoreV1Event>;
+  hostingPods: Hub<V1Pod>;
+  slots: NodeSlots;
+  /** Cluster-wide count of CRs labelled expose-on-going, and its bound (0 = none). */
+  exposeOnGoing: () => number;
+  prepareQueueLength: number;
+  prepareTimeoutMs: number;
+  eventWaitMs: number;
+  progressWriteIntervalMs: number;
+  now?: () => Date;
+}
+
+export interface DataPathController<T extends DataPathObject> {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  enqueue(key: ObjectKey): void;
+  /** Resolves when every queued reconcile has run once (the initial resume pass). */
+  idle(): Promise<void>;
+  cached(): T[];
+}
+
+const REQUEUE_SOON_MS = 2000;
+const REQUEUE_BUSY_MS = 5000;
+
+interface ActiveWatch {
+  watch: MicroServiceWatch;
+  unsubscribe: () => void;
+}
+
+export function createDataPathController<T extends DataPathObject>(spec: DataPathKindSpec<T>, ctx: DataPathControllerContext): DataPathController<T> {
+  const log = ctx.logger.child({ controller: spec.kind });
+  const now = ctx.now ?? (() => new Date());
+  const watches = new Map<string, ActiveWatch>();
+  const slotKey = (name: string) => `${spec.short}/${name}`;
+  let controller: RunningController<T> | undefined;
+
+  const update = (name: string, mutate: (o: T) => boolean | void) => spec.client.update(ctx.namespace, name, mutate);
+
+  /** Claims a New CR for this node: a write conditioned on the resourceVersion that was read. */
+  async function claim(obj: T): Promise<T | undefined> {
+    const body = structuredClone(obj);
+    const stamp = now().toISOString();
+    body.status = { ...(body.status ?? {}), phase: 'Accepted', acceptedTimestamp: stamp };
+    body.metadata = { ...body.metadata, labels: { ...(body.metadata?.labels ?? {}), [Labels.ExposeOnGoing]: LabelValues.True } };
+    spec.onAccepted?.(body, ctx.nodeName);
+    try {
+      const written = await ctx.kube.custom.replaceNamespacedCustomObject({
+        group: spec.resource.group,
+        version: spec.resource.version,
+        plural: spec.resource.plural,
+        namespace: ctx.namespace,
+        name: obj.metadata?.name ?? '',
+        body,
+      });
+      return written as T;
+    } catch (err) {
+      if (isConflict(err) || isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  async function finish(name: string, phase: 'Completed' | 'Failed' | 'Canceled', mutate?: (o: T) => void): Promise<void> {
+    await retryTransient(() =>
+      update(name, (o) => {
+        if (isTerminal(o)) return false;
+        const stamp = now().toISOString();
+        o.status = { ...(o.status ?? {}), phase, completionTimestamp: stamp };
+        if (!o.status.startTimestamp && phase !== 'Completed') o.status.startTimestamp = stamp;
+        if (o.metadata?.labels) delete o.metadata.labels[Labels.ExposeOnGoing];
+        mutate?.(o);
+      }),
+    );
+    ctx.slots.release(slotKey(name));
+    log.info({ [spec.short]: name, phase }, `${spec.short} ${phase}`);
+  }
+
+  async function markCancel(name: string, message: string): Promise<void> {
+    await update(name, (o) => {
+      if (isTerminal(o) || o.spec.cancel) return false;
+      o.spec.cancel = true;
+      o.status = { ...(o.status ?? {}), message };
+    });
+    log.info({ [spec.short]: name, reason: message }, 'marked for cancel');
+  }
+
+  async function collectLogs(pod: V1Pod | undefined, container: string): Promise<void> {
+    const name = pod?.metadata?.name;
+    if (!name) return;
+    try {
+      const text = await ctx.kube.core.readNamespacedPodLog({ namespace: ctx.namespace, name, container });
+      mergeLog(ctx.logger, `${name}/${container}`, typeof text === 'string' ? text : String(text));
+    } catch (err) {
+      log.warn({ pod: name, err: (err as Error).message }, 'could not collect the data mover log');
+    }
+  }
+
+  function stopWatch(name: string): void {
+    const w = watches.get(name);
+    if (!w) return;
+    w.unsubscribe();
+    w.watch.close();
+    watches.delete(name);
+  }
+
+  async function onWatchEnd(name: string, uid: string, outcome: WatchOutcome): Promise<void> {
+    const pod = ctx.hostingPods.cached(name)[0];
+    await collectLogs(pod, uid);
+    stopWatch(name);
+    try {
+      if (outcome.outcome === 'completed') {
+        await finish(name, 'Completed', (o) => {
+          o.status = { ...(o.status ?? {}), progress: { totalBytes: outcome.result.totalBytes, bytesDone: outcome.result.totalBytes } };
+          spec.onCompleted(o, outcome.result);
+        });
+      } else if (outcome.outcome === 'canceled') {
+        await finish(name, 'Canceled', (o) => {
+          o.status = { ...(o.status ?? {}), message: o.status?.message || outcome.message };
+        });
+      } else {
+        await finish(name, 'Failed', (o) => {
+          o.status = { ...(o.status ?? {}), message: `${spec.failurePrefix}: ${outcome.message}` };
+        });
+      }
+      await ctx.exposer.cleanUp(name);
+    } catch (err) {
+      log.error({ [spec.short]: name, err: (err as Error).message }, 'could not record the data path result; will retry');
+      controller?.enqueue({ namespace: ctx.namespace, name });
+    }
+  }
+
+  /** Starts following the data mover of `obj` (its pod must exist). */
+  function startWatch(obj: T, pod: V1Pod): void {
+    const name = obj.metadata?.name ?? '';
+    const uid = obj.metadata?.uid ?? '';
+    if (watches.has(name)) return;
+    let pending: WatchProgress | undefined;
+    let lastWrite = 0;
+    let writing = false;
+    let timer: NodeJS.Timeout | undefined;
+    const writeProgress = async () => {
+      if (writing || !pending) return;
+      writing = true;
+      const p = pending;
+      pending = undefined;
+      lastWrite = Date.now();
+      try {
+        await update(name, (o) => {
+          const phase = phaseOf(o);
+          if (phase !== 'InProgress' && phase !== 'Canceling') return false;
+          const cur = o.status?.progress;
+          if (cur?.totalBytes === p.totalBytes && cur.bytesDone === p.bytesDone) return false;
+          o.status = { ...(o.status ?? {}), progress: { totalBytes: p.totalBytes, bytesDone: p.bytesDone } };
+        });
+      } catch (err) {
+        log.debug({ [spec.short]: name, err: (err as Error).message }, 'progress not written');
+      } finally {
+        writing = false;
+      }
+    };
+    const watch = new MicroServiceWatch({
+      podRef: `${ctx.namespace}/${name}`,
+      container: uid,
+      eventWaitMs: ctx.eventWaitMs,
+      onLog: (fields, msg) => log.debug({ [spec.short]: name, ...fields }, msg),
+      onProgress: (p) => {
+        pending = p;
+        if (timer) return;
+        const wait = Math.max(0, ctx.progressWriteIntervalMs - (Date.now() - lastWrite));
+        timer = setTimeout(() => {
+          timer = undefined;
+          void writeProgress();
+        }, wait);
+        timer.unref();
+      },
+      onEnd: (outcome) => {
+        if (timer) clearTimeout(timer);
+        timer = undefined;
+        pending = undefined;
+        log.info({ [spec.short]: name, outcome: outcome.outcome, ...(outcome.outcome !== 'completed' ? { message: outcome.message } : {}) }, 'data mover finished');
+        void onWatchEnd(name, uid, outcome);
+      },
+    });
+    const unsubEvents = ctx.events.subscribe(`${spec.kind}/${name}`, (_type, ev) => watch.onEvent(ev));
+    const unsubPod = ctx.hostingPods.subscribe(name, (type, p) => watch.onPod(type === 'delete' ? undefined : p));
+    watches.set(name, {
+      watch,
+      unsubscribe: () => {
+        unsubEvents();
+        unsubPod();
+        if (timer) clearTimeout(timer);
+      },
+    });
+    // What happened before this watch existed (a resumed node-agent): the cached Events in write order, then the pod.
+    for (const ev of byResourceVersion(ctx.events.cached(`${spec.kind}/${name}`))) watch.onEvent(ev);
+    watch.onPod(pod);
+  }
+
+  async function expose(obj: T, targetPod: V1Pod): Promise<void> {
+    const name = obj.metadata?.name ?? '';
+    try {
+      await ctx.exposer.expose({ kind: spec.kind, owner: { name, uid: obj.metadata?.uid ?? '' }, targetPod, volume: obj.spec.volume });
+    } catch (err) {
+      const message = `error to expose ${spec.short}: ${(err as Error).message}`;
+      log.warn({ [spec.short]: name, err: (err as Error).message }, 'expose failed');
+      await ctx.exposer.cleanUp(name).catch(() => undefined);
+      await finish(name, 'Failed', (o) => {
+        o.status = { ...(o.status ?? {}), message };
+      });
+    }
+  }
+
+  async function targetPodOf(obj: T): Promise<V1Pod | undefined> {
+    const ns = obj.spec.pod.namespace ?? '';
+    const podName = obj.spec.pod.name ?? '';
+    try {
+      const pod = await ctx.kube.core.readNamespacedPod({ namespace: ns, name: podName });
+      if (obj.spec.pod.uid && pod.metadata?.uid !== obj.spec.pod.uid) return undefined;
+      return pod;
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  async function reconcileNew(obj: T): Promise<ReconcileResult | void> {
+    const name = obj.metadata?.name ?? '';
+    if (obj.spec.cancel) {
+      await finish(name, 'Canceled');
+      return;
+    }
+    const decision = await spec.acceptDecision(obj);
+    if (!decision.accept) {
+      if (decision.why) log.debug({ [spec.short]: name, why: decision.why }, 'not accepting yet');
+      return decision.retryAfterMs !== undefined ? { requeueAfterMs: decision.retryAfterMs } : undefined;
+    }
+    if (ctx.prepareQueueLength > 0 && ctx.exposeOnGoing() >= ctx.prepareQueueLength) {
+      log.debug({ [spec.short]: name, limit: ctx.prepareQueueLength }, 'prepare queue is full');
+      return { requeueAfterMs: REQUEUE_BUSY_MS };
+    }
+    const key = slotKey(name);
+    if (!ctx.slots.tryAcquire(key)) {
+      log.debug({ [spec.short]: name, limit: ctx.slots.limit }, 'node concurrency limit reached');
+      return { requeueAfterMs: REQUEUE_BUSY_MS };
+    }
+    let claimed: T | undefined;
+    try {
+      claimed = await claim(obj);
+    } catch (err) {
+      ctx.slots.release(key);
+      throw err;
+    }
+    if (!claimed) {
+      ctx.slots.release(key);
+      log.debug({ [spec.short]: name }, 'claim lost (changed meanwhile); re-reading');
+      return;
+    }
+    log.info({ [spec.short]: name, pod: `${obj.spec.pod.namespace}/${obj.spec.pod.name}`, volume: obj.spec.volume }, `${spec.short} accepted`);
+    await expose(claimed, decision.targetPod);
+    return { requeueAfterMs: REQUEUE_SOON_MS };
+  }
+
+  async function reconcilePreparing(obj: T): Promise<ReconcileResult | void> {
+    const name = obj.metadata?.name ?? '';
+    const phase = phaseOf(obj);
+    ctx.slots.hold(slotKey(name));
+    if (obj.spec.cancel) {
+      await ctx.exposer.cleanUp(name);
+      await finish(name, 'Canceled');
+      return;
+    }
+    const pod = await ctx.exposer.getExposed(name);
+    if (!pod || pod.metadata?.deletionTimestamp) {
+      if (phase === 'Accepted' && !pod) {
+        // Claimed but the pod was never created (a restart between the two): expose now.
+        const target = await targetPodOf(obj);
+        if (!target) {
+          await finish(name, 'Failed', (o) => {
+            o.status = { ...(o.status ?? {}), message: `error to expose ${spec.short}: pod ${obj.spec.pod.namespace}/${obj.spec.pod.name} not found` };
+          });
+          return;
+        }
+        await expose(obj, target);
+        return { requeueAfterMs: REQUEUE_SOON_MS };
+      }
+      await markCancel(name, `Cancel ${spec.short} because the exposing pod ${ctx.namespace}/${name} is gone`);
+      return;
+    }
+    const broken = unrecoverableReason(pod);
+    if (broken) {
+      await markCancel(name, `found a ${spec.short} ${ctx.namespace}/${name} with expose error: ${broken}. mark it as cancel`);
+      return;
+    }
+    const accepted = Date.parse(obj.status?.acceptedTimestamp ?? '');
+    if (Number.isFinite(accepted) && now().getTime() - accepted >= ctx.prepareTimeoutMs) {
+      log.warn({ [spec.short]: name, podPhase: pod.status?.phase, conditions: pod.status?.conditions?.map((c) => `${c.type}=${c.status}`).join(',') }, `[Diagnose ${spec.short} expose] timeout on preparing`);
+      await ctx.exposer.cleanUp(name);
+      await finish(name, 'Failed', (o) => {
+        o.status = { ...(o.status ?? {}), message: `timeout on preparing ${spec.short}` };
+      });
+      return;
+    }
+    if (pod.status?.phase !== 'Running') return { requeueAfterMs: REQUEUE_SOON_MS };
+    if (phase === 'Accepted') {
+      await update(name, (o) => {
+        if (phaseOf(o) !== 'Accepted') return false;
+        o.status = { ...(o.status ?? {}), phase: 'Prepared' };
+      });
+      log.info({ [spec.short]: name }, `${spec.short} prepared`);
+      return;
+    }
+    // Prepared: follow the data mover first, then let it start (it waits for InProgress).
+    startWatch(obj, pod);
+    const written = await update(name, (o) => {
+      if (phaseOf(o) !== 'Prepared') return false;
+      o.status = { ...(o.status ?? {}), phase: 'InProgress', startTimestamp: now().toISOString() };
+      if (o.metadata?.labels) delete o.metadata.labels[Labels.ExposeOnGoing];
+    });
+    if (written && phaseOf(written) === 'InProgress') log.info({ [spec.short]: name }, `${spec.short} in progress`);
+    return;
+  }
+
+  async function reconcileRunning(obj: T): Promise<ReconcileResult | void> {
+    const name = obj.metadata?.name ?? '';
+    const phase = phaseOf(obj);
+    ctx.slots.hold(slotKey(name));
+    if (!watches.has(name)) {
+      const pod = await ctx.exposer.getExposed(name);
+      if (!pod) {
+        if (phase === 'Canceling') await finish(name, 'Canceled');
+        else
+          await finish(name, 'Failed', (o) => {
+            o.status = { ...(o.status ?? {}), message: `${spec.failurePrefix}: data-mover pod ${ctx.namespace}/${name} is gone` };
+          });
+        return;
+      }
+      log.info({ [spec.short]: name, phase }, 'following the running data mover');
+      startWatch(obj, pod);
+    }
+    if (phase === 'InProgress' && obj.spec.cancel) {
+      // The data mover sees spec.cancel itself and stops; the watcher then reports Canceled.
+      await update(name, (o) => {
+        if (phaseOf(o) !== 'InProgress') return false;
+        o.status = { ...(o.status ?? {}), phase: 'Canceling' };
+      });
+      log.info({ [spec.short]: name }, `${spec.short} canceling`);
+    }
+    return;
+  }
+
+  async function reconcile(key: ObjectKey): Promise<ReconcileResult | void> {
+    if (key.namespace !== ctx.namespace) return;
+    const obj = await spec.client.get(key.namespace, key.name);
+    if (!obj) {
+      stopWatch(key.name);
+      ctx.slots.release(slotKey(key.name));
+      return;
+    }
+    if (obj.spec.uploaderType === 'restic') return; // legacy restic work is not cairn's
+    const name = key.name;
+    const phase = phaseOf(obj);
+    const mine = phase !== 'New' && spec.processingNode(obj) === ctx.nodeName;
+    if (isTerminal(obj)) {
+      stopWatch(name);
+      ctx.slots.release(slotKey(name));
+      if (mine && ctx.hostingPods.cached(name).length > 0) await ctx.exposer.cleanUp(name);
+      if (obj.metadata?.finalizers?.includes(Finalizers.PodVolume)) {
+        await spec.client.update(ctx.namespace, name, (o) => {
+          const f = o.metadata?.finalizers ?? [];
+          if (!f.includes(Finalizers.PodVolume)) return false;
+          o.metadata = { ...o.metadata, finalizers: f.filter((x) => x !== Finalizers.PodVolume) };
+        });
+      }
+      return;
+    }
+    if (obj.metadata?.deletionTimestamp && !obj.spec.cancel) {
+      await markCancel(name, `Cancel ${spec.short} because it is being deleted`);
+      return;
+    }
+    if (!obj.metadata?.finalizers?.includes(Finalizers.PodVolume) && !obj.metadata?.deletionTimestamp) {
+      await spec.client.update(ctx.namespace, name, (o) => {
+        const f = o.metadata?.finalizers ?? [];
+        if (f.includes(Finalizers.PodVolume) || isTerminal(o)) return false;
+        o.metadata = { ...o.metadata, finalizers: [...f, Finalizers.PodVolume] };
+      });
+      return;
+    }
+    switch (phase) {
+      case 'New':
+        return reconcileNew(obj);
+      case 'Accepted':
+      case 'Prepared':
+        if (!mine) return;
+        return reconcilePreparing(obj);
+      case 'InProgress':
+      case 'Canceling':
+        if (!mine) return;
+        return reconcileRunning(obj);
+      default:
+        return;
+    }
+  }
+
+  return {
+    async start() {
+      controller = await startController<T>({
+        name: spec.kind,
+        kube: ctx.kube,
+        logger: ctx.logger,
+        path: spec.client.path(ctx.namespace),
+        list: () => spec.client.listForWatch(ctx.namespace),
+        reconcile: (key) => call(ctx.kube, `reconcile ${spec.short} ${key.name}`, () => reconcile(key)),
+        // Accepted CRs wait on time (prepare timeout) as well as on their pod.
+        resyncMs: 60_000,
+      });
+    },
+    async stop() {
+      for (const name of [...watches.keys()]) stopWatch(name);
+      await controller?.stop();
+    },
+    enqueue: (key) => controller?.enqueue(key),
+    idle: () => controller?.queue.idle() ?? Promise.resolve(),
+    cached: () => controller?.watch.list() ?? [],
+  };
+}

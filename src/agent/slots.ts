@@ -1,0 +1,32 @@
+/**
+ * The per-node concurrency of data-path pods (loadConcurrency, velero-interfaces.md §4.9): a PVB/PVR holds a slot
+ * from the moment this node accepts it until it ends, so the hosting pods of Accepted, Prepared and InProgress work
+ * on a node never outnumber the limit. Acquiring is synchronous, so the PVB and PVR controllers cannot both take
+ * the last slot.
+ */
+export class NodeSlots {
+  private readonly held = new Set<string>();
+
+  constructor(readonly limit: number) {}
+
+  /** Takes a slot for `key` if one is free (or `key` already holds one). */
+  tryAcquire(key: string): boolean {
+    if (this.held.has(key)) return true;
+    if (this.held.size >= this.limit) return false;
+    this.held.add(key);
+    return true;
+  }
+
+  /** Records work that already runs (found at start or resumed), even beyond the limit: it exists either way. */
+  hold(key: string): void {
+    this.held.add(key);
+  }
+
+  release(key: string): void {
+    this.held.delete(key);
+  }
+
+  get inUse(): number {
+    return this.held.size;
+  }
+}
