@@ -362,6 +362,17 @@ export class Repository {
     }
   }
 
+  /**
+   * Forgets a snapshot (deleting a backup does this); its data stays until maintenance finds it unreferenced.
+   * Returns false when there was no such snapshot.
+   */
+  async deleteSnapshot(id: string): Promise<boolean> {
+    if (!/^[0-9a-f]{64}$/.test(id)) throw new SnapshotNotFoundError(`invalid snapshot ID ${JSON.stringify(id)}`);
+    if (!(await this.store.head(`snapshots/${id}`))) return false;
+    await this.store.delete(`snapshots/${id}`);
+    return true;
+  }
+
   /** All snapshots, oldest first. */
   async listSnapshots(): Promise<SnapshotWithId[]> {
     const ids: string[] = [];

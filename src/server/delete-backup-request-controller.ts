@@ -3,8 +3,9 @@
  *
  * New: the request is checked (backup exists, is not being written, its location exists and is not ReadOnly); a
  * request that cannot proceed goes straight to Processed with the reason in `status.errors`. Otherwise the request
- * becomes InProgress and the Backup `Deleting`. InProgress: everything of the backup in storage is deleted, then the
- * Restores made from it (their `restores/<name>/` files, then the objects), then the Backup object. Every step is
+ * becomes InProgress and the Backup `Deleting`. InProgress: the backup's pod-volume snapshots are deleted from their
+ * repositories, then everything of the backup in storage, then the Restores made from it (their `restores/<name>/`
+ * files, then the objects), then its PodVolumeBackups and the Backup object. Every step is
  * idempotent, so a server restart in the middle simply runs the InProgress step again. Processed requests are
  * removed 24 hours after they were made, as Velero does.
  */
@@ -26,6 +27,7 @@ import {
 import { customClient } from '../kube/custom.js';
 import { startController, type ObjectKey, type ReconcileResult } from '../kube/controller.js';
 import { LocationResolver } from './storage/locations.js';
+import { deletePodVolumeBackupObjects, deletePodVolumeSnapshots } from './podvolume/backup-snapshots.js';
 import type { ServerContext, Stoppable } from './context.js';
 
 /** How long processed requests are kept (Velero's deleteBackupRequestMaxAge). */
@@ -114,7 +116,14 @@ export function deleteBackupRequestReconciler(ctx: ServerContext, resolver = new
       return undefined;
     });
     if (!resolved && !errors.length) errors.push(`backup storage location ${locationName} not found`);
-    if (resolved) {
+    // Pod-volume snapshots first, while the backup's files still name them; on failure the files stay for a retry.
+    const snapshots = await deletePodVolumeSnapshots({ kube: ctx.kube, namespace: key.namespace, backup, store: resolved?.store, log }).catch((err: unknown) => ({
+      deleted: 0,
+      errors: [`error deleting pod volume snapshots: ${oneLine(err)}`],
+    }));
+    errors.push(...snapshots.errors.map((e) => e.split('\n')[0]!.slice(0, 300)));
+    if (snapshots.deleted) log.info({ backup: backupName, snapshots: snapshots.deleted }, 'pod volume snapshots deleted');
+    if (resolved && snapshots.errors.length === 0) {
       try {
         const n = await resolved.store.deleteBackup(backupName);
         log.info({ backup: backupName, objects: n }, 'backup objects deleted from storage');
@@ -131,6 +140,7 @@ export function deleteBackupRequestReconciler(ctx: ServerContext, resolver = new
       }
     }
     if (errors.length === 0) {
+      await deletePodVolumeBackupObjects({ kube: ctx.kube, namespace: key.namespace, backupUid: backup.metadata.uid ?? '' });
       await backups.delete(key.namespace, backupName);
       log.info({ request: key.name, backup: backupName }, 'backup deleted');
     } else {

@@ -37,6 +37,13 @@ import { BackupStorageError, runBackup } from './run-backup.js';
 import { HEARTBEAT_INTERVAL_MS, RUNNER_ANNOTATION, claimAnnotations, claimState, releaseClaim, runnerIdentity } from './run-claim.js';
 import { throttledWriter } from './throttled-writer.js';
 import { backupValidationErrors } from './validation.js';
+import { PodVolumeBackupCreator } from '../podvolume/backup-creator.js';
+import { cancelPodVolumeBackups } from '../podvolume/backup-cancel.js';
+import { ownedByOperations, startBackupOperationsController } from './backup-operations-controller.js';
+
+function isWaitingPhase(phase: string): phase is typeof BackupPhase.WaitingForPluginOperations | typeof BackupPhase.WaitingForPluginOperationsPartiallyFailed {
+  return phase === BackupPhase.WaitingForPluginOperations || phase === BackupPhase.WaitingForPluginOperationsPartiallyFailed;
+}
 
 /** How many times a backup interrupted by server restarts is started before it is marked Failed. */
 export const MAX_ATTEMPTS = 3;
@@ -72,7 +79,7 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
     if (!raw) return;
     const phase = raw.status?.phase ?? '';
     if (phase === '' || phase === BackupPhase.New) return validateAndStart(key, raw);
-    if (RERUN_PHASES.has(phase) && !running.has(key.name)) return run(key);
+    if (RERUN_PHASES.has(phase) && !ownedByOperations(raw) && !running.has(key.name)) return run(key);
   };
 
   async function validateAndStart(key: ObjectKey, raw: Backup): Promise<void> {
@@ -148,7 +155,7 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
       await markFailed(key, `backup spec cannot be read: ${(err as Error).message}`);
       return;
     }
-    if (!backup || !RERUN_PHASES.has(backup.status?.phase ?? '')) return;
+    if (!backup || !RERUN_PHASES.has(backup.status?.phase ?? '') || ownedByOperations(backup)) return;
 
     const claim = claimState(backup.metadata?.annotations, me, opts.now().getTime(), opts.claimStaleAfterMs);
     if (!claim.free) {
@@ -196,6 +203,7 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
       const storageLocation = backup.spec?.storageLocation ?? opts.config.defaultBackupLocation;
       const resolved = await locations.resolve(storageLocation);
       if (!resolved) throw new StorageError(`backup storage location ${storageLocation} no longer exists`);
+      const podVolumes = new PodVolumeBackupCreator({ kube: opts.kube, namespace: opts.namespace, backup, ...(opts.signal ? { signal: opts.signal } : {}) });
       const outcome = await runBackup({
         kube: opts.kube,
         api,
@@ -209,13 +217,29 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
           await progress.stop();
           const written = await strict.updateStatus(key.namespace, key.name, (b) => {
             b.status = { ...b.status, phase: s.phase, warnings: s.warnings, errors: s.errors, progress: s.progress };
+            if (s.itemOperations > 0) {
+              b.status.backupItemOperationsAttempted = s.itemOperations;
+              b.status.backupItemOperationsCompleted = 0;
+              b.status.backupItemOperationsFailed = 0;
+            }
           });
           return written ?? (backup as Backup);
         },
         ...(opts.signal ? { signal: opts.signal } : {}),
         tmpDir: opts.tmpDir ?? scratchDir(),
         now: opts.now,
+        podVolumes,
       });
+      if (isWaitingPhase(outcome.phase)) {
+        // The items are stored; the operations controller waits for the PodVolumeBackups and completes the backup.
+        await strict.update(key.namespace, key.name, (b) => {
+          b.status = { ...b.status, phase: outcome.phase, warnings: outcome.warnings, errors: outcome.errors, progress: outcome.progress, backupItemOperationsAttempted: outcome.itemOperations };
+          if (b.metadata?.annotations) delete b.metadata.annotations[ATTEMPTS_ANNOTATION];
+          releaseClaim(b.metadata?.annotations);
+        });
+        opts.logger.info({ backup: key.name, phase: outcome.phase, podVolumeBackups: outcome.itemOperations }, 'backup items done; waiting for pod volume backups');
+        return;
+      }
       const final = await strict.updateStatus(key.namespace, key.name, (b) => {
         b.status = {
           ...b.status,
@@ -252,11 +276,18 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
   }
 
   async function markFailed(key: ObjectKey, reason: string): Promise<void> {
-    await lenient.updateStatus(key.namespace, key.name, (b) => {
+    const failed = await lenient.updateStatus(key.namespace, key.name, (b) => {
       b.status = { ...b.status, phase: BackupPhase.Failed, failureReason: reason, completionTimestamp: opts.now().toISOString() };
       if (b.metadata?.annotations) delete b.metadata.annotations[ATTEMPTS_ANNOTATION];
       releaseClaim(b.metadata?.annotations);
     });
+    // Nobody waits for this backup's pod volume backups any more: the node agents stop them.
+    const uid = failed?.metadata?.uid;
+    if (uid) {
+      await cancelPodVolumeBackups({ kube: opts.kube, namespace: opts.namespace, backupUid: uid, log: opts.logger }).catch((err: unknown) =>
+        opts.logger.warn({ backup: key.name, err: (err as Error).message }, 'could not cancel the pod volume backups of a failed backup'),
+      );
+    }
   }
 }
 
@@ -299,6 +330,7 @@ export async function startBackupController(ctx: ServerContext): Promise<Stoppab
 export async function startBackupControllerWith(opts: BackupControllerOptions): Promise<Stoppable> {
   const client = customClient<Backup>(opts.kube, Kinds.Backup, (o) => o as Backup);
   const abort = new AbortController();
+  const operations = await startBackupOperationsController(opts);
   const controller = await startController<Backup>({
     name: 'backup',
     kube: opts.kube,
@@ -311,6 +343,7 @@ export async function startBackupControllerWith(opts: BackupControllerOptions): 
     async stop() {
       abort.abort();
       await controller.stop();
+      await operations.stop();
     },
   };
 }

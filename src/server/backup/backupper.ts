@@ -5,7 +5,7 @@
  * single items are errors in the results (the backup ends PartiallyFailed); only a broken archive or an aborted
  * run throws.
  */
-import type { Backup } from '../../api/index.js';
+import type { Backup, PodVolumeBackup } from '../../api/index.js';
 import { Labels } from '../../api/index.js';
 import type { Logger } from '../../cli/logger.js';
 import type { Kube } from '../../kube/client.js';
@@ -15,6 +15,8 @@ import type { RelatedItem, UnstructuredObject } from '../../plugins/item-actions
 import type { BackupArchiveWriter } from '../archive/writer.js';
 import { ResultsCollector, scopeOf } from '../results.js';
 import { BackupVolumeInfoCollector, type PersistentVolumeClaimLike, type PersistentVolumeLike } from '../volume-info.js';
+import type { PodVolumeBackupCreator } from '../podvolume/backup-creator.js';
+import type { PodLike } from '../podvolume/backup-volumes.js';
 import type { ApiReader } from './api-reader.js';
 import { Discovery, type ApiResource } from './discovery.js';
 import {
@@ -30,6 +32,7 @@ import {
 import { BackedUpItems } from './resource-list.js';
 
 export const LIST_PAGE_SIZE = 500;
+const PODS = 'pods';
 /** Above this many included namespaces, resources are listed cluster-wide and filtered by namespace here. */
 export const PER_NAMESPACE_LIST_LIMIT = 10;
 
@@ -48,6 +51,8 @@ export interface BackupItemsOptions {
   onProgress?: (p: BackupProgressUpdate) => void;
   signal?: AbortSignal;
   pageSize?: number;
+  /** Creates the PodVolumeBackups of backed-up pods (fs-backup); absent = no fs-backup. */
+  podVolumes?: PodVolumeBackupCreator;
 }
 
 export interface BackupItemsResult {
@@ -56,6 +61,8 @@ export interface BackupItemsResult {
   volumeInfo: BackupVolumeInfoCollector;
   itemsBackedUp: number;
   totalItems: number;
+  /** PodVolumeBackups of this backup (the backup waits for them before it completes). */
+  podVolumeBackups: PodVolumeBackup[];
 }
 
 interface RawList {
@@ -117,6 +124,7 @@ class ItemBackupper {
       volumeInfo: this.volumeInfo,
       itemsBackedUp: this.itemsBackedUp,
       totalItems: this.itemsBackedUp,
+      podVolumeBackups: this.opts.podVolumes?.podVolumeBackups ?? [],
     };
   }
 
@@ -278,6 +286,7 @@ class ItemBackupper {
       }
     }
     for (const rel of additional) await this.backupRelated(rel, where);
+    if (r.groupResource === PODS && namespace && this.opts.podVolumes) await this.backupPodVolumes(current, namespace);
 
     await this.opts.archive.addItem({ groupResource: r.groupResource, ...(namespace ? { namespace } : {}), name, version: r.version, object: current });
     this.items.record(r.apiVersion, r.kind, namespace, name);
@@ -286,6 +295,24 @@ class ItemBackupper {
     if (r.groupResource === PERSISTENT_VOLUME_CLAIMS) this.volumeInfo.addSkippedPvc(current as unknown as PersistentVolumeClaimLike);
     this.itemsBackedUp++;
     this.reportProgress();
+  }
+
+  /** fs-backup of a pod's volumes: PVBs created now, waited for after all items (a problem is an item error). */
+  private async backupPodVolumes(pod: UnstructuredObject, namespace: string): Promise<void> {
+    const creator = this.opts.podVolumes as PodVolumeBackupCreator;
+    try {
+      const outcome = await creator.backupPod(pod as unknown as PodLike, { pvcsIncluded: this.policy.acceptsRelated(PERSISTENT_VOLUME_CLAIMS, true), log: this.log });
+      for (const s of outcome.skipped) {
+        if (s.quiet) this.log.info({ pod: `${namespace}/${pod.metadata.name}`, volume: s.volume }, s.reason);
+        else this.warn(namespace, s.reason);
+      }
+      for (const e of outcome.errors) this.error(namespace, e);
+      for (const p of outcome.pvSkips) this.volumeInfo.addPodVolumeSkip(p.pvName, p.reason);
+      for (const v of outcome.volumeInfo) this.volumeInfo.addPodVolume(v);
+    } catch (err) {
+      if (this.opts.signal?.aborted) throw err;
+      this.error(namespace, `error backing up the volumes of pod ${namespace}/${pod.metadata.name}: ${(err as Error).message}`);
+    }
   }
 
   private async backupRelated(rel: RelatedItem, from: object): Promise<void> {

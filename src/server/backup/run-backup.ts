@@ -14,6 +14,8 @@ import { isNotFound } from '../../plugins/object-store/index.js';
 import type { BackupStore } from '../storage/backup-store.js';
 import type { ApiReader } from './api-reader.js';
 import { backupItems, type BackupProgressUpdate } from './backupper.js';
+import type { PodVolumeBackupCreator } from '../podvolume/backup-creator.js';
+import { backupOperationFor } from '../podvolume/backup-tracking.js';
 
 export interface RunBackupOptions {
   kube: Kube;
@@ -30,17 +32,26 @@ export interface RunBackupOptions {
   signal?: AbortSignal;
   tmpDir?: string;
   now?: () => Date;
+  /** Creates PodVolumeBackups for pods' volumes (fs-backup). */
+  podVolumes?: PodVolumeBackupCreator;
 }
 
+export type WaitingPhase = typeof BackupPhase.WaitingForPluginOperations | typeof BackupPhase.WaitingForPluginOperationsPartiallyFailed;
+
 export interface FinalizingStatus {
-  phase: typeof BackupPhase.Finalizing | typeof BackupPhase.FinalizingPartiallyFailed;
+  /** Finalizing*, or WaitingForPluginOperations* when PodVolumeBackups are still to be waited for. */
+  phase: typeof BackupPhase.Finalizing | typeof BackupPhase.FinalizingPartiallyFailed | WaitingPhase;
   warnings: number;
   errors: number;
   progress: BackupProgressUpdate;
+  /** How many PodVolumeBackups the backup waits for (status.backupItemOperationsAttempted). */
+  itemOperations: number;
 }
 
 export interface RunBackupOutcome {
-  phase: typeof BackupPhase.Completed | typeof BackupPhase.PartiallyFailed;
+  /** WaitingForPluginOperations*: the items are stored, the PodVolumeBackups are tracked by the operations controller. */
+  phase: typeof BackupPhase.Completed | typeof BackupPhase.PartiallyFailed | WaitingPhase;
+  itemOperations: number;
   warnings: number;
   errors: number;
   progress: BackupProgressUpdate;
@@ -61,14 +72,24 @@ export async function runBackup(opts: RunBackupOptions): Promise<RunBackupOutcom
       log: opts.log,
       ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
       ...(opts.signal ? { signal: opts.signal } : {}),
+      ...(opts.podVolumes ? { podVolumes: opts.podVolumes } : {}),
     });
     const finished = await archive.finish();
     const warnings = items.results.warningCount;
     const errors = items.results.errorCount;
     const progress = { totalItems: items.totalItems, itemsBackedUp: items.itemsBackedUp };
-    const phase = errors > 0 ? BackupPhase.FinalizingPartiallyFailed : BackupPhase.Finalizing;
-    opts.log.info({ phase, warnings, errors, itemsBackedUp: items.itemsBackedUp, archiveBytes: finished.size }, 'Backup items done; uploading');
-    const metadata = opts.onFinalizing ? await opts.onFinalizing({ phase, warnings, errors, progress }) : opts.backup;
+    const pvbs = items.podVolumeBackups;
+    const waiting = pvbs.length > 0;
+    const phase = waiting
+      ? errors > 0
+        ? BackupPhase.WaitingForPluginOperationsPartiallyFailed
+        : BackupPhase.WaitingForPluginOperations
+      : errors > 0
+        ? BackupPhase.FinalizingPartiallyFailed
+        : BackupPhase.Finalizing;
+    opts.log.info({ phase, warnings, errors, itemsBackedUp: items.itemsBackedUp, archiveBytes: finished.size, podVolumeBackups: pvbs.length }, 'Backup items done; uploading');
+    const metadata = opts.onFinalizing ? await opts.onFinalizing({ phase, warnings, errors, progress, itemOperations: pvbs.length }) : opts.backup;
+    const now = opts.now ?? (() => new Date());
 
     await putOrExplain(opts.store, opts.backup.spec?.storageLocation ?? '', () => opts.store.putBackup({
       name,
@@ -80,14 +101,16 @@ export async function runBackup(opts: RunBackupOptions): Promise<RunBackupOutcom
         results: items.results.toJSON(),
         resourceList: items.resourceList,
         volumeInfo: items.volumeInfo.toJSON(),
-        itemOperations: [],
-        podVolumeBackups: [],
+        // Written now with the PVBs as they are; the operations controller writes them again once they are done.
+        itemOperations: pvbs.map((pvb) => backupOperationFor({ backup: metadata, pvb, now: now() })),
+        podVolumeBackups: pvbs,
         volumeSnapshots: [],
         csiVolumeSnapshotClasses: [],
       },
     }));
     return {
-      phase: errors > 0 ? BackupPhase.PartiallyFailed : BackupPhase.Completed,
+      phase: waiting ? (phase as WaitingPhase) : errors > 0 ? BackupPhase.PartiallyFailed : BackupPhase.Completed,
+      itemOperations: pvbs.length,
       warnings,
       errors,
       progress,

@@ -4,7 +4,7 @@
  * so a backup is never visible in storage without its contents.
  */
 import type { Readable } from 'node:stream';
-import { parseBackup, type Backup } from '../../api/index.js';
+import { parseBackup, parsePodVolumeBackup, type Backup, type PodVolumeBackup } from '../../api/index.js';
 import { isNotFound, type ObjectStore } from '../../plugins/object-store/index.js';
 import {
   TopLevelDirs,
@@ -18,7 +18,7 @@ import {
   type DownloadTargetKind,
   type RestoreFileKind,
 } from './layout.js';
-import { fromJsonGzip, gzipText, toJsonGzip, toPrettyJson } from './encoding.js';
+import { fromJsonGzip, gunzipText, gzipText, toJsonGzip, toPrettyJson } from './encoding.js';
 
 /** The JSON files of a backup directory, by kind; each is written gzip-compressed even when empty. */
 export type BackupJsonFiles = Partial<Record<Exclude<BackupFileKind, 'metadata' | 'contents' | 'log'>, unknown>>;
@@ -90,6 +90,35 @@ export class BackupStore {
   async getBackupJson(name: string, kind: keyof BackupJsonFiles): Promise<unknown> {
     const data = await this.tryGet(backupFileKey(name, kind));
     return data ? fromJsonGzip(data) : undefined;
+  }
+
+  /**
+   * The PodVolumeBackups stored with a backup (`<name>-podvolumebackups.json.gz`), as Velero or cairn wrote them;
+   * [] when the file is missing or empty. Entries that are not readable PodVolumeBackups are left out.
+   */
+  async getPodVolumeBackups(name: string): Promise<PodVolumeBackup[]> {
+    const stored = await this.getBackupJson(name, 'podVolumeBackups');
+    if (!Array.isArray(stored)) return [];
+    const out: PodVolumeBackup[] = [];
+    for (const item of stored as unknown[]) {
+      try {
+        out.push(parsePodVolumeBackup({ apiVersion: 'velero.io/v1', kind: 'PodVolumeBackup', ...(item as object) }));
+      } catch {
+        /* not a PodVolumeBackup: skipped */
+      }
+    }
+    return out;
+  }
+
+  /** The backup's log text (`<name>-logs.gz`), or undefined when there is none. */
+  async getBackupLog(name: string): Promise<string | undefined> {
+    const data = await this.tryGet(backupFileKey(name, 'log'));
+    return data ? gunzipText(data) : undefined;
+  }
+
+  /** Replaces the backup's log (the operations controller appends what happened after the items were stored). */
+  async putBackupLog(name: string, text: string): Promise<void> {
+    await this.objects.put(backupFileKey(name, 'log'), gzipText(text));
   }
 
   async getBackupContents(name: string): Promise<Readable> {

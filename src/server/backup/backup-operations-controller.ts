@@ -1,0 +1,230 @@
+/**
+ * Tracks the PodVolumeBackups of backups whose items are stored (seed 004), on its own queue so the backup
+ * controller can run the next backup meanwhile:
+ *   WaitingForPluginOperations*  → counts PVBs into status.backupItemOperationsAttempted/Completed/Failed; when all
+ *                                  are terminal → Finalizing*; past the fs-backup timeout → the pending ones are
+ *                                  canceled and the backup goes FinalizingPartiallyFailed;
+ *   Finalizing* (with PVBs)      → writes `-podvolumebackups.json.gz`, `-itemoperations.json.gz`,
+ *                                  `-volumeinfo.json.gz`, the results and log with the PVB errors, then
+ *                                  velero-backup.json with the final phase: Completed, or PartiallyFailed when a PVB
+ *                                  did not complete or the items had errors.
+ * Everything is read from the cluster and the location each time, so a restarted server simply carries on
+ * (Velero fails such backups; cairn resumes them). Re-running the finalization writes the same files again.
+ */
+import {
+  ApiVersionV1,
+  BackupPhase,
+  Kinds,
+  Labels,
+  parseBackup,
+  parsePodVolumeBackup,
+  type Backup,
+  type PodVolumeBackup,
+} from '../../api/index.js';
+import { customClient } from '../../kube/custom.js';
+import { startController, type ObjectKey, type ReconcileResult } from '../../kube/controller.js';
+import type { ServerContext, Stoppable } from '../context.js';
+import { count, type Results } from '../results.js';
+import { LocationResolver } from '../storage/locations.js';
+import type { BackupVolumeInfo } from '../volume-info.js';
+import { cancelPodVolumeBackups } from '../podvolume/backup-cancel.js';
+import { backupOperationFor, fsBackupTimeoutMs, mergeVolumeInfo, podVolumeErrors, trackPodVolumeBackups } from '../podvolume/backup-tracking.js';
+import { createBackupLog } from './backup-log.js';
+import { withTypeMeta } from './run-backup.js';
+
+/** How often a waiting backup is looked at even without PVB events (progress counters, the timeout). */
+export const OPERATIONS_RESYNC_MS = 10_000;
+/** Velero's log line when PVBs are still running at the fs-backup timeout. */
+export const TIMED_OUT_MESSAGE = 'timed out waiting for all PodVolumeBackups to complete';
+/** The log line that marks the finalization's lines as already written (a re-run does not repeat them). */
+export const POD_VOLUMES_DONE_LOG = 'Pod volume backups done';
+
+const WAITING: ReadonlySet<string> = new Set([BackupPhase.WaitingForPluginOperations, BackupPhase.WaitingForPluginOperationsPartiallyFailed]);
+const FINALIZING: ReadonlySet<string> = new Set([BackupPhase.Finalizing, BackupPhase.FinalizingPartiallyFailed]);
+
+/** Backups this controller drives (the backup controller leaves them alone). */
+export function ownedByOperations(backup: Pick<Backup, 'status'>): boolean {
+  const phase = backup.status?.phase ?? '';
+  if (WAITING.has(phase)) return true;
+  return FINALIZING.has(phase) && (backup.status?.backupItemOperationsAttempted ?? 0) > 0;
+}
+
+/** Adds messages to results, each once (a finalization run twice does not repeat them). */
+export function addErrors(results: Results, errors: readonly { namespace?: string; message: string }[]): Results {
+  const out = structuredClone(results);
+  out.errors ??= {};
+  for (const e of errors) {
+    const list = e.namespace ? ((out.errors.namespaces ??= {})[e.namespace] ??= []) : (out.errors.velero ??= []);
+    if (!list.includes(e.message)) list.push(e.message);
+  }
+  return out;
+}
+
+export function backupOperationsReconciler(ctx: ServerContext, resolver = new LocationResolver(ctx.kube, ctx.namespace)) {
+  const backups = customClient<Backup>(ctx.kube, Kinds.Backup, parseBackup);
+  const pvbClient = customClient<PodVolumeBackup>(ctx.kube, Kinds.PodVolumeBackup, parsePodVolumeBackup);
+  const log = ctx.logger.child({ controller: 'backup-operations' });
+
+  const listPvbs = async (backup: Backup) => {
+    const uid = backup.metadata.uid ?? '';
+    const found = uid ? await pvbClient.list(ctx.namespace, `${Labels.BackupUID}=${uid}`) : [];
+    return found.sort((a, b) => ((a.metadata.name ?? '') < (b.metadata.name ?? '') ? -1 : 1));
+  };
+
+  async function track(key: ObjectKey, backup: Backup): Promise<ReconcileResult | void> {
+    const pvbs = await listPvbs(backup);
+    const startedMs = Date.parse(backup.status?.startTimestamp ?? '') || ctx.now().getTime();
+    const timeoutMs = fsBackupTimeoutMs(backup, ctx.config.fsBackupTimeoutMs);
+    const state = trackPodVolumeBackups({ pvbs, startedMs, timeoutMs, nowMs: ctx.now().getTime() });
+    const partially = backup.status?.phase === BackupPhase.WaitingForPluginOperationsPartiallyFailed || state.failed > 0;
+
+    if (state.timedOut) {
+      const names = new Set(state.pending.map((p) => p.metadata.name ?? ''));
+      await cancelPodVolumeBackups({
+        kube: ctx.kube,
+        namespace: ctx.namespace,
+        backupUid: backup.metadata.uid ?? '',
+        log,
+        only: names,
+        message: () => `${TIMED_OUT_MESSAGE} (fs-backup timeout ${Math.round(timeoutMs / 1000)}s), mark it as cancel`,
+      });
+      log.warn({ backup: key.name, pending: [...names] }, TIMED_OUT_MESSAGE);
+    }
+    const done = state.allTerminal || state.timedOut;
+    const phase = done
+      ? partially || state.timedOut
+        ? BackupPhase.FinalizingPartiallyFailed
+        : BackupPhase.Finalizing
+      : partially
+        ? BackupPhase.WaitingForPluginOperationsPartiallyFailed
+        : BackupPhase.WaitingForPluginOperations;
+    await backups.updateStatus(key.namespace, key.name, (b) => {
+      if (!WAITING.has(b.status?.phase ?? '')) return false;
+      const s = b.status ?? {};
+      if (s.phase === phase && s.backupItemOperationsAttempted === state.attempted && s.backupItemOperationsCompleted === state.completed && s.backupItemOperationsFailed === state.failed) return false;
+      b.status = {
+        ...s,
+        phase,
+        backupItemOperationsAttempted: Math.max(state.attempted, s.backupItemOperationsAttempted ?? 0),
+        backupItemOperationsCompleted: state.completed,
+        backupItemOperationsFailed: state.failed,
+      };
+    });
+    if (done) {
+      log.info({ backup: key.name, phase, completed: state.completed, failed: state.failed, timedOut: state.timedOut }, 'pod volume backups done; finalizing');
+      return { requeueAfterMs: 0 };
+    }
+    return { requeueAfterMs: Math.max(1000, Math.min(OPERATIONS_RESYNC_MS, state.deadlineMs - ctx.now().getTime())) };
+  }
+
+  async function finalize(key: ObjectKey, backup: Backup): Promise<void> {
+    const name = key.name;
+    const pvbs = await listPvbs(backup);
+    const now = ctx.now();
+    const locationName = backup.spec.storageLocation ?? ctx.config.defaultBackupLocation;
+    const resolved = await resolver.resolve(locationName);
+    if (!resolved) {
+      // Velero: a backup whose location is gone cannot be finalized and ends PartiallyFailed.
+      await backups.updateStatus(key.namespace, name, (b) => {
+        if (!ownedByOperations(b)) return false;
+        b.status = { ...b.status, phase: BackupPhase.PartiallyFailed, completionTimestamp: now.toISOString(), failureReason: `backup storage location ${locationName} no longer exists` };
+      });
+      log.warn({ backup: name, location: locationName }, 'backup storage location is gone; backup ends PartiallyFailed');
+      return;
+    }
+    const store = resolved.store;
+    // PVBs still running now are the ones the fs-backup timeout gave up on.
+    const timedOut = pvbs.some((p) => !['Completed', 'Failed', 'Canceled'].includes(p.status?.phase ?? ''));
+    const pvbErrors = podVolumeErrors(pvbs, timedOut);
+    const errors = [...pvbErrors, ...(timedOut ? [{ message: TIMED_OUT_MESSAGE }] : [])];
+
+    const storedResults = ((await store.getBackupJson(name, 'results')) as Results | undefined) ?? { warnings: {}, errors: {} };
+    const results = addErrors({ warnings: storedResults.warnings ?? {}, errors: storedResults.errors ?? {} }, errors);
+    const storedInfo = ((await store.getBackupJson(name, 'volumeInfo')) as BackupVolumeInfo[] | null | undefined) ?? [];
+    const volumeInfo = mergeVolumeInfo(storedInfo, pvbs);
+    const operations = pvbs.map((pvb) => backupOperationFor({ backup, pvb, timedOut, now }));
+    const storedPvbs = pvbs.map((p) => ({ ...p, apiVersion: ApiVersionV1, kind: 'PodVolumeBackup' }));
+
+    const logText = (await store.getBackupLog(name)) ?? '';
+    if (!logText.includes(POD_VOLUMES_DONE_LOG)) {
+      const extra = createBackupLog({ backup: `${key.namespace}/${name}` });
+      for (const e of errors) extra.logger.error(e.message);
+      for (const p of pvbs) extra.logger.info({ podVolumeBackup: p.metadata.name, pod: `${p.spec.pod.namespace ?? ''}/${p.spec.pod.name ?? ''}`, volume: p.spec.volume, phase: p.status?.phase ?? '', snapshotID: p.status?.snapshotID ?? '' }, 'Pod volume backup');
+      extra.logger.info({ podVolumeBackups: pvbs.length, errors: pvbErrors.length }, POD_VOLUMES_DONE_LOG);
+      await store.putBackupLog(name, logText + extra.text());
+    }
+    await store.putBackupJson(name, 'podVolumeBackups', storedPvbs);
+    await store.putBackupJson(name, 'itemOperations', operations);
+    await store.putBackupJson(name, 'volumeInfo', volumeInfo);
+    await store.putBackupJson(name, 'results', results);
+
+    const partially = backup.status?.phase === BackupPhase.FinalizingPartiallyFailed || errors.length > 0 || count(results.errors) > 0;
+    const completed = pvbs.filter((p) => p.status?.phase === 'Completed').length;
+    const final = await backups.updateStatus(key.namespace, name, (b) => {
+      if (!ownedByOperations(b) || !FINALIZING.has(b.status?.phase ?? '')) return false;
+      b.status = {
+        ...b.status,
+        phase: partially ? BackupPhase.PartiallyFailed : BackupPhase.Completed,
+        completionTimestamp: now.toISOString(),
+        errors: count(results.errors),
+        warnings: count(results.warnings ?? {}),
+        backupItemOperationsAttempted: Math.max(pvbs.length, b.status?.backupItemOperationsAttempted ?? 0),
+        backupItemOperationsCompleted: completed,
+        backupItemOperationsFailed: pvbs.length - completed,
+        hookStatus: b.status?.hookStatus ?? { hooksAttempted: 0, hooksFailed: 0 },
+      };
+    });
+    if (final && !ownedByOperations(final)) await store.putBackupMetadata(name, withTypeMeta(final));
+    log.info({ backup: name, phase: final?.status?.phase, podVolumeBackups: pvbs.length, failed: pvbs.length - completed }, 'backup done');
+  }
+
+  return async function reconcile(key: ObjectKey): Promise<ReconcileResult | void> {
+    if (key.namespace !== ctx.namespace) return;
+    let backup: Backup | undefined;
+    try {
+      backup = await backups.get(key.namespace, key.name);
+    } catch {
+      return; // unreadable: the backup controller reports it
+    }
+    if (!backup || !ownedByOperations(backup)) return;
+    if (WAITING.has(backup.status?.phase ?? '')) return track(key, backup);
+    await finalize(key, backup);
+  };
+}
+
+/** The operations controller: Backups by watch and resync, plus a PVB watch that wakes the owning backup. */
+export async function startBackupOperationsController(ctx: ServerContext): Promise<Stoppable> {
+  const backups = customClient<Backup>(ctx.kube, Kinds.Backup, (o) => o as Backup);
+  const pvbs = customClient<PodVolumeBackup>(ctx.kube, Kinds.PodVolumeBackup, (o) => o as PodVolumeBackup);
+  const controller = await startController<Backup>({
+    name: 'backup-operations',
+    kube: ctx.kube,
+    logger: ctx.logger,
+    path: backups.path(ctx.namespace),
+    list: () => backups.listForWatch(ctx.namespace),
+    reconcile: backupOperationsReconciler(ctx),
+    resyncMs: OPERATIONS_RESYNC_MS,
+  });
+  // PVBs seen so far: name → owning Backup (a deleted PVB still wakes its backup).
+  const owners = new Map<string, string>();
+  const pvbWatch = await startController<PodVolumeBackup>({
+    name: 'backup-operations-pvb',
+    kube: ctx.kube,
+    logger: ctx.logger,
+    path: pvbs.path(ctx.namespace),
+    list: () => pvbs.listForWatch(ctx.namespace),
+    reconcile: async (key) => {
+      const pvb = await pvbs.get(key.namespace, key.name);
+      const owner = pvb?.metadata?.ownerReferences?.find((o) => o.kind === 'Backup' && o.controller)?.name ?? owners.get(key.name);
+      if (pvb && owner) owners.set(key.name, owner);
+      else owners.delete(key.name);
+      if (owner) controller.enqueue({ namespace: key.namespace, name: owner });
+    },
+  });
+  return {
+    async stop() {
+      await pvbWatch.stop();
+      await controller.stop();
+    },
+  };
+}

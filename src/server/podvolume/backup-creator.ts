@@ -1,0 +1,213 @@
+/**
+ * Creates the PodVolumeBackups of one backup run, pod by pod (velero-interfaces.md §4.1): picks the volumes
+ * (./backup-volumes.ts), skips them all when the pod is not running or no node-agent runs on its node, ensures the
+ * BackupRepository of (location, pod namespace) is Ready before the first PVB, then creates one PVB per volume.
+ * Idempotent across runs of the same backup: a PVB that already exists for (backup uid, pod uid, volume) is reused,
+ * so a backup run again after a server restart never makes a second one.
+ */
+import { Kinds, Labels, LabelValues, parsePodVolumeBackup, type Backup, type PodVolumeBackup } from '../../api/index.js';
+import type { Logger } from '../../cli/logger.js';
+import type { Kube } from '../../kube/client.js';
+import { customClient } from '../../kube/custom.js';
+import { ensureRepository } from '../repository/ensure.js';
+import { BackupMethods, type BackupVolumeInfo } from '../volume-info.js';
+import { podVolumeBackupFor, podVolumeKey } from './backup-pvb.js';
+import { volumeInfoFor } from './backup-tracking.js';
+import {
+  claimNamesByVolume,
+  nodeAgentNotRunningReason,
+  podNotRunningReason,
+  selectPodVolumes,
+  wantedVolumes,
+  type ClaimInfo,
+  type PodLike,
+  type SkippedVolume,
+} from './backup-volumes.js';
+
+export interface PodVolumeBackupCreatorOptions {
+  kube: Kube;
+  /** The install namespace (PVBs, node-agent pods and BackupRepositories live there). */
+  namespace: string;
+  backup: Backup;
+  /** How long to wait for a BackupRepository to become Ready (default 5 minutes). */
+  repositoryTimeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+export interface PodVolumesOutcome {
+  /** The PVBs of this pod (created now or found from an earlier run). */
+  pvbs: PodVolumeBackup[];
+  /** Volumes skipped, with Velero's reason (quiet ones are only worth an info log line). */
+  skipped: SkippedVolume[];
+  /** Problems that make the backup PartiallyFailed. */
+  errors: string[];
+  /** Volume info entries of the volumes taken. */
+  volumeInfo: BackupVolumeInfo[];
+  /** PV names of PVC volumes skipped, with the reason for their volume info entry. */
+  pvSkips: { pvName: string; reason: string }[];
+}
+
+export class PodVolumeBackupCreator {
+  private readonly pvbs;
+  private existing: Map<string, PodVolumeBackup> | undefined;
+  private nodesWithAgent: Set<string> | undefined;
+  private readonly repositories = new Map<string, Promise<void>>();
+  private readonly all = new Map<string, PodVolumeBackup>();
+
+  constructor(private readonly opts: PodVolumeBackupCreatorOptions) {
+    this.pvbs = customClient<PodVolumeBackup>(opts.kube, Kinds.PodVolumeBackup, parsePodVolumeBackup);
+  }
+
+  /** Every PVB of this backup run so far. */
+  get podVolumeBackups(): PodVolumeBackup[] {
+    return [...this.all.values()];
+  }
+
+  async backupPod(pod: PodLike, opts: { pvcsIncluded: boolean; log: Logger }): Promise<PodVolumesOutcome> {
+    const out: PodVolumesOutcome = { pvbs: [], skipped: [], errors: [], volumeInfo: [], pvSkips: [] };
+    const defaultVolumesToFsBackup = Boolean(this.opts.backup.spec?.defaultVolumesToFsBackup);
+    const wanted = wantedVolumes(pod, defaultVolumesToFsBackup);
+    if (wanted.length === 0) return out;
+    const where = `${pod.metadata.namespace ?? ''}/${pod.metadata.name}`;
+    opts.log.info({ pod: where, volumes: wanted }, `pod ${where} has volumes to backup: ${wanted.join(',')}`);
+
+    const claims = await this.claimsOf(pod, new Set(wanted));
+    const selection = selectPodVolumes({ pod, defaultVolumesToFsBackup, pvcsIncluded: opts.pvcsIncluded, claims });
+    out.skipped.push(...selection.skipped);
+    for (const s of selection.skipped) if (s.claim?.pv) out.pvSkips.push({ pvName: s.claim.pv.metadata.name, reason: s.reason });
+    if (selection.chosen.length === 0) return out;
+
+    const skipAll = (problem: string) => {
+      for (const c of selection.chosen) {
+        const reason = `encountered a problem with backing up the PVC of pod ${where}: ${problem}`;
+        out.skipped.push({ volume: c.volume, reason: `Skip pod volume ${c.volume}: ${problem}`, quiet: false, ...(c.claim ? { claim: c.claim } : {}) });
+        if (c.claim?.pv) out.pvSkips.push({ pvName: c.claim.pv.metadata.name, reason });
+      }
+    };
+    const notRunning = podNotRunningReason(pod);
+    if (notRunning) {
+      skipAll(notRunning);
+      return out;
+    }
+    const node = pod.spec?.nodeName ?? '';
+    if (!(await this.nodeAgentRunsOn(node))) {
+      const reason = nodeAgentNotRunningReason(node);
+      skipAll(reason);
+      out.errors.push(reason);
+      return out;
+    }
+    try {
+      await this.ensureRepository(pod.metadata.namespace ?? '', opts.log);
+    } catch (err) {
+      const reason = (err as Error).message;
+      skipAll(reason);
+      out.errors.push(`error ensuring the backup repository for namespace ${pod.metadata.namespace ?? ''}: ${reason}`);
+      return out;
+    }
+
+    const existing = await this.existingPodVolumeBackups();
+    for (const c of selection.chosen) {
+      const wantedPvb = podVolumeBackupFor({ backup: this.opts.backup, pod, volume: c.volume, ...(c.claim ? { claim: c.claim } : {}) });
+      let pvb = existing.get(podVolumeKey(wantedPvb));
+      if (pvb) {
+        opts.log.info({ pod: where, volume: c.volume, podVolumeBackup: pvb.metadata.name }, 'PodVolumeBackup exists from an earlier run of this backup; reusing it');
+      } else {
+        try {
+          pvb = await this.pvbs.create(wantedPvb);
+          existing.set(podVolumeKey(pvb), pvb);
+          opts.log.info({ pod: where, volume: c.volume, podVolumeBackup: pvb.metadata.name }, 'Created PodVolumeBackup');
+        } catch (err) {
+          out.errors.push(`error creating PodVolumeBackup for volume ${c.volume} of pod ${where}: ${(err as Error).message}`);
+          continue;
+        }
+      }
+      this.all.set(podVolumeKey(pvb), pvb);
+      out.pvbs.push(pvb);
+      out.volumeInfo.push(volumeInfoFor(pvb, baseEntry(c.claim)));
+    }
+    return out;
+  }
+
+  private async claimsOf(pod: PodLike, wanted: ReadonlySet<string>): Promise<Map<string, ClaimInfo>> {
+    const out = new Map<string, ClaimInfo>();
+    const namespace = pod.metadata.namespace ?? '';
+    for (const [volume, claimName] of claimNamesByVolume(pod)) {
+      if (!wanted.has(volume)) continue;
+      try {
+        const pvc = await this.opts.kube.core.readNamespacedPersistentVolumeClaim({ namespace, name: claimName });
+        const info: ClaimInfo = { pvc: { metadata: { name: claimName, namespace, uid: pvc.metadata?.uid ?? '' }, spec: { volumeName: pvc.spec?.volumeName ?? '' } } };
+        const pvName = pvc.spec?.volumeName;
+        if (pvName) {
+          const pv = await this.opts.kube.core.readPersistentVolume({ name: pvName });
+          info.pv = {
+            metadata: { name: pvName, ...(pv.metadata?.labels ? { labels: pv.metadata.labels } : {}) },
+            spec: { ...(pv.spec?.hostPath ? { hostPath: pv.spec.hostPath } : {}), persistentVolumeReclaimPolicy: pv.spec?.persistentVolumeReclaimPolicy ?? '' },
+          };
+        }
+        out.set(volume, info);
+      } catch {
+        out.set(volume, {});
+      }
+    }
+    return out;
+  }
+
+  private async nodeAgentRunsOn(node: string): Promise<boolean> {
+    if (!this.nodesWithAgent) {
+      const pods = await this.opts.kube.core.listNamespacedPod({ namespace: this.opts.namespace, labelSelector: `${Labels.NodeAgentRole}=${LabelValues.NodeAgent}` });
+      this.nodesWithAgent = new Set(
+        pods.items.filter((p) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp && p.spec?.nodeName).map((p) => p.spec?.nodeName ?? ''),
+      );
+    }
+    if (this.nodesWithAgent.has(node)) return true;
+    // Looked up once per run; a node-agent that started since is found by asking again.
+    this.nodesWithAgent = undefined;
+    const pods = await this.opts.kube.core.listNamespacedPod({ namespace: this.opts.namespace, labelSelector: `${Labels.NodeAgentRole}=${LabelValues.NodeAgent}`, fieldSelector: `spec.nodeName=${node}` });
+    return pods.items.some((p) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp);
+  }
+
+  private ensureRepository(volumeNamespace: string, log: Logger): Promise<void> {
+    let pending = this.repositories.get(volumeNamespace);
+    if (!pending) {
+      const bsl = this.opts.backup.spec?.storageLocation ?? '';
+      pending = ensureRepository({
+        kube: this.opts.kube,
+        namespace: this.opts.namespace,
+        bsl,
+        volumeNamespace,
+        ...(this.opts.repositoryTimeoutMs ? { timeoutMs: this.opts.repositoryTimeoutMs } : {}),
+        ...(this.opts.signal ? { signal: this.opts.signal } : {}),
+      }).then((r) => {
+        log.info({ repository: r.repository.metadata.name, volumeNamespace, created: r.created }, 'Backup repository is ready');
+      });
+      // A failure is not remembered: the next pod of the namespace tries again.
+      pending.catch(() => this.repositories.delete(volumeNamespace));
+      this.repositories.set(volumeNamespace, pending);
+    }
+    return pending;
+  }
+
+  private async existingPodVolumeBackups(): Promise<Map<string, PodVolumeBackup>> {
+    if (!this.existing) {
+      const uid = this.opts.backup.metadata.uid ?? '';
+      const found = uid ? await this.pvbs.list(this.opts.namespace, `${Labels.BackupUID}=${uid}`) : [];
+      this.existing = new Map(found.map((p) => [podVolumeKey(p), p]));
+    }
+    return this.existing;
+  }
+}
+
+/** What the volume info entry of a PVC volume carries beyond the PVB: claim, volume and its reclaim policy/labels. */
+function baseEntry(claim: ClaimInfo | undefined): BackupVolumeInfo | undefined {
+  if (!claim?.pvc) return undefined;
+  return {
+    pvcName: claim.pvc.metadata.name,
+    pvcNamespace: claim.pvc.metadata.namespace ?? '',
+    ...(claim.pv ? { pvName: claim.pv.metadata.name } : {}),
+    backupMethod: BackupMethods.PodVolumeBackup,
+    snapshotDataMoved: false,
+    preserveLocalSnapshot: false,
+    skipped: false,
+    ...(claim.pv ? { pvInfo: { reclaimPolicy: claim.pv.spec?.persistentVolumeReclaimPolicy ?? '', labels: claim.pv.metadata.labels ?? null } } : {}),
+  };
+}

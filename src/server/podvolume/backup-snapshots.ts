@@ -1,0 +1,95 @@
+/**
+ * Deleting a backup deletes its pod-volume snapshots (velero-interfaces.md §1.9: after native snapshots, before
+ * the backup's objects): the snapshot IDs come from the backup's PVBs in the cluster and from its
+ * `-podvolumebackups.json.gz`, each from the repository of (location, pod namespace). The repository's maintenance
+ * later reclaims the data nothing references any more.
+ */
+import { Kinds, Labels, parsePodVolumeBackup, type Backup, type PodVolumeBackup } from '../../api/index.js';
+import type { Logger } from '../../cli/logger.js';
+import type { Kube } from '../../kube/client.js';
+import { customClient } from '../../kube/custom.js';
+import { VolumeRepositoryError, openRepositoryForVolume } from '../../agent/microservice/repository.js';
+import type { BackupStore } from '../storage/backup-store.js';
+
+export interface SnapshotRef {
+  volumeNamespace: string;
+  snapshotID: string;
+}
+
+/** The distinct snapshots of a backup's PVBs, by pod namespace (PVBs without a snapshot, e.g. empty volumes, have none). */
+export function snapshotsOf(pvbs: readonly PodVolumeBackup[]): SnapshotRef[] {
+  const seen = new Map<string, SnapshotRef>();
+  for (const p of pvbs) {
+    const id = p.status?.snapshotID;
+    const ns = p.spec.pod.namespace ?? '';
+    if (id && ns) seen.set(`${ns}/${id}`, { volumeNamespace: ns, snapshotID: id });
+  }
+  return [...seen.values()];
+}
+
+export interface DeletePodVolumeSnapshotsOptions {
+  kube: Kube;
+  namespace: string;
+  backup: Backup;
+  store: BackupStore | undefined;
+  log: Logger;
+}
+
+export interface DeletePodVolumeSnapshotsResult {
+  deleted: number;
+  errors: string[];
+}
+
+export async function deletePodVolumeSnapshots(opts: DeletePodVolumeSnapshotsOptions): Promise<DeletePodVolumeSnapshotsResult> {
+  const name = opts.backup.metadata.name ?? '';
+  const uid = opts.backup.metadata.uid ?? '';
+  const errors: string[] = [];
+  const client = customClient<PodVolumeBackup>(opts.kube, Kinds.PodVolumeBackup, parsePodVolumeBackup);
+  const inCluster = uid ? await client.list(opts.namespace, `${Labels.BackupUID}=${uid}`) : [];
+  let stored: PodVolumeBackup[] = [];
+  if (opts.store) {
+    try {
+      stored = await opts.store.getPodVolumeBackups(name);
+    } catch (err) {
+      errors.push(`error reading the pod volume backups of backup ${name}: ${(err as Error).message}`);
+    }
+  }
+  const bsl = opts.backup.spec.storageLocation ?? '';
+  const byNamespace = new Map<string, string[]>();
+  for (const s of snapshotsOf([...inCluster, ...stored])) byNamespace.set(s.volumeNamespace, [...(byNamespace.get(s.volumeNamespace) ?? []), s.snapshotID]);
+
+  let deleted = 0;
+  for (const [volumeNamespace, ids] of byNamespace) {
+    let repository;
+    try {
+      repository = (await openRepositoryForVolume({ kube: opts.kube, namespace: opts.namespace, bslName: bsl, volumeNamespace })).repository;
+    } catch (err) {
+      if (err instanceof VolumeRepositoryError && /no repository/.test(err.message)) {
+        opts.log.info({ backup: name, volumeNamespace }, 'no backup repository for the namespace; its snapshots are already gone');
+        continue;
+      }
+      errors.push(`error opening the backup repository of namespace ${volumeNamespace}: ${(err as Error).message}`);
+      continue;
+    }
+    for (const id of ids) {
+      try {
+        if (await repository.deleteSnapshot(id)) deleted++;
+        opts.log.info({ backup: name, volumeNamespace, snapshotID: id }, 'pod volume snapshot deleted');
+      } catch (err) {
+        errors.push(`error deleting pod volume snapshot ${id} of namespace ${volumeNamespace}: ${(err as Error).message}`);
+      }
+    }
+  }
+  return { deleted, errors };
+}
+
+/** Deletes the PodVolumeBackup objects of a backup (after its snapshots are gone). */
+export async function deletePodVolumeBackupObjects(opts: { kube: Kube; namespace: string; backupUid: string }): Promise<number> {
+  if (!opts.backupUid) return 0;
+  const client = customClient<PodVolumeBackup>(opts.kube, Kinds.PodVolumeBackup, parsePodVolumeBackup);
+  let n = 0;
+  for (const p of await client.list(opts.namespace, `${Labels.BackupUID}=${opts.backupUid}`)) {
+    if (await client.delete(opts.namespace, p.metadata.name ?? '')) n++;
+  }
+  return n;
+}
