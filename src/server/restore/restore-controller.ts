@@ -25,6 +25,7 @@ import { registerBuiltinRestoreActions } from '../../plugins/item-actions/builti
 import type { ServerContext, Stoppable } from '../context.js';
 import { LocationResolver } from '../storage/locations.js';
 import { DynamicClient } from './dynamic-client.js';
+import { finalizeRestoreFiles, waitForPodVolumes } from './restore-finalize.js';
 import { executeRestore, rfc3339 } from './restore-run.js';
 import { validateRestore } from './validate.js';
 
@@ -33,9 +34,16 @@ export const ATTEMPTS_ANNOTATION = 'restore.cairn.io/attempts';
 export const MAX_ATTEMPTS = 3;
 
 const TERMINAL: ReadonlySet<string> = new Set([RestorePhase.FailedValidation, RestorePhase.Completed, RestorePhase.PartiallyFailed, RestorePhase.Failed]);
+const WAITING: ReadonlySet<string> = new Set([RestorePhase.WaitingForPluginOperations, RestorePhase.WaitingForPluginOperationsPartiallyFailed]);
+const FINALIZING: ReadonlySet<string> = new Set([RestorePhase.Finalizing, RestorePhase.FinalizingPartiallyFailed]);
+/** How often a restore waiting for pod volume restores looks at them again. */
+export const POD_VOLUME_POLL_MS = 2000;
 
 export interface RestoreControllerOptions extends ServerContext {
   registry?: ItemActionRegistry;
+  /** How long a PodVolumeRestore may wait for its pod to be scheduled on a node with a node agent (default: resourceTimeout). */
+  nodeAgentWaitMs?: number;
+  pollMs?: number;
 }
 
 export function restoreReconciler(opts: RestoreControllerOptions) {
@@ -92,7 +100,73 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
     });
   }
 
-  async function run(key: ObjectKey): Promise<void> {
+  function operationTimeoutMs(restore: Restore): number {
+    const t = restore.spec.itemOperationTimeout;
+    const ms = t ? parseDuration(t) : 0;
+    return ms > 0 ? ms : opts.config.defaultItemOperationTimeoutMs;
+  }
+
+  function waitState(restore: Restore) {
+    return waitForPodVolumes({
+      kube: opts.kube,
+      namespace: restore.metadata.namespace ?? '',
+      restore,
+      now: opts.now(),
+      nodeAgentWaitMs: opts.nodeAgentWaitMs ?? opts.config.resourceTimeoutMs,
+      operationTimeoutMs: operationTimeoutMs(restore),
+      log,
+    });
+  }
+
+  /** WaitingForPluginOperations*: look at the PVRs; when none is left to wait for, go on to Finalizing*. */
+  async function waitStep(key: ObjectKey, restore: Restore): Promise<ReconcileResult | void> {
+    const state = await waitState(restore);
+    const counts = { restoreItemOperationsAttempted: state.podVolumeRestores.length, restoreItemOperationsCompleted: state.completed, restoreItemOperationsFailed: state.failed };
+    const updated = await restores.updateStatus(key.namespace, key.name, (r) => {
+      const phase = r.status?.phase ?? '';
+      if (!WAITING.has(phase)) return false;
+      const partly = phase === RestorePhase.WaitingForPluginOperationsPartiallyFailed || state.failed > 0;
+      const same = (Object.keys(counts) as (keyof typeof counts)[]).every((k) => r.status?.[k] === counts[k]);
+      if (!state.done && same) return false;
+      r.status = { ...(r.status ?? {}), ...counts };
+      if (state.done) r.status.phase = partly ? RestorePhase.FinalizingPartiallyFailed : RestorePhase.Finalizing;
+    });
+    if (!state.done) return { requeueAfterMs: opts.pollMs ?? POD_VOLUME_POLL_MS };
+    log.info({ restore: key.name, completed: state.completed, failed: state.failed }, 'pod volume restores finished');
+    if (updated && FINALIZING.has(updated.status?.phase ?? '')) await finalizeStep(key);
+  }
+
+  /** Finalizing*: complete the restore's files in storage, then Completed or PartiallyFailed. */
+  async function finalizeStep(key: ObjectKey): Promise<void> {
+    const restore = await restores.get(key.namespace, key.name);
+    if (!restore || !FINALIZING.has(restore.status?.phase ?? '')) return;
+    const backup = await backups.get(key.namespace, restore.spec.backupName ?? '');
+    const locName = backup?.spec.storageLocation ?? opts.config.defaultBackupLocation;
+    const resolved = await locations.resolve(locName);
+    // Retried by the work queue: the files cannot be completed without the location.
+    if (!resolved) throw new Error(`storage location "${locName}" of restore ${key.name} not found; cannot finish the restore's files`);
+    const { store } = resolved;
+    const state = await waitState(restore);
+    const counts = await finalizeRestoreFiles({ kube: opts.kube, namespace: key.namespace, restore, store, state, serverLog: log });
+    await restores.updateStatus(key.namespace, key.name, (r) => {
+      const phase = r.status?.phase ?? '';
+      if (!FINALIZING.has(phase)) return false;
+      const partly = phase === RestorePhase.FinalizingPartiallyFailed || counts.errors > 0;
+      r.status = {
+        ...(r.status ?? {}),
+        phase: partly ? RestorePhase.PartiallyFailed : RestorePhase.Completed,
+        warnings: counts.warnings,
+        errors: counts.errors,
+        restoreItemOperationsAttempted: state.podVolumeRestores.length,
+        restoreItemOperationsCompleted: state.completed,
+        restoreItemOperationsFailed: state.failed,
+        completionTimestamp: rfc3339(opts.now()),
+      };
+    });
+    log.info({ restore: key.name, errors: counts.errors, warnings: counts.warnings }, 'restore finished');
+  }
+
+  async function run(key: ObjectKey): Promise<ReconcileResult | void> {
     const attempts = await countAttempt(key);
     if (attempts > MAX_ATTEMPTS) {
       await markFailed(key, `the restore was interrupted by ${attempts - 1} server restarts; giving up`);
@@ -121,12 +195,13 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
         });
       },
     });
+    const waiting = WAITING.has(outcome.phase);
     await restores.updateStatus(key.namespace, key.name, (r) => {
       if (TERMINAL.has(r.status?.phase ?? '')) return false;
       r.status = {
         ...(r.status ?? {}),
         phase: outcome.phase,
-        completionTimestamp: rfc3339(opts.now()),
+        ...(waiting ? { restoreItemOperationsAttempted: outcome.podVolumeRestores } : { completionTimestamp: rfc3339(opts.now()) }),
         warnings: outcome.warnings,
         errors: outcome.errors,
         progress: outcome.progress,
@@ -135,6 +210,10 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
       // The attempt counter only matters while the restore runs.
       if (r.metadata.annotations) delete r.metadata.annotations[ATTEMPTS_ANNOTATION];
     });
+    if (waiting) {
+      log.info({ restore: key.name, phase: outcome.phase, podVolumeRestores: outcome.podVolumeRestores }, 'restore items done; waiting for pod volume restores');
+      return { requeueAfterMs: opts.pollMs ?? POD_VOLUME_POLL_MS };
+    }
     log.info({ restore: key.name, phase: outcome.phase, warnings: outcome.warnings, errors: outcome.errors }, 'restore finished');
   }
 
@@ -163,15 +242,18 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
       });
       if (started?.status?.phase !== RestorePhase.InProgress) return;
       log.info({ restore: key.name, backup: backup?.metadata.name, backupPhase: backup?.status?.phase ?? BackupPhase.New }, 'restore started');
+    } else if (WAITING.has(phase)) {
+      return waitStep(key, restore);
+    } else if (FINALIZING.has(phase)) {
+      return finalizeStep(key);
     } else if (phase !== RestorePhase.InProgress) {
-      // Phases cairn never sets (WaitingForPluginOperations*, Finalizing*): left to whoever set them.
       return;
     } else {
       log.info({ restore: key.name }, 'found a restore InProgress that no worker is running (server restart); running it again');
     }
     running.add(keyString(key));
     try {
-      await run(key);
+      return await run(key);
     } finally {
       running.delete(keyString(key));
     }

@@ -9,6 +9,12 @@ import type { Logger } from '../../cli/logger.js';
 import type { Kube } from '../../kube/client.js';
 import type { ItemActionRegistry } from '../../plugins/item-actions/registry.js';
 import { readBackupArchive } from '../archive/reader.js';
+import { ensureRepository } from '../repository/ensure.js';
+import { podVolumeRestoreAllowed } from '../podvolume/restore-allowed.js';
+import { podVolumeRestoreOperations } from '../podvolume/restore-operations.js';
+import { loadPodVolumeBackups } from '../podvolume/restore-pvbs.js';
+import { PodVolumeRestoreCreator } from '../podvolume/restore-pvr.js';
+import { PodVolumeRestoreStarter } from '../podvolume/restore-starter.js';
 import { ResultsCollector } from '../results.js';
 import type { LocationResolver } from '../storage/locations.js';
 import type { ObjectClient } from './dynamic-client.js';
@@ -29,7 +35,15 @@ export interface ExecuteRestoreOptions {
 }
 
 export interface RestoreOutcome {
-  phase: typeof RestorePhase.Completed | typeof RestorePhase.PartiallyFailed | typeof RestorePhase.Failed;
+  /** WaitingForPluginOperations(PartiallyFailed) when pod volume restores were started and are to be waited for. */
+  phase:
+    | typeof RestorePhase.Completed
+    | typeof RestorePhase.PartiallyFailed
+    | typeof RestorePhase.Failed
+    | typeof RestorePhase.WaitingForPluginOperations
+    | typeof RestorePhase.WaitingForPluginOperationsPartiallyFailed;
+  /** How many PodVolumeRestores this run started (or found from before a restart). */
+  podVolumeRestores: number;
   warnings: number;
   errors: number;
   progress: RestoreProgress;
@@ -56,12 +70,13 @@ export async function executeRestore(opts: ExecuteRestoreOptions): Promise<Resto
     return undefined;
   });
   if (!resolved) {
-    return { phase: RestorePhase.Failed, warnings: 0, errors: 0, progress, failureReason: `storage location "${locName}" could not be opened` };
+    return { phase: RestorePhase.Failed, podVolumeRestores: 0, warnings: 0, errors: 0, progress, failureReason: `storage location "${locName}" could not be opened` };
   }
   const { store } = resolved;
 
   let failureReason: string | undefined;
   let resourceList: Record<string, string[]> = {};
+  let starter: PodVolumeRestoreStarter | undefined;
   try {
     log.info(`Starting restore of backup ${backupName} from location ${locName}`);
     const archive = await readBackupArchive(await store.getBackupContents(backupName));
@@ -71,6 +86,25 @@ export async function executeRestore(opts: ExecuteRestoreOptions): Promise<Resto
     }
     log.info({ formatVersion: archive.formatVersion, items: archive.items.length }, 'read the backup archive');
     const volumeInfos = parseVolumeInfos(await store.getBackupJson(backupName, 'volumeInfo'));
+    const namespace = restore.metadata.namespace ?? '';
+    const { podVolumeBackups, source } = await loadPodVolumeBackups({ store, kube: opts.kube, namespace, backupName });
+    if (podVolumeBackups.length) {
+      log.info(`The backup has ${podVolumeBackups.length} pod volume backups (read from ${source === 'storage' ? 'the storage location' : 'the cluster'})`);
+      if (podVolumeRestoreAllowed(restore)) {
+        const creator = new PodVolumeRestoreCreator({
+          kube: opts.kube,
+          namespace,
+          restore,
+          log,
+          ensureRepository: async (bsl, volumeNamespace) => {
+            await ensureRepository({ kube: opts.kube, namespace, bsl, volumeNamespace, timeoutMs: opts.resourceTimeoutMs });
+          },
+        });
+        starter = new PodVolumeRestoreStarter(podVolumeBackups, creator);
+      } else {
+        log.info('Pod volume data is not restored: the restore excludes persistentvolumeclaims or persistentvolumes');
+      }
+    }
     const run = await runRestore({
       restore,
       backup,
@@ -82,6 +116,8 @@ export async function executeRestore(opts: ExecuteRestoreOptions): Promise<Resto
       log,
       results,
       resourceTimeoutMs: opts.resourceTimeoutMs,
+      podVolumeBackups,
+      ...(starter ? { podVolumes: starter } : {}),
       onProgress: async (p) => {
         progress = p;
         await opts.onProgress?.(p);
@@ -94,12 +130,14 @@ export async function executeRestore(opts: ExecuteRestoreOptions): Promise<Resto
     log.error(failureReason);
   }
 
+  const started = failureReason ? [] : (starter?.started ?? []);
+  if (started.length) log.info(`Waiting for ${started.length} pod volume restores to complete`);
   try {
     await store.putRestoreFiles(restoreName, {
       log: rlog.text(),
       results: results.toJSON(),
       resourceList,
-      itemOperations: [],
+      itemOperations: podVolumeRestoreOperations(restore, started),
       volumeInfo: [],
     });
   } catch (err) {
@@ -107,9 +145,19 @@ export async function executeRestore(opts: ExecuteRestoreOptions): Promise<Resto
     results.warn({ kind: 'velero' }, `could not upload the restore's log and results: ${(err as Error).message}`);
   }
 
-  const phase = failureReason ? RestorePhase.Failed : results.errorCount > 0 ? RestorePhase.PartiallyFailed : RestorePhase.Completed;
+  const partly = results.errorCount > 0;
+  const phase = failureReason
+    ? RestorePhase.Failed
+    : started.length
+      ? partly
+        ? RestorePhase.WaitingForPluginOperationsPartiallyFailed
+        : RestorePhase.WaitingForPluginOperations
+      : partly
+        ? RestorePhase.PartiallyFailed
+        : RestorePhase.Completed;
   return {
     phase,
+    podVolumeRestores: started.length,
     warnings: results.warningCount,
     errors: results.errorCount,
     progress,

@@ -5,7 +5,7 @@
  * object with the restore labels, and handles objects that exist per `existingResourcePolicy`. Every outcome is
  * recorded in the resource list and the warnings/errors of the results; nothing here writes the Restore itself.
  */
-import { Labels, labelValue, type Backup, type ExistingResourcePolicy, type Restore } from '../../api/index.js';
+import { Labels, labelValue, type Backup, type ExistingResourcePolicy, type PodVolumeBackup, type Restore } from '../../api/index.js';
 import type { Logger } from '../../cli/logger.js';
 import type { Kube } from '../../kube/client.js';
 import { retryTransient } from '../../kube/client.js';
@@ -13,6 +13,7 @@ import { pollUntil } from '../../kube/wait.js';
 import type { ItemActionRegistry } from '../../plugins/item-actions/registry.js';
 import type { UnstructuredObject } from '../../plugins/item-actions/types.js';
 import type { ArchiveItem, BackupArchive } from '../archive/reader.js';
+import type { PodVolumeRestoreHook } from '../podvolume/restore-starter.js';
 import { scopeOf, type ResultsCollector } from '../results.js';
 import { isApiAlreadyExists, ref, type ObjectClient } from './dynamic-client.js';
 import { decideExisting } from './existing.js';
@@ -45,6 +46,10 @@ export interface RunRestoreOptions {
   resourceTimeoutMs: number;
   pollIntervalMs?: number;
   onProgress?: (p: RestoreProgress) => Promise<void> | void;
+  /** The backup's PodVolumeBackups, handed to restore item actions (fs-backup volumes of pods). */
+  podVolumeBackups?: readonly PodVolumeBackup[];
+  /** Starts the pod volume restores of each pod this restore creates. */
+  podVolumes?: PodVolumeRestoreHook;
 }
 
 export interface RunRestoreResult extends RestoreProgress {
@@ -254,7 +259,14 @@ class RestoreRun {
     if (target !== undefined) obj.metadata.namespace = target;
 
     for (const action of this.opts.registry.restoreActionsFor(item.groupResource, item.namespace)) {
-      const res = await action.execute(obj, { restore, backup, kube: this.opts.kube, log: this.log, itemFromBackup: item.object });
+      const res = await action.execute(obj, {
+        restore,
+        backup,
+        kube: this.opts.kube,
+        log: this.log,
+        itemFromBackup: item.object,
+        ...(this.opts.podVolumeBackups ? { podVolumeBackups: this.opts.podVolumeBackups } : {}),
+      });
       if (res.skip) {
         this.log.info(`Skipping ${item.object.kind} ${item.name}: action ${action.name}: ${res.skip.reason}`);
         this.record({ apiVersion: obj.apiVersion, kind: obj.kind, namespace: target, name: item.name }, 'skipped');
@@ -289,9 +301,25 @@ class RestoreRun {
       }
     }
     if (isCrdResource(item.groupResource)) await this.waitEstablished(obj);
+    if (item.groupResource === 'pods' && outcome === 'created') await this.startPodVolumeRestores(item.object, obj, created);
     await this.rememberForOwners(item.object, obj, created, outcome);
     this.record({ apiVersion: obj.apiVersion, kind: obj.kind, namespace: target, name: obj.metadata.name }, outcome);
     return outcome;
+  }
+
+  /**
+   * A pod this restore created (now, or before a server restart) gets its PodVolumeRestores right away; failures to
+   * start them are restore errors (Velero reports pod volume errors at the Velero level).
+   */
+  private async startPodVolumeRestores(fromBackup: UnstructuredObject, obj: UnstructuredObject, created: UnstructuredObject | undefined): Promise<void> {
+    const hook = this.opts.podVolumes;
+    if (!hook) return;
+    const pod = created ?? (await this.opts.client.get(ref(obj)));
+    if (!pod) return;
+    for (const message of await hook.afterPodCreated({ podFromBackup: fromBackup, pod })) {
+      this.opts.results.error({ kind: 'velero' }, message);
+      this.log.error(message);
+    }
   }
 
   private async rememberForOwners(fromBackup: UnstructuredObject, obj: UnstructuredObject, created: UnstructuredObject | undefined, outcome: ItemOutcome): Promise<void> {

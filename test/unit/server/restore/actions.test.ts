@@ -20,6 +20,7 @@ describe('built-in restore item actions', () => {
   it('registers one action per kind it cleans', () => {
     expect(registry.names.restore).toEqual([
       'velero.io/pod',
+      'velero.io/pod-volume-restore',
       'velero.io/service',
       'velero.io/persistentvolumeclaim',
       'velero.io/persistentvolume-claimref',

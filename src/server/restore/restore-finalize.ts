@@ -1,0 +1,111 @@
+/**
+ * The end of a restore that started pod volume restores: `WaitingForPluginOperations(PartiallyFailed)` while the
+ * PodVolumeRestores run, then `Finalizing(PartiallyFailed)`, where the restore's files are completed — the PVR errors
+ * (`pod volume restore failed: <msg>` / `... canceled: <msg>`) added to the results, one RestoreVolumeInfo per PVR,
+ * the item operations with their outcome, a few lines appended to the log — and finally `Completed` or
+ * `PartiallyFailed`. Every step reads its inputs from the cluster and the storage location again, so a server
+ * restart in any of these phases just carries on.
+ */
+import type { PodVolumeRestore, Restore } from '../../api/index.js';
+import type { Logger } from '../../cli/logger.js';
+import type { Kube } from '../../kube/client.js';
+import { podVolumeRestoreOperations } from '../podvolume/restore-operations.js';
+import { checkPodVolumeRestores, type PodVolumeRestoreWaitState } from '../podvolume/restore-wait.js';
+import { ResultsCollector, type Result, type Results } from '../results.js';
+import type { BackupStore } from '../storage/backup-store.js';
+import { gunzipText } from '../storage/encoding.js';
+import { restoreVolumeInfoForPodVolumeRestore, type RestoreVolumeInfo } from '../volume-info.js';
+import { createRestoreLog } from './restore-log.js';
+
+export interface PodVolumeWaitOptions {
+  kube: Kube;
+  /** The install namespace. */
+  namespace: string;
+  restore: Restore;
+  now: Date;
+  nodeAgentWaitMs: number;
+  operationTimeoutMs: number;
+  log: Logger;
+}
+
+export function waitForPodVolumes(opts: PodVolumeWaitOptions): Promise<PodVolumeRestoreWaitState> {
+  return checkPodVolumeRestores(opts);
+}
+
+/** A collector holding what a stored results file says (so more can be added before it is written again). */
+export function resultsFrom(stored: unknown): ResultsCollector {
+  const collector = new ResultsCollector();
+  const r = (stored ?? {}) as Partial<Results>;
+  const each = (res: Result | undefined, add: (scope: Parameters<ResultsCollector['warn']>[0], m: string) => void) => {
+    for (const m of res?.velero ?? []) add({ kind: 'velero' }, m);
+    for (const m of res?.cluster ?? []) add({ kind: 'cluster' }, m);
+    for (const [namespace, list] of Object.entries(res?.namespaces ?? {})) for (const m of list) add({ kind: 'namespace', namespace }, m);
+  };
+  each(r.warnings, (s, m) => collector.warn(s, m));
+  each(r.errors, (s, m) => collector.error(s, m));
+  return collector;
+}
+
+async function claimOfPodVolume(kube: Kube, pvr: PodVolumeRestore): Promise<string | undefined> {
+  try {
+    const pod = await kube.core.readNamespacedPod({ name: pvr.spec.pod.name ?? '', namespace: pvr.spec.pod.namespace ?? '' });
+    return pod.spec?.volumes?.find((v) => v.name === pvr.spec.volume)?.persistentVolumeClaim?.claimName;
+  } catch {
+    return undefined;
+  }
+}
+
+export async function restoreVolumeInfos(kube: Kube, pvrs: readonly PodVolumeRestore[]): Promise<RestoreVolumeInfo[]> {
+  const out: RestoreVolumeInfo[] = [];
+  for (const pvr of pvrs) out.push(restoreVolumeInfoForPodVolumeRestore(pvr, await claimOfPodVolume(kube, pvr)));
+  return out;
+}
+
+export interface FinalizeOptions {
+  kube: Kube;
+  namespace: string;
+  restore: Restore;
+  store: BackupStore;
+  /** The PVRs as the wait ended (all finished or given up on). */
+  state: PodVolumeRestoreWaitState;
+  serverLog: Logger;
+}
+
+export interface FinalizeResult {
+  warnings: number;
+  errors: number;
+}
+
+const LOG_MARKER = 'Pod volume restores finished';
+
+/** Completes the restore's files in storage; returns the final counts. */
+export async function finalizeRestoreFiles(opts: FinalizeOptions): Promise<FinalizeResult> {
+  const name = opts.restore.metadata.name ?? '';
+  const results = resultsFrom(await opts.store.getRestoreJson(name, 'results'));
+  const already = new Set(results.toJSON().errors.velero ?? []);
+  for (const error of opts.state.errors) if (!already.has(error)) results.error({ kind: 'velero' }, error);
+
+  const previous = await opts.store.getDownload('RestoreLog', name).then((b) => (b ? gunzipText(b) : ''));
+  let logText = previous;
+  // Lines are appended once, even if a restart makes this run twice.
+  if (!previous.includes(LOG_MARKER)) {
+    const rlog = createRestoreLog({ restore: name, server: opts.serverLog });
+    for (const pvr of opts.state.podVolumeRestores) {
+      const phase = pvr.status?.phase ?? 'New';
+      const line = `PodVolumeRestore ${pvr.metadata?.name ?? ''} (volume ${pvr.spec.volume} of pod ${pvr.spec.pod.namespace ?? ''}/${pvr.spec.pod.name ?? ''}): ${phase}`;
+      if (phase === 'Completed') rlog.logger.info(line);
+      else rlog.logger.error(`${line}${pvr.status?.message ? `: ${pvr.status.message}` : ''}`);
+    }
+    for (const error of opts.state.errors) rlog.logger.error(error);
+    rlog.logger.info(`${LOG_MARKER}: ${opts.state.completed} completed, ${opts.state.failed} failed`);
+    logText = previous + rlog.text();
+  }
+
+  await opts.store.putRestoreFiles(name, {
+    log: logText,
+    results: results.toJSON(),
+    itemOperations: podVolumeRestoreOperations(opts.restore, opts.state.podVolumeRestores),
+    volumeInfo: await restoreVolumeInfos(opts.kube, opts.state.podVolumeRestores),
+  });
+  return { warnings: results.warningCount, errors: results.errorCount };
+}
