@@ -1,0 +1,360 @@
+/**
+ * The server's side of fs-backup against the local cluster and its MinIO, through a real installed server. The test
+ * plays the node agent: cairn is installed without the node-agent DaemonSet, stand-in pods labelled as node agents
+ * make the "node-agent runs on the pod's node" check pass, and the test writes the PodVolumeBackups' status itself. One
+ * snapshot is real (made with the data path into the namespace's repository) so deleting the backup can be seen to
+ * delete it.
+ */
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { gunzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import {
+  Kinds,
+  newBackup,
+  newDeleteBackupRequest,
+  parseBackup,
+  parseBackupRepository,
+  parseDeleteBackupRequest,
+  parsePodVolumeBackup,
+  type Backup,
+  type BackupRepository,
+  type DeleteBackupRequest,
+  type PodVolumeBackup,
+} from '../../src/api/index.js';
+import { backup as dataPathBackup } from '../../src/datapath/uploader.js';
+import { kubeFromConfig, type Kube } from '../../src/kube/client.js';
+import { customClient } from '../../src/kube/custom.js';
+import { openRepositoryForVolume } from '../../src/agent/microservice/repository.js';
+import type { BackupVolumeInfo } from '../../src/server/volume-info.js';
+import { cairn } from '../support/cli.js';
+import { clusterInfo, kubeConfig, kubectl, s3Client } from '../support/cluster.js';
+import { waitFor } from '../support/wait.js';
+
+const RUN = randomBytes(3).toString('hex');
+const NS = `cairn-b-${RUN}`;
+const APP = `fsb-app-${RUN}`;
+const OTHER = `fsb-other-${RUN}`;
+const PREFIX = `fsb-server-it-${RUN}`;
+const NODES = ['local-node-1', 'local-node-2'];
+const TERMINAL = ['Completed', 'PartiallyFailed', 'Failed', 'FailedValidation'];
+
+let kube: Kube;
+let kubeconfig: string;
+
+const bucket = () => clusterInfo().s3.bucket;
+const backups = () => customClient<Backup>(kube, Kinds.Backup, parseBackup);
+const pvbClient = () => customClient<PodVolumeBackup>(kube, Kinds.PodVolumeBackup, parsePodVolumeBackup);
+
+async function listKeys(prefix: string): Promise<string[]> {
+  const keys: string[] = [];
+  let token: string | undefined;
+  do {
+    const res = await s3Client().send(new ListObjectsV2Command({ Bucket: bucket(), Prefix: prefix, ...(token ? { ContinuationToken: token } : {}) }));
+    keys.push(...(res.Contents ?? []).map((c) => c.Key ?? ''));
+    token = res.NextContinuationToken;
+  } while (token);
+  return keys;
+}
+
+async function getJsonGz<T>(key: string): Promise<T> {
+  const res = await s3Client().send(new GetObjectCommand({ Bucket: bucket(), Key: key }));
+  const data = Buffer.from(await (res.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray());
+  return JSON.parse(gunzipSync(data).toString('utf8')) as T;
+}
+
+const backupKey = (name: string, suffix: string) => `${PREFIX}/backups/${name}/${name}${suffix}`;
+
+function applyList(items: object[]): Promise<unknown> {
+  return kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items }) });
+}
+
+async function startBackup(name: string, namespaces: string[], annotations?: Record<string, string>): Promise<void> {
+  await backups().create(newBackup({ namespace: NS, name, ...(annotations ? { annotations } : {}), spec: { includedNamespaces: namespaces } }));
+}
+
+async function phaseOf(name: string, phases: string[], timeoutMs = 120_000): Promise<Backup> {
+  return waitFor(
+    async () => {
+      const b = await backups().get(NS, name);
+      return b && phases.includes(b.status?.phase ?? '') ? b : undefined;
+    },
+    { timeoutMs, description: `backup ${name} in phase ${phases.join('|')}` },
+  );
+}
+
+async function pvbsOf(name: string): Promise<PodVolumeBackup[]> {
+  return (await pvbClient().list(NS, `velero.io/backup-name=${name}`)).sort((a, b) => a.spec.volume.localeCompare(b.spec.volume));
+}
+
+/** What the node agent would write when a PVB ends. */
+async function finishPvb(pvb: PodVolumeBackup, status: NonNullable<PodVolumeBackup['status']>): Promise<void> {
+  const now = new Date().toISOString();
+  await pvbClient().updateStatus(NS, pvb.metadata.name ?? '', (p) => {
+    p.status = { ...(p.status ?? {}), startTimestamp: now, completionTimestamp: now, ...status };
+  });
+}
+
+const completed = (snapshotID: string, bytes: number): NonNullable<PodVolumeBackup['status']> => ({
+  phase: 'Completed',
+  snapshotID,
+  path: '/host_pods/x',
+  progress: { totalBytes: bytes, bytesDone: bytes },
+});
+const emptyVolume: NonNullable<PodVolumeBackup['status']> = { phase: 'Completed', message: 'volume was empty so no snapshot was taken', progress: {} };
+
+async function serverPod(): Promise<string | undefined> {
+  const out = await kubectl(['-n', NS, 'get', 'pods', '-l', 'deploy=cairn', '-o', 'jsonpath={range .items[?(@.status.phase=="Running")]}{.metadata.name}{" "}{.metadata.deletionTimestamp}{"\\n"}{end}']);
+  const running = out.stdout.split('\n').map((l) => l.trim()).filter((l) => l && !l.includes(' '));
+  return running[0];
+}
+
+beforeAll(async () => {
+  const info = clusterInfo();
+  kubeconfig = info.kubeconfigPath;
+  kube = kubeFromConfig(kubeConfig());
+  const dir = mkdtempSync(join(tmpdir(), 'cairn-fsb-server-it-'));
+  const creds = join(dir, 'credentials');
+  writeFileSync(creds, `[default]\naws_access_key_id = ${info.s3.accessKeyId}\naws_secret_access_key = ${info.s3.secretAccessKey}\n`);
+  // The test opens the namespace's repository the way the server does: the location's credentials file.
+  process.env.AWS_SHARED_CREDENTIALS_FILE = creds;
+  const install = await cairn(
+    [
+      'install', '-n', NS, '--provider', 'aws', '--bucket', info.s3.bucket, '--prefix', PREFIX, '--secret-file', creds,
+      '--backup-location-config', `region=${info.s3.region},s3Url=${info.s3.endpoint},s3ForcePathStyle=true`,
+      '--image', 'ghcr.io/cairn-backup/cairn:dev',
+    ],
+    { kubeconfig },
+  );
+  expect(install.exitCode, install.stderr).toBe(0);
+  // Pods share their node's address in the test bed: give this server its own health port.
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  await kubectl([
+    '-n', NS, 'patch', 'deployment', 'cairn', '--type=json', '-p',
+    JSON.stringify([
+      { op: 'add', path: '/spec/template/spec/containers/0/args/-', value: `--health-port=${port}` },
+      { op: 'replace', path: '/spec/template/spec/containers/0/ports/0/containerPort', value: port },
+    ]),
+  ]);
+  await kubectl(['-n', NS, 'create', 'configmap', 'stand-in-owner']);
+  const ownerUid = (await kubectl(['-n', NS, 'get', 'configmap', 'stand-in-owner', '-o', 'jsonpath={.metadata.uid}'])).stdout.trim();
+  await kubectl(['create', 'namespace', APP]);
+  await kubectl(['create', 'namespace', OTHER]);
+  await applyList([
+    ...NODES.map((node, i) => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        name: `stand-in-node-agent-${i}`,
+        namespace: NS,
+        labels: { name: 'node-agent', role: 'node-agent' },
+        // Owned by something else, so the DaemonSet controller does not adopt (and delete) it.
+        ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'stand-in-owner', uid: ownerUid, controller: true }],
+      },
+      spec: { nodeName: node, restartPolicy: 'Never', containers: [{ name: 'sleep', image: 'busybox', command: ['sleep', '3600'] }] },
+    })),
+    { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data-pvc', namespace: APP }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '10Mi' } } } },
+    {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'web', namespace: APP, annotations: { 'backup.velero.io/backup-volumes': 'data,cache' } },
+      spec: {
+        containers: [{ name: 'web', image: 'busybox', command: ['sleep', '3600'], volumeMounts: [{ name: 'data', mountPath: '/data' }, { name: 'cache', mountPath: '/cache' }] }],
+        volumes: [
+          { name: 'data', persistentVolumeClaim: { claimName: 'data-pvc' } },
+          { name: 'cache', emptyDir: {} },
+        ],
+      },
+    },
+    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: OTHER }, data: { a: 'b' } },
+  ]);
+  const running = (ns: string, name: string) => async () => (await kubectl(['-n', ns, 'get', 'pod', name, '-o', 'jsonpath={.status.phase}'], { allowFailure: true })).stdout === 'Running' || undefined;
+  await waitFor(running(APP, 'web'), { timeoutMs: 120_000, description: 'workload pod running' });
+  for (let i = 0; i < NODES.length; i++) await waitFor(running(NS, `stand-in-node-agent-${i}`), { timeoutMs: 60_000, description: `stand-in node agent ${i} running` });
+  await kubectl(['-n', NS, 'rollout', 'status', 'deployment/cairn', '--timeout=180s'], { timeoutMs: 200_000 });
+}, 400_000);
+
+afterAll(async () => {
+  await kubectl(['delete', 'namespace', NS, APP, OTHER, '--wait=false'], { allowFailure: true });
+  const keys = await listKeys(`${PREFIX}/`);
+  for (let i = 0; i < keys.length; i += 500) {
+    await s3Client().send(new DeleteObjectsCommand({ Bucket: bucket(), Delete: { Objects: keys.slice(i, i + 500).map((Key) => ({ Key })) } }));
+  }
+});
+
+describe('fs-backup, server side', () => {
+  const first = `fsb-${RUN}`;
+  let snapshotID = '';
+
+  it('creates one PVB per volume and waits for them while another backup completes', async () => {
+    await startBackup(first, [APP]);
+    const waiting = await phaseOf(first, ['WaitingForPluginOperations', ...TERMINAL]);
+    expect(waiting.status?.phase).toBe('WaitingForPluginOperations');
+    expect(waiting.status?.backupItemOperationsAttempted).toBe(2);
+    expect(waiting.status?.completionTimestamp).toBeUndefined();
+
+    // The repository of the pod's namespace was made Ready before any PVB.
+    const repo = await customClient<BackupRepository>(kube, Kinds.BackupRepository, parseBackupRepository).get(NS, `${APP}-default-kopia`);
+    expect(repo?.status?.phase).toBe('Ready');
+
+    const pvbs = await pvbsOf(first);
+    expect(pvbs.map((p) => p.spec.volume)).toEqual(['cache', 'data']);
+    const pod = JSON.parse((await kubectl(['-n', APP, 'get', 'pod', 'web', '-o', 'json'])).stdout) as { metadata: { uid: string }; spec: { nodeName: string } };
+    const pvcUid = (await kubectl(['-n', APP, 'get', 'pvc', 'data-pvc', '-o', 'jsonpath={.metadata.uid}'])).stdout.trim();
+    const [cache, data] = pvbs as [PodVolumeBackup, PodVolumeBackup];
+    expect(data.metadata.generateName).toBe(`${first}-`);
+    expect(data.metadata.labels).toEqual({ 'velero.io/backup-name': first, 'velero.io/backup-uid': waiting.metadata.uid, 'velero.io/pvc-uid': pvcUid });
+    expect(data.metadata.annotations?.['velero.io/pvc-name']).toBe('data-pvc');
+    expect(data.metadata.ownerReferences).toEqual([{ apiVersion: 'velero.io/v1', kind: 'Backup', name: first, uid: waiting.metadata.uid, controller: true }]);
+    expect(data.spec).toMatchObject({
+      node: pod.spec.nodeName,
+      pod: { kind: 'Pod', namespace: APP, name: 'web', uid: pod.metadata.uid },
+      volume: 'data',
+      backupStorageLocation: 'default',
+      repoIdentifier: '',
+      uploaderType: 'kopia',
+      tags: { backup: first, 'backup-uid': waiting.metadata.uid, pod: 'web', 'pod-uid': pod.metadata.uid, ns: APP, volume: 'data', 'pvc-uid': pvcUid },
+    });
+    expect(cache.metadata.labels?.['velero.io/pvc-uid']).toBeUndefined();
+    expect(cache.metadata.annotations?.['velero.io/pvc-name']).toBeUndefined();
+
+    // Items are already stored; velero-backup.json says the backup is still waiting.
+    const keys = await listKeys(`${PREFIX}/backups/${first}/`);
+    expect(keys).toContain(`${PREFIX}/backups/${first}/${first}.tar.gz`);
+
+    // The backup controller is free: another backup runs to completion meanwhile.
+    const other = `fsb-other-${RUN}`;
+    await startBackup(other, [OTHER]);
+    const otherDone = await phaseOf(other, TERMINAL);
+    expect(otherDone.status?.phase).toBe('Completed');
+    expect(otherDone.status?.backupItemOperationsAttempted).toBeUndefined();
+    expect((await backups().get(NS, first))?.status?.phase).toBe('WaitingForPluginOperations');
+  }, 240_000);
+
+  it('completes once its PVBs complete, with podvolumebackups, itemoperations and volumeinfo in storage', async () => {
+    // A real snapshot in the namespace's repository, as the data mover would have made it.
+    const src = mkdtempSync(join(tmpdir(), 'cairn-fsb-src-'));
+    mkdirSync(join(src, 'dir'));
+    writeFileSync(join(src, 'dir', 'file.txt'), `data of ${RUN}\n`);
+    const { repository } = await openRepositoryForVolume({ kube, namespace: NS, bslName: 'default', volumeNamespace: APP });
+    snapshotID = (await dataPathBackup({ source: src, repository, tags: { backup: first } })).snapshotId;
+
+    const [cache, data] = (await pvbsOf(first)) as [PodVolumeBackup, PodVolumeBackup];
+    await finishPvb(data, completed(snapshotID, 1234));
+    await finishPvb(cache, emptyVolume);
+    const done = await phaseOf(first, TERMINAL);
+    expect(done.status?.phase).toBe('Completed');
+    expect(done.status).toMatchObject({ backupItemOperationsAttempted: 2, backupItemOperationsCompleted: 2, backupItemOperationsFailed: 0, errors: 0 });
+    expect(done.status?.completionTimestamp).toBeTruthy();
+
+    const stored = await getJsonGz<PodVolumeBackup[]>(backupKey(first, '-podvolumebackups.json.gz'));
+    expect(stored.map((p) => [p.kind, p.metadata.name, p.status?.phase])).toEqual([
+      ['PodVolumeBackup', cache.metadata.name, 'Completed'],
+      ['PodVolumeBackup', data.metadata.name, 'Completed'],
+    ]);
+    const ops = await getJsonGz<{ spec: Record<string, unknown>; status: Record<string, unknown> }[]>(backupKey(first, '-itemoperations.json.gz'));
+    expect(ops.map((o) => [o.spec.operationID, o.spec.backupItemAction, o.status.phase])).toEqual([
+      [`pvb-${cache.metadata.name}`, 'velero.io/pod-volume-backup', 'Completed'],
+      [`pvb-${data.metadata.name}`, 'velero.io/pod-volume-backup', 'Completed'],
+    ]);
+    expect(ops[1]?.spec.resourceIdentifier).toEqual({ Group: '', Resource: 'pods', Namespace: APP, Name: 'web' });
+    expect(ops[1]?.status).toMatchObject({ nCompleted: 1234, nTotal: 1234, operationUnits: 'Bytes' });
+
+    const info = await getJsonGz<BackupVolumeInfo[]>(backupKey(first, '-volumeinfo.json.gz'));
+    const pvc = info.find((e) => e.pvcName === 'data-pvc');
+    expect(pvc).toMatchObject({
+      pvcNamespace: APP,
+      backupMethod: 'PodVolumeBackup',
+      skipped: false,
+      result: 'succeeded',
+      pvbInfo: { snapshotHandle: snapshotID, size: 1234, uploaderType: 'kopia', volumeName: 'data', podName: 'web', podNamespace: APP, Phase: 'Completed' },
+      pvInfo: { reclaimPolicy: 'Delete' },
+    });
+    expect(pvc?.pvName).toBeTruthy();
+    expect(info.find((e) => e.pvbInfo?.volumeName === 'cache')).toMatchObject({ backupMethod: 'PodVolumeBackup', result: 'succeeded', pvbInfo: { podName: 'web', Phase: 'Completed' } });
+    const metadata = JSON.parse((await s3Client().send(new GetObjectCommand({ Bucket: bucket(), Key: `${PREFIX}/backups/${first}/velero-backup.json` })).then((r) => (r.Body as { transformToString(): Promise<string> }).transformToString()))) as Backup;
+    expect(metadata.status?.phase).toBe('Completed');
+  }, 180_000);
+
+  it('a failed PVB makes the backup PartiallyFailed with the error in its results', async () => {
+    const name = `fsb-fail-${RUN}`;
+    await startBackup(name, [APP]);
+    await phaseOf(name, ['WaitingForPluginOperations']);
+    const [cache, data] = (await pvbsOf(name)) as [PodVolumeBackup, PodVolumeBackup];
+    await finishPvb(cache, emptyVolume);
+    await finishPvb(data, { phase: 'Failed', message: `data path failed ${RUN}` });
+    const done = await phaseOf(name, TERMINAL);
+    expect(done.status?.phase).toBe('PartiallyFailed');
+    expect(done.status).toMatchObject({ backupItemOperationsCompleted: 1, backupItemOperationsFailed: 1 });
+    expect(done.status?.errors).toBeGreaterThanOrEqual(1);
+    const results = await getJsonGz<{ errors: { namespaces?: Record<string, string[]> } }>(backupKey(name, '-results.gz'));
+    expect(results.errors.namespaces?.[APP]).toContain(`pod volume backup failed: data path failed ${RUN}`);
+    const info = await getJsonGz<BackupVolumeInfo[]>(backupKey(name, '-volumeinfo.json.gz'));
+    expect(info.find((e) => e.pvcName === 'data-pvc')?.result).toBe('failed');
+    // The volume that did complete is kept.
+    expect(info.find((e) => e.pvbInfo?.volumeName === 'cache')?.result).toBe('succeeded');
+  }, 180_000);
+
+  it('a server restart while waiting: the new server finishes the backup', async () => {
+    const name = `fsb-restart-${RUN}`;
+    await startBackup(name, [APP]);
+    await phaseOf(name, ['WaitingForPluginOperations']);
+    const before = await serverPod();
+    await kubectl(['-n', NS, 'delete', 'pod', '-l', 'deploy=cairn', '--wait=true'], { timeoutMs: 120_000 });
+    await waitFor(async () => {
+      const now = await serverPod();
+      return now && now !== before ? now : undefined;
+    }, { timeoutMs: 150_000, description: 'a new server pod running' });
+    await kubectl(['-n', NS, 'rollout', 'status', 'deployment/cairn', '--timeout=180s'], { timeoutMs: 200_000 });
+    expect((await backups().get(NS, name))?.status?.phase).toBe('WaitingForPluginOperations');
+    for (const pvb of await pvbsOf(name)) await finishPvb(pvb, pvb.spec.volume === 'data' ? completed(snapshotID, 1234) : emptyVolume);
+    const done = await phaseOf(name, TERMINAL, 150_000);
+    expect(done.status?.phase).toBe('Completed');
+    expect(done.status?.failureReason).toBeUndefined();
+    expect(await pvbsOf(name)).toHaveLength(2);
+  }, 420_000);
+
+  it('past the fs-backup timeout: pending PVBs are canceled, the backup is PartiallyFailed, completed volumes kept', async () => {
+    const name = `fsb-timeout-${RUN}`;
+    await startBackup(name, [APP], { 'velero.io/pod-volume-timeout': '25s' });
+    await phaseOf(name, ['WaitingForPluginOperations']);
+    const [cache] = (await pvbsOf(name)) as [PodVolumeBackup, PodVolumeBackup];
+    await finishPvb(cache, emptyVolume);
+    const done = await phaseOf(name, TERMINAL, 120_000);
+    expect(done.status?.phase).toBe('PartiallyFailed');
+    const [, data] = (await pvbsOf(name)) as [PodVolumeBackup, PodVolumeBackup];
+    expect(data.spec.cancel).toBe(true);
+    expect(data.status?.message).toContain('timed out waiting for all PodVolumeBackups to complete');
+    const results = await getJsonGz<{ errors: { velero?: string[]; namespaces?: Record<string, string[]> } }>(backupKey(name, '-results.gz'));
+    expect(results.errors.velero).toContain('timed out waiting for all PodVolumeBackups to complete');
+    const ops = await getJsonGz<{ spec: { operationID: string }; status: { phase: string } }[]>(backupKey(name, '-itemoperations.json.gz'));
+    expect(ops.find((o) => o.spec.operationID === `pvb-${data.metadata.name}`)?.status.phase).toBe('Failed');
+    expect(ops.find((o) => o.spec.operationID === `pvb-${cache.metadata.name}`)?.status.phase).toBe('Completed');
+  }, 180_000);
+
+  it('deleting a backup deletes its pod volume snapshots and PVBs', async () => {
+    const before = await openRepositoryForVolume({ kube, namespace: NS, bslName: 'default', volumeNamespace: APP });
+    expect((await before.repository.listSnapshots()).map((s) => s.id)).toContain(snapshotID);
+    // The restart test's backup names the same snapshot: delete both so it is really gone.
+    for (const name of [first, `fsb-restart-${RUN}`]) {
+      const requests = customClient<DeleteBackupRequest>(kube, Kinds.DeleteBackupRequest, parseDeleteBackupRequest);
+      await requests.create(newDeleteBackupRequest({ namespace: NS, name: `${name}-delete`, spec: { backupName: name } }));
+      const processed = await waitFor(
+        async () => {
+          const r = await requests.get(NS, `${name}-delete`);
+          return r?.status?.phase === 'Processed' ? r : undefined;
+        },
+        { timeoutMs: 90_000, description: `delete request of ${name} processed` },
+      );
+      expect(processed.status?.errors ?? []).toEqual([]);
+      expect(await backups().get(NS, name)).toBeUndefined();
+      expect(await pvbsOf(name)).toEqual([]);
+      expect(await listKeys(`${PREFIX}/backups/${name}/`)).toEqual([]);
+    }
+    const after = await openRepositoryForVolume({ kube, namespace: NS, bslName: 'default', volumeNamespace: APP });
+    expect((await after.repository.listSnapshots()).map((s) => s.id)).not.toContain(snapshotID);
+  }, 240_000);
+});
