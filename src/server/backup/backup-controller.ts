@@ -1,12 +1,17 @@
 /**
  * The Backup controller. For each Backup in the install namespace:
  *   '' / New        → validate; FailedValidation with every reason, or InProgress with the defaults filled in;
- *   InProgress      → (re)run the backup: items → archive → Finalizing → upload → Completed | PartiallyFailed,
- *                     or Failed with the reason (storage unreachable, discovery impossible...);
- *   Finalizing*     → left by a server that stopped mid-upload: run again from the start;
+ *   InProgress      → (re)run the backup: items (creating PodVolumeBackups for pods' fs-backup volumes) → archive →
+ *                     Finalizing → upload → Completed | PartiallyFailed, or Failed with the reason (storage
+ *                     unreachable, discovery impossible...). With PodVolumeBackups the items are uploaded with
+ *                     WaitingForPluginOperations* instead, and ./backup-operations-controller.ts finishes the backup
+ *                     on its own queue, so the next backup starts meanwhile;
+ *   Finalizing*     → left by a server that stopped mid-upload: run again from the start (unless it has PVBs: then
+ *                     the operations controller owns it);
  *   anything else   → nothing to do.
  * A run found InProgress that this process is not running belongs to a server that stopped: it is run again from
- * scratch (collection is idempotent, the upload replaces the objects), at most MAX_ATTEMPTS times, then Failed.
+ * scratch (collection is idempotent, PVBs of the earlier run are reused, the upload replaces the objects), at most
+ * MAX_ATTEMPTS times, then Failed; a Failed backup's unfinished PVBs are canceled.
  * While a process runs a backup it keeps a heartbeat on it (./run-claim.ts), so an overlapping server process
  * (rolling update) waits instead of starting a second run.
  */
@@ -38,7 +43,7 @@ import { HEARTBEAT_INTERVAL_MS, RUNNER_ANNOTATION, claimAnnotations, claimState,
 import { throttledWriter } from './throttled-writer.js';
 import { backupValidationErrors } from './validation.js';
 import { PodVolumeBackupCreator } from '../podvolume/backup-creator.js';
-import { cancelPodVolumeBackups } from '../podvolume/backup-cancel.js';
+import { backupFailedCancelMessage, cancelPodVolumeBackups, serverStartCancelMessage } from '../podvolume/backup-cancel.js';
 import { ownedByOperations, startBackupOperationsController } from './backup-operations-controller.js';
 
 function isWaitingPhase(phase: string): phase is typeof BackupPhase.WaitingForPluginOperations | typeof BackupPhase.WaitingForPluginOperationsPartiallyFailed {
@@ -165,7 +170,7 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
     }
     const attempts = Number(backup.metadata?.annotations?.[ATTEMPTS_ANNOTATION] ?? '0') + 1;
     if (attempts > MAX_ATTEMPTS) {
-      await markFailed(key, `the server stopped ${MAX_ATTEMPTS} times while running this backup; giving up`);
+      await markFailed(key, `the server stopped ${MAX_ATTEMPTS} times while running this backup; giving up`, serverStartCancelMessage);
       return;
     }
     const restarted = !startedHere.has(key.name);
@@ -275,7 +280,7 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
     }
   }
 
-  async function markFailed(key: ObjectKey, reason: string): Promise<void> {
+  async function markFailed(key: ObjectKey, reason: string, cancelMessage: (phase: string) => string = backupFailedCancelMessage): Promise<void> {
     const failed = await lenient.updateStatus(key.namespace, key.name, (b) => {
       b.status = { ...b.status, phase: BackupPhase.Failed, failureReason: reason, completionTimestamp: opts.now().toISOString() };
       if (b.metadata?.annotations) delete b.metadata.annotations[ATTEMPTS_ANNOTATION];
@@ -284,7 +289,7 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
     // Nobody waits for this backup's pod volume backups any more: the node agents stop them.
     const uid = failed?.metadata?.uid;
     if (uid) {
-      await cancelPodVolumeBackups({ kube: opts.kube, namespace: opts.namespace, backupUid: uid, log: opts.logger }).catch((err: unknown) =>
+      await cancelPodVolumeBackups({ kube: opts.kube, namespace: opts.namespace, backupUid: uid, log: opts.logger, message: cancelMessage }).catch((err: unknown) =>
         opts.logger.warn({ backup: key.name, err: (err as Error).message }, 'could not cancel the pod volume backups of a failed backup'),
       );
     }

@@ -13,6 +13,11 @@ export function serverStartCancelMessage(phase: string): string {
   return `PVB is in status "${phase}" during the server starting, mark it as cancel`;
 }
 
+/** The message for PVBs of a backup that failed for another reason. */
+export function backupFailedCancelMessage(phase: string): string {
+  return `PVB is in status "${phase}" and its backup failed, mark it as cancel`;
+}
+
 export interface CancelPodVolumeBackupsOptions {
   kube: Kube;
   namespace: string;
