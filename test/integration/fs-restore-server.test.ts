@@ -1,0 +1,365 @@
+/**
+ * The server's restore side of fs-backup against the local cluster and MinIO, with an installed server. The node
+ * agent is kept out of the way (its DaemonSet selects no node) and stand-in pods labelled like node-agent pods run on
+ * every node, so the server sees a node agent everywhere while this test plays its part: it writes the done marker
+ * `.velero/<restore UID>` into the restored pod's volumes on the node and sets the PodVolumeRestores' status.
+ *
+ * A real backup of an app namespace (a pod with a PVC and an emptyDir, under PodSecurity `restricted`) gets a
+ * `-podvolumebackups.json.gz` added in MinIO. Restoring it: the pod comes back with the `restore-wait` init container,
+ * one PVR per volume exists, the Restore waits in WaitingForPluginOperations (also across a server restart), the pod
+ * starts once the markers are there, and the Restore ends Completed with its volume info. A second restore into a
+ * mapped namespace with a Failed PVR ends PartiallyFailed with the error.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  Kinds,
+  newBackup,
+  newRestore,
+  parseBackup,
+  parsePodVolumeRestore,
+  parseRestore,
+  type Backup,
+  type PodVolumeRestore,
+  type Restore,
+} from '../../src/api/index.js';
+import { writeCompletionMarker } from '../../src/agent/microservice/completion-marker.js';
+import { kubeFromConfig, type Kube } from '../../src/kube/client.js';
+import { customClient } from '../../src/kube/custom.js';
+import { cairn } from '../support/cli.js';
+import { clusterInfo, kubeConfig, kubectl, s3Client } from '../support/cluster.js';
+import { waitFor } from '../support/wait.js';
+
+const RUN = randomBytes(3).toString('hex');
+const NS = `cairn-c-${RUN}`;
+const APP = `fsr-app-${RUN}`;
+const COPY = `fsr-copy-${RUN}`;
+const PREFIX = `fsr-${RUN}`;
+const BACKUP = 'b1';
+const IMAGE = 'ghcr.io/cairn-backup/cairn:dev';
+
+let kube: Kube;
+let kubeconfig: string;
+const bucket = () => clusterInfo().s3.bucket;
+
+type PodJson = {
+  metadata: { name: string; uid: string; namespace: string };
+  spec: { nodeName?: string; initContainers?: Record<string, unknown>[]; volumes?: { name: string; persistentVolumeClaim?: { claimName: string } }[] };
+  status?: { phase?: string; initContainerStatuses?: { name: string; state?: Record<string, unknown> }[] };
+};
+
+const restricted = { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, runAsNonRoot: true, runAsUser: 1000, seccompProfile: { type: 'RuntimeDefault' } };
+
+async function getJson<T>(args: string[]): Promise<T | undefined> {
+  const r = await kubectl([...args, '-o', 'json'], { allowFailure: true });
+  return r.exitCode === 0 ? (JSON.parse(r.stdout) as T) : undefined;
+}
+
+async function listKeys(prefix: string): Promise<string[]> {
+  const keys: string[] = [];
+  let token: string | undefined;
+  do {
+    const res = await s3Client().send(new ListObjectsV2Command({ Bucket: bucket(), Prefix: prefix, ContinuationToken: token }));
+    keys.push(...(res.Contents ?? []).map((c) => c.Key ?? ''));
+    token = res.NextContinuationToken;
+  } while (token);
+  return keys;
+}
+
+async function getJsonGz(key: string): Promise<unknown> {
+  const res = await s3Client().send(new GetObjectCommand({ Bucket: bucket(), Key: key }));
+  const body = Buffer.from(await (res.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray());
+  return JSON.parse(gunzipSync(body).toString('utf8')) as unknown;
+}
+
+const restores = () => customClient<Restore>(kube, Kinds.Restore, parseRestore);
+const pvrClient = () => customClient<PodVolumeRestore>(kube, Kinds.PodVolumeRestore, parsePodVolumeRestore);
+
+async function restoreIn(name: string, phases: string[], timeoutMs = 120_000): Promise<Restore> {
+  return waitFor(
+    async () => {
+      const r = await restores().get(NS, name);
+      return r && phases.includes(r.status?.phase ?? '') ? r : undefined;
+    },
+    { timeoutMs, description: `restore ${name} in ${phases.join('|')}` },
+  );
+}
+
+async function pvrsOf(restore: Restore, count: number): Promise<PodVolumeRestore[]> {
+  return waitFor(
+    async () => {
+      const list = await pvrClient().list(NS, `velero.io/restore-uid=${restore.metadata.uid ?? ''}`);
+      return list.length === count ? list.sort((a, b) => a.spec.volume.localeCompare(b.spec.volume)) : undefined;
+    },
+    { timeoutMs: 120_000, description: `${count} PVRs of restore ${restore.metadata.name ?? ''}` },
+  );
+}
+
+/** The host directory of a pod volume on its node (docs/test-bed.md, Volumes). */
+async function hostPathOf(pod: PodJson, volume: string): Promise<string> {
+  const node = clusterInfo().nodes.find((n) => n.name === pod.spec.nodeName);
+  if (!node) throw new Error(`pod ${pod.metadata.name} is on unknown node ${pod.spec.nodeName ?? '(none)'}`);
+  const podDir = join(node.rootDir, 'var/lib/kubelet/pods', pod.metadata.uid, 'volumes');
+  const source = pod.spec.volumes?.find((v) => v.name === volume);
+  if (source?.persistentVolumeClaim) {
+    const pv = (await kubectl(['-n', pod.metadata.namespace, 'get', 'pvc', source.persistentVolumeClaim.claimName, '-o', 'jsonpath={.spec.volumeName}'])).stdout;
+    return join(podDir, 'kubernetes.io~csi', pv, 'mount');
+  }
+  return join(podDir, 'kubernetes.io~empty-dir', volume);
+}
+
+/** What the node agent would do when a PVR's data mover is done. */
+async function completePvr(pvr: PodVolumeRestore, restoreUID: string): Promise<void> {
+  const ns = pvr.spec.pod.namespace ?? '';
+  // The node agent starts only once restore-wait runs, i.e. the pod is scheduled and its volumes are mounted.
+  const pod = await waitFor(
+    async () => {
+      const p = await getJson<PodJson>(['-n', ns, 'get', 'pod', pvr.spec.pod.name ?? '']);
+      return p?.status?.initContainerStatuses?.[0]?.state?.running ? p : undefined;
+    },
+    { timeoutMs: 120_000, description: `restore-wait of ${ns}/${pvr.spec.pod.name ?? ''} running` },
+  );
+  writeCompletionMarker(await hostPathOf(pod, pvr.spec.volume), restoreUID);
+  await setPvrStatus(pvr, pod, { phase: 'Completed', progress: { totalBytes: 4096, bytesDone: 4096 } });
+}
+
+async function setPvrStatus(pvr: PodVolumeRestore, pod: PodJson, status: NonNullable<PodVolumeRestore['status']>): Promise<void> {
+  const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  await pvrClient().updateStatus(NS, pvr.metadata?.name ?? '', (p) => {
+    p.status = { ...(p.status ?? {}), node: pod.spec.nodeName ?? '', startTimestamp: now, completionTimestamp: now, ...status };
+  });
+}
+
+async function appPod(namespace: string): Promise<PodJson> {
+  return waitFor(async () => getJson<PodJson>(['-n', namespace, 'get', 'pod', 'web-0']), { timeoutMs: 120_000, description: `pod ${namespace}/web-0` });
+}
+
+beforeAll(async () => {
+  const info = clusterInfo();
+  kubeconfig = info.kubeconfigPath;
+  kube = kubeFromConfig(kubeConfig());
+  const dir = mkdtempSync(join(tmpdir(), 'cairn-fsr-it-'));
+  const creds = join(dir, 'credentials');
+  writeFileSync(creds, `[default]\naws_access_key_id = ${info.s3.accessKeyId}\naws_secret_access_key = ${info.s3.secretAccessKey}\n`);
+  const install = await cairn(
+    [
+      'install', '-n', NS, '--provider', 'aws', '--bucket', info.s3.bucket, '--prefix', PREFIX, '--secret-file', creds,
+      '--backup-location-config', `region=${info.s3.region},s3Url=${info.s3.endpoint},s3ForcePathStyle=true`,
+      '--image', IMAGE, '--use-node-agent',
+    ],
+    { kubeconfig },
+  );
+  expect(install.exitCode, install.stderr).toBe(0);
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  await kubectl([
+    '-n', NS, 'patch', 'deployment', 'cairn', '--type=json', '-p',
+    JSON.stringify([
+      { op: 'add', path: '/spec/template/spec/containers/0/args/-', value: `--health-port=${port}` },
+      { op: 'replace', path: '/spec/template/spec/containers/0/ports/0/containerPort', value: port },
+    ]),
+  ]);
+  // The real node agent stays away; stand-ins (owned by a ConfigMap, so the DaemonSet does not adopt them) say
+  // "a node agent runs here" on every node.
+  await kubectl(['-n', NS, 'patch', 'daemonset', 'node-agent', '--type=merge', '-p', JSON.stringify({ spec: { template: { spec: { nodeSelector: { 'cairn.test/no-such-node': 'true' } } } } })]);
+  await kubectl(['-n', NS, 'create', 'configmap', 'stand-in-owner']);
+  const owner = JSON.parse((await kubectl(['-n', NS, 'get', 'configmap', 'stand-in-owner', '-o', 'json'])).stdout) as { metadata: { uid: string } };
+  for (const node of info.nodes) {
+    await kubectl(['apply', '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: {
+          name: `stand-in-${node.name}`,
+          namespace: NS,
+          labels: { name: 'node-agent', role: 'node-agent' },
+          ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'stand-in-owner', uid: owner.metadata.uid, controller: true }],
+        },
+        spec: { nodeName: node.name, containers: [{ name: 'sleep', image: 'busybox', command: ['sleep', '3600'] }] },
+      }),
+    });
+  }
+
+  await kubectl(['apply', '-f', '-'], {
+    input: JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'List',
+      items: [
+        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: APP, labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } } },
+        { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data', namespace: APP }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '10Mi' } } } },
+        {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: 'web-0', namespace: APP, labels: { app: 'web' } },
+          spec: {
+            containers: [{ name: 'web', image: 'busybox', command: ['sleep', '3600'], securityContext: restricted, volumeMounts: [{ name: 'data', mountPath: '/data' }, { name: 'scratch', mountPath: '/scratch' }] }],
+            volumes: [
+              { name: 'data', persistentVolumeClaim: { claimName: 'data' } },
+              { name: 'scratch', emptyDir: {} },
+            ],
+          },
+        },
+      ],
+    }),
+  });
+  await waitFor(async () => (await getJson<PodJson>(['-n', APP, 'get', 'pod', 'web-0']))?.status?.phase === 'Running', { timeoutMs: 120_000, description: 'app pod Running' });
+  await waitFor(async () => (await kubectl(['-n', NS, 'get', 'backupstoragelocation', 'default', '-o', 'jsonpath={.status.phase}'])).stdout === 'Available', {
+    timeoutMs: 120_000,
+    description: 'location Available',
+  });
+
+  // A resource backup of the app, then the pod volume backups a fs-backup would have recorded.
+  await customClient<Backup>(kube, Kinds.Backup, parseBackup).create(newBackup({ namespace: NS, name: BACKUP, spec: { includedNamespaces: [APP] } }));
+  await waitFor(async () => (await customClient<Backup>(kube, Kinds.Backup, parseBackup).get(NS, BACKUP))?.status?.phase === 'Completed', {
+    timeoutMs: 120_000,
+    description: 'backup Completed',
+  });
+  const pvb = (volume: string, snapshotID: string) => ({
+    apiVersion: 'velero.io/v1',
+    kind: 'PodVolumeBackup',
+    metadata: { name: `${BACKUP}-${volume}`, namespace: NS, labels: { 'velero.io/backup-name': BACKUP } },
+    spec: { node: 'n', pod: { kind: 'Pod', namespace: APP, name: 'web-0', uid: 'old-uid' }, volume, backupStorageLocation: 'default', repoIdentifier: '', uploaderType: 'kopia', tags: {} },
+    status: { phase: 'Completed', snapshotID, progress: { totalBytes: 4096, bytesDone: 4096 } },
+  });
+  await s3Client().send(
+    new PutObjectCommand({
+      Bucket: bucket(),
+      Key: `${PREFIX}/backups/${BACKUP}/${BACKUP}-podvolumebackups.json.gz`,
+      Body: gzipSync(JSON.stringify([pvb('data', 'snap-data'), pvb('scratch', 'snap-scratch')])),
+    }),
+  );
+  await kubectl(['delete', 'namespace', APP, '--wait=true', '--timeout=120s']);
+}, 400_000);
+
+afterAll(async () => {
+  await kubectl(['delete', 'namespace', APP, COPY, NS, '--wait=false'], { allowFailure: true });
+  const keys = await listKeys(`${PREFIX}/`);
+  for (let i = 0; i < keys.length; i += 500) {
+    await s3Client().send(new DeleteObjectsCommand({ Bucket: bucket(), Delete: { Objects: keys.slice(i, i + 500).map((Key) => ({ Key })) } }));
+  }
+});
+
+describe('restoring pods with fs-backup volumes (installed server, node agent played by the test)', () => {
+  let restore: Restore;
+  let pvrs: PodVolumeRestore[];
+  let pod: PodJson;
+
+  it('restores the pod with restore-wait in front, one PVR per volume, and waits', async () => {
+    await restores().create(newRestore({ namespace: NS, name: 'r1', spec: { backupName: BACKUP } }));
+    restore = await restoreIn('r1', ['WaitingForPluginOperations'], 180_000);
+    expect(restore.status?.restoreItemOperationsAttempted).toBe(2);
+    pod = await appPod(APP);
+
+    const init = pod.spec.initContainers ?? [];
+    expect(init.map((c) => c.name)).toEqual(['restore-wait']);
+    expect(init[0]).toMatchObject({
+      name: 'restore-wait',
+      image: IMAGE,
+      command: ['/cairn'],
+      args: ['restore-helper', restore.metadata.uid],
+      env: [
+        { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } } },
+        { name: 'POD_NAME', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.name' } } },
+      ],
+      resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '100m', memory: '128Mi' } },
+      // Copied from the app container, which PodSecurity `restricted` admitted.
+      securityContext: restricted,
+    });
+    // (The API server adds the service-account token mount to every container.)
+    const mounts = (init[0]?.volumeMounts as { name: string; mountPath: string }[]).filter((m) => !m.name.startsWith('kube-api-access-'));
+    expect(mounts.map((m) => [m.name, m.mountPath])).toEqual([
+      ['data', '/restores/data'],
+      ['scratch', '/restores/scratch'],
+    ]);
+
+    pvrs = await pvrsOf(restore, 2);
+    const pvcUID = (await kubectl(['-n', APP, 'get', 'pvc', 'data', '-o', 'jsonpath={.metadata.uid}'])).stdout;
+    for (const [i, pvr] of pvrs.entries()) {
+      const volume = ['data', 'scratch'][i] ?? '';
+      expect(pvr.metadata?.generateName).toBe('r1-');
+      expect(pvr.metadata?.ownerReferences).toEqual([{ apiVersion: 'velero.io/v1', kind: 'Restore', name: 'r1', uid: restore.metadata.uid, controller: true }]);
+      expect(pvr.metadata?.labels).toEqual({
+        'velero.io/restore-name': 'r1',
+        'velero.io/restore-uid': restore.metadata.uid,
+        'velero.io/pod-uid': pod.metadata.uid,
+        ...(volume === 'data' ? { 'velero.io/pvc-uid': pvcUID } : {}),
+      });
+      expect(pvr.spec).toEqual({
+        pod: { kind: 'Pod', namespace: APP, name: 'web-0', uid: pod.metadata.uid },
+        volume,
+        backupStorageLocation: 'default',
+        repoIdentifier: '',
+        uploaderType: 'kopia',
+        snapshotID: `snap-${volume}`,
+        sourceNamespace: APP,
+      });
+    }
+    // The repository of the source namespace was ensured before the PVRs were created.
+    expect((await kubectl(['-n', NS, 'get', 'backuprepository', `${APP}-default-kopia`, '-o', 'jsonpath={.status.phase}'])).stdout).toBe('Ready');
+  }, 300_000);
+
+  it('keeps waiting across a server restart, then the pod starts once the data is in and the restore completes', async () => {
+    const before = (await kubectl(['-n', NS, 'get', 'pods', '-l', 'deploy=cairn', '-o', 'jsonpath={.items[*].metadata.name}'])).stdout;
+    await kubectl(['-n', NS, 'delete', 'pod', '-l', 'deploy=cairn', '--wait=true']);
+    await waitFor(
+      async () => {
+        const pods = await getJson<{ items: { metadata: { name: string }; status?: { phase?: string } }[] }>(['-n', NS, 'get', 'pods', '-l', 'deploy=cairn']);
+        return pods?.items.some((p) => !before.includes(p.metadata.name) && p.status?.phase === 'Running');
+      },
+      { timeoutMs: 120_000, description: 'a new server pod Running' },
+    );
+    // Still waiting: nothing has finished the PVRs.
+    expect((await restores().get(NS, 'r1'))?.status?.phase).toBe('WaitingForPluginOperations');
+    expect((await appPod(APP)).status?.phase).toBe('Pending');
+
+    for (const pvr of pvrs) await completePvr(pvr, restore.metadata.uid ?? '');
+    await waitFor(async () => (await appPod(APP)).status?.phase === 'Running', { timeoutMs: 120_000, description: 'restored pod Running after restore-wait' });
+    const done = await restoreIn('r1', ['Completed', 'PartiallyFailed'], 120_000);
+    expect(done.status?.phase, JSON.stringify(done.status)).toBe('Completed');
+    expect(done.status).toMatchObject({ restoreItemOperationsAttempted: 2, restoreItemOperationsCompleted: 2, restoreItemOperationsFailed: 0 });
+    expect(done.status?.errors ?? 0).toBe(0);
+    expect(done.status?.completionTimestamp).toBeTruthy();
+
+    const dir = `${PREFIX}/restores/r1/`;
+    expect(await getJsonGz(`${dir}r1-volumeinfo.json.gz`)).toEqual([
+      {
+        pvcName: 'data',
+        pvcNamespace: APP,
+        restoreMethod: 'PodVolumeRestore',
+        snapshotDataMoved: false,
+        pvrInfo: { snapshotHandle: 'snap-data', size: 4096, uploaderType: 'kopia', volumeName: 'data', podName: 'web-0', podNamespace: APP, Phase: '' },
+      },
+      {
+        restoreMethod: 'PodVolumeRestore',
+        snapshotDataMoved: false,
+        pvrInfo: { snapshotHandle: 'snap-scratch', size: 4096, uploaderType: 'kopia', volumeName: 'scratch', podName: 'web-0', podNamespace: APP, Phase: '' },
+      },
+    ]);
+    const ops = (await getJsonGz(`${dir}restore-r1-itemoperations.json.gz`)) as { status: { phase: string } }[];
+    expect(ops.map((o) => o.status.phase)).toEqual(['Completed', 'Completed']);
+    expect(await getJsonGz(`${dir}restore-r1-results.gz`)).toMatchObject({ errors: {} });
+  }, 400_000);
+
+  it('a Failed PVR makes the restore PartiallyFailed with the error; namespace mapping keeps the source namespace', async () => {
+    await restores().create(newRestore({ namespace: NS, name: 'r2', spec: { backupName: BACKUP, namespaceMapping: { [APP]: COPY } } }));
+    const r2 = await restoreIn('r2', ['WaitingForPluginOperations'], 180_000);
+    const list = await pvrsOf(r2, 2);
+    expect(list.map((p) => [p.spec.pod.namespace, p.spec.sourceNamespace])).toEqual([
+      [COPY, APP],
+      [COPY, APP],
+    ]);
+    await completePvr(list[0]!, r2.metadata.uid ?? '');
+    await setPvrStatus(list[1]!, await appPod(COPY), { phase: 'Failed', message: 'data path restore failed: disk full' });
+    const done = await restoreIn('r2', ['Completed', 'PartiallyFailed'], 120_000);
+    expect(done.status?.phase).toBe('PartiallyFailed');
+    expect(done.status).toMatchObject({ errors: 1, restoreItemOperationsCompleted: 1, restoreItemOperationsFailed: 1 });
+    const results = (await getJsonGz(`${PREFIX}/restores/r2/restore-r2-results.gz`)) as { errors: { velero?: string[] } };
+    expect(results.errors.velero).toEqual(['pod volume restore failed: data path restore failed: disk full']);
+    // restore-wait still waits for the volume that never got its data.
+    expect((await appPod(COPY)).status?.phase).toBe('Pending');
+  }, 400_000);
+});
