@@ -1,7 +1,7 @@
 /**
  * A restore's PodVolumeRestores as item operations (`restore-<name>-itemoperations.json.gz`, velero-interfaces.md
  * §1.13): cairn tracks them like asynchronous plugin operations so the Restore shows `WaitingForPluginOperations`
- * while data is restored and a server restart resumes the wait. One operation per PVR, named by the PVR, on the pod.
+ * while data is restored and a server restart resumes the wait. One operation per PVR (`operationID` `pvr-<pvr name>`), on the pod.
  */
 import { OperationPhase, PodVolumeRestorePhase, type PodVolumeRestore, type Restore, type RestoreOperation } from '../../api/index.js';
 import { GAVE_UP_ANNOTATION } from './restore-wait.js';
@@ -37,7 +37,7 @@ export function podVolumeRestoreOperations(restore: Restore, pvrs: readonly PodV
         restoreUID: restore.metadata.uid ?? '',
         restoreItemAction: POD_VOLUME_RESTORE_ACTION,
         resourceIdentifier: { Group: '', Resource: 'pods', Namespace: pvr.spec.pod.namespace ?? '', Name: pvr.spec.pod.name ?? '' },
-        operationID: pvr.metadata?.name ?? '',
+        operationID: `pvr-${pvr.metadata?.name ?? ''}`,
       },
       status: {
         phase,

@@ -99,7 +99,7 @@ describe('PVRs as restore item operations and restore volume info', () => {
         restoreUID: 'ru',
         restoreItemAction: 'velero.io/pod-volume-restore',
         resourceIdentifier: { Group: '', Resource: 'pods', Namespace: 'app', Name: 'web-0' },
-        operationID: 'r1-abc',
+        operationID: 'pvr-r1-abc',
       },
       status: { phase: 'Completed', nCompleted: 10, nTotal: 10, operationUnits: 'Bytes', description: 'volume data', created: CREATED, started: '2026-01-01T00:00:05Z', updated: '2026-01-01T00:00:09Z' },
     });
