@@ -27,9 +27,17 @@ export type PvDecision =
   | { action: 'provision'; reason: string; warning?: string }
   | { action: 'skip'; reason: string };
 
+/** The parts of a PodVolumeBackup the legacy rule reads (backups without volume information). */
+export interface PodVolumeBackupRef {
+  metadata?: { annotations?: Record<string, string> };
+  spec: { pod: { namespace?: string } };
+}
+
 export interface DecidePvOptions {
   pv: UnstructuredObject;
   volumeInfos: readonly BackupVolumeInfo[];
+  /** The backup's PodVolumeBackups: for a PV missing from the volume information (backups older than it). */
+  podVolumeBackups?: readonly PodVolumeBackupRef[];
   /** Whether a PV of this name exists in the cluster now. */
   exists: boolean;
 }
@@ -56,9 +64,19 @@ export function decidePv(opts: DecidePvOptions): PvDecision {
     default:
       break;
   }
+  if (!info && backedUpFromPod(pv, opts.podVolumeBackups ?? [])) {
+    return { action: 'provision', reason: 'its data was backed up from the pod (fs-backup) and is restored into a new volume' };
+  }
   if (reclaimPolicy(pv, info) === 'Delete') {
     return { action: 'provision', reason: 'its reclaim policy is Delete and it was dynamically provisioned, so a new volume is provisioned for its claim' };
   }
   if (exists) return { action: 'skip', reason: 'a persistent volume of that name exists' };
   return { action: 'restore' };
+}
+
+/** Velero's legacy rule: a PVB of a pod in the claim's namespace, annotated with the claim's name. */
+function backedUpFromPod(pv: UnstructuredObject, pvbs: readonly PodVolumeBackupRef[]): boolean {
+  const claim = (pv.spec as { claimRef?: { namespace?: string; name?: string } } | undefined)?.claimRef;
+  if (!claim?.name) return false;
+  return pvbs.some((b) => b.spec.pod.namespace === claim.namespace && b.metadata?.annotations?.['velero.io/pvc-name'] === claim.name);
 }

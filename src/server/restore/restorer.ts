@@ -242,7 +242,7 @@ class RestoreRun {
 
     if (item.groupResource === 'persistentvolumes') {
       const exists = (await client.get(ref(item.object))) !== undefined;
-      const decision = decidePv({ pv: item.object, volumeInfos: this.opts.volumeInfos, exists });
+      const decision = decidePv({ pv: item.object, volumeInfos: this.opts.volumeInfos, exists, ...(this.opts.podVolumeBackups ? { podVolumeBackups: this.opts.podVolumeBackups } : {}) });
       if (decision.action !== 'restore') {
         if (decision.action === 'provision') this.pvsToProvision.add(item.name);
         if (decision.action === 'provision' && decision.warning) this.opts.results.warn({ kind: 'cluster' }, decision.warning);

@@ -25,6 +25,13 @@ describe('what happens to a persistent volume', () => {
     expect(decidePv({ pv: p, volumeInfos: infos, exists }).action).toBe(want);
   });
 
+  it('a PV missing from the volume information whose claim was backed up from a pod is provisioned anew (legacy rule)', () => {
+    const claimed: UnstructuredObject = { ...pv('Retain'), spec: { persistentVolumeReclaimPolicy: 'Retain', claimRef: { namespace: 'app', name: 'data' } } };
+    const pvb = (ns: string, claim: string) => ({ metadata: { annotations: { 'velero.io/pvc-name': claim } }, spec: { pod: { namespace: ns } } });
+    expect(decidePv({ pv: claimed, volumeInfos: [], exists: false, podVolumeBackups: [pvb('app', 'data')] }).action).toBe('provision');
+    expect(decidePv({ pv: claimed, volumeInfos: [], exists: false, podVolumeBackups: [pvb('other', 'data'), pvb('app', 'logs')] }).action).toBe('restore');
+  });
+
   it('warns for native snapshots it cannot restore', () => {
     const d = decidePv({ pv: pv('Retain'), volumeInfos: info({ backupMethod: 'NativeSnapshot' }), exists: false });
     expect(d).toMatchObject({ action: 'provision', warning: expect.stringContaining('native snapshot') });
