@@ -38,7 +38,6 @@ export interface NodeAgentOptions {
   configMapName?: string | undefined;
   prepareTimeoutMs?: number;
   resourceTimeoutMs?: number;
-  logFormat?: string;
   logLevel?: string;
   /** Where the kubelet's pods directory is mounted in this container (default /host_pods). */
   hostPodsDir?: string;
@@ -126,7 +125,6 @@ export function createNodeAgent(opts: NodeAgentOptions): Role {
         nodeAgentPod,
         config,
         resourceTimeoutMs: opts.resourceTimeoutMs ?? DEFAULT_RESOURCE_TIMEOUT_MS,
-        logFormat: opts.logFormat ?? 'json',
         logLevel: opts.logLevel ?? 'info',
         logger: log,
         ...(opts.hostPodsDir ? { hostPodsDir: opts.hostPodsDir } : {}),

@@ -6,8 +6,14 @@
  */
 export class NodeSlots {
   private readonly held = new Set<string>();
+  private readonly freed = new Set<() => void>();
 
   constructor(readonly limit: number) {}
+
+  /** Calls `listener` whenever a slot is given back, so waiting work is looked at again at once. */
+  onFree(listener: () => void): void {
+    this.freed.add(listener);
+  }
 
   /** Takes a slot for `key` if one is free (or `key` already holds one). */
   tryAcquire(key: string): boolean {
@@ -23,7 +29,8 @@ export class NodeSlots {
   }
 
   release(key: string): void {
-    this.held.delete(key);
+    if (!this.held.delete(key)) return;
+    for (const l of this.freed) l();
   }
 
   get inUse(): number {

@@ -472,6 +472,13 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
     }
   }
 
+  // A slot given back lets the next waiting CR go now rather than at its next requeue.
+  ctx.slots.onFree(() => {
+    for (const o of controller?.watch.list() ?? []) {
+      if (phaseOf(o) === 'New' && !o.spec.cancel) controller?.enqueue({ namespace: ctx.namespace, name: o.metadata?.name ?? '' });
+    }
+  });
+
   return {
     async start() {
       controller = await startController<T>({

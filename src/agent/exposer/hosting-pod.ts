@@ -21,7 +21,6 @@ export interface HostingPodInput {
   hostPath: string;
   nodeAgentPod: V1Pod;
   resourceTimeoutMs: number;
-  logFormat: string;
   logLevel: string;
   config: NodeAgentConfig;
 }
@@ -62,7 +61,8 @@ export function hostingPod(input: HostingPodInput): V1Pod {
       `--volume-path=${volumePath}`,
       `${crFlag}=${owner.name}`,
       `--resource-timeout=${formatDuration(input.resourceTimeoutMs)}`,
-      `--log-format=${input.logFormat}`,
+      // JSON whatever the node-agent's own format: the node-agent re-emits these lines, field by field, in its log.
+      '--log-format=json',
       `--log-level=${input.logLevel}`,
     ],
     env: agent.env ?? [],

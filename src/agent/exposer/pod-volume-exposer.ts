@@ -18,7 +18,6 @@ export interface PodVolumeExposerOptions {
   nodeAgentPod: V1Pod;
   config: NodeAgentConfig;
   resourceTimeoutMs: number;
-  logFormat: string;
   logLevel: string;
   logger: Logger;
   /** Where this process sees the kubelet's pods directory (default /host_pods). */
@@ -66,7 +65,6 @@ export function createPodVolumeExposer(opts: PodVolumeExposerOptions): PodVolume
         hostPath,
         nodeAgentPod: opts.nodeAgentPod,
         resourceTimeoutMs: opts.resourceTimeoutMs,
-        logFormat: opts.logFormat,
         logLevel: opts.logLevel,
         config: opts.config,
       });

@@ -31,7 +31,8 @@ export function mergeLog(logger: Logger, source: string, text: string): void {
       }
     }
     if (rec && typeof rec.msg === 'string') {
-      const { level, msg, time, pid: _pid, hostname: _hostname, ...fields } = rec;
+      // `component` is the data mover's own; log-source already says where the line comes from.
+      const { level, msg, time, pid: _pid, hostname: _hostname, component: _component, ...fields } = rec;
       const name = PINO_LEVELS[Number(level)] ?? 'info';
       log[name]({ ...fields, ...(typeof time === 'number' ? { sourceTime: new Date(time).toISOString() } : {}) }, msg);
     } else {

@@ -33,6 +33,9 @@ export interface MicroServiceWatchOptions {
   setTimer?: (fn: () => void, ms: number) => { cancel(): void };
 }
 
+/** How long to wait for the Events of a data mover that ended without ever reporting Started. */
+export const NOT_STARTED_EVENT_WAIT_MS = 3000;
+
 const defaultTimer = (fn: () => void, ms: number) => {
   const t = setTimeout(fn, ms);
   t.unref();
@@ -155,11 +158,14 @@ export class MicroServiceWatch {
       return this.end({ outcome: 'failed', message: `data-mover pod ${this.opts.podRef} was deleted or killed before the data path finished` });
     }
     if (!this.stopped) {
+      // A data path that started has more to tell (final progress, result): wait for it. One that never started
+      // (canceled or failed while setting up) may have no events at all: a short wait is enough.
+      const waitMs = this.started ? this.opts.eventWaitMs : Math.min(this.opts.eventWaitMs, NOT_STARTED_EVENT_WAIT_MS);
       this.waitTimer ??= (this.opts.setTimer ?? defaultTimer)(() => {
-        this.opts.onLog?.({ waitedMs: this.opts.eventWaitMs }, 'data mover ended without its last event; using the termination message');
+        this.opts.onLog?.({ waitedMs: waitMs }, 'data mover ended without its last event; using the termination message');
         this.stopped = true;
         this.evaluate();
-      }, this.opts.eventWaitMs);
+      }, waitMs);
       return;
     }
     this.waitTimer?.cancel();

@@ -40,7 +40,6 @@ export default class NodeAgentServer extends BaseCommand<typeof NodeAgentServer>
       configMapName: this.flags['node-agent-configmap'],
       prepareTimeoutMs,
       resourceTimeoutMs,
-      logFormat: this.flags['log-format'],
       logLevel: level,
     });
     await runUntilSignal(role, { logger, name: 'node-agent' });
