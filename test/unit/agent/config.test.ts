@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { NodeAgentConfigError, concurrencyForNode, hostingPodResources, parseNodeAgentConfig, prepareQueueLength } from '../../../src/agent/config.js';
+
+describe('node-agent ConfigMap', () => {
+  it('reads the JSON document of the ConfigMap (any key name; the last key wins)', () => {
+    const config = parseNodeAgentConfig({
+      'node-agent-config.json': JSON.stringify({
+        loadConcurrency: { globalConfig: 2, perNodeConfig: [{ nodeSelector: { matchLabels: { 'kubernetes.io/hostname': 'node1' } }, number: 3 }], prepareQueueLength: 10 },
+        podResources: { cpuRequest: '100m', memoryLimit: '1Gi' },
+        priorityClassName: 'high',
+        privilegedFsBackup: true,
+        loadAffinity: [{ nodeSelector: {} }],
+      }),
+    });
+    expect(config).toEqual({
+      loadConcurrency: { globalConfig: 2, prepareQueueLength: 10, perNodeConfig: [{ nodeSelector: { matchLabels: { 'kubernetes.io/hostname': 'node1' } }, number: 3 }] },
+      podResources: { cpuRequest: '100m', memoryLimit: '1Gi' },
+      priorityClassName: 'high',
+      privilegedFsBackup: true,
+    });
+    expect(parseNodeAgentConfig({})).toEqual({});
+    expect(parseNodeAgentConfig(undefined)).toEqual({});
+  });
+
+  it('names what is wrong in a bad document', () => {
+    expect(() => parseNodeAgentConfig({ c: '{' })).toThrow(NodeAgentConfigError);
+    expect(() => parseNodeAgentConfig({ c: '{"loadConcurrency":{"globalConfig":"two"}}' })).toThrow('loadConcurrency.globalConfig must be an integer');
+    expect(() => parseNodeAgentConfig({ c: '{"loadConcurrency":{"perNodeConfig":[{"number":1.5}]}}' })).toThrow('loadConcurrency.perNodeConfig[0].number must be an integer');
+    expect(() => parseNodeAgentConfig({ c: '{"privilegedFsBackup":"yes"}' })).toThrow('privilegedFsBackup must be true or false');
+  });
+
+  it('takes the smallest matching per-node number, else the global number, else 1; values of 0 or less do not count', () => {
+    const config = parseNodeAgentConfig({
+      c: JSON.stringify({
+        loadConcurrency: {
+          globalConfig: 4,
+          perNodeConfig: [
+            { nodeSelector: { matchLabels: { zone: 'a' } }, number: 3 },
+            { nodeSelector: { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['n1', 'n2'] }] }, number: 2 },
+            { nodeSelector: { matchLabels: { zone: 'a' } }, number: 0 },
+          ],
+        },
+      }),
+    });
+    expect(concurrencyForNode(config, { zone: 'a', 'kubernetes.io/hostname': 'n1' })).toBe(2);
+    expect(concurrencyForNode(config, { zone: 'a', 'kubernetes.io/hostname': 'n9' })).toBe(3);
+    expect(concurrencyForNode(config, { zone: 'b' })).toBe(4);
+    expect(concurrencyForNode({}, { zone: 'b' })).toBe(1);
+    expect(concurrencyForNode({ loadConcurrency: { globalConfig: -1 } }, {})).toBe(1);
+  });
+
+  it('bounds the prepare queue only when prepareQueueLength is positive', () => {
+    expect(prepareQueueLength({})).toBe(0);
+    expect(prepareQueueLength({ loadConcurrency: { prepareQueueLength: -3 } })).toBe(0);
+    expect(prepareQueueLength({ loadConcurrency: { prepareQueueLength: 5 } })).toBe(5);
+  });
+
+  it('turns podResources into container requests and limits', () => {
+    expect(hostingPodResources({ podResources: { cpuRequest: '1', memoryRequest: '1Gi', cpuLimit: '2', memoryLimit: '2Gi' } })).toEqual({
+      requests: { cpu: '1', memory: '1Gi' },
+      limits: { cpu: '2', memory: '2Gi' },
+    });
+    expect(hostingPodResources({ podResources: { memoryLimit: '2Gi' } })).toEqual({ limits: { memory: '2Gi' } });
+    expect(hostingPodResources({ podResources: {} })).toBeUndefined();
+    expect(hostingPodResources({})).toBeUndefined();
+  });
+});

@@ -1,0 +1,151 @@
+import type { V1Pod } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import { HostPathError, findVolumePath, hostPodsHostDir, toHostPath, volumeDirectory } from '../../../src/agent/exposer/host-path.js';
+import { hostingPod, unrecoverableReason } from '../../../src/agent/exposer/hosting-pod.js';
+
+const workload: V1Pod = {
+  metadata: { namespace: 'app', name: 'web', uid: 'pod-uid' },
+  spec: {
+    containers: [],
+    volumes: [
+      { name: 'data', persistentVolumeClaim: { claimName: 'web-data' } },
+      { name: 'scratch', emptyDir: {} },
+      { name: 'inline', csi: { driver: 'x' } },
+    ],
+  },
+};
+
+const nodeAgent: V1Pod = {
+  metadata: { name: 'node-agent-abc', namespace: 'velero' },
+  spec: {
+    serviceAccountName: 'cairn-node-agent',
+    containers: [
+      {
+        name: 'node-agent',
+        image: 'ghcr.io/cairn-backup/cairn:v1',
+        imagePullPolicy: 'IfNotPresent',
+        command: ['/cairn'],
+        args: ['node-agent', 'server'],
+        env: [{ name: 'CAIRN_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } }, { name: 'AWS_SHARED_CREDENTIALS_FILE', value: '/credentials/cloud' }],
+        ports: [{ name: 'health', containerPort: 8086 }],
+        readinessProbe: { httpGet: { path: '/readyz', port: 'health' } },
+        volumeMounts: [
+          { name: 'host-pods', mountPath: '/host_pods', mountPropagation: 'HostToContainer' },
+          { name: 'cloud-credentials', mountPath: '/credentials', readOnly: true },
+          { name: 'kube-api-access-x1', mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' },
+        ],
+      },
+    ],
+    volumes: [
+      { name: 'host-pods', hostPath: { path: '/var/lib/kubelet/pods' } },
+      { name: 'cloud-credentials', secret: { secretName: 'cloud-credentials' } },
+      { name: 'kube-api-access-x1', projected: { sources: [] } },
+    ],
+  },
+};
+
+describe('host path of a pod volume', () => {
+  it('is the bound PV for a claim (CSI: its mount dir), else the volume name', async () => {
+    const getPersistentVolume = async () => ({ pvName: 'pvc-123', pv: { spec: { csi: { driver: 'd', volumeHandle: 'h' } } } });
+    expect(await volumeDirectory({ pod: workload, volumeName: 'data', getPersistentVolume })).toEqual({ dir: 'pvc-123', csiMount: true });
+    expect(await volumeDirectory({ pod: workload, volumeName: 'data', getPersistentVolume: async () => ({ pvName: 'pv-local', pv: { spec: {} } }) })).toEqual({ dir: 'pv-local', csiMount: false });
+    expect(await volumeDirectory({ pod: workload, volumeName: 'scratch', getPersistentVolume })).toEqual({ dir: 'scratch', csiMount: false });
+    expect(await volumeDirectory({ pod: workload, volumeName: 'inline', getPersistentVolume })).toEqual({ dir: 'inline', csiMount: true });
+    await expect(volumeDirectory({ pod: workload, volumeName: 'nope', getPersistentVolume })).rejects.toThrow('volume nope is not in pod app/web');
+    await expect(volumeDirectory({ pod: workload, volumeName: 'data', getPersistentVolume: async () => ({ pvName: '' }) })).rejects.toThrow('claim web-data of volume data is not bound');
+    await expect(volumeDirectory({ pod: workload, volumeName: 'data', getPersistentVolume: async () => ({ pvName: 'b', pv: { spec: { volumeMode: 'Block' } } }) })).rejects.toThrow(/block volume/);
+  });
+
+  it('is found in exactly one plugin directory under /host_pods/<uid>/volumes; CSI data is in mount', () => {
+    const tree: Record<string, string[]> = { '/host_pods/pod-uid/volumes': ['kubernetes.io~empty-dir', 'kubernetes.io~csi', 'kubernetes.io~projected'] };
+    const present = new Set(['/host_pods/pod-uid/volumes/kubernetes.io~empty-dir/scratch', '/host_pods/pod-uid/volumes/kubernetes.io~csi/pvc-123']);
+    const fs = { readDir: (p: string) => { if (!tree[p]) throw Object.assign(new Error('nope'), { code: 'ENOENT' }); return tree[p]; }, exists: (p: string) => present.has(p) };
+    expect(findVolumePath({ hostPodsDir: '/host_pods', podUID: 'pod-uid', volume: { dir: 'scratch', csiMount: false }, ...fs })).toBe('/host_pods/pod-uid/volumes/kubernetes.io~empty-dir/scratch');
+    // The local test bed mounts claims of any PV under the CSI plugin directory: the plugin decides.
+    expect(findVolumePath({ hostPodsDir: '/host_pods', podUID: 'pod-uid', volume: { dir: 'pvc-123', csiMount: false }, ...fs })).toBe('/host_pods/pod-uid/volumes/kubernetes.io~csi/pvc-123/mount');
+    expect(() => findVolumePath({ hostPodsDir: '/host_pods', podUID: 'pod-uid', volume: { dir: 'gone', csiMount: false }, ...fs })).toThrow('volume directory gone not found under /host_pods/pod-uid/volumes');
+    expect(() => findVolumePath({ hostPodsDir: '/host_pods', podUID: 'other', volume: { dir: 'scratch', csiMount: false }, ...fs })).toThrow(/no volumes of pod other on this node/);
+    present.add('/host_pods/pod-uid/volumes/kubernetes.io~projected/scratch');
+    expect(() => findVolumePath({ hostPodsDir: '/host_pods', podUID: 'pod-uid', volume: { dir: 'scratch', csiMount: false }, ...fs })).toThrow(/found more than once/);
+  });
+
+  it('maps /host_pods to the host directory of the node-agent\'s host-pods volume', () => {
+    expect(hostPodsHostDir(nodeAgent)).toBe('/var/lib/kubelet/pods');
+    expect(toHostPath('/host_pods/u/volumes/x/y', { hostPodsDir: '/host_pods', hostPodsHostDir: '/var/lib/kubelet/pods' })).toBe('/var/lib/kubelet/pods/u/volumes/x/y');
+    expect(toHostPath('/host_pods/u', { hostPodsDir: '/host_pods/', hostPodsHostDir: '/data/kubelet/pods/' })).toBe('/data/kubelet/pods/u');
+    expect(() => toHostPath('/elsewhere/u', { hostPodsDir: '/host_pods', hostPodsHostDir: '/var/lib/kubelet/pods' })).toThrow(HostPathError);
+    expect(() => hostPodsHostDir({ spec: { containers: [], volumes: [] } })).toThrow(/host-pods/);
+  });
+});
+
+describe('data-mover pod', () => {
+  const pod = hostingPod({
+    kind: 'PodVolumeBackup',
+    owner: { name: 'b1-x7k2p', namespace: 'velero', uid: 'pvb-uid' },
+    nodeName: 'node-1',
+    hostPath: '/var/lib/kubelet/pods/pod-uid/volumes/kubernetes.io~empty-dir/scratch',
+    nodeAgentPod: nodeAgent,
+    resourceTimeoutMs: 600_000,
+    logLevel: 'info',
+    config: { podResources: { cpuRequest: '100m', memoryLimit: '1Gi' }, priorityClassName: 'data-movers' },
+  });
+
+  it('is named, labelled and owned after its PVB, pinned to the node, never restarted, root', () => {
+    expect(pod.metadata).toEqual({
+      name: 'b1-x7k2p',
+      namespace: 'velero',
+      labels: { 'velero.io/pod-volume-backup': 'b1-x7k2p' },
+      ownerReferences: [{ apiVersion: 'velero.io/v1', kind: 'PodVolumeBackup', name: 'b1-x7k2p', uid: 'pvb-uid', controller: true }],
+    });
+    expect(pod.spec).toMatchObject({
+      nodeName: 'node-1',
+      restartPolicy: 'Never',
+      terminationGracePeriodSeconds: 0,
+      securityContext: { runAsUser: 0 },
+      serviceAccountName: 'cairn-node-agent',
+      priorityClassName: 'data-movers',
+    });
+  });
+
+  it('runs `cairn pod-volume backup` in one container named after the PVB UID, with the node-agent image, env and resources from the ConfigMap', () => {
+    expect(pod.spec?.containers).toHaveLength(1);
+    const c = pod.spec!.containers[0]!;
+    expect(c.name).toBe('pvb-uid');
+    expect(c.image).toBe('ghcr.io/cairn-backup/cairn:v1');
+    expect(c.command).toEqual(['/cairn']);
+    expect(c.args).toEqual(['pod-volume', 'backup', '--volume-path=/pvb-uid', '--pod-volume-backup=b1-x7k2p', '--resource-timeout=10m0s', '--log-format=json', '--log-level=info']);
+    expect(c.env).toEqual(nodeAgent.spec!.containers[0]!.env);
+    expect(c.resources).toEqual({ requests: { cpu: '100m' }, limits: { memory: '1Gi' } });
+    expect(c.ports).toBeUndefined();
+    expect(c.readinessProbe).toBeUndefined();
+  });
+
+  it('mounts the volume\'s host path at /<uid> plus the node-agent\'s volumes, but not its service-account token', () => {
+    expect(pod.spec?.volumes).toEqual([
+      { name: 'pvb-uid', hostPath: { path: '/var/lib/kubelet/pods/pod-uid/volumes/kubernetes.io~empty-dir/scratch' } },
+      { name: 'host-pods', hostPath: { path: '/var/lib/kubelet/pods' } },
+      { name: 'cloud-credentials', secret: { secretName: 'cloud-credentials' } },
+    ]);
+    expect(pod.spec?.containers[0]?.volumeMounts).toEqual([
+      { name: 'pvb-uid', mountPath: '/pvb-uid', mountPropagation: 'HostToContainer' },
+      { name: 'host-pods', mountPath: '/host_pods', mountPropagation: 'HostToContainer' },
+      { name: 'cloud-credentials', mountPath: '/credentials', readOnly: true },
+    ]);
+  });
+
+  it('for a PVR runs `pod-volume restore` and is labelled with the PVR', () => {
+    const r = hostingPod({ kind: 'PodVolumeRestore', owner: { name: 'r1-abc', namespace: 'velero', uid: 'pvr-uid' }, nodeName: 'n', hostPath: '/h', nodeAgentPod: nodeAgent, resourceTimeoutMs: 60_000, logLevel: 'debug', config: { privilegedFsBackup: true } });
+    expect(r.metadata?.labels).toEqual({ 'velero.io/pod-volume-restore': 'r1-abc' });
+    expect(r.spec?.containers[0]?.args).toEqual(['pod-volume', 'restore', '--volume-path=/pvr-uid', '--pod-volume-restore=r1-abc', '--resource-timeout=1m0s', '--log-format=json', '--log-level=debug']);
+    expect(r.spec?.containers[0]?.securityContext).toEqual({ privileged: true });
+    expect(r.spec?.priorityClassName).toBeUndefined();
+  });
+
+  it('is unrecoverable when Failed or stuck pulling its image, not while it starts', () => {
+    expect(unrecoverableReason({ status: { phase: 'Pending' } })).toBeUndefined();
+    expect(unrecoverableReason({ status: { phase: 'Running' } })).toBeUndefined();
+    expect(unrecoverableReason({ status: { phase: 'Failed', message: 'evicted' } })).toBe('pod is Failed: evicted');
+    expect(unrecoverableReason({ status: { phase: 'Pending', containerStatuses: [{ name: 'c', image: 'i', imageID: '', ready: false, restartCount: 0, state: { waiting: { reason: 'ErrImagePull' } } }] } })).toBe('container c is waiting: ErrImagePull');
+    expect(unrecoverableReason({ status: { phase: 'Pending', containerStatuses: [{ name: 'c', image: 'i', imageID: '', ready: false, restartCount: 0, state: { waiting: { reason: 'ContainerCreating' } } }] } })).toBeUndefined();
+  });
+});
