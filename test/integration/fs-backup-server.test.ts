@@ -29,6 +29,9 @@ import { backup as dataPathBackup } from '../../src/datapath/uploader.js';
 import { kubeFromConfig, type Kube } from '../../src/kube/client.js';
 import { customClient } from '../../src/kube/custom.js';
 import { openRepositoryForVolume } from '../../src/agent/microservice/repository.js';
+import { createLogger } from '../../src/cli/logger.js';
+import { PodVolumeBackupCreator } from '../../src/server/podvolume/backup-creator.js';
+import type { PodLike } from '../../src/server/podvolume/backup-volumes.js';
 import type { BackupVolumeInfo } from '../../src/server/volume-info.js';
 import { cairn } from '../support/cli.js';
 import { clusterInfo, kubeConfig, kubectl, s3Client } from '../support/cluster.js';
@@ -234,6 +237,21 @@ describe('fs-backup, server side', () => {
     expect((await backups().get(NS, first))?.status?.phase).toBe('WaitingForPluginOperations');
   }, 240_000);
 
+  it('a backup run again (after a server restart) reuses its PVBs instead of creating new ones', async () => {
+    const backup = (await backups().get(NS, first)) as Backup;
+    const pod = JSON.parse((await kubectl(['-n', APP, 'get', 'pod', 'web', '-o', 'json'])).stdout) as PodLike;
+    const before = (await pvbsOf(first)).map((p) => p.metadata.name).sort();
+    const creator = new PodVolumeBackupCreator({ kube, namespace: NS, backup });
+    const outcome = await creator.backupPod(pod, { pvcsIncluded: true, log: createLogger({ level: 'warn' }) });
+    expect(outcome.errors).toEqual([]);
+    expect(outcome.pvbs.map((p) => p.metadata.name).sort()).toEqual(before);
+    expect((await pvbsOf(first)).map((p) => p.metadata.name).sort()).toEqual(before);
+    expect(outcome.volumeInfo.map((v) => [v.pvcName ?? null, v.backupMethod, v.pvbInfo?.volumeName])).toEqual([
+      ['data-pvc', 'PodVolumeBackup', 'data'],
+      [null, 'PodVolumeBackup', 'cache'],
+    ]);
+  }, 60_000);
+
   it('completes once its PVBs complete, with podvolumebackups, itemoperations and volumeinfo in storage', async () => {
     // A real snapshot in the namespace's repository, as the data mover would have made it.
     const src = mkdtempSync(join(tmpdir(), 'cairn-fsb-src-'));
@@ -251,17 +269,14 @@ describe('fs-backup, server side', () => {
     expect(done.status?.completionTimestamp).toBeTruthy();
 
     const stored = await getJsonGz<PodVolumeBackup[]>(backupKey(first, '-podvolumebackups.json.gz'));
-    expect(stored.map((p) => [p.kind, p.metadata.name, p.status?.phase])).toEqual([
-      ['PodVolumeBackup', cache.metadata.name, 'Completed'],
-      ['PodVolumeBackup', data.metadata.name, 'Completed'],
-    ]);
+    // Both files list the PVBs by name.
+    const byName = [cache, data].sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''));
+    expect(stored.map((p) => [p.kind, p.metadata.name, p.status?.phase])).toEqual(byName.map((p) => ['PodVolumeBackup', p.metadata.name, 'Completed']));
     const ops = await getJsonGz<{ spec: Record<string, unknown>; status: Record<string, unknown> }[]>(backupKey(first, '-itemoperations.json.gz'));
-    expect(ops.map((o) => [o.spec.operationID, o.spec.backupItemAction, o.status.phase])).toEqual([
-      [`pvb-${cache.metadata.name}`, 'velero.io/pod-volume-backup', 'Completed'],
-      [`pvb-${data.metadata.name}`, 'velero.io/pod-volume-backup', 'Completed'],
-    ]);
-    expect(ops[1]?.spec.resourceIdentifier).toEqual({ Group: '', Resource: 'pods', Namespace: APP, Name: 'web' });
-    expect(ops[1]?.status).toMatchObject({ nCompleted: 1234, nTotal: 1234, operationUnits: 'Bytes' });
+    expect(ops.map((o) => [o.spec.operationID, o.spec.backupItemAction, o.status.phase])).toEqual(byName.map((p) => [`pvb-${p.metadata.name}`, 'velero.io/pod-volume-backup', 'Completed']));
+    const dataOp = ops.find((o) => o.spec.operationID === `pvb-${data.metadata.name}`);
+    expect(dataOp?.spec.resourceIdentifier).toEqual({ Group: '', Resource: 'pods', Namespace: APP, Name: 'web' });
+    expect(dataOp?.status).toMatchObject({ nCompleted: 1234, nTotal: 1234, operationUnits: 'Bytes' });
 
     const info = await getJsonGz<BackupVolumeInfo[]>(backupKey(first, '-volumeinfo.json.gz'));
     const pvc = info.find((e) => e.pvcName === 'data-pvc');
