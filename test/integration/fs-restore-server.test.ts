@@ -232,11 +232,22 @@ beforeAll(async () => {
       Body: gzipSync(JSON.stringify([pvb('data', 'snap-data'), pvb('scratch', 'snap-scratch')])),
     }),
   );
+  // The claim's volume as fs-backup records it: restored by provisioning anew, then given back its policy and labels.
+  const infoKey = `${PREFIX}/backups/${BACKUP}/${BACKUP}-volumeinfo.json.gz`;
+  const infos = (await getJsonGz(infoKey)) as { pvcName?: string }[];
+  const patched = infos.map((i) =>
+    i.pvcName === 'data'
+      ? { ...i, backupMethod: 'PodVolumeBackup', skipped: false, skippedReason: undefined, pvInfo: { reclaimPolicy: 'Retain', labels: { 'fsr.cairn.test/kept': 'yes' } } }
+      : i,
+  );
+  await s3Client().send(new PutObjectCommand({ Bucket: bucket(), Key: infoKey, Body: gzipSync(JSON.stringify(patched)) }));
   await kubectl(['delete', 'namespace', APP, '--wait=true', '--timeout=120s']);
 }, 400_000);
 
 afterAll(async () => {
   await kubectl(['delete', 'namespace', APP, COPY, NS, '--wait=false'], { allowFailure: true });
+  // Volumes the restore set to Retain stay behind their claims otherwise.
+  await kubectl(['delete', 'pv', '-l', 'fsr.cairn.test/kept=yes', '--wait=false'], { allowFailure: true });
   const keys = await listKeys(`${PREFIX}/`);
   for (let i = 0; i < keys.length; i += 500) {
     await s3Client().send(new DeleteObjectsCommand({ Bucket: bucket(), Delete: { Objects: keys.slice(i, i + 500).map((Key) => ({ Key })) } }));
@@ -339,6 +350,11 @@ describe('restoring pods with fs-backup volumes (installed server, node agent pl
         pvrInfo: { snapshotHandle: 'snap-scratch', size: 4096, uploaderType: 'kopia', volumeName: 'scratch', podName: 'web-0', podNamespace: APP, Phase: '' },
       },
     ]);
+    // The claim's new volume has the backed-up reclaim policy and labels again.
+    const pvName = (await kubectl(['-n', APP, 'get', 'pvc', 'data', '-o', 'jsonpath={.spec.volumeName}'])).stdout;
+    const pv = await getJson<{ metadata: { labels?: Record<string, string> }; spec: { persistentVolumeReclaimPolicy: string } }>(['get', 'pv', pvName]);
+    expect(pv?.spec.persistentVolumeReclaimPolicy).toBe('Retain');
+    expect(pv?.metadata.labels?.['fsr.cairn.test/kept']).toBe('yes');
     const ops = (await getJsonGz(`${dir}restore-r1-itemoperations.json.gz`)) as { status: { phase: string } }[];
     expect(ops.map((o) => o.status.phase)).toEqual(['Completed', 'Completed']);
     expect(await getJsonGz(`${dir}restore-r1-results.gz`)).toMatchObject({ errors: {} });

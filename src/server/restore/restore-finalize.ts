@@ -2,7 +2,8 @@
  * The end of a restore that started pod volume restores: `WaitingForPluginOperations(PartiallyFailed)` while the
  * PodVolumeRestores run, then `Finalizing(PartiallyFailed)`, where the restore's files are completed — the PVR errors
  * (`pod volume restore failed: <msg>` / `... canceled: <msg>`) added to the results, one RestoreVolumeInfo per PVR,
- * the item operations with their outcome, a few lines appended to the log — and finally `Completed` or
+ * the item operations with their outcome, a few lines appended to the log, the reclaim policy and labels of PVs
+ * provisioned anew for fs-backup claims set back to the backed-up ones — and finally `Completed` or
  * `PartiallyFailed`. Every step reads its inputs from the cluster and the storage location again, so a server
  * restart in any of these phases just carries on.
  */
@@ -15,7 +16,9 @@ import { ResultsCollector, type Result, type Results } from '../results.js';
 import type { BackupStore } from '../storage/backup-store.js';
 import { gunzipText } from '../storage/encoding.js';
 import { restoreVolumeInfoForPodVolumeRestore, type RestoreVolumeInfo } from '../volume-info.js';
+import { parseVolumeInfos } from './pv-policy.js';
 import { createRestoreLog } from './restore-log.js';
+import { patchRestoredPvs } from './restore-pv-patch.js';
 
 export interface PodVolumeWaitOptions {
   kube: Kube;
@@ -55,9 +58,11 @@ async function claimOfPodVolume(kube: Kube, pvr: PodVolumeRestore): Promise<stri
   }
 }
 
+/** One entry per PVR, ordered by pod namespace, pod name and volume so the file is stable. */
 export async function restoreVolumeInfos(kube: Kube, pvrs: readonly PodVolumeRestore[]): Promise<RestoreVolumeInfo[]> {
+  const key = (p: PodVolumeRestore) => `${p.spec.pod.namespace ?? ''}/${p.spec.pod.name ?? ''}/${p.spec.volume}`;
   const out: RestoreVolumeInfo[] = [];
-  for (const pvr of pvrs) out.push(restoreVolumeInfoForPodVolumeRestore(pvr, await claimOfPodVolume(kube, pvr)));
+  for (const pvr of [...pvrs].sort((a, b) => key(a).localeCompare(key(b)))) out.push(restoreVolumeInfoForPodVolumeRestore(pvr, await claimOfPodVolume(kube, pvr)));
   return out;
 }
 
@@ -84,6 +89,10 @@ export async function finalizeRestoreFiles(opts: FinalizeOptions): Promise<Final
   const results = resultsFrom(await opts.store.getRestoreJson(name, 'results'));
   const already = new Set(results.toJSON().errors.velero ?? []);
   for (const error of opts.state.errors) if (!already.has(error)) results.error({ kind: 'velero' }, error);
+  const backupName = opts.restore.spec.backupName ?? '';
+  const pvs = await patchRestoredPvs({ kube: opts.kube, restore: opts.restore, volumeInfos: parseVolumeInfos(await opts.store.getBackupJson(backupName, 'volumeInfo')) });
+  const warned = new Set(results.toJSON().warnings.velero ?? []);
+  for (const warning of pvs.warnings) if (!warned.has(warning)) results.warn({ kind: 'velero' }, warning);
 
   const previous = await opts.store.getDownload('RestoreLog', name).then((b) => (b ? gunzipText(b) : ''));
   let logText = previous;
@@ -97,6 +106,8 @@ export async function finalizeRestoreFiles(opts: FinalizeOptions): Promise<Final
       else rlog.logger.error(`${line}${pvr.status?.message ? `: ${pvr.status.message}` : ''}`);
     }
     for (const error of opts.state.errors) rlog.logger.error(error);
+    for (const pv of pvs.patched) rlog.logger.info(`Restored the reclaim policy and labels of persistent volume ${pv} from the backup`);
+    for (const warning of pvs.warnings) rlog.logger.warn(warning);
     rlog.logger.info(`${LOG_MARKER}: ${opts.state.completed} completed, ${opts.state.failed} failed`);
     logText = previous + rlog.text();
   }

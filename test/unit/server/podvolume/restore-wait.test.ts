@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { newPodVolumeRestore, newRestore, type PodVolumeRestore } from '../../../../src/api/index.js';
 import { podVolumeRestoreOperations } from '../../../../src/server/podvolume/restore-operations.js';
 import { GAVE_UP_ANNOTATION, judgePodVolumeRestore, type JudgeOptions } from '../../../../src/server/podvolume/restore-wait.js';
+import { pvPatchFor } from '../../../../src/server/restore/restore-pv-patch.js';
 import { restoreVolumeInfoForPodVolumeRestore } from '../../../../src/server/volume-info.js';
 
 const CREATED = '2026-01-01T00:00:00Z';
@@ -128,5 +129,16 @@ describe('PVRs as restore item operations and restore volume info', () => {
       snapshotDataMoved: false,
       pvrInfo: { snapshotHandle: 'snap-1', uploaderType: 'kopia', volumeName: 'data', podName: 'web-0', podNamespace: 'app', Phase: '' },
     });
+  });
+});
+
+describe('PVs provisioned anew for fs-backup claims get the backed-up reclaim policy and labels', () => {
+  it('patches only what differs', () => {
+    expect(pvPatchFor({ reclaimPolicy: 'Delete', labels: { a: '1' } }, { reclaimPolicy: 'Retain', labels: { a: '1', tier: 'db' } })).toEqual({
+      spec: { persistentVolumeReclaimPolicy: 'Retain' },
+      metadata: { labels: { tier: 'db' } },
+    });
+    expect(pvPatchFor({ reclaimPolicy: 'Retain', labels: { a: '1' } }, { reclaimPolicy: 'Retain', labels: null })).toBeUndefined();
+    expect(pvPatchFor({ reclaimPolicy: 'Delete' }, { reclaimPolicy: '', labels: { a: '1' } })).toEqual({ metadata: { labels: { a: '1' } } });
   });
 });
