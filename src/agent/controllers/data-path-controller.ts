@@ -93,6 +93,15 @@ export interface DataPathController<T extends DataPathObject> {
 
 const REQUEUE_SOON_MS = 2000;
 const REQUEUE_BUSY_MS = 5000;
+/** A cancel not carried out within this long is forced (Velero's cancel watchdog): 1 h while running, else 5 min. */
+export const CANCEL_DELAY_IN_PROGRESS_MS = 60 * 60_000;
+export const CANCEL_DELAY_OTHERS_MS = 5 * 60_000;
+
+/** Whether a cancel seen at `seenAt` has waited too long in `phase`. */
+export function cancelOverdue(phase: string, seenAt: number, now: number): boolean {
+  const limit = phase === 'InProgress' || phase === 'Canceling' ? CANCEL_DELAY_IN_PROGRESS_MS : CANCEL_DELAY_OTHERS_MS;
+  return now - seenAt >= limit;
+}
 
 interface ActiveWatch {
   watch: MicroServiceWatch;
@@ -103,6 +112,8 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
   const log = ctx.logger.child({ controller: spec.kind });
   const now = ctx.now ?? (() => new Date());
   const watches = new Map<string, ActiveWatch>();
+  /** When this instance first saw spec.cancel on a CR that is not finished yet. */
+  const cancelSeen = new Map<string, number>();
   const slotKey = (name: string) => `${spec.short}/${name}`;
   let controller: RunningController<T> | undefined;
 
@@ -423,6 +434,7 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
     if (key.namespace !== ctx.namespace) return;
     const obj = await spec.client.get(key.namespace, key.name);
     if (!obj) {
+      cancelSeen.delete(key.name);
       stopWatch(key.name);
       ctx.slots.release(slotKey(key.name));
       return;
@@ -432,6 +444,7 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
     const phase = phaseOf(obj);
     const mine = phase !== 'New' && spec.processingNode(obj) === ctx.nodeName;
     if (isTerminal(obj)) {
+      cancelSeen.delete(name);
       stopWatch(name);
       ctx.slots.release(slotKey(name));
       if (mine && ctx.hostingPods.cached(name).length > 0) await ctx.exposer.cleanUp(name);
@@ -455,6 +468,17 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
         o.metadata = { ...o.metadata, finalizers: [...f, Finalizers.PodVolume] };
       });
       return;
+    }
+    if (obj.spec.cancel && (phase === 'New' || mine)) {
+      const seenAt = cancelSeen.get(name) ?? now().getTime();
+      cancelSeen.set(name, seenAt);
+      if (cancelOverdue(phase, seenAt, now().getTime())) {
+        log.warn({ [spec.short]: name, phase }, 'cancel was not carried out in time; forcing Canceled');
+        stopWatch(name);
+        await ctx.exposer.cleanUp(name);
+        await finish(name, 'Canceled');
+        return;
+      }
     }
     switch (phase) {
       case 'New':
