@@ -39,6 +39,7 @@ const RUN = randomBytes(3).toString('hex');
 const NS = `cairn-c-${RUN}`;
 const APP = `fsr-app-${RUN}`;
 const COPY = `fsr-copy-${RUN}`;
+const LOST = `fsr-lost-${RUN}`;
 const PREFIX = `fsr-${RUN}`;
 const BACKUP = 'b1';
 const IMAGE = 'ghcr.io/cairn-backup/cairn:dev';
@@ -245,7 +246,7 @@ beforeAll(async () => {
 }, 400_000);
 
 afterAll(async () => {
-  await kubectl(['delete', 'namespace', APP, COPY, NS, '--wait=false'], { allowFailure: true });
+  await kubectl(['delete', 'namespace', APP, COPY, LOST, NS, '--wait=false'], { allowFailure: true });
   // Volumes the restore set to Retain stay behind their claims otherwise.
   await kubectl(['delete', 'pv', '-l', 'fsr.cairn.test/kept=yes', '--wait=false'], { allowFailure: true });
   const keys = await listKeys(`${PREFIX}/`);
@@ -377,5 +378,36 @@ describe('restoring pods with fs-backup volumes (installed server, node agent pl
     expect(results.errors.velero).toEqual(['pod volume restore failed: data path restore failed: disk full']);
     // restore-wait still waits for the volume that never got its data.
     expect((await appPod(COPY)).status?.phase).toBe('Pending');
+  }, 400_000);
+
+  it('gives up on PVRs whose pod has no node agent, and on PVRs past itemOperationTimeout', async () => {
+    // A short resource timeout bounds the wait for a node agent; the stand-ins go away.
+    await kubectl(['-n', NS, 'patch', 'deployment', 'cairn', '--type=json', '-p', JSON.stringify([{ op: 'add', path: '/spec/template/spec/containers/0/args/-', value: '--resource-timeout=15s' }])]);
+    await kubectl(['-n', NS, 'rollout', 'status', 'deployment/cairn', '--timeout=120s']);
+    await kubectl(['-n', NS, 'delete', 'pod', '-l', 'role=node-agent', '--wait=true']);
+
+    await restores().create(newRestore({ namespace: NS, name: 'r3', spec: { backupName: BACKUP, namespaceMapping: { [APP]: LOST }, itemOperationTimeout: '30s' } }));
+    const r3 = await restoreIn('r3', ['WaitingForPluginOperations'], 180_000);
+    const [data, scratch] = await pvrsOf(r3, 2);
+    // A node agent took `data` and then went silent: only the operation timeout ends that wait.
+    await pvrClient().updateStatus(NS, data?.metadata?.name ?? '', (p) => {
+      p.status = { phase: 'InProgress', node: 'somewhere' };
+    });
+    const done = await restoreIn('r3', ['Completed', 'PartiallyFailed'], 120_000);
+    expect(done.status).toMatchObject({ phase: 'PartiallyFailed', errors: 2, restoreItemOperationsFailed: 2 });
+    const node = (await appPod(LOST)).spec.nodeName ?? '';
+    const results = (await getJsonGz(`${PREFIX}/restores/r3/restore-r3-results.gz`)) as { errors: { velero?: string[] } };
+    expect(results.errors.velero).toEqual(
+      expect.arrayContaining([
+        `node-agent pod is not running in node ${node}`,
+        expect.stringMatching(/^timed out after 30s waiting for pod volume restore r3-\w+ \(volume data of pod .*\/web-0\) \(phase InProgress\)$/) as unknown,
+      ]),
+    );
+    // Both PVRs are canceled so no node agent starts them later, and say why.
+    for (const pvr of [data, scratch]) {
+      const live = await pvrClient().get(NS, pvr?.metadata?.name ?? '');
+      expect(live?.spec.cancel).toBe(true);
+      expect(live?.metadata?.annotations?.['restore.cairn.io/pod-volume-error']).toBeTruthy();
+    }
   }, 400_000);
 });
