@@ -1,0 +1,106 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { newBackup, type PodVolumeBackup } from '../../../../src/api/index.js';
+import type { Kube } from '../../../../src/kube/client.js';
+import { FilesystemObjectStore } from '../../../../src/plugins/object-store/index.js';
+import { registerBuiltinBackupActions } from '../../../../src/plugins/item-actions/builtin.js';
+import { ItemActionRegistry } from '../../../../src/plugins/item-actions/registry.js';
+import { createBackupLog } from '../../../../src/server/backup/backup-log.js';
+import { runBackup } from '../../../../src/server/backup/run-backup.js';
+import type { PodVolumeBackupCreator, PodVolumesOutcome } from '../../../../src/server/podvolume/backup-creator.js';
+import { podVolumeBackupFor } from '../../../../src/server/podvolume/backup-pvb.js';
+import { volumeInfoFor } from '../../../../src/server/podvolume/backup-tracking.js';
+import type { PodLike } from '../../../../src/server/podvolume/backup-volumes.js';
+import { BackupStore } from '../../../../src/server/storage/backup-store.js';
+import { FakeCluster } from './fake-cluster.js';
+
+const kube = { server: 'fake' } as unknown as Kube;
+
+/** Stands in for the creator: one PVB per pod for its volume "cache", and a pod whose node has no node agent. */
+function fakeCreator(backup: ReturnType<typeof newBackup>): { creator: PodVolumeBackupCreator; seen: string[] } {
+  const all: PodVolumeBackup[] = [];
+  const seen: string[] = [];
+  const creator = {
+    get podVolumeBackups() {
+      return all;
+    },
+    backupPod: async (pod: PodLike): Promise<PodVolumesOutcome> => {
+      seen.push(pod.metadata.name);
+      if (pod.metadata.name === 'orphan') {
+        return { pvbs: [], skipped: [{ volume: 'cache', reason: 'Skip pod volume cache: daemonset pod not found in running state in node n9', quiet: false }], errors: ['daemonset pod not found in running state in node n9'], volumeInfo: [], pvSkips: [] };
+      }
+      const pvb = { ...podVolumeBackupFor({ backup, pod, volume: 'cache' }), metadata: { name: `b1-${pod.metadata.name}`, namespace: 'velero' } } as PodVolumeBackup;
+      all.push(pvb);
+      return { pvbs: [pvb], skipped: [], errors: [], volumeInfo: [volumeInfoFor(pvb)], pvSkips: [] };
+    },
+  } as unknown as PodVolumeBackupCreator;
+  return { creator, seen };
+}
+
+function setup(pods: string[]) {
+  const fs = new FilesystemObjectStore({ root: mkdtempSync(join(tmpdir(), 'cairn-run-backup-pv-')), durability: 'none' });
+  const backup = newBackup({ namespace: 'velero', name: 'b1', spec: { includedNamespaces: ['app'], storageLocation: 'default' } });
+  backup.metadata = { ...backup.metadata, uid: 'u1' };
+  const api = new FakeCluster().namespace('app');
+  for (const name of pods) api.add('pods', { name, namespace: 'app', spec: { nodeName: 'n1', volumes: [{ name: 'cache', emptyDir: {} }] }, status: { phase: 'Running' } });
+  const log = createBackupLog({ backup: 'velero/b1' });
+  const phases: { phase: string; itemOperations: number }[] = [];
+  const { creator, seen } = fakeCreator(backup);
+  const opts = {
+    kube,
+    api,
+    backup,
+    store: new BackupStore(fs),
+    registry: registerBuiltinBackupActions(new ItemActionRegistry()),
+    log: log.logger,
+    logText: log.text,
+    podVolumes: creator,
+    onFinalizing: async (s: { phase: string; itemOperations: number }) => {
+      phases.push({ phase: s.phase, itemOperations: s.itemOperations });
+      return { ...backup, status: { phase: s.phase as 'Finalizing', backupItemOperationsAttempted: s.itemOperations } };
+    },
+  };
+  const gz = async (k: string) => JSON.parse(gunzipSync(await fs.get(`backups/b1/${k}`)).toString('utf8')) as unknown;
+  return { opts, phases, seen, gz };
+}
+
+describe('runBackup with fs-backup volumes', () => {
+  it('stores the items and waits for the PodVolumeBackups instead of completing', async () => {
+    const { opts, phases, seen, gz } = setup(['web-0', 'web-1']);
+    const outcome = await runBackup(opts);
+    expect(seen).toEqual(['web-0', 'web-1']);
+    expect(outcome).toMatchObject({ phase: 'WaitingForPluginOperations', itemOperations: 2, errors: 0 });
+    expect(phases).toEqual([{ phase: 'WaitingForPluginOperations', itemOperations: 2 }]);
+    expect(((await gz('b1-podvolumebackups.json.gz')) as PodVolumeBackup[]).map((p) => p.metadata.name)).toEqual(['b1-web-0', 'b1-web-1']);
+    const ops = (await gz('b1-itemoperations.json.gz')) as { spec: { operationID: string }; status: { phase: string } }[];
+    expect(ops.map((o) => [o.spec.operationID, o.status.phase])).toEqual([
+      ['pvb-b1-web-0', 'New'],
+      ['pvb-b1-web-1', 'New'],
+    ]);
+    const info = (await gz('b1-volumeinfo.json.gz')) as { backupMethod?: string; pvbInfo?: { podName: string } }[];
+    expect(info.map((e) => [e.backupMethod, e.pvbInfo?.podName])).toEqual([
+      ['PodVolumeBackup', 'web-0'],
+      ['PodVolumeBackup', 'web-1'],
+    ]);
+  });
+
+  it('a pod whose volumes cannot be backed up is an error; with PVBs as well the backup waits partially failed', async () => {
+    const { opts, gz } = setup(['orphan', 'web-0']);
+    const outcome = await runBackup(opts);
+    expect(outcome).toMatchObject({ phase: 'WaitingForPluginOperationsPartiallyFailed', itemOperations: 1, errors: 1, warnings: 1 });
+    expect(await gz('b1-results.gz')).toEqual({
+      warnings: { namespaces: { app: ['Skip pod volume cache: daemonset pod not found in running state in node n9'] } },
+      errors: { namespaces: { app: ['daemonset pod not found in running state in node n9'] } },
+    });
+  });
+
+  it('without any PVB the backup finishes as before', async () => {
+    const { opts, phases } = setup([]);
+    const outcome = await runBackup(opts);
+    expect(outcome).toMatchObject({ phase: 'Completed', itemOperations: 0 });
+    expect(phases).toEqual([{ phase: 'Finalizing', itemOperations: 0 }]);
+  });
+});
