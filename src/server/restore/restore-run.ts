@@ -87,7 +87,13 @@ export async function executeRestore(opts: ExecuteRestoreOptions): Promise<Resto
     log.info({ formatVersion: archive.formatVersion, items: archive.items.length }, 'read the backup archive');
     const volumeInfos = parseVolumeInfos(await store.getBackupJson(backupName, 'volumeInfo'));
     const namespace = restore.metadata.namespace ?? '';
-    const { podVolumeBackups, source } = await loadPodVolumeBackups({ store, kube: opts.kube, namespace, backupName });
+    // Without them pods are restored as they are, without their volume data: reported, not fatal.
+    const { podVolumeBackups, source } = await loadPodVolumeBackups({ store, kube: opts.kube, namespace, backupName }).catch((err: unknown) => {
+      const message = `could not read the backup's pod volume backups, so no pod volume data is restored: ${(err as Error).message}`;
+      log.error(message);
+      results.error({ kind: 'velero' }, message);
+      return { podVolumeBackups: [], source: 'storage' as const };
+    });
     if (podVolumeBackups.length) {
       log.info(`The backup has ${podVolumeBackups.length} pod volume backups (read from ${source === 'storage' ? 'the storage location' : 'the cluster'})`);
       if (podVolumeRestoreAllowed(restore)) {

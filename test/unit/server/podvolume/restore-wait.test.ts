@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { newPodVolumeRestore, newRestore, type PodVolumeRestore } from '../../../../src/api/index.js';
 import { podVolumeRestoreOperations } from '../../../../src/server/podvolume/restore-operations.js';
 import { GAVE_UP_ANNOTATION, judgePodVolumeRestore, type JudgeOptions } from '../../../../src/server/podvolume/restore-wait.js';
+import { resultsFrom } from '../../../../src/server/restore/restore-finalize.js';
 import { pvPatchFor } from '../../../../src/server/restore/restore-pv-patch.js';
 import { restoreVolumeInfoForPodVolumeRestore } from '../../../../src/server/volume-info.js';
 
@@ -140,5 +141,18 @@ describe('PVs provisioned anew for fs-backup claims get the backed-up reclaim po
     });
     expect(pvPatchFor({ reclaimPolicy: 'Retain', labels: { a: '1' } }, { reclaimPolicy: 'Retain', labels: null })).toBeUndefined();
     expect(pvPatchFor({ reclaimPolicy: 'Delete' }, { reclaimPolicy: '', labels: { a: '1' } })).toEqual({ metadata: { labels: { a: '1' } } });
+  });
+});
+
+describe('finishing the results of a restore that waited for its pod volumes', () => {
+  it('reads a stored results file back so errors can be added', () => {
+    const stored = { warnings: { velero: ['w1'], namespaces: { app: ['w2'] } }, errors: { cluster: ['e1'] } };
+    const results = resultsFrom(stored);
+    results.error({ kind: 'velero' }, 'pod volume restore failed: boom');
+    expect(results.toJSON()).toEqual({
+      warnings: { velero: ['w1'], namespaces: { app: ['w2'] } },
+      errors: { cluster: ['e1'], velero: ['pod volume restore failed: boom'] },
+    });
+    expect(resultsFrom(undefined).toJSON()).toEqual({ warnings: {}, errors: {} });
   });
 });
