@@ -4,6 +4,7 @@
  * pod itself deleted mid-run (its successor resumes the PVB and completes it).
  */
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PodVolumeBackup } from '../../src/api/index.js';
@@ -69,8 +70,18 @@ afterAll(async () => {
 describe('node-agent faults and limits', () => {
   it('spec.cancel on a running PVB ends it Canceled and removes its data-mover pod', async () => {
     const name = await createPvb('scratch');
-    const running = await waitInProgress(name);
-    expect(running.status?.phase).toBe('InProgress');
+    await waitInProgress(name);
+    // Progress is in the status while the data path runs.
+    const running = await waitFor(
+      async () => {
+        const p = await pvbClient(k).get(NS, name);
+        return p?.status?.phase !== 'InProgress' || (p.status.progress?.bytesDone ?? 0) > 0 ? p : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 100, description: `progress of PVB ${name}` },
+    );
+    expect(running?.status?.phase).toBe('InProgress');
+    expect(running?.status?.progress?.totalBytes).toBeGreaterThan(0);
+    expect(running?.status?.progress?.bytesDone).toBeLessThan(running?.status?.progress?.totalBytes ?? 0);
     await pvbClient(k).patch(NS, name, { spec: { cancel: true } });
     const done = await waitDone(name);
     expect(done.status?.phase, done.status?.message).toBe('Canceled');
@@ -107,6 +118,8 @@ describe('node-agent faults and limits', () => {
   }, 300_000);
 
   it('a node-agent deleted mid-run is replaced, and the new one resumes the PVB to Completed', async () => {
+    // New data, so the backup has real work to do while its node agent is away.
+    writeLargeData(join(await volumeDirOnNode(k, workload, 'scratch'), 'added'), 512);
     const name = await createPvb('scratch', `resume-${RUN}`);
     await waitInProgress(name);
     const before = await nodeAgentPod(k, NS, node);

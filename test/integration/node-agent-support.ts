@@ -161,6 +161,7 @@ export function writeSampleData(dir: string, opts: { bigMiB?: number } = {}): vo
 
 /** Writes `mib` MiB of incompressible data into `dir` (a volume worth canceling). */
 export function writeLargeData(dir: string, mib: number): void {
+  mkdirSync(dir, { recursive: true });
   const chunk = Buffer.alloc(8 << 20);
   for (let i = 0; i < Math.ceil(mib / 8); i++) writeFileSync(join(dir, `part-${i}.bin`), randomFillSync(chunk));
 }

@@ -26,6 +26,8 @@ export interface HostingPodInput {
 }
 
 export const NODE_AGENT_CONTAINER = 'node-agent';
+/** How often the data mover records progress (an Event update, then a PVB/PVR status write). */
+export const PROGRESS_INTERVAL_MS = 2000;
 
 /** Auto-mounted service-account token volumes belong to the pod they were injected into; the new pod gets its own. */
 const isInjectedToken = (name: string) => name.startsWith('kube-api-access-');
@@ -64,6 +66,8 @@ export function hostingPod(input: HostingPodInput): V1Pod {
       // JSON whatever the node-agent's own format: the node-agent re-emits these lines, field by field, in its log.
       '--log-format=json',
       `--log-level=${input.logLevel}`,
+      // Velero's data mover reports progress every 10 s; live progress in `describe` wants it more often.
+      `--progress-interval=${formatDuration(PROGRESS_INTERVAL_MS)}`,
     ],
     env: agent.env ?? [],
     ...(agent.envFrom ? { envFrom: agent.envFrom } : {}),

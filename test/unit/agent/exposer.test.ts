@@ -113,7 +113,7 @@ describe('data-mover pod', () => {
     expect(c.name).toBe('pvb-uid');
     expect(c.image).toBe('ghcr.io/cairn-backup/cairn:v1');
     expect(c.command).toEqual(['/cairn']);
-    expect(c.args).toEqual(['pod-volume', 'backup', '--volume-path=/pvb-uid', '--pod-volume-backup=b1-x7k2p', '--resource-timeout=10m0s', '--log-format=json', '--log-level=info']);
+    expect(c.args).toEqual(['pod-volume', 'backup', '--volume-path=/pvb-uid', '--pod-volume-backup=b1-x7k2p', '--resource-timeout=10m0s', '--log-format=json', '--log-level=info', '--progress-interval=2s']);
     expect(c.env).toEqual(nodeAgent.spec!.containers[0]!.env);
     expect(c.resources).toEqual({ requests: { cpu: '100m' }, limits: { memory: '1Gi' } });
     expect(c.ports).toBeUndefined();
@@ -136,7 +136,7 @@ describe('data-mover pod', () => {
   it('for a PVR runs `pod-volume restore` and is labelled with the PVR', () => {
     const r = hostingPod({ kind: 'PodVolumeRestore', owner: { name: 'r1-abc', namespace: 'velero', uid: 'pvr-uid' }, nodeName: 'n', hostPath: '/h', nodeAgentPod: nodeAgent, resourceTimeoutMs: 60_000, logLevel: 'debug', config: { privilegedFsBackup: true } });
     expect(r.metadata?.labels).toEqual({ 'velero.io/pod-volume-restore': 'r1-abc' });
-    expect(r.spec?.containers[0]?.args).toEqual(['pod-volume', 'restore', '--volume-path=/pvr-uid', '--pod-volume-restore=r1-abc', '--resource-timeout=1m0s', '--log-format=json', '--log-level=debug']);
+    expect(r.spec?.containers[0]?.args).toEqual(['pod-volume', 'restore', '--volume-path=/pvr-uid', '--pod-volume-restore=r1-abc', '--resource-timeout=1m0s', '--log-format=json', '--log-level=debug', '--progress-interval=2s']);
     expect(r.spec?.containers[0]?.securityContext).toEqual({ privileged: true });
     expect(r.spec?.priorityClassName).toBeUndefined();
   });
