@@ -332,6 +332,25 @@ describe('fs-backup, server side', () => {
     expect(await pvbsOf(name)).toHaveLength(2);
   }, 420_000);
 
+  it('a backup left mid-upload by a dying server is run again, not finalized without its files', async () => {
+    const name = `fsb-upload-${RUN}`;
+    // What a server that died between recording WaitingForPluginOperations and uploading the items leaves behind.
+    const left = newBackup({ namespace: NS, name, annotations: { 'backup.cairn.io/uploading': 'true' }, spec: { includedNamespaces: [APP], storageLocation: 'default', ttl: '720h0m0s' } });
+    left.status = { phase: 'WaitingForPluginOperations', startTimestamp: new Date().toISOString(), backupItemOperationsAttempted: 2, version: 1, formatVersion: '1.1.0' };
+    await backups().create(left);
+    const rerun = await waitFor(
+      async () => {
+        const b = await backups().get(NS, name);
+        return b?.status?.phase === 'WaitingForPluginOperations' && !b.metadata.annotations?.['backup.cairn.io/uploading'] ? b : undefined;
+      },
+      { timeoutMs: 120_000, description: 'backup run again up to WaitingForPluginOperations' },
+    );
+    expect(rerun.status?.backupItemOperationsAttempted).toBe(2);
+    expect(await listKeys(`${PREFIX}/backups/${name}/`)).toContain(`${PREFIX}/backups/${name}/${name}.tar.gz`);
+    for (const pvb of await pvbsOf(name)) await finishPvb(pvb, emptyVolume);
+    expect((await phaseOf(name, TERMINAL)).status?.phase).toBe('Completed');
+  }, 180_000);
+
   it('past the fs-backup timeout: pending PVBs are canceled, the backup is PartiallyFailed, completed volumes kept', async () => {
     const name = `fsb-timeout-${RUN}`;
     await startBackup(name, [APP], { 'velero.io/pod-volume-timeout': '25s' });

@@ -44,7 +44,13 @@ import { throttledWriter } from './throttled-writer.js';
 import { backupValidationErrors } from './validation.js';
 import { PodVolumeBackupCreator } from '../podvolume/backup-creator.js';
 import { backupFailedCancelMessage, cancelPodVolumeBackups, serverStartCancelMessage } from '../podvolume/backup-cancel.js';
-import { ownedByOperations, startBackupOperationsController } from './backup-operations-controller.js';
+import { UPLOADING_ANNOTATION, ownedByOperations, startBackupOperationsController } from './backup-operations-controller.js';
+
+/** A backup this controller (re)runs: InProgress, Finalizing* without PVBs, or one whose upload did not finish. */
+function mustRun(backup: Backup): boolean {
+  if (backup.metadata?.annotations?.[UPLOADING_ANNOTATION] === 'true') return true;
+  return RERUN_PHASES.has(backup.status?.phase ?? '') && !ownedByOperations(backup);
+}
 
 function isWaitingPhase(phase: string): phase is typeof BackupPhase.WaitingForPluginOperations | typeof BackupPhase.WaitingForPluginOperationsPartiallyFailed {
   return phase === BackupPhase.WaitingForPluginOperations || phase === BackupPhase.WaitingForPluginOperationsPartiallyFailed;
@@ -84,7 +90,7 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
     if (!raw) return;
     const phase = raw.status?.phase ?? '';
     if (phase === '' || phase === BackupPhase.New) return validateAndStart(key, raw);
-    if (RERUN_PHASES.has(phase) && !ownedByOperations(raw) && !running.has(key.name)) return run(key);
+    if (mustRun(raw) && !running.has(key.name)) return run(key);
   };
 
   async function validateAndStart(key: ObjectKey, raw: Backup): Promise<void> {
@@ -160,7 +166,7 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
       await markFailed(key, `backup spec cannot be read: ${(err as Error).message}`);
       return;
     }
-    if (!backup || !RERUN_PHASES.has(backup.status?.phase ?? '') || ownedByOperations(backup)) return;
+    if (!backup || !mustRun(backup)) return;
 
     const claim = claimState(backup.metadata?.annotations, me, opts.now().getTime(), opts.claimStaleAfterMs);
     if (!claim.free) {
@@ -178,8 +184,13 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
     backup = await strict.update(key.namespace, key.name, (b) => {
       b.metadata = b.metadata ?? {};
       b.metadata.annotations = { ...b.metadata.annotations, [ATTEMPTS_ANNOTATION]: String(attempts), ...claimAnnotations(me, opts.now()) };
+      delete b.metadata.annotations[UPLOADING_ANNOTATION];
       b.status = { ...b.status, phase: BackupPhase.InProgress, progress: {} };
       delete b.status.completionTimestamp;
+      // Counted again by this run (its PVBs are found again).
+      delete b.status.backupItemOperationsAttempted;
+      delete b.status.backupItemOperationsCompleted;
+      delete b.status.backupItemOperationsFailed;
     });
     if (!backup) return;
 
@@ -223,6 +234,10 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
           const written = await strict.updateStatus(key.namespace, key.name, (b) => {
             b.status = { ...b.status, phase: s.phase, warnings: s.warnings, errors: s.errors, progress: s.progress };
             if (s.itemOperations > 0) {
+              // Until the upload is done the backup stays this controller's: a server dying mid-upload leaves it
+              // to be run again, not finalized without its tarball.
+              b.metadata = b.metadata ?? {};
+              b.metadata.annotations = { ...b.metadata.annotations, [UPLOADING_ANNOTATION]: 'true' };
               b.status.backupItemOperationsAttempted = s.itemOperations;
               b.status.backupItemOperationsCompleted = 0;
               b.status.backupItemOperationsFailed = 0;
@@ -240,6 +255,7 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
         await strict.update(key.namespace, key.name, (b) => {
           b.status = { ...b.status, phase: outcome.phase, warnings: outcome.warnings, errors: outcome.errors, progress: outcome.progress, backupItemOperationsAttempted: outcome.itemOperations };
           if (b.metadata?.annotations) delete b.metadata.annotations[ATTEMPTS_ANNOTATION];
+          if (b.metadata?.annotations) delete b.metadata.annotations[UPLOADING_ANNOTATION];
           releaseClaim(b.metadata?.annotations);
         });
         opts.logger.info({ backup: key.name, phase: outcome.phase, podVolumeBackups: outcome.itemOperations }, 'backup items done; waiting for pod volume backups');
@@ -284,6 +300,7 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
     const failed = await lenient.updateStatus(key.namespace, key.name, (b) => {
       b.status = { ...b.status, phase: BackupPhase.Failed, failureReason: reason, completionTimestamp: opts.now().toISOString() };
       if (b.metadata?.annotations) delete b.metadata.annotations[ATTEMPTS_ANNOTATION];
+      if (b.metadata?.annotations) delete b.metadata.annotations[UPLOADING_ANNOTATION];
       releaseClaim(b.metadata?.annotations);
     });
     // Nobody waits for this backup's pod volume backups any more: the node agents stop them.

@@ -42,8 +42,12 @@ export const POD_VOLUMES_DONE_LOG = 'Pod volume backups done';
 const WAITING: ReadonlySet<string> = new Set([BackupPhase.WaitingForPluginOperations, BackupPhase.WaitingForPluginOperationsPartiallyFailed]);
 const FINALIZING: ReadonlySet<string> = new Set([BackupPhase.Finalizing, BackupPhase.FinalizingPartiallyFailed]);
 
+/** Set while the backup controller uploads a backup's items; such a backup is not tracked yet. */
+export const UPLOADING_ANNOTATION = 'backup.cairn.io/uploading';
+
 /** Backups this controller drives (the backup controller leaves them alone). */
-export function ownedByOperations(backup: Pick<Backup, 'status'>): boolean {
+export function ownedByOperations(backup: Pick<Backup, 'status'> & { metadata?: { annotations?: Record<string, string> | undefined } | undefined }): boolean {
+  if (backup.metadata?.annotations?.[UPLOADING_ANNOTATION] === 'true') return false;
   const phase = backup.status?.phase ?? '';
   if (WAITING.has(phase)) return true;
   return FINALIZING.has(phase) && (backup.status?.backupItemOperationsAttempted ?? 0) > 0;

@@ -11,6 +11,8 @@ describe('backup operations controller', () => {
     expect(ownedByOperations({ status: { phase: 'Finalizing' } })).toBe(false);
     expect(ownedByOperations({ status: { phase: 'InProgress', backupItemOperationsAttempted: 2 } })).toBe(false);
     expect(ownedByOperations({ status: { phase: 'Completed', backupItemOperationsAttempted: 2 } })).toBe(false);
+    // Still being uploaded by the backup controller (or left so by a server that died mid-upload): not tracked yet.
+    expect(ownedByOperations({ metadata: { annotations: { 'backup.cairn.io/uploading': 'true' } }, status: { phase: 'WaitingForPluginOperations' } })).toBe(false);
   });
 
   it('adds PVB errors to the results once, however often the finalization runs', () => {
