@@ -89,6 +89,20 @@ describe('node-agent faults and limits', () => {
     await waitFor(async () => (await hostingPodOf(name)) === undefined, { timeoutMs: 30_000, description: `data-mover pod ${name} gone` });
   }, 240_000);
 
+  it('a PVB whose pod or volume does not exist fails with the expose error, and no data-mover pod is left', async () => {
+    const noVolume = await createPvb('not-a-volume', `expose-${RUN}`);
+    const gonePod = pvbFor({ ns: NS, backup: `expose-${RUN}`, backupUID: BACKUP_UID, pod: workload, volume: 'scratch' });
+    gonePod.spec.pod = { ...gonePod.spec.pod, name: 'no-such-pod', uid: 'no-such-uid' };
+    const noPod = (await pvbClient(k).create(gonePod)).metadata?.name ?? '';
+    const [a, b] = await Promise.all([waitDone(noVolume, 60_000), waitDone(noPod, 60_000)]);
+    expect(a.status?.phase).toBe('Failed');
+    expect(a.status?.message).toBe(`error to expose PVB: volume not-a-volume is not in pod ${APP}/web`);
+    expect(b.status?.phase).toBe('Failed');
+    expect(b.status?.message).toBe(`error to expose PVB: pod ${APP}/no-such-pod not found`);
+    expect(await hostingPodOf(noVolume)).toBeUndefined();
+    expect(await hostingPodOf(noPod)).toBeUndefined();
+  }, 120_000);
+
   it('a data-mover pod deleted mid-run fails its PVB with a reason naming the pod', async () => {
     const name = await createPvb('scratch');
     await waitInProgress(name);

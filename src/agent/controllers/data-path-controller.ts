@@ -44,7 +44,8 @@ export const TERMINAL_PHASES = new Set(['Completed', 'Failed', 'Canceled']);
 export const phaseOf = (o: DataPathObject): string => o.status?.phase || 'New';
 export const isTerminal = (o: DataPathObject): boolean => TERMINAL_PHASES.has(phaseOf(o));
 
-export type AcceptDecision = { accept: true; targetPod: V1Pod } | { accept: false; retryAfterMs?: number; why?: string };
+/** `targetPod` missing on an accept: the workload pod is gone (or was replaced), which fails the expose. */
+export type AcceptDecision = { accept: true; targetPod?: V1Pod } | { accept: false; retryAfterMs?: number; why?: string };
 
 /** What differs between PVBs and PVRs. */
 export interface DataPathKindSpec<T extends DataPathObject> {
@@ -338,6 +339,12 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
       return;
     }
     log.info({ [spec.short]: name, pod: `${obj.spec.pod.namespace}/${obj.spec.pod.name}`, volume: obj.spec.volume }, `${spec.short} accepted`);
+    if (!decision.targetPod) {
+      await finish(name, 'Failed', (o) => {
+        o.status = { ...(o.status ?? {}), message: `error to expose ${spec.short}: pod ${obj.spec.pod.namespace}/${obj.spec.pod.name} not found` };
+      });
+      return;
+    }
     await expose(claimed, decision.targetPod);
     return { requeueAfterMs: REQUEUE_SOON_MS };
   }

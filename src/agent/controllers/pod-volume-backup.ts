@@ -23,11 +23,12 @@ export function podVolumeBackupSpec(ctx: DataPathControllerContext): DataPathKin
       const name = pvb.spec.pod.name ?? '';
       try {
         const pod = await ctx.kube.core.readNamespacedPod({ namespace: ns, name });
+        if (pvb.spec.pod.uid && pod.metadata?.uid !== pvb.spec.pod.uid) return { accept: true };
         return { accept: true, targetPod: pod };
       } catch (err) {
         if (!isNotFound(err)) throw err;
-        // Accept anyway: the expose step fails it with a clear message instead of leaving it New forever.
-        return { accept: true, targetPod: { metadata: { namespace: ns, name, uid: pvb.spec.pod.uid ?? '' }, spec: { containers: [] } } };
+        // Accepted anyway: the expose step then fails it with a clear message instead of leaving it New forever.
+        return { accept: true };
       }
     },
     onCompleted(pvb, result) {
