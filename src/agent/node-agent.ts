@@ -43,12 +43,18 @@ export interface NodeAgentOptions {
   hostPodsDir?: string;
 }
 
+/** The ConfigMap's settings; a missing or unreadable one is logged and the defaults apply (as in Velero). */
 async function readConfig(opts: NodeAgentOptions): Promise<NodeAgentConfig> {
   if (!opts.configMapName) return {};
-  const cm = await call(opts.kube, `get ConfigMap ${opts.namespace}/${opts.configMapName}`, () =>
-    opts.kube.core.readNamespacedConfigMap({ namespace: opts.namespace, name: opts.configMapName ?? '' }),
-  );
-  return parseNodeAgentConfig(cm.data);
+  try {
+    const cm = await call(opts.kube, `get ConfigMap ${opts.namespace}/${opts.configMapName}`, () =>
+      opts.kube.core.readNamespacedConfigMap({ namespace: opts.namespace, name: opts.configMapName ?? '' }),
+    );
+    return parseNodeAgentConfig(cm.data);
+  } catch (err) {
+    opts.logger.error({ configMap: opts.configMapName, err: (err as Error).message }, 'cannot use the node-agent ConfigMap; using the defaults');
+    return {};
+  }
 }
 
 function listOf<T>(res: { items: T[]; metadata?: { resourceVersion?: string | undefined } | undefined }): KubernetesListObject<T & object> {
