@@ -113,6 +113,8 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
   const log = ctx.logger.child({ controller: spec.kind });
   const now = ctx.now ?? (() => new Date());
   const watches = new Map<string, ActiveWatch>();
+  /** CRs whose pod this instance created: their pod missing later means it was deleted, not never made. */
+  const exposedHere = new Set<string>();
   /** When this instance first saw spec.cancel on a CR that is not finished yet. */
   const cancelSeen = new Map<string, number>();
   const slotKey = (name: string) => `${spec.short}/${name}`;
@@ -283,6 +285,7 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
     const name = obj.metadata?.name ?? '';
     try {
       await ctx.exposer.expose({ kind: spec.kind, owner: { name, uid: obj.metadata?.uid ?? '' }, targetPod, volume: obj.spec.volume });
+      exposedHere.add(name);
     } catch (err) {
       const message = `error to expose ${spec.short}: ${(err as Error).message}`;
       log.warn({ [spec.short]: name, err: (err as Error).message }, 'expose failed');
@@ -360,7 +363,7 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
     }
     const pod = await ctx.exposer.getExposed(name);
     if (!pod || pod.metadata?.deletionTimestamp) {
-      if (phase === 'Accepted' && !pod) {
+      if (phase === 'Accepted' && !pod && !exposedHere.has(name)) {
         // Claimed but the pod was never created (a restart between the two): expose now.
         const target = await targetPodOf(obj);
         if (!target) {
@@ -442,6 +445,7 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
     const obj = await spec.client.get(key.namespace, key.name);
     if (!obj) {
       cancelSeen.delete(key.name);
+      exposedHere.delete(key.name);
       stopWatch(key.name);
       ctx.slots.release(slotKey(key.name));
       return;
@@ -452,6 +456,7 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
     const mine = phase !== 'New' && spec.processingNode(obj) === ctx.nodeName;
     if (isTerminal(obj)) {
       cancelSeen.delete(name);
+      exposedHere.delete(name);
       stopWatch(name);
       ctx.slots.release(slotKey(name));
       if (mine && ctx.hostingPods.cached(name).length > 0) await ctx.exposer.cleanUp(name);
