@@ -160,4 +160,21 @@ describe('node-agent PodVolumeBackup and PodVolumeRestore', () => {
       expectSameTree(await volumeDirOnNode(k, source, volume), await volumeDirOnNode(k, running, volume), ['.velero']);
     }
   }, 300_000);
+
+  it('a PVR of a snapshot that does not exist fails with "data path restore failed" and its data-mover pod is removed', async () => {
+    const restoreUID = `00000000-0000-4000-a000-${RUN}${RUN}`;
+    const target = await startWorkload(k, { ns: RESTORED, name: 'broken', node, restoreUID });
+    const pvr = await pvrClient(k).create(
+      pvrFor({ ns: NS, restore: `broken-${RUN}`, restoreUID, pod: target, volume: 'scratch', snapshotID: 'f'.repeat(64), sourceNamespace: APP }),
+    );
+    const name = pvr.metadata?.name ?? '';
+    const done = await waitForPhase(() => pvrClient(k).get(NS, name), ['Completed', 'Failed', 'Canceled'], { timeoutMs: 120_000, description: `PVR ${name} finished` });
+    expect(done.status?.phase).toBe('Failed');
+    expect(done.status?.message).toMatch(/^data path restore failed: /);
+    expect(done.status?.node).toBe(node);
+    await waitFor(async () => (await k.core.readNamespacedPod({ namespace: NS, name }).catch(() => undefined)) === undefined, {
+      timeoutMs: 30_000,
+      description: `data-mover pod ${name} gone`,
+    });
+  }, 180_000);
 });
