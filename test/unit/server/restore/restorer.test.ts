@@ -264,3 +264,57 @@ describe('restoring the items of an archive', () => {
     expect(out.itemsRestored).toBe(10);
   });
 });
+
+describe('pod volume restores of restored pods (fs-backup)', () => {
+  function hook(errors: string[] = []) {
+    const calls: { from: string; pod: string; uid: string | undefined }[] = [];
+    return {
+      calls,
+      afterPodCreated: async (o: { podFromBackup: UnstructuredObject; pod: UnstructuredObject }) => {
+        calls.push({ from: `${o.podFromBackup.metadata.namespace ?? ''}/${o.podFromBackup.metadata.name}`, pod: `${o.pod.metadata.namespace ?? ''}/${o.pod.metadata.name}`, uid: o.pod.metadata.uid });
+        return errors;
+      },
+    };
+  }
+  const restoreOnce = (cluster: FakeCluster, name: string, podVolumes: ReturnType<typeof hook>, spec: Partial<Restore['spec']> = {}) => {
+    const results = new ResultsCollector();
+    return runRestore({
+      restore: newRestore({ name, spec: { backupName: 'b1', ...spec } }),
+      backup: newBackup({ name: 'b1' }),
+      archive: { items, warnings: [] },
+      volumeInfos: [],
+      client: cluster,
+      kube: {} as Kube,
+      registry: registerBuiltinRestoreActions(new ItemActionRegistry()),
+      log: createLogger({ level: 'fatal' }),
+      results,
+      resourceTimeoutMs: 1000,
+      pollIntervalMs: 1,
+      podVolumes,
+    }).then(() => results);
+  };
+
+  it('starts them for each pod it creates, with the backup-time pod and the created one (new namespace, new UID)', async () => {
+    const cluster = new FakeCluster();
+    const h = hook();
+    await restoreOnce(cluster, 'r1', h, { namespaceMapping: { app: 'copy' } });
+    const live = await cluster.get({ apiVersion: 'v1', kind: 'Pod', namespace: 'copy', name: 'web-1' });
+    expect(h.calls).toEqual([{ from: 'app/web-1', pod: 'copy/web-1', uid: live?.metadata.uid }]);
+  });
+
+  it('again after a restart (its own pod exists), but not for a pod some other restore or user made', async () => {
+    const cluster = new FakeCluster();
+    await restoreOnce(cluster, 'r1', hook());
+    const rerun = hook();
+    await restoreOnce(cluster, 'r1', rerun);
+    expect(rerun.calls.map((c) => c.pod)).toEqual(['app/web-1']);
+    const other = hook();
+    await restoreOnce(cluster, 'r2', other);
+    expect(other.calls).toEqual([]);
+  });
+
+  it('reports what could not be started as restore errors', async () => {
+    const results = await restoreOnce(new FakeCluster(), 'r1', hook(['could not create the pod volume restore of volume data: denied']));
+    expect(results.toJSON().errors).toEqual({ velero: ['could not create the pod volume restore of volume data: denied'] });
+  });
+});
