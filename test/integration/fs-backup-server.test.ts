@@ -391,4 +391,44 @@ describe('fs-backup, server side', () => {
     const after = await openRepositoryForVolume({ kube, namespace: NS, bslName: 'default', volumeNamespace: APP });
     expect((await after.repository.listSnapshots()).map((s) => s.id)).not.toContain(snapshotID);
   }, 240_000);
+
+  it('a pod that is not running has its volumes skipped with a warning; no PVB is made', async () => {
+    const name = `fsb-pending-${RUN}`;
+    const ns = `fsb-pending-${RUN}`;
+    await kubectl(['create', 'namespace', ns]);
+    await applyList([
+      {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'stuck', namespace: ns, annotations: { 'backup.velero.io/backup-volumes': 'cache' } },
+        spec: {
+          nodeSelector: { 'cairn.io/fs-backup-server-test': 'no-such-node' },
+          containers: [{ name: 'c', image: 'busybox', command: ['sleep', '3600'], volumeMounts: [{ name: 'cache', mountPath: '/cache' }] }],
+          volumes: [{ name: 'cache', emptyDir: {} }],
+        },
+      },
+    ]);
+    await startBackup(name, [ns]);
+    const done = await phaseOf(name, TERMINAL);
+    expect(done.status?.phase).toBe('Completed');
+    expect(done.status?.backupItemOperationsAttempted).toBeUndefined();
+    expect(await pvbsOf(name)).toEqual([]);
+    const results = await getJsonGz<{ warnings: { namespaces?: Record<string, string[]> } }>(backupKey(name, '-results.gz'));
+    expect(results.warnings.namespaces?.[ns]?.join('\n')).toContain(`Skip pod volume cache: pod is not scheduled, name=${ns}/stuck`);
+    await kubectl(['delete', 'namespace', ns, '--wait=false'], { allowFailure: true });
+  }, 120_000);
+
+  it('without a node agent on the pod\'s node the volumes are not backed up and the backup is PartiallyFailed', async () => {
+    const node = (await kubectl(['-n', APP, 'get', 'pod', 'web', '-o', 'jsonpath={.spec.nodeName}'])).stdout.trim();
+    await kubectl(['-n', NS, 'delete', 'pod', `stand-in-node-agent-${NODES.indexOf(node)}`, '--wait=true'], { timeoutMs: 60_000 });
+    const name = `fsb-no-agent-${RUN}`;
+    await startBackup(name, [APP]);
+    const done = await phaseOf(name, TERMINAL);
+    expect(done.status?.phase).toBe('PartiallyFailed');
+    expect(await pvbsOf(name)).toEqual([]);
+    const results = await getJsonGz<{ errors: { namespaces?: Record<string, string[]> } }>(backupKey(name, '-results.gz'));
+    expect(results.errors.namespaces?.[APP]).toContain(`daemonset pod not found in running state in node ${node}`);
+    const info = await getJsonGz<BackupVolumeInfo[]>(backupKey(name, '-volumeinfo.json.gz'));
+    expect(info.find((e) => e.pvcName === 'data-pvc')).toMatchObject({ skipped: true, skippedReason: expect.stringMatching(/^podvolume: encountered a problem with backing up the PVC of pod .*daemonset pod not found/) as unknown });
+  }, 120_000);
 });
