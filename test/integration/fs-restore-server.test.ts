@@ -359,6 +359,10 @@ describe('restoring pods with fs-backup volumes (installed server, node agent pl
     const ops = (await getJsonGz(`${dir}restore-r1-itemoperations.json.gz`)) as { status: { phase: string } }[];
     expect(ops.map((o) => o.status.phase)).toEqual(['Completed', 'Completed']);
     expect(await getJsonGz(`${dir}restore-r1-results.gz`)).toMatchObject({ errors: {} });
+    const res = await s3Client().send(new GetObjectCommand({ Bucket: bucket(), Key: `${dir}restore-r1-logs.gz` }));
+    const log = gunzipSync(Buffer.from(await (res.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray())).toString('utf8');
+    expect(log).toContain('Waiting for 2 pod volume restores to complete');
+    expect(log).toContain('Pod volume restores finished: 2 completed, 0 failed');
   }, 400_000);
 
   it('a Failed PVR makes the restore PartiallyFailed with the error; namespace mapping keeps the source namespace', async () => {
