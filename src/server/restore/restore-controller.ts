@@ -4,6 +4,9 @@
  * the Restore as observed, which step comes next. A Restore found InProgress that this process is not running was
  * interrupted by a server restart: it is run again (restoring is idempotent: objects this restore already
  * created are recognised by their restore label), at most MAX_ATTEMPTS times, then failed with the reason.
+ * A restore that started PodVolumeRestores (fs-backup data) goes InProgress → WaitingForPluginOperations(PartiallyFailed)
+ * → Finalizing(PartiallyFailed) → Completed | PartiallyFailed instead (./restore-finalize.ts); those phases are
+ * resumed from the PVRs after a restart.
  */
 import {
   formatDuration,
