@@ -6,6 +6,7 @@
  */
 import type { CoreV1Event, KubernetesListObject, V1Pod } from '@kubernetes/client-node';
 import { Labels, LabelValues } from '../api/constants.js';
+import { DataPathPhase } from '../api/schema.js';
 import { Kinds, parsePodVolumeBackup, parsePodVolumeRestore, type PodVolumeBackup, type PodVolumeRestore } from '../api/index.js';
 import type { Logger } from '../cli/logger.js';
 import { call, type Kube } from '../kube/client.js';
@@ -158,7 +159,7 @@ export function createNodeAgent(opts: NodeAgentOptions): Role {
         nodePod: (namespace, name) => nodePods.cached(`${namespace}/${name}`)[0],
       });
       // Work this node already holds (a previous instance's) counts against the limit before anything new is taken.
-      const active = (o: PodVolumeBackup | PodVolumeRestore) => !isTerminal(o) && phaseOf(o) !== 'New';
+      const active = (o: PodVolumeBackup | PodVolumeRestore) => !isTerminal(o) && phaseOf(o) !== DataPathPhase.New;
       for (const o of await customClient(opts.kube, Kinds.PodVolumeBackup, parsePodVolumeBackup).list(ns)) {
         if (o.spec.node === opts.nodeName && active(o)) slots.hold(`PVB/${o.metadata?.name ?? ''}`);
       }

@@ -165,6 +165,7 @@ export const DataPathPhases = [
   'Failed',
 ] as const;
 export type DataPathPhase = (typeof DataPathPhases)[number];
+export const DataPathPhase = namedValues(DataPathPhases);
 
 /** Phases a PVB/PVR/DataUpload/DataDownload never leaves. */
 export const DataPathTerminalPhases: readonly DataPathPhase[] = ['Completed', 'Failed', 'Canceled'];

@@ -12,6 +12,7 @@
  */
 import type { CoreV1Event, KubernetesObject, V1Pod } from '@kubernetes/client-node';
 import { Finalizers, Labels, LabelValues } from '../../api/constants.js';
+import { DataPathPhase, DataPathTerminalPhases } from '../../api/schema.js';
 import type { Logger } from '../../cli/logger.js';
 import { call, retryTransient, type Kube } from '../../kube/client.js';
 import { startController, type ObjectKey, type ReconcileResult, type RunningController } from '../../kube/controller.js';
@@ -40,8 +41,8 @@ export interface DataPathObject extends KubernetesObject {
     | undefined;
 }
 
-export const TERMINAL_PHASES = new Set(['Completed', 'Failed', 'Canceled']);
-export const phaseOf = (o: DataPathObject): string => o.status?.phase || 'New';
+export const TERMINAL_PHASES: ReadonlySet<string> = new Set(DataPathTerminalPhases);
+export const phaseOf = (o: DataPathObject): string => o.status?.phase || DataPathPhase.New;
 export const isTerminal = (o: DataPathObject): boolean => TERMINAL_PHASES.has(phaseOf(o));
 
 /** `targetPod` missing on an accept: the workload pod is gone (or was replaced), which fails the expose. */
@@ -100,7 +101,7 @@ export const CANCEL_DELAY_OTHERS_MS = 5 * 60_000;
 
 /** Whether a cancel seen at `seenAt` has waited too long in `phase`. */
 export function cancelOverdue(phase: string, seenAt: number, now: number): boolean {
-  const limit = phase === 'InProgress' || phase === 'Canceling' ? CANCEL_DELAY_IN_PROGRESS_MS : CANCEL_DELAY_OTHERS_MS;
+  const limit = phase === DataPathPhase.InProgress || phase === DataPathPhase.Canceling ? CANCEL_DELAY_IN_PROGRESS_MS : CANCEL_DELAY_OTHERS_MS;
   return now - seenAt >= limit;
 }
 
@@ -126,7 +127,7 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
   async function claim(obj: T): Promise<T | undefined> {
     const body = structuredClone(obj);
     const stamp = now().toISOString();
-    body.status = { ...(body.status ?? {}), phase: 'Accepted', acceptedTimestamp: stamp };
+    body.status = { ...(body.status ?? {}), phase: DataPathPhase.Accepted, acceptedTimestamp: stamp };
     body.metadata = { ...body.metadata, labels: { ...(body.metadata?.labels ?? {}), [Labels.ExposeOnGoing]: LabelValues.True } };
     spec.onAccepted?.(body, ctx.nodeName);
     try {
@@ -145,13 +146,13 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
     }
   }
 
-  async function finish(name: string, phase: 'Completed' | 'Failed' | 'Canceled', mutate?: (o: T) => void): Promise<void> {
+  async function finish(name: string, phase: typeof DataPathPhase.Completed | typeof DataPathPhase.Failed | typeof DataPathPhase.Canceled, mutate?: (o: T) => void): Promise<void> {
     await retryTransient(() =>
       update(name, (o) => {
         if (isTerminal(o)) return false;
         const stamp = now().toISOString();
         o.status = { ...(o.status ?? {}), phase, completionTimestamp: stamp };
-        if (!o.status.startTimestamp && phase !== 'Completed') o.status.startTimestamp = stamp;
+        if (!o.status.startTimestamp && phase !== DataPathPhase.Completed) o.status.startTimestamp = stamp;
         if (o.metadata?.labels) delete o.metadata.labels[Labels.ExposeOnGoing];
         mutate?.(o);
       }),
@@ -194,16 +195,16 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
     stopWatch(name);
     try {
       if (outcome.outcome === 'completed') {
-        await finish(name, 'Completed', (o) => {
+        await finish(name, DataPathPhase.Completed, (o) => {
           o.status = { ...(o.status ?? {}), progress: { totalBytes: outcome.result.totalBytes, bytesDone: outcome.result.totalBytes } };
           spec.onCompleted(o, outcome.result);
         });
       } else if (outcome.outcome === 'canceled') {
-        await finish(name, 'Canceled', (o) => {
+        await finish(name, DataPathPhase.Canceled, (o) => {
           o.status = { ...(o.status ?? {}), message: o.status?.message || outcome.message };
         });
       } else {
-        await finish(name, 'Failed', (o) => {
+        await finish(name, DataPathPhase.Failed, (o) => {
           o.status = { ...(o.status ?? {}), message: `${spec.failurePrefix}: ${outcome.message}` };
         });
       }
@@ -232,7 +233,7 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
       try {
         await update(name, (o) => {
           const phase = phaseOf(o);
-          if (phase !== 'InProgress' && phase !== 'Canceling') return false;
+          if (phase !== DataPathPhase.InProgress && phase !== DataPathPhase.Canceling) return false;
           const cur = o.status?.progress;
           if (cur?.totalBytes === p.totalBytes && cur.bytesDone === p.bytesDone) return false;
           o.status = { ...(o.status ?? {}), progress: { totalBytes: p.totalBytes, bytesDone: p.bytesDone } };
@@ -290,7 +291,7 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
       const message = `error to expose ${spec.short}: ${(err as Error).message}`;
       log.warn({ [spec.short]: name, err: (err as Error).message }, 'expose failed');
       await ctx.exposer.cleanUp(name).catch(() => undefined);
-      await finish(name, 'Failed', (o) => {
+      await finish(name, DataPathPhase.Failed, (o) => {
         o.status = { ...(o.status ?? {}), message };
       });
     }
@@ -312,7 +313,7 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
   async function reconcileNew(obj: T): Promise<ReconcileResult | void> {
     const name = obj.metadata?.name ?? '';
     if (obj.spec.cancel) {
-      await finish(name, 'Canceled');
+      await finish(name, DataPathPhase.Canceled);
       return;
     }
     const decision = await spec.acceptDecision(obj);
@@ -343,7 +344,7 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
     }
     log.info({ [spec.short]: name, pod: `${obj.spec.pod.namespace}/${obj.spec.pod.name}`, volume: obj.spec.volume }, `${spec.short} accepted`);
     if (!decision.targetPod) {
-      await finish(name, 'Failed', (o) => {
+      await finish(name, DataPathPhase.Failed, (o) => {
         o.status = { ...(o.status ?? {}), message: `error to expose ${spec.short}: pod ${obj.spec.pod.namespace}/${obj.spec.pod.name} not found` };
       });
       return;
@@ -358,16 +359,16 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
     ctx.slots.hold(slotKey(name));
     if (obj.spec.cancel) {
       await ctx.exposer.cleanUp(name);
-      await finish(name, 'Canceled');
+      await finish(name, DataPathPhase.Canceled);
       return;
     }
     const pod = await ctx.exposer.getExposed(name);
     if (!pod || pod.metadata?.deletionTimestamp) {
-      if (phase === 'Accepted' && !pod && !exposedHere.has(name)) {
+      if (phase === DataPathPhase.Accepted && !pod && !exposedHere.has(name)) {
         // Claimed but the pod was never created (a restart between the two): expose now.
         const target = await targetPodOf(obj);
         if (!target) {
-          await finish(name, 'Failed', (o) => {
+          await finish(name, DataPathPhase.Failed, (o) => {
             o.status = { ...(o.status ?? {}), message: `error to expose ${spec.short}: pod ${obj.spec.pod.namespace}/${obj.spec.pod.name} not found` };
           });
           return;
@@ -387,16 +388,16 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
     if (Number.isFinite(accepted) && now().getTime() - accepted >= ctx.prepareTimeoutMs) {
       log.warn({ [spec.short]: name, podPhase: pod.status?.phase, conditions: pod.status?.conditions?.map((c) => `${c.type}=${c.status}`).join(',') }, `[Diagnose ${spec.short} expose] timeout on preparing`);
       await ctx.exposer.cleanUp(name);
-      await finish(name, 'Failed', (o) => {
+      await finish(name, DataPathPhase.Failed, (o) => {
         o.status = { ...(o.status ?? {}), message: `timeout on preparing ${spec.short}` };
       });
       return;
     }
     if (pod.status?.phase !== 'Running') return { requeueAfterMs: REQUEUE_SOON_MS };
-    if (phase === 'Accepted') {
+    if (phase === DataPathPhase.Accepted) {
       await update(name, (o) => {
-        if (phaseOf(o) !== 'Accepted') return false;
-        o.status = { ...(o.status ?? {}), phase: 'Prepared' };
+        if (phaseOf(o) !== DataPathPhase.Accepted) return false;
+        o.status = { ...(o.status ?? {}), phase: DataPathPhase.Prepared };
       });
       log.info({ [spec.short]: name }, `${spec.short} prepared`);
       return;
@@ -404,11 +405,11 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
     // Prepared: follow the data mover first, then let it start (it waits for InProgress).
     startWatch(obj, pod);
     const written = await update(name, (o) => {
-      if (phaseOf(o) !== 'Prepared') return false;
-      o.status = { ...(o.status ?? {}), phase: 'InProgress', startTimestamp: now().toISOString() };
+      if (phaseOf(o) !== DataPathPhase.Prepared) return false;
+      o.status = { ...(o.status ?? {}), phase: DataPathPhase.InProgress, startTimestamp: now().toISOString() };
       if (o.metadata?.labels) delete o.metadata.labels[Labels.ExposeOnGoing];
     });
-    if (written && phaseOf(written) === 'InProgress') log.info({ [spec.short]: name }, `${spec.short} in progress`);
+    if (written && phaseOf(written) === DataPathPhase.InProgress) log.info({ [spec.short]: name }, `${spec.short} in progress`);
     return;
   }
 
@@ -419,9 +420,9 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
     if (!watches.has(name)) {
       const pod = await ctx.exposer.getExposed(name);
       if (!pod) {
-        if (phase === 'Canceling') await finish(name, 'Canceled');
+        if (phase === DataPathPhase.Canceling) await finish(name, DataPathPhase.Canceled);
         else
-          await finish(name, 'Failed', (o) => {
+          await finish(name, DataPathPhase.Failed, (o) => {
             o.status = { ...(o.status ?? {}), message: `${spec.failurePrefix}: data-mover pod ${ctx.namespace}/${name} is gone` };
           });
         return;
@@ -429,11 +430,11 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
       log.info({ [spec.short]: name, phase }, 'following the running data mover');
       startWatch(obj, pod);
     }
-    if (phase === 'InProgress' && obj.spec.cancel) {
+    if (phase === DataPathPhase.InProgress && obj.spec.cancel) {
       // The data mover sees spec.cancel itself and stops; the watcher then reports Canceled.
       await update(name, (o) => {
-        if (phaseOf(o) !== 'InProgress') return false;
-        o.status = { ...(o.status ?? {}), phase: 'Canceling' };
+        if (phaseOf(o) !== DataPathPhase.InProgress) return false;
+        o.status = { ...(o.status ?? {}), phase: DataPathPhase.Canceling };
       });
       log.info({ [spec.short]: name }, `${spec.short} canceling`);
     }
@@ -453,7 +454,7 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
     if (obj.spec.uploaderType === 'restic') return; // legacy restic work is not cairn's
     const name = key.name;
     const phase = phaseOf(obj);
-    const mine = phase !== 'New' && spec.processingNode(obj) === ctx.nodeName;
+    const mine = phase !== DataPathPhase.New && spec.processingNode(obj) === ctx.nodeName;
     if (isTerminal(obj)) {
       cancelSeen.delete(name);
       exposedHere.delete(name);
@@ -481,26 +482,26 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
       });
       return;
     }
-    if (obj.spec.cancel && (phase === 'New' || mine)) {
+    if (obj.spec.cancel && (phase === DataPathPhase.New || mine)) {
       const seenAt = cancelSeen.get(name) ?? now().getTime();
       cancelSeen.set(name, seenAt);
       if (cancelOverdue(phase, seenAt, now().getTime())) {
         log.warn({ [spec.short]: name, phase }, 'cancel was not carried out in time; forcing Canceled');
         stopWatch(name);
         await ctx.exposer.cleanUp(name);
-        await finish(name, 'Canceled');
+        await finish(name, DataPathPhase.Canceled);
         return;
       }
     }
     switch (phase) {
-      case 'New':
+      case DataPathPhase.New:
         return reconcileNew(obj);
-      case 'Accepted':
-      case 'Prepared':
+      case DataPathPhase.Accepted:
+      case DataPathPhase.Prepared:
         if (!mine) return;
         return reconcilePreparing(obj);
-      case 'InProgress':
-      case 'Canceling':
+      case DataPathPhase.InProgress:
+      case DataPathPhase.Canceling:
         if (!mine) return;
         return reconcileRunning(obj);
       default:
@@ -511,7 +512,7 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
   // A slot given back lets the next waiting CR go now rather than at its next requeue.
   ctx.slots.onFree(() => {
     for (const o of controller?.watch.list() ?? []) {
-      if (phaseOf(o) === 'New' && !o.spec.cancel) controller?.enqueue({ namespace: ctx.namespace, name: o.metadata?.name ?? '' });
+      if (phaseOf(o) === DataPathPhase.New && !o.spec.cancel) controller?.enqueue({ namespace: ctx.namespace, name: o.metadata?.name ?? '' });
     }
   });
 
