@@ -4,6 +4,7 @@
 // Progress goes to stderr; the report to stdout and to bench/results/fsb-<date>.json. See docs/benchmarks.md.
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { availableParallelism, loadavg, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -101,7 +102,7 @@ class Bench {
     return JSON.parse(must(`kubectl ${args.join(' ')}`, await this.kubectl([...args, '-o', 'json'])).stdout) as T;
   }
 
-  async run(): Promise<{ steps: FsbStep[]; title: string }> {
+  async run(): Promise<{ steps: FsbStep[]; title: string; nodeAgentRestarts: number }> {
     const { state, args } = this;
     const scratch = mkdtempSync(join(cacheRoot(), 'bench-fsb-'));
     const prefix = `bench-fsb-${Date.now()}`;
@@ -115,9 +116,10 @@ class Bench {
         await this.cairn([
           'install', '-n', INSTALL_NS, '--provider', 'aws', '--bucket', state.s3.bucket, '--prefix', prefix, '--secret-file', creds,
           '--backup-location-config', `region=${state.s3.region},s3Url=${state.s3.endpoint},s3ForcePathStyle=true`,
-          '--use-node-agent', '--image', 'ghcr.io/cairn-backup/cairn:dev', '--wait', '--timeout', '5m',
+          '--use-node-agent', '--image', 'ghcr.io/cairn-backup/cairn:dev',
         ]),
       );
+      await this.useFreeHealthPorts();
       await this.waitFor('backup location Available', async () => {
         const r = await this.cairn(['backup-location', 'get', 'default', '-n', INSTALL_NS, '-o', 'json']);
         return (JSON.parse(r.stdout) as { status?: { phase?: string } }).status?.phase === 'Available';
@@ -138,6 +140,7 @@ class Bench {
       // A copy to diff against when a restore does not verify (the volume goes with its namespace).
       must('cp', await runProgram('cp', ['-a', volumeDir, original]));
 
+      const restartsBefore = await this.nodeAgentRestarts();
       const kube = connect({ kubeconfig: state.kubeconfigPath });
       const pvbs = new TimelineWatcher<PodVolumeBackup>(customClient(kube, Kinds.PodVolumeBackup, parsePodVolumeBackup), INSTALL_NS, `velero.io/backup-name=${BACKUP}`);
       log('cluster: backup create --wait ...');
@@ -160,9 +163,13 @@ class Bench {
       const [pvr] = await pvrs.waitAllTerminal(1, STEP_TIMEOUT_MS);
       await pvrs.stop();
       if (pvr?.phase !== 'Completed') throw new Error(`PodVolumeRestore ended ${pvr?.phase ?? 'missing'}: ${pvr?.message ?? ''}`);
-      await this.waitFor('restored pod Running', async () => (await this.json<{ status?: { phase?: string } }>(['get', 'pod', 'app', '-n', APP_NS])).status?.phase === 'Running');
+      // The data is in place once the PVR is Completed. Not waited for: the pod leaving restore-wait, which on the
+      // local test bed can hang when other tests left empty /restores/<volume> directories on the host (containers
+      // there see the host's file system).
       const restoredPvc = await this.json<{ spec: { volumeName?: string } }>(['get', 'pvc', 'data', '-n', APP_NS]);
       const restoredDir = join(node.rootDir, 'pv', restoredPvc.spec.volumeName ?? '');
+      // The done-marker directory restore-wait could not remove (it runs as a non-root user), as with Velero.
+      rmSync(join(restoredDir, '.velero'), { recursive: true, force: true });
       const clusterVerified = digestTree(restoredDir).sha256 === digest.sha256;
       if (!clusterVerified) log(`cluster restore differs: ${firstDifference(original, restoredDir) ?? '?'}`);
 
@@ -174,21 +181,67 @@ class Bench {
       const dpVerified = digestTree(restoredRoot).sha256 === digest.sha256;
       if (!dpVerified) log(`data-path restore differs: ${firstDifference(original, restoredRoot) ?? '?'}`);
 
+      const restarts = (await this.nodeAgentRestarts()) - restartsBefore;
+      // A node agent that restarted during the run (e.g. its health port taken by another cluster's node agent on
+      // the same loopback address) makes the cluster figures meaningless; say so next to them.
+      if (restarts > 0) log(`WARNING: the node agent restarted ${restarts} time(s) during the run; the cluster figures include that`);
       const steps: FsbStep[] = [
         step('backup', totals, dpBackup.seconds, pvb, backup.seconds, clusterVerified && dpVerified),
         step('restore', totals, dpRestore.seconds, pvr, restore.seconds, clusterVerified && dpVerified),
       ];
-      return { steps, title: dataset.title };
+      return { steps, title: dataset.title, nodeAgentRestarts: restarts };
     } finally {
       await this.cleanNamespaces().catch((err: unknown) => log(`cleanup: ${String(err)}`));
       rmSync(scratch, { recursive: true, force: true });
     }
   }
 
+  /**
+   * Local-cluster pods share their node's loopback address, and another local cluster on this machine (the shared
+   * test cluster) uses the same addresses: a second node agent on the default health port would crash-loop on
+   * EADDRINUSE and the figures would measure its restarts. So the server and the node agent get free ports.
+   */
+  private async useFreeHealthPorts(): Promise<void> {
+    for (const [kind, name] of [['deployment', 'cairn'], ['daemonset', 'node-agent']] as const) {
+      const port = await freePort(this.state.nodes[0]?.ip ?? '127.0.0.1');
+      const patch = [
+        { op: 'add', path: '/spec/template/spec/containers/0/args/-', value: `--health-port=${port}` },
+        { op: 'replace', path: '/spec/template/spec/containers/0/ports/0/containerPort', value: port },
+      ];
+      must(`patch ${kind}/${name}`, await this.kubectl(['patch', kind, name, '-n', INSTALL_NS, '--type', 'json', '-p', JSON.stringify(patch)]));
+    }
+    must('rollout', await this.kubectl(['rollout', 'status', 'deployment/cairn', '-n', INSTALL_NS, '--timeout=5m']));
+    must('rollout', await this.kubectl(['rollout', 'status', 'daemonset/node-agent', '-n', INSTALL_NS, '--timeout=5m']));
+  }
+
+  private async nodeAgentRestarts(): Promise<number> {
+    const agents = await this.json<{ items: { status?: { containerStatuses?: { restartCount?: number }[] } }[] }>(['get', 'pods', '-n', INSTALL_NS, '-l', 'name=node-agent']);
+    return agents.items.reduce((n, p) => n + (p.status?.containerStatuses ?? []).reduce((m, c) => m + (c.restartCount ?? 0), 0), 0);
+  }
+
   /** Removes what a run leaves (also an interrupted earlier run's), not the CRDs others may share. */
   private async cleanNamespaces(): Promise<void> {
-    await this.kubectl(['delete', 'namespace', APP_NS, INSTALL_NS, '--ignore-not-found', '--wait=true', '--timeout=5m']);
+    // Restores keep the server's finalizer; deleted along with the server, nobody would remove it.
+    const restores = await this.kubectl(['get', 'restores', '-n', INSTALL_NS, '-o', 'name']);
+    for (const r of restores.stdout.split('\n').filter(Boolean)) {
+      await this.kubectl(['patch', r, '-n', INSTALL_NS, '--type', 'merge', '-p', '{"metadata":{"finalizers":null}}']);
+    }
+    await this.kubectl(['delete', 'namespace', APP_NS, '--ignore-not-found', '--wait=true', '--timeout=5m']);
+    await this.kubectl(['delete', 'namespace', INSTALL_NS, '--ignore-not-found', '--wait=true', '--timeout=5m']);
   }
+}
+
+/** A port nothing listens on at `host` right now. */
+function freePort(host: string): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, host, () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolvePort(port));
+    });
+  });
 }
 
 function step(name: 'backup' | 'restore', totals: { files: number; bytes: number }, dataPathSeconds: number, t: Timeline, commandSeconds: number, verified: boolean): FsbStep {
@@ -276,19 +329,20 @@ async function main(): Promise<void> {
   }
   const loadBefore = loadavg()[0] ?? 0;
   const { state, stop } = await clusterFor(args);
-  let result: { steps: FsbStep[]; title: string };
+  let result: { steps: FsbStep[]; title: string; nodeAgentRestarts: number };
   try {
     result = await new Bench(state, args).run();
   } finally {
     await stop();
   }
   const machine = `${availableParallelism()} CPUs, ${(totalmem() / 2 ** 30).toFixed(0)} GiB; load average ${loadBefore.toFixed(2)} before, ${(loadavg()[0] ?? 0).toFixed(2)} after`;
-  const report = `fs-backup through the cluster vs the data path alone — ${result.title}\n${machine}\n\n${renderFsbReport(result.steps)}`;
+  const restartNote = result.nodeAgentRestarts ? `\nWARNING: the node agent restarted ${result.nodeAgentRestarts} time(s) during the run\n` : '';
+  const report = `fs-backup through the cluster vs the data path alone — ${result.title}\n${machine}\n${restartNote}\n${renderFsbReport(result.steps)}`;
   process.stdout.write(report);
   const resultsDir = join(projectRoot, 'bench', 'results');
   mkdirSync(resultsDir, { recursive: true });
   const file = join(resultsDir, `fsb-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-  writeFileSync(file, JSON.stringify({ args, machine, title: result.title, steps: result.steps }, null, 2) + '\n');
+  writeFileSync(file, JSON.stringify({ args, machine, title: result.title, nodeAgentRestarts: result.nodeAgentRestarts, steps: result.steps }, null, 2) + '\n');
   log(`results written to ${file}`);
   if (result.steps.some((s) => !s.verified)) process.exitCode = 1;
 }
