@@ -12,6 +12,7 @@ import { customClient } from '../../kube/custom.js';
 import { ensureRepository } from '../repository/ensure.js';
 import { BackupMethods, type BackupVolumeInfo } from '../volume-info.js';
 import { podVolumeBackupFor, podVolumeKey } from './backup-pvb.js';
+import { SHARED_CLAIM_SKIPPED, SharedClaimTracker } from './backup-shared-claims.js';
 import { volumeInfoFor } from './backup-tracking.js';
 import {
   claimNamesByVolume,
@@ -53,6 +54,8 @@ export class PodVolumeBackupCreator {
   private nodesWithAgent: Set<string> | undefined;
   private readonly repositories = new Map<string, Promise<void>>();
   private readonly all = new Map<string, PodVolumeBackup>();
+  /** Claims already taken by a PVB of this backup (a claim shared by several pods is backed up once). */
+  private readonly sharedClaims = new SharedClaimTracker();
 
   constructor(private readonly opts: PodVolumeBackupCreatorOptions) {
     this.pvbs = customClient<PodVolumeBackup>(opts.kube, Kinds.PodVolumeBackup, parsePodVolumeBackup);
@@ -106,7 +109,17 @@ export class PodVolumeBackupCreator {
     }
 
     const existing = await this.existingPodVolumeBackups();
+    const podNs = pod.metadata.namespace ?? '';
+    const podUid = pod.metadata.uid ?? '';
     for (const c of selection.chosen) {
+      const claimName = c.claim?.pvc?.metadata.name;
+      const taker = claimName ? this.sharedClaims.takenByAnother(podNs, claimName, podUid, c.volume) : undefined;
+      if (taker) {
+        // Only worth an info line, as in Velero: the claim's data is in the other pod's PVB.
+        const reason = `${SHARED_CLAIM_SKIPPED} (volume ${c.volume} of pod ${where}, claim ${claimName ?? ''}, backed up from pod ${podNs}/${taker.podName})`;
+        out.skipped.push({ volume: c.volume, reason, quiet: true });
+        continue;
+      }
       const wantedPvb = podVolumeBackupFor({ backup: this.opts.backup, pod, volume: c.volume, ...(c.claim ? { claim: c.claim } : {}) });
       let pvb = existing.get(podVolumeKey(wantedPvb));
       if (pvb) {
@@ -121,6 +134,7 @@ export class PodVolumeBackupCreator {
           continue;
         }
       }
+      if (claimName) this.sharedClaims.take(podNs, claimName, { podUid, podName: pod.metadata.name, volume: c.volume });
       this.all.set(podVolumeKey(pvb), pvb);
       out.pvbs.push(pvb);
       out.volumeInfo.push(volumeInfoFor(pvb, baseEntry(c.claim)));
@@ -192,6 +206,7 @@ export class PodVolumeBackupCreator {
       const uid = this.opts.backup.metadata.uid ?? '';
       const found = uid ? await this.pvbs.list(this.opts.namespace, `${Labels.BackupUID}=${uid}`) : [];
       this.existing = new Map(found.map((p) => [podVolumeKey(p), p]));
+      this.sharedClaims.seed(found);
     }
     return this.existing;
   }
