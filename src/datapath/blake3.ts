@@ -8,6 +8,8 @@ import { createRequire } from 'node:module';
 export interface Blake3Hasher {
   update(input: Buffer | Uint8Array): this;
   digestBuffer(): Buffer;
+  /** Back to the initial state, keeping the key of a keyed hasher. */
+  reset(): void;
 }
 
 export interface Blake3HasherClass {

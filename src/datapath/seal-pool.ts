@@ -12,13 +12,54 @@ import { Worker } from 'node:worker_threads';
 
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
-const { createCipheriv, createHmac, randomFillSync } = require('node:crypto');
-const { zstdCompressSync, constants } = require('node:zlib');
-const encKey = Buffer.from(workerData.encKey);
+const { createCipheriv, createHmac, createSecretKey, randomFillSync } = require('node:crypto');
+const zlib = require('node:zlib');
+// KeyObjects: Node 24 validates a Buffer key for ~10 µs per createHmac/createCipheriv, a KeyObject for ~1 µs.
+const encKey = createSecretKey(Buffer.from(workerData.encKey));
 const prefix = Buffer.from('cairn blob ');
 const SLICE = 65536;
+const ID = 32;
+const params = { [zlib.constants.ZSTD_c_compressionLevel]: workerData.level, [zlib.constants.ZSTD_c_checksumFlag]: 0 };
+// One zstd context for every blob: zstdCompressSync builds (and frees) a context per call, which costs about as much
+// as compressing a small file. The context is driven through the stream's handle, writing each frame straight into
+// a scratch buffer; when that handle is not there (another Node version), zstdCompressSync is used instead.
+let engine, handle, state, engineError;
+function newEngine() {
+  engine = zlib.createZstdCompress({ params });
+  handle = engine._handle;
+  state = engine._writeState;
+  engineError = undefined;
+  engine.on('error', (err) => { engineError = err; });
+  if (!handle || typeof handle.writeSync !== 'function' || !(state instanceof Uint32Array)) handle = undefined;
+}
+newEngine();
+let scratch = Buffer.allocUnsafe(1 << 20);
+// The zstd frame of data in scratch when it is under limit bytes, else -1.
+function compressToScratch(data, limit) {
+  if (!handle) {
+    const packed = zlib.zstdCompressSync(data, { pledgedSrcSize: data.length, params });
+    if (packed.length >= limit) return -1;
+    if (scratch.length < packed.length) scratch = Buffer.allocUnsafe(packed.length);
+    packed.copy(scratch, 0);
+    return packed.length;
+  }
+  if (scratch.length < limit) scratch = Buffer.allocUnsafe(limit);
+  handle.writeSync(engine._finishFlushFlag, data, 0, data.length, scratch, 0, limit);
+  if (engineError) {
+    const err = engineError;
+    newEngine();
+    throw err;
+  }
+  const availOut = state[0];
+  if (availOut === 0) {
+    // The frame did not fit under the limit: not worth it. Drop the partial frame.
+    handle.reset();
+    return -1;
+  }
+  return limit - availOut;
+}
 function sealInto(id, plain, out, start) {
-  const key = createHmac('sha256', encKey).update(prefix).update(id).digest();
+  const key = createSecretKey(createHmac('sha256', encKey).update(prefix).update(id).digest());
   randomFillSync(out, start, 12);
   const c = createCipheriv('aes-256-gcm', key, out.subarray(start, start + 12));
   c.setAAD(id);
@@ -34,25 +75,32 @@ function sealInto(id, plain, out, start) {
   c.getAuthTag().copy(out, at);
   return at + 16 - start;
 }
+// meta: per job 4 uint32 (offset, length, compress, -) then the 32-byte ID; results overwrite the uint32s.
 parentPort.on('message', (msg) => {
   const input = Buffer.from(msg.input);
   const output = Buffer.from(msg.output);
-  const results = [];
+  const meta = Buffer.from(msg.meta);
+  const words = new Uint32Array(msg.meta);
+  const stride = (16 + ID) / 4;
   let at = 0;
-  for (const job of msg.jobs) {
-    const data = input.subarray(job.offset, job.offset + job.length);
-    const id = Buffer.from(job.id);
+  for (let j = 0; j < msg.count; j++) {
+    const w = j * stride;
+    const data = input.subarray(words[w], words[w] + words[w + 1]);
+    const id = meta.subarray(w * 4 + 16, w * 4 + 16 + ID);
     let payload = data;
     let flags = 0;
-    if (job.compress) {
-      const packed = zstdCompressSync(data, { pledgedSrcSize: data.length, params: { [constants.ZSTD_c_compressionLevel]: workerData.level, [constants.ZSTD_c_checksumFlag]: 0 } });
-      if (packed.length < data.length * 0.97) { payload = packed; flags = 1; }
+    if (words[w + 2]) {
+      // Kept only when it saves at least 3 %.
+      const n = compressToScratch(data, Math.floor(data.length * 0.97));
+      if (n >= 0) { payload = scratch.subarray(0, n); flags = 1; }
     }
     const length = sealInto(id, payload, output, at);
-    results.push({ offset: at, length, flags });
+    words[w] = at;
+    words[w + 1] = length;
+    words[w + 2] = flags;
     at += length;
   }
-  parentPort.postMessage({ seq: msg.seq, input: msg.input, output: msg.output, results }, [msg.input, msg.output]);
+  parentPort.postMessage({ seq: msg.seq, input: msg.input, output: msg.output, meta: msg.meta }, [msg.input, msg.output, msg.meta]);
 });
 `;
 
@@ -83,10 +131,13 @@ interface Pending {
   resolve: (r: SealBatchResult) => void;
   reject: (e: unknown) => void;
   worker: number;
+  count: number;
 }
 
 /** Per-blob sealing overhead in the output slab (nonce + tag). */
 const OVERHEAD = 28;
+/** Bytes per job in the meta buffer: offset, length, compress flag, spare (uint32 each), then the 32-byte ID. */
+const META_STRIDE = 16 + 32;
 
 export class SealPool {
   private readonly workers: Worker[] = [];
@@ -94,14 +145,17 @@ export class SealPool {
   private readonly pending = new Map<number, Pending>();
   private readonly freeInputs: ArrayBuffer[] = [];
   private readonly freeOutputs: ArrayBuffer[] = [];
+  private readonly freeMeta: ArrayBuffer[] = [];
   private seq = 0;
   private failure: unknown;
   readonly slabSize: number;
   private readonly outputSize: number;
+  private readonly metaSize: number;
 
   constructor(encKey: Buffer, size: number, options: { slabSize: number; maxJobsPerBatch: number; level?: number }) {
     this.slabSize = options.slabSize;
     this.outputSize = options.slabSize + options.maxJobsPerBatch * OVERHEAD + 64;
+    this.metaSize = options.maxJobsPerBatch * META_STRIDE;
     for (let i = 0; i < size; i++) {
       // A small young generation makes the worker drop the temporary buffers of zstd and the cipher promptly.
       const w = new Worker(WORKER_SOURCE, {
@@ -109,14 +163,21 @@ export class SealPool {
         workerData: { encKey: Uint8Array.from(encKey), level: options.level ?? 3 },
         resourceLimits: { maxYoungGenerationSizeMb: 4 },
       });
-      w.on('message', (msg: { seq: number; input: ArrayBuffer; output: ArrayBuffer; results: SealResult[] }) => {
+      w.on('message', (msg: { seq: number; input: ArrayBuffer; output: ArrayBuffer; meta: ArrayBuffer }) => {
         const p = this.pending.get(msg.seq);
         if (!p) return;
         this.pending.delete(msg.seq);
         this.busy[p.worker]!--;
+        const words = new Uint32Array(msg.meta);
+        const results: SealResult[] = new Array<SealResult>(p.count);
+        for (let j = 0; j < p.count; j++) {
+          const k = (j * META_STRIDE) / 4;
+          results[j] = { offset: words[k]!, length: words[k + 1]!, flags: words[k + 2]! };
+        }
+        if (msg.meta.byteLength === this.metaSize) this.freeMeta.push(msg.meta);
         let released = false;
         p.resolve({
-          results: msg.results,
+          results,
           output: Buffer.from(msg.output),
           release: () => {
             if (released) return;
@@ -154,13 +215,22 @@ export class SealPool {
     this.busy[w]!++;
     const oversized = input.byteLength > this.slabSize;
     const output = oversized ? new ArrayBuffer(input.byteLength + this.outputSize - this.slabSize) : (this.freeOutputs.pop() ?? new ArrayBuffer(this.outputSize));
+    const metaSize = Math.max(this.metaSize, jobs.length * META_STRIDE);
+    const meta = (metaSize === this.metaSize ? this.freeMeta.pop() : undefined) ?? new ArrayBuffer(metaSize);
+    const words = new Uint32Array(meta);
+    const bytes = new Uint8Array(meta);
+    for (let j = 0; j < jobs.length; j++) {
+      const job = jobs[j]!;
+      const k = j * META_STRIDE;
+      words[k / 4] = job.offset;
+      words[k / 4 + 1] = job.length;
+      words[k / 4 + 2] = job.compress ? 1 : 0;
+      bytes.set(job.id, k + 16);
+    }
     const inputBuffer = input.buffer as ArrayBuffer;
     return new Promise<SealBatchResult>((resolve, reject) => {
-      this.pending.set(seq, { resolve, reject, worker: w });
-      this.workers[w]!.postMessage(
-        { seq, input: inputBuffer, output, jobs: jobs.map((j) => ({ id: Uint8Array.from(j.id), offset: j.offset, length: j.length, compress: j.compress })) },
-        [inputBuffer, output],
-      );
+      this.pending.set(seq, { resolve, reject, worker: w, count: jobs.length });
+      this.workers[w]!.postMessage({ seq, count: jobs.length, input: inputBuffer, output, meta }, [inputBuffer, output, meta]);
     });
   }
 
