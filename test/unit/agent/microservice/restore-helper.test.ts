@@ -59,4 +59,29 @@ describe('restore done markers and the restore-wait helper', () => {
     await expect(run).rejects.toThrow('stop');
     expect(lines[0]).toContain('is not found yet');
   });
+
+  it('waits only for the directories mounted under /restores when the mount table lists them; a stray directory is not a volume', async () => {
+    const restores = mkdtempSync(join(tmpdir(), 'restores-'));
+    mkdirSync(join(restores, 'data'));
+    mkdirSync(join(restores, 'my vol'));
+    // A directory nothing is mounted on (left on the node by another pod's mount point, or in the image).
+    mkdirSync(join(restores, 'stray'));
+    const mountInfo = join(mkdtempSync(join(tmpdir(), 'mountinfo-')), 'mountinfo');
+    writeFileSync(
+      mountInfo,
+      [
+        '22 1 0:21 / / rw,relatime shared:1 - ext4 /dev/sda1 rw',
+        `40 22 0:21 /var/lib/kubelet/pods/u/volumes/x/data ${restores}/data rw,relatime - ext4 /dev/sda1 rw`,
+        `41 22 0:21 /var/lib/kubelet/pods/u/volumes/x/my\\040vol ${restores}/my\\040vol rw,relatime - ext4 /dev/sda1 rw`,
+        `42 40 0:21 /elsewhere ${restores}/data/nested rw,relatime - ext4 /dev/sda1 rw`,
+        '',
+      ].join('\n'),
+    );
+    writeCompletionMarker(join(restores, 'data'), 'uid-1');
+    writeCompletionMarker(join(restores, 'my vol'), 'uid-1');
+    const lines: string[] = [];
+    const result = await runRestoreHelper({ restoreUID: 'uid-1', restoresDir: restores, mountInfoPath: mountInfo, print: (l) => lines.push(l), sleep: async () => { throw new Error('should not wait'); } });
+    expect(result.volumes.sort()).toEqual(['data', 'my vol']);
+    expect(lines.join('\n')).not.toContain('stray');
+  });
 });
