@@ -5,7 +5,7 @@
  * Ordering (docs/repository-format.md §8): a blob becomes known to the in-memory index only once its pack is
  * uploaded; an index file names only uploaded packs; callers write the snapshot after flush().
  */
-import { compress, worthCompressing } from './compress.js';
+import { compress, worthCompressing, ZstdContext } from './compress.js';
 import { sealBlobInto, SEAL_OVERHEAD } from './crypto.js';
 import { encodeIndex, type IndexedPack } from './index-file.js';
 import { BlobType, ENTRY_BYTES, FLAG_ZSTD, PackBuilder, packKey } from './pack.js';
@@ -37,6 +37,8 @@ interface Queued {
 }
 
 const BATCH_BYTES = 1 << 20;
+/** A compressed blob is kept only when it saves at least 3 % (as in the seal workers). */
+const KEEP_RATIO = 0.97;
 const BATCH_COUNT = 128;
 
 export interface BlobWriterStats {
@@ -76,6 +78,8 @@ export class BlobWriter {
   private batchInput: Buffer | undefined;
   private batchBytes = 0;
   private readonly batches = new Set<Promise<void>>();
+  private inlineZstd: ZstdContext | undefined;
+  private inlineScratch: Buffer | undefined;
 
   constructor(
     private readonly repo: Repository,
@@ -146,7 +150,11 @@ export class BlobWriter {
     return true;
   }
 
-  /** Sends the queued blobs to a worker; waits while too many batches are in flight. */
+  /**
+   * Sends the queued blobs to a worker. When every worker already has a batch running and one waiting, this thread
+   * seals the batch itself instead of waiting: with small files the workers' compression is the bottleneck, and the
+   * main thread would otherwise sit idle.
+   */
   private async dispatch(): Promise<void> {
     if (this.batch.length === 0 || !this.pool || !this.batchInput) return;
     const items = this.batch;
@@ -156,6 +164,13 @@ export class BlobWriter {
     this.batchJobs = [];
     this.batchInput = undefined;
     this.batchBytes = 0;
+    // The read loop never waits on I/O (sync reads), so without this turn of the event loop the workers' finished
+    // batches would never be taken back.
+    await new Promise((resolve) => setImmediate(resolve));
+    if (this.batches.size > this.workerCount) {
+      this.sealInline(items, jobs, input);
+      return;
+    }
     const task = this.pool
       .run(input, jobs)
       .then(({ results, output, release }) => {
@@ -172,7 +187,29 @@ export class BlobWriter {
       .catch((err: unknown) => void (this.failure ??= err))
       .finally(() => this.batches.delete(task));
     this.batches.add(task);
-    while (this.batches.size > this.workerCount) await Promise.race(this.batches);
+  }
+
+  /** Compresses and seals a batch on this thread, straight into the packs. */
+  private sealInline(items: Queued[], jobs: SealJob[], input: Buffer): void {
+    this.inlineZstd ??= new ZstdContext('compress');
+    for (let k = 0; k < items.length; k++) {
+      const item = items[k]!;
+      const job = jobs[k]!;
+      let payload = input.subarray(job.offset, job.offset + job.length);
+      let flags = 0;
+      if (job.compress) {
+        const limit = Math.floor(job.length * KEEP_RATIO);
+        if (!this.inlineScratch || this.inlineScratch.length < limit) this.inlineScratch = Buffer.allocUnsafe(Math.max(limit, 1 << 20));
+        const n = this.inlineZstd.compressInto(payload, this.inlineScratch, limit);
+        if (n >= 0) {
+          payload = this.inlineScratch.subarray(0, n);
+          flags = FLAG_ZSTD;
+        }
+      }
+      const plain = payload;
+      this.appendSealed(item.type, item.id, flags, item.rawLength, plain.length + SEAL_OVERHEAD, (buf, at) => sealBlobInto(this.repo.keys, item.id, plain, buf, at));
+    }
+    this.pool?.giveInput(input);
   }
 
   /** Copies an already sealed blob (repack). */

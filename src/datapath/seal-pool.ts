@@ -20,43 +20,34 @@ const prefix = Buffer.from('cairn blob ');
 const SLICE = 65536;
 const ID = 32;
 const params = { [zlib.constants.ZSTD_c_compressionLevel]: workerData.level, [zlib.constants.ZSTD_c_checksumFlag]: 0 };
-// One zstd context for every blob: zstdCompressSync builds (and frees) a context per call, which costs about as much
-// as compressing a small file. The context is driven through the stream's handle, writing each frame straight into
-// a scratch buffer; when that handle is not there (another Node version), zstdCompressSync is used instead.
-let engine, handle, state, engineError;
-function newEngine() {
-  engine = zlib.createZstdCompress({ params });
-  handle = engine._handle;
-  state = engine._writeState;
-  engineError = undefined;
-  engine.on('error', (err) => { engineError = err; });
-  if (!handle || typeof handle.writeSync !== 'function' || !(state instanceof Uint32Array)) handle = undefined;
+// One zstd context for every blob, as compress.ts ZstdContext does (see there why and how).
+let engine;
+function zstdEngine() {
+  if (engine === undefined || (engine && engine.destroyed)) {
+    const e = zlib.createZstdCompress({ params });
+    e.on('error', () => undefined);
+    engine = e._handle && typeof e._handle.writeSync === 'function' && e._writeState instanceof Uint32Array ? e : null;
+  }
+  return engine;
 }
-newEngine();
 let scratch = Buffer.allocUnsafe(1 << 20);
 // The zstd frame of data in scratch when it is under limit bytes, else -1.
 function compressToScratch(data, limit) {
-  if (!handle) {
-    const packed = zlib.zstdCompressSync(data, { pledgedSrcSize: data.length, params });
-    if (packed.length >= limit) return -1;
-    if (scratch.length < packed.length) scratch = Buffer.allocUnsafe(packed.length);
-    packed.copy(scratch, 0);
-    return packed.length;
-  }
   if (scratch.length < limit) scratch = Buffer.allocUnsafe(limit);
-  handle.writeSync(engine._finishFlushFlag, data, 0, data.length, scratch, 0, limit);
-  if (engineError) {
-    const err = engineError;
-    newEngine();
-    throw err;
+  const e = zstdEngine();
+  if (!e) {
+    const packed = zlib.zstdCompressSync(data, { pledgedSrcSize: data.length, params });
+    return packed.length < limit ? packed.copy(scratch, 0) : -1;
   }
-  const availOut = state[0];
-  if (availOut === 0) {
-    // The frame did not fit under the limit: not worth it. Drop the partial frame.
-    handle.reset();
-    return -1;
-  }
-  return limit - availOut;
+  e._handle.writeSync(e._finishFlushFlag, data, 0, data.length, scratch, 0, limit);
+  if (e.destroyed) throw new Error('zstd compression failed');
+  const availOut = e._writeState[0];
+  const availIn = e._writeState[1];
+  if (availOut !== 0 && availIn === 0) return limit - availOut;
+  // Did not fit: the handle's reset() would also drop the level, so a fresh context next time.
+  e.close();
+  engine = undefined;
+  return -1;
 }
 function sealInto(id, plain, out, start) {
   const key = createSecretKey(createHmac('sha256', encKey).update(prefix).update(id).digest());
@@ -204,6 +195,11 @@ export class SealPool {
   takeInput(atLeast = 0): Buffer {
     if (atLeast > this.slabSize) return Buffer.from(new ArrayBuffer(atLeast));
     return Buffer.from(this.freeInputs.pop() ?? new ArrayBuffer(this.slabSize));
+  }
+
+  /** Takes back an input slab that was not sent to a worker. */
+  giveInput(input: Buffer): void {
+    if (input.buffer.byteLength === this.slabSize) this.freeInputs.push(input.buffer as ArrayBuffer);
   }
 
   /** Seals the jobs whose plaintext is in `input` (from takeInput). The input slab is transferred. */
