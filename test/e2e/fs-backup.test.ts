@@ -8,7 +8,7 @@
  * paths (the local kubelet keeps them under the run directory), as an operator with node access would check them.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { chownSync, existsSync, lchownSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync, utimesSync, writeFileSync, chmodSync, mkdtempSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, lchownSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmdirSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -141,6 +141,39 @@ function writeDataset(root: string, opts: { large: number[]; small: number; seed
   utimesSync(join(root, 'owned', 'secret-ish.txt'), timeFor(opts.seed + 50), timeFor(opts.seed + 50));
   // Directory times last, deepest first: writing into a directory changes its mtime.
   for (const rel of [...new Set(dirs)].sort((a, b) => b.split('/').length - a.split('/').length)) utimesSync(join(root, rel), timeFor(opts.seed + 10), timeFor(opts.seed + 10));
+}
+
+/**
+ * Test-bed workaround: local containers see the host's file system, and the local kubelet creates missing mount
+ * points on the host, so `/restores` keeps an empty directory for every volume name any earlier restore-wait
+ * mounted. restore-helper waits for a marker in every directory under `/restores`, so a leftover name that this
+ * test's pods do not have would hold them in Init forever. Empty directories nothing mounts are removed first.
+ */
+function removeStaleRestoreMountPoints(): void {
+  const root = '/restores';
+  if (!existsSync(root)) return;
+  const mounted = new Set<string>();
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    let info: string;
+    try {
+      info = readFileSync(`/proc/${pid}/mountinfo`, 'utf8');
+    } catch {
+      continue; // the process has ended
+    }
+    for (const line of info.split('\n')) {
+      const target = line.split(' ')[4];
+      if (target?.startsWith(`${root}/`)) mounted.add(target);
+    }
+  }
+  for (const name of readdirSync(root)) {
+    const dir = join(root, name);
+    if (mounted.has(dir)) continue;
+    try {
+      rmdirSync(dir); // only ever removes an empty directory
+    } catch {
+      // not empty, not a directory, or just taken into use: leave it
+    }
+  }
 }
 
 function appObjects(nodes: readonly string[]): string {
@@ -389,12 +422,12 @@ describe('fs-backup end to end through the CLI', () => {
       description: `namespace ${APP} deleted`,
     });
 
+    removeStaleRestoreMountPoints();
     const r = await run(['restore', 'create', RESTORE, '--from-backup', SECOND, '--wait']);
     expect(r.exitCode, `${r.stdout}\n${r.stderr}`).toBe(0);
     expect(r.stdout).toContain('Restore completed with status: Completed.');
-    // restore-wait holds each pod until its volumes are restored, then the workload starts.
-    await waitFor(podsRunning, { timeoutMs: 120_000, intervalMs: 1000, description: 'restored pods Running' });
 
+    // The data is in place once the restore is Completed (every PVR is), before the workload starts.
     for (const pod of PODS) {
       for (const v of VOLUMES) {
         const got = readTree(await volumeDir(pod, v));
@@ -403,6 +436,9 @@ describe('fs-backup end to end through the CLI', () => {
         expect(timeMismatches(want, got), `${pod}/${v} mtimes`).toEqual([]);
       }
     }
+
+    // restore-wait held each pod until its volumes were restored; now the workload runs.
+    await waitFor(podsRunning, { timeoutMs: 120_000, intervalMs: 1000, description: 'restored pods Running' });
 
     const d = await run(['restore', 'describe', RESTORE, '--details']);
     expect(d.exitCode, d.stderr).toBe(0);
