@@ -19,12 +19,21 @@ export interface BinaryPaths {
   minio: string;
 }
 
+/** The CSI test-bed binaries, built only when a cluster with CSI is asked for (see tools/local-cluster/csi/). */
+export interface CsiBinaryPaths {
+  csiProvisioner: string;
+  csiSnapshotter: string;
+  snapshotController: string;
+}
+
 interface BuildGroup {
   /** Folder under tools/local-cluster/go holding the go.mod that pins this group. */
   dir: string;
   /** The module whose pinned version names the binaries. */
   module: string;
-  binaries: { key: keyof BinaryPaths; name: string; pkg: string }[];
+  binaries: { key: keyof BinaryPaths | keyof CsiBinaryPaths; name: string; pkg: string }[];
+  /** Optional feature the group belongs to: built only when that feature is asked for. */
+  feature?: 'csi';
   /** Extra -X linker flags for the version variables the upstream release build stamps. */
   versionFlags?: (version: string) => string[];
 }
@@ -62,6 +71,21 @@ const GROUPS: BuildGroup[] = [
     module: 'github.com/minio/minio',
     binaries: [{ key: 'minio', name: 'minio', pkg: 'github.com/minio/minio' }],
   },
+  {
+    dir: 'csi-provisioner',
+    module: 'github.com/kubernetes-csi/external-provisioner/v6',
+    feature: 'csi',
+    binaries: [{ key: 'csiProvisioner', name: 'csi-provisioner', pkg: 'github.com/kubernetes-csi/external-provisioner/v6/cmd/csi-provisioner' }],
+  },
+  {
+    dir: 'csi-snapshotter',
+    module: 'github.com/kubernetes-csi/external-snapshotter/v8',
+    feature: 'csi',
+    binaries: [
+      { key: 'csiSnapshotter', name: 'csi-snapshotter', pkg: 'github.com/kubernetes-csi/external-snapshotter/v8/cmd/csi-snapshotter' },
+      { key: 'snapshotController', name: 'snapshot-controller', pkg: 'github.com/kubernetes-csi/external-snapshotter/v8/cmd/snapshot-controller' },
+    ],
+  },
 ];
 
 /** Minimum Go the pinned modules declare (`go 1.26.0` in their go.mod files). */
@@ -85,17 +109,39 @@ function binaryPath(group: BuildGroup, name: string): string {
   return join(binDir(), `${name}-${pinnedVersion(group)}`);
 }
 
-/** Paths of the cached binaries; throws if setup has not built them yet. */
-export function binaryPaths(): BinaryPaths {
-  const out: Partial<BinaryPaths> = {};
-  for (const g of GROUPS) {
+function groupPaths(feature: BuildGroup['feature'], hint: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const g of GROUPS.filter((x) => x.feature === feature)) {
     for (const b of g.binaries) {
       const p = binaryPath(g, b.name);
-      if (!existsSync(p)) throw new Error(`${p} is missing: run 'node --import tsx tools/local-cluster/cli.ts setup'`);
+      if (!existsSync(p)) throw new Error(`${p} is missing: run 'node --import tsx tools/local-cluster/cli.ts ${hint}'`);
       out[b.key] = p;
     }
   }
-  return out as BinaryPaths;
+  return out;
+}
+
+/** Paths of the cached binaries; throws if setup has not built them yet. */
+export function binaryPaths(): BinaryPaths {
+  return groupPaths(undefined, 'setup') as unknown as BinaryPaths;
+}
+
+/** Paths of the cached CSI binaries; throws if `setup --csi` has not built them yet. */
+export function csiBinaryPaths(): CsiBinaryPaths {
+  return groupPaths('csi', 'setup --csi') as unknown as CsiBinaryPaths;
+}
+
+/** The module folder of `module` at the version the CSI groups' go.mod pins, downloaded into the module cache. */
+export async function csiModuleDir(module: string, log: (line: string) => void): Promise<string> {
+  const go = await findGo(log);
+  const out = execFileSync(go, ['mod', 'download', '-json', module], {
+    cwd: join(repoRoot(), 'tools/local-cluster/go/csi-snapshotter'),
+    encoding: 'utf8',
+    env: { ...process.env, GOFLAGS: '-mod=readonly', GOTOOLCHAIN: 'local' },
+  });
+  const dir = (JSON.parse(out) as { Dir?: string }).Dir;
+  if (!dir) throw new Error(`go mod download ${module} gave no directory`);
+  return dir;
 }
 
 export interface SetupResult {
@@ -104,7 +150,12 @@ export interface SetupResult {
   timings: { group: string; version: string; seconds: number | 'cached' }[];
 }
 
-export async function setupToolchain(log: (line: string) => void): Promise<SetupResult> {
+export interface SetupOptions {
+  /** Also build the CSI test-bed binaries (csi-provisioner, csi-snapshotter, snapshot-controller). */
+  csi?: boolean;
+}
+
+export async function setupToolchain(log: (line: string) => void, opts: SetupOptions = {}): Promise<SetupResult> {
   mkdirSync(binDir(), { recursive: true });
   return withFileLock(
     {
@@ -113,7 +164,7 @@ export async function setupToolchain(log: (line: string) => void): Promise<Setup
       onWait: (pid) => log(`another setup (pid ${pid}) is building; waiting for it`),
     },
     async () => {
-      const todo = GROUPS.map((g) => ({ g, version: pinnedVersion(g), missing: g.binaries.filter((b) => !existsSync(binaryPath(g, b.name))) }));
+      const todo = GROUPS.filter((g) => !g.feature || (g.feature === 'csi' && opts.csi)).map((g) => ({ g, version: pinnedVersion(g), missing: g.binaries.filter((b) => !existsSync(binaryPath(g, b.name))) }));
       const go = todo.some((t) => t.missing.length > 0) ? await findGo(log) : undefined;
       // The groups build at the same time: one group's serial link steps and downloads overlap the others' compiles.
       const results = await Promise.allSettled(todo.map(async ({ g, version, missing }) => {
