@@ -3,7 +3,8 @@
  * `backup.velero.io/backup-volumes`, a StatefulSet backed up in the opt-out mode with one volume excluded, two pods
  * sharing one claim, a pod naming a volume it does not have, a pod that is not scheduled; backup, delete the
  * namespaces, restore (the restored pods are adopted by their restored owners, not replaced); a restore with
- * namespace mappings next to the still-present source; deleting a backup leaves an earlier one restorable.
+ * namespace mappings next to the still-present source; deleting a backup leaves an earlier one restorable; a
+ * canceled pod volume backup and a crash-looping pod.
  * One install for the whole file; data is written and read on the nodes' host paths.
  */
 import { randomBytes } from 'node:crypto';
@@ -153,6 +154,18 @@ spec:
       command: [sh, -c, "exec sleep 100000"]
       volumeMounts: [{ name: keep, mountPath: /g-victim/keep }, { name: lost, mountPath: /g-victim/lost }]
   volumes: [{ name: keep, emptyDir: {} }, { name: lost, emptyDir: {} }]
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: crashy
+  namespace: ${ns}
+  annotations: { backup.velero.io/backup-volumes: logs }
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+    - { name: app, image: busybox, command: [sh, -c, "sleep 3; exit 1"], volumeMounts: [{ name: logs, mountPath: /g-crashy/logs }] }
+  volumes: [{ name: logs, emptyDir: {} }]
 `,
 };
 
@@ -230,8 +243,9 @@ describe('fs-backup with workloads as operators run them', () => {
     const webPods = await waitFor(() => running(WEB, 3), { timeoutMs: 180_000, intervalMs: 1000, description: 'web pods Running' });
     await waitFor(() => running(DB, 2), { timeoutMs: 180_000, intervalMs: 1000, description: 'db pods Running' });
     await waitFor(() => running(SHARED, 2), { timeoutMs: 180_000, intervalMs: 1000, description: 'shared pods Running' });
-    await waitFor(() => running(VICTIM, 1), { timeoutMs: 180_000, intervalMs: 1000, description: 'victim pod Running' });
+    await waitFor(() => running(VICTIM, 2), { timeoutMs: 180_000, intervalMs: 1000, description: 'victim and crashy pods Running' });
     await write(VICTIM, 'victim', 'keep', { 'kept.txt': 'comes back\n' });
+    await write(VICTIM, 'crashy', 'logs', { 'last-words.txt': 'written before each crash\n' });
     await write(VICTIM, 'victim', 'lost', { 'big.bin': randomBytes(16 * 1024 * 1024).toString('base64') });
     for (const p of webPods.filter((x) => x.metadata.labels?.app === 'web')) {
       await write(WEB, p.metadata.name, 'content', { 'owner.txt': `${p.metadata.name}\n`, 'blob.bin': randomBytes(256 * 1024).toString('base64') });
@@ -273,6 +287,9 @@ describe('fs-backup with workloads as operators run them', () => {
     expect(r.exitCode, `${r.stdout}\n${r.stderr}`).toBe(0);
     expect(r.stdout).toContain('Backup completed with status: Completed.');
     expect(summary(await pvbsOf('db-1'))).toEqual([`${DB}/db-0/data:Completed`, `${DB}/db-1/data:Completed`, `${SHARED}/reader-a/shared:Completed`]);
+    const logs = await run(['backup', 'logs', 'db-1']);
+    expect(logs.stdout).toContain('Pod volume uses a persistent volume claim which has already been backed up from another pod, skipping.');
+    expect(logs.stdout).toContain(`backed up from pod ${SHARED}/reader-a`);
   }, 300_000);
 
   it('restores the StatefulSet and the shared claim into deleted namespaces: the restored pods are adopted, not replaced, and hold the data', async () => {
@@ -377,14 +394,16 @@ describe('fs-backup with workloads as operators run them', () => {
       { timeoutMs: 180_000, intervalMs: 1000, description: 'backup victim-1 finished' },
     );
     expect(phase).toBe('PartiallyFailed');
-    expect(summary(await pvbsOf('victim-1'))).toEqual([`${VICTIM}/victim/keep:Completed`, `${VICTIM}/victim/lost:Canceled`]);
+    // A crash-looping pod stays in phase Running between restarts, so its volume is backed up, as in Velero.
+    expect(summary(await pvbsOf('victim-1'))).toEqual([`${VICTIM}/crashy/logs:Completed`, `${VICTIM}/victim/keep:Completed`, `${VICTIM}/victim/lost:Canceled`]);
 
     await deleteNamespaces(VICTIM);
     const r = await run(['restore', 'create', 'victim-1-restore', '--from-backup', 'victim-1', '--wait']);
     expect(r.exitCode, `${r.stdout}\n${r.stderr}`).toBe(0);
     expect(r.stdout).toContain('Restore completed with status: Completed.');
-    expect(summary(await pvrsOf('victim-1-restore'))).toEqual([`${VICTIM}/victim/keep:Completed`]);
-    await waitFor(() => running(VICTIM, 1), { timeoutMs: 180_000, intervalMs: 1000, description: 'restored victim pod Running' });
+    expect(summary(await pvrsOf('victim-1-restore'))).toEqual([`${VICTIM}/crashy/logs:Completed`, `${VICTIM}/victim/keep:Completed`]);
+    await waitFor(() => running(VICTIM, 2), { timeoutMs: 180_000, intervalMs: 1000, description: 'restored victim and crashy pods Running' });
+    expect(await filesOf(VICTIM, 'crashy', 'logs')).toEqual(written.get(`${VICTIM}/crashy/logs`));
     const restored = await getJson<{ spec: { initContainers?: { name: string; volumeMounts?: { name: string; mountPath: string }[] }[] } }>(['get', 'pod', 'victim', '-n', VICTIM]);
     // (The API server's service-account admission adds its token mount to every container, restore-wait too.)
     const waitMounts = restored.spec.initContainers?.find((c) => c.name === 'restore-wait')?.volumeMounts ?? [];
