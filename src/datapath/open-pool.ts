@@ -83,7 +83,81 @@ function open(id, sealed, flags, rawLength, out) {
   if (!hasher.digestBuffer().equals(id)) return { error: 'does not match its ID' };
   return { length: plain.length };
 }
+const fs = require('node:fs');
+const CREATE = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL;
+let plainScratch = Buffer.allocUnsafe(1 << 20);
+function fsError(err, what) {
+  return { kind: 'fs', code: err.code, message: (what ? what + ': ' : '') + String(err.message).split(',')[0] };
+}
+// Writes one small file from the batch slab: to its temp name, attributes on the open descriptor, renamed into place.
+// parts: 4 numbers per piece: offset, length, flags, rawLength; flags -1 = plaintext (inline content), else the
+// 32-byte ID at offset followed by the sealed blob.
+function restoreFile(f, slab) {
+  let fd;
+  try {
+    fd = fs.openSync(f.tmp, CREATE, f.mode & 0o777);
+  } catch (err) {
+    return { error: fsError(err) };
+  }
+  const issues = [];
+  let pos = 0;
+  try {
+    const p = f.parts;
+    for (let k = 0; k < p.length; k += 4) {
+      let plain;
+      if (p[k + 2] === -1) {
+        plain = slab.subarray(p[k], p[k] + p[k + 1]);
+      } else {
+        const rawLength = p[k + 3];
+        if (plainScratch.length <= rawLength) plainScratch = Buffer.allocUnsafe(rawLength + 1 + (1 << 16));
+        const id = slab.subarray(p[k], p[k] + 32);
+        const r = open(id, slab.subarray(p[k] + 32, p[k] + 32 + p[k + 1]), p[k + 2], rawLength, plainScratch);
+        if (r.error) throw { blob: k / 4, message: r.error };
+        plain = plainScratch.subarray(0, r.length);
+      }
+      let done = 0;
+      while (done < plain.length) done += fs.writeSync(fd, plain, done, plain.length - done, pos + done);
+      pos += plain.length;
+    }
+    if (f.chown) {
+      try {
+        fs.fchownSync(fd, f.uid, f.gid);
+      } catch (err) {
+        issues.push(fsError(err, 'cannot restore owner ' + f.uid + ':' + f.gid));
+      }
+    }
+    if (f.chmod) {
+      try {
+        fs.fchmodSync(fd, f.mode);
+      } catch (err) {
+        issues.push(fsError(err));
+      }
+    }
+    try {
+      fs.futimesSync(fd, f.mtime, f.mtime);
+    } catch (err) {
+      issues.push(fsError(err));
+    }
+    fs.closeSync(fd);
+    fd = undefined;
+    fs.renameSync(f.tmp, f.path);
+    return { bytes: pos, issues };
+  } catch (err) {
+    if (fd !== undefined) {
+      try { fs.closeSync(fd); } catch {}
+    }
+    try { fs.unlinkSync(f.tmp); } catch {}
+    return { error: err && err.blob !== undefined ? { kind: 'blob', blob: err.blob, message: err.message } : fsError(err), issues };
+  }
+}
 parentPort.on('message', (msg) => {
+  if (msg.files) {
+    const slab = Buffer.from(msg.slab);
+    const results = [];
+    for (const f of msg.files) results.push(restoreFile(f, slab));
+    parentPort.postMessage({ seq: msg.seq, slab: msg.slab, results }, [msg.slab]);
+    return;
+  }
   const sealed = Buffer.from(msg.sealed, 0, msg.sealedLength);
   const out = Buffer.from(msg.out);
   const r = open(Buffer.from(msg.id), sealed, msg.flags, msg.rawLength, out);
@@ -92,6 +166,38 @@ parentPort.on('message', (msg) => {
 `;
 
 export class BlobOpenError extends Error {}
+
+/**
+ * One small file for restoreFiles(): its content is in the batch slab, as sealed blobs (ID then sealed bytes) or
+ * inline plaintext. `parts` holds 4 numbers per piece: offset, length, flags (-1 = plaintext), rawLength.
+ */
+export interface SmallFileJob {
+  tmp: string;
+  path: string;
+  mode: number;
+  chmod: boolean;
+  chown: boolean;
+  uid: number;
+  gid: number;
+  /** Seconds (atime and mtime). */
+  mtime: number;
+  parts: number[];
+}
+
+export interface SmallFileIssue {
+  kind: 'fs' | 'blob';
+  code?: string;
+  message: string;
+  /** Which piece (kind 'blob'). */
+  blob?: number;
+}
+
+/** Per file: bytes written, or the error that stopped it (its temp file is removed), plus attribute issues. */
+export interface SmallFileResult {
+  bytes?: number;
+  error?: SmallFileIssue;
+  issues?: SmallFileIssue[];
+}
 
 /** A blob's plaintext in a pooled buffer; call release() once it is written out. */
 export interface BlobLease {
@@ -107,6 +213,7 @@ export class OpenPool {
   private readonly workers: Worker[] = [];
   private readonly busy: number[] = [];
   private readonly pending = new Map<number, { resolve: (b: BlobLease) => void; reject: (e: unknown) => void; worker: number }>();
+  private readonly pendingFiles = new Map<number, { resolve: (r: { results: SmallFileResult[]; slab: ArrayBuffer }) => void; reject: (e: unknown) => void; worker: number }>();
   private readonly free: ArrayBuffer[] = [];
   private seq = 0;
 
@@ -122,7 +229,15 @@ export class OpenPool {
         workerData: { encKey: Uint8Array.from(keys.encryption), idKey: Uint8Array.from(keys.id), blakePath },
         resourceLimits: { maxYoungGenerationSizeMb: 4 },
       });
-      w.on('message', (msg: { seq: number; sealed: ArrayBuffer; out: ArrayBuffer; length?: number; error?: string }) => {
+      w.on('message', (msg: { seq: number; sealed: ArrayBuffer; out: ArrayBuffer; length?: number; error?: string; slab?: ArrayBuffer; results?: SmallFileResult[] }) => {
+        if (msg.results) {
+          const f = this.pendingFiles.get(msg.seq);
+          if (!f) return;
+          this.pendingFiles.delete(msg.seq);
+          this.busy[f.worker]!--;
+          f.resolve({ results: msg.results, slab: msg.slab! });
+          return;
+        }
         const p = this.pending.get(msg.seq);
         if (!p) return;
         this.pending.delete(msg.seq);
@@ -145,6 +260,8 @@ export class OpenPool {
       w.on('error', (err) => {
         for (const p of this.pending.values()) p.reject(err);
         this.pending.clear();
+        for (const p of this.pendingFiles.values()) p.reject(err);
+        this.pendingFiles.clear();
       });
       this.workers.push(w);
       this.busy.push(0);
@@ -173,6 +290,30 @@ export class OpenPool {
       this.pending.set(seq, { resolve, reject, worker: w });
       this.workers[w]!.postMessage({ seq, id: Uint8Array.from(id), sealed, sealedLength, out, flags, rawLength }, [sealed, out]);
     });
+  }
+
+  private leastBusy(): number {
+    let w = 0;
+    for (let i = 1; i < this.workers.length; i++) if (this.busy[i]! < this.busy[w]!) w = i;
+    return w;
+  }
+
+  /**
+   * Restores whole small files on a worker: open (authenticate, decompress, check the ID), create the temp file, write,
+   * owner/mode/times on the descriptor, rename into place. The slab is transferred and comes back with the results.
+   */
+  restoreFiles(slab: ArrayBuffer, files: SmallFileJob[]): Promise<{ results: SmallFileResult[]; slab: ArrayBuffer }> {
+    const w = this.leastBusy();
+    this.busy[w]!++;
+    const seq = ++this.seq;
+    return new Promise((resolve, reject) => {
+      this.pendingFiles.set(seq, { resolve, reject, worker: w });
+      this.workers[w]!.postMessage({ seq, slab, files }, [slab]);
+    });
+  }
+
+  get size(): number {
+    return this.workers.length;
   }
 
   async close(): Promise<void> {

@@ -7,7 +7,7 @@ import type { ObjectStore } from '../plugins/object-store/types.js';
 import { isNotFound } from '../plugins/object-store/errors.js';
 import { ContentHasher, newMasterKeys, openBlob, openFile, sealFile, type MasterKeys } from './crypto.js';
 import { createKeyFile, unwrapKeyFile, DEFAULT_KDF, type KeyFile } from './keys.js';
-import { decodeIndex, MasterIndex } from './index-file.js';
+import { decodeIndex, MasterIndex, type BlobLocation } from './index-file.js';
 import { DEFAULT_CHUNK_SIZES, type ChunkerParams } from './chunker.js';
 import { decompress } from './compress.js';
 import { FLAG_ZSTD, packKey, parsePackHeader, type PackEntry } from './pack.js';
@@ -205,17 +205,25 @@ export class Repository {
   async loadBlob(hexId: string, options: { signal?: AbortSignal } = {}): Promise<Buffer> {
     const cached = this.treeCache.get(hexId);
     if (cached) return cached;
+    const { sealed, loc, pack } = await this.readSealed(hexId, options);
+    return this.openSealedBlob(hexId, loc.flags, loc.rawLength, sealed, pack);
+  }
+
+  /**
+   * A blob's sealed bytes (not yet authenticated) with its index entry, through the read windows when they are on
+   * (useReadWindows). `target`, when given and large enough, may receive the bytes. Missing index entries, packs and
+   * truncated packs are RepositoryCorruptErrors.
+   */
+  async readSealed(hexId: string, options: { signal?: AbortSignal; target?: Buffer } = {}): Promise<{ sealed: Buffer; loc: BlobLocation; pack: string }> {
     const loc = this.index.get(hexId);
     if (!loc) throw new RepositoryCorruptError(`blob ${hexId.slice(0, 16)} is not in any index (missing index or pack)`);
     const pack = this.index.packOf(loc);
-    let sealed: Buffer;
     try {
-      sealed = await this.readPackRange(pack, loc.pack, loc.offset, loc.length, options.signal);
+      return { sealed: await this.readPackRange(pack, loc.pack, loc.offset, loc.length, options.signal, options.target), loc, pack };
     } catch (err) {
       if (isNotFound(err)) throw new RepositoryCorruptError(`pack ${pack.slice(0, 12)} holding blob ${hexId.slice(0, 16)} is missing`);
       throw err instanceof Error && /shorter than the range/.test(err.message) ? new RepositoryCorruptError(`pack ${pack.slice(0, 12)} is truncated`) : err;
     }
-    return this.openSealedBlob(hexId, loc.flags, loc.rawLength, sealed, pack);
   }
 
   /**
@@ -272,15 +280,8 @@ export class Repository {
     const loc = this.index.get(hexId);
     const pool = this.openPool;
     if (!pool || !loc || loc.rawLength < 64 * 1024) return { data: await this.loadBlob(hexId, options), release: () => undefined };
-    const pack = this.index.packOf(loc);
     const buffer = pool.take(loc.length);
-    let sealed: Buffer;
-    try {
-      sealed = await this.readPackRange(pack, loc.pack, loc.offset, loc.length, options.signal, buffer);
-    } catch (err) {
-      if (isNotFound(err)) throw new RepositoryCorruptError(`pack ${pack.slice(0, 12)} holding blob ${hexId.slice(0, 16)} is missing`);
-      throw err instanceof Error && /shorter than the range/.test(err.message) ? new RepositoryCorruptError(`pack ${pack.slice(0, 12)} is truncated`) : err;
-    }
+    const { sealed, pack } = await this.readSealed(hexId, { ...options, target: buffer });
     // Served from a read window (or a backend that ignores `target`): copy into the pooled buffer.
     if (sealed.buffer !== buffer.buffer || sealed.byteOffset !== buffer.byteOffset) sealed.copy(buffer, 0);
     try {
@@ -288,6 +289,11 @@ export class Repository {
     } catch (err) {
       throw new RepositoryCorruptError(`blob ${hexId.slice(0, 16)} in pack ${pack.slice(0, 12)} is corrupted: ${(err as Error).message}`);
     }
+  }
+
+  /** The worker pool of useWorkers (restore hands whole small files to it), if on. */
+  get workers(): OpenPool | undefined {
+    return this.openPool;
   }
 
   async openSealedBlob(hexId: string, flags: number, rawLength: number, sealed: Buffer, pack: string): Promise<Buffer> {

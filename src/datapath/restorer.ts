@@ -29,8 +29,9 @@ import { Semaphore } from '../plugins/object-store/limit.js';
 import { CancelledError, RepositoryError, SnapshotNotFoundError } from './errors.js';
 import type { Repository } from './repository.js';
 import type { BlobLease } from './open-pool.js';
-import { readTree, type TreeEntry } from './tree.js';
-import { defaultWorkerCount, usableCpus } from './cpu.js';
+import { readTree, utimeSeconds, type TreeEntry } from './tree.js';
+import { usableCpus } from './cpu.js';
+import { SmallFileRestorer } from './small-files.js';
 
 export interface RestoreProgress {
   totalBytes: number;
@@ -58,7 +59,10 @@ export interface RestoreOptions {
   ownership?: boolean;
   /** Files restored at once. */
   concurrency?: number;
-  /** Worker threads that decrypt, decompress and verify (default: usable CPUs; 0 = this thread). */
+  /**
+   * Worker threads that decrypt, decompress and verify, and write small files whole (default: usable CPUs; 0 = all on
+   * this thread).
+   */
   workers?: number;
 }
 
@@ -90,22 +94,28 @@ export async function restore(options: RestoreOptions): Promise<RestoreResult> {
   const lock = await repo.lock({ exclusive: false });
   try {
     await repo.loadIndex();
-    repo.useWorkers(options.workers ?? defaultWorkerCount());
+    // The main thread only walks listings and reads packs here, so every core gets a worker.
+    repo.useWorkers(options.workers ?? usableCpus());
     repo.useReadWindows(8 << 20);
     const snap = await repo.findSnapshot(options.snapshotId);
     const run = new RestoreRun(repo, options, options.path ? 0 : snap.summary.bytes, options.path ? 0 : snap.summary.files);
     const target = resolve(options.target);
     await fsp.mkdir(target, { recursive: true });
     const sub = (options.path ?? '').split('/').filter(Boolean);
-    if (sub.length === 0) {
-      await run.dir(snap.tree, target, '');
-    } else {
-      const entry = await run.find(snap.tree, sub);
-      if (!entry) throw new SnapshotNotFoundError(`path ${options.path} is not in snapshot ${snap.id.slice(0, 8)}`);
-      if (entry.t === 'd') await run.dir(entry.sub ?? [], target, sub.join('/'), entry);
-      else await run.entry(entry, target, sub.slice(0, -1).join('/'));
+    let done: Promise<unknown> = Promise.resolve();
+    try {
+      if (sub.length === 0) {
+        done = (await run.dir(snap.tree, target, '')).done;
+      } else {
+        const entry = await run.find(snap.tree, sub);
+        if (!entry) throw new SnapshotNotFoundError(`path ${options.path} is not in snapshot ${snap.id.slice(0, 8)}`);
+        if (entry.t === 'd') done = (await run.dir(entry.sub ?? [], target, sub.join('/'), entry)).done;
+        else await run.entry(entry, target, sub.slice(0, -1).join('/'));
+      }
+    } finally {
+      // Also after a failure: nothing may still be writing when the workers are closed.
+      await run.drain(done);
     }
-    await run.drain();
     run.reportProgress(true);
     return { snapshotId: snap.id, stats: { ...run.stats, durationMs: Date.now() - started }, errors: run.errors };
   } catch (err) {
@@ -121,6 +131,7 @@ class RestoreRun {
   readonly stats: Omit<RestoreStats, 'durationMs'> = { files: 0, dirs: 0, symlinks: 0, bytes: 0 };
   readonly errors: RestoreIssue[] = [];
   private readonly slots: Semaphore;
+  private readonly small: SmallFileRestorer | undefined;
   private readonly fetchSlots: Semaphore;
   private readonly inflight = new Set<Promise<void>>();
   private readonly linkTargets = new Map<string, { abs: string; done: Promise<boolean> }>();
@@ -135,8 +146,29 @@ class RestoreRun {
     totalFiles: number,
   ) {
     this.slots = new Semaphore(options.concurrency ?? Math.max(4, usableCpus() * 4));
-    this.fetchSlots = new Semaphore(Math.max(4, (options.workers ?? defaultWorkerCount()) * 4));
+    this.fetchSlots = new Semaphore(Math.max(4, (options.workers ?? usableCpus()) * 4));
     this.progress = { totalBytes, doneBytes: 0, totalFiles, doneFiles: 0 };
+    const pool = repo.workers;
+    if (pool) {
+      this.small = new SmallFileRestorer({
+        repository: repo,
+        pool,
+        ownership: options.ownership !== false,
+        umask: UMASK,
+        ...(options.signal ? { signal: options.signal } : {}),
+        callbacks: {
+          done: (_rel, bytes) => {
+            this.stats.files++;
+            this.stats.bytes += bytes;
+            this.progress.doneFiles++;
+            this.progress.doneBytes += bytes;
+            this.reportProgress(false);
+          },
+          issue: (rel, err) => this.report(rel, err),
+          fatal: (err) => void (this.fatal ??= err),
+        },
+      });
+    }
   }
 
   private check(): void {
@@ -172,10 +204,17 @@ class RestoreRun {
     return undefined;
   }
 
-  /** Restores a listing into `abs` (which exists), then the directory's own attributes. */
-  async dir(tree: string[], abs: string, rel: string, self?: TreeEntry): Promise<void> {
+  /**
+   * Restores a listing into `abs` (which exists). Resolves once the listing is walked and every file is queued or
+   * being written; `done` settles when the directory's files and subdirectories are complete and its own attributes
+   * are set (files change a directory's times, so those come last). Nothing in the walk waits for `done`, so a
+   * directory's files can still be in a worker's batch while the walk goes on.
+   */
+  async dir(tree: string[], abs: string, rel: string, self?: TreeEntry): Promise<{ done: Promise<void> }> {
     this.check();
-    const mine = new Set<Promise<void>>();
+    const mine: Promise<unknown>[] = [];
+    const own = new Set<Promise<void>>();
+    let lastBatch: Promise<void> | undefined;
     for await (const e of readTree(tree, (id) => this.repo.loadTreeBlob(id))) {
       this.check();
       if (e.t === 'd') {
@@ -189,27 +228,34 @@ class RestoreRun {
             continue;
           }
         }
-        await this.dir(e.sub ?? [], childAbs, childRel, e);
-        this.stats.dirs++;
+        mine.push((await this.dir(e.sub ?? [], childAbs, childRel, e)).done.then(() => void this.stats.dirs++));
+      } else if (this.small && SmallFileRestorer.eligible(e)) {
+        const queued = await this.small.add(e, abs, rel ? `${rel}/${e.n}` : e.n);
+        if (queued && queued.batch !== lastBatch) mine.push((lastBatch = queued.batch));
       } else {
         await this.slots.acquire();
         const p = this.entry(e, abs, rel)
           .catch((err: unknown) => this.report(rel ? `${rel}/${e.n}` : e.n, err))
           .finally(() => {
             this.slots.release();
-            mine.delete(p);
+            own.delete(p);
             this.inflight.delete(p);
           });
-        mine.add(p);
+        own.add(p);
         this.inflight.add(p);
       }
     }
-    await Promise.all([...mine]);
-    this.check();
-    if (self) this.attributes(abs, rel, self, undefined);
+    mine.push(...own);
+    const done = Promise.all(mine).then(() => {
+      if (self && !this.fatal && !this.options.signal?.aborted) this.attributes(abs, rel, self, undefined);
+    });
+    return { done };
   }
 
-  async drain(): Promise<void> {
+  /** Waits for the walk's completion promise, every batch and every file in flight; throws a fatal error. */
+  async drain(done: Promise<unknown>): Promise<void> {
+    await this.small?.drain();
+    await done;
     await Promise.all([...this.inflight]);
     this.check();
   }
@@ -357,7 +403,7 @@ class RestoreRun {
         this.report(rel, err);
       }
     }
-    const mtime = Number(BigInt(e.mt) / 1000n) / 1e6;
+    const mtime = utimeSeconds(e.mt);
     try {
       if (fd !== undefined) futimesSync(fd, mtime, mtime);
       else if (symlink) lutimesSync(abs, mtime, mtime);

@@ -27,6 +27,15 @@ export interface TreeEntry {
 
 export const TREE_BLOB_TARGET = 512 * 1024;
 
+/**
+ * A stored mtime (nanoseconds) as the seconds Node's utimes/futimes take. A double holds about a quarter of a
+ * microsecond at today's times and libuv truncates it to nanoseconds, so x.123 s would come back as x.122999…: half
+ * a microsecond is added so that the restored time is right to the microsecond.
+ */
+export function utimeSeconds(mtNs: string): number {
+  return (Number(BigInt(mtNs) / 1000n) + 0.5) / 1e6;
+}
+
 /** Collects a listing's lines and hands off a blob each time TREE_BLOB_TARGET bytes are buffered. */
 export class TreeWriter {
   private parts: string[] = [];

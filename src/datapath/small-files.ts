@@ -1,0 +1,204 @@
+/**
+ * Restore of small files in batches on the worker threads. Per small file the work is a few microseconds of
+ * crypto and five syscalls (create, write, times, close, rename); done one file at a time on the main thread, with a
+ * promise chain per file, that is where a restore of many small files spent its time. Here the main thread only
+ * walks the listings and copies each file's sealed blobs (from the read windows) into a batch slab; a worker opens
+ * the blobs (authenticates, decompresses, checks the IDs) and writes the files with synchronous calls, each to a temp
+ * name renamed into place once complete, exactly like the restorer's own path.
+ */
+import { randomBytes } from 'node:crypto';
+import type { OpenPool, SmallFileIssue, SmallFileJob, SmallFileResult } from './open-pool.js';
+import { RepositoryCorruptError } from './errors.js';
+import type { Repository } from './repository.js';
+import { utimeSeconds, type TreeEntry } from './tree.js';
+
+/** Files up to this size (without zero runs or hard links) take the batch path. */
+export const SMALL_FILE_MAX = 1 << 20;
+const SLAB_BYTES = 4 << 20;
+const BATCH_BYTES = 1 << 20;
+const BATCH_FILES = 128;
+/** Bytes in the slab per blob besides its sealed bytes: the 32-byte ID. */
+const ID_BYTES = 32;
+
+export interface SmallFileCallbacks {
+  /** A file is complete under its final name. */
+  done(rel: string, bytes: number): void;
+  /** A file failed (it is not there) or an attribute could not be set (the file is there). */
+  issue(rel: string, err: Error & { code?: string }): void;
+  /** The pool itself failed: the restore cannot go on. */
+  fatal(err: unknown): void;
+}
+
+export interface SmallFileOptions {
+  repository: Repository;
+  pool: OpenPool;
+  /** Restore owners (uid/gid) that differ from this process's. */
+  ownership: boolean;
+  umask: number;
+  signal?: AbortSignal;
+  callbacks: SmallFileCallbacks;
+}
+
+interface FileInfo {
+  rel: string;
+  /** Blob IDs and packs of the file's pieces, to name them in errors. */
+  blobs: { id: string; pack: string }[];
+}
+
+interface Batch {
+  slab: Buffer;
+  used: number;
+  jobs: SmallFileJob[];
+  infos: FileInfo[];
+  bytes: number;
+  done: Promise<void>;
+  resolve: () => void;
+}
+
+export class SmallFileRestorer {
+  private current: Batch | undefined;
+  private readonly inflight = new Set<Promise<void>>();
+  private readonly freeSlabs: ArrayBuffer[] = [];
+  private readonly maxInFlight: number;
+  private readonly uid = process.getuid?.();
+  private readonly gid = process.getgid?.();
+  /** Temp names: a random per-restore prefix and a counter (O_EXCL catches any clash). */
+  private readonly tmpTag = randomBytes(4).toString('hex');
+  private counter = 0;
+
+  constructor(private readonly options: SmallFileOptions) {
+    this.maxInFlight = options.pool.size * 2;
+  }
+
+  /** Whether an entry can take this path. */
+  static eligible(e: TreeEntry): boolean {
+    if (e.t !== 'f' || e.hl !== undefined || e.nl !== undefined) return false;
+    if (e.in !== undefined) return true;
+    if ((e.s ?? 0) > SMALL_FILE_MAX) return false;
+    for (const item of e.c ?? []) if (typeof item !== 'string') return false;
+    return true;
+  }
+
+  /**
+   * Queues a file; resolves (once its bytes are in a batch) to the promise of that batch's completion (wrapped: an
+   * async function would otherwise wait for it). A blob that cannot be found or read is reported for the file, which
+   * is then left out.
+   */
+  async add(e: TreeEntry, dirAbs: string, rel: string): Promise<{ batch: Promise<void> } | undefined> {
+    const parts: number[] = [];
+    const infos: { id: string; pack: string }[] = [];
+    let batch: Batch;
+    if (e.in !== undefined) {
+      const data = Buffer.from(e.in, 'base64');
+      batch = await this.batchWithRoom(data.length);
+      parts.push(batch.used, data.length, -1, data.length);
+      data.copy(batch.slab, batch.used);
+      batch.used += data.length;
+      batch.bytes += data.length;
+    } else {
+      // All pieces must land in one batch: gather them first (they come from the read windows, mostly in memory).
+      const pieces: { sealed: Buffer; hex: string; flags: number; rawLength: number; pack: string }[] = [];
+      let need = 0;
+      try {
+        for (const item of e.c ?? []) {
+          const hex = item as string;
+          const { sealed, loc, pack } = await this.options.repository.readSealed(hex, this.options.signal ? { signal: this.options.signal } : {});
+          pieces.push({ sealed, hex, flags: loc.flags, rawLength: loc.rawLength, pack });
+          need += ID_BYTES + sealed.length;
+        }
+      } catch (err) {
+        this.options.callbacks.issue(rel, err as Error);
+        return undefined;
+      }
+      batch = await this.batchWithRoom(need);
+      for (const p of pieces) {
+        parts.push(batch.used, p.sealed.length, p.flags, p.rawLength);
+        batch.slab.write(p.hex, batch.used, 'hex');
+        p.sealed.copy(batch.slab, batch.used + ID_BYTES);
+        batch.used += ID_BYTES + p.sealed.length;
+        batch.bytes += p.rawLength;
+        infos.push({ id: p.hex, pack: p.pack });
+      }
+    }
+    const wantOwner = this.options.ownership && (e.u !== this.uid || e.g !== this.gid);
+    const modeIsSet = (e.m & 0o777 & ~this.options.umask) === e.m;
+    batch.jobs.push({
+      tmp: `${dirAbs}/.${e.n}.${this.tmpTag}${(this.counter++).toString(36)}.cairn-restore`,
+      path: `${dirAbs}/${e.n}`,
+      mode: e.m,
+      // chown clears setuid/setgid: the mode is set again after it.
+      chmod: !(modeIsSet && !wantOwner),
+      chown: wantOwner,
+      uid: e.u,
+      gid: e.g,
+      mtime: utimeSeconds(e.mt),
+      parts,
+    });
+    batch.infos.push({ rel, blobs: infos });
+    const done = batch.done;
+    if (batch.jobs.length >= BATCH_FILES || batch.bytes >= BATCH_BYTES) this.dispatch();
+    return { batch: done };
+  }
+
+  /** The open batch when it has `need` more bytes of room, else a new one (sending the full one off first). */
+  private async batchWithRoom(need: number): Promise<Batch> {
+    if (this.current && this.current.used + need <= this.current.slab.length) return this.current;
+    this.dispatch();
+    while (this.inflight.size >= this.maxInFlight) await Promise.race(this.inflight);
+    let resolve!: () => void;
+    const done = new Promise<void>((r) => (resolve = r));
+    const size = Math.max(SLAB_BYTES, need);
+    const buffer = (size === SLAB_BYTES ? this.freeSlabs.pop() : undefined) ?? new ArrayBuffer(size);
+    this.current = { slab: Buffer.from(buffer), used: 0, jobs: [], infos: [], bytes: 0, done, resolve };
+    return this.current;
+  }
+
+  /** Sends the open batch to a worker. */
+  dispatch(): void {
+    const batch = this.current;
+    this.current = undefined;
+    if (!batch) return;
+    if (batch.jobs.length === 0) {
+      batch.resolve();
+      if (batch.slab.buffer.byteLength === SLAB_BYTES) this.freeSlabs.push(batch.slab.buffer as ArrayBuffer);
+      return;
+    }
+    const task = this.options.pool
+      .restoreFiles(batch.slab.buffer as ArrayBuffer, batch.jobs)
+      .then(({ results, slab }) => {
+        if (slab.byteLength === SLAB_BYTES) this.freeSlabs.push(slab);
+        this.settle(batch, results);
+      })
+      .catch((err: unknown) => this.options.callbacks.fatal(err))
+      .finally(() => {
+        this.inflight.delete(task);
+        batch.resolve();
+      });
+    this.inflight.add(task);
+  }
+
+  private settle(batch: Batch, results: SmallFileResult[]): void {
+    const cb = this.options.callbacks;
+    for (let i = 0; i < results.length; i++) {
+      const r = results[i]!;
+      const info = batch.infos[i]!;
+      for (const issue of r.issues ?? []) cb.issue(info.rel, toError(issue, info));
+      if (r.error) cb.issue(info.rel, toError(r.error, info));
+      else cb.done(info.rel, r.bytes ?? 0);
+    }
+  }
+
+  /** Sends the last batch and waits for every batch. */
+  async drain(): Promise<void> {
+    this.dispatch();
+    while (this.inflight.size > 0) await Promise.all([...this.inflight]);
+  }
+}
+
+function toError(issue: SmallFileIssue, info: FileInfo): Error & { code?: string } {
+  if (issue.kind === 'blob') {
+    const b = info.blobs[issue.blob ?? 0];
+    return new RepositoryCorruptError(`blob ${b?.id.slice(0, 16)} in pack ${b?.pack.slice(0, 12)} is corrupted: ${issue.message}`);
+  }
+  return Object.assign(new Error(issue.message), issue.code ? { code: issue.code } : {});
+}

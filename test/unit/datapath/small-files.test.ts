@@ -1,0 +1,81 @@
+import { randomBytes } from 'node:crypto';
+import { chmodSync, lstatSync, mkdirSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { backup } from '../../../src/datapath/uploader.js';
+import { restore } from '../../../src/datapath/restorer.js';
+import { cleanupTempDirs, describeTree, newRepo, tempDir } from './helpers.js';
+
+afterAll(cleanupTempDirs);
+
+/** Many small files over several directories: empty, inline-sized, one chunk, text and random, odd modes and times. */
+function manySmallFiles(): string {
+  const src = tempDir('small-src');
+  for (let d = 0; d < 6; d++) {
+    const dir = join(src, `d${d}`, `sub${d % 2}`);
+    mkdirSync(dir, { recursive: true });
+    for (let f = 0; f < 70; f++) {
+      const size = [0, 1, 100, 256, 257, 3000, 16 * 1024, 200 * 1024][f % 8]!;
+      const data = f % 3 === 0 ? randomBytes(size) : Buffer.from('some text that compresses\n'.repeat(Math.ceil(size / 26)).slice(0, size));
+      const p = join(dir, `f${f}`);
+      writeFileSync(p, data);
+      if (f % 5 === 0) chmodSync(p, 0o600);
+      if (f % 7 === 0) chmodSync(p, 0o4755);
+      if (f % 4 === 0) utimesSync(p, new Date('2019-05-06T07:08:09.5Z'), new Date('2019-05-06T07:08:09.5Z'));
+    }
+    utimesSync(dir, new Date('2018-01-01T00:00:00Z'), new Date('2018-01-01T00:00:00Z'));
+  }
+  // A read-only directory with files in it: its mode is set only after its files are written.
+  const ro = join(src, 'read-only');
+  mkdirSync(ro);
+  for (let f = 0; f < 5; f++) writeFileSync(join(ro, `r${f}`), `file ${f}\n`);
+  chmodSync(ro, 0o555);
+  return src;
+}
+
+describe('small files restored in batches on the worker threads', () => {
+  it('restores contents, modes, times and directory attributes exactly, like the one-file-at-a-time path', async () => {
+    const repo = await newRepo();
+    const src = manySmallFiles();
+    const { snapshotId } = await backup({ source: src, repository: repo });
+    const batched = tempDir('small-dst');
+    const r = await restore({ repository: repo, snapshotId, target: batched });
+    expect(r.errors).toEqual([]);
+    expect(r.stats.files).toBe(6 * 70 + 5);
+    expect(describeTree(batched)).toEqual(describeTree(src));
+    expect(lstatSync(join(batched, 'd0/sub0/f0')).mtime.toISOString()).toBe('2019-05-06T07:08:09.500Z');
+    // Every file's time is right to the microsecond (a double of seconds cannot carry nanoseconds).
+    for (const rel of ['d0/sub0/f1', 'd3/sub1/f9', 'read-only/r2']) {
+      expect(lstatSync(join(batched, rel), { bigint: true }).mtimeNs / 1000n).toBe(lstatSync(join(src, rel), { bigint: true }).mtimeNs / 1000n);
+    }
+    expect(lstatSync(join(batched, 'read-only')).mode & 0o777).toBe(0o555);
+    // No temp files left behind anywhere.
+    const leftovers = readdirSync(batched, { recursive: true }).filter((n) => String(n).endsWith('.cairn-restore'));
+    expect(leftovers).toEqual([]);
+
+    const oneByOne = tempDir('small-dst0');
+    const r0 = await restore({ repository: repo, snapshotId, target: oneByOne, workers: 0 });
+    expect(r0.errors).toEqual([]);
+    expect(describeTree(oneByOne)).toEqual(describeTree(batched));
+    chmodSync(join(src, 'read-only'), 0o755);
+    chmodSync(join(batched, 'read-only'), 0o755);
+    chmodSync(join(oneByOne, 'read-only'), 0o755);
+  });
+
+  it('reports a file whose target cannot be written and restores the rest', async () => {
+    const repo = await newRepo();
+    const src = tempDir('small-src2');
+    mkdirSync(join(src, 'a'));
+    for (let f = 0; f < 20; f++) writeFileSync(join(src, 'a', `f${f}`), `content ${f}\n`.repeat(50));
+    const { snapshotId } = await backup({ source: src, repository: repo });
+    const dst = tempDir('small-dst2');
+    // A directory where a file should go: the rename onto it fails for that file only.
+    mkdirSync(join(dst, 'a/f3'), { recursive: true });
+    writeFileSync(join(dst, 'a/f3/keep'), 'x');
+    const r = await restore({ repository: repo, snapshotId, target: dst });
+    expect(r.errors.map((e) => e.path)).toEqual(['a/f3']);
+    expect(r.errors[0]!.reason).toMatch(/^E(ISDIR|NOTEMPTY|EXIST)/);
+    expect(r.stats.files).toBe(19);
+    expect(readdirSync(join(dst, 'a')).filter((n) => n.endsWith('.cairn-restore'))).toEqual([]);
+  });
+});
