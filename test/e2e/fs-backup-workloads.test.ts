@@ -323,6 +323,23 @@ describe('fs-backup with workloads as operators run them', () => {
     expect(await filesOf(SHARED, 'reader-b', 'shared')).toEqual(written.get(`${SHARED}/reader-a/shared`));
   }, 420_000);
 
+  it('rolls data back into claims that still exist: the StatefulSet is restored, its pods wait while the old data is written over', async () => {
+    await kubectl(['delete', 'statefulset', 'db', '-n', DB, '--wait=true'], { timeoutMs: 120_000 });
+    await kubectl(['delete', 'pods', '--all', '-n', DB, '--wait=false']);
+    await waitFor(async () => (await podsOf(DB)).length === 0, { timeoutMs: 120_000, intervalMs: 1000, description: 'db pods gone' });
+    // The claims and their volumes stay; the data in them changes after the backup.
+    const pvName = (await getJson<{ spec: { volumeName: string } }>(['get', 'pvc', 'data-db-0', '-n', DB])).spec.volumeName;
+    const dir = clusterInfo().nodes.map((n) => join(n.rootDir, 'pv', pvName)).find((d) => existsSync(d)) ?? '';
+    expect(dir, `directory of volume ${pvName}`).not.toBe('');
+    writeFileSync(join(dir, 'rows.txt'), 'corrupted after the backup\n');
+
+    const r = await run(['restore', 'create', 'db-1-rollback', '--from-backup', 'db-1', '--include-namespaces', DB, '--wait']);
+    expect(r.exitCode, `${r.stdout}\n${r.stderr}`).toBe(0);
+    expect(summary(await pvrsOf('db-1-rollback'))).toEqual([`${DB}/db-0/data:Completed`, `${DB}/db-1/data:Completed`]);
+    await waitFor(() => running(DB, 2), { timeoutMs: 180_000, intervalMs: 1000, description: 'rolled-back db pods Running' });
+    for (const name of ['db-0', 'db-1']) expect(await filesOf(DB, name, 'data'), `${name}/data`).toEqual(written.get(`${DB}/${name}/data`));
+  }, 300_000);
+
   it('after deleting a later backup, its snapshots and PVBs are gone and the earlier backup restores into a mapped namespace next to the source', async () => {
     const webPods = (await podsOf(WEB)).filter((p) => p.metadata.labels?.app === 'web');
     const sourceUids = webPods.map((p) => p.metadata.uid).sort();
