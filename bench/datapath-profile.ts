@@ -5,6 +5,7 @@
 import { mkdirSync, renameSync, rmSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { getHeapSpaceStatistics } from 'node:v8';
 import { FilesystemObjectStore } from '../src/plugins/object-store/index.js';
 import { Repository } from '../src/datapath/repository.js';
 import { backup } from '../src/datapath/uploader.js';
@@ -17,6 +18,8 @@ const { values } = parseArgs({
     restore: { type: 'boolean', default: false },
     incremental: { type: 'boolean', default: false },
     'restore-only': { type: 'boolean', default: false },
+    /** Print RSS and heap each time another 100,000 files are done (memory checks). */
+    'rss-every': { type: 'string' },
   },
 });
 if (!values.source || !values.work) throw new Error('--source DIR --work DIR are required');
@@ -43,7 +46,24 @@ if (!values['restore-only']) {
   if (!values.incremental && existsSync(repoDir)) rmSync(repoDir, { recursive: true, force: true });
   const repo = values.incremental && existsSync(repoDir) ? await Repository.open({ store, password }) : await Repository.init({ store, password, kdf });
   const done = measure();
-  const r = await backup({ source: values.source, repository: repo });
+  const every = Number(values['rss-every'] ?? 0);
+  let next = every;
+  const r = await backup({
+    source: values.source,
+    repository: repo,
+    ...(every > 0
+      ? {
+          progressIntervalMs: 0,
+          onProgress: (p: { doneFiles: number }) => {
+            if (p.doneFiles < next) return;
+            next += every;
+            const m = process.memoryUsage();
+            const spaces = getHeapSpaceStatistics().map((x) => `${x.space_name.replace('_space', '')} ${Math.round(x.space_size / 1e6)}`);
+            console.log(`  ${p.doneFiles} files: RSS ${Math.round(m.rss / 1e6)} MB, heap used ${Math.round(m.heapUsed / 1e6)} MB of ${Math.round(m.heapTotal / 1e6)} (${spaces.join(', ')}), external ${Math.round(m.external / 1e6)} MB`);
+          },
+        }
+      : {}),
+  });
   console.log(fmt('backup', r.stats.files, done()));
 }
 if (values.restore || values['restore-only']) {

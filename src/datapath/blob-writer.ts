@@ -53,6 +53,7 @@ export interface BlobWriterStats {
 const MAX_BLOBS_PER_PACK = 20_000;
 /** Tree packs are kept small: listings are few bytes, and a full-size buffer per backup would be wasted memory. */
 const TREE_PACK_SIZE = 2 << 20;
+const TREE_BUFFER_SIZE = TREE_PACK_SIZE + MAX_BLOBS_PER_PACK * ENTRY_BYTES + 4096;
 
 export class BlobWriter {
   readonly stats: BlobWriterStats = { newBlobs: 0, newBytes: 0, storedBytes: 0, packs: 0 };
@@ -61,6 +62,7 @@ export class BlobWriter {
   private readonly uploads = new Set<Promise<void>>();
   private readonly jobs = new Set<Promise<void>>();
   private readonly buffers: Buffer[] = [];
+  private readonly treeBuffers: Buffer[] = [];
   private unindexed: IndexedPack[] = [];
   private indexWrite: Promise<void> = Promise.resolve();
   private lastIndexAt = Date.now();
@@ -234,10 +236,10 @@ export class BlobWriter {
     }
     if (!packer) {
       const need = sealedLength + 4096 + ENTRY_BYTES;
-      const treeSize = TREE_PACK_SIZE + MAX_BLOBS_PER_PACK * ENTRY_BYTES + 4096;
+      const treeSize = TREE_BUFFER_SIZE;
       const buffer =
         type === BlobType.Tree && need <= treeSize
-          ? Buffer.allocUnsafe(treeSize)
+          ? (this.treeBuffers.pop() ?? Buffer.allocUnsafe(treeSize))
           : need <= this.bufferSize
             ? (this.buffers.pop() ?? Buffer.allocUnsafe(this.bufferSize))
             : Buffer.allocUnsafe(need);
@@ -268,7 +270,11 @@ export class BlobWriter {
       .catch((err: unknown) => void (this.failure ??= err))
       .finally(() => {
         this.uploads.delete(task);
-        if (bytes.buffer.byteLength === this.bufferSize && this.buffers.length < 1) this.buffers.push(Buffer.from(bytes.buffer, bytes.byteOffset, this.bufferSize));
+        // Pack buffers are reused: allocating and freeing megabytes per pack makes malloc keep ever more of them (RSS
+        // grows over a long backup of many small files).
+        const pool = packer.type === BlobType.Tree ? this.treeBuffers : this.buffers;
+        const size = packer.type === BlobType.Tree ? TREE_BUFFER_SIZE : this.bufferSize;
+        if (bytes.buffer.byteLength === size && bytes.byteOffset === 0 && pool.length < 1) pool.push(Buffer.from(bytes.buffer, 0, size));
       });
     this.uploads.add(task);
   }
