@@ -4,7 +4,7 @@
  * sharing one claim, a pod naming a volume it does not have, a pod that is not scheduled; backup, delete the
  * namespaces, restore (the restored pods are adopted by their restored owners, not replaced); a restore with
  * namespace mappings next to the still-present source; deleting a backup leaves an earlier one restorable; a
- * canceled pod volume backup and a crash-looping pod.
+ * canceled pod volume backup, an empty volume and a crash-looping pod.
  * One install for the whole file; data is written and read on the nodes' host paths.
  */
 import { randomBytes } from 'node:crypto';
@@ -160,12 +160,15 @@ kind: Pod
 metadata:
   name: crashy
   namespace: ${ns}
-  annotations: { backup.velero.io/backup-volumes: logs }
+  annotations: { backup.velero.io/backup-volumes: "logs,empty" }
 spec:
   terminationGracePeriodSeconds: 1
   containers:
-    - { name: app, image: busybox, command: [sh, -c, "sleep 3; exit 1"], volumeMounts: [{ name: logs, mountPath: /g-crashy/logs }] }
-  volumes: [{ name: logs, emptyDir: {} }]
+    - name: app
+      image: busybox
+      command: [sh, -c, "sleep 3; exit 1"]
+      volumeMounts: [{ name: logs, mountPath: /g-crashy/logs }, { name: empty, mountPath: /g-crashy/empty }]
+  volumes: [{ name: logs, emptyDir: {} }, { name: empty, emptyDir: {} }]
 `,
 };
 
@@ -412,7 +415,12 @@ describe('fs-backup with workloads as operators run them', () => {
     );
     expect(phase).toBe('PartiallyFailed');
     // A crash-looping pod stays in phase Running between restarts, so its volume is backed up, as in Velero.
-    expect(summary(await pvbsOf('victim-1'))).toEqual([`${VICTIM}/crashy/logs:Completed`, `${VICTIM}/victim/keep:Completed`, `${VICTIM}/victim/lost:Canceled`]);
+    const pvbs = await pvbsOf('victim-1');
+    expect(summary(pvbs)).toEqual([`${VICTIM}/crashy/empty:Completed`, `${VICTIM}/crashy/logs:Completed`, `${VICTIM}/victim/keep:Completed`, `${VICTIM}/victim/lost:Canceled`]);
+    // An empty volume completes without a snapshot, so nothing is restored into it.
+    const empty = pvbs.find((p) => p.spec.volume === 'empty');
+    expect(empty?.status?.snapshotID ?? '').toBe('');
+    expect(empty?.status?.message).toBe('volume was empty so no snapshot was taken');
 
     await deleteNamespaces(VICTIM);
     const r = await run(['restore', 'create', 'victim-1-restore', '--from-backup', 'victim-1', '--wait']);
