@@ -2,7 +2,7 @@
 // process) and peak RSS: the quick before/after measurement for data-path changes (the full side-by-side comparison
 // with restic and kopia is bench/datapath.ts). Usage:
 //   node --import tsx bench/datapath-profile.ts --source DIR --work DIR [--restore] [--incremental]
-import { mkdirSync, renameSync, rmSync, existsSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, rmSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { getHeapSpaceStatistics } from 'node:v8';
@@ -59,7 +59,9 @@ if (!values['restore-only']) {
             next += every;
             const m = process.memoryUsage();
             const spaces = getHeapSpaceStatistics().map((x) => `${x.space_name.replace('_space', '')} ${Math.round(x.space_size / 1e6)}`);
-            console.log(`  ${p.doneFiles} files: RSS ${Math.round(m.rss / 1e6)} MB, heap used ${Math.round(m.heapUsed / 1e6)} MB of ${Math.round(m.heapTotal / 1e6)} (${spaces.join(', ')}), external ${Math.round(m.external / 1e6)} MB`);
+            const status = readFileSync('/proc/self/status', 'utf8');
+            const kb = (k: string) => Math.round(Number(new RegExp(`${k}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024);
+            console.log(`  ${p.doneFiles} files: anon ${kb('RssAnon')} MB, file ${kb('RssFile')} MB, RSS ${Math.round(m.rss / 1e6)} MB, heap used ${Math.round(m.heapUsed / 1e6)} MB of ${Math.round(m.heapTotal / 1e6)} (${spaces.join(', ')}), external ${Math.round(m.external / 1e6)} MB`);
           },
         }
       : {}),

@@ -51,6 +51,8 @@ export interface BlobWriterStats {
 }
 
 const MAX_BLOBS_PER_PACK = 20_000;
+/** Write an index file once this many blobs are stored but not yet in one. */
+const CHECKPOINT_BLOBS = 20_000;
 /** Tree packs are kept small: listings are few bytes, and a full-size buffer per backup would be wasted memory. */
 const TREE_PACK_SIZE = 2 << 20;
 const TREE_BUFFER_SIZE = TREE_PACK_SIZE + MAX_BLOBS_PER_PACK * ENTRY_BYTES + 4096;
@@ -64,6 +66,7 @@ export class BlobWriter {
   private readonly buffers: Buffer[] = [];
   private readonly treeBuffers: Buffer[] = [];
   private unindexed: IndexedPack[] = [];
+  private unindexedBlobs = 0;
   private indexWrite: Promise<void> = Promise.resolve();
   private lastIndexAt = Date.now();
   private failure: unknown;
@@ -265,7 +268,9 @@ export class BlobWriter {
         if (!this.options.ignoreIndex) this.repo.index.addPack(pack);
         if (!this.options.ignoreIndex) for (const e of entries) this.pending.delete(e.id.toString('hex'));
         this.unindexed.push(pack);
-        if (this.unindexed.length >= this.checkpointPacks || Date.now() - this.lastIndexAt >= this.checkpointMs) this.writeIndex();
+        this.unindexedBlobs += entries.length;
+        // Also by blob count: packs of small files hold thousands of entries each, kept in memory until indexed.
+        if (this.unindexed.length >= this.checkpointPacks || this.unindexedBlobs >= CHECKPOINT_BLOBS || Date.now() - this.lastIndexAt >= this.checkpointMs) this.writeIndex();
       })
       .catch((err: unknown) => void (this.failure ??= err))
       .finally(() => {
@@ -283,6 +288,7 @@ export class BlobWriter {
     if (this.unindexed.length === 0) return;
     const packs = this.unindexed;
     this.unindexed = [];
+    this.unindexedBlobs = 0;
     this.lastIndexAt = Date.now();
     this.indexWrite = this.indexWrite.then(async () => {
       const { name, bytes } = encodeIndex(this.repo.keys, packs);

@@ -55,14 +55,20 @@ export interface BlobLocation {
   rawLength: number;
 }
 
-/** Every known blob: hex ID → location. Packs are interned to a number to keep entries small. */
+/**
+ * Every known blob: hex ID → location. Packs are interned to a number, and locations live in typed-array columns
+ * (one row per blob, 20 bytes) instead of one object per blob: a repository of millions of small files keeps
+ * millions of entries, and per-entry objects were most of a backup's heap. get() builds a BlobLocation on demand.
+ */
 export class MasterIndex {
   readonly packIds: string[] = [];
   private readonly packNumbers = new Map<string, number>();
-  private readonly blobs = new Map<string, BlobLocation>();
+  private readonly rows = new Map<string, number>();
+  /** pack number, offset, length, rawLength, type << 8 | flags: five uint32 per row. */
+  private columns = new Uint32Array(5 * 1024);
 
   get size(): number {
-    return this.blobs.size;
+    return this.rows.size;
   }
 
   addPack(pack: IndexedPack): void {
@@ -74,23 +80,44 @@ export class MasterIndex {
     }
     for (const e of pack.entries) {
       const key = e.id.toString('hex');
-      if (!this.blobs.has(key)) this.blobs.set(key, { pack: n, type: e.type, flags: e.flags, offset: e.offset, length: e.length, rawLength: e.rawLength });
+      if (this.rows.has(key)) continue;
+      const row = this.rows.size;
+      if ((row + 1) * 5 > this.columns.length) {
+        const grown = new Uint32Array(this.columns.length * 2);
+        grown.set(this.columns);
+        this.columns = grown;
+      }
+      const c = this.columns;
+      const at = row * 5;
+      c[at] = n;
+      c[at + 1] = e.offset;
+      c[at + 2] = e.length;
+      c[at + 3] = e.rawLength;
+      c[at + 4] = (e.type << 8) | e.flags;
+      this.rows.set(key, row);
     }
   }
 
   has(hexId: string): boolean {
-    return this.blobs.has(hexId);
+    return this.rows.has(hexId);
   }
 
   get(hexId: string): BlobLocation | undefined {
-    return this.blobs.get(hexId);
+    const row = this.rows.get(hexId);
+    return row === undefined ? undefined : this.location(row);
+  }
+
+  private location(row: number): BlobLocation {
+    const c = this.columns;
+    const at = row * 5;
+    return { pack: c[at]!, offset: c[at + 1]!, length: c[at + 2]!, rawLength: c[at + 3]!, type: (c[at + 4]! >>> 8) as BlobType, flags: c[at + 4]! & 0xff };
   }
 
   packOf(loc: BlobLocation): string {
     return this.packIds[loc.pack]!;
   }
 
-  entries(): IterableIterator<[string, BlobLocation]> {
-    return this.blobs.entries();
+  *entries(): IterableIterator<[string, BlobLocation]> {
+    for (const [key, row] of this.rows) yield [key, this.location(row)];
   }
 }
