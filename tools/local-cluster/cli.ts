@@ -1,20 +1,24 @@
 /**
  * The local test cluster's command line (npm run cluster:up / cluster:down / cluster:status):
- *   setup                          build and cache the binaries (first run only; scripts/test.mjs calls it)
- *   up [--nodes N] [--run-dir D] [--name NAME] [--bucket B] [--json]
+ *   setup [--csi]                  build and cache the binaries (first run only; scripts/test.mjs calls it);
+ *                                  --csi also the CSI sidecars and snapshot controller
+ *   up [--nodes N] [--run-dir D] [--name NAME] [--bucket B] [--csi] [--json]
+ *                                  --csi: also the CSI snapshot stack (tools/local-cluster/csi/), on a new or a
+ *                                  running cluster
  *   down [--run-dir D] [--name NAME] [--keep]
  *   status [--run-dir D] [--name NAME] [--json]
  * The default run directory is ~/.cache/cairn/run/<name> (name "cairn").
  */
 import { parseArgs } from 'node:util';
 import { clusterHealth, down, up } from './cluster.js';
+import { enableCsi } from './csi/enable.js';
 import { defaultRunDir } from './paths.js';
 import { readState, stateFile } from './state.js';
 import { setupToolchain } from './toolchain.js';
 
 const log = (line: string) => process.stderr.write(`[local-cluster] ${line}\n`);
 
-const USAGE = `usage: cli.ts setup | up [--nodes N] [--run-dir DIR] [--name NAME] [--bucket B] [--json]
+const USAGE = `usage: cli.ts setup [--csi] | up [--nodes N] [--run-dir DIR] [--name NAME] [--bucket B] [--csi] [--json]
        | down [--run-dir DIR] [--name NAME] [--keep] | status [--run-dir DIR] [--name NAME] [--json]`;
 
 async function main(argv: string[]): Promise<number> {
@@ -28,6 +32,7 @@ async function main(argv: string[]): Promise<number> {
       bucket: { type: 'string' },
       keep: { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
+      csi: { type: 'boolean', default: false },
     },
     strict: true,
   });
@@ -36,7 +41,7 @@ async function main(argv: string[]): Promise<number> {
   switch (cmd) {
     case 'setup': {
       const started = Date.now();
-      const result = await setupToolchain(log);
+      const result = await setupToolchain(log, { csi: values.csi });
       for (const t of result.timings) {
         log(`${t.group} ${t.version}: ${t.seconds === 'cached' ? 'cached' : `built in ${t.seconds}s`}`);
       }
@@ -46,9 +51,13 @@ async function main(argv: string[]): Promise<number> {
     case 'up': {
       const nodes = Number(values.nodes);
       if (!Number.isInteger(nodes)) throw new Error(`--nodes must be a whole number, got ${values.nodes}`);
-      await setupToolchain(log);
+      await setupToolchain(log, { csi: values.csi });
       const result = await up({ runDir, name: values.name, nodes, bucket: values.bucket, log });
       const { state } = result;
+      if (values.csi) {
+        const csi = await enableCsi({ state, log });
+        log(`CSI ${csi.alreadyEnabled ? 'was already enabled' : `enabled in ${csi.seconds.toFixed(1)}s`}: StorageClass ${csi.storageClass}, VolumeSnapshotClass ${csi.snapshotClass}`);
+      }
       if (values.json) {
         process.stdout.write(`${JSON.stringify(state, null, 2)}\n`);
       } else {

@@ -97,7 +97,20 @@ export async function containerConfig(o: ContainerConfigOptions): Promise<Contai
       if (!(await stat(source).catch(() => undefined))) await mkdir(source, { recursive: true });
     }
     const isFile = (await stat(source)).isFile();
-    mounts.push({ source, target: vm.mountPath, readOnly: Boolean(vm.readOnly) || vol.readOnly, sourceIsFile: isFile });
+    mounts.push({
+      source,
+      target: vm.mountPath,
+      readOnly: Boolean(vm.readOnly) || vol.readOnly,
+      sourceIsFile: isFile,
+      // As on a real node, Bidirectional is honoured for privileged containers only.
+      bidirectional: vm.mountPropagation === 'Bidirectional' && c.securityContext?.privileged === true,
+    });
+  }
+  // Block volumes (volumeDevices): the published device file is bound at devicePath.
+  for (const vd of c.volumeDevices ?? []) {
+    const vol = o.volumes.get(vd.name);
+    if (!vol) return { ok: false, reason: 'CreateContainerConfigError', message: `volume "${vd.name}" is not defined` };
+    mounts.push({ source: vol.hostPath, target: vd.devicePath, readOnly: vol.readOnly, sourceIsFile: true });
   }
   // Parents before children, so a mount at /data/sub is not hidden by a later one at /data.
   mounts.sort((a, b) => a.target.split('/').length - b.target.split('/').length);

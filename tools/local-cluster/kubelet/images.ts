@@ -4,8 +4,16 @@
  * coreutils; anything else cannot be "pulled".
  */
 import { join } from 'node:path';
+import { csiBinaryPaths, type CsiBinaryPaths } from '../toolchain.js';
 
-export type ImageKind = 'cairn' | 'host-tools' | 'pause';
+export type ImageKind = 'cairn' | 'host-tools' | 'pause' | 'csi-hostpath-driver' | 'csi-binary';
+
+/** CSI images (tools/local-cluster/csi/) → the cached binary built by `setup --csi`. */
+const CSI_BINARIES: Readonly<Record<string, keyof CsiBinaryPaths>> = {
+  'csi-provisioner': 'csiProvisioner',
+  'csi-snapshotter': 'csiSnapshotter',
+  'snapshot-controller': 'snapshotController',
+};
 
 /** Last path segment of the image repository → what runs. */
 const IMAGE_TABLE: Readonly<Record<string, ImageKind>> = {
@@ -16,6 +24,10 @@ const IMAGE_TABLE: Readonly<Record<string, ImageKind>> = {
   ubuntu: 'host-tools',
   bash: 'host-tools',
   pause: 'pause',
+  hostpathplugin: 'csi-hostpath-driver',
+  'csi-provisioner': 'csi-binary',
+  'csi-snapshotter': 'csi-binary',
+  'snapshot-controller': 'csi-binary',
 };
 
 /** Default command of each kind when the pod gives neither command nor args (the image's ENTRYPOINT/CMD). */
@@ -23,6 +35,8 @@ const DEFAULT_COMMAND: Readonly<Record<ImageKind, readonly string[]>> = {
   cairn: [],
   'host-tools': ['sh'],
   pause: ['sleep', 'infinity'],
+  'csi-hostpath-driver': [],
+  'csi-binary': [],
 };
 
 /** `ghcr.io:443/x/cairn:v1@sha256:…` → `cairn`. */
@@ -70,6 +84,24 @@ export function resolveProgram(opts: ResolveProgramOptions): ResolvedProgram {
     // cairn's image is a Node.js image: `node` is the Node 24 cairn runs on.
     if (first === 'node') return { ok: true, kind, argv: [cairn[0] ?? 'node', ...rest, ...args] };
     return { ok: true, kind, argv: [...command, ...args] };
+  }
+  if (kind === 'csi-hostpath-driver') {
+    // The test bed's own host-path driver (the upstream one is not available from the module proxy here).
+    // tsx by path: `--import tsx` would resolve from the container's working directory.
+    const tsx = join(opts.repoDir, 'node_modules/tsx/dist/loader.mjs');
+    const entry = [join(opts.repoDir, 'node_modules/.bin/node'), '--import', tsx, join(opts.repoDir, 'tools/local-cluster/csi/driver/main.ts')];
+    return { ok: true, kind, argv: [...entry, ...args] };
+  }
+  if (kind === 'csi-binary') {
+    let binary: string;
+    try {
+      binary = csiBinaryPaths()[CSI_BINARIES[imageRepositoryName(opts.image)] ?? 'csiProvisioner'];
+    } catch (err) {
+      return { ok: false, reason: 'ErrImagePull', message: err instanceof Error ? err.message : String(err) };
+    }
+    // The images' entrypoint is the binary itself; a command naming it is mapped the same way.
+    const rest = command.length > 0 && /^\/?(csi-provisioner|csi-snapshotter|snapshot-controller)$/.test(command[0] ?? '') ? command.slice(1) : command;
+    return { ok: true, kind, argv: [binary, ...rest, ...args] };
   }
   if (command.length > 0) return { ok: true, kind, argv: [...command, ...args] };
   if (args.length > 0) return { ok: true, kind, argv: [...args] };

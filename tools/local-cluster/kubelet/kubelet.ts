@@ -9,6 +9,8 @@ import type { Logger } from 'pino';
 import { ensureBindShim } from './bind-shim.js';
 import type { ApiServerAddress } from './container-config.js';
 import type { NodeFacts } from './env.js';
+import { CsiNodeClient } from './csi-volumes.js';
+import { CsiRegistration } from './csi-registration.js';
 import { EventRecorder } from './events.js';
 import { attachExec, type ExecLookup } from './exec-server.js';
 import { KubeletApi, errorMessage } from './kube-api.js';
@@ -50,6 +52,8 @@ export class Kubelet {
   private bindShim: string | undefined;
   private readonly facts: NodeFacts;
   private readonly events: EventRecorder;
+  private readonly csi: CsiNodeClient;
+  private csiRegistration: CsiRegistration | undefined;
 
   constructor(private readonly o: KubeletOptions) {
     const kc = new KubeConfig();
@@ -59,6 +63,7 @@ export class Kubelet {
     const cap = nodeCapacity(o.rootDir);
     this.facts = { nodeName: o.nodeName, nodeIp: o.nodeIp, allocatableCpu: NODE_CAPACITY.cpu, allocatableMemory: cap.memory ?? '0' };
     this.events = new EventRecorder(this.api.core, o.nodeName, o.log);
+    this.csi = new CsiNodeClient({ layout: this.layout, nodeName: o.nodeName, log: (line) => o.log.info(line) });
   }
 
   async start(): Promise<void> {
@@ -87,6 +92,11 @@ export class Kubelet {
     });
     await this.heartbeat.register();
     this.heartbeat.start();
+    this.csiRegistration = new CsiRegistration({
+      layout: this.layout, nodeName: this.o.nodeName, config: this.api.config, core: this.api.core, csi: this.csi,
+      log: (line) => log.info(line),
+    });
+    this.csiRegistration.start();
     await this.watchPods();
     await this.cleanupOrphans();
     this.resync = setInterval(() => {
@@ -135,6 +145,7 @@ export class Kubelet {
         hostPath: process.env.PATH ?? '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
         bindShim: this.bindShim,
         backoff: this.o.backoff ?? { initialMs: 1000, maxMs: 30_000 },
+        csi: this.csi,
         onGone: (gone) => this.workers.delete(gone),
       });
       this.workers.set(uid, w);
@@ -192,6 +203,7 @@ export class Kubelet {
     this.stopping = true;
     if (this.resync) clearInterval(this.resync);
     this.heartbeat?.stop();
+    this.csiRegistration?.stop();
     await this.informer?.stop();
     for (const w of this.workers.values()) w.abandon();
     this.workers.clear();
@@ -211,9 +223,11 @@ export class Kubelet {
     this.stopping = true;
     if (this.resync) clearInterval(this.resync);
     this.heartbeat?.stop();
+    this.csiRegistration?.stop();
     await this.informer?.stop();
     await Promise.all([...this.workers.values()].map((w) => w.shutdown(SHUTDOWN_GRACE_SECONDS)));
     await this.closeServer();
+    this.csi.close();
     await unmountAllUnder(kubeletDir(this.layout));
     // makeSharedMount's self-bind is among them; a second pass catches a lazily detached one.
     for (const m of await mountsUnder(kubeletDir(this.layout))) await unmount(m);

@@ -13,6 +13,17 @@ export interface ContainerMount {
   target: string;
   readOnly: boolean;
   sourceIsFile: boolean;
+  /**
+   * mountPropagation Bidirectional: mounts the container makes below it reach the host (a CSI node plugin's
+   * publish mounts). The container then runs in a mount namespace that keeps the host's propagation
+   * (`--propagation unchanged`) and its other mounts are made slaves.
+   */
+  bidirectional?: boolean | undefined;
+}
+
+/** The `unshare --propagation` mode a container's mount namespace is created with. */
+export function namespacePropagation(mounts: readonly ContainerMount[]): 'slave' | 'unchanged' {
+  return mounts.some((m) => m.bidirectional) ? 'unchanged' : 'slave';
 }
 
 export interface LaunchSpec {
@@ -43,6 +54,7 @@ export function buildLaunchScript(spec: LaunchSpec): string {
   const lines: string[] = [
     'fail() { echo "cairn local kubelet: $1" >&2; exit ' + String(SETUP_FAILED_EXIT) + '; }',
   ];
+  const shared = namespacePropagation(spec.mounts) === 'unchanged';
   for (const m of spec.mounts) {
     if (m.sourceIsFile) {
       lines.push(`mkdir -p ${q(dirname(m.target))} && { [ -e ${q(m.target)} ] || : > ${q(m.target)}; } || fail ${q(`cannot create mount point ${m.target}`)}`);
@@ -51,6 +63,8 @@ export function buildLaunchScript(spec: LaunchSpec): string {
     }
     lines.push(`mount --rbind ${q(m.source)} ${q(m.target)} || fail ${q(`cannot mount ${m.target}`)}`);
     if (m.readOnly) lines.push(`mount -o remount,bind,ro ${q(m.target)} || fail ${q(`cannot make ${m.target} read-only`)}`);
+    // In a namespace that keeps the host's propagation only Bidirectional mounts may pass mounts back out.
+    if (shared && !m.bidirectional) lines.push(`mount --make-rslave ${q(m.target)} || fail ${q(`cannot make ${m.target} a slave mount`)}`);
   }
   // Without workingDir a container starts in its image's WORKDIR, which for the mapped images is /.
   const workingDir = spec.workingDir || '/';

@@ -18,6 +18,7 @@ import { SETUP_FAILED_EXIT } from './launch-script.js';
 import { containerLogFile, pidFile, runtimeDir, terminationLogFile, type NodeLayout } from './layout.js';
 import { terminationMessage } from './log-files.js';
 import { removePodDir } from './pod-cleanup.js';
+import { CsiNotReadyError, type CsiNodeClient } from './csi-volumes.js';
 import { computePodStatus, conditionsFromApi, podPhase, type PodStatusJson, type RestartPolicy, type TerminatedState } from './pod-status.js';
 import type { ProbeTarget } from './probes.js';
 import { killGroup, readExitCode, startProcess, type ProcessExit, type RunningProcess } from './process-runtime.js';
@@ -37,6 +38,8 @@ export interface PodWorkerDeps {
   hostPath: string;
   bindShim?: string | undefined;
   backoff: { initialMs: number; maxMs: number };
+  /** CSI node calls for CSI-backed PVs. */
+  csi?: CsiNodeClient | undefined;
   /** Called once the pod is finished with (deleted and cleaned up). */
   onGone: (uid: string) => void;
 }
@@ -157,9 +160,10 @@ export class PodWorker {
           node: this.deps.node,
           api: this.deps.api,
           clusterCaPem: this.deps.clusterCaPem,
+          csi: this.deps.csi,
         });
       } catch (err) {
-        const message = err instanceof VolumeNotReadyError ? err.message : `volume setup failed: ${errorMessage(err)}`;
+        const message = err instanceof VolumeNotReadyError || err instanceof CsiNotReadyError ? err.message : `volume setup failed: ${errorMessage(err)}`;
         this.deps.events.record({ pod: this.pod, type: 'Warning', reason: 'FailedMount', message });
         await this.writeStatus(false);
         // Retry soon at first, then less often, so a missing Secret does not flood the event list.
@@ -473,7 +477,16 @@ export class PodWorker {
   }
 
   private async cleanup(): Promise<void> {
-    const left = await removePodDir({ layout: this.deps.layout, uid: this.uid, slots: this.slots });
+    const csi = this.deps.csi;
+    const left = await removePodDir({
+      layout: this.deps.layout,
+      uid: this.uid,
+      slots: this.slots,
+      beforeUnmount: csi && (() => csi.unpublishPod(this.uid).catch((err: unknown) => {
+        // The pod's own unmount below still detaches the target; the driver's staging mount may stay behind.
+        this.deps.log.error({ pod: this.key(), err: errorMessage(err) }, 'CSI unpublish failed');
+      })),
+    });
     if (left) this.deps.log.error({ pod: this.key(), dir: left }, 'pod directory still has mounts; leaving it in place');
   }
 

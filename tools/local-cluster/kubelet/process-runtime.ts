@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { closeSync, existsSync, openSync } from 'node:fs';
 import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { buildLaunchScript, type LaunchSpec } from './launch-script.js';
+import { buildLaunchScript, namespacePropagation, type LaunchSpec } from './launch-script.js';
 
 export interface RunRecord {
   pid: number;
@@ -78,7 +78,7 @@ export async function startProcess(o: StartProcessOptions): Promise<RunningProce
   const logFd = openSync(o.logFile, 'a');
   let child;
   try {
-    child = spawn('unshare', ['--mount', '--propagation', 'slave', 'sh', script], {
+    child = spawn('unshare', ['--mount', '--propagation', namespacePropagation(o.launch.mounts), 'sh', script], {
       detached: true,
       stdio: ['ignore', logFd, logFd],
       env: Object.fromEntries(o.env),

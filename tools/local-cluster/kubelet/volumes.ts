@@ -17,6 +17,7 @@ import type {
 import { fieldRefValue, resourceFieldValue, type NodeFacts } from './env.js';
 import { hostPathOnNode, pvMountDir, volumeDir, type NodeLayout } from './layout.js';
 import { bindMount, isMountPoint } from './mounts.js';
+import type { CsiNodeClient } from './csi-volumes.js';
 
 export interface TokenRequest {
   namespace: string;
@@ -52,6 +53,8 @@ export interface PrepareVolumesOptions {
   api: VolumeApi;
   /** Cluster CA, used when the kube-root-ca.crt ConfigMap has not been published (yet). */
   clusterCaPem: string;
+  /** Performs the CSI node calls for PVs with spec.csi (the test bed's CSI drivers). */
+  csi?: CsiNodeClient | undefined;
 }
 
 export interface PreparedVolumes {
@@ -96,7 +99,7 @@ async function prepareOne(v: V1Volume, o: PrepareVolumesOptions, hostMounts: str
     return { hostPath: path, readOnly: false };
   }
   if (v.persistentVolumeClaim) {
-    const dir = await preparePvc(v.persistentVolumeClaim.claimName, ns, uid, o, hostMounts);
+    const dir = await preparePvc(v.persistentVolumeClaim.claimName, ns, uid, o, hostMounts, v.persistentVolumeClaim.readOnly ?? false);
     if (fsGroup !== undefined) await chown(dir, 0, fsGroup).catch(() => undefined);
     return { hostPath: dir, readOnly: v.persistentVolumeClaim.readOnly ?? false };
   }
@@ -136,13 +139,20 @@ async function prepareOne(v: V1Volume, o: PrepareVolumesOptions, hostMounts: str
   throw new VolumeNotReadyError(`volume "${v.name}": this volume type is not supported by the local kubelet`);
 }
 
-async function preparePvc(claim: string, ns: string, podUid: string, o: PrepareVolumesOptions, hostMounts: string[]): Promise<string> {
+async function preparePvc(
+  claim: string, ns: string, podUid: string, o: PrepareVolumesOptions, hostMounts: string[], readOnly = false,
+): Promise<string> {
   const pvc = await o.api.pvc(ns, claim);
   if (!pvc) throw new VolumeNotReadyError(`persistentvolumeclaim "${claim}" not found`);
   const pvName = pvc.spec?.volumeName;
   if (!pvName || pvc.status?.phase !== 'Bound') throw new VolumeNotReadyError(`persistentvolumeclaim "${claim}" is not bound`);
   const pv = await o.api.pv(pvName);
   if (!pv) throw new VolumeNotReadyError(`persistentvolume "${pvName}" not found`);
+  if (pv.spec?.csi) {
+    // A CSI driver's volume: the driver stages and publishes it; the pod cleanup unpublishes it.
+    if (!o.csi) throw new VolumeNotReadyError(`persistentvolume "${pvName}" is a CSI volume and this kubelet has no CSI support`);
+    return o.csi.publish({ pv, podUid, readOnly });
+  }
   const source = pvSourceOnNode(pv, o.layout);
   await mkdir(source, { recursive: true });
   const target = pvMountDir(o.layout, podUid, pvName);
