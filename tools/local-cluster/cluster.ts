@@ -16,7 +16,7 @@ import { writeAdminKubeconfig } from './kubeconfig.js';
 import { withFileLock } from './lock.js';
 import { DEFAULT_BUCKET, startMinio } from './minio.js';
 import {
-  awaitNodesReady, MAX_NODE_OCTET, MAX_NODES, nodeName, readyNodeNames, startNodes, stopPodProcesses,
+  awaitNodesReady, MAX_NODE_OCTET, MAX_NODES, nodeName, nodeSubnet, readyNodeNames, startNodes, stopPodProcesses,
 } from './nodes.js';
 import { ensurePki } from './pki.js';
 import { isHealthy } from './probe.js';
@@ -90,6 +90,7 @@ async function startAll(opts: UpOptions & { runDir: string }): Promise<ClusterSt
   const pki = ensurePki({
     dir: join(runDir, 'pki'),
     kubernetesServiceIp: KUBERNETES_SERVICE_IP,
+    nodeSubnet: nodeSubnet(runDir),
     maxNodeOctet: MAX_NODE_OCTET,
     nodeNames: Array.from({ length: MAX_NODES }, (_, i) => nodeName(i + 1)),
   });
@@ -187,6 +188,7 @@ async function stopAndRemove(runDir: string, opts: { keep: boolean; graceMs: num
   if (!opts.keep && existsSync(runDir)) {
     assertDeletable(runDir);
     unmountUnder(runDir);
+    detachLoopDevicesUnder(runDir);
     rmSync(runDir, { recursive: true, force: true });
     removed = true;
   }
@@ -222,6 +224,29 @@ function unmountUnder(runDir: string): void {
   }
   const left = mounts();
   if (left.length > 0) throw new Error(`refusing to delete ${runDir}: still mounted inside it: ${left.join(', ')}`);
+}
+
+/**
+ * Block volumes of the CSI host-path driver are image files under the run directory attached to loop devices;
+ * pods stopped with the cluster are not unstaged, so their loop devices are detached here.
+ */
+function detachLoopDevicesUnder(runDir: string): void {
+  let listing = '';
+  try {
+    listing = execFileSync('losetup', ['--list', '--noheadings', '--output', 'NAME,BACK-FILE'], { encoding: 'utf8' });
+  } catch {
+    return; // no losetup or no loop support: nothing was attached
+  }
+  for (const line of listing.split('\n')) {
+    const [device, file] = line.trim().split(/\s+/, 2);
+    if (device && file && file.startsWith(`${runDir}/`)) {
+      try {
+        execFileSync('losetup', ['-d', device], { stdio: 'ignore' });
+      } catch {
+        // already gone
+      }
+    }
+  }
 }
 
 export interface ComponentHealth {

@@ -1,8 +1,9 @@
 /**
  * The simulated nodes: one kubelet stand-in process per node (tools/local-cluster/kubelet/main.ts), each on its
- * own loopback address 127.0.0.<i+1> with its own root directory, plus the volume provisioner once. Both are
+ * own loopback address <subnet>.<i+1> with its own root directory, plus the volume provisioner once. Both are
  * written separately; while they do not exist yet the control plane still starts, without nodes.
  */
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { StopWaiting, waitFor } from '../../test/support/wait.js';
@@ -14,9 +15,20 @@ import { isRunning, startProcess, stopProcesses, type ProcessRecord } from './pr
 import { repoRoot } from './paths.js';
 import type { NodeInfo } from './state.js';
 
-/** The kubelet serving certificate covers 127.0.0.1..127.0.0.<MAX_NODE_OCTET>; node i uses 127.0.0.<i+1>. */
+/** The kubelet serving certificate covers <subnet>.1..<subnet>.<MAX_NODE_OCTET>; node i uses <subnet>.<i+1>. */
 export const MAX_NODE_OCTET = 20;
 export const MAX_NODES = MAX_NODE_OCTET - 1;
+
+/**
+ * The loopback /24 this cluster's nodes live in, `127.<a>.<b>`, derived from the run directory. Pods share their
+ * node's address (host network), so two clusters on one machine whose nodes had the same addresses would fight over
+ * every fixed pod port (a node agent's health port, say); a subnet per run directory keeps them apart, and stays the
+ * same when a kept cluster is reused. `a` is never 0, so 127.0.0.1 (the control plane) is never a node.
+ */
+export function nodeSubnet(runDir: string): string {
+  const h = createHash('sha256').update(runDir).digest();
+  return `127.${1 + (h[0]! % 254)}.${h[1]!}`;
+}
 
 export const KUBELET_MAIN = 'tools/local-cluster/kubelet/main.ts';
 export const PROVISIONER_MAIN = 'tools/local-cluster/provisioner/main.ts';
@@ -28,7 +40,7 @@ export function nodeName(i: number): string {
 export function plannedNodes(runDir: string, count: number): Omit<NodeInfo, 'port'>[] {
   return Array.from({ length: count }, (_, k) => {
     const name = nodeName(k + 1);
-    return { name, ip: `127.0.0.${k + 2}`, rootDir: join(runDir, 'nodes', name) };
+    return { name, ip: `${nodeSubnet(runDir)}.${k + 2}`, rootDir: join(runDir, 'nodes', name) };
   });
 }
 

@@ -1,7 +1,7 @@
 /**
  * The local cluster's certificates and keys, made with the openssl CLI (node:crypto cannot issue X.509
  * certificates). One CA signs everything: the API server's serving certificate, the admin client certificate,
- * the kubelet stand-ins' serving certificate (one for all nodes, valid for 127.0.0.1..127.0.0.20) and the API
+ * the kubelet stand-ins' serving certificate (one for all nodes, valid for the cluster's node subnet .1 to .20) and the API
  * server's client certificate towards the kubelets. EC P-256 keys keep generation fast.
  * Files already present are kept, so a kept run directory restarts with the same identities.
  */
@@ -30,7 +30,9 @@ export interface PkiOptions {
   dir: string;
   /** First address of the service CIDR: the `kubernetes` Service's cluster IP, a SAN of the API server. */
   kubernetesServiceIp: string;
-  /** Highest last octet of 127.0.0.x the kubelet certificate covers. */
+  /** The nodes' loopback /24 (`127.a.b`, see nodeSubnet in nodes.ts). */
+  nodeSubnet: string;
+  /** Highest last octet of `<nodeSubnet>.x` the kubelet certificate covers. */
   maxNodeOctet: number;
   /** Node names the kubelet certificate also covers as DNS names. */
   nodeNames: string[];
@@ -67,7 +69,7 @@ export function ensurePki(opts: PkiOptions): Pki {
     'DNS:kubernetes.default.svc', 'DNS:kubernetes.default.svc.cluster.local',
   ]));
   leaf(pki.adminCert, pki.adminKey, { CN: 'cairn-admin', O: 'system:masters' }, CLIENT_EXTENSIONS);
-  const nodeIps = Array.from({ length: opts.maxNodeOctet }, (_, i) => `IP:127.0.0.${i + 1}`);
+  const nodeIps = Array.from({ length: opts.maxNodeOctet }, (_, i) => `IP:${opts.nodeSubnet}.${i + 1}`);
   leaf(pki.kubeletCert, pki.kubeletKey, { CN: 'cairn-local-kubelet' },
     serverExtensions([...nodeIps, 'DNS:localhost', ...opts.nodeNames.map((n) => `DNS:${n}`)]));
   leaf(pki.kubeletClientCert, pki.kubeletClientKey, { CN: 'kube-apiserver-kubelet-client', O: 'system:masters' }, CLIENT_EXTENSIONS);
