@@ -56,9 +56,9 @@ export async function openStore(url: string): Promise<ObjectStore> {
   }
 }
 
-export async function openRepository(flags: { repo: string; 'password-file'?: string | undefined }): Promise<Repository> {
+export async function openRepository(flags: { repo: string; 'password-file'?: string | undefined }, options: { prefetchIndex?: boolean } = {}): Promise<Repository> {
   const password = readPassword(flags['password-file']);
-  return Repository.open({ store: await openStore(flags.repo), password });
+  return Repository.open({ store: await openStore(flags.repo), password, ...options });
 }
 
 /** Maps data-path and store errors to the CLI's typed errors. */

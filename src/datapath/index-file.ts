@@ -27,6 +27,28 @@ export function encodeIndex(keys: MasterKeys, packs: readonly IndexedPack[]): { 
   return { name: plainHash([bytes]).toString('hex'), bytes };
 }
 
+/**
+ * Adds an index file's entries straight to the in-memory index (no object per entry: loading the index is part of
+ * every command's fixed cost). Returns the number of packs.
+ */
+export function loadIndexInto(keys: MasterKeys, sealed: Buffer, name: string, index: MasterIndex): number {
+  const plain = openFile(keys, 'index', sealed, `index ${name}`);
+  if (!plain.subarray(0, 8).equals(MAGIC)) throw new Error(`index ${name}: unknown format`);
+  const count = plain.readUInt32LE(8);
+  let at = 12;
+  for (let i = 0; i < count; i++) {
+    if (at + 36 > plain.length) throw new Error(`index ${name}: malformed`);
+    const id = plain.toString('hex', at, at + 32);
+    const n = plain.readUInt32LE(at + 32);
+    at += 36;
+    if (at + n * ENTRY_BYTES > plain.length) throw new Error(`index ${name}: malformed`);
+    index.addEncodedPack(id, plain, at, n);
+    at += n * ENTRY_BYTES;
+  }
+  if (at !== plain.length) throw new Error(`index ${name}: malformed`);
+  return count;
+}
+
 export function decodeIndex(keys: MasterKeys, sealed: Buffer, name: string): IndexedPack[] {
   const plain = openFile(keys, 'index', sealed, `index ${name}`);
   if (!plain.subarray(0, 8).equals(MAGIC)) throw new Error(`index ${name}: unknown format`);
@@ -71,30 +93,44 @@ export class MasterIndex {
     return this.rows.size;
   }
 
-  addPack(pack: IndexedPack): void {
-    let n = this.packNumbers.get(pack.id);
+  private packNumber(id: string): number {
+    let n = this.packNumbers.get(id);
     if (n === undefined) {
       n = this.packIds.length;
-      this.packIds.push(pack.id);
-      this.packNumbers.set(pack.id, n);
+      this.packIds.push(id);
+      this.packNumbers.set(id, n);
     }
-    for (const e of pack.entries) {
-      const key = e.id.toString('hex');
-      if (this.rows.has(key)) continue;
-      const row = this.rows.size;
-      if ((row + 1) * 5 > this.columns.length) {
-        const grown = new Uint32Array(this.columns.length * 2);
-        grown.set(this.columns);
-        this.columns = grown;
-      }
-      const c = this.columns;
-      const at = row * 5;
-      c[at] = n;
-      c[at + 1] = e.offset;
-      c[at + 2] = e.length;
-      c[at + 3] = e.rawLength;
-      c[at + 4] = (e.type << 8) | e.flags;
-      this.rows.set(key, row);
+    return n;
+  }
+
+  private addRow(key: string, pack: number, offset: number, length: number, rawLength: number, type: number, flags: number): void {
+    if (this.rows.has(key)) return;
+    const row = this.rows.size;
+    if ((row + 1) * 5 > this.columns.length) {
+      const grown = new Uint32Array(this.columns.length * 2);
+      grown.set(this.columns);
+      this.columns = grown;
+    }
+    const c = this.columns;
+    const at = row * 5;
+    c[at] = pack;
+    c[at + 1] = offset;
+    c[at + 2] = length;
+    c[at + 3] = rawLength;
+    c[at + 4] = (type << 8) | flags;
+    this.rows.set(key, row);
+  }
+
+  addPack(pack: IndexedPack): void {
+    const n = this.packNumber(pack.id);
+    for (const e of pack.entries) this.addRow(e.id.toString('hex'), n, e.offset, e.length, e.rawLength, e.type, e.flags);
+  }
+
+  /** Adds `count` entries in the pack entry encoding (pack.ts) from buf[at…]. */
+  addEncodedPack(packId: string, buf: Buffer, at: number, count: number): void {
+    const n = this.packNumber(packId);
+    for (let j = 0; j < count; j++, at += ENTRY_BYTES) {
+      this.addRow(buf.toString('hex', at + 2, at + 34), n, buf.readUInt32LE(at + 34), buf.readUInt32LE(at + 38), buf.readUInt32LE(at + 42), buf[at]!, buf[at + 1]!);
     }
   }
 

@@ -7,7 +7,7 @@ import type { ObjectStore } from '../plugins/object-store/types.js';
 import { isNotFound } from '../plugins/object-store/errors.js';
 import { ContentHasher, newMasterKeys, openBlob, openFile, sealFile, type MasterKeys } from './crypto.js';
 import { createKeyFile, unwrapKeyFile, DEFAULT_KDF, type KeyFile } from './keys.js';
-import { decodeIndex, MasterIndex, type BlobLocation } from './index-file.js';
+import { loadIndexInto, MasterIndex, type BlobLocation } from './index-file.js';
 import { DEFAULT_CHUNK_SIZES, type ChunkerParams } from './chunker.js';
 import { decompress } from './compress.js';
 import { FLAG_ZSTD, packKey, parsePackHeader, type PackEntry } from './pack.js';
@@ -81,6 +81,8 @@ export interface InitOptions {
 export interface OpenOptions {
   store: ObjectStore;
   password: string;
+  /** Read the index files while the key is derived (for a loadIndex() that follows). */
+  prefetchIndex?: boolean;
 }
 
 export interface LockOptions {
@@ -115,6 +117,9 @@ export class Repository {
   private windowSize = 0;
   private packDataEnd: Map<number, number> | undefined;
   private windows: { pack: string; start: number; end: number; data: Promise<Buffer> }[] = [];
+  private readonly loadedIndexes = new Set<string>();
+  /** Index files read while the key was being derived (open), by name. */
+  private indexPrefetch: Promise<Map<string, Buffer>> | undefined;
 
   private constructor(
     readonly store: ObjectStore,
@@ -154,6 +159,9 @@ export class Repository {
       if (isNotFound(err)) throw new RepositoryNotFoundError(`no repository at ${store.description} (run 'cairn repo init')`);
       throw err;
     }
+    // Backup and restore need the index files next: read them while scrypt runs (a few hundred ms on S3).
+    const indexPrefetch = options.prefetchIndex ? prefetchIndexFiles(store) : undefined;
+    indexPrefetch?.catch(() => undefined);
     for await (const { key } of store.list('keys/')) {
       let file: KeyFile;
       try {
@@ -170,29 +178,36 @@ export class Repository {
         throw new RepositoryCorruptError(`repository config cannot be read: ${(err as Error).message}`);
       }
       if (config.version !== FORMAT_VERSION) throw new RepositoryCorruptError(`repository format version ${config.version} is not supported (this cairn reads ${FORMAT_VERSION})`);
-      return new Repository(store, keys, config, key.slice('keys/'.length));
+      const repo = new Repository(store, keys, config, key.slice('keys/'.length));
+      repo.indexPrefetch = indexPrefetch;
+      return repo;
     }
     throw new WrongPasswordError();
   }
 
   // ---- index ----
 
-  /** Loads every index file into memory. Returns the index file names. */
+  /**
+   * Loads every index file into memory (each file once: a second call adds only new ones). Returns the index file
+   * names. Files fetched ahead while the key was being derived (open) are used when still listed.
+   */
   async loadIndex(): Promise<string[]> {
     const names: string[] = [];
     for await (const { key } of this.store.list('index/')) names.push(key.slice('index/'.length));
+    const prefetched = this.indexPrefetch ? await this.indexPrefetch.catch(() => new Map<string, Buffer>()) : new Map<string, Buffer>();
+    this.indexPrefetch = undefined;
+    const todo = names.filter((n) => !this.loadedIndexes.has(n));
     let next = 0;
     const worker = async () => {
-      while (next < names.length) {
-        const name = names[next++]!;
-        const sealed = await this.store.get(`index/${name}`);
-        let packs;
+      while (next < todo.length) {
+        const name = todo[next++]!;
+        const sealed = prefetched.get(name) ?? (await this.store.get(`index/${name}`));
         try {
-          packs = decodeIndex(this.keys, sealed, name);
+          loadIndexInto(this.keys, sealed, name, this.index);
         } catch (err) {
           throw new RepositoryCorruptError(`index ${name.slice(0, 12)} cannot be read: ${(err as Error).message}`);
         }
-        for (const p of packs) this.index.addPack(p);
+        this.loadedIndexes.add(name);
       }
     };
     await Promise.all(Array.from({ length: 8 }, worker));
@@ -480,4 +495,26 @@ export class Repository {
       },
     };
   }
+}
+
+/** Reads every index file (bounded: at most 64 MiB in total are kept ahead of use). */
+async function prefetchIndexFiles(store: ObjectStore): Promise<Map<string, Buffer>> {
+  const out = new Map<string, Buffer>();
+  const names: string[] = [];
+  for await (const { key, size } of store.list('index/')) {
+    names.push(key.slice('index/'.length));
+    if (names.length > 4096 || size > 64 << 20) return out;
+  }
+  let total = 0;
+  let next = 0;
+  const worker = async () => {
+    while (next < names.length && total < 64 << 20) {
+      const name = names[next++]!;
+      const bytes = await store.get(`index/${name}`);
+      total += bytes.length;
+      out.set(name, bytes);
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, worker));
+  return out;
 }

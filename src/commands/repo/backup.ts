@@ -44,7 +44,7 @@ export default class RepoBackup extends BaseCommand<typeof RepoBackup> {
     }
     if (!isDir) throw new UsageError('DIR', `${this.args.dir} is not a directory`);
     try {
-      const repo = await openRepository(this.flags);
+      const repo = await openRepository(this.flags, { prefetchIndex: true });
       const parent = this.flags.parent === 'none' ? null : this.flags.parent;
       const result = await backup({
         source: this.args.dir,

@@ -23,7 +23,7 @@ export default class RepoRestore extends BaseCommand<typeof RepoRestore> {
     const progress = process.stderr.isTTY ? createProgress({ label: 'restore' }) : undefined;
     let result;
     try {
-      const repo = await openRepository(this.flags);
+      const repo = await openRepository(this.flags, { prefetchIndex: true });
       result = await restore({
         repository: repo,
         snapshotId: this.args.snapshot,

@@ -1,0 +1,35 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { FilesystemObjectStore } from '../../../src/plugins/object-store/index.js';
+import { Repository } from '../../../src/datapath/repository.js';
+import { backup } from '../../../src/datapath/uploader.js';
+import { cleanupTempDirs, FAST_KDF, PASSWORD, tempDir } from './helpers.js';
+
+afterAll(cleanupTempDirs);
+
+describe('in-memory index', () => {
+  it('loads the same entries with or without index files read ahead, and a second load adds only new files', async () => {
+    const root = tempDir('repo');
+    const store = new FilesystemObjectStore({ root, durability: 'none' });
+    const repo = await Repository.init({ store, password: PASSWORD, kdf: FAST_KDF });
+    const src = tempDir('src');
+    for (let i = 0; i < 50; i++) writeFileSync(join(src, `f${i}`), `file number ${i}\n`.repeat(40 + i));
+    await backup({ source: src, repository: repo });
+
+    const plain = await Repository.open({ store, password: PASSWORD });
+    await plain.loadIndex();
+    const ahead = await Repository.open({ store, password: PASSWORD, prefetchIndex: true });
+    const names = await ahead.loadIndex();
+    expect(names.length).toBeGreaterThan(0);
+    expect(ahead.index.size).toBe(plain.index.size);
+    expect(ahead.index.size).toBeGreaterThan(50);
+    for (const [hex, loc] of plain.index.entries()) expect(ahead.index.get(hex)).toEqual(loc);
+
+    for (let i = 0; i < 10; i++) writeFileSync(join(src, `g${i}`), `another file ${i}\n`.repeat(30 + i));
+    await backup({ source: src, repository: await Repository.open({ store, password: PASSWORD }) });
+    const before = ahead.index.size;
+    await ahead.loadIndex();
+    expect(ahead.index.size).toBe(before + 10 + 1); // ten files, one new root listing
+  });
+});
