@@ -231,7 +231,7 @@ function unmountUnder(runDir: string): void {
  * pods stopped with the cluster are not unstaged, so their loop devices are detached here.
  */
 function detachLoopDevicesUnder(runDir: string): void {
-  let listing = '';
+  let listing: string;
   try {
     listing = execFileSync('losetup', ['--list', '--noheadings', '--output', 'NAME,BACK-FILE'], { encoding: 'utf8' });
   } catch {

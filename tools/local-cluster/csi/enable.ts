@@ -59,8 +59,11 @@ export async function enableCsi(opts: EnableCsiOptions): Promise<EnableCsiResult
   const crds = readdirSync(crdDir).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml')
     .map((f) => readFileSync(join(crdDir, f), 'utf8'));
   await kubectl(['apply', '--server-side', '--force-conflicts', '-f', '-'], crds.join('\n---\n'));
-  await kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/volumesnapshots.snapshot.storage.k8s.io',
-    'crd/volumesnapshotcontents.snapshot.storage.k8s.io', 'crd/volumesnapshotclasses.snapshot.storage.k8s.io']);
+  // Polled rather than `kubectl wait`, which fails on a CRD whose status has no conditions yet.
+  while (!(await crdsEstablished(kubectl).catch(() => false))) {
+    if (Date.now() > deadline) throw new Error('the VolumeSnapshot CRDs did not become Established');
+    await new Promise((r) => setTimeout(r, 250));
+  }
 
   const manifests = csiManifests({ stateDir, protoPath: csiProtoPath(state.runDir) });
   const file = join(csiDir, 'manifests.json');
@@ -78,6 +81,16 @@ export async function enableCsi(opts: EnableCsiOptions): Promise<EnableCsiResult
 }
 
 type Kubectl = (args: string[]) => Promise<string>;
+
+const SNAPSHOT_CRDS = ['volumesnapshots', 'volumesnapshotcontents', 'volumesnapshotclasses'].map((p) => `crd/${p}.snapshot.storage.k8s.io`);
+
+async function crdsEstablished(kubectl: Kubectl): Promise<boolean> {
+  const list = JSON.parse(await kubectl(['get', ...SNAPSHOT_CRDS, '-o', 'json'])) as {
+    items: { status?: { conditions?: { type: string; status: string }[] } }[];
+  };
+  return list.items.length === SNAPSHOT_CRDS.length &&
+    list.items.every((c) => (c.status?.conditions ?? []).some((x) => x.type === 'Established' && x.status === 'True'));
+}
 
 /** Snapshot controller and driver controller available, and every node's CSINode lists the driver. */
 async function isReady(kubectl: Kubectl, state: ClusterState): Promise<boolean> {
