@@ -14,7 +14,8 @@ if (!process.versions.node.startsWith('24.')) {
 }
 
 step('local cluster toolchain (built once, cached under ~/.cache/cairn)');
-run('node', ['--import', 'tsx', 'tools/local-cluster/cli.ts', 'setup']);
+// --csi: the CSI test bed's binaries build alongside the others on a cold machine (cached afterwards).
+run('node', ['--import', 'tsx', 'tools/local-cluster/cli.ts', 'setup', '--csi']);
 
 step('build');
 run('npm', ['run', '--silent', 'build']);
