@@ -156,7 +156,7 @@ export class BlobWriter {
   }
 
   /**
-   * Sends the queued blobs to a worker. When every worker already has a batch running and one waiting, this thread
+   * Sends the queued blobs to a worker. When the workers already have a batch running and two waiting, this thread
    * seals the batch itself instead of waiting: with small files the workers' compression is the bottleneck, and the
    * main thread would otherwise sit idle.
    */
@@ -172,7 +172,9 @@ export class BlobWriter {
     // The read loop never waits on I/O (sync reads), so without this turn of the event loop the workers' finished
     // batches would never be taken back.
     await new Promise((resolve) => setImmediate(resolve));
-    if (this.batches.size > this.workerCount) {
+    // A short queue at the workers is normal (their batches take about as long as this thread needs to fill one);
+    // only a longer one means they are the bottleneck.
+    if (this.batches.size > this.workerCount + 1) {
       this.sealInline(items, jobs, input);
       return;
     }

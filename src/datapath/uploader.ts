@@ -324,6 +324,12 @@ class BackupRun {
     const buf = this.readBuf;
     const max = this.repo.config.chunker.max;
     const overlap = size > READ_BLOCK;
+    // Only about two average chunks are kept buffered, not `max` bytes: far fewer bytes to move to the front of the
+    // buffer. When no cut point shows up in what is buffered, more is read and the chunker looks again; a cut it finds
+    // before the end of the buffered bytes is the one it finds with `max` bytes in view (cuts depend only on the bytes
+    // before them and on the distance from the chunk start).
+    const lookahead = Math.min(max, 2 * this.repo.config.chunker.avg);
+    let want = lookahead;
     const content: ContentItem[] = [];
     let start = 0;
     let end = have;
@@ -341,11 +347,11 @@ class BackupRun {
     const issue = () => {
       makeRoom();
       const at = end;
-      inflight = new Promise<number>((resolve, reject) => read(fd, buf, at, buf.length - at, filePos, (err, n) => (err ? reject(err) : resolve(n))));
+      inflight = new Promise<number>((resolve, reject) => read(fd, buf, at, Math.min(buf.length - at, 2 * READ_BLOCK), filePos, (err, n) => (err ? reject(err) : resolve(n))));
     };
     try {
       for (;;) {
-        while (!eof && end - start < max) {
+        while (!eof && end - start < want) {
           let n: number;
           if (overlap) {
             if (!inflight) issue();
@@ -359,9 +365,15 @@ class BackupRun {
           end += n;
           filePos += n;
         }
-        if (overlap && !eof && !inflight && end - start < buf.length - READ_BLOCK) issue();
+        if (overlap && !eof && !inflight && end - start < lookahead + READ_BLOCK) issue();
         if (end === start) break;
         const len = this.chunker.next(buf, start, end);
+        if (!eof && len === end - start && len < max) {
+          // No cut point in what is buffered: buffer more and look again (see `lookahead` above).
+          want = Math.min(max, 2 * (end - start));
+          continue;
+        }
+        want = lookahead;
         const chunk = buf.subarray(start, start + len);
         if (this.isZero(chunk)) {
           const last = content[content.length - 1];

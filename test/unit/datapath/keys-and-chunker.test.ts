@@ -8,7 +8,9 @@ import { WrongPasswordError, RepositoryExistsError, RepositoryNotFoundError } fr
 import { createChunker, referenceCut } from '../../../src/datapath/chunker.js';
 import { cgroupCpuLimit, usableCpus } from '../../../src/datapath/cpu.js';
 import { sampledEntropy, worthCompressing } from '../../../src/datapath/compress.js';
-import { cleanupTempDirs, FAST_KDF, PASSWORD, tempDir } from './helpers.js';
+import { backup } from '../../../src/datapath/uploader.js';
+import { readTree } from '../../../src/datapath/tree.js';
+import { cleanupTempDirs, FAST_KDF, newRepo, PASSWORD, tempDir } from './helpers.js';
 
 afterAll(cleanupTempDirs);
 
@@ -129,5 +131,30 @@ describe('cpu limit and compression heuristics', () => {
     expect(sampledEntropy(randomBytes(1 << 20))).toBeGreaterThan(7.9);
     expect(worthCompressing(randomBytes(1 << 20))).toBe(false);
     expect(worthCompressing(Buffer.from('some source code here\n'.repeat(10000)))).toBe(true);
+  });
+});
+
+describe('chunking a file while reading it', () => {
+  it('cuts a large file exactly where chunking the whole file in memory does', async () => {
+    const sizes = { min: 64 * 1024, avg: 128 * 1024, max: 512 * 1024 };
+    const repo = await newRepo(undefined, { chunkSizes: sizes });
+    const src = tempDir('chunk-src');
+    // Random data with long zero-free stretches of low-entropy text in between, so some chunks run to the maximum.
+    const parts: Buffer[] = [];
+    for (let i = 0; i < 12; i++) parts.push(randomBytes(700 * 1024), Buffer.from('abc'.repeat(300 * 1024)));
+    const data = Buffer.concat(parts);
+    writeFileSync(join(src, 'big.bin'), data);
+    const { snapshotId } = await backup({ source: src, repository: repo });
+    const snap = await repo.findSnapshot(snapshotId);
+    let stored: unknown[] = [];
+    for await (const e of readTree(snap.tree, (id) => repo.loadTreeBlob(id))) if (e.n === 'big.bin') stored = e.c ?? [];
+    const chunker = createChunker(repo.config.chunker);
+    const expected: string[] = [];
+    for (let at = 0; at < data.length; ) {
+      const len = chunker.next(data, at, data.length);
+      expected.push(repo.hasher.id(data.subarray(at, at + len)).toString('hex'));
+      at += len;
+    }
+    expect(stored).toEqual(expected);
   });
 });
