@@ -6,9 +6,9 @@
  * uploaded; an index file names only uploaded packs; callers write the snapshot after flush().
  */
 import { compress, worthCompressing, ZstdContext } from './compress.js';
-import { sealBlobInto, SEAL_OVERHEAD } from './crypto.js';
+import { plainHash, sealBlobInto, SEAL_OVERHEAD } from './crypto.js';
 import { encodeIndex, type IndexedPack } from './index-file.js';
-import { BlobType, ENTRY_BYTES, FLAG_ZSTD, PackBuilder, packKey } from './pack.js';
+import { BlobType, ENTRY_BYTES, FLAG_ZSTD, PackBuilder, packKey, type PackEntry } from './pack.js';
 import type { Repository } from './repository.js';
 import { Semaphore } from '../plugins/object-store/limit.js';
 import { SealPool, type SealJob } from './seal-pool.js';
@@ -258,12 +258,27 @@ export class BlobWriter {
     }
   }
 
+  /** The pack's bytes and name; a worker hashes packs in their own buffer (off this thread) when there are workers. */
+  private async named(packer: PackBuilder): Promise<{ id: string; bytes: Buffer; entries: PackEntry[] }> {
+    const { bytes, entries } = packer.finishUnnamed(this.repo.keys);
+    const ab = bytes.buffer as ArrayBuffer;
+    if (!this.pool || bytes.byteOffset !== 0 || ab.byteLength < 64 * 1024) return { id: plainHash([bytes]).toString('hex'), bytes, entries };
+    // Read the length now: the transfer detaches `bytes` (its length becomes 0).
+    const length = bytes.length;
+    const { id, buffer } = await this.pool.hash(ab, length);
+    return { id, bytes: Buffer.from(buffer, 0, length), entries };
+  }
+
   private upload(packer: PackBuilder): void {
     this.packers.delete(packer.type);
-    const { id, bytes, entries } = packer.finish(this.repo.keys);
-    const task = this.repo.store
-      .put(packKey(id), bytes, { signal: this.options.signal })
-      .then(() => {
+    let bytes: Buffer | undefined;
+    const task = this.named(packer)
+      .then(async (named) => {
+        bytes = named.bytes;
+        await this.repo.store.put(packKey(named.id), named.bytes, { signal: this.options.signal });
+        return named;
+      })
+      .then(({ id, bytes, entries }) => {
         this.stats.storedBytes += bytes.length;
         this.stats.packs++;
         const pack = { id, entries };
@@ -281,7 +296,7 @@ export class BlobWriter {
         // grows over a long backup of many small files).
         const pool = packer.type === BlobType.Tree ? this.treeBuffers : this.buffers;
         const size = packer.type === BlobType.Tree ? TREE_BUFFER_SIZE : this.bufferSize;
-        if (bytes.buffer.byteLength === size && bytes.byteOffset === 0 && pool.length < 1) pool.push(Buffer.from(bytes.buffer, 0, size));
+        if (bytes && bytes.buffer.byteLength === size && bytes.byteOffset === 0 && pool.length < 1) pool.push(Buffer.from(bytes.buffer, 0, size));
       });
     this.uploads.add(task);
   }
@@ -302,14 +317,18 @@ export class BlobWriter {
 
   /** Finishes every pack, waits for every upload and writes the last index file. Throws the first failure. */
   async flush(): Promise<void> {
-    await this.dispatch();
-    while (this.batches.size > 0) await Promise.all([...this.batches]);
-    await this.pool?.close();
-    this.pool = undefined;
-    while (this.jobs.size > 0) await Promise.all([...this.jobs]);
-    this.check();
-    for (const packer of [...this.packers.values()]) if (packer.count > 0) this.upload(packer);
-    while (this.uploads.size > 0) await Promise.all([...this.uploads]);
+    try {
+      await this.dispatch();
+      while (this.batches.size > 0) await Promise.all([...this.batches]);
+      while (this.jobs.size > 0) await Promise.all([...this.jobs]);
+      this.check();
+      for (const packer of [...this.packers.values()]) if (packer.count > 0) this.upload(packer);
+      // The workers name packs too: they stay until every upload is done.
+      while (this.uploads.size > 0) await Promise.all([...this.uploads]);
+    } finally {
+      await this.pool?.close();
+      this.pool = undefined;
+    }
     this.check();
     this.writeIndex();
     await this.indexWrite;

@@ -80,6 +80,12 @@ export class PackBuilder {
 
   /** Seals the header, appends it and the trailer; returns the pack's name and bytes (a view of the buffer). */
   finish(keys: MasterKeys): { id: string; bytes: Buffer; entries: PackEntry[] } {
+    const { bytes, entries } = this.finishUnnamed(keys);
+    return { id: plainHash([bytes]).toString('hex'), bytes, entries };
+  }
+
+  /** Like finish(), for a caller that computes the name (the BLAKE3 of the bytes) elsewhere. */
+  finishUnnamed(keys: MasterKeys): { bytes: Buffer; entries: PackEntry[] } {
     const plain = Buffer.allocUnsafe(4 + this.entries.length * ENTRY_BYTES);
     plain.writeUInt32LE(this.entries.length, 0);
     encodeEntries(this.entries, plain, 4);
@@ -91,8 +97,7 @@ export class PackBuilder {
     at += 4;
     PACK_TRAILER.copy(this.buffer, at);
     at += PACK_TRAILER.length;
-    const bytes = this.buffer.subarray(0, at);
-    return { id: plainHash([bytes]).toString('hex'), bytes, entries: this.entries };
+    return { bytes: this.buffer.subarray(0, at), entries: this.entries };
   }
 }
 

@@ -9,6 +9,7 @@
  * and the round-trip tests open worker-sealed blobs with crypto.ts, which keeps the two in step.
  */
 import { Worker } from 'node:worker_threads';
+import { blake3ModulePath } from './blake3.js';
 
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
@@ -66,8 +67,17 @@ function sealInto(id, plain, out, start) {
   c.getAuthTag().copy(out, at);
   return at + 16 - start;
 }
+const { Blake3Hasher } = require(workerData.blakePath);
 // meta: per job 4 uint32 (offset, length, compress, -) then the 32-byte ID; results overwrite the uint32s.
 parentPort.on('message', (msg) => {
+  if (msg.hash) {
+    // A pack's name: the unkeyed BLAKE3 of its bytes.
+    const h = new Blake3Hasher();
+    h.update(Buffer.from(msg.hash, 0, msg.length));
+    const id = h.digestBuffer();
+    parentPort.postMessage({ seq: msg.seq, hash: msg.hash, id: id.toString('hex') }, [msg.hash]);
+    return;
+  }
   const input = Buffer.from(msg.input);
   const output = Buffer.from(msg.output);
   const meta = Buffer.from(msg.meta);
@@ -134,6 +144,7 @@ export class SealPool {
   private readonly workers: Worker[] = [];
   private readonly busy: number[] = [];
   private readonly pending = new Map<number, Pending>();
+  private readonly pendingHashes = new Map<number, { resolve: (r: { id: string; buffer: ArrayBuffer }) => void; reject: (e: unknown) => void; worker: number }>();
   private readonly freeInputs: ArrayBuffer[] = [];
   private readonly freeOutputs: ArrayBuffer[] = [];
   private readonly freeMeta: ArrayBuffer[] = [];
@@ -151,10 +162,18 @@ export class SealPool {
       // A small young generation makes the worker drop the temporary buffers of zstd and the cipher promptly.
       const w = new Worker(WORKER_SOURCE, {
         eval: true,
-        workerData: { encKey: Uint8Array.from(encKey), level: options.level ?? 3 },
+        workerData: { encKey: Uint8Array.from(encKey), level: options.level ?? 3, blakePath: blake3ModulePath() },
         resourceLimits: { maxYoungGenerationSizeMb: 4 },
       });
-      w.on('message', (msg: { seq: number; input: ArrayBuffer; output: ArrayBuffer; meta: ArrayBuffer }) => {
+      w.on('message', (msg: { seq: number; input: ArrayBuffer; output: ArrayBuffer; meta: ArrayBuffer; hash?: ArrayBuffer; id?: string }) => {
+        if (msg.hash) {
+          const h = this.pendingHashes.get(msg.seq);
+          if (!h) return;
+          this.pendingHashes.delete(msg.seq);
+          this.busy[h.worker]!--;
+          h.resolve({ id: msg.id!, buffer: msg.hash });
+          return;
+        }
         const p = this.pending.get(msg.seq);
         if (!p) return;
         this.pending.delete(msg.seq);
@@ -189,6 +208,24 @@ export class SealPool {
     this.failure ??= err;
     for (const p of this.pending.values()) p.reject(err);
     this.pending.clear();
+    for (const p of this.pendingHashes.values()) p.reject(err);
+    this.pendingHashes.clear();
+  }
+
+  /**
+   * The BLAKE3 (hex) of buffer[0, length), computed on a worker: the whole ArrayBuffer is transferred and comes back
+   * (views of it on this thread are unusable meanwhile).
+   */
+  hash(buffer: ArrayBuffer, length: number): Promise<{ id: string; buffer: ArrayBuffer }> {
+    if (this.failure) return Promise.reject(this.failure as Error);
+    let w = 0;
+    for (let i = 1; i < this.workers.length; i++) if (this.busy[i]! < this.busy[w]!) w = i;
+    const seq = ++this.seq;
+    this.busy[w]!++;
+    return new Promise((resolve, reject) => {
+      this.pendingHashes.set(seq, { resolve, reject, worker: w });
+      this.workers[w]!.postMessage({ seq, hash: buffer, length }, [buffer]);
+    });
   }
 
   /** An input slab to fill with plaintext (reused when one is free); `atLeast` above the slab size gets a one-off. */
@@ -231,6 +268,8 @@ export class SealPool {
   }
 
   async close(): Promise<void> {
+    // Nothing may wait forever on a worker that is gone.
+    this.fail(new Error('seal workers closed'));
     await Promise.all(this.workers.map((w) => w.terminate()));
   }
 }
