@@ -75,6 +75,8 @@ interface ZlibInternals {
 export class ZstdContext {
   /** undefined: none yet; null: this Node has no usable handle (one-shot functions). */
   private engine: ZlibInternals | null | undefined;
+  /** Decompression: the plaintext length the current frame must have. */
+  private expect = -1;
 
   constructor(private readonly mode: 'compress' | 'decompress') {}
 
@@ -104,9 +106,9 @@ export class ZstdContext {
     const availIn = e._writeState![1]!;
     const complete = availOut !== 0 && availIn === 0;
     if (this.mode === 'decompress') {
-      // A clean session for the next frame (an unfinished or trailing frame must not leak into it). Decompression has
-      // no parameters to lose; cheap next to the work.
-      e._handle!.reset();
+      // After a whole frame the context is ready for the next one; after anything else, a clean session so that an
+      // unfinished frame cannot leak into the next (decompression has no parameters to lose).
+      if (!complete || outLength - availOut !== this.expect) e._handle!.reset();
     } else if (!complete) {
       // The handle's reset() also drops the parameters (level): a fresh context instead. After a complete frame the
       // context is ready for the next one as it is.
@@ -131,6 +133,7 @@ export class ZstdContext {
     if (!e) return zstdDecompressSync(frame, { maxOutputLength: Math.max(rawLength, 1) });
     // One spare byte: a frame with more than rawLength bytes fills the buffer and is caught.
     const out = Buffer.allocUnsafe(rawLength + 1);
+    this.expect = rawLength;
     const n = this.run(frame, out, out.length, e);
     if (n < 0) throw new Error('zstd frame is larger than its index entry says');
     if (n !== rawLength) throw new Error('zstd frame is shorter than its index entry says');

@@ -40,9 +40,11 @@ function decompressInto(frame, out, rawLength) {
   if (e.destroyed) throw new Error('invalid zstd data');
   const availOut = e._writeState[0];
   const availIn = e._writeState[1];
-  e._handle.reset();
+  const n = rawLength + 1 - availOut;
+  // After a whole frame of the expected length the context is ready for the next one; else a clean session.
+  if (availIn !== 0 || n !== rawLength) e._handle.reset();
   if (availIn !== 0) return 'does not match its ID';
-  return rawLength + 1 - availOut;
+  return n;
 }
 let scratch = Buffer.allocUnsafe(1 << 20);
 // Decrypts into out (a transferred buffer of the caller's), or into a scratch buffer first when compressed.
