@@ -116,7 +116,8 @@ export class Repository {
   private openPool: OpenPool | undefined;
   private windowSize = 0;
   private packDataEnd: Map<number, number> | undefined;
-  private windows: { pack: string; start: number; end: number; data: Promise<Buffer> }[] = [];
+  private windows: { pack: string; start: number; end: number; into: Buffer | undefined; data: Promise<Buffer> }[] = [];
+  private readonly windowBuffers: Buffer[] = [];
   private readonly loadedIndexes = new Set<string>();
   /** Index files read while the key was being derived (open), by name. */
   private indexPrefetch: Promise<Map<string, Buffer>> | undefined;
@@ -263,16 +264,32 @@ export class Repository {
     let w = this.windows.find((x) => x.pack === pack && x.start <= offset && offset + length <= x.end);
     if (!w) {
       const end = Math.max(offset + length, Math.min(offset + this.windowSize, dataEnd));
-      const window = { pack, start: offset, end, data: this.store.get(packKey(pack), { range: { offset, length: end - offset } }) };
+      const into = end - offset <= this.windowSize ? (this.windowBuffers.pop() ?? Buffer.allocUnsafe(this.windowSize)) : undefined;
+      const window = { pack, start: offset, end, into, data: this.store.get(packKey(pack), { range: { offset, length: end - offset }, ...(into ? { target: into } : {}) }) };
       window.data.catch(() => {
         this.windows = this.windows.filter((x) => x !== window);
       });
       this.windows.push(window);
-      if (this.windows.length > MAX_WINDOWS) this.windows.shift();
+      if (this.windows.length > MAX_WINDOWS) this.retireWindow(this.windows.shift()!);
       w = window;
     }
     const data = await w.data;
     return data.subarray(offset - w.start, offset - w.start + length);
+  }
+
+  /**
+   * Window buffers are reused (8 MiB each, hundreds per GB restored: left to the GC they made RSS swing by hundreds of
+   * MB). Every reader copies or opens the bytes it got from a window right after its await, so a retired window's
+   * buffer is taken back only once its read has settled and one more turn of the event loop has passed.
+   */
+  private retireWindow(w: { into: Buffer | undefined; data: Promise<Buffer> }): void {
+    const into = w.into;
+    if (!into) return;
+    const giveBack = () => setImmediate(() => void (this.windowBuffers.length < MAX_WINDOWS + 2 && this.windowBuffers.push(into)));
+    w.data.then(
+      (data) => data.buffer === into.buffer && giveBack(),
+      () => undefined,
+    );
   }
 
   /** Opens blobs of at least 64 KiB on `workers` threads from now on (restore); closeWorkers() ends them. */

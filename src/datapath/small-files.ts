@@ -96,29 +96,34 @@ export class SmallFileRestorer {
       batch.used += data.length;
       batch.bytes += data.length;
     } else {
-      // All pieces must land in one batch: gather them first (they come from the read windows, mostly in memory).
-      const pieces: { sealed: Buffer; hex: string; flags: number; rawLength: number; pack: string }[] = [];
+      // All pieces land in one batch. Their sizes come from the index; each piece is copied into the slab right
+      // after it is read (a read window's buffer is reused once its readers have moved on).
+      const items = e.c ?? [];
       let need = 0;
+      for (const item of items) {
+        const loc = this.options.repository.index.get(item as string);
+        need += ID_BYTES + (loc?.length ?? 0);
+      }
+      batch = await this.batchWithRoom(need);
+      const from = batch.used;
       try {
-        for (const item of e.c ?? []) {
+        for (const item of items) {
           const hex = item as string;
           const { sealed, loc, pack } = await this.options.repository.readSealed(hex, this.options.signal ? { signal: this.options.signal } : {});
-          pieces.push({ sealed, hex, flags: loc.flags, rawLength: loc.rawLength, pack });
-          need += ID_BYTES + sealed.length;
+          if (batch.used + ID_BYTES + sealed.length > batch.slab.length) throw new RepositoryCorruptError(`blob ${hex.slice(0, 16)} is larger than its index entry says`);
+          parts.push(batch.used, sealed.length, loc.flags, loc.rawLength);
+          batch.slab.write(hex, batch.used, 'hex');
+          sealed.copy(batch.slab, batch.used + ID_BYTES);
+          batch.used += ID_BYTES + sealed.length;
+          infos.push({ id: hex, pack });
         }
       } catch (err) {
+        // Nothing of this file stays in the batch.
+        batch.used = from;
         this.options.callbacks.issue(rel, err as Error);
         return undefined;
       }
-      batch = await this.batchWithRoom(need);
-      for (const p of pieces) {
-        parts.push(batch.used, p.sealed.length, p.flags, p.rawLength);
-        batch.slab.write(p.hex, batch.used, 'hex');
-        p.sealed.copy(batch.slab, batch.used + ID_BYTES);
-        batch.used += ID_BYTES + p.sealed.length;
-        batch.bytes += p.rawLength;
-        infos.push({ id: p.hex, pack: p.pack });
-      }
+      for (let k = 3; k < parts.length; k += 4) batch.bytes += parts[k]!;
     }
     const wantOwner = this.options.ownership && (e.u !== this.uid || e.g !== this.gid);
     const modeIsSet = (e.m & 0o777 & ~this.options.umask) === e.m;
