@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { backup } from '../../../src/datapath/uploader.js';
 import { restore } from '../../../src/datapath/restorer.js';
+import { CancelledError } from '../../../src/datapath/errors.js';
 import { cleanupTempDirs, describeTree, newRepo, tempDir } from './helpers.js';
 
 afterAll(cleanupTempDirs);
@@ -77,5 +78,23 @@ describe('small files restored in batches on the worker threads', () => {
     expect(r.errors[0]!.reason).toMatch(/^E(ISDIR|NOTEMPTY|EXIST)/);
     expect(r.stats.files).toBe(19);
     expect(readdirSync(join(dst, 'a')).filter((n) => n.endsWith('.cairn-restore'))).toEqual([]);
+  });
+});
+
+describe('cancelling a restore of many small files', () => {
+  it('stops with CancelledError and leaves no temp files behind', async () => {
+    const repo = await newRepo();
+    const src = tempDir('small-src3');
+    for (let d = 0; d < 20; d++) {
+      mkdirSync(join(src, `d${d}`));
+      for (let f = 0; f < 100; f++) writeFileSync(join(src, `d${d}`, `f${f}`), `file ${d}/${f}\n`.repeat(30));
+    }
+    const { snapshotId } = await backup({ source: src, repository: repo });
+    const dst = tempDir('small-dst3');
+    const ac = new AbortController();
+    const run = restore({ repository: repo, snapshotId, target: dst, signal: ac.signal, progressIntervalMs: 0, onProgress: (p) => p.doneFiles >= 150 && ac.abort() });
+    await expect(run).rejects.toBeInstanceOf(CancelledError);
+    const leftovers = readdirSync(dst, { recursive: true }).filter((n) => String(n).endsWith('.cairn-restore'));
+    expect(leftovers).toEqual([]);
   });
 });
