@@ -2,7 +2,7 @@
 // process) and peak RSS: the quick before/after measurement for data-path changes (the full side-by-side comparison
 // with restic and kopia is bench/datapath.ts). Usage:
 //   node --import tsx bench/datapath-profile.ts --source DIR --work DIR [--restore] [--incremental]
-import { mkdirSync, readFileSync, renameSync, rmSync, existsSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { getHeapSpaceStatistics } from 'node:v8';
@@ -70,10 +70,8 @@ if (!values['restore-only']) {
 }
 if (values.restore || values['restore-only']) {
   const target = join(work, 'restore');
-  if (existsSync(target)) {
-    const trash = join(work, `trash-${Date.now()}`);
-    renameSync(target, trash);
-  }
+  // The previous restore is deleted first (not timed); keeping it aside filled the disk.
+  if (existsSync(target)) rmSync(target, { recursive: true, force: true });
   const repo = await Repository.open({ store, password });
   const done = measure();
   const r = await restore({ repository: repo, snapshotId: 'latest', target });
