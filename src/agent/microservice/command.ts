@@ -1,17 +1,19 @@
 /**
- * What both `pod-volume` commands share: the flags, the logger, the run, the termination message and the exit
- * status (0 on success, 1 otherwise, as Velero's data mover exits).
+ * What all in-pod data mover commands share (`pod-volume backup|restore`, `data-mover backup|restore`): the flags,
+ * the logger, the run, the termination message and the exit status (0 on success, 1 otherwise, as Velero's data
+ * mover exits).
  */
 import { Flags } from '@oclif/core';
 import { OperationFailedError } from '../../cli/errors.js';
 import { createLogger, type LogFormat, type LogLevel } from '../../cli/logger.js';
 import { parseDuration } from '../../cli/duration.js';
 import { connect } from '../../kube/client.js';
-import type { PodVolumeTaskOptions } from './pod-volume.js';
+import { VolumeModes, type TaskKind, type VolumeMode } from './protocol.js';
 import type { RunDataPathResult } from './run.js';
+import type { DataMoverTaskOptions } from './task.js';
 import { DEFAULT_TERMINATION_MESSAGE_PATH, writeTerminationMessage } from './termination.js';
 
-export const podVolumeFlags = {
+export const dataMoverFlags = {
   'volume-path': Flags.string({ description: 'The volume inside this pod.', required: true }),
   'resource-timeout': Flags.string({ description: 'How long to wait for cluster resources (Go duration).', required: true }),
   'node-name': Flags.string({ description: 'This node (default: $NODE_NAME), recorded as the Events\' source host.', env: 'NODE_NAME' }),
@@ -19,9 +21,15 @@ export const podVolumeFlags = {
   'progress-interval': Flags.string({ description: 'Minimum time between progress Events (Go duration).', default: '10s' }),
 };
 
-export interface PodVolumeCommandInput {
+/** The pod-volume commands take exactly the shared flags. */
+export const podVolumeFlags = dataMoverFlags;
+
+/** `--volume-mode` of the data-mover commands (the exposer knows whether it mounted a file system or a device). */
+export const volumeModeFlag = Flags.string({ description: 'How the volume is exposed: Filesystem (a directory) or Block (a device).', required: true, options: [...VolumeModes] });
+
+export interface DataMoverCommandInput {
   name: string;
-  kind: 'PVB' | 'PVR';
+  kind: TaskKind;
   flags: {
     kubeconfig?: string | undefined;
     context?: string | undefined;
@@ -29,15 +37,19 @@ export interface PodVolumeCommandInput {
     'log-level': LogLevel;
     'log-format': LogFormat;
     'volume-path': string;
+    'volume-mode'?: string | undefined;
     'resource-timeout': string;
     'node-name'?: string | undefined;
     'termination-message-path': string;
     'progress-interval': string;
   };
-  run: (opts: PodVolumeTaskOptions) => Promise<RunDataPathResult>;
+  run: (opts: DataMoverTaskOptions) => Promise<RunDataPathResult>;
 }
 
-export async function runPodVolumeCommand(input: PodVolumeCommandInput): Promise<void> {
+/** Kept for the pod-volume commands. */
+export type PodVolumeCommandInput = DataMoverCommandInput;
+
+export async function runDataMoverCommand(input: DataMoverCommandInput): Promise<void> {
   const { flags } = input;
   const resourceTimeoutMs = parseDuration('--resource-timeout', flags['resource-timeout']);
   const progressIntervalMs = parseDuration('--progress-interval', flags['progress-interval']);
@@ -50,6 +62,7 @@ export async function runPodVolumeCommand(input: PodVolumeCommandInput): Promise
     namespace: flags.namespace,
     name: input.name,
     volumePath: flags['volume-path'],
+    volumeMode: (flags['volume-mode'] as VolumeMode | undefined) ?? 'Filesystem',
     resourceTimeoutMs,
     logger,
     nodeName: flags['node-name'],
@@ -63,3 +76,6 @@ export async function runPodVolumeCommand(input: PodVolumeCommandInput): Promise
   logger.info({ outcome: result.outcome }, 'data mover exiting');
   if (result.outcome !== 'completed') throw new OperationFailedError(result.terminationMessage);
 }
+
+/** Kept for the pod-volume commands. */
+export const runPodVolumeCommand = runDataMoverCommand;

@@ -3,21 +3,19 @@
  * volume, emits the protocol Events on the CR, and returns the termination message. It never writes the CR's status:
  * the node-agent's controller owns status and learns the outcome from the Events and the termination message.
  */
-import { lstatSync, readdirSync } from 'node:fs';
 import { Kinds, parsePodVolumeBackup, parsePodVolumeRestore, type PodVolumeBackup, type PodVolumeRestore } from '../../api/index.js';
 import { Annotations, Labels } from '../../api/constants.js';
 import type { Logger } from '../../cli/logger.js';
 import { backup } from '../../datapath/uploader.js';
 import type { Repository } from '../../datapath/repository.js';
 import { restore } from '../../datapath/restorer.js';
-import type { Kube } from '../../kube/client.js';
 import { customClient } from '../../kube/custom.js';
-import { backupResultMessage, restoreResultMessage, type TaskKind } from './protocol.js';
+import { backupResultMessage, restoreResultMessage } from './protocol.js';
 import { openRepositoryForVolume } from './repository.js';
-import { runDataPath, type DataPathWork, type EventSink, type RunDataPathResult } from './run.js';
+import type { RunDataPathResult } from './run.js';
 import { writeCompletionMarker } from './completion-marker.js';
-import { dataPathEventRecorder } from './events.js';
-import { watchTask, type DataPathResource, type TaskWatch } from './watch.js';
+import { checkFilesystemVolume, isEmptyDirectory, runWatchedTask, type DataMoverTaskOptions } from './task.js';
+import { watchTask } from './watch.js';
 
 /** Snapshot tags that identify fs-backup snapshots (Velero's keys) and their source across pod re-creations. */
 export const SnapshotTags = {
@@ -27,18 +25,8 @@ export const SnapshotTags = {
   RealSource: 'snapshot-real-source',
 } as const;
 
-export interface PodVolumeTaskOptions {
-  kube: Kube;
-  /** Install namespace: where the PVB/PVR, the locations and the credentials live. */
-  namespace: string;
-  name: string;
-  volumePath: string;
-  resourceTimeoutMs: number;
-  logger: Logger;
-  nodeName?: string | undefined;
-  /** Minimum time between Progress events (default 10 s, as Velero). */
-  progressIntervalMs?: number;
-}
+/** The options of a pod volume task (the shared task options; volumeMode is always Filesystem here). */
+export type PodVolumeTaskOptions = DataMoverTaskOptions;
 
 /** `<podNamespace>/<podName>/<pvcName or volumeName>`, the identity Velero gives an fs-backup source. */
 export function realSource(pvb: PodVolumeBackup): string {
@@ -46,9 +34,13 @@ export function realSource(pvb: PodVolumeBackup): string {
   return `${pvb.spec.pod.namespace ?? ''}/${pvb.spec.pod.name ?? ''}/${pvc || pvb.spec.volume}`;
 }
 
-/** The latest snapshot taken of the same real source, if any: the parent of an incremental backup. */
-export async function findParentSnapshot(repository: Repository, source: string): Promise<string | undefined> {
-  const matching = (await repository.listSnapshots()).filter((s) => s.tags[SnapshotTags.RealSource] === source);
+/**
+ * The latest snapshot taken of the same real source, if any: the parent of an incremental backup. `alsoMatching`
+ * narrows it further (the data mover keeps Filesystem and Block snapshots of one PVC apart).
+ */
+export async function findParentSnapshot(repository: Repository, source: string, alsoMatching: Record<string, string> = {}): Promise<string | undefined> {
+  const matches = (tags: Record<string, string>) => tags[SnapshotTags.RealSource] === source && Object.entries(alsoMatching).every(([k, v]) => tags[k] === v);
+  const matching = (await repository.listSnapshots()).filter((s) => matches(s.tags));
   matching.sort((a, b) => a.time.localeCompare(b.time));
   return matching.at(-1)?.id;
 }
@@ -63,62 +55,11 @@ export function parallelFilesDownload(pvr: PodVolumeRestore, logger?: Logger): {
   return {};
 }
 
-function isEmptyDirectory(path: string): boolean {
-  return readdirSync(path).length === 0;
-}
-
-function checkVolumePath(path: string): void {
-  let isDir: boolean;
-  try {
-    isDir = lstatSync(path).isDirectory();
-  } catch (err) {
-    throw new Error(`volume path ${path} is not accessible: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err });
-  }
-  if (!isDir) throw new Error(`volume path ${path} is not a directory`);
-}
-
-async function runTask<T extends DataPathResource>(
-  opts: PodVolumeTaskOptions,
-  kind: TaskKind,
-  watch: TaskWatch<T>,
-  prepare: (obj: T, signal: AbortSignal) => Promise<DataPathWork>,
-): Promise<RunDataPathResult> {
-  const recorder = dataPathEventRecorder(opts.kube, { component: opts.name, host: opts.nodeName });
-  let inProgress: T | undefined;
-  const events: EventSink = {
-    emit: async (reason, message) => {
-      const obj = watch.current() ?? inProgress;
-      if (!obj) throw new Error(`${kind} ${opts.name} is gone`);
-      await recorder.record(obj, reason, message);
-    },
-  };
-  await watch.start();
-  try {
-    return await runDataPath({
-      kind,
-      name: opts.name,
-      events,
-      logger: opts.logger,
-      progressIntervalMs: opts.progressIntervalMs ?? 10_000,
-      waitUntilInProgress: async (signal) => {
-        inProgress = await watch.waitUntilInProgress({ timeoutMs: opts.resourceTimeoutMs, signal });
-      },
-      onCancelRequested: (l) => watch.onCancelRequested(l),
-      prepare: (signal) => {
-        if (!inProgress) throw new Error(`${kind} ${opts.name} is not InProgress`);
-        return prepare(inProgress, signal);
-      },
-    });
-  } finally {
-    await watch.stop().catch(() => undefined);
-  }
-}
-
 export async function runPodVolumeBackup(opts: PodVolumeTaskOptions): Promise<RunDataPathResult> {
   const client = customClient<PodVolumeBackup>(opts.kube, Kinds.PodVolumeBackup, parsePodVolumeBackup);
   const watch = watchTask({ kube: opts.kube, client, namespace: opts.namespace, name: opts.name, kindLabel: 'PVB', logger: opts.logger });
-  return runTask(opts, 'PVB', watch, async (pvb) => {
-    checkVolumePath(opts.volumePath);
+  return runWatchedTask(opts, 'PVB', watch, async (pvb) => {
+    checkFilesystemVolume(opts.volumePath);
     const volumeNamespace = pvb.spec.pod.namespace ?? '';
     const { repository, location } = await openRepositoryForVolume({ kube: opts.kube, namespace: opts.namespace, bslName: pvb.spec.backupStorageLocation, volumeNamespace });
     const source = realSource(pvb);
@@ -155,8 +96,8 @@ export async function runPodVolumeBackup(opts: PodVolumeTaskOptions): Promise<Ru
 export async function runPodVolumeRestore(opts: PodVolumeTaskOptions): Promise<RunDataPathResult> {
   const client = customClient<PodVolumeRestore>(opts.kube, Kinds.PodVolumeRestore, parsePodVolumeRestore);
   const watch = watchTask({ kube: opts.kube, client, namespace: opts.namespace, name: opts.name, kindLabel: 'PVR', logger: opts.logger });
-  return runTask(opts, 'PVR', watch, async (pvr) => {
-    checkVolumePath(opts.volumePath);
+  return runWatchedTask(opts, 'PVR', watch, async (pvr) => {
+    checkFilesystemVolume(opts.volumePath);
     const { repository, location } = await openRepositoryForVolume({
       kube: opts.kube,
       namespace: opts.namespace,

@@ -15,15 +15,32 @@ export const EventReasons = {
 } as const;
 export type EventReason = (typeof EventReasons)[keyof typeof EventReasons];
 
-/** What the data mover works on: a PodVolumeBackup ("PVB") or a PodVolumeRestore ("PVR"). */
-export type TaskKind = 'PVB' | 'PVR';
+/**
+ * What the data mover works on: a PodVolumeBackup ("PVB"), a PodVolumeRestore ("PVR"), a DataUpload ("DU") or a
+ * DataDownload ("DD"). The short form is the log field; messages name the kind as Velero's do (see below).
+ */
+export type TaskKind = 'PVB' | 'PVR' | 'DU' | 'DD';
+
+/** How Velero's Event messages name the kind: `PVB <name>` for fs-backup, `data upload <name>` for the data mover. */
+export function eventNoun(kind: TaskKind): string {
+  return kind === 'DU' ? 'data upload' : kind === 'DD' ? 'data download' : kind;
+}
+
+/** How Velero's termination messages name the kind: `PVB <name>`, `DataUpload <name>`. */
+export function serviceNoun(kind: TaskKind): string {
+  return kind === 'DU' ? 'DataUpload' : kind === 'DD' ? 'DataDownload' : kind;
+}
+
+/** A volume is either mounted as a file system or handed over as a raw block device. */
+export type VolumeMode = 'Filesystem' | 'Block';
+export const VolumeModes: readonly VolumeMode[] = ['Filesystem', 'Block'];
 
 /** The watcher treats a failed pod whose termination message ends with this as canceled (§4.7). */
 export const CANCELED_SUFFIX = 'data path is canceled';
 
 export interface AccessPoint {
   byPath: string;
-  volumeMode: 'Filesystem';
+  volumeMode: VolumeMode;
 }
 
 /** BackupResult of seed 000/002, plus `totalBytes` as Velero's watcher reads it. */
@@ -49,29 +66,29 @@ export function progressMessage(p: { totalBytes: number; doneBytes: number }): s
   return JSON.stringify(out);
 }
 
-export function backupResultMessage(r: { snapshotID: string; emptySnapshot: boolean; volumePath: string; totalBytes: number }): string {
+export function backupResultMessage(r: { snapshotID: string; emptySnapshot: boolean; volumePath: string; totalBytes: number; volumeMode?: VolumeMode }): string {
   const msg: BackupResultMessage = {
     snapshotID: r.snapshotID,
     emptySnapshot: r.emptySnapshot,
-    source: { byPath: r.volumePath, volumeMode: 'Filesystem' },
+    source: { byPath: r.volumePath, volumeMode: r.volumeMode ?? 'Filesystem' },
     totalBytes: r.totalBytes,
   };
   return JSON.stringify(msg);
 }
 
-export function restoreResultMessage(r: { volumePath: string; totalBytes: number }): string {
-  const msg: RestoreResultMessage = { target: { byPath: r.volumePath, volumeMode: 'Filesystem' }, totalBytes: r.totalBytes };
+export function restoreResultMessage(r: { volumePath: string; totalBytes: number; volumeMode?: VolumeMode }): string {
+  const msg: RestoreResultMessage = { target: { byPath: r.volumePath, volumeMode: r.volumeMode ?? 'Filesystem' }, totalBytes: r.totalBytes };
   return JSON.stringify(msg);
 }
 
 export const messages = {
   started: (name: string) => `Data path for ${name} started`,
   stopped: (name: string) => `Data path for ${name} stopped`,
-  failed: (kind: TaskKind, name: string, error: string) => `Data path for ${kind} ${name} failed, error ${error}`,
-  canceled: (kind: TaskKind, name: string) => `Data path for ${kind} ${name} canceled`,
-  canceling: (kind: TaskKind, name: string) => `Canceling for ${kind} ${name}`,
+  failed: (kind: TaskKind, name: string, error: string) => `Data path for ${eventNoun(kind)} ${name} failed, error ${error}`,
+  canceled: (kind: TaskKind, name: string) => `Data path for ${eventNoun(kind)} ${name} canceled`,
+  canceling: (kind: TaskKind, name: string) => `Canceling for ${eventNoun(kind)} ${name}`,
   /** Termination message when the data path itself failed or was canceled (§4.4). */
-  runFailed: (kind: TaskKind, name: string, error: string) => `Failed to run data path service for ${kind} ${name}: ${error}`,
+  runFailed: (kind: TaskKind, name: string, error: string) => `Failed to run data path service for ${serviceNoun(kind)} ${name}: ${error}`,
   /** Termination message when the data path could not be set up (repository, volume path). */
-  initFailed: (kind: TaskKind, name: string, error: string) => `Failed to init data path service for ${kind} ${name}: ${error}`,
+  initFailed: (kind: TaskKind, name: string, error: string) => `Failed to init data path service for ${serviceNoun(kind)} ${name}: ${error}`,
 } as const;

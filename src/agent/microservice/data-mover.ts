@@ -1,0 +1,130 @@
+/**
+ * `cairn data-mover backup|restore` behind the command: the snapshot data mover's in-pod half (seed 002). It follows
+ * the DataUpload/DataDownload, moves the data of the volume the exposer mounted (a directory, or a block device) to or
+ * from the repository of (spec.backupStorageLocation, spec.sourceNamespace), emits the protocol Events on the CR and
+ * returns the termination message. Like the pod-volume commands it never writes the CR's status.
+ */
+import { Labels } from '../../api/constants.js';
+import { Kinds, parseDataDownload, parseDataUpload, type DataDownload, type DataUpload } from '../../api/index.js';
+import { restore } from '../../datapath/restorer.js';
+import { backup } from '../../datapath/uploader.js';
+import { customClient } from '../../kube/custom.js';
+import { backupBlockVolume, checkBlockVolume, restoreBlockVolume } from './block-volume.js';
+import { findParentSnapshot, SnapshotTags } from './pod-volume.js';
+import { backupResultMessage, restoreResultMessage, type VolumeMode } from './protocol.js';
+import { openRepositoryForVolume } from './repository.js';
+import type { DataPathWork, RunDataPathResult } from './run.js';
+import { checkFilesystemVolume, isEmptyDirectory, runWatchedTask, type DataMoverTaskOptions } from './task.js';
+import { watchTask } from './watch.js';
+
+/** Velero's requester tag value for data-mover snapshots. */
+export const DATA_MOVER_REQUESTER = 'snapshot-data-upload-download';
+/** Our own tag: Filesystem and Block snapshots of one PVC are never each other's parent. */
+export const VOLUME_MODE_TAG = 'volume-mode';
+
+/** `<sourceNamespace>/<sourcePVC>`: the identity of a data-mover source, the same across snapshots and pods. */
+export function dataUploadRealSource(du: DataUpload): string {
+  return `${du.spec.sourceNamespace}/${du.spec.sourcePVC}`;
+}
+
+/** The tags of a data-mover snapshot: the async operation ID (as Velero) plus ours to find the parent by. */
+export function dataUploadTags(du: DataUpload, volumeMode: VolumeMode): Record<string, string> {
+  const operationID = du.metadata?.labels?.[Labels.AsyncOperationID];
+  const backupName = du.metadata?.labels?.[Labels.BackupName];
+  return {
+    ...(operationID ? { [Labels.AsyncOperationID]: operationID } : {}),
+    ...(backupName ? { backup: backupName } : {}),
+    [SnapshotTags.Requester]: DATA_MOVER_REQUESTER,
+    [SnapshotTags.Uploader]: 'kopia',
+    [SnapshotTags.RealSource]: dataUploadRealSource(du),
+    [VOLUME_MODE_TAG]: volumeMode,
+  };
+}
+
+function checkVolume(path: string, mode: VolumeMode): void {
+  if (mode === 'Block') checkBlockVolume(path);
+  else checkFilesystemVolume(path);
+}
+
+export async function runDataUpload(opts: DataMoverTaskOptions): Promise<RunDataPathResult> {
+  const mode = opts.volumeMode ?? 'Filesystem';
+  const client = customClient<DataUpload>(opts.kube, Kinds.DataUpload, parseDataUpload);
+  const watch = watchTask({ kube: opts.kube, client, namespace: opts.namespace, name: opts.name, kindLabel: 'DataUpload', logger: opts.logger });
+  return runWatchedTask(opts, 'DU', watch, async (du): Promise<DataPathWork> => {
+    checkVolume(opts.volumePath, mode);
+    const { repository, location } = await openRepositoryForVolume({ kube: opts.kube, namespace: opts.namespace, bslName: du.spec.backupStorageLocation, volumeNamespace: du.spec.sourceNamespace });
+    const source = dataUploadRealSource(du);
+    const tags = dataUploadTags(du, mode);
+    opts.logger.info({ DU: opts.name, repository: location, source, volumeMode: mode }, 'repository opened');
+    return {
+      async run({ signal, onProgress }) {
+        const parent = await findParentSnapshot(repository, source, { [SnapshotTags.Requester]: DATA_MOVER_REQUESTER, [VOLUME_MODE_TAG]: mode });
+        opts.logger.info({ DU: opts.name, parent: parent ?? null }, parent ? 'incremental backup against the previous snapshot' : 'full backup (no previous snapshot)');
+        if (mode === 'Block') {
+          const r = await backupBlockVolume({ repository, devicePath: opts.volumePath, parent, tags, description: source, signal, onProgress });
+          opts.logger.info({ DU: opts.name, snapshotID: r.snapshotId, bytes: r.bytes, newBytes: r.newBytes, durationMs: r.durationMs }, 'block volume snapshot written');
+          onProgress({ totalBytes: r.bytes, doneBytes: r.bytes });
+          return backupResultMessage({ snapshotID: r.snapshotId, emptySnapshot: false, volumePath: opts.volumePath, totalBytes: r.bytes, volumeMode: mode });
+        }
+        if (isEmptyDirectory(opts.volumePath)) {
+          opts.logger.info({ DU: opts.name }, 'volume is empty; no snapshot taken');
+          return backupResultMessage({ snapshotID: '', emptySnapshot: true, volumePath: opts.volumePath, totalBytes: 0, volumeMode: mode });
+        }
+        const result = await backup({
+          source: opts.volumePath,
+          repository,
+          parent: parent ?? null,
+          tags,
+          description: source,
+          signal,
+          onProgress: (p) => onProgress({ totalBytes: p.totalBytes, doneBytes: p.doneBytes }),
+          progressIntervalMs: 1000,
+        });
+        for (const e of result.errors) opts.logger.warn({ DU: opts.name, path: e.path }, `not backed up: ${e.reason}`);
+        for (const s of result.skipped) opts.logger.info({ DU: opts.name, path: s.path }, s.reason);
+        const s = result.stats;
+        opts.logger.info({ DU: opts.name, snapshotID: result.snapshotId, bytes: s.bytes, newBytes: s.newBytes, reusedBytes: s.reusedBytes, files: s.files, durationMs: s.durationMs }, 'snapshot written');
+        onProgress({ totalBytes: s.bytes, doneBytes: s.bytes });
+        return backupResultMessage({ snapshotID: result.snapshotId, emptySnapshot: false, volumePath: opts.volumePath, totalBytes: s.bytes, volumeMode: mode });
+      },
+    };
+  });
+}
+
+export async function runDataDownload(opts: DataMoverTaskOptions): Promise<RunDataPathResult> {
+  const mode = opts.volumeMode ?? 'Filesystem';
+  const client = customClient<DataDownload>(opts.kube, Kinds.DataDownload, parseDataDownload);
+  const watch = watchTask({ kube: opts.kube, client, namespace: opts.namespace, name: opts.name, kindLabel: 'DataDownload', logger: opts.logger });
+  return runWatchedTask(opts, 'DD', watch, async (dd): Promise<DataPathWork> => {
+    checkVolume(opts.volumePath, mode);
+    const { repository, location } = await openRepositoryForVolume({ kube: opts.kube, namespace: opts.namespace, bslName: dd.spec.backupStorageLocation, volumeNamespace: dd.spec.sourceNamespace });
+    opts.logger.info({ DD: opts.name, repository: location, snapshotID: dd.spec.snapshotID, volumeMode: mode }, 'repository opened');
+    return {
+      async run({ signal, onProgress }) {
+        if (mode === 'Block') {
+          const r = await restoreBlockVolume({ repository, snapshotId: dd.spec.snapshotID, devicePath: opts.volumePath, signal, onProgress });
+          opts.logger.info({ DD: opts.name, bytes: r.bytes, durationMs: r.durationMs }, 'block volume restored');
+          onProgress({ totalBytes: r.bytes, doneBytes: r.bytes });
+          return restoreResultMessage({ volumePath: opts.volumePath, totalBytes: r.bytes, volumeMode: mode });
+        }
+        const result = await restore({
+          repository,
+          snapshotId: dd.spec.snapshotID,
+          target: opts.volumePath,
+          signal,
+          onProgress: (p) => onProgress({ totalBytes: p.totalBytes, doneBytes: p.doneBytes }),
+          progressIntervalMs: 1000,
+        });
+        for (const e of result.errors) opts.logger.warn({ DD: opts.name, path: e.path }, `not restored: ${e.reason}`);
+        if (result.errors.length > 0) {
+          const first = result.errors[0]!;
+          throw new Error(`${result.errors.length} path(s) could not be restored, first ${first.path}: ${first.reason}`);
+        }
+        const s = result.stats;
+        opts.logger.info({ DD: opts.name, bytes: s.bytes, files: s.files, durationMs: s.durationMs }, 'snapshot restored');
+        onProgress({ totalBytes: s.bytes, doneBytes: s.bytes });
+        return restoreResultMessage({ volumePath: opts.volumePath, totalBytes: s.bytes, volumeMode: mode });
+      },
+    };
+  });
+}

@@ -1,0 +1,82 @@
+/**
+ * What every in-pod data mover command shares once its flags are read (`pod-volume backup|restore`,
+ * `data-mover backup|restore`): the options, following the custom resource with its watch, recording the protocol
+ * Events on it, and running the data path through runDataPath. A command only supplies how to prepare the work
+ * from the object once it is InProgress.
+ */
+import { lstatSync, readdirSync } from 'node:fs';
+import type { Logger } from '../../cli/logger.js';
+import type { Kube } from '../../kube/client.js';
+import { dataPathEventRecorder } from './events.js';
+import type { TaskKind, VolumeMode } from './protocol.js';
+import { runDataPath, type DataPathWork, type EventSink, type RunDataPathResult } from './run.js';
+import type { DataPathResource, TaskWatch } from './watch.js';
+
+export interface DataMoverTaskOptions {
+  kube: Kube;
+  /** Install namespace: where the custom resource, the locations and the credentials live. */
+  namespace: string;
+  /** Name of the PVB/PVR/DataUpload/DataDownload. */
+  name: string;
+  volumePath: string;
+  /** `Block` only for data-mover commands; pod volumes are always file systems. */
+  volumeMode?: VolumeMode;
+  resourceTimeoutMs: number;
+  logger: Logger;
+  nodeName?: string | undefined;
+  /** Minimum time between Progress events (default 10 s, as Velero). */
+  progressIntervalMs?: number;
+}
+
+/** Runs one task: watch, wait for InProgress, prepare, transfer, report. The watch is stopped whatever happens. */
+export async function runWatchedTask<T extends DataPathResource>(
+  opts: DataMoverTaskOptions,
+  kind: TaskKind,
+  watch: TaskWatch<T>,
+  prepare: (obj: T, signal: AbortSignal) => Promise<DataPathWork>,
+): Promise<RunDataPathResult> {
+  const recorder = dataPathEventRecorder(opts.kube, { component: opts.name, host: opts.nodeName });
+  let inProgress: T | undefined;
+  const events: EventSink = {
+    emit: async (reason, message) => {
+      const obj = watch.current() ?? inProgress;
+      if (!obj) throw new Error(`${kind} ${opts.name} is gone`);
+      await recorder.record(obj, reason, message);
+    },
+  };
+  await watch.start();
+  try {
+    return await runDataPath({
+      kind,
+      name: opts.name,
+      events,
+      logger: opts.logger,
+      progressIntervalMs: opts.progressIntervalMs ?? 10_000,
+      waitUntilInProgress: async (signal) => {
+        inProgress = await watch.waitUntilInProgress({ timeoutMs: opts.resourceTimeoutMs, signal });
+      },
+      onCancelRequested: (l) => watch.onCancelRequested(l),
+      prepare: (signal) => {
+        if (!inProgress) throw new Error(`${kind} ${opts.name} is not InProgress`);
+        return prepare(inProgress, signal);
+      },
+    });
+  } finally {
+    await watch.stop().catch(() => undefined);
+  }
+}
+
+export function isEmptyDirectory(path: string): boolean {
+  return readdirSync(path).length === 0;
+}
+
+/** A Filesystem volume must be a directory we can see; the error names the path, never anything else. */
+export function checkFilesystemVolume(path: string): void {
+  let isDir: boolean;
+  try {
+    isDir = lstatSync(path).isDirectory();
+  } catch (err) {
+    throw new Error(`volume path ${path} is not accessible: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err });
+  }
+  if (!isDir) throw new Error(`volume path ${path} is not a directory`);
+}
