@@ -63,49 +63,74 @@ export function referenceCut(params: ChunkerParams, data: Uint8Array, start: num
   return n;
 }
 
-export function createChunker(params: ChunkerParams): Chunker {
+/** The tables and masks the fast cut loop needs (plain numbers and typed arrays: they can go to a worker thread). */
+export interface CutTables {
+  min: number;
+  avg: number;
+  max: number;
+  gear: Int32Array;
+  gearLs: Int32Array;
+  maskS: number;
+  maskL: number;
+  maskSls: number;
+  maskLls: number;
+}
+
+export function cutTables(params: ChunkerParams): CutTables {
   const { min, avg, max } = params;
   if (!(min > 0 && min <= avg && avg <= max)) throw new Error(`invalid chunker sizes ${min}/${avg}/${max}`);
   const gear = gearTable(params.seed);
-  const gearLs = gear.map((g) => (g << 1) | 0);
   const avgBits = Math.round(Math.log2(avg));
   const maskS = highMask(avgBits + 2);
   const maskL = highMask(avgBits - 2);
-  const maskSls = (maskS << 1) | 0;
-  const maskLls = (maskL << 1) | 0;
-  return {
-    params,
-    next(data: Uint8Array, start: number, end: number): number {
-      let n = end - start;
-      if (n <= min) return n;
-      if (n > max) n = max;
-      const normal = start + Math.min(avg, n);
-      const limit = start + n;
-      let fp = 0;
-      let i = start + min;
-      // Two bytes per step: fp<<2 + (gear<<1) is the one-byte hash shifted left once, tested with the shifted mask.
-      for (; i + 1 < normal; i += 2) {
-        fp = ((fp << 2) + gearLs[data[i]!]!) | 0;
-        if ((fp & maskSls) === 0) return i + 1 - start;
-        fp = (fp + gear[data[i + 1]!]!) | 0;
-        if ((fp & maskS) === 0) return i + 2 - start;
-      }
-      if (i < normal) {
-        fp = ((fp << 1) + gear[data[i]!]!) | 0;
-        if ((fp & maskS) === 0) return i + 1 - start;
-        i++;
-      }
-      for (; i + 1 < limit; i += 2) {
-        fp = ((fp << 2) + gearLs[data[i]!]!) | 0;
-        if ((fp & maskLls) === 0) return i + 1 - start;
-        fp = (fp + gear[data[i + 1]!]!) | 0;
-        if ((fp & maskL) === 0) return i + 2 - start;
-      }
-      if (i < limit) {
-        fp = ((fp << 1) + gear[data[i]!]!) | 0;
-        if ((fp & maskL) === 0) return i + 1 - start;
-      }
-      return n;
-    },
+  return { min, avg, max, gear, gearLs: gear.map((g) => (g << 1) | 0), maskS, maskL, maskSls: (maskS << 1) | 0, maskLls: (maskL << 1) | 0 };
+}
+
+/**
+ * The fast cut loop as JavaScript source: the body of a function of one argument `t` (CutTables) that returns
+ * `next(data, start, end)`. It is kept as source so that this thread and the chunk worker (chunk-pool.ts, evaluated
+ * from a string) run the very same loop; the tests check it against referenceCut.
+ * Two bytes per step: fp<<2 + (gear<<1) is the one-byte hash shifted left once, tested with the shifted mask.
+ */
+export const CUT_LOOP_SOURCE = `
+  const { min, avg, max, gear, gearLs, maskS, maskL, maskSls, maskLls } = t;
+  return function next(data, start, end) {
+    let n = end - start;
+    if (n <= min) return n;
+    if (n > max) n = max;
+    const normal = start + Math.min(avg, n);
+    const limit = start + n;
+    let fp = 0;
+    let i = start + min;
+    for (; i + 1 < normal; i += 2) {
+      fp = ((fp << 2) + gearLs[data[i]]) | 0;
+      if ((fp & maskSls) === 0) return i + 1 - start;
+      fp = (fp + gear[data[i + 1]]) | 0;
+      if ((fp & maskS) === 0) return i + 2 - start;
+    }
+    if (i < normal) {
+      fp = ((fp << 1) + gear[data[i]]) | 0;
+      if ((fp & maskS) === 0) return i + 1 - start;
+      i++;
+    }
+    for (; i + 1 < limit; i += 2) {
+      fp = ((fp << 2) + gearLs[data[i]]) | 0;
+      if ((fp & maskLls) === 0) return i + 1 - start;
+      fp = (fp + gear[data[i + 1]]) | 0;
+      if ((fp & maskL) === 0) return i + 2 - start;
+    }
+    if (i < limit) {
+      fp = ((fp << 1) + gear[data[i]]) | 0;
+      if ((fp & maskL) === 0) return i + 1 - start;
+    }
+    return n;
   };
+`;
+
+type CutLoop = (data: Uint8Array, start: number, end: number) => number;
+
+export function createChunker(params: ChunkerParams): Chunker {
+  // Our own constant source, shared with the chunk worker.
+  const makeNext = new Function('t', CUT_LOOP_SOURCE) as (t: CutTables) => CutLoop;
+  return { params, next: makeNext(cutTables(params)) };
 }

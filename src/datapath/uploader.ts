@@ -8,8 +8,9 @@ import { closeSync, lstatSync, openSync, read, readdirSync, readlinkSync, readSy
 import { hostname, userInfo } from 'node:os';
 import { matchesGlob, resolve } from 'node:path';
 import { BlobWriter } from './blob-writer.js';
+import { ChunkWorker } from './chunk-pool.js';
 import { createChunker, type Chunker } from './chunker.js';
-import { usableCpus } from './cpu.js';
+import { defaultWorkerCount, usableCpus } from './cpu.js';
 import { CancelledError } from './errors.js';
 import { BlobType } from './pack.js';
 import type { Repository, SnapshotSummary } from './repository.js';
@@ -66,6 +67,8 @@ export interface BackupResult {
 /** Files up to this size are stored inside the directory listing: no blob, no index entry. */
 export const INLINE_MAX = 256;
 const READ_BLOCK = 1 << 20;
+/** Files from this size on are read, chunked and hashed on the chunk worker (when there are worker threads). */
+export const WORKER_CHUNK_MIN = 4 << 20;
 
 class FileError extends Error {}
 
@@ -135,6 +138,8 @@ class BackupRun {
   private readonly chunker: Chunker;
   private readonly readBuf: Buffer;
   private zero: Buffer | undefined;
+  private readonly useChunkWorker: boolean;
+  private chunkWorker: ChunkWorker | undefined;
   private readonly hardlinks = new Map<string, { rel: string; item: Pick<TreeEntry, 'c' | 'in' | 's'> }>();
   private readonly progress: BackupProgress = { totalBytes: 0, doneBytes: 0, totalFiles: 0, doneFiles: 0, totalsFinal: false };
   private lastProgress = 0;
@@ -148,6 +153,7 @@ class BackupRun {
     this.writer = new BlobWriter(repo, { concurrency: options.concurrency ?? Math.max(2, cpus * 2), maxUploads: 2, ...(options.workers !== undefined ? { workers: options.workers } : {}), ...(options.signal ? { signal: options.signal } : {}) });
     this.chunker = createChunker(repo.config.chunker);
     this.readBuf = Buffer.allocUnsafe(repo.config.chunker.max + READ_BLOCK);
+    this.useChunkWorker = (options.workers ?? defaultWorkerCount()) > 0;
   }
 
   async execute(parentTree: string[] | undefined): Promise<string[]> {
@@ -163,6 +169,8 @@ class BackupRun {
       await this.writer.abandon();
       if (this.options.signal?.aborted) throw new CancelledError();
       throw err;
+    } finally {
+      await this.chunkWorker?.close();
     }
   }
 
@@ -309,10 +317,31 @@ class BackupRun {
         // It grew since lstat: fall through and chunk it from the start.
         return await this.chunkFile(fd, n, size);
       }
+      if (size >= WORKER_CHUNK_MIN && this.useChunkWorker) return await this.chunkOnWorker(fd);
       return await this.chunkFile(fd, 0, size);
     } finally {
       closeSync(fd);
     }
+  }
+
+  /** Chunks a large file on the chunk worker: this thread only drops zero runs, dedups and queues the chunks. */
+  private async chunkOnWorker(fd: number): Promise<{ item: Pick<TreeEntry, 'c'>; bytes: number }> {
+    this.chunkWorker ??= new ChunkWorker({ chunker: this.repo.config.chunker, idKey: this.repo.keys.id });
+    const content: ContentItem[] = [];
+    const bytes = await this.chunkWorker.chunkFile(fd, 0, async ({ data, id }) => {
+      if (this.isZero(data)) {
+        const last = content[content.length - 1];
+        if (last && typeof last === 'object') last.z += data.length;
+        else content.push({ z: data.length });
+      } else {
+        const hex = id.toString('hex');
+        content.push(hex);
+        if (await this.writer.add(BlobType.Data, id, hex, data)) this.stats.newBytes += data.length;
+      }
+      this.progress.doneBytes += data.length;
+      this.reportProgress(false);
+    });
+    return { item: { c: content }, bytes };
   }
 
   /**

@@ -1,0 +1,63 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { CancelledError } from '../../../src/datapath/errors.js';
+import { restore } from '../../../src/datapath/restorer.js';
+import { backup, WORKER_CHUNK_MIN } from '../../../src/datapath/uploader.js';
+import { cleanupTempDirs, newRepo, tempDir } from './helpers.js';
+
+afterAll(cleanupTempDirs);
+
+/** Large files of several kinds: random, a long run of zeros inside random data, a highly repetitive one. */
+function largeFiles(): string {
+  const src = tempDir('large');
+  writeFileSync(join(src, 'random.bin'), randomBytes(21 * 1024 * 1024 + 5));
+  // 20 MiB of zeros between random data: cuts far apart (no cut for longer than a segment) and a hole.
+  writeFileSync(join(src, 'zero-run.bin'), Buffer.concat([randomBytes(3 << 20), Buffer.alloc(20 << 20), randomBytes(1234567)]));
+  writeFileSync(join(src, 'repeated.txt'), 'a line of text that repeats for a while\n'.repeat(300_000));
+  writeFileSync(join(src, 'threshold.bin'), randomBytes(WORKER_CHUNK_MIN));
+  writeFileSync(join(src, 'small.txt'), 'small\n');
+  return src;
+}
+
+describe('large files on the chunk worker', () => {
+  it('cut and name chunks exactly as the main thread does, and restore byte for byte', async () => {
+    const src = largeFiles();
+    const repo = await newRepo();
+    const onMain = await backup({ source: src, repository: repo, parent: null, workers: 0 });
+    const onWorker = await backup({ source: src, repository: repo, parent: null, workers: 1 });
+    // Same chunks → nothing new stored the second time, and the very same directory listing.
+    expect(onWorker.stats.newBytes).toBe(0);
+    expect(onWorker.stats.bytes).toBe(onMain.stats.bytes);
+    expect((await repo.findSnapshot(onWorker.snapshotId)).tree).toEqual((await repo.findSnapshot(onMain.snapshotId)).tree);
+
+    const target = tempDir('large-restore');
+    const r = await restore({ repository: repo, snapshotId: onWorker.snapshotId, target });
+    expect(r.errors).toEqual([]);
+    for (const name of ['random.bin', 'zero-run.bin', 'repeated.txt', 'threshold.bin', 'small.txt']) {
+      expect(readFileSync(join(target, name)).equals(readFileSync(join(src, name))), name).toBe(true);
+    }
+  });
+
+  it('stops with CancelledError in the middle of a large file, and the next backup works', async () => {
+    const src = largeFiles();
+    const repo = await newRepo();
+    const ac = new AbortController();
+    const run = backup({
+      source: src,
+      repository: repo,
+      workers: 1,
+      signal: ac.signal,
+      progressIntervalMs: 0,
+      onProgress: (p) => {
+        if (p.doneBytes > 6 << 20) ac.abort();
+      },
+    });
+    await expect(run).rejects.toBeInstanceOf(CancelledError);
+    const again = await backup({ source: src, repository: repo, workers: 1 });
+    const target = tempDir('large-restore');
+    await restore({ repository: repo, snapshotId: again.snapshotId, target });
+    expect(readFileSync(join(target, 'zero-run.bin')).equals(readFileSync(join(src, 'zero-run.bin')))).toBe(true);
+  });
+});
