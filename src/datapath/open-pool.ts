@@ -207,6 +207,9 @@ export interface BlobLease {
   release(): void;
 }
 
+/** Large buffers kept for reuse (each up to the largest chunk plus a little). */
+const BIG_KEPT = 6;
+
 /**
  * Buffers for sealed input and plaintext output travel to the worker and back (transferred, not copied) and are
  * reused: memory stays flat however much is restored. Blobs larger than the slab get one-off buffers.
@@ -217,13 +220,18 @@ export class OpenPool {
   private readonly pending = new Map<number, { resolve: (b: BlobLease) => void; reject: (e: unknown) => void; worker: number }>();
   private readonly pendingFiles = new Map<number, { resolve: (r: { results: SmallFileResult[]; slab: ArrayBuffer }) => void; reject: (e: unknown) => void; worker: number }>();
   private readonly free: ArrayBuffer[] = [];
+  private readonly bigFree: ArrayBuffer[] = [];
   private seq = 0;
+  /** Size of the buffers for blobs above the slab size (up to the largest chunk); 0 = one-offs. */
+  private readonly bigSize: number;
 
   constructor(
     keys: { encryption: Buffer; id: Buffer },
     size: number,
     private readonly slabSize: number,
+    maxBlob = 0,
   ) {
+    this.bigSize = maxBlob > slabSize ? maxBlob + 64 * 1024 : 0;
     const blakePath = blake3ModulePath();
     for (let i = 0; i < size; i++) {
       const w = new Worker(WORKER_SOURCE, {
@@ -272,10 +280,14 @@ export class OpenPool {
 
   private give(buf: ArrayBuffer): void {
     if (buf.byteLength === this.slabSize && this.free.length < 16) this.free.push(buf);
+    else if (buf.byteLength === this.bigSize && this.bigFree.length < BIG_KEPT) this.bigFree.push(buf);
   }
 
   /** A buffer of at least `size` bytes to read sealed bytes into (hand it to open()). */
   take(size: number): Buffer {
+    // Chunks above the slab size are a few percent of random data but, left to the GC, their buffers made a large-file
+    // restore's RSS swing by hundreds of MB: a few buffers of the largest chunk size are reused too.
+    if (size > this.slabSize && size <= this.bigSize) return Buffer.from(this.bigFree.pop() ?? new ArrayBuffer(this.bigSize));
     if (size > this.slabSize) return Buffer.from(new ArrayBuffer(size));
     return Buffer.from(this.free.pop() ?? new ArrayBuffer(this.slabSize));
   }

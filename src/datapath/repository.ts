@@ -295,7 +295,7 @@ export class Repository {
   /** Opens blobs of at least 64 KiB on `workers` threads from now on (restore); closeWorkers() ends them. */
   useWorkers(workers: number): void {
     const slab = 2 * this.config.chunker.avg + 64 * 1024;
-    if (workers > 0 && !this.openPool) this.openPool = new OpenPool(this.keys, workers, slab);
+    if (workers > 0 && !this.openPool) this.openPool = new OpenPool(this.keys, workers, slab, this.config.chunker.max);
   }
 
   async closeWorkers(): Promise<void> {
