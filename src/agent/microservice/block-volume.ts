@@ -113,6 +113,7 @@ export async function backupBlockVolume(opts: BlockBackupOptions): Promise<Block
     let total = 0;
     let newBytes = 0;
     const fd = await fsp.open(devicePath, 'r');
+    const reader = new ReadAhead(fd);
     try {
       let start = 0;
       let end = 0;
@@ -126,9 +127,9 @@ export async function backupBlockVolume(opts: BlockBackupOptions): Promise<Block
             end -= start;
             start = 0;
           }
-          const { bytesRead } = await fd.read(buf, end, Math.min(READ_BLOCK, buf.length - end), null);
-          if (bytesRead === 0) eof = true;
-          end += bytesRead;
+          const n = await reader.readInto(buf, end);
+          if (n === 0) eof = true;
+          end += n;
         }
         if (end === start) break;
         const len = chunker.next(buf, start, end);
@@ -176,10 +177,55 @@ export async function backupBlockVolume(opts: BlockBackupOptions): Promise<Block
       if (opts.signal?.aborted) throw new CancelledError();
       throw err;
     } finally {
+      await reader.settle();
       await fd.close();
     }
   } finally {
     await lock.release().catch(() => undefined);
+  }
+}
+
+/**
+ * Sequential reads with the next blocks already in flight, so the device's latency overlaps chunking and hashing.
+ * A short read (the end, or a device that returns less) drops what was read ahead and goes on from where it ended.
+ */
+class ReadAhead {
+  private static readonly DEPTH = 2;
+  private readonly inflight: { at: number; buffer: Buffer; read: Promise<number> }[] = [];
+  private readonly spare: Buffer[] = [];
+  private next = 0;
+
+  constructor(private readonly fd: fsp.FileHandle) {}
+
+  private issue(): void {
+    const buffer = this.spare.pop() ?? Buffer.allocUnsafe(READ_BLOCK);
+    const at = this.next;
+    this.next += READ_BLOCK;
+    const read = this.fd.read(buffer, 0, READ_BLOCK, at).then((r) => r.bytesRead);
+    read.catch(() => undefined); // awaited in order; a failure ahead must not go unhandled meanwhile
+    this.inflight.push({ at, buffer, read });
+  }
+
+  /** Copies the next block (up to READ_BLOCK bytes) into `target` at `offset`; 0 at the end. */
+  async readInto(target: Buffer, offset: number): Promise<number> {
+    while (this.inflight.length < ReadAhead.DEPTH) this.issue();
+    const head = this.inflight.shift()!;
+    const n = await head.read;
+    head.buffer.copy(target, offset, 0, n);
+    this.spare.push(head.buffer);
+    if (n < READ_BLOCK) {
+      await this.settle();
+      this.next = head.at + n;
+    }
+    return n;
+  }
+
+  /** Waits for the reads in flight (their buffers must not be reused, nor the descriptor closed, under them). */
+  async settle(): Promise<void> {
+    for (const r of this.inflight.splice(0)) {
+      await r.read.catch(() => 0);
+      this.spare.push(r.buffer);
+    }
   }
 }
 
@@ -211,6 +257,10 @@ export async function restoreBlockVolume(opts: BlockRestoreOptions): Promise<Blo
     const fd = await fsp.open(devicePath, fsc.O_WRONLY);
     try {
       const isFile = (await fd.stat()).isFile();
+      const capacity = isFile ? undefined : blockVolumeSize(devicePath);
+      if (capacity !== undefined && capacity < totalBytes) {
+        throw new Error(`block device ${devicePath} holds ${capacity} bytes, fewer than the ${totalBytes} of snapshot ${snap.id.slice(0, 8)}`);
+      }
       let pos = 0;
       const report = () => opts.onProgress?.({ totalBytes, doneBytes: pos });
       const writeAll = async (data: Buffer) => {
