@@ -10,7 +10,7 @@ import { restore } from '../../datapath/restorer.js';
 import { backup } from '../../datapath/uploader.js';
 import { customClient } from '../../kube/custom.js';
 import { backupBlockVolume, checkBlockVolume, restoreBlockVolume } from './block-volume.js';
-import { findParentSnapshot, SnapshotTags } from './pod-volume.js';
+import { findParentSnapshot, parallelFilesDownloadSetting, SnapshotTags } from './pod-volume.js';
 import { backupResultMessage, restoreResultMessage, type VolumeMode } from './protocol.js';
 import { openRepositoryForVolume } from './repository.js';
 import type { DataPathWork, RunDataPathResult } from './run.js';
@@ -114,6 +114,7 @@ export async function runDataDownload(opts: DataMoverTaskOptions): Promise<RunDa
           signal,
           onProgress: (p) => onProgress({ totalBytes: p.totalBytes, doneBytes: p.doneBytes }),
           progressIntervalMs: 1000,
+          ...parallelFilesDownloadSetting(dd.spec.dataMoverConfig, opts.logger),
         });
         for (const e of result.errors) opts.logger.warn({ DD: opts.name, path: e.path }, `not restored: ${e.reason}`);
         if (result.errors.length > 0) {

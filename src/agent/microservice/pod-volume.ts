@@ -47,7 +47,15 @@ export async function findParentSnapshot(repository: Repository, source: string,
 
 /** `uploaderSettings.ParallelFilesDownload` (Velero's key): files restored at once, when a positive integer. */
 export function parallelFilesDownload(pvr: PodVolumeRestore, logger?: Logger): { concurrency?: number } {
-  const raw = pvr.spec.uploaderSettings?.ParallelFilesDownload;
+  return parallelFilesDownloadSetting(pvr.spec.uploaderSettings, logger);
+}
+
+/**
+ * `ParallelFilesDownload` from an uploader settings map (a PVR's `spec.uploaderSettings`, a DataDownload's
+ * `spec.dataMoverConfig`, where Velero stores the restore's uploader config under the same keys).
+ */
+export function parallelFilesDownloadSetting(settings: Record<string, string> | null | undefined, logger?: Logger): { concurrency?: number } {
+  const raw = settings?.ParallelFilesDownload;
   if (raw === undefined || raw === '') return {};
   const n = Number(raw);
   if (Number.isInteger(n) && n > 0) return { concurrency: n };

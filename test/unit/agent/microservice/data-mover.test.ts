@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../../../src/cli/logger.js';
 import { dataUploadRealSource, dataUploadTags } from '../../../../src/agent/microservice/data-mover.js';
-import { findParentSnapshot } from '../../../../src/agent/microservice/pod-volume.js';
+import { findParentSnapshot, parallelFilesDownloadSetting } from '../../../../src/agent/microservice/pod-volume.js';
 import { backupResultMessage, messages, restoreResultMessage } from '../../../../src/agent/microservice/protocol.js';
 import { runDataPath } from '../../../../src/agent/microservice/run.js';
 import { runWatchedTask } from '../../../../src/agent/microservice/task.js';
@@ -77,6 +77,12 @@ describe('data upload snapshots', () => {
       'snapshot-real-source': 'app/data-web-0',
       'volume-mode': 'Block',
     });
+  });
+
+  it('a DataDownload\'s dataMoverConfig ParallelFilesDownload sets the files restored at once, as a PVR\'s uploaderSettings', () => {
+    expect(parallelFilesDownloadSetting({ ParallelFilesDownload: '4', WriteSparseFiles: 'true' })).toEqual({ concurrency: 4 });
+    expect(parallelFilesDownloadSetting({ ParallelFilesDownload: '-1' })).toEqual({});
+    expect(parallelFilesDownloadSetting(undefined)).toEqual({});
   });
 
   it('the parent is the latest snapshot of the same source and volume mode', async () => {
