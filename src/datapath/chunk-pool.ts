@@ -98,7 +98,7 @@ interface SegmentMessage {
 /** Segments in flight per file: one being handed on by the main thread while the worker fills the other. */
 const SEGMENTS = 2;
 /** Bytes read per segment beyond the carried remainder (at least). */
-const SEGMENT_READ = 4 << 20;
+const SEGMENT_READ = 2 << 20;
 
 export class ChunkWorker {
   private readonly worker: Worker;
