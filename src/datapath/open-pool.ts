@@ -152,18 +152,32 @@ function restoreFile(f, slab) {
     return { error: err && err.blob !== undefined ? { kind: 'blob', blob: err.blob, message: err.message } : fsError(err), issues };
   }
 }
+// Decipher update() returns a fresh buffer per call, freed only when a GC runs, which this small heap rarely needs:
+// a large-file restore left hundreds of MB of dead buffers here. A minor GC every 4 MB opened frees them (see
+// seal-pool.ts; --expose-gc set at run time exposes gc to new contexts only, hence vm).
+require('node:v8').setFlagsFromString('--expose-gc');
+const collectGarbage = require('node:vm').runInNewContext('gc');
+const GC_EVERY = 4 << 20;
+let sinceGc = 0;
+function maybeCollect(bytes) {
+  sinceGc += bytes;
+  if (sinceGc > GC_EVERY) { sinceGc = 0; collectGarbage({ type: 'minor' }); }
+}
 parentPort.on('message', (msg) => {
   if (msg.files) {
     const slab = Buffer.from(msg.slab);
     const results = [];
     for (const f of msg.files) results.push(restoreFile(f, slab));
+    const bytes = msg.slab.byteLength; // before the transfer detaches it
     parentPort.postMessage({ seq: msg.seq, slab: msg.slab, results }, [msg.slab]);
+    maybeCollect(bytes);
     return;
   }
   const sealed = Buffer.from(msg.sealed, 0, msg.sealedLength);
   const out = Buffer.from(msg.out);
   const r = open(Buffer.from(msg.id), sealed, msg.flags, msg.rawLength, out);
   parentPort.postMessage({ seq: msg.seq, sealed: msg.sealed, out: msg.out, ...r }, [msg.sealed, msg.out]);
+  maybeCollect(msg.rawLength);
 });
 `;
 
