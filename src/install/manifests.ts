@@ -152,6 +152,9 @@ function serverDeployment(opts: InstallOptions): V1Deployment {
     metadata: { name: SERVER_NAME, namespace: opts.namespace, labels: labels(SERVER_NAME) },
     spec: {
       replicas: 1,
+      // One server at a time: a rolling update would run the old and the new server side by side for a while, and
+      // both would pick up the same backups and restores. Recreate stops the old pod before the new one starts.
+      strategy: { type: 'Recreate' },
       selector: { matchLabels: { deploy: SERVER_NAME } },
       template: {
         metadata: { labels: { ...labels(SERVER_NAME), deploy: SERVER_NAME } },
