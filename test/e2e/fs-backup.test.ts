@@ -291,8 +291,8 @@ describe('fs-backup end to end through the CLI', () => {
       while (!done) {
         const d = await run(['backup', 'describe', name, '--details', '--timeout', '20s']);
         if (/^Phase:\s+(InProgress|WaitingForPluginOperations)/m.test(d.stdout)) waitingTexts.push(d.stdout);
-        // Pace the polls without sleeping blind: wait for the create to end or a second to pass.
-        await Promise.race([create, new Promise((r) => setTimeout(r, 1000))]);
+        // Each describe takes a CLI start; between them, yield briefly unless the create has ended.
+        await Promise.race([create, new Promise((r) => setTimeout(r, 200))]);
       }
     })();
     const result = await create;
