@@ -14,7 +14,7 @@ import { findParentSnapshot, parallelFilesDownloadSetting, SnapshotTags } from '
 import { backupResultMessage, restoreResultMessage, type VolumeMode } from './protocol.js';
 import { openRepositoryForVolume } from './repository.js';
 import type { DataPathWork, RunDataPathResult } from './run.js';
-import { checkFilesystemVolume, isEmptyDirectory, runWatchedTask, type DataMoverTaskOptions } from './task.js';
+import { checkFilesystemVolume, isEmptyDirectory, logBackupOutcome, runWatchedTask, type DataMoverTaskOptions } from './task.js';
 import { watchTask } from './watch.js';
 
 /** Velero's requester tag value for data-mover snapshots. */
@@ -80,10 +80,8 @@ export async function runDataUpload(opts: DataMoverTaskOptions): Promise<RunData
           onProgress: (p) => onProgress({ totalBytes: p.totalBytes, doneBytes: p.doneBytes }),
           progressIntervalMs: 1000,
         });
-        for (const e of result.errors) opts.logger.warn({ DU: opts.name, path: e.path }, `not backed up: ${e.reason}`);
-        for (const s of result.skipped) opts.logger.info({ DU: opts.name, path: s.path }, s.reason);
+        logBackupOutcome(opts.logger, { DU: opts.name }, result);
         const s = result.stats;
-        opts.logger.info({ DU: opts.name, snapshotID: result.snapshotId, bytes: s.bytes, newBytes: s.newBytes, reusedBytes: s.reusedBytes, files: s.files, durationMs: s.durationMs }, 'snapshot written');
         onProgress({ totalBytes: s.bytes, doneBytes: s.bytes });
         return backupResultMessage({ snapshotID: result.snapshotId, emptySnapshot: false, volumePath: opts.volumePath, totalBytes: s.bytes, volumeMode: mode });
       },

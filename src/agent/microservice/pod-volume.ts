@@ -14,7 +14,7 @@ import { backupResultMessage, restoreResultMessage } from './protocol.js';
 import { openRepositoryForVolume } from './repository.js';
 import type { RunDataPathResult } from './run.js';
 import { writeCompletionMarker } from './completion-marker.js';
-import { checkFilesystemVolume, isEmptyDirectory, runWatchedTask, type DataMoverTaskOptions } from './task.js';
+import { checkFilesystemVolume, isEmptyDirectory, logBackupOutcome, runWatchedTask, type DataMoverTaskOptions } from './task.js';
 import { watchTask } from './watch.js';
 
 /** Snapshot tags that identify fs-backup snapshots (Velero's keys) and their source across pod re-creations. */
@@ -90,10 +90,8 @@ export async function runPodVolumeBackup(opts: PodVolumeTaskOptions): Promise<Ru
           onProgress: (p) => onProgress({ totalBytes: p.totalBytes, doneBytes: p.doneBytes }),
           progressIntervalMs: 1000,
         });
-        for (const e of result.errors) opts.logger.warn({ PVB: opts.name, path: e.path }, `not backed up: ${e.reason}`);
-        for (const s of result.skipped) opts.logger.info({ PVB: opts.name, path: s.path }, s.reason);
+        logBackupOutcome(opts.logger, { PVB: opts.name }, result);
         const s = result.stats;
-        opts.logger.info({ PVB: opts.name, snapshotID: result.snapshotId, bytes: s.bytes, newBytes: s.newBytes, reusedBytes: s.reusedBytes, files: s.files, durationMs: s.durationMs }, 'snapshot written');
         onProgress({ totalBytes: s.bytes, doneBytes: s.bytes });
         return backupResultMessage({ snapshotID: result.snapshotId, emptySnapshot: false, volumePath: opts.volumePath, totalBytes: s.bytes });
       },

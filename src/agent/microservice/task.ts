@@ -6,6 +6,7 @@
  */
 import { lstatSync, readdirSync } from 'node:fs';
 import type { Logger } from '../../cli/logger.js';
+import type { BackupResult } from '../../datapath/uploader.js';
 import type { Kube } from '../../kube/client.js';
 import { dataPathEventRecorder } from './events.js';
 import type { TaskKind, VolumeMode } from './protocol.js';
@@ -79,4 +80,12 @@ export function checkFilesystemVolume(path: string): void {
     throw new Error(`volume path ${path} is not accessible: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err });
   }
   if (!isDir) throw new Error(`volume path ${path} is not a directory`);
+}
+
+/** What a finished backup tells the data mover's log: paths left out, paths skipped, and the snapshot's figures. */
+export function logBackupOutcome(logger: Logger, who: Record<string, string>, result: BackupResult): void {
+  for (const e of result.errors) logger.warn({ ...who, path: e.path }, `not backed up: ${e.reason}`);
+  for (const s of result.skipped) logger.info({ ...who, path: s.path }, s.reason);
+  const s = result.stats;
+  logger.info({ ...who, snapshotID: result.snapshotId, bytes: s.bytes, newBytes: s.newBytes, reusedBytes: s.reusedBytes, files: s.files, durationMs: s.durationMs }, 'snapshot written');
 }
