@@ -6,6 +6,7 @@
 import type { Backup, PodVolumeBackup, Restore } from '../../api/index.js';
 import type { Logger } from '../../cli/logger.js';
 import type { Kube } from '../../kube/client.js';
+import type { BackupVolumeInfo } from '../../server/restore/pv-policy.js';
 
 /** A Kubernetes object as read from the API or an archive: only apiVersion/kind/metadata are known. */
 export interface UnstructuredObject {
@@ -62,6 +63,8 @@ export interface RestoreItemContext {
   itemFromBackup: UnstructuredObject;
   /** The backup's PodVolumeBackups (fs-backup), when the restore has them; pods use them to wait for their data. */
   podVolumeBackups?: readonly PodVolumeBackup[];
+  /** The backup's volume info (`<backup>-volumeinfo.json.gz`): how each volume's data was backed up. */
+  volumeInfos?: readonly BackupVolumeInfo[];
 }
 
 export interface RestoreItemResult {

@@ -5,6 +5,7 @@
  * restored unbound); volumes kept on release (Retain) are restored as they were, unless one of that name exists.
  */
 import type { UnstructuredObject } from '../../plugins/item-actions/types.js';
+import type { SnapshotDataMovementInfo } from '../volume-info.js';
 
 /** The fields of a BackupVolumeInfo entry (§7) this decision reads. */
 export interface BackupVolumeInfo {
@@ -13,6 +14,9 @@ export interface BackupVolumeInfo {
   pvcNamespace?: string;
   backupMethod?: string;
   skipped?: boolean;
+  /** With `snapshotDataMovementInfo.snapshotHandle`: the data is restored by a DataDownload. */
+  snapshotDataMoved?: boolean;
+  snapshotDataMovementInfo?: Partial<SnapshotDataMovementInfo>;
   pvInfo?: { reclaimPolicy?: string; labels?: Record<string, string> | null };
 }
 
@@ -54,6 +58,9 @@ export function decidePv(opts: DecidePvOptions): PvDecision {
     case 'PodVolumeBackup':
       return { action: 'provision', reason: 'its data was backed up from the pod (fs-backup) and is restored into a new volume' };
     case 'CSISnapshot':
+      if (info.snapshotDataMoved && info.snapshotDataMovementInfo?.snapshotHandle) {
+        return { action: 'provision', reason: 'its data was moved to the backup storage and is restored into a new volume by a DataDownload' };
+      }
       return { action: 'provision', reason: 'its data was backed up as a CSI snapshot and is restored into a new volume' };
     case 'NativeSnapshot':
       return {

@@ -4,9 +4,9 @@
  * the Restore as observed, which step comes next. A Restore found InProgress that this process is not running was
  * interrupted by a server restart: it is run again (restoring is idempotent: objects this restore already
  * created are recognised by their restore label), at most MAX_ATTEMPTS times, then failed with the reason.
- * A restore that started PodVolumeRestores (fs-backup data) goes InProgress → WaitingForPluginOperations(PartiallyFailed)
- * → Finalizing(PartiallyFailed) → Completed | PartiallyFailed instead (./restore-finalize.ts); those phases are
- * resumed from the PVRs after a restart.
+ * A restore that started PodVolumeRestores (fs-backup data) or DataDownloads (data-mover data) goes InProgress →
+ * WaitingForPluginOperations(PartiallyFailed) → Finalizing(PartiallyFailed) → Completed | PartiallyFailed instead
+ * (./restore-finalize.ts); those phases are resumed from the PVRs and DataDownloads after a restart.
  */
 import {
   formatDuration,
@@ -28,7 +28,7 @@ import { registerBuiltinRestoreActions } from '../../plugins/item-actions/builti
 import type { ServerContext, Stoppable } from '../context.js';
 import { LocationResolver } from '../storage/locations.js';
 import { DynamicClient } from './dynamic-client.js';
-import { finalizeRestoreFiles, waitForPodVolumes } from './restore-finalize.js';
+import { finalizeRestoreFiles, waitForOperations } from './restore-finalize.js';
 import { executeRestore, rfc3339 } from './restore-run.js';
 import { validateRestore } from './validate.js';
 
@@ -110,7 +110,7 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
   }
 
   function waitState(restore: Restore) {
-    return waitForPodVolumes({
+    return waitForOperations({
       kube: opts.kube,
       namespace: restore.metadata.namespace ?? '',
       restore,
@@ -121,10 +121,10 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
     });
   }
 
-  /** WaitingForPluginOperations*: look at the PVRs; when none is left to wait for, go on to Finalizing*. */
+  /** WaitingForPluginOperations*: look at the PVRs and DataDownloads; when none is left to wait for, go on to Finalizing*. */
   async function waitStep(key: ObjectKey, restore: Restore): Promise<ReconcileResult | void> {
     const state = await waitState(restore);
-    const counts = { restoreItemOperationsAttempted: state.podVolumeRestores.length, restoreItemOperationsCompleted: state.completed, restoreItemOperationsFailed: state.failed };
+    const counts = { restoreItemOperationsAttempted: state.attempted, restoreItemOperationsCompleted: state.completed, restoreItemOperationsFailed: state.failed };
     const updated = await restores.updateStatus(key.namespace, key.name, (r) => {
       const phase = r.status?.phase ?? '';
       if (!WAITING.has(phase)) return false;
@@ -135,7 +135,7 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
       if (state.done) r.status.phase = partly ? RestorePhase.FinalizingPartiallyFailed : RestorePhase.Finalizing;
     });
     if (!state.done) return { requeueAfterMs: opts.pollMs ?? POD_VOLUME_POLL_MS };
-    log.info({ restore: key.name, completed: state.completed, failed: state.failed }, 'pod volume restores finished');
+    log.info({ restore: key.name, completed: state.completed, failed: state.failed }, 'restore item operations finished');
     if (updated && FINALIZING.has(updated.status?.phase ?? '')) await finalizeStep(key);
   }
 
@@ -160,7 +160,7 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
         phase: partly ? RestorePhase.PartiallyFailed : RestorePhase.Completed,
         warnings: counts.warnings,
         errors: counts.errors,
-        restoreItemOperationsAttempted: state.podVolumeRestores.length,
+        restoreItemOperationsAttempted: state.attempted,
         restoreItemOperationsCompleted: state.completed,
         restoreItemOperationsFailed: state.failed,
         completionTimestamp: rfc3339(opts.now()),
@@ -204,7 +204,7 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
       r.status = {
         ...(r.status ?? {}),
         phase: outcome.phase,
-        ...(waiting ? { restoreItemOperationsAttempted: outcome.podVolumeRestores } : { completionTimestamp: rfc3339(opts.now()) }),
+        ...(waiting ? { restoreItemOperationsAttempted: outcome.podVolumeRestores + outcome.dataDownloads } : { completionTimestamp: rfc3339(opts.now()) }),
         warnings: outcome.warnings,
         errors: outcome.errors,
         progress: outcome.progress,
@@ -214,7 +214,10 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
       if (r.metadata.annotations) delete r.metadata.annotations[ATTEMPTS_ANNOTATION];
     });
     if (waiting) {
-      log.info({ restore: key.name, phase: outcome.phase, podVolumeRestores: outcome.podVolumeRestores }, 'restore items done; waiting for pod volume restores');
+      log.info(
+        { restore: key.name, phase: outcome.phase, podVolumeRestores: outcome.podVolumeRestores, dataDownloads: outcome.dataDownloads },
+        'restore items done; waiting for pod volume restores and data downloads',
+      );
       return { requeueAfterMs: opts.pollMs ?? POD_VOLUME_POLL_MS };
     }
     log.info({ restore: key.name, phase: outcome.phase, warnings: outcome.warnings, errors: outcome.errors }, 'restore finished');

@@ -1,15 +1,18 @@
 /**
- * The end of a restore that started pod volume restores: `WaitingForPluginOperations(PartiallyFailed)` while the
- * PodVolumeRestores run, then `Finalizing(PartiallyFailed)`, where the restore's files are completed — the PVR errors
- * (`pod volume restore failed: <msg>` / `... canceled: <msg>`) added to the results, one RestoreVolumeInfo per PVR,
- * the item operations with their outcome, a few lines appended to the log, the reclaim policy and labels of PVs
- * provisioned anew for fs-backup claims set back to the backed-up ones — and finally `Completed` or
+ * The end of a restore that started pod volume restores or data downloads: `WaitingForPluginOperations(PartiallyFailed)`
+ * while the PodVolumeRestores and DataDownloads run, then `Finalizing(PartiallyFailed)`, where the restore's files
+ * are completed — their errors (`pod volume restore failed: <msg>`, `data download of persistent volume claim
+ * <ns>/<name> failed ...`) added to the results, one RestoreVolumeInfo per PVR and per DataDownload, the item
+ * operations with their outcome, a few lines appended to the log, the reclaim policy and labels of PVs provisioned
+ * anew for fs-backup and data-mover claims set back to the backed-up ones — and finally `Completed` or
  * `PartiallyFailed`. Every step reads its inputs from the cluster and the storage location again, so a server
  * restart in any of these phases just carries on.
  */
-import type { PodVolumeRestore, Restore } from '../../api/index.js';
+import type { DataDownload, PodVolumeRestore, Restore } from '../../api/index.js';
 import type { Logger } from '../../cli/logger.js';
 import type { Kube } from '../../kube/client.js';
+import { checkDataDownloads, type DataDownloadWaitState } from '../datamover/restore-wait.js';
+import { dataDownloadOperations, restoreVolumeInfoForDataDownload } from '../datamover/restore-tracking.js';
 import { podVolumeRestoreOperations } from '../podvolume/restore-operations.js';
 import { checkPodVolumeRestores, type PodVolumeRestoreWaitState } from '../podvolume/restore-wait.js';
 import { ResultsCollector, type Result, type Results } from '../results.js';
@@ -33,6 +36,36 @@ export interface PodVolumeWaitOptions {
 
 export function waitForPodVolumes(opts: PodVolumeWaitOptions): Promise<PodVolumeRestoreWaitState> {
   return checkPodVolumeRestores(opts);
+}
+
+/** Where a restore's item operations (PVRs and DataDownloads) stand, from one look at the cluster. */
+export interface RestoreOperationsState {
+  podVolumes: PodVolumeRestoreWaitState;
+  dataDownloads: DataDownloadWaitState;
+  attempted: number;
+  completed: number;
+  failed: number;
+  /** True when nothing is still being waited for. */
+  done: boolean;
+  errors: string[];
+}
+
+export function combineOperations(podVolumes: PodVolumeRestoreWaitState, dataDownloads: DataDownloadWaitState): RestoreOperationsState {
+  return {
+    podVolumes,
+    dataDownloads,
+    attempted: podVolumes.podVolumeRestores.length + dataDownloads.dataDownloads.length,
+    completed: podVolumes.completed + dataDownloads.completed,
+    failed: podVolumes.failed + dataDownloads.failed,
+    done: podVolumes.done && dataDownloads.done,
+    errors: [...podVolumes.errors, ...dataDownloads.errors],
+  };
+}
+
+export async function waitForOperations(opts: PodVolumeWaitOptions): Promise<RestoreOperationsState> {
+  const podVolumes = await checkPodVolumeRestores(opts);
+  const dataDownloads = await checkDataDownloads(opts);
+  return combineOperations(podVolumes, dataDownloads);
 }
 
 /** A collector holding what a stored results file says (so more can be added before it is written again). */
@@ -66,13 +99,31 @@ export async function restoreVolumeInfos(kube: Kube, pvrs: readonly PodVolumeRes
   return out;
 }
 
+/** The claim a DataDownload restored into is bound to this volume (the node agent set its claimRef), if known. */
+async function volumeOfDataDownload(kube: Kube, dd: DataDownload): Promise<string | undefined> {
+  try {
+    const pvc = await kube.core.readNamespacedPersistentVolumeClaim({ name: dd.spec.targetVolume.pvc, namespace: dd.spec.targetVolume.namespace });
+    return pvc.spec?.volumeName || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** One entry per DataDownload, ordered by claim namespace and name. */
+export async function dataDownloadVolumeInfos(kube: Kube, dds: readonly DataDownload[]): Promise<RestoreVolumeInfo[]> {
+  const key = (d: DataDownload) => `${d.spec.targetVolume.namespace}/${d.spec.targetVolume.pvc}`;
+  const out: RestoreVolumeInfo[] = [];
+  for (const dd of [...dds].sort((a, b) => key(a).localeCompare(key(b)))) out.push(restoreVolumeInfoForDataDownload(dd, await volumeOfDataDownload(kube, dd)));
+  return out;
+}
+
 export interface FinalizeOptions {
   kube: Kube;
   namespace: string;
   restore: Restore;
   store: BackupStore;
-  /** The PVRs as the wait ended (all finished or given up on). */
-  state: PodVolumeRestoreWaitState;
+  /** The PVRs and DataDownloads as the wait ended (all finished or given up on). */
+  state: RestoreOperationsState;
   serverLog: Logger;
 }
 
@@ -81,7 +132,7 @@ export interface FinalizeResult {
   errors: number;
 }
 
-const LOG_MARKER = 'Pod volume restores finished';
+const LOG_MARKER = 'Restore item operations finished';
 
 /** Completes the restore's files in storage; returns the final counts. */
 export async function finalizeRestoreFiles(opts: FinalizeOptions): Promise<FinalizeResult> {
@@ -99,15 +150,25 @@ export async function finalizeRestoreFiles(opts: FinalizeOptions): Promise<Final
   // Lines are appended once, even if a restart makes this run twice.
   if (!previous.includes(LOG_MARKER)) {
     const rlog = createRestoreLog({ restore: name, server: opts.serverLog });
-    for (const pvr of opts.state.podVolumeRestores) {
+    for (const pvr of opts.state.podVolumes.podVolumeRestores) {
       const phase = pvr.status?.phase ?? 'New';
       const line = `PodVolumeRestore ${pvr.metadata?.name ?? ''} (volume ${pvr.spec.volume} of pod ${pvr.spec.pod.namespace ?? ''}/${pvr.spec.pod.name ?? ''}): ${phase}`;
       if (phase === 'Completed') rlog.logger.info(line);
       else rlog.logger.error(`${line}${pvr.status?.message ? `: ${pvr.status.message}` : ''}`);
     }
+    for (const dd of opts.state.dataDownloads.dataDownloads) {
+      const phase = dd.status?.phase ?? 'New';
+      const line = `DataDownload ${dd.metadata?.name ?? ''} (persistent volume claim ${dd.spec.targetVolume.namespace}/${dd.spec.targetVolume.pvc}): ${phase}`;
+      if (phase === 'Completed') rlog.logger.info(line);
+      else rlog.logger.error(`${line}${dd.status?.message ? `: ${dd.status.message}` : ''}`);
+    }
     for (const error of opts.state.errors) rlog.logger.error(error);
     for (const pv of pvs.patched) rlog.logger.info(`Restored the reclaim policy and labels of persistent volume ${pv} from the backup`);
     for (const warning of pvs.warnings) rlog.logger.warn(warning);
+    const pvrs = opts.state.podVolumes;
+    const dds = opts.state.dataDownloads;
+    if (pvrs.podVolumeRestores.length) rlog.logger.info(`Pod volume restores finished: ${pvrs.completed} completed, ${pvrs.failed} failed`);
+    if (dds.dataDownloads.length) rlog.logger.info(`Data downloads finished: ${dds.completed} completed, ${dds.failed} failed`);
     rlog.logger.info(`${LOG_MARKER}: ${opts.state.completed} completed, ${opts.state.failed} failed`);
     logText = previous + rlog.text();
   }
@@ -115,8 +176,8 @@ export async function finalizeRestoreFiles(opts: FinalizeOptions): Promise<Final
   await opts.store.putRestoreFiles(name, {
     log: logText,
     results: results.toJSON(),
-    itemOperations: podVolumeRestoreOperations(opts.restore, opts.state.podVolumeRestores),
-    volumeInfo: await restoreVolumeInfos(opts.kube, opts.state.podVolumeRestores),
+    itemOperations: [...podVolumeRestoreOperations(opts.restore, opts.state.podVolumes.podVolumeRestores), ...dataDownloadOperations(opts.restore, opts.state.dataDownloads.dataDownloads)],
+    volumeInfo: [...(await restoreVolumeInfos(opts.kube, opts.state.podVolumes.podVolumeRestores)), ...(await dataDownloadVolumeInfos(opts.kube, opts.state.dataDownloads.dataDownloads))],
   });
   return { warnings: results.warningCount, errors: results.errorCount };
 }

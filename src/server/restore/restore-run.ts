@@ -10,6 +10,9 @@ import type { Kube } from '../../kube/client.js';
 import type { ItemActionRegistry } from '../../plugins/item-actions/registry.js';
 import { readBackupArchive } from '../archive/reader.js';
 import { ensureRepository } from '../repository/ensure.js';
+import { DataDownloadCreator } from '../datamover/restore-creator.js';
+import { dataMovementRestoreAllowed } from '../datamover/restore-decision.js';
+import { dataDownloadOperations } from '../datamover/restore-tracking.js';
 import { podVolumeRestoreAllowed } from '../podvolume/restore-allowed.js';
 import { podVolumeRestoreOperations } from '../podvolume/restore-operations.js';
 import { loadPodVolumeBackups } from '../podvolume/restore-pvbs.js';
@@ -35,7 +38,7 @@ export interface ExecuteRestoreOptions {
 }
 
 export interface RestoreOutcome {
-  /** WaitingForPluginOperations(PartiallyFailed) when pod volume restores were started and are to be waited for. */
+  /** WaitingForPluginOperations(PartiallyFailed) when pod volume restores or data downloads were started and are to be waited for. */
   phase:
     | typeof RestorePhase.Completed
     | typeof RestorePhase.PartiallyFailed
@@ -44,6 +47,8 @@ export interface RestoreOutcome {
     | typeof RestorePhase.WaitingForPluginOperationsPartiallyFailed;
   /** How many PodVolumeRestores this run started (or found from before a restart). */
   podVolumeRestores: number;
+  /** How many DataDownloads this run started (or found from before a restart). */
+  dataDownloads: number;
   warnings: number;
   errors: number;
   progress: RestoreProgress;
@@ -70,13 +75,14 @@ export async function executeRestore(opts: ExecuteRestoreOptions): Promise<Resto
     return undefined;
   });
   if (!resolved) {
-    return { phase: RestorePhase.Failed, podVolumeRestores: 0, warnings: 0, errors: 0, progress, failureReason: `storage location "${locName}" could not be opened` };
+    return { phase: RestorePhase.Failed, podVolumeRestores: 0, dataDownloads: 0, warnings: 0, errors: 0, progress, failureReason: `storage location "${locName}" could not be opened` };
   }
   const { store } = resolved;
 
   let failureReason: string | undefined;
   let resourceList: Record<string, string[]> = {};
   let starter: PodVolumeRestoreStarter | undefined;
+  let downloads: DataDownloadCreator | undefined;
   try {
     log.info(`Starting restore of backup ${backupName} from location ${locName}`);
     const archive = await readBackupArchive(await store.getBackupContents(backupName));
@@ -111,6 +117,21 @@ export async function executeRestore(opts: ExecuteRestoreOptions): Promise<Resto
         log.info('Pod volume data is not restored: the restore excludes persistentvolumeclaims or persistentvolumes');
       }
     }
+    const moved = volumeInfos.filter((v) => v.snapshotDataMoved && v.snapshotDataMovementInfo?.snapshotHandle).length;
+    if (moved && !dataMovementRestoreAllowed(restore)) log.info(`The backup moved the data of ${moved} volumes; it is not restored (restorePVs is false)`);
+    else if (moved) {
+      log.info(`The backup moved the data of ${moved} volumes; their claims are restored through DataDownloads`);
+      downloads = new DataDownloadCreator({
+        kube: opts.kube,
+        restore,
+        backupStorageLocation: locName,
+        volumeInfos,
+        log,
+        ensureRepository: async (bsl, volumeNamespace) => {
+          await ensureRepository({ kube: opts.kube, namespace, bsl, volumeNamespace, timeoutMs: opts.resourceTimeoutMs });
+        },
+      });
+    }
     const run = await runRestore({
       restore,
       backup,
@@ -124,6 +145,7 @@ export async function executeRestore(opts: ExecuteRestoreOptions): Promise<Resto
       resourceTimeoutMs: opts.resourceTimeoutMs,
       podVolumeBackups,
       ...(starter ? { podVolumes: starter } : {}),
+      ...(downloads ? { dataDownloads: downloads } : {}),
       onProgress: async (p) => {
         progress = p;
         await opts.onProgress?.(p);
@@ -137,13 +159,15 @@ export async function executeRestore(opts: ExecuteRestoreOptions): Promise<Resto
   }
 
   const started = failureReason ? [] : (starter?.started ?? []);
+  const startedDownloads = failureReason ? [] : (downloads?.started ?? []);
   if (started.length) log.info(`Waiting for ${started.length} pod volume restores to complete`);
+  if (startedDownloads.length) log.info(`Waiting for ${startedDownloads.length} data downloads to complete`);
   try {
     await store.putRestoreFiles(restoreName, {
       log: rlog.text(),
       results: results.toJSON(),
       resourceList,
-      itemOperations: podVolumeRestoreOperations(restore, started),
+      itemOperations: [...podVolumeRestoreOperations(restore, started), ...dataDownloadOperations(restore, startedDownloads)],
       volumeInfo: [],
     });
   } catch (err) {
@@ -154,7 +178,7 @@ export async function executeRestore(opts: ExecuteRestoreOptions): Promise<Resto
   const partly = results.errorCount > 0;
   const phase = failureReason
     ? RestorePhase.Failed
-    : started.length
+    : started.length || startedDownloads.length
       ? partly
         ? RestorePhase.WaitingForPluginOperationsPartiallyFailed
         : RestorePhase.WaitingForPluginOperations
@@ -164,6 +188,7 @@ export async function executeRestore(opts: ExecuteRestoreOptions): Promise<Resto
   return {
     phase,
     podVolumeRestores: started.length,
+    dataDownloads: startedDownloads.length,
     warnings: results.warningCount,
     errors: results.errorCount,
     progress,

@@ -13,6 +13,7 @@ import { pollUntil } from '../../kube/wait.js';
 import type { ItemActionRegistry } from '../../plugins/item-actions/registry.js';
 import type { UnstructuredObject } from '../../plugins/item-actions/types.js';
 import type { ArchiveItem, BackupArchive } from '../archive/reader.js';
+import type { DataDownloadHook } from '../datamover/restore-creator.js';
 import type { PodVolumeRestoreHook } from '../podvolume/restore-starter.js';
 import { scopeOf, type ResultsCollector } from '../results.js';
 import { isApiAlreadyExists, ref, type ObjectClient } from './dynamic-client.js';
@@ -50,6 +51,8 @@ export interface RunRestoreOptions {
   podVolumeBackups?: readonly PodVolumeBackup[];
   /** Starts the pod volume restores of each pod this restore creates. */
   podVolumes?: PodVolumeRestoreHook;
+  /** Starts the data download of each claim this restore creates whose data the backup moved. */
+  dataDownloads?: DataDownloadHook;
 }
 
 export interface RunRestoreResult extends RestoreProgress {
@@ -265,6 +268,7 @@ class RestoreRun {
         kube: this.opts.kube,
         log: this.log,
         itemFromBackup: item.object,
+        volumeInfos: this.opts.volumeInfos,
         ...(this.opts.podVolumeBackups ? { podVolumeBackups: this.opts.podVolumeBackups } : {}),
       });
       if (res.skip) {
@@ -302,6 +306,7 @@ class RestoreRun {
     }
     if (isCrdResource(item.groupResource)) await this.waitEstablished(obj);
     if (item.groupResource === 'pods' && outcome === 'created') await this.startPodVolumeRestores(item.object, obj, created);
+    if (item.groupResource === 'persistentvolumeclaims' && outcome === 'created') await this.startDataDownload(item.object, obj, created);
     await this.rememberForOwners(item.object, obj, created, outcome);
     this.record({ apiVersion: obj.apiVersion, kind: obj.kind, namespace: target, name: obj.metadata.name }, outcome);
     return outcome;
@@ -317,6 +322,21 @@ class RestoreRun {
     const pod = created ?? (await this.opts.client.get(ref(obj)));
     if (!pod) return;
     for (const message of await hook.afterPodCreated({ podFromBackup: fromBackup, pod })) {
+      this.opts.results.error({ kind: 'velero' }, message);
+      this.log.error(message);
+    }
+  }
+
+  /**
+   * A claim this restore created (now, or before a server restart) whose data the backup moved gets its
+   * DataDownload right away; failures to start it are restore errors.
+   */
+  private async startDataDownload(fromBackup: UnstructuredObject, obj: UnstructuredObject, created: UnstructuredObject | undefined): Promise<void> {
+    const hook = this.opts.dataDownloads;
+    if (!hook) return;
+    const pvc = created ?? (await this.opts.client.get(ref(obj)));
+    if (!pvc) return;
+    for (const message of await hook.afterPvcCreated({ pvcFromBackup: fromBackup, pvc })) {
       this.opts.results.error({ kind: 'velero' }, message);
       this.log.error(message);
     }

@@ -5,6 +5,7 @@ import { podRestoreAction } from './restore-pod.js';
 import { podVolumeRestoreAction } from './restore-pod-volume.js';
 import { pvRestoreAction } from './restore-pv.js';
 import { pvcRestoreAction } from './restore-pvc.js';
+import { pvcDataMoverRestoreAction } from './restore-pvc-data-mover.js';
 import { secretRestoreAction } from './restore-secret.js';
 import { serviceAccountRestoreAction } from './restore-service-account.js';
 import { serviceRestoreAction } from './restore-service.js';
@@ -14,6 +15,7 @@ export const BUILTIN_RESTORE_ACTIONS: readonly RestoreItemAction[] = [
   podVolumeRestoreAction,
   serviceRestoreAction,
   pvcRestoreAction,
+  pvcDataMoverRestoreAction,
   pvRestoreAction,
   serviceAccountRestoreAction,
   secretRestoreAction,

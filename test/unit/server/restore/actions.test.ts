@@ -23,6 +23,7 @@ describe('built-in restore item actions', () => {
       'velero.io/pod-volume-restore',
       'velero.io/service',
       'velero.io/persistentvolumeclaim',
+      'velero.io/csi-pvc-restorer',
       'velero.io/persistentvolume-claimref',
       'velero.io/service-account',
       'velero.io/service-account-token-secret',

@@ -1,0 +1,75 @@
+/**
+ * A restore's DataDownloads as restore item operations (`restore-<name>-itemoperations.json.gz`, velero-interfaces.md
+ * §1.13: one per DataDownload, on the claim, action `velero.io/csi-pvc-restorer`, operation ID the DataDownload's
+ * `velero.io/async-operation-id`) and as restore volume info (§7: method CSISnapshot, data moved, the snapshot
+ * it came from). Pure.
+ */
+import { DataDownloadPhase, Labels, OperationPhase, type DataDownload, type Restore, type RestoreOperation } from '../../api/index.js';
+import { inVeleroRestoreOrder, RestoreMethods, type RestoreVolumeInfo } from '../volume-info.js';
+import { dataDownloadError } from './restore-wait.js';
+
+/** Velero's name of the restore item action that starts data downloads. */
+export const DATA_DOWNLOAD_RESTORE_ACTION = 'velero.io/csi-pvc-restorer';
+
+function operationPhase(dd: DataDownload): { phase: OperationPhase; error?: string } {
+  const error = dataDownloadError(dd);
+  if (error) return { phase: OperationPhase.Failed, error };
+  switch (dd.status?.phase) {
+    case DataDownloadPhase.Completed:
+      return { phase: OperationPhase.Completed };
+    case undefined:
+    case DataDownloadPhase.New:
+      return { phase: OperationPhase.New };
+    default:
+      return { phase: OperationPhase.InProgress };
+  }
+}
+
+export function operationIdOf(dd: DataDownload): string {
+  return dd.metadata?.labels?.[Labels.AsyncOperationID] ?? '';
+}
+
+export function dataDownloadOperations(restore: Restore, dds: readonly DataDownload[]): RestoreOperation[] {
+  return dds.map((dd) => {
+    const { phase, error } = operationPhase(dd);
+    const created = (dd.metadata as { creationTimestamp?: string } | undefined)?.creationTimestamp;
+    const progress = dd.status?.progress;
+    return {
+      spec: {
+        restoreName: restore.metadata.name ?? '',
+        restoreUID: restore.metadata.uid ?? '',
+        restoreItemAction: DATA_DOWNLOAD_RESTORE_ACTION,
+        resourceIdentifier: { Group: '', Resource: 'persistentvolumeclaims', Namespace: dd.spec.targetVolume.namespace, Name: dd.spec.targetVolume.pvc },
+        operationID: operationIdOf(dd),
+      },
+      status: {
+        phase,
+        ...(error ? { error } : {}),
+        ...(progress?.totalBytes !== undefined ? { nCompleted: progress.bytesDone ?? 0, nTotal: progress.totalBytes, operationUnits: 'Bytes' } : {}),
+        description: dd.status?.phase ?? DataDownloadPhase.New,
+        ...(created ? { created } : {}),
+        ...(dd.status?.startTimestamp ? { started: dd.status.startTimestamp } : {}),
+        ...(dd.status?.completionTimestamp ? { updated: dd.status.completionTimestamp } : {}),
+      },
+    };
+  });
+}
+
+/** The RestoreVolumeInfo of one DataDownload; `pvName` is the volume the claim is bound to, once known. */
+export function restoreVolumeInfoForDataDownload(dd: DataDownload, pvName?: string): RestoreVolumeInfo {
+  return inVeleroRestoreOrder({
+    pvcName: dd.spec.targetVolume.pvc,
+    pvcNamespace: dd.spec.targetVolume.namespace,
+    ...(pvName ? { pvName } : {}),
+    restoreMethod: RestoreMethods.CSISnapshot,
+    snapshotDataMoved: true,
+    snapshotDataMovementInfo: {
+      dataMover: dd.spec.datamover || 'velero',
+      uploaderType: 'kopia',
+      snapshotHandle: dd.spec.snapshotID,
+      operationID: operationIdOf(dd),
+      size: dd.status?.progress?.totalBytes ?? 0,
+      Phase: dd.status?.phase ?? DataDownloadPhase.New,
+    },
+  });
+}
