@@ -3,9 +3,10 @@
  *
  * New: the request is checked (backup exists, is not being written, its location exists and is not ReadOnly); a
  * request that cannot proceed goes straight to Processed with the reason in `status.errors`. Otherwise the request
- * becomes InProgress and the Backup `Deleting`. InProgress: the backup's pod-volume snapshots are deleted from their
- * repositories, then everything of the backup in storage, then the Restores made from it (their `restores/<name>/`
- * files, then the objects), then its PodVolumeBackups and the Backup object. Every step is
+ * becomes InProgress and the Backup `Deleting`. InProgress: the backup's pod-volume snapshots and moved CSI snapshots
+ * (data movement) are deleted from their repositories, then everything of the backup in storage, then the Restores
+ * made from it (their `restores/<name>/` files, then the objects), then its PodVolumeBackups, DataUploads, any
+ * VolumeSnapshot of it still left, and the Backup object. Every step is
  * idempotent, so a server restart in the middle simply runs the InProgress step again. Processed requests are
  * removed 24 hours after they were made, as Velero does.
  */
@@ -29,6 +30,7 @@ import { startController, type ObjectKey, type ReconcileResult } from '../kube/c
 import { LocationResolver } from './storage/locations.js';
 import { deletePodVolumeBackupObjects, deletePodVolumeSnapshots } from './podvolume/backup-snapshots.js';
 import type { ServerContext, Stoppable } from './context.js';
+import { deleteBackupVolumeSnapshots, deleteDataUploadObjects, deleteMovedSnapshots } from './datamover/backup-cleanup.js';
 
 /** How long processed requests are kept (Velero's deleteBackupRequestMaxAge). */
 export const PROCESSED_REQUEST_MAX_AGE_MS = 24 * 3600_000;
@@ -123,7 +125,13 @@ export function deleteBackupRequestReconciler(ctx: ServerContext, resolver = new
     }));
     errors.push(...snapshots.errors.map((e) => e.split('\n')[0]!.slice(0, 300)));
     if (snapshots.deleted) log.info({ backup: backupName, snapshots: snapshots.deleted }, 'pod volume snapshots deleted');
-    if (resolved && snapshots.errors.length === 0) {
+    const moved = await deleteMovedSnapshots({ kube: ctx.kube, namespace: key.namespace, backup, store: resolved?.store, log }).catch((err: unknown) => ({
+      deleted: 0,
+      errors: [`error deleting moved volume snapshots: ${oneLine(err)}`],
+    }));
+    errors.push(...moved.errors.map((e) => e.split('\n')[0]!.slice(0, 300)));
+    if (moved.deleted) log.info({ backup: backupName, snapshots: moved.deleted }, 'moved volume snapshots deleted');
+    if (resolved && snapshots.errors.length === 0 && moved.errors.length === 0) {
       try {
         const n = await resolved.store.deleteBackup(backupName);
         log.info({ backup: backupName, objects: n }, 'backup objects deleted from storage');
@@ -141,6 +149,8 @@ export function deleteBackupRequestReconciler(ctx: ServerContext, resolver = new
     }
     if (errors.length === 0) {
       await deletePodVolumeBackupObjects({ kube: ctx.kube, namespace: key.namespace, backupUid: backup.metadata.uid ?? '' });
+      await deleteDataUploadObjects({ kube: ctx.kube, namespace: key.namespace, backupUid: backup.metadata.uid ?? '' });
+      await deleteBackupVolumeSnapshots({ kube: ctx.kube, backupUid: backup.metadata.uid ?? '', log });
       await backups.delete(key.namespace, backupName);
       log.info({ request: key.name, backup: backupName }, 'backup deleted');
     } else {

@@ -163,6 +163,24 @@ export class BackupVolumeInfoCollector {
     if (entry.skipped) entry.skippedReason = `podvolume: ${reason};`;
   }
 
+  /**
+   * Records a PV whose data CSI snapshot data movement takes (a DataUpload), replacing its skipped entry and
+   * keeping the PV's pvInfo.
+   */
+  addDataMovement(info: BackupVolumeInfo): void {
+    this.addPodVolume(info);
+  }
+
+  /**
+   * Says why snapshot data movement did not take a PV's volume (`csiSnapshot: <reason>;`), unless another method
+   * took it. It replaces the generic "resource backup only" reason and follows a fs-backup one.
+   */
+  addCsiSnapshotSkip(pvName: string, reason: string): void {
+    const entry = this.skippedEntry(pvName, reason);
+    if (!entry.skipped || entry.skippedReason === reason || entry.skippedReason?.includes(reason)) return;
+    entry.skippedReason = !entry.skippedReason || entry.skippedReason === NO_DATA_MOVED_REASON ? reason : `${entry.skippedReason} ${reason}`;
+  }
+
   /** Replaces (or adds) the entry of a PV, e.g. once fs-backup has moved its data. */
   set(pvName: string, info: BackupVolumeInfo): void {
     this.byPv.set(pvName, info);

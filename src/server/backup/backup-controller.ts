@@ -45,6 +45,8 @@ import { backupValidationErrors } from './validation.js';
 import { PodVolumeBackupCreator } from '../podvolume/backup-creator.js';
 import { backupFailedCancelMessage, cancelPodVolumeBackups, serverStartCancelMessage } from '../podvolume/backup-cancel.js';
 import { UPLOADING_ANNOTATION, ownedByOperations, startBackupOperationsController } from './backup-operations-controller.js';
+import { DataUploadCreator } from '../datamover/backup-creator.js';
+import { cancelDataUploads, deleteSourceSnapshots, listDataUploads } from '../datamover/backup-cleanup.js';
 
 /** A backup this controller (re)runs: InProgress, Finalizing* without PVBs, or one whose upload did not finish. */
 function mustRun(backup: Backup): boolean {
@@ -220,6 +222,7 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
       const resolved = await locations.resolve(storageLocation);
       if (!resolved) throw new StorageError(`backup storage location ${storageLocation} no longer exists`);
       const podVolumes = new PodVolumeBackupCreator({ kube: opts.kube, namespace: opts.namespace, backup, ...(opts.signal ? { signal: opts.signal } : {}) });
+      const dataMover = new DataUploadCreator({ kube: opts.kube, namespace: opts.namespace, backup, ...(opts.signal ? { signal: opts.signal } : {}) });
       const outcome = await runBackup({
         kube: opts.kube,
         api,
@@ -249,6 +252,7 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
         tmpDir: opts.tmpDir ?? scratchDir(),
         now: opts.now,
         podVolumes,
+        dataMover,
       });
       if (isWaitingPhase(outcome.phase)) {
         // The items are stored; the operations controller waits for the PodVolumeBackups and completes the backup.
@@ -258,7 +262,7 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
           if (b.metadata?.annotations) delete b.metadata.annotations[UPLOADING_ANNOTATION];
           releaseClaim(b.metadata?.annotations);
         });
-        opts.logger.info({ backup: key.name, phase: outcome.phase, podVolumeBackups: outcome.itemOperations }, 'backup items done; waiting for pod volume backups');
+        opts.logger.info({ backup: key.name, phase: outcome.phase, itemOperations: outcome.itemOperations }, 'backup items done; waiting for pod volume backups and data uploads');
         return;
       }
       const final = await strict.updateStatus(key.namespace, key.name, (b) => {
@@ -309,6 +313,13 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
       await cancelPodVolumeBackups({ kube: opts.kube, namespace: opts.namespace, backupUid: uid, log: opts.logger, message: cancelMessage }).catch((err: unknown) =>
         opts.logger.warn({ backup: key.name, err: (err as Error).message }, 'could not cancel the pod volume backups of a failed backup'),
       );
+      // Its data uploads too; their source snapshots are not needed any more.
+      try {
+        await cancelDataUploads({ kube: opts.kube, namespace: opts.namespace, backupUid: uid, log: opts.logger, message: (du) => cancelMessage(du.status?.phase || 'New').replace(/^PVB/, 'DataUpload') });
+        await deleteSourceSnapshots({ kube: opts.kube, dataUploads: await listDataUploads(opts.kube, opts.namespace, uid), log: opts.logger });
+      } catch (err) {
+        opts.logger.warn({ backup: key.name, err: (err as Error).message }, 'could not cancel the data uploads of a failed backup');
+      }
     }
   }
 }

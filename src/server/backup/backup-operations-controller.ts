@@ -1,13 +1,14 @@
 /**
- * Tracks the PodVolumeBackups of backups whose items are stored (seed 004), on its own queue so the backup
- * controller can run the next backup meanwhile:
- *   WaitingForPluginOperations*  → counts PVBs into status.backupItemOperationsAttempted/Completed/Failed; when all
- *                                  are terminal → Finalizing*; past the fs-backup timeout → the pending ones are
- *                                  canceled and the backup goes FinalizingPartiallyFailed;
- *   Finalizing* (with PVBs)      → writes `-podvolumebackups.json.gz`, `-itemoperations.json.gz`,
- *                                  `-volumeinfo.json.gz`, the results and log with the PVB errors, then
- *                                  velero-backup.json with the final phase: Completed, or PartiallyFailed when a PVB
- *                                  did not complete or the items had errors.
+ * Tracks the PodVolumeBackups and DataUploads of backups whose items are stored (seed 004), on its own queue so the
+ * backup controller can run the next backup meanwhile:
+ *   WaitingForPluginOperations*  → counts PVBs and DataUploads into status.backupItemOperationsAttempted/Completed/
+ *                                  Failed; when all are terminal → Finalizing*; PVBs past the fs-backup timeout and
+ *                                  DataUploads past the item operation timeout are canceled and count as failed;
+ *   Finalizing* (with either)    → deletes the DataUploads' source VolumeSnapshots, writes
+ *                                  `-podvolumebackups.json.gz`, `-itemoperations.json.gz`, `-volumeinfo.json.gz`,
+ *                                  the results and log with their errors, then velero-backup.json with the final
+ *                                  phase: Completed, or PartiallyFailed when one did not complete or the items had
+ *                                  errors.
  * Everything is read from the cluster and the location each time, so a restarted server simply carries on
  * (Velero fails such backups; cairn resumes them). Re-running the finalization writes the same files again.
  */
@@ -19,6 +20,7 @@ import {
   parseBackup,
   parsePodVolumeBackup,
   type Backup,
+  type DataUpload,
   type PodVolumeBackup,
 } from '../../api/index.js';
 import { customClient } from '../../kube/custom.js';
@@ -31,6 +33,20 @@ import { cancelPodVolumeBackups } from '../podvolume/backup-cancel.js';
 import { backupOperationFor, fsBackupTimeoutMs, mergeVolumeInfo, podVolumeErrors, trackPodVolumeBackups } from '../podvolume/backup-tracking.js';
 import { createBackupLog } from './backup-log.js';
 import { withTypeMeta } from './run-backup.js';
+import { cancelDataUploads, deleteSourceSnapshots, listDataUploads } from '../datamover/backup-cleanup.js';
+import { readCsiSnapshotInfo } from '../datamover/backup-snapshots.js';
+import {
+  dataUploadErrors,
+  dataUploadOperationFor,
+  dataUploadTimeoutMessage,
+  isDataUploadTerminal,
+  itemOperationTimeoutMs,
+  mergeDataMovementVolumeInfo,
+  trackDataUploads,
+} from '../datamover/backup-tracking.js';
+import { itemOperationTimeoutOf } from '../datamover/backup-decision.js';
+import { operationIdOfDataUpload } from '../datamover/backup-objects.js';
+import type { CSISnapshotInfo } from '../volume-info.js';
 
 /** How often a waiting backup is looked at even without PVB events (progress counters, the timeout). */
 export const OPERATIONS_RESYNC_MS = 10_000;
@@ -38,6 +54,8 @@ export const OPERATIONS_RESYNC_MS = 10_000;
 export const TIMED_OUT_MESSAGE = 'timed out waiting for all PodVolumeBackups to complete';
 /** The log line that marks the finalization's lines as already written (a re-run does not repeat them). */
 export const POD_VOLUMES_DONE_LOG = 'Pod volume backups done';
+/** The same for the data uploads' lines. */
+export const DATA_UPLOADS_DONE_LOG = 'Data uploads done';
 
 const WAITING: ReadonlySet<string> = new Set([BackupPhase.WaitingForPluginOperations, BackupPhase.WaitingForPluginOperationsPartiallyFailed]);
 const FINALIZING: ReadonlySet<string> = new Set([BackupPhase.Finalizing, BackupPhase.FinalizingPartiallyFailed]);
@@ -76,11 +94,14 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
   };
 
   async function track(key: ObjectKey, backup: Backup): Promise<ReconcileResult | void> {
-    const pvbs = await listPvbs(backup);
-    const startedMs = Date.parse(backup.status?.startTimestamp ?? '') || ctx.now().getTime();
+    const [pvbs, dus] = await Promise.all([listPvbs(backup), listDataUploads(ctx.kube, ctx.namespace, backup.metadata.uid ?? '')]);
+    const nowMs = ctx.now().getTime();
+    const startedMs = Date.parse(backup.status?.startTimestamp ?? '') || nowMs;
     const timeoutMs = fsBackupTimeoutMs(backup, ctx.config.fsBackupTimeoutMs);
-    const state = trackPodVolumeBackups({ pvbs, startedMs, timeoutMs, nowMs: ctx.now().getTime() });
-    const partially = backup.status?.phase === BackupPhase.WaitingForPluginOperationsPartiallyFailed || state.failed > 0;
+    const state = trackPodVolumeBackups({ pvbs, startedMs, timeoutMs, nowMs });
+    const duState = trackDataUploads({ dataUploads: dus, timeoutMs: itemOperationTimeoutMs(backup), startedMs, nowMs });
+    const failed = state.failed + duState.failed;
+    const partially = backup.status?.phase === BackupPhase.WaitingForPluginOperationsPartiallyFailed || failed > 0;
 
     if (state.timedOut) {
       const names = new Set(state.pending.map((p) => p.metadata.name ?? ''));
@@ -94,31 +115,47 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
       });
       log.warn({ backup: key.name, pending: [...names] }, TIMED_OUT_MESSAGE);
     }
-    const done = state.allTerminal || state.timedOut;
+    if (duState.expired.length) {
+      const timeout = itemOperationTimeoutOf(backup);
+      await cancelDataUploads({
+        kube: ctx.kube,
+        namespace: ctx.namespace,
+        backupUid: backup.metadata.uid ?? '',
+        log,
+        only: new Set(duState.expired.map((d) => d.metadata.name ?? '')),
+        message: (du) => dataUploadTimeoutMessage(du, timeout),
+      });
+    }
+    const expired = state.timedOut || duState.expired.length > 0;
+    const done = (state.allTerminal || state.timedOut) && duState.done;
     const phase = done
-      ? partially || state.timedOut
+      ? partially || expired
         ? BackupPhase.FinalizingPartiallyFailed
         : BackupPhase.Finalizing
       : partially
         ? BackupPhase.WaitingForPluginOperationsPartiallyFailed
         : BackupPhase.WaitingForPluginOperations;
+    const attempted = state.attempted + duState.attempted;
+    const completed = state.completed + duState.completed;
     await backups.updateStatus(key.namespace, key.name, (b) => {
       if (!WAITING.has(b.status?.phase ?? '')) return false;
       const s = b.status ?? {};
-      if (s.phase === phase && s.backupItemOperationsAttempted === state.attempted && s.backupItemOperationsCompleted === state.completed && s.backupItemOperationsFailed === state.failed) return false;
+      if (s.phase === phase && s.backupItemOperationsAttempted === attempted && s.backupItemOperationsCompleted === completed && s.backupItemOperationsFailed === failed) return false;
       b.status = {
         ...s,
         phase,
-        backupItemOperationsAttempted: Math.max(state.attempted, s.backupItemOperationsAttempted ?? 0),
-        backupItemOperationsCompleted: state.completed,
-        backupItemOperationsFailed: state.failed,
+        backupItemOperationsAttempted: Math.max(attempted, s.backupItemOperationsAttempted ?? 0),
+        backupItemOperationsCompleted: completed,
+        backupItemOperationsFailed: failed,
       };
     });
     if (done) {
-      log.info({ backup: key.name, phase, completed: state.completed, failed: state.failed, timedOut: state.timedOut }, 'pod volume backups done; finalizing');
+      log.info({ backup: key.name, phase, completed, failed, timedOut: expired }, 'pod volume backups and data uploads done; finalizing');
       return { requeueAfterMs: 0 };
     }
-    return { requeueAfterMs: Math.max(1000, Math.min(OPERATIONS_RESYNC_MS, state.deadlineMs - ctx.now().getTime())) };
+    const deadlines = [...(state.allTerminal ? [] : [state.deadlineMs]), ...(duState.nextDeadlineMs !== undefined ? [duState.nextDeadlineMs] : [])];
+    const next = deadlines.length ? Math.min(...deadlines) : nowMs + OPERATIONS_RESYNC_MS;
+    return { requeueAfterMs: Math.max(1000, Math.min(OPERATIONS_RESYNC_MS, next - nowMs)) };
   }
 
   async function finalize(key: ObjectKey, backup: Backup): Promise<void> {
@@ -140,30 +177,57 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
     // PVBs still running now are the ones the fs-backup timeout gave up on.
     const timedOut = pvbs.some((p) => !['Completed', 'Failed', 'Canceled'].includes(p.status?.phase ?? ''));
     const pvbErrors = podVolumeErrors(pvbs, timedOut);
-    const errors = [...pvbErrors, ...(timedOut ? [{ message: TIMED_OUT_MESSAGE }] : [])];
+    // So are DataUploads still running: the item operation timeout gave up on them.
+    const dus = await listDataUploads(ctx.kube, ctx.namespace, backup.metadata.uid ?? '');
+    const dusTimedOut = new Set(dus.filter((d) => !isDataUploadTerminal(d)).map((d) => d.metadata.name ?? ''));
+    const duErrors = dataUploadErrors(dus, dusTimedOut);
+    const errors = [...pvbErrors, ...(timedOut ? [{ message: TIMED_OUT_MESSAGE }] : []), ...duErrors];
 
     const storedResults = ((await store.getBackupJson(name, 'results')) as Results | undefined) ?? { warnings: {}, errors: {} };
     const results = addErrors({ warnings: storedResults.warnings ?? {}, errors: storedResults.errors ?? {} }, errors);
     const storedInfo = ((await store.getBackupJson(name, 'volumeInfo')) as BackupVolumeInfo[] | null | undefined) ?? [];
-    const volumeInfo = mergeVolumeInfo(storedInfo, pvbs);
-    const operations = pvbs.map((pvb) => backupOperationFor({ backup, pvb, timedOut, now }));
+    // The source snapshots' details are read before they are deleted (a re-run finds them in the stored entries).
+    const csi = new Map<string, CSISnapshotInfo>();
+    for (const du of dus) {
+      const info = du.spec.csiSnapshot?.volumeSnapshot ? await readCsiSnapshotInfo(ctx.kube, du.spec.sourceNamespace, du.spec.csiSnapshot.volumeSnapshot) : undefined;
+      if (info) csi.set(du.metadata.name ?? '', info);
+    }
+    const withPodVolumes = mergeVolumeInfo(storedInfo, pvbs);
+    const volumeInfo = dus.length ? mergeDataMovementVolumeInfo({ stored: withPodVolumes, dataUploads: dus, csi, timedOut: dusTimedOut }) : withPodVolumes;
+    const operations = [
+      ...pvbs.map((pvb) => backupOperationFor({ backup, pvb, timedOut, now })),
+      ...dus.map((du) => dataUploadOperationFor({ backup, du, timedOut: dusTimedOut.has(du.metadata.name ?? ''), now })),
+    ];
     const storedPvbs = pvbs.map((p) => ({ ...p, apiVersion: ApiVersionV1, kind: 'PodVolumeBackup' }));
 
     const logText = (await store.getBackupLog(name)) ?? '';
-    if (!logText.includes(POD_VOLUMES_DONE_LOG)) {
-      const extra = createBackupLog({ backup: `${key.namespace}/${name}` });
-      for (const e of errors) extra.logger.error(e.message);
+    const extra = createBackupLog({ backup: `${key.namespace}/${name}` });
+    if ((pvbs.length || !dus.length) && !logText.includes(POD_VOLUMES_DONE_LOG)) {
+      for (const e of [...pvbErrors, ...(timedOut ? [{ message: TIMED_OUT_MESSAGE }] : [])]) extra.logger.error(e.message);
       for (const p of pvbs) extra.logger.info({ podVolumeBackup: p.metadata.name, pod: `${p.spec.pod.namespace ?? ''}/${p.spec.pod.name ?? ''}`, volume: p.spec.volume, phase: p.status?.phase ?? '', snapshotID: p.status?.snapshotID ?? '' }, 'Pod volume backup');
       extra.logger.info({ podVolumeBackups: pvbs.length, errors: pvbErrors.length }, POD_VOLUMES_DONE_LOG);
-      await store.putBackupLog(name, logText + extra.text());
     }
+    if (dus.length && !logText.includes(DATA_UPLOADS_DONE_LOG)) {
+      for (const e of duErrors) extra.logger.error(e.message);
+      for (const d of dus) {
+        extra.logger.info(
+          { dataUpload: d.metadata.name, pvc: `${d.spec.sourceNamespace}/${d.spec.sourcePVC}`, operationID: operationIdOfDataUpload(d), phase: d.status?.phase ?? '', snapshotID: d.status?.snapshotID ?? '', bytes: d.status?.progress?.totalBytes ?? 0 },
+          'Data upload',
+        );
+      }
+      extra.logger.info({ dataUploads: dus.length, errors: duErrors.length }, DATA_UPLOADS_DONE_LOG);
+    }
+    if (extra.text()) await store.putBackupLog(name, logText + extra.text());
     await store.putBackupJson(name, 'podVolumeBackups', storedPvbs);
     await store.putBackupJson(name, 'itemOperations', operations);
     await store.putBackupJson(name, 'volumeInfo', volumeInfo);
     await store.putBackupJson(name, 'results', results);
+    // The data is in the repository (or given up on): the local snapshots are not kept.
+    if (dus.length) await deleteSourceSnapshots({ kube: ctx.kube, dataUploads: dus, log });
 
     const partially = backup.status?.phase === BackupPhase.FinalizingPartiallyFailed || errors.length > 0 || count(results.errors) > 0;
-    const completed = pvbs.filter((p) => p.status?.phase === 'Completed').length;
+    const attempted = pvbs.length + dus.length;
+    const completed = pvbs.filter((p) => p.status?.phase === 'Completed').length + dus.filter((d) => d.status?.phase === 'Completed').length;
     const final = await backups.updateStatus(key.namespace, name, (b) => {
       if (!ownedByOperations(b) || !FINALIZING.has(b.status?.phase ?? '')) return false;
       b.status = {
@@ -172,14 +236,14 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
         completionTimestamp: now.toISOString(),
         errors: count(results.errors),
         warnings: count(results.warnings ?? {}),
-        backupItemOperationsAttempted: Math.max(pvbs.length, b.status?.backupItemOperationsAttempted ?? 0),
+        backupItemOperationsAttempted: Math.max(attempted, b.status?.backupItemOperationsAttempted ?? 0),
         backupItemOperationsCompleted: completed,
-        backupItemOperationsFailed: pvbs.length - completed,
+        backupItemOperationsFailed: attempted - completed,
         hookStatus: b.status?.hookStatus ?? { hooksAttempted: 0, hooksFailed: 0 },
       };
     });
     if (final && !ownedByOperations(final)) await store.putBackupMetadata(name, withTypeMeta(final));
-    log.info({ backup: name, phase: final?.status?.phase, podVolumeBackups: pvbs.length, failed: pvbs.length - completed }, 'backup done');
+    log.info({ backup: name, phase: final?.status?.phase, podVolumeBackups: pvbs.length, dataUploads: dus.length, failed: attempted - completed }, 'backup done');
   }
 
   return async function reconcile(key: ObjectKey): Promise<ReconcileResult | void> {
@@ -225,8 +289,26 @@ export async function startBackupOperationsController(ctx: ServerContext): Promi
       if (owner) controller.enqueue({ namespace: key.namespace, name: owner });
     },
   });
+  // DataUploads wake their backup the same way.
+  const duOwners = new Map<string, string>();
+  const dataUploads = customClient<DataUpload>(ctx.kube, Kinds.DataUpload, (o) => o as DataUpload);
+  const duWatch = await startController<DataUpload>({
+    name: 'backup-operations-du',
+    kube: ctx.kube,
+    logger: ctx.logger,
+    path: dataUploads.path(ctx.namespace),
+    list: () => dataUploads.listForWatch(ctx.namespace),
+    reconcile: async (key) => {
+      const du = await dataUploads.get(key.namespace, key.name);
+      const owner = du?.metadata?.ownerReferences?.find((o) => o.kind === 'Backup' && o.controller)?.name ?? duOwners.get(key.name);
+      if (du && owner) duOwners.set(key.name, owner);
+      else duOwners.delete(key.name);
+      if (owner) controller.enqueue({ namespace: key.namespace, name: owner });
+    },
+  });
   return {
     async stop() {
+      await duWatch.stop();
       await pvbWatch.stop();
       await controller.stop();
     },

@@ -5,7 +5,7 @@
  * single items are errors in the results (the backup ends PartiallyFailed); only a broken archive or an aborted
  * run throws.
  */
-import type { Backup, PodVolumeBackup } from '../../api/index.js';
+import type { Backup, DataUpload, PodVolumeBackup } from '../../api/index.js';
 import { Labels } from '../../api/index.js';
 import type { Logger } from '../../cli/logger.js';
 import type { Kube } from '../../kube/client.js';
@@ -16,6 +16,7 @@ import type { BackupArchiveWriter } from '../archive/writer.js';
 import { ResultsCollector, scopeOf } from '../results.js';
 import { BackupVolumeInfoCollector, type PersistentVolumeClaimLike, type PersistentVolumeLike } from '../volume-info.js';
 import type { PodVolumeBackupCreator } from '../podvolume/backup-creator.js';
+import type { DataUploadCreator, PersistentVolumeClaimItem } from '../datamover/backup-creator.js';
 import type { PodLike } from '../podvolume/backup-volumes.js';
 import type { ApiReader } from './api-reader.js';
 import { Discovery, type ApiResource } from './discovery.js';
@@ -53,6 +54,8 @@ export interface BackupItemsOptions {
   pageSize?: number;
   /** Creates the PodVolumeBackups of backed-up pods (fs-backup); absent = no fs-backup. */
   podVolumes?: PodVolumeBackupCreator;
+  /** Creates the DataUploads of backed-up PVCs (CSI snapshot data movement); absent = none. */
+  dataMover?: DataUploadCreator;
 }
 
 export interface BackupItemsResult {
@@ -63,6 +66,8 @@ export interface BackupItemsResult {
   totalItems: number;
   /** PodVolumeBackups of this backup (the backup waits for them before it completes). */
   podVolumeBackups: PodVolumeBackup[];
+  /** DataUploads of this backup (waited for like the PodVolumeBackups). */
+  dataUploads: DataUpload[];
 }
 
 interface RawList {
@@ -117,6 +122,7 @@ class ItemBackupper {
       this.reportProgress();
     }
     await this.backupNamespaces();
+    const dataUploads = await this.backupDataMovement();
     this.log.info({ itemsBackedUp: this.itemsBackedUp }, 'Backed up all items');
     return {
       results: this.results,
@@ -125,7 +131,24 @@ class ItemBackupper {
       itemsBackedUp: this.itemsBackedUp,
       totalItems: this.itemsBackedUp,
       podVolumeBackups: this.opts.podVolumes?.podVolumeBackups ?? [],
+      dataUploads,
     };
+  }
+
+  /**
+   * CSI snapshot data movement of the backed-up PVCs, decided once every pod is done so the claims fs-backup took
+   * in this backup are known (they are not moved twice).
+   */
+  private async backupDataMovement(): Promise<DataUpload[]> {
+    const mover = this.opts.dataMover;
+    if (!mover?.enabled) return [];
+    this.checkAborted();
+    const takenByFsBackup = new Set((this.opts.podVolumes?.podVolumeBackups ?? []).map((p) => p.metadata.labels?.[Labels.PVCUID] ?? '').filter(Boolean));
+    const outcome = await mover.createAll({ takenByFsBackup, log: this.log });
+    for (const s of outcome.skipped) this.volumeInfo.addCsiSnapshotSkip(s.pvName, s.reason);
+    for (const v of outcome.volumeInfo) this.volumeInfo.addDataMovement(v);
+    for (const e of outcome.errors) this.error(e.namespace, e.message);
+    return outcome.dataUploads;
   }
 
   // ---- what to back up ----------------------------------------------------------------------------------------
@@ -292,7 +315,10 @@ class ItemBackupper {
     this.items.record(r.apiVersion, r.kind, namespace, name);
     if (namespace) this.namespacesWithItems.add(namespace);
     if (r.groupResource === PERSISTENT_VOLUMES) this.volumeInfo.addSkippedPv(current as unknown as PersistentVolumeLike);
-    if (r.groupResource === PERSISTENT_VOLUME_CLAIMS) this.volumeInfo.addSkippedPvc(current as unknown as PersistentVolumeClaimLike);
+    if (r.groupResource === PERSISTENT_VOLUME_CLAIMS) {
+      this.volumeInfo.addSkippedPvc(current as unknown as PersistentVolumeClaimLike);
+      this.opts.dataMover?.consider(current as unknown as PersistentVolumeClaimItem);
+    }
     this.itemsBackedUp++;
     this.reportProgress();
   }

@@ -16,6 +16,8 @@ import type { ApiReader } from './api-reader.js';
 import { backupItems, type BackupProgressUpdate } from './backupper.js';
 import type { PodVolumeBackupCreator } from '../podvolume/backup-creator.js';
 import { backupOperationFor } from '../podvolume/backup-tracking.js';
+import type { DataUploadCreator } from '../datamover/backup-creator.js';
+import { dataUploadOperationFor } from '../datamover/backup-tracking.js';
 
 export interface RunBackupOptions {
   kube: Kube;
@@ -34,6 +36,8 @@ export interface RunBackupOptions {
   now?: () => Date;
   /** Creates PodVolumeBackups for pods' volumes (fs-backup). */
   podVolumes?: PodVolumeBackupCreator;
+  /** Creates DataUploads for PVCs (CSI snapshot data movement). */
+  dataMover?: DataUploadCreator;
 }
 
 export type WaitingPhase = typeof BackupPhase.WaitingForPluginOperations | typeof BackupPhase.WaitingForPluginOperationsPartiallyFailed;
@@ -44,12 +48,12 @@ export interface FinalizingStatus {
   warnings: number;
   errors: number;
   progress: BackupProgressUpdate;
-  /** How many PodVolumeBackups the backup waits for (status.backupItemOperationsAttempted). */
+  /** How many PodVolumeBackups and DataUploads the backup waits for (status.backupItemOperationsAttempted). */
   itemOperations: number;
 }
 
 export interface RunBackupOutcome {
-  /** WaitingForPluginOperations*: the items are stored, the PodVolumeBackups are tracked by the operations controller. */
+  /** WaitingForPluginOperations*: the items are stored, the PVBs and DataUploads are tracked by the operations controller. */
   phase: typeof BackupPhase.Completed | typeof BackupPhase.PartiallyFailed | WaitingPhase;
   itemOperations: number;
   warnings: number;
@@ -73,13 +77,16 @@ export async function runBackup(opts: RunBackupOptions): Promise<RunBackupOutcom
       ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
       ...(opts.signal ? { signal: opts.signal } : {}),
       ...(opts.podVolumes ? { podVolumes: opts.podVolumes } : {}),
+      ...(opts.dataMover ? { dataMover: opts.dataMover } : {}),
     });
     const finished = await archive.finish();
     const warnings = items.results.warningCount;
     const errors = items.results.errorCount;
     const progress = { totalItems: items.totalItems, itemsBackedUp: items.itemsBackedUp };
     const pvbs = items.podVolumeBackups;
-    const waiting = pvbs.length > 0;
+    const dus = items.dataUploads;
+    const operationCount = pvbs.length + dus.length;
+    const waiting = operationCount > 0;
     const phase = waiting
       ? errors > 0
         ? BackupPhase.WaitingForPluginOperationsPartiallyFailed
@@ -87,8 +94,11 @@ export async function runBackup(opts: RunBackupOptions): Promise<RunBackupOutcom
       : errors > 0
         ? BackupPhase.FinalizingPartiallyFailed
         : BackupPhase.Finalizing;
-    opts.log.info({ phase, warnings, errors, itemsBackedUp: items.itemsBackedUp, archiveBytes: finished.size, podVolumeBackups: pvbs.length }, 'Backup items done; uploading');
-    const metadata = opts.onFinalizing ? await opts.onFinalizing({ phase, warnings, errors, progress, itemOperations: pvbs.length }) : opts.backup;
+    opts.log.info(
+      { phase, warnings, errors, itemsBackedUp: items.itemsBackedUp, archiveBytes: finished.size, podVolumeBackups: pvbs.length, ...(dus.length ? { dataUploads: dus.length } : {}) },
+      'Backup items done; uploading',
+    );
+    const metadata = opts.onFinalizing ? await opts.onFinalizing({ phase, warnings, errors, progress, itemOperations: operationCount }) : opts.backup;
     const now = opts.now ?? (() => new Date());
 
     await putOrExplain(opts.store, opts.backup.spec?.storageLocation ?? '', () => opts.store.putBackup({
@@ -101,8 +111,8 @@ export async function runBackup(opts: RunBackupOptions): Promise<RunBackupOutcom
         results: items.results.toJSON(),
         resourceList: items.resourceList,
         volumeInfo: items.volumeInfo.toJSON(),
-        // Written now with the PVBs as they are; the operations controller writes them again once they are done.
-        itemOperations: pvbs.map((pvb) => backupOperationFor({ backup: metadata, pvb, now: now() })),
+        // Written now with the PVBs and DataUploads as they are; the operations controller writes them again once they are done.
+        itemOperations: [...pvbs.map((pvb) => backupOperationFor({ backup: metadata, pvb, now: now() })), ...dus.map((du) => dataUploadOperationFor({ backup: metadata, du, now: now() }))],
         podVolumeBackups: pvbs,
         volumeSnapshots: [],
         csiVolumeSnapshotClasses: [],
@@ -110,7 +120,7 @@ export async function runBackup(opts: RunBackupOptions): Promise<RunBackupOutcom
     }));
     return {
       phase: waiting ? (phase as WaitingPhase) : errors > 0 ? BackupPhase.PartiallyFailed : BackupPhase.Completed,
-      itemOperations: pvbs.length,
+      itemOperations: operationCount,
       warnings,
       errors,
       progress,

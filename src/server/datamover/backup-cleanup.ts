@@ -1,0 +1,160 @@
+/**
+ * The clean-up side of a backup's data movement: canceling DataUploads nobody waits for (timeout, failed backup),
+ * deleting the source VolumeSnapshots once the data is moved (their class's deletionPolicy removes the storage's
+ * snapshot: the local snapshot is not kept), and, when the backup is deleted, its moved snapshots in the
+ * repositories, its DataUploads and any VolumeSnapshot of it still left. Every step is idempotent.
+ */
+import { Kinds, Labels, parseDataUpload, type Backup, type DataUpload } from '../../api/index.js';
+import type { Logger } from '../../cli/logger.js';
+import type { Kube } from '../../kube/client.js';
+import { customClient } from '../../kube/custom.js';
+import { VolumeRepositoryError, openRepositoryForVolume } from '../../agent/microservice/repository.js';
+import type { BackupStore } from '../storage/backup-store.js';
+import type { BackupVolumeInfo } from '../volume-info.js';
+import { isDataUploadTerminal } from './backup-tracking.js';
+import { deleteVolumeSnapshot, listVolumeSnapshotsEverywhere } from './backup-snapshots.js';
+
+const client = (kube: Kube) => customClient<DataUpload>(kube, Kinds.DataUpload, parseDataUpload);
+
+export async function listDataUploads(kube: Kube, namespace: string, backupUid: string): Promise<DataUpload[]> {
+  if (!backupUid) return [];
+  const found = await client(kube).list(namespace, `${Labels.BackupUID}=${backupUid}`);
+  return found.sort((a, b) => ((a.metadata.name ?? '') < (b.metadata.name ?? '') ? -1 : 1));
+}
+
+export interface CancelDataUploadsOptions {
+  kube: Kube;
+  namespace: string;
+  backupUid: string;
+  log: Logger;
+  /** The status message for a DataUpload asked to cancel. */
+  message: (du: DataUpload) => string;
+  /** Only these DataUploads (by name); default all of the backup. */
+  only?: ReadonlySet<string>;
+}
+
+/** `spec.cancel=true` (and a message) on every DataUpload of the backup not already terminal or canceled. */
+export async function cancelDataUploads(opts: CancelDataUploadsOptions): Promise<string[]> {
+  const dus = client(opts.kube);
+  const canceled: string[] = [];
+  for (const du of await listDataUploads(opts.kube, opts.namespace, opts.backupUid)) {
+    const name = du.metadata.name ?? '';
+    if (opts.only && !opts.only.has(name)) continue;
+    if (isDataUploadTerminal(du) || du.spec.cancel) continue;
+    let changed = false;
+    await dus.update(opts.namespace, name, (d) => {
+      changed = false;
+      if (d.spec.cancel || isDataUploadTerminal(d)) return false;
+      d.spec = { ...d.spec, cancel: true };
+      changed = true;
+    });
+    if (!changed) continue;
+    const message = opts.message(du);
+    await dus.updateStatus(opts.namespace, name, (d) => {
+      if (isDataUploadTerminal(d)) return false;
+      d.status = { ...(d.status ?? {}), message };
+    });
+    opts.log.warn({ dataUpload: name, phase: du.status?.phase || 'New' }, message);
+    canceled.push(name);
+  }
+  return canceled;
+}
+
+/** Deletes the source VolumeSnapshot of each DataUpload (in the PVC's namespace); returns how many were there. */
+export async function deleteSourceSnapshots(opts: { kube: Kube; dataUploads: readonly DataUpload[]; log: Logger }): Promise<number> {
+  let n = 0;
+  for (const du of opts.dataUploads) {
+    const name = du.spec.csiSnapshot?.volumeSnapshot;
+    if (!name) continue;
+    if (await deleteVolumeSnapshot(opts.kube, du.spec.sourceNamespace, name)) {
+      n++;
+      opts.log.info({ volumeSnapshot: `${du.spec.sourceNamespace}/${name}`, dataUpload: du.metadata.name }, 'Deleted the source VolumeSnapshot of a data upload');
+    }
+  }
+  return n;
+}
+
+/** Deletes every VolumeSnapshot labelled with the backup's UID still in the cluster. */
+export async function deleteBackupVolumeSnapshots(opts: { kube: Kube; backupUid: string; log: Logger }): Promise<number> {
+  if (!opts.backupUid) return 0;
+  let n = 0;
+  for (const vs of await listVolumeSnapshotsEverywhere(opts.kube, `${Labels.BackupUID}=${opts.backupUid}`)) {
+    if (vs.metadata.namespace && vs.metadata.name && (await deleteVolumeSnapshot(opts.kube, vs.metadata.namespace, vs.metadata.name))) n++;
+  }
+  if (n) opts.log.info({ backupUid: opts.backupUid, volumeSnapshots: n }, 'Deleted VolumeSnapshots left by the backup');
+  return n;
+}
+
+export interface MovedSnapshotRef {
+  volumeNamespace: string;
+  snapshotID: string;
+}
+
+/** The distinct moved snapshots of a backup: from its DataUploads and from its stored volume info. */
+export function movedSnapshotsOf(dus: readonly DataUpload[], volumeInfo: readonly BackupVolumeInfo[]): MovedSnapshotRef[] {
+  const seen = new Map<string, MovedSnapshotRef>();
+  const add = (ns: string | undefined, id: string | undefined) => {
+    if (ns && id) seen.set(`${ns}/${id}`, { volumeNamespace: ns, snapshotID: id });
+  };
+  for (const du of dus) add(du.spec.sourceNamespace, du.status?.snapshotID);
+  for (const v of volumeInfo) if (v.snapshotDataMoved) add(v.pvcNamespace, v.snapshotDataMovementInfo?.snapshotHandle);
+  return [...seen.values()];
+}
+
+export interface DeleteMovedSnapshotsOptions {
+  kube: Kube;
+  namespace: string;
+  backup: Backup;
+  store: BackupStore | undefined;
+  log: Logger;
+}
+
+/** Deletes a deleted backup's moved snapshots from the repositories of (location, PVC namespace). */
+export async function deleteMovedSnapshots(opts: DeleteMovedSnapshotsOptions): Promise<{ deleted: number; errors: string[] }> {
+  const name = opts.backup.metadata.name ?? '';
+  const errors: string[] = [];
+  const inCluster = await listDataUploads(opts.kube, opts.namespace, opts.backup.metadata.uid ?? '');
+  let stored: BackupVolumeInfo[] = [];
+  if (opts.store) {
+    try {
+      stored = ((await opts.store.getBackupJson(name, 'volumeInfo')) as BackupVolumeInfo[] | null | undefined) ?? [];
+    } catch (err) {
+      errors.push(`error reading the volume info of backup ${name}: ${(err as Error).message}`);
+    }
+  }
+  const byNamespace = new Map<string, string[]>();
+  for (const s of movedSnapshotsOf(inCluster, stored)) byNamespace.set(s.volumeNamespace, [...(byNamespace.get(s.volumeNamespace) ?? []), s.snapshotID]);
+  const bsl = opts.backup.spec.storageLocation ?? '';
+  let deleted = 0;
+  for (const [volumeNamespace, ids] of byNamespace) {
+    let repository;
+    try {
+      repository = (await openRepositoryForVolume({ kube: opts.kube, namespace: opts.namespace, bslName: bsl, volumeNamespace })).repository;
+    } catch (err) {
+      if (err instanceof VolumeRepositoryError && /no repository/.test(err.message)) {
+        opts.log.info({ backup: name, volumeNamespace }, 'no backup repository for the namespace; its moved snapshots are already gone');
+        continue;
+      }
+      errors.push(`error opening the backup repository of namespace ${volumeNamespace}: ${(err as Error).message}`);
+      continue;
+    }
+    for (const id of ids) {
+      try {
+        if (await repository.deleteSnapshot(id)) deleted++;
+        opts.log.info({ backup: name, volumeNamespace, snapshotID: id }, 'moved volume snapshot deleted');
+      } catch (err) {
+        errors.push(`error deleting moved volume snapshot ${id} of namespace ${volumeNamespace}: ${(err as Error).message}`);
+      }
+    }
+  }
+  return { deleted, errors };
+}
+
+/** Deletes the DataUpload objects of a backup (after its moved snapshots are gone). */
+export async function deleteDataUploadObjects(opts: { kube: Kube; namespace: string; backupUid: string }): Promise<number> {
+  let n = 0;
+  for (const du of await listDataUploads(opts.kube, opts.namespace, opts.backupUid)) {
+    if (await client(opts.kube).delete(opts.namespace, du.metadata.name ?? '')) n++;
+  }
+  return n;
+}

@@ -1,0 +1,230 @@
+/**
+ * What a backup makes of its DataUploads while it waits for them (seed 004): the tracker's decision (terminal?
+ * failed? past the item operation timeout?), the item-operation records and the volume info entries derived from
+ * them (the contract of issue 7: `velero.io/csi-pvc-backupper` operations, `CSISnapshot` entries with
+ * `snapshotDataMoved: true`). Pure functions.
+ */
+import {
+  DataUploadPhase,
+  OperationPhase,
+  creationTimestampOf,
+  parseDuration,
+  type Backup,
+  type BackupOperation,
+  type DataUpload,
+} from '../../api/index.js';
+import { BackupMethods, inVeleroOrder, type BackupVolumeInfo, type CSISnapshotInfo } from '../volume-info.js';
+import { itemOperationTimeoutOf } from './backup-decision.js';
+import { DEFAULT_DATA_MOVER, operationIdOfDataUpload } from './backup-objects.js';
+
+/** The backup item action name Velero records DataUpload operations under. */
+export const CSI_PVC_BACKUP_ACTION = 'velero.io/csi-pvc-backupper';
+export const UPLOADER_KOPIA = 'kopia';
+
+const TERMINAL: ReadonlySet<string> = new Set([DataUploadPhase.Completed, DataUploadPhase.Failed, DataUploadPhase.Canceled]);
+
+export function isDataUploadTerminal(du: DataUpload): boolean {
+  return TERMINAL.has(du.status?.phase ?? '');
+}
+
+export function dataUploadSucceeded(du: DataUpload): boolean {
+  return du.status?.phase === DataUploadPhase.Completed;
+}
+
+/** The backup's item operation timeout in ms (an unreadable value falls back to Velero's 4 h). */
+export function itemOperationTimeoutMs(backup: Backup): number {
+  try {
+    const ms = parseDuration(itemOperationTimeoutOf(backup));
+    if (ms > 0) return ms;
+  } catch {
+    /* fall through */
+  }
+  return 4 * 3600_000;
+}
+
+/** When a DataUpload's time is up: its creation plus the backup's item operation timeout. */
+export function dataUploadDeadlineMs(du: DataUpload, timeoutMs: number, fallbackStartMs: number): number {
+  return (creationTimestampOf(du)?.getTime() ?? fallbackStartMs) + timeoutMs;
+}
+
+export interface DataUploadTracking {
+  attempted: number;
+  completed: number;
+  failed: number;
+  /** Not terminal yet. */
+  pending: DataUpload[];
+  /** Pending past their deadline: to be canceled, counted as failed. */
+  expired: DataUpload[];
+  /** Every DataUpload is terminal or expired: the backup can be finalized as far as they are concerned. */
+  done: boolean;
+  /** The earliest deadline of a pending, unexpired DataUpload (ms since epoch), if any. */
+  nextDeadlineMs: number | undefined;
+}
+
+export function trackDataUploads(opts: { dataUploads: readonly DataUpload[]; timeoutMs: number; startedMs: number; nowMs: number }): DataUploadTracking {
+  const pending = opts.dataUploads.filter((d) => !isDataUploadTerminal(d));
+  const expired: DataUpload[] = [];
+  let nextDeadlineMs: number | undefined;
+  for (const d of pending) {
+    const deadline = dataUploadDeadlineMs(d, opts.timeoutMs, opts.startedMs);
+    if (opts.nowMs >= deadline) expired.push(d);
+    else nextDeadlineMs = nextDeadlineMs === undefined ? deadline : Math.min(nextDeadlineMs, deadline);
+  }
+  return {
+    attempted: opts.dataUploads.length,
+    completed: opts.dataUploads.filter(dataUploadSucceeded).length,
+    failed: opts.dataUploads.filter((d) => isDataUploadTerminal(d) && !dataUploadSucceeded(d)).length,
+    pending,
+    expired,
+    done: pending.length === expired.length,
+    nextDeadlineMs,
+  };
+}
+
+const where = (du: DataUpload) => `${du.spec.sourceNamespace}/${du.spec.sourcePVC}`;
+
+/** The timeout message (the DataUpload's status message when it is canceled, and the backup error). */
+export function dataUploadTimeoutMessage(du: DataUpload, timeout: string): string {
+  return `DataUpload ${du.metadata.name ?? ''} of PVC ${where(du)} did not finish within the item operation timeout ${timeout}, mark it as cancel`;
+}
+
+/** The error a DataUpload leaves in the backup (undefined when it completed or is still running in time). */
+export function dataUploadError(du: DataUpload, timedOut: boolean): string | undefined {
+  const phase = du.status?.phase ?? '';
+  const message = du.status?.message ? `: ${du.status.message}` : '';
+  if (phase === DataUploadPhase.Completed) return undefined;
+  if (phase === DataUploadPhase.Failed) return `data upload ${du.metadata.name ?? ''} of PVC ${where(du)} failed${message}`;
+  if (phase === DataUploadPhase.Canceled) return `data upload ${du.metadata.name ?? ''} of PVC ${where(du)} was canceled${message}`;
+  return timedOut ? `data upload ${du.metadata.name ?? ''} of PVC ${where(du)} timed out in phase ${phase || DataUploadPhase.New}` : undefined;
+}
+
+/** The backup errors of its DataUploads, by the PVC's namespace. `timedOut` names the ones given up on. */
+export function dataUploadErrors(dus: readonly DataUpload[], timedOut: ReadonlySet<string>): { namespace: string; message: string }[] {
+  const out: { namespace: string; message: string }[] = [];
+  for (const du of dus) {
+    const message = dataUploadError(du, timedOut.has(du.metadata.name ?? ''));
+    if (message) out.push({ namespace: du.spec.sourceNamespace, message });
+  }
+  return out;
+}
+
+function operationPhase(du: DataUpload, timedOut: boolean): OperationPhase {
+  switch (du.status?.phase) {
+    case DataUploadPhase.Completed:
+      return OperationPhase.Completed;
+    case DataUploadPhase.Failed:
+    case DataUploadPhase.Canceled:
+      return OperationPhase.Failed;
+    case DataUploadPhase.New:
+    case undefined:
+      return timedOut ? OperationPhase.Failed : OperationPhase.New;
+    default:
+      return timedOut ? OperationPhase.Failed : OperationPhase.InProgress;
+  }
+}
+
+/** One BackupOperation per DataUpload (velero-interfaces.md §1.13), as Velero's CSI PVC action records it. */
+export function dataUploadOperationFor(opts: { backup: Backup; du: DataUpload; timedOut?: boolean; now: Date }): BackupOperation {
+  const { backup, du } = opts;
+  const timedOut = Boolean(opts.timedOut);
+  const phase = operationPhase(du, timedOut);
+  const error = phase === OperationPhase.Failed ? dataUploadError(du, timedOut) : undefined;
+  const created = creationTimestampOf(du)?.toISOString();
+  const progress = du.status?.progress;
+  return {
+    spec: {
+      backupName: backup.metadata.name ?? '',
+      backupUID: backup.metadata.uid ?? '',
+      backupItemAction: CSI_PVC_BACKUP_ACTION,
+      resourceIdentifier: { Group: '', Resource: 'persistentvolumeclaims', Namespace: du.spec.sourceNamespace, Name: du.spec.sourcePVC },
+      operationID: operationIdOfDataUpload(du),
+      postOperationItems: null,
+    },
+    status: {
+      phase,
+      ...(error ? { error } : {}),
+      ...(progress?.bytesDone !== undefined ? { nCompleted: progress.bytesDone } : {}),
+      ...(progress?.totalBytes !== undefined ? { nTotal: progress.totalBytes } : {}),
+      operationUnits: 'Bytes',
+      description: du.status?.phase || DataUploadPhase.New,
+      ...(created ? { created } : {}),
+      ...(du.status?.startTimestamp ? { started: du.status.startTimestamp } : {}),
+      updated: du.status?.completionTimestamp ?? opts.now.toISOString(),
+    },
+  };
+}
+
+/** The entry written when the DataUpload is created (no result yet); `pvName`/`pvInfo` come from the claim's PV. */
+export function initialDataMovementEntry(opts: {
+  du: DataUpload;
+  pvName: string;
+  pvInfo?: BackupVolumeInfo['pvInfo'];
+}): BackupVolumeInfo {
+  return dataMovementVolumeInfo(opts.du, { pvcName: opts.du.spec.sourcePVC, pvcNamespace: opts.du.spec.sourceNamespace, pvName: opts.pvName, snapshotDataMoved: true, preserveLocalSnapshot: false, skipped: false, ...(opts.pvInfo ? { pvInfo: opts.pvInfo } : {}) });
+}
+
+/**
+ * The volume info entry of a DataUpload. `base` is the stored entry of the same PVC (it carries the PV name and
+ * pvInfo, which the DataUpload does not); `csi` what was read of the source VolumeSnapshot before it was deleted.
+ * `timedOut` marks a DataUpload given up on as failed.
+ */
+export function dataMovementVolumeInfo(du: DataUpload, base?: BackupVolumeInfo, csi?: CSISnapshotInfo, timedOut = false): BackupVolumeInfo {
+  const phase = du.status?.phase ?? '';
+  const operationID = operationIdOfDataUpload(du);
+  const entry: BackupVolumeInfo = {
+    ...(base ?? {}),
+    pvcName: du.spec.sourcePVC,
+    pvcNamespace: du.spec.sourceNamespace,
+    backupMethod: BackupMethods.CSISnapshot,
+    snapshotDataMoved: true,
+    preserveLocalSnapshot: false,
+    skipped: false,
+    csiSnapshotInfo: csi ??
+      base?.csiSnapshotInfo ?? { snapshotHandle: '', size: 0, driver: du.spec.csiSnapshot?.driver ?? '', vscName: '', ReadyToUse: null },
+    snapshotDataMovementInfo: {
+      dataMover: du.spec.datamover || DEFAULT_DATA_MOVER,
+      uploaderType: UPLOADER_KOPIA,
+      snapshotHandle: du.status?.snapshotID ?? '',
+      operationID,
+      size: du.status?.progress?.totalBytes ?? 0,
+      Phase: phase,
+    },
+  };
+  delete entry.skippedReason;
+  delete entry.result;
+  delete entry.startTimestamp;
+  delete entry.completionTimestamp;
+  if (du.status?.startTimestamp) entry.startTimestamp = du.status.startTimestamp;
+  if (du.status?.completionTimestamp) entry.completionTimestamp = du.status.completionTimestamp;
+  if (phase === DataUploadPhase.Completed) entry.result = 'succeeded';
+  else if (phase === DataUploadPhase.Failed || phase === DataUploadPhase.Canceled || timedOut) entry.result = 'failed';
+  return inVeleroOrder(entry);
+}
+
+const claimKey = (ns: string | undefined, name: string | undefined) => `${ns ?? ''}/${name ?? ''}`;
+
+/**
+ * The final volume info list: every stored entry, with the entry of each data-moved PVC replaced by the one built
+ * from its DataUpload (found by PVC namespace/name). `csi` holds the source snapshots' details by DataUpload name.
+ */
+export function mergeDataMovementVolumeInfo(opts: {
+  stored: readonly BackupVolumeInfo[];
+  dataUploads: readonly DataUpload[];
+  csi?: ReadonlyMap<string, CSISnapshotInfo>;
+  timedOut?: ReadonlySet<string>;
+}): BackupVolumeInfo[] {
+  const byClaim = new Map<string, DataUpload>();
+  for (const du of opts.dataUploads) byClaim.set(claimKey(du.spec.sourceNamespace, du.spec.sourcePVC), du);
+  const used = new Set<string>();
+  const out = opts.stored.map((e) => {
+    const key = claimKey(e.pvcNamespace, e.pvcName);
+    const du = e.pvcName ? byClaim.get(key) : undefined;
+    if (!du || e.backupMethod === BackupMethods.PodVolumeBackup) return e;
+    used.add(key);
+    return dataMovementVolumeInfo(du, e, opts.csi?.get(du.metadata.name ?? ''), opts.timedOut?.has(du.metadata.name ?? '') ?? false);
+  });
+  for (const [key, du] of byClaim) {
+    if (!used.has(key)) out.push(dataMovementVolumeInfo(du, undefined, opts.csi?.get(du.metadata.name ?? ''), opts.timedOut?.has(du.metadata.name ?? '') ?? false));
+  }
+  return out;
+}
