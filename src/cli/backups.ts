@@ -16,9 +16,11 @@ import {
   parseBackup,
   parseDeleteBackupRequest,
   parseDurationNanos,
+  parseDataUpload,
   parsePodVolumeBackup,
   type Backup,
   type BackupSpec,
+  type DataUpload,
   type DeleteBackupRequest,
   type DownloadTargetKind,
   type PodVolumeBackup,
@@ -39,6 +41,10 @@ export function backupClient(kube: Kube): CustomClient<Backup> {
 
 export function deleteRequestClient(kube: Kube): CustomClient<DeleteBackupRequest> {
   return customClient<DeleteBackupRequest>(kube, Kinds.DeleteBackupRequest, parseDeleteBackupRequest);
+}
+
+export function dataUploadClient(kube: Kube): CustomClient<DataUpload> {
+  return customClient<DataUpload>(kube, Kinds.DataUpload, parseDataUpload);
 }
 
 export function podVolumeBackupClient(kube: Kube): CustomClient<PodVolumeBackup> {
@@ -63,6 +69,10 @@ export interface BackupCreateFlags {
   'storage-location'?: string | undefined;
   'default-volumes-to-fs-backup'?: TriState;
   'snapshot-volumes'?: TriState;
+  'snapshot-move-data'?: TriState;
+  'data-mover'?: string | undefined;
+  'item-operation-timeout'?: string | undefined;
+  'csi-snapshot-timeout'?: string | undefined;
   labels?: string | undefined;
   annotations?: string | undefined;
 }
@@ -117,6 +127,20 @@ export function checkObjectName(flag: string, kind: string, name: string): strin
   return name;
 }
 
+/**
+ * `--data-mover`: the data mover that moves the snapshot data ("velero" or empty = cairn's node agent; another
+ * name is left to a third-party mover). A name as Kubernetes names go, since it is matched against a DataUpload's
+ * spec.datamover and often used in labels.
+ */
+export function checkDataMover(name: string): string {
+  const text = name.trim();
+  if (text === '') return '';
+  if (text.length > 63 || !/^[a-z0-9]([-a-z0-9._]*[a-z0-9])?$/.test(text)) {
+    throw new UsageError('--data-mover', `"${name}" is not a data mover name (lowercase letters, digits, '-', '.', '_'; at most 63 characters), e.g. velero`);
+  }
+  return text;
+}
+
 /** Builds the Backup `backup create` submits; throws UsageError naming the flag for any bad input. */
 export function buildBackup(flags: BackupCreateFlags): Backup {
   checkObjectName('NAME', 'backup', flags.name);
@@ -139,6 +163,10 @@ export function buildBackup(flags: BackupCreateFlags): Backup {
   if (flags['storage-location']) spec.storageLocation = checkObjectName('--storage-location', 'storage location', flags['storage-location']);
   if (flags['snapshot-volumes'] !== undefined) spec.snapshotVolumes = flags['snapshot-volumes'];
   if (flags['default-volumes-to-fs-backup'] !== undefined) spec.defaultVolumesToFsBackup = flags['default-volumes-to-fs-backup'];
+  if (flags['snapshot-move-data'] !== undefined) spec.snapshotMoveData = flags['snapshot-move-data'];
+  if (flags['data-mover'] !== undefined) spec.datamover = checkDataMover(flags['data-mover']);
+  if (flags['item-operation-timeout'] !== undefined) spec.itemOperationTimeout = canonicalDuration('--item-operation-timeout', flags['item-operation-timeout']);
+  if (flags['csi-snapshot-timeout'] !== undefined) spec.csiSnapshotTimeout = canonicalDuration('--csi-snapshot-timeout', flags['csi-snapshot-timeout']);
   const labels = flags.labels ? parseKeyValues('--labels', flags.labels) : undefined;
   const annotations = flags.annotations ? parseKeyValues('--annotations', flags.annotations) : undefined;
   return newBackup({ namespace: flags.namespace, name: flags.name, ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}), spec });
@@ -256,6 +284,8 @@ export interface BackupDescription {
   results: Results | null;
   /** PodVolumeBackups of this backup (fs-backup), possibly empty. */
   podVolumeBackups: PodVolumeBackup[];
+  /** DataUploads of this backup (CSI snapshot data movement) still in the cluster; absent when there are none. */
+  dataUploads?: DataUpload[];
   /** DeleteBackupRequests for this backup, possibly empty. */
   deleteBackupRequests: DeleteBackupRequest[];
   /** Only with --details: `<n>-resource-list.json.gz` and `<n>-volumeinfo.json.gz` (null when missing). */

@@ -2,12 +2,13 @@
  * `backup describe` text in Velero's section order (velero-interfaces.md §8.6). Pure: every file and object it shows
  * is fetched by the caller and passed in, so the output can be checked section by section against fixtures.
  */
-import { creationTimestampOf, type Backup, type BackupOperation, type DeleteBackupRequest, type PodVolumeBackup } from '../../api/index.js';
+import { creationTimestampOf, type Backup, type BackupOperation, type DataUpload, type DeleteBackupRequest, type PodVolumeBackup } from '../../api/index.js';
 import type { Results } from '../../server/results.js';
 import type { BackupVolumeInfo } from '../../server/volume-info.js';
 import { formatGoTime, selectorText, valueOr, type BackupDescription, type Fetched } from '../backups.js';
 import type { Colours } from '../colour.js';
 import { Describer, NONE, boolText, describeOperations, describeResourceList, durationText, listOr } from './describer.js';
+import { csiSnapshotViews, describeCsiSnapshots } from './data-movement-backup.js';
 import { PVB_PHASE_ORDER, describePhaseGroups, describePodVolumeDetails, podVolumeBackupViews, volumeInfoViews } from './pod-volumes.js';
 
 export interface BackupDescribeInput {
@@ -23,6 +24,8 @@ export interface BackupDescribeInput {
   /** `<n>-itemoperations.json.gz`; with details and item operations only. */
   itemOperations?: Fetched<BackupOperation[]> | undefined;
   podVolumeBackups: readonly PodVolumeBackup[];
+  /** DataUploads of the backup in the cluster (by backup-uid label), for live data-movement details. */
+  dataUploads?: readonly DataUpload[];
   deleteRequests: readonly DeleteBackupRequest[];
   /** The command name used in hints ("cairn"). */
   cli?: string;
@@ -36,6 +39,7 @@ export function backupDescription(input: Omit<BackupDescribeInput, 'colours' | '
     backup: input.backup,
     results: valueOr(input.results),
     podVolumeBackups: [...input.podVolumeBackups],
+    ...(input.dataUploads?.length ? { dataUploads: [...input.dataUploads] } : {}),
     deleteBackupRequests: [...input.deleteRequests],
     ...(input.details ? { details: { resourceList: valueOr(input.resourceList), volumeInfo: valueOr(input.volumeInfo) } } : {}),
   };
@@ -282,33 +286,7 @@ function describeVolumes(d: Describer, input: BackupDescribeInput): void {
   }
   d.line();
 
-  const csi = infos.filter((v) => v.backupMethod === 'CSISnapshot');
-  if (!csi.length) d.line(legacy ? '\tCSI Snapshots: <none included or not detectable>' : '\tCSI Snapshots: <none included>');
-  else {
-    d.line('\tCSI Snapshots:');
-    for (const v of csi) {
-      d.line(`\t\t${v.pvcNamespace ? `${v.pvcNamespace}/` : ''}${v.pvcName ?? ''}:`);
-      if (v.preserveLocalSnapshot) {
-        if (!details) d.line('\t\t\tSnapshot: included, specify --details for more information');
-        else {
-          d.line('\t\t\tSnapshot:');
-          d.line(`\t\t\t\tSnapshot Content Name: ${v.csiSnapshotInfo?.vscName ?? ''}`);
-          d.line(`\t\t\t\tStorage Snapshot ID: ${v.csiSnapshotInfo?.snapshotHandle ?? ''}`);
-          d.line(`\t\t\t\tSnapshot Size (bytes): ${v.csiSnapshotInfo?.size ?? 0}`);
-          d.line(`\t\t\t\tCSI Driver: ${v.csiSnapshotInfo?.driver ?? ''}`);
-        }
-      }
-      if (v.snapshotDataMoved) {
-        if (!details) d.line('\t\t\tData Movement: included, specify --details for more information');
-        else {
-          d.line('\t\t\tData Movement:');
-          d.line(`\t\t\t\tOperation ID: ${v.snapshotDataMovementInfo?.operationID ?? ''}`);
-          d.line(`\t\t\t\tData Mover: ${v.snapshotDataMovementInfo?.dataMover || 'velero'}`);
-          d.line(`\t\t\t\tUploader Type: ${v.snapshotDataMovementInfo?.uploaderType ?? ''}`);
-        }
-      }
-    }
-  }
+  describeCsiSnapshots(d, csiSnapshotViews(infos, input.dataUploads ?? []), details, legacy);
   d.line();
 
   // Live PVBs first (Velero reads them from the cluster); the stored volume info when the cluster has none.

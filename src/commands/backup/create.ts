@@ -3,14 +3,14 @@ import { BaseCommand } from '../../cli/base-command.js';
 import { CairnError, UsageError } from '../../cli/errors.js';
 import { formatJson, formatYaml } from '../../cli/output.js';
 import { createProgress } from '../../cli/progress.js';
-import { backupClient, buildBackup, normaliseTriStateArgv, podVolumeBackupClient, volumeBytes } from '../../cli/backups.js';
+import { backupClient, buildBackup, dataUploadClient, normaliseTriStateArgv, podVolumeBackupClient, volumeBytes } from '../../cli/backups.js';
 import { locationClient } from '../../cli/backup-locations.js';
 import { interruptSignal, waitAndReport } from '../../cli/wait.js';
 import { Labels, isBackupDone, labelValue, selectorFor } from '../../api/index.js';
 import { connect } from '../../kube/client.js';
 import { isAlreadyExists } from '../../kube/errors.js';
 
-const TRI_STATE = ['include-cluster-resources', 'default-volumes-to-fs-backup', 'snapshot-volumes'];
+const TRI_STATE = ['include-cluster-resources', 'default-volumes-to-fs-backup', 'snapshot-volumes', 'snapshot-move-data'];
 
 export default class BackupCreate extends BaseCommand<typeof BackupCreate> {
   static override summary = 'Create a backup.';
@@ -18,6 +18,7 @@ export default class BackupCreate extends BaseCommand<typeof BackupCreate> {
     '<%= config.bin %> backup create shop --include-namespaces shop --wait',
     '<%= config.bin %> backup create nightly --selector app=web --ttl 72h',
     '<%= config.bin %> backup create everything --exclude-namespaces kube-system --snapshot-volumes=false',
+    '<%= config.bin %> backup create db --include-namespaces db --snapshot-move-data --wait',
   ];
   static override args = { name: Args.string({ required: true, description: 'Name of the backup.' }) };
   static override flags = {
@@ -32,6 +33,13 @@ export default class BackupCreate extends BaseCommand<typeof BackupCreate> {
     'storage-location': Flags.string({ description: 'Backup storage location to write to; default: the default location.' }),
     'default-volumes-to-fs-backup': Flags.boolean({ allowNo: true, description: 'Back up all pod volumes with file-system backup unless opted out (unset: server default).' }),
     'snapshot-volumes': Flags.boolean({ allowNo: true, description: 'Take snapshots of persistent volumes (unset: auto).' }),
+    'snapshot-move-data': Flags.boolean({
+      allowNo: true,
+      description: 'Move the data of CSI snapshots of PVCs not taken by file-system backup into the backup repository (DataUploads); the local snapshots are not kept (unset: false).',
+    }),
+    'data-mover': Flags.string({ description: 'Data mover that moves the snapshot data with --snapshot-move-data ("velero" or unset = the node agent).' }),
+    'item-operation-timeout': Flags.string({ description: 'How long to wait for asynchronous item operations such as data uploads (Go duration; default: the server default, 4h).' }),
+    'csi-snapshot-timeout': Flags.string({ description: 'How long to wait for a CSI snapshot to be ready (Go duration; default: the server default, 10m).' }),
     labels: Flags.string({ description: 'Labels for the Backup object, key=value pairs separated by commas.' }),
     annotations: Flags.string({ description: 'Annotations for the Backup object, key=value pairs separated by commas.' }),
     wait: Flags.boolean({ char: 'w', description: 'Wait for the backup to finish; exit non-zero unless it Completed.', default: false }),
@@ -68,6 +76,7 @@ export default class BackupCreate extends BaseCommand<typeof BackupCreate> {
       return;
     }
     const pvbs = podVolumeBackupClient(kube);
+    const dus = dataUploadClient(kube);
     const interrupt = interruptSignal();
     try {
       const code = await waitAndReport({
@@ -82,7 +91,8 @@ export default class BackupCreate extends BaseCommand<typeof BackupCreate> {
           if (!b) return undefined;
           const s = b.status ?? {};
           // Volume bytes are extra information: a failed read of them never ends the wait.
-          const bytes = await pvbs.list(namespace, selectorFor({ [Labels.BackupName]: labelValue(this.args.name) })).then(volumeBytes, () => ({}));
+          const selector = selectorFor({ [Labels.BackupName]: labelValue(this.args.name) });
+          const bytes = await Promise.all([pvbs.list(namespace, selector), dus.list(namespace, selector)]).then(([p, d]) => volumeBytes([...p, ...d]), () => ({}));
           return { phase: s.phase ?? 'New', done: s.progress?.itemsBackedUp ?? 0, total: s.progress?.totalItems ?? 0, validationErrors: s.validationErrors ?? undefined, failureReason: s.failureReason, ...bytes };
         },
       });

@@ -7,6 +7,7 @@ import { parseLabelSelector } from '../../cli/label-selector.js';
 import { colourEnabled, colours } from '../../cli/colour.js';
 import {
   backupClient,
+  dataUploadClient,
   deleteRequestClient,
   fetchJson,
   parsedOperations,
@@ -33,7 +34,7 @@ export default class BackupDescribe extends BaseCommand<typeof BackupDescribe> {
   static override flags = {
     ...outputFlag,
     selector: Flags.string({ char: 'l', description: 'Only backups whose labels match this selector.' }),
-    details: Flags.boolean({ description: 'Add the resource list and per-volume information (method, snapshot ID, size, live progress of pod volume backups).', default: false }),
+    details: Flags.boolean({ description: 'Add the resource list and per-volume information (method, snapshot ID, size, live progress of pod volume backups and data uploads).', default: false }),
     'no-color': Flags.boolean({ description: 'Never colour the output (also: NO_COLOR).', default: false }),
     timeout: Flags.string({ description: 'How long to wait for each file read through the cluster (Go duration).', default: '1m' }),
   };
@@ -71,9 +72,11 @@ export default class BackupDescribe extends BaseCommand<typeof BackupDescribe> {
     const ns = this.flags.namespace;
     const name = backup.metadata.name ?? '';
     const selector = selectorFor({ [Labels.BackupName]: labelValue(name) });
-    const [deleteRequests, podVolumeBackups] = await Promise.all([
+    const uid = backup.metadata.uid ?? '';
+    const [deleteRequests, podVolumeBackups, dataUploads] = await Promise.all([
       withTransientRetry(() => deleteRequestClient(kube).list(ns, selector)),
       withTransientRetry(() => podVolumeBackupClient(kube).list(ns, selector)),
+      uid ? withTransientRetry(() => dataUploadClient(kube).list(ns, selectorFor({ [Labels.BackupUID]: uid }))) : Promise.resolve([]),
     ]);
     // Files exist only once the backup was persisted; before that nothing is asked of the server.
     const phase = backup.status?.phase ?? 'New';
@@ -89,8 +92,12 @@ export default class BackupDescribe extends BaseCommand<typeof BackupDescribe> {
       this.flags.details ? read<Record<string, string[]>>('BackupResourceList') : Promise.resolve(undefined),
       wantsOperations ? read<unknown>('BackupItemOperations').then((f) => parsedOperations(f, parseBackupOperations)) : Promise.resolve(undefined),
     ]);
-    return { deleteRequests: byCreation(deleteRequests), podVolumeBackups, results, volumeInfo, resourceList, itemOperations };
+    return { deleteRequests: byCreation(deleteRequests), podVolumeBackups, dataUploads: byName(dataUploads), results, volumeInfo, resourceList, itemOperations };
   }
+}
+
+function byName<T extends { metadata: { name?: string | undefined } }>(items: T[]): T[] {
+  return [...items].sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''));
 }
 
 /** Oldest first, as the deletion attempts happened. */
