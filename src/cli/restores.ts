@@ -10,9 +10,11 @@ import {
   isValidDnsLabel,
   newRestore,
   parsePodVolumeRestore,
+  parseDataDownload,
   parseRestore,
   type Backup,
   type PodVolumeRestore,
+  type DataDownload,
   type Restore,
   type RestoreSpec,
 } from '../api/index.js';
@@ -31,6 +33,10 @@ export function restoreClient(kube: Kube): CustomClient<Restore> {
 
 export function podVolumeRestoreClient(kube: Kube): CustomClient<PodVolumeRestore> {
   return customClient<PodVolumeRestore>(kube, Kinds.PodVolumeRestore, parsePodVolumeRestore);
+}
+
+export function dataDownloadClient(kube: Kube): CustomClient<DataDownload> {
+  return customClient<DataDownload>(kube, Kinds.DataDownload, parseDataDownload);
 }
 
 export interface RestoreCreateFlags {
@@ -150,6 +156,8 @@ export interface RestoreDescription {
   /** `restore-<n>-results.gz`; null when the restore has no warnings or errors or the file is missing. */
   results: Results | null;
   podVolumeRestores: PodVolumeRestore[];
+  /** The restore's DataDownloads (data-mover volumes), live from the cluster. */
+  dataDownloads?: DataDownload[];
   /** `<n>-volumeinfo.json.gz` of the restore; null when missing. */
   volumeInfo: RestoreVolumeInfo[] | null;
   /** Only with --details: `restore-<n>-resource-list.json.gz` (null when missing). */

@@ -2,12 +2,13 @@
  * `restore describe` text in Velero's section order (velero-interfaces.md §8.6, restore). Pure: the caller fetches
  * the results, volume info and resource list and passes them in.
  */
-import { deletionTimestampOf, type PodVolumeRestore, type Restore, type RestoreOperation } from '../../api/index.js';
+import { deletionTimestampOf, type DataDownload, type PodVolumeRestore, type Restore, type RestoreOperation } from '../../api/index.js';
 import type { Results } from '../../server/results.js';
 import type { RestoreVolumeInfo } from '../../server/volume-info.js';
 import { formatGoTime, selectorText, valueOr, type Fetched } from '../backups.js';
 import type { RestoreDescription } from '../restores.js';
 import type { Colours } from '../colour.js';
+import { describeDataDownloads } from './data-movement-restore.js';
 import { Describer, NONE, boolText, describeOperations, describeResourceList, durationText, listOr } from './describer.js';
 import { PVR_PHASE_ORDER, describePhaseGroups, describePodVolumeDetails, podVolumeRestoreViews } from './pod-volumes.js';
 
@@ -24,6 +25,8 @@ export interface RestoreDescribeInput {
   /** `restore-<n>-itemoperations.json.gz`; with details and item operations only. */
   itemOperations?: Fetched<RestoreOperation[]> | undefined;
   podVolumeRestores: readonly PodVolumeRestore[];
+  /** The restore's DataDownloads (data-mover volumes), live from the cluster. */
+  dataDownloads?: readonly DataDownload[];
   cli?: string;
 }
 
@@ -35,6 +38,7 @@ export function restoreDescription(input: Omit<RestoreDescribeInput, 'colours' |
     restore: input.restore,
     results: valueOr(input.results),
     podVolumeRestores: [...input.podVolumeRestores],
+    ...(input.dataDownloads ? { dataDownloads: [...input.dataDownloads] } : {}),
     volumeInfo: valueOr(input.volumeInfo),
     ...(input.details ? { details: { resourceList: valueOr(input.resourceList) } } : {}),
   };
@@ -110,6 +114,11 @@ export function describeRestore(input: RestoreDescribeInput): string {
     describePodVolumeRestores(d, input.podVolumeRestores, input.details);
   }
 
+  if (input.dataDownloads?.length) {
+    d.line();
+    describeDataDownloads(d, input.dataDownloads, input.details);
+  }
+
   if (input.volumeInfo?.ok) {
     d.line();
     const csi = (input.volumeInfo.value ?? []).filter((v) => v.restoreMethod === 'CSISnapshot');
@@ -118,8 +127,14 @@ export function describeRestore(input: RestoreDescribeInput): string {
       d.line('CSI Snapshot Restores:');
       for (const v of csi) {
         d.line(`\t${v.pvcNamespace ?? ''}/${v.pvcName ?? ''}:`);
-        if (v.snapshotDataMoved) d.line(input.details ? `\t\tData Movement:\n\t\t\tOperation ID: ${v.snapshotDataMovementInfo?.operationID ?? ''}` : '\t\tData Movement: specify --details for more information');
-        else d.line(input.details ? `\t\tSnapshot:\n\t\t\tSnapshot Content Name: ${v.csiSnapshotInfo?.vscName ?? ''}` : '\t\tSnapshot: specify --details for more information');
+        if (v.snapshotDataMoved) {
+          const m = v.snapshotDataMovementInfo;
+          d.line(
+            input.details
+              ? `\t\tData Movement:\n\t\t\tOperation ID: ${m?.operationID ?? ''}\n\t\t\tData Mover: ${m?.dataMover || 'velero'}\n\t\t\tUploader Type: ${m?.uploaderType || 'kopia'}`
+              : '\t\tData Movement: specify --details for more information',
+          );
+        } else d.line(input.details ? `\t\tSnapshot:\n\t\t\tSnapshot Content Name: ${v.csiSnapshotInfo?.vscName ?? ''}` : '\t\tSnapshot: specify --details for more information');
       }
     }
   }

@@ -6,7 +6,7 @@ import { parseDuration } from '../../cli/duration.js';
 import { parseLabelSelector } from '../../cli/label-selector.js';
 import { colourEnabled, colours } from '../../cli/colour.js';
 import { fetchJson, parsedOperations, withTransientRetry, type Fetched } from '../../cli/backups.js';
-import { podVolumeRestoreClient, restoreClient, type RestoreDescription } from '../../cli/restores.js';
+import { dataDownloadClient, podVolumeRestoreClient, restoreClient, type RestoreDescription } from '../../cli/restores.js';
 import { describeRestore, restoreDescription } from '../../cli/describe/restore.js';
 import { Labels, labelValue, parseRestoreOperations, selectorFor, type Restore } from '../../api/index.js';
 import { connect, type Kube } from '../../kube/client.js';
@@ -23,7 +23,7 @@ export default class RestoreDescribe extends BaseCommand<typeof RestoreDescribe>
   static override flags = {
     ...outputFlag,
     selector: Flags.string({ char: 'l', description: 'Only restores whose labels match this selector.' }),
-    details: Flags.boolean({ description: 'Add the list of restored resources and per-volume information (pod volume restores with live progress).', default: false }),
+    details: Flags.boolean({ description: 'Add the list of restored resources and per-volume information (pod volume restores and data downloads with live progress).', default: false }),
     'no-color': Flags.boolean({ description: 'Never colour the output (also: NO_COLOR).', default: false }),
     timeout: Flags.string({ description: 'How long to wait for each file read through the cluster (Go duration).', default: '1m' }),
   };
@@ -57,7 +57,9 @@ export default class RestoreDescribe extends BaseCommand<typeof RestoreDescribe>
   private async gather(kube: Kube, restore: Restore, timeoutMs: number) {
     const ns = this.flags.namespace;
     const name = restore.metadata.name ?? '';
-    const podVolumeRestores = await withTransientRetry(() => podVolumeRestoreClient(kube).list(ns, selectorFor({ [Labels.RestoreName]: labelValue(name) })));
+    const byName = selectorFor({ [Labels.RestoreName]: labelValue(name) });
+    const podVolumeRestores = await withTransientRetry(() => podVolumeRestoreClient(kube).list(ns, byName));
+    const dataDownloads = await withTransientRetry(() => dataDownloadClient(kube).list(ns, byName));
     const phase = restore.status?.phase ?? 'New';
     const stored = !['New', 'FailedValidation', 'InProgress'].includes(phase);
     const read = <T>(kind: 'RestoreResults' | 'RestoreVolumeInfo' | 'RestoreResourceList' | 'RestoreItemOperations'): Promise<Fetched<T>> =>
@@ -70,6 +72,6 @@ export default class RestoreDescribe extends BaseCommand<typeof RestoreDescribe>
       this.flags.details ? read<Record<string, string[]>>('RestoreResourceList') : Promise.resolve(undefined),
       wantsOperations ? read<unknown>('RestoreItemOperations').then((f) => parsedOperations(f, parseRestoreOperations)) : Promise.resolve(undefined),
     ]);
-    return { podVolumeRestores, results, volumeInfo, resourceList, itemOperations };
+    return { podVolumeRestores, dataDownloads, results, volumeInfo, resourceList, itemOperations };
   }
 }

@@ -14,6 +14,7 @@ import type { ItemActionRegistry } from '../../plugins/item-actions/registry.js'
 import type { UnstructuredObject } from '../../plugins/item-actions/types.js';
 import type { ArchiveItem, BackupArchive } from '../archive/reader.js';
 import type { DataDownloadHook } from '../datamover/restore-creator.js';
+import { dynamicPvRestoreValueOf } from '../datamover/restore-decision.js';
 import type { PodVolumeRestoreHook } from '../podvolume/restore-starter.js';
 import { scopeOf, type ResultsCollector } from '../results.js';
 import { isApiAlreadyExists, ref, type ObjectClient } from './dynamic-client.js';
@@ -328,12 +329,13 @@ class RestoreRun {
   }
 
   /**
-   * A claim this restore created (now, or before a server restart) whose data the backup moved gets its
-   * DataDownload right away; failures to start it are restore errors.
+   * A claim this restore created (now, or before a server restart) and rewrote for the data mover (it has the
+   * dynamic-pv-restore selector) gets its DataDownload right away; failures to start it are restore errors.
    */
   private async startDataDownload(fromBackup: UnstructuredObject, obj: UnstructuredObject, created: UnstructuredObject | undefined): Promise<void> {
     const hook = this.opts.dataDownloads;
     if (!hook) return;
+    if (!dynamicPvRestoreValueOf(obj)) return;
     const pvc = created ?? (await this.opts.client.get(ref(obj)));
     if (!pvc) return;
     for (const message of await hook.afterPvcCreated({ pvcFromBackup: fromBackup, pvc })) {

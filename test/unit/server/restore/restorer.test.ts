@@ -318,3 +318,107 @@ describe('pod volume restores of restored pods (fs-backup)', () => {
     expect(results.toJSON().errors).toEqual({ velero: ['could not create the pod volume restore of volume data: denied'] });
   });
 });
+
+describe('claims whose data the backup moved (CSI snapshot data movement)', () => {
+  const movedItems: ArchiveItem[] = [
+    item('persistentvolumeclaims', {
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: {
+        name: 'data',
+        namespace: 'app',
+        uid: 'pvc-uid-old',
+        annotations: { 'pv.kubernetes.io/bind-completed': 'yes', 'volume.kubernetes.io/selected-node': 'n1', 'volume.kubernetes.io/storage-provisioner': 'hostpath.csi.k8s.io', keep: 'me' },
+      },
+      spec: { volumeName: 'pvc-moved', storageClassName: 'csi-hostpath-sc', accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '16Mi' } }, dataSource: { kind: 'VolumeSnapshot', name: 's' } },
+    }),
+    item('persistentvolumes', { apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'pvc-moved' }, spec: { persistentVolumeReclaimPolicy: 'Retain', claimRef: { namespace: 'app', name: 'data' } } }),
+    item('persistentvolumeclaims', { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'other', namespace: 'app', uid: 'o' }, spec: { storageClassName: 'csi-hostpath-sc' } }),
+  ];
+  const movedInfo: BackupVolumeInfo = {
+    pvcName: 'data',
+    pvcNamespace: 'app',
+    pvName: 'pvc-moved',
+    backupMethod: 'CSISnapshot',
+    snapshotDataMoved: true,
+    snapshotDataMovementInfo: { dataMover: 'velero', uploaderType: 'kopia', snapshotHandle: 'snap-1', operationID: 'du-x', size: 10, Phase: 'Completed' },
+    pvInfo: { reclaimPolicy: 'Retain', labels: null },
+  };
+  function ddHook(errors: string[] = []) {
+    const calls: { from: string; fromUid: string | undefined; pvc: string; selector: unknown }[] = [];
+    return {
+      calls,
+      afterPvcCreated: async (o: { pvcFromBackup: UnstructuredObject; pvc: UnstructuredObject }) => {
+        calls.push({
+          from: `${o.pvcFromBackup.metadata.namespace ?? ''}/${o.pvcFromBackup.metadata.name}`,
+          fromUid: o.pvcFromBackup.metadata.uid,
+          pvc: `${o.pvc.metadata.namespace ?? ''}/${o.pvc.metadata.name}`,
+          selector: (o.pvc.spec as { selector?: unknown }).selector,
+        });
+        return errors;
+      },
+    };
+  }
+  const restoreMoved = (cluster: FakeCluster, dataDownloads: ReturnType<typeof ddHook>, spec: Partial<Restore['spec']> = {}, name = 'r1') => {
+    const results = new ResultsCollector();
+    return runRestore({
+      restore: newRestore({ name, spec: { backupName: 'b1', ...spec } }),
+      backup: newBackup({ name: 'b1' }),
+      archive: { items: movedItems, warnings: [] },
+      volumeInfos: [movedInfo],
+      client: cluster,
+      kube: {} as Kube,
+      registry: registerBuiltinRestoreActions(new ItemActionRegistry()),
+      log: createLogger({ level: 'fatal' }),
+      results,
+      resourceTimeoutMs: 1000,
+      pollIntervalMs: 1,
+      dataDownloads,
+    }).then((out) => ({ out, results }));
+  };
+
+  it('does not restore the PV; the claim gets a dynamic-pv-restore selector and loses its volume, data source and binding annotations', async () => {
+    const cluster = new FakeCluster();
+    const h = ddHook();
+    const { out, results } = await restoreMoved(cluster, h, { namespaceMapping: { app: 'copy' } });
+    expect(results.errorCount).toBe(0);
+    expect(out.resourceList['v1/PersistentVolume']).toEqual(['pvc-moved(skipped)']);
+    expect(cluster.created.filter((c) => c.startsWith('PersistentVolume '))).toEqual([]);
+    const pvc = await cluster.get({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace: 'copy', name: 'data' });
+    const spec = pvc?.spec as Record<string, unknown>;
+    expect(spec.volumeName).toBeUndefined();
+    expect(spec.dataSource).toBeUndefined();
+    const value = (spec.selector as { matchLabels: Record<string, string> }).matchLabels['velero.io/dynamic-pv-restore'] ?? '';
+    expect(value).toMatch(/^copy\.data\.[bcdfghjklmnpqrstvwxz2456789]{5}$/);
+    expect(pvc?.metadata.annotations).toEqual({ keep: 'me' });
+    expect(pvc?.metadata.labels).toMatchObject({ 'velero.io/restore-name': 'r1', 'velero.io/backup-name': 'b1' });
+    // The DataDownload is started with the backup-time claim (its old UID) and the created one.
+    expect(h.calls).toEqual([{ from: 'app/data', fromUid: 'pvc-uid-old', pvc: 'copy/data', selector: spec.selector }]);
+    // A claim without moved data is restored as before.
+    const other = await cluster.get({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace: 'copy', name: 'other' });
+    expect((other?.spec as Record<string, unknown>).selector).toBeUndefined();
+  });
+
+  it('calls the hook again after a restart (the claim is its own), not for a claim that was there before', async () => {
+    const cluster = new FakeCluster();
+    await restoreMoved(cluster, ddHook());
+    const rerun = ddHook();
+    await restoreMoved(cluster, rerun);
+    expect(rerun.calls.map((c) => c.pvc)).toEqual(['app/data']);
+    const other = ddHook();
+    await restoreMoved(cluster, other, {}, 'r2');
+    expect(other.calls).toEqual([]);
+  });
+
+  it('restorePVs: false leaves the claim without a selector (no data movement)', async () => {
+    const cluster = new FakeCluster();
+    await restoreMoved(cluster, ddHook(), { restorePVs: false });
+    const pvc = await cluster.get({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace: 'app', name: 'data' });
+    expect((pvc?.spec as Record<string, unknown>).selector).toBeUndefined();
+  });
+
+  it('reports what could not be started as restore errors', async () => {
+    const { results } = await restoreMoved(new FakeCluster(), ddHook(['could not create the data download of persistent volume claim app/data: denied']));
+    expect(results.toJSON().errors).toEqual({ velero: ['could not create the data download of persistent volume claim app/data: denied'] });
+  });
+});

@@ -1,0 +1,129 @@
+import { describe, expect, it } from 'vitest';
+import { describeRestore } from '../../../../src/cli/describe/restore.js';
+import { colours } from '../../../../src/cli/colour.js';
+import type { DataDownload, Restore } from '../../../../src/api/index.js';
+import type { RestoreVolumeInfo } from '../../../../src/server/volume-info.js';
+
+const plain = colours(false);
+
+function restore(): Restore {
+  return {
+    apiVersion: 'velero.io/v1',
+    kind: 'Restore',
+    metadata: { name: 'app-restore', namespace: 'velero' },
+    spec: { backupName: 'app-backup' },
+    status: { phase: 'WaitingForPluginOperations', progress: { totalItems: 20, itemsRestored: 20 } },
+  } as Restore;
+}
+
+function dd(name: string, pvc: string, status: NonNullable<DataDownload['status']>): DataDownload {
+  return {
+    apiVersion: 'velero.io/v2alpha1',
+    kind: 'DataDownload',
+    metadata: { name, namespace: 'velero' },
+    spec: { targetVolume: { pvc, pv: '', namespace: 'app' }, backupStorageLocation: 'default', snapshotID: `snap-${pvc}`, sourceNamespace: 'app', datamover: 'velero', operationTimeout: '4h0m0s' },
+    status,
+  } as DataDownload;
+}
+
+const dds: DataDownload[] = [
+  dd('app-restore-b2c4d', 'data-web-1', { phase: 'InProgress', node: 'node-2', startTimestamp: '2025-10-01T10:00:06Z', progress: { totalBytes: 2000, bytesDone: 1337 } }),
+  dd('app-restore-x7k2p', 'data-web-0', { phase: 'Completed', node: 'node-1', startTimestamp: '2025-10-01T10:00:05Z', completionTimestamp: '2025-10-01T10:00:20Z', progress: { totalBytes: 41943040, bytesDone: 41943040 } }),
+  dd('app-restore-q9z4m', 'data-web-2', {}),
+  dd('app-restore-m4n5p', 'data-web-3', { phase: 'Failed', node: 'node-1', message: 'restore PVC was not bound' }),
+];
+
+/** The lines of one section: from its heading to the next blank line. */
+function section(text: string, heading: string): string[] {
+  const lines = text.split('\n');
+  const start = lines.findIndex((l) => l.startsWith(heading));
+  if (start < 0) return [];
+  const end = lines.findIndex((l, i) => i > start && l === '');
+  return lines.slice(start, end < 0 ? undefined : end);
+}
+
+describe('restore describe: data downloads', () => {
+  it('without --details: counts per phase in Velero order', () => {
+    const text = describeRestore({ restore: restore(), details: false, colours: plain, podVolumeRestores: [], dataDownloads: dds });
+    expect(section(text, 'Data Movement Restores')).toEqual([
+      'Data Movement Restores (specify --details for more information):',
+      '  Completed:    1',
+      '  Failed:       1',
+      '  In Progress:  1',
+      '  New:          1',
+    ]);
+    expect(text).not.toContain('Data Download Details');
+  });
+
+  it('with --details: claims per phase, then each claim with its DataDownload, phase, node and live progress', () => {
+    const text = describeRestore({ restore: restore(), details: true, colours: plain, podVolumeRestores: [], dataDownloads: dds, resourceList: { ok: true, value: {} } });
+    expect(section(text, 'Data Movement Restores')).toEqual([
+      'Data Movement Restores:',
+      '  Completed:',
+      '    app/data-web-0',
+      '  Failed:',
+      '    app/data-web-3',
+      '  In Progress:',
+      '    app/data-web-1',
+      '  New:',
+      '    app/data-web-2',
+    ]);
+    const details = section(text, 'Data Download Details');
+    expect(details.join('\n')).toBe(
+      [
+        'Data Download Details:',
+        '  app/data-web-0:',
+        '    Data Download:  app-restore-x7k2p',
+        '    Phase:          Completed',
+        '    Node:           node-1',
+        '    Snapshot ID:    snap-data-web-0',
+        '    Size (bytes):   41943040',
+        '    Started:        2025-10-01 10:00:05 +0000 UTC',
+        '    Completed:      2025-10-01 10:00:20 +0000 UTC',
+        '  app/data-web-1:',
+        '    Data Download:  app-restore-b2c4d',
+        '    Phase:          In Progress',
+        '    Node:           node-2',
+        '    Snapshot ID:    snap-data-web-1',
+        '    Progress:       1337 of 2000 bytes (66%)',
+        '    Started:        2025-10-01 10:00:06 +0000 UTC',
+        '  app/data-web-2:',
+        '    Data Download:  app-restore-q9z4m',
+        '    Phase:          New',
+        '    Node:           <none>',
+        '    Snapshot ID:    snap-data-web-2',
+        '  app/data-web-3:',
+        '    Data Download:  app-restore-m4n5p',
+        '    Phase:          Failed',
+        '    Node:           node-1',
+        '    Snapshot ID:    snap-data-web-3',
+        '    Message:        restore PVC was not bound',
+      ].join('\n'),
+    );
+  });
+
+  it('no section without DataDownloads; the CSI section shows the data mover of moved volumes with --details', () => {
+    const info: RestoreVolumeInfo[] = [
+      {
+        pvcName: 'data-web-0',
+        pvcNamespace: 'app',
+        restoreMethod: 'CSISnapshot',
+        snapshotDataMoved: true,
+        snapshotDataMovementInfo: { dataMover: 'velero', uploaderType: 'kopia', snapshotHandle: 's', operationID: 'dd-1.2', size: 1, Phase: 'Completed' },
+      },
+    ];
+    const done = { ...restore(), status: { phase: 'Completed' } } as Restore;
+    const brief = describeRestore({ restore: done, details: false, colours: plain, podVolumeRestores: [], dataDownloads: [], volumeInfo: { ok: true, value: info } });
+    expect(brief).not.toContain('Data Movement Restores');
+    expect(section(brief, 'CSI Snapshot Restores')).toEqual(['CSI Snapshot Restores:', '  app/data-web-0:', '    Data Movement: specify --details for more information']);
+    const full = describeRestore({ restore: done, details: true, colours: plain, podVolumeRestores: [], volumeInfo: { ok: true, value: info }, resourceList: { ok: true, value: {} } });
+    expect(section(full, 'CSI Snapshot Restores')).toEqual([
+      'CSI Snapshot Restores:',
+      '  app/data-web-0:',
+      '    Data Movement:',
+      '      Operation ID: dd-1.2',
+      '      Data Mover: velero',
+      '      Uploader Type: kopia',
+    ]);
+  });
+});
