@@ -1,13 +1,24 @@
 /**
  * The `node-agent server` role (one per node, from the DaemonSet): connects, reads its own pod (image, volumes, env
  * the data-mover pods inherit), its ConfigMap (concurrency, pod resources) and its Node's labels, then runs the
- * PodVolumeBackup and PodVolumeRestore controllers of its node. Ready only once every existing PVB/PVR has been
- * reconciled once, i.e. the work of a previous instance is resumed.
+ * PodVolumeBackup, PodVolumeRestore, DataUpload and DataDownload controllers of its node, which share one set of
+ * concurrency slots and the prepare queue. Ready only once every existing PVB/PVR/DU/DD has been reconciled once,
+ * i.e. the work of a previous instance is resumed.
  */
 import type { CoreV1Event, KubernetesListObject, V1Pod } from '@kubernetes/client-node';
 import { Labels, LabelValues } from '../api/constants.js';
 import { DataPathPhase } from '../api/schema.js';
-import { Kinds, parsePodVolumeBackup, parsePodVolumeRestore, type PodVolumeBackup, type PodVolumeRestore } from '../api/index.js';
+import {
+  Kinds,
+  parseDataDownload,
+  parseDataUpload,
+  parsePodVolumeBackup,
+  parsePodVolumeRestore,
+  type DataDownload,
+  type DataUpload,
+  type PodVolumeBackup,
+  type PodVolumeRestore,
+} from '../api/index.js';
 import type { Logger } from '../cli/logger.js';
 import { call, type Kube } from '../kube/client.js';
 import { waitForApiServer } from '../kube/connect-retry.js';
@@ -15,9 +26,13 @@ import { customClient } from '../kube/custom.js';
 import { startHealthServer, type HealthServer } from '../server/health.js';
 import type { Role } from '../server/lifecycle.js';
 import { concurrencyForNode, parseNodeAgentConfig, prepareQueueLength, type NodeAgentConfig } from './config.js';
-import { isTerminal, phaseOf, type DataPathController, type DataPathControllerContext } from './controllers/data-path-controller.js';
+import { createDataDownloadController } from './controllers/data-download.js';
+import { isTerminal, phaseOf, type DataPathController, type DataPathControllerContext, type DataPathObject } from './controllers/data-path-controller.js';
+import { createDataUploadController } from './controllers/data-upload.js';
 import { createPodVolumeBackupController } from './controllers/pod-volume-backup.js';
 import { createPodVolumeRestoreController } from './controllers/pod-volume-restore.js';
+import { createCsiSnapshotExposer, type DataMoverExposerOptions } from './exposer/csi-snapshot-exposer.js';
+import { createGenericRestoreExposer } from './exposer/generic-restore-exposer.js';
 import { createPodVolumeExposer } from './exposer/pod-volume-exposer.js';
 import { NodeSlots } from './slots.js';
 import { createHub, type Hub } from './watcher/hub.js';
@@ -68,6 +83,12 @@ export function createNodeAgent(opts: NodeAgentOptions): Role {
   const hubs: Hub<CoreV1Event | V1Pod>[] = [];
   let pvbs: DataPathController<PodVolumeBackup> | undefined;
   let pvrs: DataPathController<PodVolumeRestore> | undefined;
+  let dus: DataPathController<DataUpload> | undefined;
+  let dds: DataPathController<DataDownload> | undefined;
+  const controllers = (): DataPathController<DataPathObject>[] => {
+    const all: (DataPathController<DataPathObject> | undefined)[] = [pvbs, pvrs, dus, dds];
+    return all.filter((c): c is DataPathController<DataPathObject> => c !== undefined);
+  };
   const log = opts.logger;
   const ns = opts.namespace;
 
@@ -85,10 +106,14 @@ export function createNodeAgent(opts: NodeAgentOptions): Role {
       log.info({ concurrency: limit, prepareQueueLength: queueLength, configMap: opts.configMapName ?? null }, 'data path limits');
 
       const enqueueOwner = (pod: V1Pod) => {
-        const pvb = pod.metadata?.labels?.[Labels.PodVolumeBackup];
-        const pvr = pod.metadata?.labels?.[Labels.PodVolumeRestore];
-        if (pvb) pvbs?.enqueue({ namespace: ns, name: pvb });
-        if (pvr) pvrs?.enqueue({ namespace: ns, name: pvr });
+        const labels = pod.metadata?.labels ?? {};
+        const owners: [string | undefined, DataPathController<DataPathObject> | undefined][] = [
+          [labels[Labels.PodVolumeBackup], pvbs],
+          [labels[Labels.PodVolumeRestore], pvrs],
+          [labels[Labels.DataUpload], dus],
+          [labels[Labels.DataDownload], dds],
+        ];
+        for (const [name, c] of owners) if (name) c?.enqueue({ namespace: ns, name });
       };
       const events = createHub<CoreV1Event>({
         kube: opts.kube,
@@ -125,58 +150,65 @@ export function createNodeAgent(opts: NodeAgentOptions): Role {
       hubs.push(events as Hub<CoreV1Event | V1Pod>, hostingPods as Hub<CoreV1Event | V1Pod>, nodePods as Hub<CoreV1Event | V1Pod>);
       await Promise.all(hubs.map((h) => h.start()));
 
+      const resourceTimeoutMs = opts.resourceTimeoutMs ?? DEFAULT_RESOURCE_TIMEOUT_MS;
       const exposer = createPodVolumeExposer({
         kube: opts.kube,
         namespace: ns,
         nodeName: opts.nodeName,
         nodeAgentPod,
         config,
-        resourceTimeoutMs: opts.resourceTimeoutMs ?? DEFAULT_RESOURCE_TIMEOUT_MS,
+        resourceTimeoutMs,
         logLevel: opts.logLevel ?? 'info',
         logger: log,
         ...(opts.hostPodsDir ? { hostPodsDir: opts.hostPodsDir } : {}),
       });
+      const moverOptions: DataMoverExposerOptions = { kube: opts.kube, namespace: ns, nodeName: opts.nodeName, nodeAgentPod, config, resourceTimeoutMs, logLevel: opts.logLevel ?? 'info', logger: log };
       const slots = new NodeSlots(limit);
       const ctx: DataPathControllerContext = {
         kube: opts.kube,
         namespace: ns,
         nodeName: opts.nodeName,
         logger: log,
-        exposer,
         events,
         hostingPods,
         slots,
-        exposeOnGoing: () =>
-          [...(pvbs?.cached() ?? []), ...(pvrs?.cached() ?? [])].filter((o) => o.metadata?.labels?.[Labels.ExposeOnGoing] === LabelValues.True).length,
+        exposeOnGoing: () => controllers().reduce((n, c) => n + c.cached().filter((o) => o.metadata?.labels?.[Labels.ExposeOnGoing] === LabelValues.True).length, 0),
         prepareQueueLength: queueLength,
         prepareTimeoutMs: opts.prepareTimeoutMs ?? DEFAULT_PREPARE_TIMEOUT_MS,
         eventWaitMs: DEFAULT_EVENT_WAIT_MS,
         progressWriteIntervalMs: 1000,
       };
-      pvbs = createPodVolumeBackupController(ctx);
+      pvbs = createPodVolumeBackupController({ ...ctx, exposer });
       pvrs = createPodVolumeRestoreController({
         ...ctx,
+        exposer,
         nodePod: (namespace, name) => nodePods.cached(`${namespace}/${name}`)[0],
       });
+      dus = createDataUploadController({ ...ctx, exposer: createCsiSnapshotExposer(moverOptions) });
+      dds = createDataDownloadController({ ...ctx, exposer: createGenericRestoreExposer(moverOptions) });
       // Work this node already holds (a previous instance's) counts against the limit before anything new is taken.
-      const active = (o: PodVolumeBackup | PodVolumeRestore) => !isTerminal(o) && phaseOf(o) !== DataPathPhase.New;
+      const active = (o: DataPathObject) => !isTerminal(o) && phaseOf(o) !== DataPathPhase.New;
       for (const o of await customClient(opts.kube, Kinds.PodVolumeBackup, parsePodVolumeBackup).list(ns)) {
         if (o.spec.node === opts.nodeName && active(o)) slots.hold(`PVB/${o.metadata?.name ?? ''}`);
       }
       for (const o of await customClient(opts.kube, Kinds.PodVolumeRestore, parsePodVolumeRestore).list(ns)) {
         if (o.status?.node === opts.nodeName && active(o)) slots.hold(`PVR/${o.metadata?.name ?? ''}`);
       }
-      await pvbs.start();
-      await pvrs.start();
-      await Promise.all([pvbs.idle(), pvrs.idle()]);
+      for (const o of await customClient(opts.kube, Kinds.DataUpload, parseDataUpload).list(ns)) {
+        if (o.status?.node === opts.nodeName && active(o)) slots.hold(`DU/${o.metadata?.name ?? ''}`);
+      }
+      for (const o of await customClient(opts.kube, Kinds.DataDownload, parseDataDownload).list(ns)) {
+        if (o.status?.node === opts.nodeName && active(o)) slots.hold(`DD/${o.metadata?.name ?? ''}`);
+      }
+      for (const c of controllers()) await c.start();
+      await Promise.all(controllers().map((c) => c.idle()));
       log.info({ resumed: slots.inUse }, 'node-agent controllers running');
       health.setReady(true);
     },
     async stop() {
       abort.abort(new Error('node-agent stopping'));
       health?.setReady(false);
-      await pvbs?.stop();
-      await pvrs?.stop();
+      for (const c of controllers()) await c.stop();
       await Promise.all(hubs.map((h) => h.stop().catch(() => undefined)));
       await health?.close();
     },

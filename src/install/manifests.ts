@@ -69,11 +69,16 @@ export const NODE_AGENT_CLUSTER_RULES: readonly ExplainedRule[] = [
   { rule: { apiGroups: ['velero.io'], resources: ['backuprepositories', 'backupstoragelocations'], verbs: ['get', 'list', 'watch'] }, why: 'finds where the data goes' },
   { rule: { apiGroups: [''], resources: ['pods', 'persistentvolumeclaims', 'persistentvolumes', 'nodes'], verbs: ['get', 'list', 'watch'] }, why: 'locates the volume of the workload pod on this node' },
   { rule: { apiGroups: [''], resources: ['events'], verbs: ['create', 'update', 'patch', 'list', 'watch'] }, why: 'the data mover reports progress through Events the node-agent watches' },
+  { rule: { apiGroups: [''], resources: ['persistentvolumes'], verbs: ['update', 'patch'] }, why: 'hands a restored volume over to the workload claim it was restored for (reclaim policy, claimRef)' },
+  { rule: { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshots'], verbs: ['get', 'list', 'watch'] }, why: 'waits for the snapshot a DataUpload moves to be ready, in the workload namespace' },
+  { rule: { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshotcontents'], verbs: ['get', 'list', 'watch', 'create', 'delete', 'patch', 'update'] }, why: 'reads the snapshot handle and makes a Retain copy of the content to restore the snapshot from' },
 ];
 
 export const NODE_AGENT_NAMESPACE_RULES: readonly ExplainedRule[] = [
   { rule: { apiGroups: [''], resources: ['pods'], verbs: ['create', 'delete'] }, why: 'starts and removes the backup/restore pods of the data mover, only in the install namespace' },
   { rule: { apiGroups: [''], resources: ['pods/log'], verbs: ['get'] }, why: 'collects the data mover logs into its own' },
+  { rule: { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['create', 'delete'] }, why: 'creates and removes the temporary volumes of snapshot data movement, only in the install namespace' },
+  { rule: { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshots'], verbs: ['create', 'delete', 'patch', 'update'] }, why: 'creates and removes the snapshot the temporary backup volume is restored from, only in the install namespace' },
   { rule: { apiGroups: [''], resources: ['secrets'], verbs: ['get'] }, why: 'reads storage credentials and repository keys' },
   { rule: { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] }, why: 'reads its configuration (concurrency, pod resources)' },
 ];

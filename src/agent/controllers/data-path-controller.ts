@@ -1,9 +1,14 @@
 /**
- * The state machine both node-agent controllers share (velero-interfaces.md §4.2, §4.8), one instance per kind:
+ * The state machine every node-agent controller shares (velero-interfaces.md §4.2, §4.8; DataUpload/DataDownload of
+ * issue 7), one instance per kind (PVB, PVR, DU, DD):
  *
- *   New → Accepted (this node claims it: optimistic-concurrency write, slot taken, hosting pod created)
- *       → Prepared (hosting pod Running) → InProgress (watcher started, startTimestamp)
- *       → Completed | Failed | Canceling → Canceled
+ *   New → Accepted (this node claims it: optimistic-concurrency write, slot taken, expose started)
+ *       → Prepared (data-mover pod Running) → InProgress (watcher started, startTimestamp)
+ *       → [kind's step before Completed, e.g. the DD's PV re-bind] → Completed | Failed | Canceling → Canceled
+ *
+ * What differs between the kinds sits behind DataPathKindSpec: which CRs a node claims, how the data-mover pod is
+ * exposed (fs-backup: a host path; DU: a snapshot restored into a PVC; DD: a new PVC) and cleaned up, the finalizer,
+ * what a completion records, and an optional resumable step between the data mover's success and Completed.
  *
  * Every step is decided from the object as read now, so a restarted node-agent picks each CR up where it stands:
  * an InProgress CR gets a new watcher on its existing pod (or fails with a reason when the pod is gone). spec.cancel
@@ -11,24 +16,23 @@
  * one exception is the claim, which must fail on conflict instead of retrying (another node or instance won).
  */
 import type { CoreV1Event, KubernetesObject, V1Pod } from '@kubernetes/client-node';
-import { Finalizers, Labels, LabelValues } from '../../api/constants.js';
+import { Labels, LabelValues } from '../../api/constants.js';
 import { DataPathPhase, DataPathTerminalPhases } from '../../api/schema.js';
 import type { Logger } from '../../cli/logger.js';
 import { call, retryTransient, type Kube } from '../../kube/client.js';
 import { startController, type ObjectKey, type ReconcileResult, type RunningController } from '../../kube/controller.js';
 import type { CustomClient, ResourceKind } from '../../kube/custom.js';
 import { isConflict, isNotFound } from '../../kube/errors.js';
-import type { PodVolumeExposer } from '../exposer/pod-volume-exposer.js';
 import { unrecoverableReason, type DataPathKind } from '../exposer/hosting-pod.js';
-import type { ResultMessage } from '../microservice/protocol.js';
+import type { ResultMessage, TaskKind } from '../microservice/protocol.js';
 import type { NodeSlots } from '../slots.js';
 import type { Hub } from '../watcher/hub.js';
 import { mergeLog } from '../watcher/log-merge.js';
 import { MicroServiceWatch, byResourceVersion, type WatchOutcome, type WatchProgress } from '../watcher/microservice-watch.js';
 
-/** What the controller reads and writes on a PVB or PVR. */
+/** What the controller reads and writes on a PVB, PVR, DU or DD. */
 export interface DataPathObject extends KubernetesObject {
-  spec: { cancel?: boolean | undefined; uploaderType?: string | undefined; pod: { namespace?: string | undefined; name?: string | undefined; uid?: string | undefined }; volume: string };
+  spec: { cancel?: boolean | undefined };
   status?:
     | {
         phase?: string | undefined;
@@ -45,23 +49,57 @@ export const TERMINAL_PHASES: ReadonlySet<string> = new Set(DataPathTerminalPhas
 export const phaseOf = (o: DataPathObject): string => o.status?.phase || DataPathPhase.New;
 export const isTerminal = (o: DataPathObject): boolean => TERMINAL_PHASES.has(phaseOf(o));
 
-/** `targetPod` missing on an accept: the workload pod is gone (or was replaced), which fails the expose. */
-export type AcceptDecision = { accept: true; targetPod?: V1Pod } | { accept: false; retryAfterMs?: number; why?: string };
+/** Whether this node claims a New CR now; a claimed CR whose expose cannot work fails in the expose step. */
+export type AcceptDecision = { accept: true } | { accept: false; retryAfterMs?: number; why?: string };
 
-/** What differs between PVBs and PVRs. */
+/** How far an expose got: `ready` once the data-mover pod exists; otherwise it is called again. Throwing fails the CR. */
+export type ExposeProgress = { ready: true } | { ready: false; why: string };
+
+/** One turn of the kind's step between the data mover's success and Completed. */
+export type BeforeCompletedStep =
+  | { outcome: 'done' }
+  | { outcome: 'wait'; why: string }
+  | { outcome: 'failed'; message: string }
+  | { outcome: 'canceled'; message: string };
+
+/**
+ * Work between the data mover's success and Completed (DD: the PV re-bind), resumable: `begin` records on the CR
+ * that the data mover succeeded (the pod may be deleted afterwards), `pending` reads that record back, `step` moves
+ * on from the observed state and is called until it is done, failed or canceled.
+ */
+export interface BeforeCompleted<T extends DataPathObject> {
+  begin(obj: T, result: ResultMessage): Promise<void>;
+  pending(obj: T): boolean;
+  step(obj: T): Promise<BeforeCompletedStep>;
+}
+
+/** What differs between the kinds. */
 export interface DataPathKindSpec<T extends DataPathObject> {
   kind: DataPathKind;
-  short: 'PVB' | 'PVR';
+  short: TaskKind;
   resource: ResourceKind;
   client: CustomClient<T>;
-  /** The node that works on an accepted CR (PVB: spec.node; PVR: status.node). */
+  /** The finalizer the node-agent keeps on the CR until it has cleaned up after it. */
+  finalizer: string;
+  /** CRs that are not cairn's to run (a restic PVB, a DU of another data mover): left alone entirely. */
+  ignored(obj: T): boolean;
+  /** Fields naming what the CR is about, for the log. */
+  describe(obj: T): Record<string, unknown>;
+  /** The node that works on an accepted CR (PVB: spec.node; PVR, DU, DD: status.node). */
   processingNode(obj: T): string | undefined;
-  /** Whether this node should claim a New CR now (and the workload pod it is about). */
+  /** Whether this node should claim a New CR now. */
   acceptDecision(obj: T): Promise<AcceptDecision>;
-  /** Extra status set when this node claims the CR (PVR: status.node). */
+  /** Extra status set when this node claims the CR (PVR: status.node; DU/DD: node, acceptedByNode). */
   onAccepted?(obj: T, node: string): void;
-  /** Status fields of a completed data path (PVB: path, snapshotID, empty-volume message). */
+  /** Creates (idempotently, resumably) what the data mover needs, the pod last. */
+  expose(obj: T): Promise<ExposeProgress>;
+  /** The data-mover pod, if it exists. */
+  getExposed(name: string): Promise<V1Pod | undefined>;
+  /** Removes every object the expose made; tolerates their absence. */
+  cleanUp(obj: T): Promise<void>;
+  /** Status fields of a completed data path (PVB/DU: path, snapshotID...). */
   onCompleted(obj: T, result: ResultMessage): void;
+  beforeCompleted?: BeforeCompleted<T>;
   /** `data path backup failed` / `data path restore failed`. */
   failurePrefix: string;
 }
@@ -71,7 +109,6 @@ export interface DataPathControllerContext {
   namespace: string;
   nodeName: string;
   logger: Logger;
-  exposer: PodVolumeExposer;
   events: Hub<CoreV1Event>;
   hostingPods: Hub<V1Pod>;
   slots: NodeSlots;
@@ -189,9 +226,33 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
     watches.delete(name);
   }
 
+  /** The CR as read now, for a clean-up or a step that needs all of it. */
+  const read = (name: string) => spec.client.get(ctx.namespace, name);
+
+  async function cleanUpNamed(name: string): Promise<void> {
+    const obj = await read(name);
+    if (obj) await spec.cleanUp(obj);
+  }
+
   async function onWatchEnd(name: string, uid: string, outcome: WatchOutcome): Promise<void> {
     const pod = ctx.hostingPods.cached(name)[0];
     await collectLogs(pod, uid);
+    if (outcome.outcome === 'completed' && spec.beforeCompleted) {
+      // The watch stays registered until the success is recorded, so no reconcile in between starts another one.
+      try {
+        const obj = await read(name);
+        if (obj && !isTerminal(obj)) {
+          await spec.beforeCompleted.begin(obj, outcome.result);
+          log.info({ [spec.short]: name }, 'data mover succeeded; finishing before Completed');
+        }
+      } catch (err) {
+        log.error({ [spec.short]: name, err: (err as Error).message }, 'could not record the data mover success; will retry');
+      } finally {
+        stopWatch(name);
+        controller?.enqueue({ namespace: ctx.namespace, name });
+      }
+      return;
+    }
     stopWatch(name);
     try {
       if (outcome.outcome === 'completed') {
@@ -208,7 +269,7 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
           o.status = { ...(o.status ?? {}), message: `${spec.failurePrefix}: ${outcome.message}` };
         });
       }
-      await ctx.exposer.cleanUp(name);
+      await cleanUpNamed(name);
     } catch (err) {
       log.error({ [spec.short]: name, err: (err as Error).message }, 'could not record the data path result; will retry');
       controller?.enqueue({ namespace: ctx.namespace, name });
@@ -282,32 +343,40 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
     watch.onPod(pod);
   }
 
-  async function expose(obj: T, targetPod: V1Pod): Promise<void> {
+  /** One turn of the expose; requeues until the pod exists, fails the CR when the expose cannot work. */
+  async function expose(obj: T): Promise<ReconcileResult | void> {
     const name = obj.metadata?.name ?? '';
     try {
-      await ctx.exposer.expose({ kind: spec.kind, owner: { name, uid: obj.metadata?.uid ?? '' }, targetPod, volume: obj.spec.volume });
-      exposedHere.add(name);
+      const progress = await spec.expose(obj);
+      if (progress.ready) exposedHere.add(name);
+      else log.debug({ [spec.short]: name, why: progress.why }, 'expose in progress');
     } catch (err) {
       const message = `error to expose ${spec.short}: ${(err as Error).message}`;
       log.warn({ [spec.short]: name, err: (err as Error).message }, 'expose failed');
-      await ctx.exposer.cleanUp(name).catch(() => undefined);
+      await spec.cleanUp(obj).catch(() => undefined);
       await finish(name, DataPathPhase.Failed, (o) => {
         o.status = { ...(o.status ?? {}), message };
       });
+      return;
     }
+    return { requeueAfterMs: REQUEUE_SOON_MS };
   }
 
-  async function targetPodOf(obj: T): Promise<V1Pod | undefined> {
-    const ns = obj.spec.pod.namespace ?? '';
-    const podName = obj.spec.pod.name ?? '';
-    try {
-      const pod = await ctx.kube.core.readNamespacedPod({ namespace: ns, name: podName });
-      if (obj.spec.pod.uid && pod.metadata?.uid !== obj.spec.pod.uid) return undefined;
-      return pod;
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
+  const prepareTimedOut = (obj: T) => {
+    const accepted = Date.parse(obj.status?.acceptedTimestamp ?? '');
+    return Number.isFinite(accepted) && now().getTime() - accepted >= ctx.prepareTimeoutMs;
+  };
+
+  async function failPrepareTimeout(obj: T, pod: V1Pod | undefined): Promise<void> {
+    const name = obj.metadata?.name ?? '';
+    log.warn(
+      { [spec.short]: name, podPhase: pod?.status?.phase ?? 'not created', conditions: pod?.status?.conditions?.map((c) => `${c.type}=${c.status}`).join(',') },
+      `[Diagnose ${spec.short} expose] timeout on preparing`,
+    );
+    await spec.cleanUp(obj);
+    await finish(name, DataPathPhase.Failed, (o) => {
+      o.status = { ...(o.status ?? {}), message: `timeout on preparing ${spec.short}` };
+    });
   }
 
   async function reconcileNew(obj: T): Promise<ReconcileResult | void> {
@@ -342,15 +411,8 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
       log.debug({ [spec.short]: name }, 'claim lost (changed meanwhile); re-reading');
       return;
     }
-    log.info({ [spec.short]: name, pod: `${obj.spec.pod.namespace}/${obj.spec.pod.name}`, volume: obj.spec.volume }, `${spec.short} accepted`);
-    if (!decision.targetPod) {
-      await finish(name, DataPathPhase.Failed, (o) => {
-        o.status = { ...(o.status ?? {}), message: `error to expose ${spec.short}: pod ${obj.spec.pod.namespace}/${obj.spec.pod.name} not found` };
-      });
-      return;
-    }
-    await expose(claimed, decision.targetPod);
-    return { requeueAfterMs: REQUEUE_SOON_MS };
+    log.info({ [spec.short]: name, ...spec.describe(obj) }, `${spec.short} accepted`);
+    return expose(claimed);
   }
 
   async function reconcilePreparing(obj: T): Promise<ReconcileResult | void> {
@@ -358,23 +420,19 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
     const phase = phaseOf(obj);
     ctx.slots.hold(slotKey(name));
     if (obj.spec.cancel) {
-      await ctx.exposer.cleanUp(name);
+      await spec.cleanUp(obj);
       await finish(name, DataPathPhase.Canceled);
       return;
     }
-    const pod = await ctx.exposer.getExposed(name);
+    const pod = await spec.getExposed(name);
     if (!pod || pod.metadata?.deletionTimestamp) {
       if (phase === DataPathPhase.Accepted && !pod && !exposedHere.has(name)) {
-        // Claimed but the pod was never created (a restart between the two): expose now.
-        const target = await targetPodOf(obj);
-        if (!target) {
-          await finish(name, DataPathPhase.Failed, (o) => {
-            o.status = { ...(o.status ?? {}), message: `error to expose ${spec.short}: pod ${obj.spec.pod.namespace}/${obj.spec.pod.name} not found` };
-          });
+        // Claimed but the pod is not there yet (an expose in steps, or a restart in between): carry on exposing.
+        if (prepareTimedOut(obj)) {
+          await failPrepareTimeout(obj, undefined);
           return;
         }
-        await expose(obj, target);
-        return { requeueAfterMs: REQUEUE_SOON_MS };
+        return expose(obj);
       }
       await markCancel(name, `Cancel ${spec.short} because the exposing pod ${ctx.namespace}/${name} is gone`);
       return;
@@ -384,13 +442,8 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
       await markCancel(name, `found a ${spec.short} ${ctx.namespace}/${name} with expose error: ${broken}. mark it as cancel`);
       return;
     }
-    const accepted = Date.parse(obj.status?.acceptedTimestamp ?? '');
-    if (Number.isFinite(accepted) && now().getTime() - accepted >= ctx.prepareTimeoutMs) {
-      log.warn({ [spec.short]: name, podPhase: pod.status?.phase, conditions: pod.status?.conditions?.map((c) => `${c.type}=${c.status}`).join(',') }, `[Diagnose ${spec.short} expose] timeout on preparing`);
-      await ctx.exposer.cleanUp(name);
-      await finish(name, DataPathPhase.Failed, (o) => {
-        o.status = { ...(o.status ?? {}), message: `timeout on preparing ${spec.short}` };
-      });
+    if (prepareTimedOut(obj)) {
+      await failPrepareTimeout(obj, pod);
       return;
     }
     if (pod.status?.phase !== 'Running') return { requeueAfterMs: REQUEUE_SOON_MS };
@@ -413,12 +466,44 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
     return;
   }
 
+  /** The kind's step between the data mover's success and Completed, one turn. */
+  async function reconcileBeforeCompleted(obj: T, before: BeforeCompleted<T>): Promise<ReconcileResult | void> {
+    const name = obj.metadata?.name ?? '';
+    const step = await before.step(obj);
+    switch (step.outcome) {
+      case 'done':
+        await finish(name, DataPathPhase.Completed);
+        await spec.cleanUp(obj);
+        return;
+      case 'failed':
+        log.warn({ [spec.short]: name, reason: step.message }, `${spec.short} failed after its data was moved`);
+        await spec.cleanUp(obj);
+        await finish(name, DataPathPhase.Failed, (o) => {
+          o.status = { ...(o.status ?? {}), message: step.message };
+        });
+        return;
+      case 'canceled':
+        await spec.cleanUp(obj);
+        await finish(name, DataPathPhase.Canceled, (o) => {
+          o.status = { ...(o.status ?? {}), message: o.status?.message || step.message };
+        });
+        return;
+      case 'wait':
+        log.debug({ [spec.short]: name, why: step.why }, 'waiting before Completed');
+        return { requeueAfterMs: REQUEUE_SOON_MS };
+    }
+  }
+
   async function reconcileRunning(obj: T): Promise<ReconcileResult | void> {
     const name = obj.metadata?.name ?? '';
     const phase = phaseOf(obj);
     ctx.slots.hold(slotKey(name));
+    if (spec.beforeCompleted?.pending(obj)) {
+      stopWatch(name);
+      return reconcileBeforeCompleted(obj, spec.beforeCompleted);
+    }
     if (!watches.has(name)) {
-      const pod = await ctx.exposer.getExposed(name);
+      const pod = await spec.getExposed(name);
       if (!pod) {
         if (phase === DataPathPhase.Canceling) await finish(name, DataPathPhase.Canceled);
         else
@@ -451,21 +536,24 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
       ctx.slots.release(slotKey(key.name));
       return;
     }
-    if (obj.spec.uploaderType === 'restic') return; // legacy restic work is not cairn's
+    if (spec.ignored(obj)) return;
     const name = key.name;
     const phase = phaseOf(obj);
     const mine = phase !== DataPathPhase.New && spec.processingNode(obj) === ctx.nodeName;
+    const finalizer = spec.finalizer;
     if (isTerminal(obj)) {
       cancelSeen.delete(name);
       exposedHere.delete(name);
       stopWatch(name);
       ctx.slots.release(slotKey(name));
-      if (mine && ctx.hostingPods.cached(name).length > 0) await ctx.exposer.cleanUp(name);
-      if (obj.metadata?.finalizers?.includes(Finalizers.PodVolume)) {
+      // The finalizer goes only after a clean-up, so a restart between the two still cleans up.
+      const hasFinalizer = obj.metadata?.finalizers?.includes(finalizer) === true;
+      if (mine && (hasFinalizer || ctx.hostingPods.cached(name).length > 0)) await spec.cleanUp(obj);
+      if (hasFinalizer) {
         await spec.client.update(ctx.namespace, name, (o) => {
           const f = o.metadata?.finalizers ?? [];
-          if (!f.includes(Finalizers.PodVolume)) return false;
-          o.metadata = { ...o.metadata, finalizers: f.filter((x) => x !== Finalizers.PodVolume) };
+          if (!f.includes(finalizer)) return false;
+          o.metadata = { ...o.metadata, finalizers: f.filter((x) => x !== finalizer) };
         });
       }
       return;
@@ -474,11 +562,11 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
       await markCancel(name, `Cancel ${spec.short} because it is being deleted`);
       return;
     }
-    if (!obj.metadata?.finalizers?.includes(Finalizers.PodVolume) && !obj.metadata?.deletionTimestamp) {
+    if (!obj.metadata?.finalizers?.includes(finalizer) && !obj.metadata?.deletionTimestamp) {
       await spec.client.update(ctx.namespace, name, (o) => {
         const f = o.metadata?.finalizers ?? [];
-        if (f.includes(Finalizers.PodVolume) || isTerminal(o)) return false;
-        o.metadata = { ...o.metadata, finalizers: [...f, Finalizers.PodVolume] };
+        if (f.includes(finalizer) || isTerminal(o)) return false;
+        o.metadata = { ...o.metadata, finalizers: [...f, finalizer] };
       });
       return;
     }
@@ -488,7 +576,7 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
       if (cancelOverdue(phase, seenAt, now().getTime())) {
         log.warn({ [spec.short]: name, phase }, 'cancel was not carried out in time; forcing Canceled');
         stopWatch(name);
-        await ctx.exposer.cleanUp(name);
+        await spec.cleanUp(obj);
         await finish(name, DataPathPhase.Canceled);
         return;
       }

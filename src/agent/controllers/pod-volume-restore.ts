@@ -6,7 +6,8 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { Kinds, parsePodVolumeRestore, type PodVolumeRestore } from '../../api/index.js';
 import { customClient } from '../../kube/custom.js';
-import { createDataPathController, type DataPathController, type DataPathControllerContext, type DataPathKindSpec } from './data-path-controller.js';
+import { createDataPathController, type DataPathController, type DataPathKindSpec } from './data-path-controller.js';
+import { podVolumeSpecParts, type PodVolumeControllerContext } from './pod-volume-common.js';
 
 export const RESTORE_WAIT_CONTAINER = 'restore-wait';
 
@@ -15,13 +16,14 @@ export function isRestoreWaitRunning(pod: V1Pod): boolean {
   return pod.status?.initContainerStatuses?.some((s) => s.name === RESTORE_WAIT_CONTAINER && s.state?.running !== undefined) === true;
 }
 
-export interface PodVolumeRestoreContext extends DataPathControllerContext {
+export interface PodVolumeRestoreContext extends PodVolumeControllerContext {
   /** Pods on this node, as last seen (a watch filtered by spec.nodeName). */
   nodePod: (namespace: string, name: string) => V1Pod | undefined;
 }
 
 export function podVolumeRestoreSpec(ctx: PodVolumeRestoreContext): DataPathKindSpec<PodVolumeRestore> {
   return {
+    ...podVolumeSpecParts<PodVolumeRestore>(ctx, 'PodVolumeRestore'),
     kind: 'PodVolumeRestore',
     short: 'PVR',
     resource: Kinds.PodVolumeRestore,
@@ -33,7 +35,7 @@ export function podVolumeRestoreSpec(ctx: PodVolumeRestoreContext): DataPathKind
       if (!isRestoreWaitRunning(pod)) return Promise.resolve({ accept: false, why: 'restore-wait init container is not running yet' });
       const names = (pod.spec?.initContainers ?? []).map((c) => c.name);
       if (names.indexOf(RESTORE_WAIT_CONTAINER) > 0) ctx.logger.warn({ PVR: pvr.metadata?.name, initContainers: names }, 'init containers run before restore-wait');
-      return Promise.resolve({ accept: true, targetPod: pod });
+      return Promise.resolve({ accept: true });
     },
     onAccepted(pvr, node) {
       pvr.status = { ...(pvr.status ?? {}), node };

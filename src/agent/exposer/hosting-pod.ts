@@ -1,19 +1,21 @@
 /**
- * The data-mover pod of one PVB/PVR (velero-interfaces.md §4.3), as a pure function of the CR, the host path and the
- * node-agent's own pod: name = CR name, owned by the CR, pinned to the node, one container named after the CR's UID
- * running `cairn pod-volume backup|restore`, only the volume's host path mounted besides what the node-agent mounts,
- * root, never restarted. Everything that configures the node-agent (env, credentials volumes, service account,
- * image) is inherited, so the data mover reaches the same storage the same way.
+ * The pods the node-agent starts to run a data mover (velero-interfaces.md §4.3), as pure functions: name = CR name,
+ * owned by the CR, labelled with it, one container named after the CR's UID running `/cairn <command>`, root, never
+ * restarted. Everything that configures the node-agent (env, credentials volumes, service account, image, DNS, pull
+ * secrets, priority class, pod resources) is inherited by `dataMoverPodShell`, so every data mover reaches the same
+ * storage the same way; the callers add only the volume and where the pod runs:
+ *  - `hostingPod`: fs-backup (PVB/PVR), pinned by nodeName, the workload volume's host path mounted;
+ *  - data-mover-pod.ts: snapshot data movement (DU/DD), the exposed PVC mounted or attached as a block device.
  */
-import type { V1Container, V1Pod, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
-import { Labels } from '../../api/constants.js';
+import type { V1Container, V1Pod, V1PodSpec, V1Volume, V1VolumeDevice, V1VolumeMount } from '@kubernetes/client-node';
+import { ApiVersionV1, ApiVersionV2Alpha1, Labels } from '../../api/constants.js';
 import { formatDuration } from '../../api/duration.js';
 import { hostingPodResources, type NodeAgentConfig } from '../config.js';
 
-export type DataPathKind = 'PodVolumeBackup' | 'PodVolumeRestore';
+export type DataPathKind = 'PodVolumeBackup' | 'PodVolumeRestore' | 'DataUpload' | 'DataDownload';
 
 export interface HostingPodInput {
-  kind: DataPathKind;
+  kind: 'PodVolumeBackup' | 'PodVolumeRestore';
   /** The PVB/PVR: name, uid (namespace = install namespace). */
   owner: { name: string; namespace: string; uid: string };
   nodeName: string;
@@ -26,7 +28,7 @@ export interface HostingPodInput {
 }
 
 export const NODE_AGENT_CONTAINER = 'node-agent';
-/** How often the data mover records progress (an Event update, then a PVB/PVR status write). */
+/** How often the data mover records progress (an Event update, then a CR status write). */
 export const PROGRESS_INTERVAL_MS = 2000;
 
 /** Auto-mounted service-account token volumes belong to the pod they were injected into; the new pod gets its own. */
@@ -39,41 +41,75 @@ export function nodeAgentContainer(pod: V1Pod): V1Container {
   return c;
 }
 
+/** The label on a data-mover pod that names its CR (`velero.io/pod-volume-backup=<name>`, `velero.io/data-upload=<name>`...). */
 export function hostingPodLabel(kind: DataPathKind): string {
-  return kind === 'PodVolumeBackup' ? Labels.PodVolumeBackup : Labels.PodVolumeRestore;
+  switch (kind) {
+    case 'PodVolumeBackup':
+      return Labels.PodVolumeBackup;
+    case 'PodVolumeRestore':
+      return Labels.PodVolumeRestore;
+    case 'DataUpload':
+      return Labels.DataUpload;
+    case 'DataDownload':
+      return Labels.DataDownload;
+  }
 }
 
-export function hostingPod(input: HostingPodInput): V1Pod {
+const apiVersionOf = (kind: DataPathKind) => (kind === 'DataUpload' || kind === 'DataDownload' ? ApiVersionV2Alpha1 : ApiVersionV1);
+
+/** The flags every data mover takes after its own: timeouts, logging, progress. */
+export function commonDataMoverArgs(opts: { resourceTimeoutMs: number; logLevel: string }): string[] {
+  return [
+    `--resource-timeout=${formatDuration(opts.resourceTimeoutMs)}`,
+    // JSON whatever the node-agent's own format: the node-agent re-emits these lines, field by field, in its log.
+    '--log-format=json',
+    `--log-level=${opts.logLevel}`,
+    // Velero's data mover reports progress every 10 s; live progress in `describe` wants it more often.
+    `--progress-interval=${formatDuration(PROGRESS_INTERVAL_MS)}`,
+  ];
+}
+
+export interface DataMoverPodShellInput {
+  kind: DataPathKind;
+  owner: { name: string; namespace: string; uid: string };
+  nodeAgentPod: V1Pod;
+  config: NodeAgentConfig;
+  /** The arguments of `/cairn`. */
+  args: string[];
+  /** The volume the data mover works on (named after the owner's UID); mounted or attached at /<uid>. */
+  volume: V1Volume;
+  attach: { mount: Omit<V1VolumeMount, 'name' | 'mountPath'> } | { device: Omit<V1VolumeDevice, 'name' | 'devicePath'> };
+  /** Where the pod runs: nodeName (fs-backup) or a required node affinity (snapshot data movement). */
+  placement: Pick<V1PodSpec, 'nodeName' | 'affinity'>;
+  privileged?: boolean;
+}
+
+/** The path the data mover sees its volume at: /<owner uid>. */
+export const volumePathOf = (uid: string) => `/${uid}`;
+
+/** A data-mover pod: the given volume, command and placement, everything else inherited from the node-agent pod. */
+export function dataMoverPodShell(input: DataMoverPodShellInput): V1Pod {
   const { owner, nodeAgentPod } = input;
   const agent = nodeAgentContainer(nodeAgentPod);
-  const verb = input.kind === 'PodVolumeBackup' ? 'backup' : 'restore';
-  const crFlag = input.kind === 'PodVolumeBackup' ? '--pod-volume-backup' : '--pod-volume-restore';
-  const volumePath = `/${owner.uid}`;
+  const volumePath = volumePathOf(owner.uid);
   const inheritedVolumes: V1Volume[] = (nodeAgentPod.spec?.volumes ?? []).filter((v) => !isInjectedToken(v.name));
   const inheritedMounts: V1VolumeMount[] = (agent.volumeMounts ?? []).filter((m) => !isInjectedToken(m.name));
   const resources = hostingPodResources(input.config);
+  const attach =
+    'mount' in input.attach
+      ? { volumeMounts: [{ name: owner.uid, mountPath: volumePath, ...input.attach.mount }, ...inheritedMounts] }
+      : { volumeDevices: [{ name: owner.uid, devicePath: volumePath, ...input.attach.device }], volumeMounts: inheritedMounts };
   const container: V1Container = {
     name: owner.uid,
     image: agent.image ?? '',
     imagePullPolicy: agent.imagePullPolicy ?? 'IfNotPresent',
     command: ['/cairn'],
-    args: [
-      'pod-volume',
-      verb,
-      `--volume-path=${volumePath}`,
-      `${crFlag}=${owner.name}`,
-      `--resource-timeout=${formatDuration(input.resourceTimeoutMs)}`,
-      // JSON whatever the node-agent's own format: the node-agent re-emits these lines, field by field, in its log.
-      '--log-format=json',
-      `--log-level=${input.logLevel}`,
-      // Velero's data mover reports progress every 10 s; live progress in `describe` wants it more often.
-      `--progress-interval=${formatDuration(PROGRESS_INTERVAL_MS)}`,
-    ],
+    args: input.args,
     env: agent.env ?? [],
     ...(agent.envFrom ? { envFrom: agent.envFrom } : {}),
-    volumeMounts: [{ name: owner.uid, mountPath: volumePath, mountPropagation: 'HostToContainer' }, ...inheritedMounts],
+    ...attach,
     ...(resources ? { resources } : {}),
-    ...(input.config.privilegedFsBackup ? { securityContext: { privileged: true } } : {}),
+    ...(input.privileged ? { securityContext: { privileged: true } } : {}),
   };
   const agentSpec = nodeAgentPod.spec;
   return {
@@ -83,10 +119,10 @@ export function hostingPod(input: HostingPodInput): V1Pod {
       name: owner.name,
       namespace: owner.namespace,
       labels: { [hostingPodLabel(input.kind)]: owner.name },
-      ownerReferences: [{ apiVersion: 'velero.io/v1', kind: input.kind, name: owner.name, uid: owner.uid, controller: true }],
+      ownerReferences: [{ apiVersion: apiVersionOf(input.kind), kind: input.kind, name: owner.name, uid: owner.uid, controller: true }],
     },
     spec: {
-      nodeName: input.nodeName,
+      ...input.placement,
       nodeSelector: { 'kubernetes.io/os': 'linux' },
       os: { name: 'linux' },
       restartPolicy: 'Never',
@@ -99,9 +135,27 @@ export function hostingPod(input: HostingPodInput): V1Pod {
       ...(agentSpec?.hostNetwork ? { hostNetwork: agentSpec.hostNetwork } : {}),
       ...(input.config.priorityClassName ? { priorityClassName: input.config.priorityClassName } : {}),
       containers: [container],
-      volumes: [{ name: owner.uid, hostPath: { path: input.hostPath } }, ...inheritedVolumes],
+      volumes: [input.volume, ...inheritedVolumes],
     },
   };
+}
+
+/** The fs-backup pod of one PVB/PVR: `cairn pod-volume backup|restore` on the workload volume's host path. */
+export function hostingPod(input: HostingPodInput): V1Pod {
+  const { owner } = input;
+  const verb = input.kind === 'PodVolumeBackup' ? 'backup' : 'restore';
+  const crFlag = input.kind === 'PodVolumeBackup' ? '--pod-volume-backup' : '--pod-volume-restore';
+  return dataMoverPodShell({
+    kind: input.kind,
+    owner,
+    nodeAgentPod: input.nodeAgentPod,
+    config: input.config,
+    args: ['pod-volume', verb, `--volume-path=${volumePathOf(owner.uid)}`, `${crFlag}=${owner.name}`, ...commonDataMoverArgs(input)],
+    volume: { name: owner.uid, hostPath: { path: input.hostPath } },
+    attach: { mount: { mountPropagation: 'HostToContainer' } },
+    placement: { nodeName: input.nodeName },
+    ...(input.config.privilegedFsBackup ? { privileged: true } : {}),
+  });
 }
 
 /** Why a hosting pod will never run its data mover, or undefined while it still may (Velero's IsPodUnrecoverable). */

@@ -9,7 +9,7 @@ import { call, type Kube } from '../../kube/client.js';
 import { isAlreadyExists, isNotFound } from '../../kube/errors.js';
 import type { NodeAgentConfig } from '../config.js';
 import { HOST_PODS_MOUNT, findVolumePath, hostPodsHostDir, toHostPath, volumeDirectory } from './host-path.js';
-import { hostingPod, type DataPathKind } from './hosting-pod.js';
+import { hostingPod, type HostingPodInput } from './hosting-pod.js';
 
 export interface PodVolumeExposerOptions {
   kube: Kube;
@@ -25,7 +25,7 @@ export interface PodVolumeExposerOptions {
 }
 
 export interface ExposeRequest {
-  kind: DataPathKind;
+  kind: HostingPodInput['kind'];
   owner: { name: string; uid: string };
   /** The workload pod (as read from the API) and its volume. */
   targetPod: V1Pod;

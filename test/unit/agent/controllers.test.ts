@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { CANCEL_DELAY_IN_PROGRESS_MS, CANCEL_DELAY_OTHERS_MS, cancelOverdue, isTerminal, phaseOf, type DataPathObject } from '../../../src/agent/controllers/data-path-controller.js';
 import { isRestoreWaitRunning } from '../../../src/agent/controllers/pod-volume-restore.js';
 
-const cr = (phase?: string): DataPathObject => ({ spec: { pod: {}, volume: 'v' }, ...(phase !== undefined ? { status: { phase } } : {}) });
+const cr = (phase?: string): DataPathObject => ({ spec: {}, ...(phase !== undefined ? { status: { phase } } : {}) });
 
 describe('node-agent controller decisions', () => {
   it('reads an empty phase as New; Completed, Failed and Canceled are final', () => {

@@ -1,0 +1,60 @@
+/**
+ * The node-agent's DataUpload controller (snapshot data movement, backup side; the issue-7 contract): any
+ * node-agent may claim a New DataUpload of the built-in data mover; the CSI snapshot exposer then restores the
+ * snapshot into a backup PVC read by a backup pod on the claiming node. Completion records the snapshot ID and the
+ * in-pod path; the exposed objects are deleted once the DataUpload is finished, whatever its outcome.
+ */
+import { Finalizers } from '../../api/constants.js';
+import { Kinds, SnapshotType, parseDataUpload, type DataUpload } from '../../api/index.js';
+import { customClient } from '../../kube/custom.js';
+import type { DataMoverExposer } from '../exposer/csi-snapshot-exposer.js';
+import type { BackupResultMessage } from '../microservice/protocol.js';
+import { createDataPathController, type DataPathController, type DataPathControllerContext, type DataPathKindSpec } from './data-path-controller.js';
+
+/** The data mover names cairn's node-agent runs ('' is the default, as in Velero). */
+export const BUILT_IN_DATA_MOVERS: ReadonlySet<string> = new Set(['', 'velero']);
+export const EMPTY_VOLUME_UPLOAD_MESSAGE = 'volume was empty so no data was uploaded';
+
+export const isBuiltInDataMover = (datamover: string | undefined) => BUILT_IN_DATA_MOVERS.has(datamover ?? '');
+
+export interface DataUploadControllerContext extends DataPathControllerContext {
+  exposer: DataMoverExposer<DataUpload>;
+}
+
+export function dataUploadSpec(ctx: DataUploadControllerContext): DataPathKindSpec<DataUpload> {
+  return {
+    kind: 'DataUpload',
+    short: 'DU',
+    resource: Kinds.DataUpload,
+    client: customClient<DataUpload>(ctx.kube, Kinds.DataUpload, parseDataUpload),
+    finalizer: Finalizers.DataUploadDownload,
+    ignored: (du) => !isBuiltInDataMover(du.spec.datamover),
+    describe: (du) => ({ source: `${du.spec.sourceNamespace}/${du.spec.sourcePVC}`, volumeSnapshot: du.spec.csiSnapshot?.volumeSnapshot }),
+    processingNode: (du) => du.status?.node,
+    // Any node may move a snapshot: the exposed volume is provisioned for the claiming node.
+    acceptDecision: () => Promise.resolve({ accept: true }),
+    onAccepted(du, node) {
+      du.status = { ...(du.status ?? {}), node, acceptedByNode: node };
+    },
+    expose(du) {
+      if (du.spec.snapshotType !== SnapshotType.CSI) return Promise.reject(new Error(`unsupported snapshot type ${JSON.stringify(du.spec.snapshotType)}`));
+      return ctx.exposer.expose(du);
+    },
+    getExposed: (name) => ctx.exposer.getExposed(name),
+    cleanUp: (du) => ctx.exposer.cleanUp(du),
+    onCompleted(du, result) {
+      const r = result as BackupResultMessage;
+      du.status = {
+        ...(du.status ?? {}),
+        path: r.source?.byPath ?? '',
+        snapshotID: r.snapshotID ?? '',
+        ...(r.emptySnapshot ? { message: EMPTY_VOLUME_UPLOAD_MESSAGE } : {}),
+      };
+    },
+    failurePrefix: 'data path backup failed',
+  };
+}
+
+export function createDataUploadController(ctx: DataUploadControllerContext): DataPathController<DataUpload> {
+  return createDataPathController(dataUploadSpec(ctx), ctx);
+}

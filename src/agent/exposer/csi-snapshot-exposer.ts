@@ -1,0 +1,138 @@
+/**
+ * The CSI snapshot exposer (backup side of snapshot data movement, the issue-7 contract). For a DataUpload it makes,
+ * in order and each step idempotently, so an expose interrupted anywhere resumes from what exists:
+ *   1. waits (the caller retries within the prepare timeout) for the source VolumeSnapshot to be ready to use;
+ *   2. a pre-provisioned VolumeSnapshotContent with the source's snapshot handle and deletionPolicy Retain;
+ *   3. a VolumeSnapshot in the install namespace bound to it;
+ *   4. the backup PVC (name = DU name) restored from that VolumeSnapshot;
+ *   5. the backup pod mounting it, required to run on the claiming node.
+ * `cleanUp` deletes all four objects (pod, PVC, VolumeSnapshot, VolumeSnapshotContent) and tolerates their absence;
+ * Retain means the real snapshot survives, for the server to delete through the source VolumeSnapshot.
+ */
+import type { V1Pod } from '@kubernetes/client-node';
+import type { DataUpload } from '../../api/index.js';
+import type { Logger } from '../../cli/logger.js';
+import type { Kube } from '../../kube/client.js';
+import type { NodeAgentConfig } from '../config.js';
+import type { ExposeProgress } from '../controllers/data-path-controller.js';
+import type { VolumeMode } from '../microservice/protocol.js';
+import { dataMoverPod } from './data-mover-pod.js';
+import { deleteOwnedPod, deleteOwnedPvc, ensurePod, ensurePvc, readPod, readPvc } from './exposed-objects.js';
+import { snapshotApi, type SnapshotApi } from './snapshot-api.js';
+import {
+  backupContentName,
+  backupPvc,
+  backupVolumeSnapshot,
+  backupVolumeSnapshotContent,
+  isOwnedBy,
+  snapshotReadiness,
+  sourceSnapshotOf,
+  type ExposeOwner,
+} from './snapshot-objects.js';
+
+export interface DataMoverExposerOptions {
+  kube: Kube;
+  /** The install namespace (where the exposed objects live). */
+  namespace: string;
+  /** This node: the one that claimed the CR, where its pod must run. */
+  nodeName: string;
+  nodeAgentPod: V1Pod;
+  config: NodeAgentConfig;
+  resourceTimeoutMs: number;
+  logLevel: string;
+  logger: Logger;
+}
+
+/** The exposer of one data-mover kind, as the data-path controller uses it. */
+export interface DataMoverExposer<T> {
+  expose(obj: T): Promise<ExposeProgress>;
+  getExposed(name: string): Promise<V1Pod | undefined>;
+  cleanUp(obj: T): Promise<void>;
+}
+
+export function ownerOf(obj: { kind?: string | undefined; metadata: { name?: string | undefined; uid?: string | undefined } }, kind: ExposeOwner['kind'], namespace: string): ExposeOwner {
+  return { kind, name: obj.metadata.name ?? '', namespace, uid: obj.metadata.uid ?? '' };
+}
+
+export const volumeModeOf = (mode: string | undefined): VolumeMode => (mode === 'Block' ? 'Block' : 'Filesystem');
+
+/** The data-mover pod of `owner` on the exposed PVC, built from the options. */
+export function podFor(opts: DataMoverExposerOptions, owner: ExposeOwner, volumeMode: VolumeMode): V1Pod {
+  return dataMoverPod({
+    kind: owner.kind,
+    owner: { name: owner.name, namespace: owner.namespace, uid: owner.uid },
+    claimName: owner.name,
+    volumeMode,
+    nodeName: opts.nodeName,
+    nodeAgentPod: opts.nodeAgentPod,
+    resourceTimeoutMs: opts.resourceTimeoutMs,
+    logLevel: opts.logLevel,
+    config: opts.config,
+  });
+}
+
+export function createCsiSnapshotExposer(opts: DataMoverExposerOptions, api: SnapshotApi = snapshotApi(opts.kube)): DataMoverExposer<DataUpload> {
+  const { kube, namespace } = opts;
+  const log = opts.logger.child({ exposer: 'csi-snapshot' });
+
+  /** Steps 1-3: the install-namespace VolumeSnapshot bound to a Retain copy of the source's content. */
+  async function exposeSnapshot(du: DataUpload, owner: ExposeOwner): Promise<ExposeProgress & { restoreSize?: string }> {
+    const csi = du.spec.csiSnapshot;
+    if (!csi?.volumeSnapshot) throw new Error('spec.csiSnapshot.volumeSnapshot is not set');
+    const sourceRef = `${du.spec.sourceNamespace}/${csi.volumeSnapshot}`;
+    const vs = await api.getSnapshot(du.spec.sourceNamespace, csi.volumeSnapshot);
+    if (!vs) throw new Error(`volume snapshot ${sourceRef} not found`);
+    const readiness = snapshotReadiness(vs);
+    if ('failed' in readiness) throw new Error(readiness.failed);
+    if (!readiness.ready) return { ready: false, why: readiness.why };
+    const vsc = await api.getContent(readiness.content);
+    if (!vsc) throw new Error(`volume snapshot content ${readiness.content} of ${sourceRef} not found`);
+    const source = sourceSnapshotOf(vs, vsc);
+    const sourceWithClass = { ...source, ...(csi.snapshotClass ? { snapshotClass: csi.snapshotClass } : {}), ...(csi.driver ? { driver: csi.driver } : {}) };
+    const content = backupVolumeSnapshotContent({ owner, source: sourceWithClass, ...(vsc.spec.sourceVolumeMode ? { volumeMode: vsc.spec.sourceVolumeMode } : {}) });
+    if ((await api.createContent(content)) === 'exists') {
+      const existing = await api.getContent(content.metadata.name);
+      if (existing && !isOwnedBy(existing.metadata, owner)) throw new Error(`volume snapshot content ${content.metadata.name} already exists and is not owned by DataUpload ${owner.name}`);
+    } else log.info({ DU: owner.name, content: content.metadata.name, source: sourceRef }, 'volume snapshot content created (Retain)');
+    const snapshot = backupVolumeSnapshot({ owner, source: sourceWithClass });
+    if ((await api.createSnapshot(snapshot)) === 'exists') {
+      const existing = await api.getSnapshot(namespace, owner.name);
+      if (existing && !isOwnedBy(existing.metadata, owner)) throw new Error(`volume snapshot ${namespace}/${owner.name} already exists and is not owned by DataUpload ${owner.name}`);
+    } else log.info({ DU: owner.name, snapshot: `${namespace}/${owner.name}` }, 'volume snapshot created');
+    return { ready: true, ...(source.restoreSize ? { restoreSize: source.restoreSize } : {}) };
+  }
+
+  return {
+    async expose(du) {
+      const owner = ownerOf(du, 'DataUpload', namespace);
+      const existingPod = await readPod(kube, namespace, owner.name);
+      if (existingPod && isOwnedBy(existingPod.metadata, owner)) return { ready: true };
+      let pvc = await readPvc(kube, namespace, owner.name);
+      if (!pvc || !isOwnedBy(pvc.metadata, owner)) {
+        const snap = await exposeSnapshot(du, owner);
+        if (!snap.ready) return snap;
+        const sourceRef = `${du.spec.sourceNamespace}/${du.spec.sourcePVC}`;
+        const sourcePvc = await readPvc(kube, du.spec.sourceNamespace, du.spec.sourcePVC);
+        if (!sourcePvc) throw new Error(`source PVC ${sourceRef} not found`);
+        const storageClass = du.spec.csiSnapshot?.storageClass || sourcePvc.spec?.storageClassName || '';
+        pvc = await ensurePvc(kube, owner, backupPvc({ owner, sourcePvc, storageClass, restoreSize: snap.restoreSize }));
+        log.info({ DU: owner.name, pvc: `${namespace}/${owner.name}`, volumeMode: pvc.spec?.volumeMode, size: pvc.spec?.resources?.requests?.storage }, 'backup PVC created');
+      }
+      await ensurePod(kube, owner, podFor(opts, owner, volumeModeOf(pvc.spec?.volumeMode)));
+      log.info({ DU: owner.name, pod: `${namespace}/${owner.name}`, node: opts.nodeName }, 'backup pod created');
+      return { ready: true };
+    },
+    getExposed: (name) => readPod(kube, namespace, name),
+    async cleanUp(du) {
+      const owner = ownerOf(du, 'DataUpload', namespace);
+      await deleteOwnedPod(kube, owner);
+      await deleteOwnedPvc(kube, owner);
+      const vs = await api.getSnapshot(namespace, owner.name);
+      if (vs && isOwnedBy(vs.metadata, owner)) await api.deleteSnapshot(namespace, owner.name);
+      const contentName = backupContentName(owner);
+      const vsc = await api.getContent(contentName);
+      if (vsc && isOwnedBy(vsc.metadata, owner)) await api.deleteContent(contentName);
+      log.debug({ DU: owner.name }, 'exposed objects deleted');
+    },
+  };
+}

@@ -1,0 +1,51 @@
+/**
+ * The backup/restore pod of a DataUpload/DataDownload (the issue-7 contract), a pure function: name = CR name, owned
+ * by and labelled with the CR, `cairn data-mover backup|restore` in one container named after the CR's UID, the
+ * exposed PVC mounted at /<uid> (Filesystem) or attached there as a device (Block). It is placed by a required node
+ * affinity on the claiming node rather than nodeName, so the scheduler runs and a WaitForFirstConsumer PVC gets
+ * provisioned. Everything else is inherited from the node-agent pod (hosting-pod.ts).
+ */
+import type { V1Pod } from '@kubernetes/client-node';
+import type { VolumeMode } from '../microservice/protocol.js';
+import type { NodeAgentConfig } from '../config.js';
+import { commonDataMoverArgs, dataMoverPodShell, volumePathOf } from './hosting-pod.js';
+
+export interface DataMoverPodInput {
+  kind: 'DataUpload' | 'DataDownload';
+  /** The DU/DD: name, uid (namespace = install namespace). */
+  owner: { name: string; namespace: string; uid: string };
+  /** The exposed PVC in the install namespace. */
+  claimName: string;
+  volumeMode: VolumeMode;
+  /** The node that claimed the CR. */
+  nodeName: string;
+  nodeAgentPod: V1Pod;
+  resourceTimeoutMs: number;
+  logLevel: string;
+  config: NodeAgentConfig;
+}
+
+/** Required affinity to one node by name (what DaemonSets use: independent of the node's labels). */
+export function requiredNodeAffinity(nodeName: string): NonNullable<V1Pod['spec']>['affinity'] {
+  return {
+    nodeAffinity: {
+      requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: [nodeName] }] }] },
+    },
+  };
+}
+
+export function dataMoverPod(input: DataMoverPodInput): V1Pod {
+  const { owner } = input;
+  const verb = input.kind === 'DataUpload' ? 'backup' : 'restore';
+  const crFlag = input.kind === 'DataUpload' ? '--data-upload' : '--data-download';
+  return dataMoverPodShell({
+    kind: input.kind,
+    owner,
+    nodeAgentPod: input.nodeAgentPod,
+    config: input.config,
+    args: ['data-mover', verb, `--volume-path=${volumePathOf(owner.uid)}`, `--volume-mode=${input.volumeMode}`, `${crFlag}=${owner.name}`, ...commonDataMoverArgs(input)],
+    volume: { name: owner.uid, persistentVolumeClaim: { claimName: input.claimName } },
+    attach: input.volumeMode === 'Block' ? { device: {} } : { mount: {} },
+    placement: { affinity: requiredNodeAffinity(input.nodeName) },
+  });
+}

@@ -1,0 +1,71 @@
+/**
+ * Creating and deleting the core objects an expose makes in the install namespace (the data-mover pod, the PVC it
+ * uses), idempotently: an AlreadyExists of an object owned by the same CR counts as created, one owned by anything
+ * else is an error; deleting a missing object is not.
+ */
+import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
+import { call, type Kube } from '../../kube/client.js';
+import { isAlreadyExists, isNotFound } from '../../kube/errors.js';
+import { isOwnedBy, type ExposeOwner } from './snapshot-objects.js';
+
+async function orUndefined<T>(fn: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
+export const readPod = (kube: Kube, namespace: string, name: string): Promise<V1Pod | undefined> =>
+  call(kube, `get pod ${namespace}/${name}`, () => orUndefined(() => kube.core.readNamespacedPod({ namespace, name })));
+
+export const readPvc = (kube: Kube, namespace: string, name: string): Promise<V1PersistentVolumeClaim | undefined> =>
+  call(kube, `get PVC ${namespace}/${name}`, () => orUndefined(() => kube.core.readNamespacedPersistentVolumeClaim({ namespace, name })));
+
+/** Creates `body` unless this owner's object of that name exists; returns the object now in place. */
+async function ensure<T extends { metadata?: { name?: string; namespace?: string } | undefined }>(opts: {
+  what: string;
+  owner: ExposeOwner;
+  body: T;
+  create: () => Promise<T>;
+  read: () => Promise<T | undefined>;
+}): Promise<T> {
+  try {
+    return await opts.create();
+  } catch (err) {
+    if (!isAlreadyExists(err)) throw err;
+    const existing = await opts.read();
+    if (!existing || !isOwnedBy(existing.metadata, opts.owner)) {
+      throw new Error(`${opts.what} ${opts.body.metadata?.namespace ?? ''}/${opts.body.metadata?.name ?? ''} already exists and is not owned by ${opts.owner.kind} ${opts.owner.name}`, { cause: err });
+    }
+    return existing;
+  }
+}
+
+export function ensurePod(kube: Kube, owner: ExposeOwner, body: V1Pod): Promise<V1Pod> {
+  const namespace = body.metadata?.namespace ?? '';
+  const name = body.metadata?.name ?? '';
+  return ensure({ what: 'pod', owner, body, create: () => kube.core.createNamespacedPod({ namespace, body }), read: () => readPod(kube, namespace, name) });
+}
+
+export function ensurePvc(kube: Kube, owner: ExposeOwner, body: V1PersistentVolumeClaim): Promise<V1PersistentVolumeClaim> {
+  const namespace = body.metadata?.namespace ?? '';
+  const name = body.metadata?.name ?? '';
+  return ensure({ what: 'PVC', owner, body, create: () => kube.core.createNamespacedPersistentVolumeClaim({ namespace, body }), read: () => readPvc(kube, namespace, name) });
+}
+
+/** Deletes the pod (at once: it holds nothing worth a grace period) if it exists and is this owner's. */
+export async function deleteOwnedPod(kube: Kube, owner: ExposeOwner): Promise<void> {
+  const pod = await readPod(kube, owner.namespace, owner.name);
+  if (!pod || !isOwnedBy(pod.metadata, owner) || pod.metadata?.deletionTimestamp) return;
+  await call(kube, `delete pod ${owner.namespace}/${owner.name}`, () =>
+    orUndefined(() => kube.core.deleteNamespacedPod({ namespace: owner.namespace, name: owner.name, gracePeriodSeconds: 0 })),
+  );
+}
+
+export async function deleteOwnedPvc(kube: Kube, owner: ExposeOwner): Promise<void> {
+  const pvc = await readPvc(kube, owner.namespace, owner.name);
+  if (!pvc || !isOwnedBy(pvc.metadata, owner) || pvc.metadata?.deletionTimestamp) return;
+  await call(kube, `delete PVC ${owner.namespace}/${owner.name}`, () => orUndefined(() => kube.core.deleteNamespacedPersistentVolumeClaim({ namespace: owner.namespace, name: owner.name })));
+}

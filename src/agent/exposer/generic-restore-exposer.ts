@@ -1,0 +1,128 @@
+/**
+ * The generic restore exposer (restore side of snapshot data movement, the issue-7 contract). For a DataDownload it
+ * makes a restore PVC in the install namespace (name = DD name) shaped like the target PVC but without its selector,
+ * and the restore pod writing into it, required to run on the claiming node; both idempotently. Once the data mover
+ * has succeeded, `rebind` moves the restored PV over to the target PVC, one observed-state step per call (rebind.ts).
+ * `cleanUp` deletes the pod and the restore PVC, and lets go of a restored PV this DD still holds with Retain.
+ */
+import type { V1PersistentVolume } from '@kubernetes/client-node';
+import type { DataDownload } from '../../api/index.js';
+import { call } from '../../kube/client.js';
+import { isNotFound } from '../../kube/errors.js';
+import type { BeforeCompletedStep } from '../controllers/data-path-controller.js';
+import { ownerOf, podFor, volumeModeOf, type DataMoverExposer, type DataMoverExposerOptions } from './csi-snapshot-exposer.js';
+import { deleteOwnedPod, deleteOwnedPvc, ensurePod, ensurePvc, readPod, readPvc } from './exposed-objects.js';
+import { ORIGINAL_RECLAIM_POLICY_ANNOTATION, RESTORED_PV_ANNOTATION, nextRebindStep } from './rebind.js';
+import { isOwnedBy, restorePvc } from './snapshot-objects.js';
+
+export interface GenericRestoreExposer extends DataMoverExposer<DataDownload> {
+  /** One turn of the re-bind; `recordPv` writes the PV's name on the DD (the caller owns DD writes). */
+  rebind(dd: DataDownload, recordPv: (pvName: string) => Promise<void>): Promise<BeforeCompletedStep>;
+}
+
+export const targetRefOf = (dd: DataDownload) => `${dd.spec.targetVolume.namespace}/${dd.spec.targetVolume.pvc}`;
+
+export function createGenericRestoreExposer(opts: DataMoverExposerOptions): GenericRestoreExposer {
+  const { kube, namespace } = opts;
+  const log = opts.logger.child({ exposer: 'generic-restore' });
+
+  async function readPv(name: string): Promise<V1PersistentVolume | undefined> {
+    return call(kube, `get PV ${name}`, async () => {
+      try {
+        return await kube.core.readPersistentVolume({ name });
+      } catch (err) {
+        if (isNotFound(err)) return undefined;
+        throw err;
+      }
+    });
+  }
+
+  async function writePv(pv: V1PersistentVolume): Promise<void> {
+    await call(kube, `update PV ${pv.metadata?.name ?? ''}`, () => kube.core.replacePersistentVolume({ name: pv.metadata?.name ?? '', body: pv }));
+  }
+
+  /** Puts back the reclaimPolicy of a PV this DD holds with Retain and has not handed over (it is then let go). */
+  async function releaseHeldPv(dd: DataDownload): Promise<void> {
+    const pvName = dd.metadata.annotations?.[RESTORED_PV_ANNOTATION];
+    if (!pvName) return;
+    const pv = await readPv(pvName);
+    const original = pv?.metadata?.annotations?.[ORIGINAL_RECLAIM_POLICY_ANNOTATION];
+    if (!pv || !original || pv.spec?.claimRef?.namespace !== namespace || pv.spec.claimRef.name !== dd.metadata.name) return;
+    const body = structuredClone(pv);
+    delete body.metadata?.annotations?.[ORIGINAL_RECLAIM_POLICY_ANNOTATION];
+    body.spec = { ...body.spec, persistentVolumeReclaimPolicy: original };
+    await writePv(body);
+    log.info({ DD: dd.metadata.name, pv: pvName, reclaimPolicy: original }, 'restored PV let go');
+  }
+
+  return {
+    async expose(dd) {
+      const owner = ownerOf(dd, 'DataDownload', namespace);
+      const existingPod = await readPod(kube, namespace, owner.name);
+      if (existingPod && isOwnedBy(existingPod.metadata, owner)) return { ready: true };
+      const targetPvc = await readPvc(kube, dd.spec.targetVolume.namespace, dd.spec.targetVolume.pvc);
+      if (!targetPvc) throw new Error(`target PVC ${targetRefOf(dd)} not found`);
+      const pvc = await ensurePvc(kube, owner, restorePvc({ owner, targetPvc }));
+      await ensurePod(kube, owner, podFor(opts, owner, volumeModeOf(pvc.spec?.volumeMode)));
+      log.info({ DD: owner.name, pvc: `${namespace}/${owner.name}`, pod: `${namespace}/${owner.name}`, target: targetRefOf(dd), node: opts.nodeName }, 'restore PVC and pod created');
+      return { ready: true };
+    },
+    getExposed: (name) => readPod(kube, namespace, name),
+    async cleanUp(dd) {
+      const owner = ownerOf(dd, 'DataDownload', namespace);
+      await deleteOwnedPod(kube, owner);
+      await deleteOwnedPvc(kube, owner);
+      await releaseHeldPv(dd);
+      log.debug({ DD: owner.name }, 'exposed objects deleted');
+    },
+    async rebind(dd, recordPv) {
+      const owner = ownerOf(dd, 'DataDownload', namespace);
+      const recordedPv = dd.metadata.annotations?.[RESTORED_PV_ANNOTATION];
+      const restore = await readPvc(kube, namespace, owner.name);
+      const restorePod = await readPod(kube, namespace, owner.name);
+      const step = nextRebindStep({
+        recordedPv,
+        restorePvc: restore && isOwnedBy(restore.metadata, owner) ? restore : undefined,
+        restorePodExists: restorePod !== undefined && isOwnedBy(restorePod.metadata, owner) && !restorePod.metadata?.deletionTimestamp,
+        pv: recordedPv ? await readPv(recordedPv) : undefined,
+        targetPvc: await readPvc(kube, dd.spec.targetVolume.namespace, dd.spec.targetVolume.pvc),
+        targetRef: targetRefOf(dd),
+        cancel: dd.spec.cancel === true,
+      });
+      const fields = { DD: owner.name, target: targetRefOf(dd), step: step.step };
+      switch (step.step) {
+        case 'record':
+          await recordPv(step.pvName);
+          log.info({ ...fields, pv: step.pvName }, 're-bind: restored PV recorded');
+          return { outcome: 'wait', why: 'restored PV recorded' };
+        case 'retain': {
+          const pv = await readPv(step.pvName);
+          if (!pv) return { outcome: 'wait', why: `PV ${step.pvName} not found` };
+          pv.metadata = { ...pv.metadata, annotations: { ...(pv.metadata?.annotations ?? {}), [ORIGINAL_RECLAIM_POLICY_ANNOTATION]: step.originalPolicy } };
+          pv.spec = { ...pv.spec, persistentVolumeReclaimPolicy: 'Retain' };
+          await writePv(pv);
+          log.info({ ...fields, pv: step.pvName, originalPolicy: step.originalPolicy }, 're-bind: restored PV set to Retain');
+          return { outcome: 'wait', why: 'restored PV set to Retain' };
+        }
+        case 'release':
+          if (step.deletePod) await deleteOwnedPod(kube, owner);
+          if (step.deletePvc) await deleteOwnedPvc(kube, owner);
+          log.info(fields, 're-bind: restore pod and PVC deleted');
+          return { outcome: 'wait', why: 'restore pod and PVC deleted' };
+        case 'hand-over':
+          await writePv(step.pv);
+          log.info({ ...fields, pv: step.pv.metadata?.name }, 're-bind: restored PV handed over to the target PVC');
+          return { outcome: 'wait', why: 'restored PV handed over' };
+        case 'wait':
+          return { outcome: 'wait', why: step.why };
+        case 'done':
+          log.info(fields, 're-bind: target PVC bound to the restored PV');
+          return { outcome: 'done' };
+        case 'failed':
+          return { outcome: 'failed', message: `error to rebind the restored volume: ${step.message}` };
+        case 'canceled':
+          return { outcome: 'canceled', message: step.message };
+      }
+    },
+  };
+}
