@@ -1,0 +1,274 @@
+import { describe, expect, it } from 'vitest';
+import { newBackup, type Backup, type DataUpload } from '../../../../src/api/index.js';
+import {
+  dataUploadOperationId,
+  decideDataMovement,
+  pickSnapshotClass,
+  type ClaimForDataMovement,
+  type SnapshotClassLike,
+} from '../../../../src/server/datamover/backup-decision.js';
+import { dataUploadFor, operationIdOfDataUpload, volumeSnapshotFor, volumeSnapshotGenerateName } from '../../../../src/server/datamover/backup-objects.js';
+import {
+  dataMovementVolumeInfo,
+  dataUploadErrors,
+  dataUploadOperationFor,
+  itemOperationTimeoutMs,
+  mergeDataMovementVolumeInfo,
+  trackDataUploads,
+} from '../../../../src/server/datamover/backup-tracking.js';
+import { movedSnapshotsOf } from '../../../../src/server/datamover/backup-cleanup.js';
+import { BackupVolumeInfoCollector, NO_DATA_MOVED_REASON, type BackupVolumeInfo } from '../../../../src/server/volume-info.js';
+
+const BACKUP_UID = '11111111-2222-3333-4444-555555555555';
+const PVC_UID = '66666666-7777-8888-9999-000000000000';
+
+function backupWith(spec: Backup['spec'] = {}): Backup {
+  const b = newBackup({ namespace: 'cairn', name: 'nightly', spec: { storageLocation: 'default', snapshotMoveData: true, itemOperationTimeout: '4h0m0s', ...spec } });
+  b.metadata.uid = BACKUP_UID;
+  return b;
+}
+
+const claim: ClaimForDataMovement = { namespace: 'shop', name: 'data', uid: PVC_UID, phase: 'Bound', volumeName: 'pvc-1', storageClassName: 'csi-hostpath-sc' };
+const DRIVER = 'hostpath.csi.k8s.io';
+const cls = (name: string, driver = DRIVER, extra: Partial<SnapshotClassLike['metadata']> = {}): SnapshotClassLike => ({ metadata: { name, ...extra }, driver });
+
+describe('which VolumeSnapshotClass', () => {
+  it('the one labelled velero.io/csi-volumesnapshot-class=true first', () => {
+    const classes = [cls('a', DRIVER, { annotations: { 'snapshot.storage.kubernetes.io/is-default-class': 'true' } }), cls('b', DRIVER, { labels: { 'velero.io/csi-volumesnapshot-class': 'true' } })];
+    expect(pickSnapshotClass(classes, DRIVER)?.metadata.name).toBe('b');
+  });
+
+  it('else the default class of the driver', () => {
+    const classes = [cls('a'), cls('b', DRIVER, { annotations: { 'snapshot.storage.kubernetes.io/is-default-class': 'true' } }), cls('c', 'other.csi', { labels: { 'velero.io/csi-volumesnapshot-class': 'true' } })];
+    expect(pickSnapshotClass(classes, DRIVER)?.metadata.name).toBe('b');
+  });
+
+  it('else the only class of the driver; several without a mark: none', () => {
+    expect(pickSnapshotClass([cls('only'), cls('x', 'other.csi')], DRIVER)?.metadata.name).toBe('only');
+    expect(pickSnapshotClass([cls('a'), cls('b')], DRIVER)).toBeUndefined();
+    expect(pickSnapshotClass([cls('x', 'other.csi')], DRIVER)).toBeUndefined();
+  });
+});
+
+describe('which PVCs are moved', () => {
+  const decide = (over: { backup?: Backup; claim?: Partial<ClaimForDataMovement>; taken?: string[]; driver?: string; classes?: SnapshotClassLike[] } = {}) =>
+    decideDataMovement({
+      backup: over.backup ?? backupWith(),
+      claim: { ...claim, ...over.claim },
+      takenByFsBackup: new Set(over.taken ?? []),
+      driver: over.driver ?? DRIVER,
+      classes: over.classes ?? [cls('csi-hostpath-snapclass')],
+    });
+
+  it('a bound claim of a driver with a snapshot class, not taken by fs-backup', () => {
+    expect(decide()).toEqual({ move: { driver: DRIVER, snapshotClass: 'csi-hostpath-snapclass' } });
+  });
+
+  it('every "no" has its csiSnapshot reason', () => {
+    expect(decide({ backup: backupWith({ snapshotMoveData: false }) }).skippedReason).toMatch(/^csiSnapshot: .*;$/);
+    expect(decide({ backup: backupWith({ snapshotVolumes: false }) }).skippedReason).toBe('csiSnapshot: the backup has snapshotVolumes set to false;');
+    expect(decide({ claim: { phase: 'Pending', volumeName: '' } }).skippedReason).toBe('csiSnapshot: PVC shop/data is not bound;');
+    expect(decide({ taken: [PVC_UID] }).skippedReason).toBe('csiSnapshot: the volume is backed up by pod volume backup;');
+    expect(decide({ driver: 'cairn.local/local-path', classes: [cls('csi-hostpath-snapclass')] }).skippedReason).toBe('csiSnapshot: no VolumeSnapshotClass for the CSI driver cairn.local/local-path;');
+    expect(decide({ driver: '' }).skippedReason).toBe('csiSnapshot: storage class csi-hostpath-sc has no provisioner;');
+  });
+
+  it('snapshotVolumes unset counts as yes', () => {
+    expect(decide({ backup: backupWith({ snapshotVolumes: undefined }) }).move).toBeDefined();
+  });
+});
+
+describe('VolumeSnapshot and DataUpload', () => {
+  it('the source VolumeSnapshot: generateName velero-<pvc>-, backup labels, source and class', () => {
+    expect(volumeSnapshotFor({ backup: backupWith(), claim, snapshotClass: 'csi-hostpath-snapclass' })).toEqual({
+      apiVersion: 'snapshot.storage.k8s.io/v1',
+      kind: 'VolumeSnapshot',
+      metadata: { generateName: 'velero-data-', namespace: 'shop', labels: { 'velero.io/backup-name': 'nightly', 'velero.io/backup-uid': BACKUP_UID } },
+      spec: { source: { persistentVolumeClaimName: 'data' }, volumeSnapshotClassName: 'csi-hostpath-snapclass' },
+    });
+  });
+
+  it('a long PVC name is cut so the generated name stays valid', () => {
+    const g = volumeSnapshotGenerateName(`${'a'.repeat(60)}-b`);
+    expect(g.length).toBeLessThanOrEqual(58);
+    expect(g).toMatch(/^velero-a+-$/);
+  });
+
+  it("the DataUpload: Velero's labels, owner and spec", () => {
+    const du = dataUploadFor({ backup: backupWith(), claim, volumeSnapshot: 'velero-data-x7k2p', snapshotClass: 'csi-hostpath-snapclass', driver: DRIVER });
+    const opId = du.metadata.labels?.['velero.io/async-operation-id'] ?? '';
+    expect(opId.length).toBeLessThanOrEqual(63);
+    expect(opId.startsWith(`du-${BACKUP_UID}.`)).toBe(true);
+    expect(opId).toBe(dataUploadOperationId(BACKUP_UID, PVC_UID));
+    expect(du.metadata).toEqual({
+      namespace: 'cairn',
+      generateName: 'nightly-',
+      labels: { 'velero.io/backup-name': 'nightly', 'velero.io/backup-uid': BACKUP_UID, 'velero.io/pvc-uid': PVC_UID, 'velero.io/async-operation-id': opId },
+      ownerReferences: [{ apiVersion: 'velero.io/v1', kind: 'Backup', name: 'nightly', uid: BACKUP_UID, controller: true }],
+    });
+    expect(du.spec).toEqual({
+      snapshotType: 'CSI',
+      csiSnapshot: { volumeSnapshot: 'velero-data-x7k2p', storageClass: 'csi-hostpath-sc', snapshotClass: 'csi-hostpath-snapclass', driver: DRIVER },
+      sourcePVC: 'data',
+      sourceNamespace: 'shop',
+      backupStorageLocation: 'default',
+      datamover: 'velero',
+      operationTimeout: '4h0m0s',
+    });
+    expect(operationIdOfDataUpload(du)).toBe(opId);
+  });
+
+  it('--data-mover and the item operation timeout go into the DataUpload', () => {
+    const du = dataUploadFor({ backup: backupWith({ datamover: 'acme', itemOperationTimeout: '30m0s' }), claim, volumeSnapshot: 'vs', snapshotClass: 'c', driver: DRIVER });
+    expect(du.spec).toMatchObject({ datamover: 'acme', operationTimeout: '30m0s' });
+  });
+});
+
+function du(name: string, status: DataUpload['status'], created = '2026-01-01T00:00:00Z'): DataUpload {
+  const d = dataUploadFor({ backup: backupWith(), claim: { ...claim, name, uid: `uid-${name}` }, volumeSnapshot: `velero-${name}-abcde`, snapshotClass: 'csi-hostpath-snapclass', driver: DRIVER });
+  return { ...d, metadata: { ...d.metadata, name: `nightly-${name}`, creationTimestamp: created }, ...(status ? { status } : {}) } as DataUpload;
+}
+
+describe('tracking DataUploads', () => {
+  const created = Date.parse('2026-01-01T00:00:00Z');
+
+  it('counts terminal ones and waits for the others', () => {
+    const s = trackDataUploads({
+      dataUploads: [du('a', { phase: 'Completed' }), du('b', { phase: 'Failed' }), du('c', { phase: 'InProgress' }), du('d', undefined)],
+      timeoutMs: 3600_000,
+      startedMs: created,
+      nowMs: created + 60_000,
+    });
+    expect(s).toMatchObject({ attempted: 4, completed: 1, failed: 1, done: false, expired: [], nextDeadlineMs: created + 3600_000 });
+    expect(s.pending.map((d) => d.metadata.name)).toEqual(['nightly-c', 'nightly-d']);
+  });
+
+  it('past the item operation timeout the pending ones expire and the backup can finish', () => {
+    const s = trackDataUploads({ dataUploads: [du('a', { phase: 'Completed' }), du('c', { phase: 'InProgress' })], timeoutMs: 60_000, startedMs: created, nowMs: created + 60_000 });
+    expect(s.done).toBe(true);
+    expect(s.expired.map((d) => d.metadata.name)).toEqual(['nightly-c']);
+  });
+
+  it('the timeout comes from the backup (4 h when unset)', () => {
+    expect(itemOperationTimeoutMs(backupWith({ itemOperationTimeout: '20s' }))).toBe(20_000);
+    expect(itemOperationTimeoutMs(backupWith({ itemOperationTimeout: undefined }))).toBe(4 * 3600_000);
+  });
+
+  it('errors by PVC namespace for failed, canceled and timed-out ones', () => {
+    const errors = dataUploadErrors([du('a', { phase: 'Completed' }), du('b', { phase: 'Failed', message: 'disk gone' }), du('c', { phase: 'Canceled' }), du('d', { phase: 'Accepted' })], new Set(['nightly-d']));
+    expect(errors).toEqual([
+      { namespace: 'shop', message: 'data upload nightly-b of PVC shop/b failed: disk gone' },
+      { namespace: 'shop', message: 'data upload nightly-c of PVC shop/c was canceled' },
+      { namespace: 'shop', message: 'data upload nightly-d of PVC shop/d timed out in phase Accepted' },
+    ]);
+  });
+});
+
+describe('item operations and volume info of DataUploads', () => {
+  const now = new Date('2026-01-01T01:00:00Z');
+
+  it('one velero.io/csi-pvc-backupper operation per DataUpload', () => {
+    const d = du('data', { phase: 'Completed', startTimestamp: '2026-01-01T00:00:10Z', completionTimestamp: '2026-01-01T00:05:00Z', progress: { totalBytes: 4096, bytesDone: 4096 }, snapshotID: 'k123' });
+    expect(dataUploadOperationFor({ backup: backupWith(), du: d, now })).toEqual({
+      spec: {
+        backupName: 'nightly',
+        backupUID: BACKUP_UID,
+        backupItemAction: 'velero.io/csi-pvc-backupper',
+        resourceIdentifier: { Group: '', Resource: 'persistentvolumeclaims', Namespace: 'shop', Name: 'data' },
+        operationID: dataUploadOperationId(BACKUP_UID, 'uid-data'),
+        postOperationItems: null,
+      },
+      status: {
+        phase: 'Completed',
+        nCompleted: 4096,
+        nTotal: 4096,
+        operationUnits: 'Bytes',
+        description: 'Completed',
+        created: '2026-01-01T00:00:00.000Z',
+        started: '2026-01-01T00:00:10Z',
+        updated: '2026-01-01T00:05:00Z',
+      },
+    });
+  });
+
+  it('phases map to New / InProgress / Failed; a timed-out one is Failed with the reason', () => {
+    expect(dataUploadOperationFor({ backup: backupWith(), du: du('a', undefined), now }).status.phase).toBe('New');
+    expect(dataUploadOperationFor({ backup: backupWith(), du: du('a', { phase: 'Prepared' }), now }).status.phase).toBe('InProgress');
+    expect(dataUploadOperationFor({ backup: backupWith(), du: du('a', { phase: 'Canceled' }), now }).status.phase).toBe('Failed');
+    const timedOut = dataUploadOperationFor({ backup: backupWith(), du: du('a', { phase: 'InProgress' }), now, timedOut: true });
+    expect(timedOut.status).toMatchObject({ phase: 'Failed', error: 'data upload nightly-a of PVC shop/a timed out in phase InProgress' });
+  });
+
+  it('the volume info entry: CSISnapshot, data moved, with the DataUpload snapshot and size', () => {
+    const base: BackupVolumeInfo = { pvcName: 'data', pvcNamespace: 'shop', pvName: 'pvc-1', snapshotDataMoved: true, preserveLocalSnapshot: false, skipped: false, pvInfo: { reclaimPolicy: 'Delete', labels: null } };
+    const csi = { snapshotHandle: 'snap-1', size: 16777216, driver: DRIVER, vscName: 'snapcontent-1', ReadyToUse: true };
+    const entry = dataMovementVolumeInfo(du('data', { phase: 'Completed', snapshotID: 'k123', progress: { totalBytes: 4096, bytesDone: 4096 }, startTimestamp: '2026-01-01T00:00:10Z', completionTimestamp: '2026-01-01T00:05:00Z' }), base, csi);
+    expect(entry).toEqual({
+      pvcName: 'data',
+      pvcNamespace: 'shop',
+      pvName: 'pvc-1',
+      backupMethod: 'CSISnapshot',
+      snapshotDataMoved: true,
+      preserveLocalSnapshot: false,
+      skipped: false,
+      startTimestamp: '2026-01-01T00:00:10Z',
+      completionTimestamp: '2026-01-01T00:05:00Z',
+      result: 'succeeded',
+      csiSnapshotInfo: csi,
+      snapshotDataMovementInfo: { dataMover: 'velero', uploaderType: 'kopia', snapshotHandle: 'k123', operationID: dataUploadOperationId(BACKUP_UID, 'uid-data'), size: 4096, Phase: 'Completed' },
+      pvInfo: { reclaimPolicy: 'Delete', labels: null },
+    });
+    // Keys in Velero's order.
+    expect(Object.keys(entry)).toEqual(['pvcName', 'pvcNamespace', 'pvName', 'backupMethod', 'snapshotDataMoved', 'preserveLocalSnapshot', 'skipped', 'startTimestamp', 'completionTimestamp', 'result', 'csiSnapshotInfo', 'snapshotDataMovementInfo', 'pvInfo']);
+  });
+
+  it('merging keeps other entries, replaces the PVC entry, keeps the stored CSI details when the snapshot is gone', () => {
+    const stored: BackupVolumeInfo[] = [
+      { pvcName: 'logs', pvcNamespace: 'shop', pvName: 'pv-logs', backupMethod: 'PodVolumeBackup', snapshotDataMoved: false, preserveLocalSnapshot: false, skipped: false },
+      {
+        pvcName: 'data',
+        pvcNamespace: 'shop',
+        pvName: 'pvc-1',
+        backupMethod: 'CSISnapshot',
+        snapshotDataMoved: true,
+        preserveLocalSnapshot: false,
+        skipped: false,
+        csiSnapshotInfo: { snapshotHandle: 'snap-1', size: 1, driver: DRIVER, vscName: 'vsc', ReadyToUse: true },
+      },
+    ];
+    const merged = mergeDataMovementVolumeInfo({ stored, dataUploads: [du('data', { phase: 'Failed' })] });
+    expect(merged[0]).toBe(stored[0]);
+    expect(merged[1]).toMatchObject({ pvName: 'pvc-1', result: 'failed', csiSnapshotInfo: { snapshotHandle: 'snap-1' }, snapshotDataMovementInfo: { Phase: 'Failed' } });
+    // A DataUpload with no stored entry gets one; a timed-out one is failed.
+    const added = mergeDataMovementVolumeInfo({ stored: [], dataUploads: [du('other', { phase: 'InProgress' })], timedOut: new Set(['nightly-other']) });
+    expect(added).toHaveLength(1);
+    expect(added[0]).toMatchObject({ pvcName: 'other', result: 'failed' });
+  });
+
+  it('moved snapshots to delete: from DataUploads and volume info, once each', () => {
+    const info: BackupVolumeInfo[] = [
+      { pvcName: 'data', pvcNamespace: 'shop', snapshotDataMoved: true, preserveLocalSnapshot: false, skipped: false, snapshotDataMovementInfo: { dataMover: 'velero', uploaderType: 'kopia', snapshotHandle: 'k1', operationID: 'x', size: 1, Phase: 'Completed' } },
+      { pvcName: 'logs', pvcNamespace: 'shop', snapshotDataMoved: false, preserveLocalSnapshot: false, skipped: false, pvbInfo: { snapshotHandle: 'pvb-snap', uploaderType: 'kopia', volumeName: 'logs', podName: 'p', podNamespace: 'shop', Phase: 'Completed' } },
+    ];
+    expect(movedSnapshotsOf([du('data', { phase: 'Completed', snapshotID: 'k1' }), du('x', { phase: 'Failed' })], info)).toEqual([{ volumeNamespace: 'shop', snapshotID: 'k1' }]);
+  });
+});
+
+describe('volume info collector: CSI skip reasons', () => {
+  it('replaces the resource-only reason, follows a fs-backup one, never marks a taken volume skipped', () => {
+    const c = new BackupVolumeInfoCollector();
+    c.addSkippedPv({ metadata: { name: 'pv-a' } });
+    c.addCsiSnapshotSkip('pv-a', 'csiSnapshot: no VolumeSnapshotClass for the CSI driver x;');
+    c.addSkippedPv({ metadata: { name: 'pv-b' } });
+    c.addPodVolumeSkip('pv-b', 'pod is not running');
+    c.addCsiSnapshotSkip('pv-b', 'csiSnapshot: PVC a/b is not bound;');
+    c.addDataMovement({ pvcName: 'c', pvcNamespace: 'n', pvName: 'pv-c', backupMethod: 'CSISnapshot', snapshotDataMoved: true, preserveLocalSnapshot: false, skipped: false });
+    c.addCsiSnapshotSkip('pv-c', 'csiSnapshot: whatever;');
+    const byPv = new Map(c.toJSON().map((e) => [e.pvName, e]));
+    expect(byPv.get('pv-a')?.skippedReason).toBe('csiSnapshot: no VolumeSnapshotClass for the CSI driver x;');
+    expect(byPv.get('pv-b')?.skippedReason).toBe('podvolume: pod is not running; csiSnapshot: PVC a/b is not bound;');
+    expect(byPv.get('pv-c')).toMatchObject({ skipped: false, backupMethod: 'CSISnapshot' });
+    expect(byPv.get('pv-c')?.skippedReason).toBeUndefined();
+    expect(NO_DATA_MOVED_REASON).toMatch(/^any: /);
+  });
+});
