@@ -8,6 +8,7 @@ import { Kinds, Labels, parseDataUpload, type Backup, type DataUpload } from '..
 import type { Logger } from '../../cli/logger.js';
 import type { Kube } from '../../kube/client.js';
 import { customClient } from '../../kube/custom.js';
+import { isNotFound } from '../../kube/errors.js';
 import { VolumeRepositoryError, openRepositoryForVolume } from '../../agent/microservice/repository.js';
 import type { BackupStore } from '../storage/backup-store.js';
 import type { BackupVolumeInfo } from '../volume-info.js';
@@ -16,9 +17,19 @@ import { deleteVolumeSnapshot, listVolumeSnapshotsEverywhere } from './backup-sn
 
 const client = (kube: Kube) => customClient<DataUpload>(kube, Kinds.DataUpload, parseDataUpload);
 
+/**
+ * The DataUploads of a backup, by name. A cluster whose install predates the DataUpload CRD has none (a 404 on the
+ * list), so backups there are tracked exactly as before.
+ */
 export async function listDataUploads(kube: Kube, namespace: string, backupUid: string): Promise<DataUpload[]> {
   if (!backupUid) return [];
-  const found = await client(kube).list(namespace, `${Labels.BackupUID}=${backupUid}`);
+  let found: DataUpload[];
+  try {
+    found = await client(kube).list(namespace, `${Labels.BackupUID}=${backupUid}`);
+  } catch (err) {
+    if (isNotFound(err) || isNotFound((err as { cause?: unknown }).cause)) return [];
+    throw err;
+  }
   return found.sort((a, b) => ((a.metadata.name ?? '') < (b.metadata.name ?? '') ? -1 : 1));
 }
 

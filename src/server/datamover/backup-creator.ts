@@ -15,6 +15,7 @@ import { decideDataMovement, wantsDataMovement, type ClaimForDataMovement, type 
 import { dataUploadFor, volumeSnapshotFor } from './backup-objects.js';
 import { createVolumeSnapshot, listSnapshotClasses, listVolumeSnapshots, storageClassProvisioner } from './backup-snapshots.js';
 import { initialDataMovementEntry } from './backup-tracking.js';
+import { listDataUploads } from './backup-cleanup.js';
 
 /** The parts of a PVC the creator reads (the backed-up item). */
 export interface PersistentVolumeClaimItem {
@@ -77,7 +78,7 @@ export class DataUploadCreator {
     const backup = this.opts.backup;
     const uid = backup.metadata.uid ?? '';
     const classes: SnapshotClassLike[] = await listSnapshotClasses(this.opts.kube);
-    const existing = new Map((uid ? await this.dus.list(this.opts.namespace, `${Labels.BackupUID}=${uid}`) : []).map((d) => [d.metadata.labels?.[Labels.PVCUID] ?? '', d]));
+    const existing = new Map((await listDataUploads(this.opts.kube, this.opts.namespace, uid)).map((d) => [d.metadata.labels?.[Labels.PVCUID] ?? '', d]));
     const provisioners = new Map<string, string>();
     const repositories = new Map<string, Promise<void>>();
 
