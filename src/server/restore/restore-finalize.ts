@@ -21,7 +21,7 @@ import { gunzipText } from '../storage/encoding.js';
 import { restoreVolumeInfoForPodVolumeRestore, type RestoreVolumeInfo } from '../volume-info.js';
 import { parseVolumeInfos } from './pv-policy.js';
 import { createRestoreLog } from './restore-log.js';
-import { patchRestoredPvs } from './restore-pv-patch.js';
+import { patchRestoredPvs, reboundVolume } from './restore-pv-patch.js';
 
 export interface PodVolumeWaitOptions {
   kube: Kube;
@@ -103,7 +103,7 @@ export async function restoreVolumeInfos(kube: Kube, pvrs: readonly PodVolumeRes
 async function volumeOfDataDownload(kube: Kube, dd: DataDownload): Promise<string | undefined> {
   try {
     const pvc = await kube.core.readNamespacedPersistentVolumeClaim({ name: dd.spec.targetVolume.pvc, namespace: dd.spec.targetVolume.namespace });
-    return pvc.spec?.volumeName || undefined;
+    return pvc.spec?.volumeName || (await reboundVolume(kube, pvc));
   } catch {
     return undefined;
   }

@@ -38,7 +38,7 @@ export function pvPatchFor(
 }
 
 /** The volume the node agent re-bound to a data-mover claim, before the PV controller has completed the binding. */
-async function reboundVolume(kube: Kube, pvc: V1PersistentVolumeClaim): Promise<string | undefined> {
+export async function reboundVolume(kube: Kube, pvc: V1PersistentVolumeClaim): Promise<string | undefined> {
   const value = pvc.spec?.selector?.matchLabels?.[Labels.DynamicPVRestore];
   if (!value) return undefined;
   const pvs = await kube.core.listPersistentVolume({ labelSelector: `${Labels.DynamicPVRestore}=${value}` });
