@@ -317,7 +317,7 @@ class ItemBackupper {
     if (r.groupResource === PERSISTENT_VOLUMES) this.volumeInfo.addSkippedPv(current as unknown as PersistentVolumeLike);
     if (r.groupResource === PERSISTENT_VOLUME_CLAIMS) {
       this.volumeInfo.addSkippedPvc(current as unknown as PersistentVolumeClaimLike);
-      this.opts.dataMover?.consider(current as unknown as PersistentVolumeClaimItem);
+      if (this.opts.dataMover?.enabled) this.opts.dataMover.consider(current as unknown as PersistentVolumeClaimItem);
     }
     this.itemsBackedUp++;
     this.reportProgress();

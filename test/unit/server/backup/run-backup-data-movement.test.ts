@@ -1,0 +1,130 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { newBackup, type Backup, type PodVolumeBackup } from '../../../../src/api/index.js';
+import type { Kube } from '../../../../src/kube/client.js';
+import { FilesystemObjectStore } from '../../../../src/plugins/object-store/index.js';
+import { registerBuiltinBackupActions } from '../../../../src/plugins/item-actions/builtin.js';
+import { ItemActionRegistry } from '../../../../src/plugins/item-actions/registry.js';
+import { createBackupLog } from '../../../../src/server/backup/backup-log.js';
+import { runBackup } from '../../../../src/server/backup/run-backup.js';
+import type { DataUploadCreator, DataUploadsOutcome, PersistentVolumeClaimItem } from '../../../../src/server/datamover/backup-creator.js';
+import { dataUploadFor } from '../../../../src/server/datamover/backup-objects.js';
+import { initialDataMovementEntry } from '../../../../src/server/datamover/backup-tracking.js';
+import type { PodVolumeBackupCreator, PodVolumesOutcome } from '../../../../src/server/podvolume/backup-creator.js';
+import { podVolumeBackupFor } from '../../../../src/server/podvolume/backup-pvb.js';
+import { volumeInfoFor } from '../../../../src/server/podvolume/backup-tracking.js';
+import type { PodLike } from '../../../../src/server/podvolume/backup-volumes.js';
+import { BackupStore } from '../../../../src/server/storage/backup-store.js';
+import { FakeCluster } from './fake-cluster.js';
+
+const kube = { server: 'fake' } as unknown as Kube;
+
+/** fs-backup takes the claim `logs` of every pod (its PVB carries the claim's UID, as the real creator's does). */
+function fsBackupOfLogs(backup: Backup): PodVolumeBackupCreator {
+  const all: PodVolumeBackup[] = [];
+  return {
+    get podVolumeBackups() {
+      return all;
+    },
+    backupPod: async (pod: PodLike): Promise<PodVolumesOutcome> => {
+      const claim = { pvc: { metadata: { name: 'logs', namespace: 'app', uid: 'uid-persistentvolumeclaims-app-logs' }, spec: { volumeName: 'pv-logs' } } };
+      const pvb = { ...podVolumeBackupFor({ backup, pod, volume: 'logs', claim }), metadata: { ...podVolumeBackupFor({ backup, pod, volume: 'logs', claim }).metadata, name: `b1-${pod.metadata.name}` } } as PodVolumeBackup;
+      all.push(pvb);
+      return { pvbs: [pvb], skipped: [], errors: [], volumeInfo: [volumeInfoFor(pvb, { pvcName: 'logs', pvcNamespace: 'app', pvName: 'pv-logs', snapshotDataMoved: false, preserveLocalSnapshot: false, skipped: false })], pvSkips: [] };
+    },
+  } as unknown as PodVolumeBackupCreator;
+}
+
+/** Moves every considered claim fs-backup did not take; remembers what it was asked. */
+function recordingMover(backup: Backup, enabled: boolean) {
+  const considered: string[] = [];
+  const taken: string[][] = [];
+  const mover = {
+    enabled,
+    consider: (pvc: PersistentVolumeClaimItem) => considered.push(pvc.metadata.name),
+    createAll: async (opts: { takenByFsBackup: ReadonlySet<string> }): Promise<DataUploadsOutcome> => {
+      taken.push([...opts.takenByFsBackup]);
+      const out: DataUploadsOutcome = { dataUploads: [], skipped: [], volumeInfo: [], errors: [] };
+      for (const name of considered) {
+        const uid = `uid-persistentvolumeclaims-app-${name}`;
+        if (opts.takenByFsBackup.has(uid)) {
+          out.skipped.push({ pvName: `pv-${name}`, reason: 'csiSnapshot: the volume is backed up by pod volume backup;' });
+          continue;
+        }
+        const claim = { namespace: 'app', name, uid, phase: 'Bound', volumeName: `pv-${name}`, storageClassName: 'csi-sc' };
+        const du = dataUploadFor({ backup, claim, volumeSnapshot: `velero-${name}-x`, snapshotClass: 'snap', driver: 'csi.example' });
+        du.metadata.name = `b1-${name}`;
+        out.dataUploads.push(du);
+        out.volumeInfo.push(initialDataMovementEntry({ du, pvName: `pv-${name}` }));
+      }
+      return out;
+    },
+  } as unknown as DataUploadCreator;
+  return { mover, considered, taken };
+}
+
+function setup(snapshotMoveData: boolean) {
+  const fs = new FilesystemObjectStore({ root: mkdtempSync(join(tmpdir(), 'cairn-run-backup-dm-')), durability: 'none' });
+  const backup = newBackup({ namespace: 'velero', name: 'b1', spec: { includedNamespaces: ['app'], storageLocation: 'default', snapshotMoveData } });
+  backup.metadata = { ...backup.metadata, uid: 'u1' };
+  const api = new FakeCluster().namespace('app');
+  for (const name of ['data', 'logs']) {
+    api.add('persistentvolumeclaims', { name, namespace: 'app', spec: { volumeName: `pv-${name}`, storageClassName: 'csi-sc' }, status: { phase: 'Bound' } });
+    api.add('persistentvolumes', { name: `pv-${name}`, spec: { persistentVolumeReclaimPolicy: 'Delete', claimRef: { name, namespace: 'app' } } });
+  }
+  api.add('pods', {
+    name: 'db',
+    namespace: 'app',
+    spec: { nodeName: 'n1', volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'data' } }, { name: 'logs', persistentVolumeClaim: { claimName: 'logs' } }] },
+    status: { phase: 'Running' },
+  });
+  const log = createBackupLog({ backup: 'velero/b1' });
+  const { mover, considered, taken } = recordingMover(backup, snapshotMoveData);
+  const opts = {
+    kube,
+    api,
+    backup,
+    store: new BackupStore(fs),
+    registry: registerBuiltinBackupActions(new ItemActionRegistry()),
+    log: log.logger,
+    logText: log.text,
+    podVolumes: fsBackupOfLogs(backup),
+    dataMover: mover,
+    onFinalizing: async (s: { phase: string; itemOperations: number }) => ({ ...backup, status: { phase: s.phase as 'Finalizing', backupItemOperationsAttempted: s.itemOperations } }),
+  };
+  const gz = async (k: string) => JSON.parse(gunzipSync(await fs.get(`backups/b1/${k}`)).toString('utf8')) as unknown;
+  return { opts, considered, taken, gz };
+}
+
+describe('runBackup with snapshot data movement', () => {
+  it('decides after every pod, skipping the claim fs-backup took; waits for PVBs and DataUploads together', async () => {
+    const { opts, considered, taken, gz } = setup(true);
+    const outcome = await runBackup(opts);
+    expect(considered.sort()).toEqual(['data', 'logs']);
+    expect(taken).toEqual([['uid-persistentvolumeclaims-app-logs']]);
+    expect(outcome).toMatchObject({ phase: 'WaitingForPluginOperations', itemOperations: 2, errors: 0 });
+    const ops = (await gz('b1-itemoperations.json.gz')) as { spec: { backupItemAction: string; resourceIdentifier: { Name: string } }; status: { phase: string } }[];
+    expect(ops.map((o) => [o.spec.backupItemAction, o.spec.resourceIdentifier.Name, o.status.phase])).toEqual([
+      ['velero.io/pod-volume-backup', 'db'],
+      ['velero.io/csi-pvc-backupper', 'data'],
+    ].map(([a, n]) => [a, n, 'New']));
+    const info = (await gz('b1-volumeinfo.json.gz')) as { pvcName?: string; pvName?: string; backupMethod?: string; snapshotDataMoved: boolean; pvInfo?: object }[];
+    const byPvc = new Map(info.map((e) => [e.pvcName, e]));
+    expect(byPvc.get('data')).toMatchObject({ pvName: 'pv-data', backupMethod: 'CSISnapshot', snapshotDataMoved: true, pvInfo: { reclaimPolicy: 'Delete', labels: null } });
+    expect(byPvc.get('logs')).toMatchObject({ backupMethod: 'PodVolumeBackup', snapshotDataMoved: false });
+    // The DataUpload and the VolumeSnapshot are not backup items.
+    const list = (await gz('b1-resource-list.json.gz')) as Record<string, string[]>;
+    expect(Object.keys(list).filter((k) => /DataUpload|VolumeSnapshot/.test(k))).toEqual([]);
+  });
+
+  it('a backup that does not ask for data movement never calls the mover', async () => {
+    const { opts, considered, taken } = setup(false);
+    const outcome = await runBackup(opts);
+    expect(considered).toEqual([]);
+    expect(taken).toEqual([]);
+    expect(outcome).toMatchObject({ phase: 'WaitingForPluginOperations', itemOperations: 1 });
+  });
+});
