@@ -105,7 +105,7 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
 
     if (state.timedOut) {
       const names = new Set(state.pending.map((p) => p.metadata.name ?? ''));
-      await cancelPodVolumeBackups({
+      const canceled = await cancelPodVolumeBackups({
         kube: ctx.kube,
         namespace: ctx.namespace,
         backupUid: backup.metadata.uid ?? '',
@@ -113,7 +113,8 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
         only: names,
         message: () => `${TIMED_OUT_MESSAGE} (fs-backup timeout ${Math.round(timeoutMs / 1000)}s), mark it as cancel`,
       });
-      log.warn({ backup: key.name, pending: [...names] }, TIMED_OUT_MESSAGE);
+      // Said once, when they are canceled (DataUploads may keep the backup waiting after that).
+      if (canceled.length) log.warn({ backup: key.name, pending: [...names] }, TIMED_OUT_MESSAGE);
     }
     if (duState.expired.length) {
       const timeout = itemOperationTimeoutOf(backup);
@@ -132,7 +133,7 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
       ? partially || expired
         ? BackupPhase.FinalizingPartiallyFailed
         : BackupPhase.Finalizing
-      : partially
+      : partially || expired
         ? BackupPhase.WaitingForPluginOperationsPartiallyFailed
         : BackupPhase.WaitingForPluginOperations;
     const attempted = state.attempted + duState.attempted;
