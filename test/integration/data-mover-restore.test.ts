@@ -224,6 +224,8 @@ beforeAll(async () => {
 }, 45 * 60_000);
 
 afterAll(async () => {
+  // Restores carry a finalizer only the server removes: delete them while it runs, or the namespace never goes.
+  await kubectl(['-n', NS, 'delete', 'restores', '--all', '--wait=true', '--timeout=60s'], { allowFailure: true });
   await kubectl(['delete', 'namespace', APP, COPY, LOST, NS, '--wait=false'], { allowFailure: true });
   await kubectl(['delete', 'pv', '-l', `${TEST_LABEL}=${RUN}`, '--wait=false'], { allowFailure: true });
   const keys = await listKeys(`${PREFIX}/`);
