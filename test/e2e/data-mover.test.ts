@@ -348,13 +348,18 @@ describe('CSI snapshot data movement end to end through the CLI', () => {
       );
     }
 
-    // The local snapshots are not kept: none of the backup's VolumeSnapshots is left, in the app's namespace or ours.
-    const snapshots = await getJson<{ items: unknown[] }>(['get', 'volumesnapshots', '-A', '-l', `velero.io/backup-name=${FIRST}`]);
-    expect(snapshots.items).toEqual([]);
-    const exposed = await getJson<{ items: unknown[] }>(['get', 'volumesnapshots', '-n', NS]);
-    expect(exposed.items).toEqual([]);
-    const tempClaims = await getJson<{ items: unknown[] }>(['get', 'pvc', '-n', NS]);
-    expect(tempClaims.items).toEqual([]);
+    // The local snapshots are not kept: the backup's VolumeSnapshots (deleted at finalization; the snapshot
+    // controller removes the storage's snapshot first) and the node agent's temporary objects all go.
+    await waitFor(
+      async () => {
+        const left = await getJson<{ items: { metadata: { namespace: string; name: string } }[] }>(['get', 'volumesnapshots', '-A', '-l', `velero.io/backup-name=${FIRST}`]);
+        const exposed = await getJson<{ items: unknown[] }>(['get', 'volumesnapshots', '-n', NS]);
+        const tempClaims = await getJson<{ items: unknown[] }>(['get', 'pvc', '-n', NS]);
+        if (left.items.length + exposed.items.length + tempClaims.items.length === 0) return true;
+        throw new Error(`left: ${left.items.map((v) => `${v.metadata.namespace}/${v.metadata.name}`).join(', ')}; ${exposed.items.length} VolumeSnapshots and ${tempClaims.items.length} PVCs in ${NS}`);
+      },
+      { timeoutMs: 120_000, intervalMs: 1000, description: `the VolumeSnapshots of ${FIRST} and the temporary claims gone` },
+    );
   }, 300_000);
 
   it('restores the deleted namespace and its volumes: every file matches in bytes, mode, owner and mtime, and the block device byte for byte', async () => {
