@@ -94,7 +94,7 @@ class Bench {
       const dpFirst = must('repo backup', await h.repo(['backup', volumeDir, '--repo', repoUrl, '-o', 'json'], REPO_PASSWORD));
 
       const change = incrementalChange(dataset.files());
-      log(`changing ${change.changedFiles} files (${(change.changedBytes / 1e6).toFixed(1)} MB rewritten) ...`);
+      log(`changing ${change.changedFiles} files (1 MiB of new bytes in one large file, a line appended to each small one) ...`);
       writeFiles(volumeDir, change.files);
       const changed = { files: base.files, bytes: base.bytes + change.addedBytes };
       const digest = digestTree(volumeDir);
@@ -117,8 +117,9 @@ class Bench {
       if (dd?.phase !== 'Completed') throw new Error(`DataDownload ended ${dd?.phase ?? 'missing'}: ${dd?.message ?? ''}`);
       // Completed means the data is in place and the restored PV is bound to the workload's claim.
       const restoredDir = await this.volumeDir();
-      const clusterVerified = digestTree(restoredDir).sha256 === digest.sha256;
-      if (!clusterVerified) log(`cluster restore differs: ${firstDifference(original, restoredDir) ?? '?'}`);
+      const clusterVerified = existsSync(restoredDir) && digestTree(restoredDir).sha256 === digest.sha256;
+      if (!existsSync(restoredDir)) log(`cluster restore: the restored claim's volume ${restoredDir} does not exist`);
+      else if (!clusterVerified) log(`cluster restore differs: ${firstDifference(original, restoredDir) ?? '?'}`);
 
       log('data path alone: repo restore ...');
       const target = join(scratch, 'restored');
