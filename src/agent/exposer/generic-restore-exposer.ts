@@ -12,7 +12,7 @@ import { isNotFound } from '../../kube/errors.js';
 import type { BeforeCompletedStep } from '../controllers/data-path-controller.js';
 import { ownerOf, podFor, volumeModeOf, type DataMoverExposer, type DataMoverExposerOptions } from './csi-snapshot-exposer.js';
 import { deleteOwnedPod, deleteOwnedPvc, ensurePod, ensurePvc, readPod, readPvc } from './exposed-objects.js';
-import { ORIGINAL_RECLAIM_POLICY_ANNOTATION, RESTORED_PV_ANNOTATION, nextRebindStep } from './rebind.js';
+import { ORIGINAL_RECLAIM_POLICY_ANNOTATION, RESTORED_PV_ANNOTATION, nextRebindStep, originalPolicyPv } from './rebind.js';
 import { isOwnedBy, restorePvc } from './snapshot-objects.js';
 
 export interface GenericRestoreExposer extends DataMoverExposer<DataDownload> {
@@ -41,17 +41,18 @@ export function createGenericRestoreExposer(opts: DataMoverExposerOptions): Gene
     await call(kube, `update PV ${pv.metadata?.name ?? ''}`, () => kube.core.replacePersistentVolume({ name: pv.metadata?.name ?? '', body: pv }));
   }
 
-  /** Puts back the reclaimPolicy of a PV this DD holds with Retain and has not handed over (it is then let go). */
+  /**
+   * Puts back the reclaimPolicy of a PV this DD still holds with Retain (a re-bind that failed or was canceled):
+   * one never handed over is then deleted with its restore PVC as the class says; one bound to the target keeps
+   * serving it.
+   */
   async function releaseHeldPv(dd: DataDownload): Promise<void> {
     const pvName = dd.metadata.annotations?.[RESTORED_PV_ANNOTATION];
     if (!pvName) return;
     const pv = await readPv(pvName);
     const original = pv?.metadata?.annotations?.[ORIGINAL_RECLAIM_POLICY_ANNOTATION];
-    if (!pv || !original || pv.spec?.claimRef?.namespace !== namespace || pv.spec.claimRef.name !== dd.metadata.name) return;
-    const body = structuredClone(pv);
-    delete body.metadata?.annotations?.[ORIGINAL_RECLAIM_POLICY_ANNOTATION];
-    body.spec = { ...body.spec, persistentVolumeReclaimPolicy: original };
-    await writePv(body);
+    if (!pv || !original) return;
+    await writePv(originalPolicyPv(pv));
     log.info({ DD: dd.metadata.name, pv: pvName, reclaimPolicy: original }, 'restored PV let go');
   }
 
@@ -113,10 +114,14 @@ export function createGenericRestoreExposer(opts: DataMoverExposerOptions): Gene
           await writePv(step.pv);
           log.info({ ...fields, pv: step.pv.metadata?.name }, 're-bind: restored PV handed over to the target PVC');
           return { outcome: 'wait', why: 'restored PV handed over' };
+        case 'restore-policy':
+          await writePv(step.pv);
+          log.info({ ...fields, pv: step.pv.metadata?.name, reclaimPolicy: step.pv.spec?.persistentVolumeReclaimPolicy }, 're-bind: target PVC bound; reclaim policy put back');
+          return { outcome: 'wait', why: 'reclaim policy put back' };
         case 'wait':
           return { outcome: 'wait', why: step.why };
         case 'done':
-          log.info(fields, 're-bind: target PVC bound to the restored PV');
+          log.info(fields, 're-bind: done');
           return { outcome: 'done' };
         case 'failed':
           return { outcome: 'failed', message: `error to rebind the restored volume: ${step.message}` };

@@ -8,8 +8,10 @@
  *             delete the volume)
  *   release   the restore pod and restore PVC are deleted; wait until the PV is Released
  *   hand-over one write: claimRef → the target PVC (namespace, name, uid), the label
- *             velero.io/dynamic-pv-restore=<target's selector value>, the original reclaimPolicy back
+ *             velero.io/dynamic-pv-restore=<target's selector value>
  *   bound     wait until the PV controller has bound the target PVC to it
+ *   restore   the original reclaimPolicy back. Only now: a PV still Released with policy Delete is deleted by its
+ *             provisioner, whatever its claimRef says
  *
  * Pure: the caller reads the objects, applies the step and asks again.
  */
@@ -40,6 +42,7 @@ export type RebindStep =
   | { step: 'retain'; pvName: string; originalPolicy: string }
   | { step: 'release'; deletePod: boolean; deletePvc: boolean }
   | { step: 'hand-over'; pv: V1PersistentVolume }
+  | { step: 'restore-policy'; pv: V1PersistentVolume }
   | { step: 'wait'; why: string }
   | { step: 'done' }
   | { step: 'failed'; message: string }
@@ -57,16 +60,24 @@ const handedOver = (pv: V1PersistentVolume, target: V1PersistentVolumeClaim) =>
 export function handedOverPv(pv: V1PersistentVolume, target: V1PersistentVolumeClaim): V1PersistentVolume {
   const out = structuredClone(pv);
   const annotations = { ...(out.metadata?.annotations ?? {}) };
-  const original = annotations[ORIGINAL_RECLAIM_POLICY_ANNOTATION];
-  delete annotations[ORIGINAL_RECLAIM_POLICY_ANNOTATION];
   delete annotations[BOUND_BY_CONTROLLER_ANNOTATION];
   const value = dynamicPvRestoreValue(target);
   out.metadata = { ...out.metadata, annotations, labels: { ...(out.metadata?.labels ?? {}), ...(value ? { [Labels.DynamicPVRestore]: value } : {}) } };
   out.spec = {
     ...out.spec,
     claimRef: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace: target.metadata?.namespace ?? '', name: target.metadata?.name ?? '', uid: target.metadata?.uid ?? '' },
-    ...(original ? { persistentVolumeReclaimPolicy: original } : {}),
   };
+  return out;
+}
+
+/** The PV with the reclaimPolicy it had before the re-bind and without the annotation that kept it (a copy). */
+export function originalPolicyPv(pv: V1PersistentVolume): V1PersistentVolume {
+  const out = structuredClone(pv);
+  const annotations = { ...(out.metadata?.annotations ?? {}) };
+  const original = annotations[ORIGINAL_RECLAIM_POLICY_ANNOTATION];
+  delete annotations[ORIGINAL_RECLAIM_POLICY_ANNOTATION];
+  out.metadata = { ...out.metadata, annotations };
+  out.spec = { ...out.spec, ...(original ? { persistentVolumeReclaimPolicy: original } : {}) };
   return out;
 }
 
@@ -84,8 +95,9 @@ export function nextRebindStep(s: RebindState): RebindStep {
   const pv = s.pv;
   if (!pv) return { step: 'failed', message: `restored PV ${s.recordedPv} is gone` };
   if (handedOver(pv, target)) {
-    if (pv.status?.phase === 'Bound' && target.spec?.volumeName === pv.metadata?.name) return { step: 'done' };
-    return { step: 'wait', why: `target PVC ${s.targetRef} is not bound to PV ${s.recordedPv} yet` };
+    if (pv.status?.phase !== 'Bound' || target.spec?.volumeName !== pv.metadata?.name) return { step: 'wait', why: `target PVC ${s.targetRef} is not bound to PV ${s.recordedPv} yet` };
+    if (pv.metadata?.annotations?.[ORIGINAL_RECLAIM_POLICY_ANNOTATION] !== undefined) return { step: 'restore-policy', pv: originalPolicyPv(pv) };
+    return { step: 'done' };
   }
   if (target.spec?.volumeName && target.spec.volumeName !== s.recordedPv) {
     return { step: 'failed', message: `target PVC ${s.targetRef} is already bound to PV ${target.spec.volumeName}` };

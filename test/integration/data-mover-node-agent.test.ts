@@ -1,0 +1,277 @@
+/**
+ * The node agent's snapshot data movement on the local cluster with CSI and MinIO, driven the way the server drives
+ * it (the issue-7 contract): the test takes the VolumeSnapshot and creates the DataUpload by hand, then a target PVC
+ * with the dynamic-pv-restore selector and the DataDownload by hand. A DataUpload goes to Completed with a snapshot
+ * ID and leaves none of the objects it exposed (the source snapshot survives); a DataDownload brings the bytes into
+ * a new volume that ends up bound to the target PVC, where a pod that waited for it reads them. Block mode does the
+ * same round trip byte for byte; a canceled running DataUpload ends Canceled and cleaned up.
+ */
+import { randomBytes, randomFillSync } from 'node:crypto';
+import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Kinds, labelValue, newDataDownload, newDataUpload, parseDataDownload, parseDataUpload, type DataDownload, type DataUpload } from '../../src/api/index.js';
+import { backupContentName } from '../../src/agent/exposer/snapshot-objects.js';
+import { customClient } from '../../src/kube/custom.js';
+import type { Kube } from '../../src/kube/client.js';
+import { enableCsi } from '../../tools/local-cluster/csi/enable.js';
+import { readState } from '../../tools/local-cluster/state.js';
+import { clusterInfo, kubectl } from '../support/cluster.js';
+import { hostpathVolumePath, type VolumeMode } from '../support/csi-volume.js';
+import { waitFor } from '../support/wait.js';
+import { cleanUp, expectSameTree, installCairn, kube as makeKube, readyRepository, waitForPhase, writeLargeData, writeSampleData } from './node-agent-support.js';
+
+const RUN = randomBytes(3).toString('hex');
+const NS = `cairn-n-${RUN}`;
+const APP = `dm-app-${RUN}`;
+const RESTORED = `dm-restored-${RUN}`;
+const BACKUP = `backup-${RUN}`;
+const BACKUP_UID = `00000000-0000-4000-8000-${RUN}${RUN}`;
+const RESTORE = `restore-${RUN}`;
+const RESTORE_UID = `00000000-0000-4000-9000-${RUN}${RUN}`;
+const SC = 'csi-hostpath-sc';
+
+let k: Kube;
+const dus = () => customClient<DataUpload>(k, Kinds.DataUpload, parseDataUpload);
+const dds = () => customClient<DataDownload>(k, Kinds.DataDownload, parseDataDownload);
+
+beforeAll(async () => {
+  const state = readState(clusterInfo().runDir);
+  if (!state) throw new Error(`no cluster state in ${clusterInfo().runDir}`);
+  // A cold machine builds the CSI sidecars here (minutes, once); a cluster that has CSI already returns at once.
+  await enableCsi({ state, log: (line) => process.stderr.write(`[csi] ${line}\n`) });
+  k = makeKube();
+  await installCairn({ ns: NS, prefix: `dm-node-agent-${RUN}` });
+  for (const ns of [APP, RESTORED]) await kubectl(['create', 'namespace', ns]);
+  await readyRepository(k, NS, APP);
+}, 30 * 60_000);
+
+afterAll(async () => {
+  if (!k) return;
+  if (process.env.CAIRN_TEST_KEEP_NAMESPACES !== '1') {
+    // A node agent gone with its namespace cannot take its finalizers off.
+    for (const client of [dus(), dds()] as const) {
+      for (const o of await (client as ReturnType<typeof dus>).list(NS).catch(() => [])) {
+        await (client as ReturnType<typeof dus>).patch(NS, o.metadata.name ?? '', { metadata: { finalizers: null } }).catch(() => undefined);
+      }
+    }
+  }
+  await cleanUp(k, NS, [APP, RESTORED]);
+}, 120_000);
+
+async function apply(obj: object): Promise<void> {
+  await kubectl(['apply', '-f', '-'], { input: JSON.stringify(obj) });
+}
+
+function claim(ns: string, name: string, opts: { mode?: VolumeMode; selectorValue?: string } = {}): V1PersistentVolumeClaim {
+  return {
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: { name, namespace: ns },
+    spec: {
+      storageClassName: SC,
+      accessModes: ['ReadWriteOnce'],
+      resources: { requests: { storage: '64Mi' } },
+      volumeMode: opts.mode ?? 'Filesystem',
+      ...(opts.selectorValue ? { selector: { matchLabels: { 'velero.io/dynamic-pv-restore': opts.selectorValue } } } : {}),
+    },
+  };
+}
+
+/** A busybox pod using `claimName` (mounted at /data, or as /dev/xvda for Block) running `script`. */
+function podUsing(ns: string, name: string, claimName: string, script: string, mode: VolumeMode = 'Filesystem'): object {
+  const attach = mode === 'Block' ? { volumeDevices: [{ name: 'd', devicePath: '/dev/xvda' }] } : { volumeMounts: [{ name: 'd', mountPath: '/data' }] };
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: ns },
+    spec: {
+      restartPolicy: 'Never',
+      terminationGracePeriodSeconds: 1,
+      containers: [{ name: 'c', image: 'busybox', command: ['sh', '-c', script], ...attach }],
+      volumes: [{ name: 'd', persistentVolumeClaim: { claimName } }],
+    },
+  };
+}
+
+async function podPhase(ns: string, name: string, phase: string, timeoutMs = 120_000): Promise<void> {
+  await waitFor(async () => (await k.core.readNamespacedPod({ namespace: ns, name })).status?.phase === phase, { timeoutMs, description: `pod ${ns}/${name} ${phase}` });
+}
+
+/** Where the test bed's CSI driver keeps the volume bound to a claim. */
+async function volumeOnHost(ns: string, pvcName: string, mode: VolumeMode = 'Filesystem'): Promise<string> {
+  const pvc = await k.core.readNamespacedPersistentVolumeClaim({ namespace: ns, name: pvcName });
+  const pv = await k.core.readPersistentVolume({ name: pvc.spec?.volumeName ?? '' });
+  return hostpathVolumePath(clusterInfo().runDir, pv.spec?.csi?.volumeHandle ?? '', mode);
+}
+
+/** A VolumeSnapshot of `pvc`, ready to use, as the server takes it. */
+async function snapshot(ns: string, pvc: string): Promise<string> {
+  const name = `velero-${pvc}-${randomBytes(3).toString('hex')}`;
+  await apply({
+    apiVersion: 'snapshot.storage.k8s.io/v1',
+    kind: 'VolumeSnapshot',
+    metadata: { name, namespace: ns, labels: { 'velero.io/backup-name': BACKUP, 'velero.io/backup-uid': BACKUP_UID } },
+    spec: { volumeSnapshotClassName: 'csi-hostpath-snapclass', source: { persistentVolumeClaimName: pvc } },
+  });
+  await waitFor(async () => {
+    const out = await kubectl(['-n', ns, 'get', 'volumesnapshot', name, '-o', 'jsonpath={.status.readyToUse}']);
+    return out.stdout === 'true';
+  }, { timeoutMs: 60_000, description: `VolumeSnapshot ${ns}/${name} readyToUse` });
+  return name;
+}
+
+/** A DataUpload exactly as the server creates it (without the owner reference: there is no Backup object here). */
+async function createDataUpload(opts: { pvc: string; volumeSnapshot: string }): Promise<DataUpload> {
+  const pvc = await k.core.readNamespacedPersistentVolumeClaim({ namespace: APP, name: opts.pvc });
+  const pvcUID = pvc.metadata?.uid ?? '';
+  return dus().create(
+    newDataUpload({
+      namespace: NS,
+      generateName: `${BACKUP}-`,
+      labels: { 'velero.io/backup-name': BACKUP, 'velero.io/backup-uid': BACKUP_UID, 'velero.io/pvc-uid': pvcUID, 'velero.io/async-operation-id': labelValue(`du-${BACKUP_UID}.${pvcUID}`) },
+      spec: {
+        snapshotType: 'CSI',
+        csiSnapshot: { volumeSnapshot: opts.volumeSnapshot, storageClass: SC, snapshotClass: 'csi-hostpath-snapclass', driver: 'hostpath.csi.k8s.io' },
+        sourcePVC: opts.pvc,
+        sourceNamespace: APP,
+        backupStorageLocation: 'default',
+        datamover: 'velero',
+        operationTimeout: '10m0s',
+      },
+    }),
+  );
+}
+
+async function createDataDownload(opts: { pvc: string; snapshotID: string; pvcUID: string }): Promise<DataDownload> {
+  return dds().create(
+    newDataDownload({
+      namespace: NS,
+      generateName: `${RESTORE}-`,
+      labels: { 'velero.io/restore-name': RESTORE, 'velero.io/restore-uid': RESTORE_UID, 'velero.io/async-operation-id': labelValue(`dd-${RESTORE_UID}.${opts.pvcUID}`) },
+      spec: {
+        targetVolume: { pvc: opts.pvc, pv: '', namespace: RESTORED },
+        backupStorageLocation: 'default',
+        snapshotID: opts.snapshotID,
+        sourceNamespace: APP,
+        datamover: 'velero',
+        operationTimeout: '10m0s',
+      },
+    }),
+  );
+}
+
+/** Names of what still exists of `kind` among `names` (an empty list once all are gone). */
+async function existing(kind: string, names: string[], ns?: string): Promise<string[]> {
+  const r = await kubectl([...(ns ? ['-n', ns] : []), 'get', kind, ...names, '--ignore-not-found', '-o', 'name']);
+  return r.stdout.split('\n').filter((l) => l.trim() !== '');
+}
+
+/** Waits until the pod, PVC, VolumeSnapshot and VolumeSnapshotContent exposed for `du` are all gone. */
+async function expectExposedObjectsGone(du: DataUpload): Promise<void> {
+  const name = du.metadata.name ?? '';
+  const content = backupContentName({ name, uid: du.metadata.uid ?? '' });
+  await waitFor(
+    async () => {
+      const left = [...(await existing('pod,pvc,volumesnapshot', [name], NS).catch(() => ['?'])), ...(await existing('volumesnapshotcontent', [content]))];
+      return left.length === 0 ? true : undefined;
+    },
+    { timeoutMs: 60_000, description: `the objects exposed for DataUpload ${name} deleted` },
+  );
+}
+
+/** Backs up `pvc` through a DataUpload and returns it Completed. */
+async function moveSnapshot(pvc: string): Promise<DataUpload> {
+  const vs = await snapshot(APP, pvc);
+  const du = await createDataUpload({ pvc, volumeSnapshot: vs });
+  const done = await waitForPhase(() => dus().get(NS, du.metadata.name ?? ''), ['Completed', 'Failed', 'Canceled'], { timeoutMs: 180_000, description: `DataUpload ${du.metadata.name} finished` });
+  expect(done.status?.phase, done.status?.message).toBe('Completed');
+  expect(done.status?.snapshotID).toMatch(/^[0-9a-f]{16,}$/);
+  expect(done.status?.path).toBe(`/${du.metadata.uid}`);
+  expect(done.status?.progress?.totalBytes).toBeGreaterThan(0);
+  expect(done.status?.progress?.bytesDone).toBe(done.status?.progress?.totalBytes);
+  expect(done.status?.node).toBeTruthy();
+  expect(done.status?.acceptedByNode).toBe(done.status?.node);
+  expect(done.status?.completionTimestamp).toBeTruthy();
+  await expectExposedObjectsGone(done);
+  // The Retain copy went, the real snapshot did not: the server's source VolumeSnapshot is still ready.
+  const ready = await kubectl(['-n', APP, 'get', 'volumesnapshot', vs, '-o', 'jsonpath={.status.readyToUse}']);
+  expect(ready.stdout).toBe('true');
+  await waitFor(async () => ((await dus().get(NS, du.metadata.name ?? ''))?.metadata.finalizers ?? []).length === 0, { timeoutMs: 30_000, description: 'DataUpload finalizer removed' });
+  return done;
+}
+
+/** Restores `du` into the target PVC `name` of RESTORED (created here with the selector) and waits until it is bound. */
+async function restoreInto(opts: { du: DataUpload; name: string; mode: VolumeMode; readerScript: string }): Promise<{ dd: DataDownload; reader: string }> {
+  const selectorValue = `${RESTORED}.${opts.name}.${randomBytes(3).toString('hex').slice(0, 5)}`;
+  await apply(claim(RESTORED, opts.name, { mode: opts.mode, selectorValue }));
+  // The workload comes first and waits, Pending, for its claim.
+  const reader = `${opts.name}-reader`;
+  await apply(podUsing(RESTORED, reader, opts.name, opts.readerScript, opts.mode));
+  const dd = await createDataDownload({ pvc: opts.name, snapshotID: opts.du.status?.snapshotID ?? '', pvcUID: opts.du.metadata.labels?.['velero.io/pvc-uid'] ?? '' });
+  const done = await waitForPhase(() => dds().get(NS, dd.metadata.name ?? ''), ['Completed', 'Failed', 'Canceled'], { timeoutMs: 180_000, description: `DataDownload ${dd.metadata.name} finished` });
+  expect(done.status?.phase, done.status?.message).toBe('Completed');
+  expect(done.status?.progress?.totalBytes).toBeGreaterThan(0);
+  const target = await waitFor(async () => {
+    const pvc = await k.core.readNamespacedPersistentVolumeClaim({ namespace: RESTORED, name: opts.name });
+    return pvc.status?.phase === 'Bound' ? pvc : undefined;
+  }, { timeoutMs: 60_000, description: `target PVC ${RESTORED}/${opts.name} Bound` });
+  const pv = await k.core.readPersistentVolume({ name: target.spec?.volumeName ?? '' });
+  expect(pv.spec?.claimRef).toMatchObject({ namespace: RESTORED, name: opts.name, uid: target.metadata?.uid });
+  expect(pv.metadata?.labels?.['velero.io/dynamic-pv-restore']).toBe(selectorValue);
+  // The class's reclaim policy is back once the volume is the workload's.
+  expect(pv.spec?.persistentVolumeReclaimPolicy).toBe('Delete');
+  expect(await existing('pod,pvc', [dd.metadata.name ?? ''], NS)).toEqual([]);
+  return { dd: done, reader };
+}
+
+describe('node-agent: snapshot data movement', () => {
+  it('a DataUpload moves a CSI snapshot of a Filesystem volume; a DataDownload brings it back bound to the target PVC', async () => {
+    await apply(claim(APP, 'data'));
+    await apply(podUsing(APP, 'writer', 'data', 'echo written-by-a-pod > /data/from-pod.txt && sync && sleep 3600'));
+    await podPhase(APP, 'writer', 'Running');
+    const source = await volumeOnHost(APP, 'data');
+    await waitFor(() => readFileSync(join(source, 'from-pod.txt'), 'utf8') === 'written-by-a-pod\n', { timeoutMs: 30_000, description: 'the pod wrote its file' });
+    writeSampleData(join(source, 'tree'));
+
+    const du = await moveSnapshot('data');
+    const { reader } = await restoreInto({ du, name: 'data', mode: 'Filesystem', readerScript: 'cat /data/from-pod.txt /data/tree/hello.txt' });
+    await podPhase(RESTORED, reader, 'Succeeded');
+    const logs = await k.core.readNamespacedPodLog({ namespace: RESTORED, name: reader });
+    expect(logs).toBe(`written-by-a-pod\n${readFileSync(join(source, 'tree', 'hello.txt'), 'utf8')}`);
+    expectSameTree(source, await volumeOnHost(RESTORED, 'data'));
+  }, 240_000);
+
+  it('moves a Block volume there and back byte for byte', async () => {
+    await apply(claim(APP, 'raw', { mode: 'Block' }));
+    await apply(podUsing(APP, 'raw-writer', 'raw', 'printf block-data-123 | dd of=/dev/xvda conv=notrunc 2>/dev/null && sync', 'Block'));
+    await podPhase(APP, 'raw-writer', 'Succeeded');
+    const image = await volumeOnHost(APP, 'raw', 'Block');
+    // Random bytes after the pod's, at 1 MiB, as the storage holds them.
+    const fd = openSync(image, 'r+');
+    writeSync(fd, randomFillSync(Buffer.alloc(3 << 20)), 0, 3 << 20, 1 << 20);
+    closeSync(fd);
+
+    const du = await moveSnapshot('raw');
+    const { reader } = await restoreInto({ du, name: 'raw', mode: 'Block', readerScript: 'head -c 14 /dev/xvda' });
+    await podPhase(RESTORED, reader, 'Succeeded');
+    expect(await k.core.readNamespacedPodLog({ namespace: RESTORED, name: reader })).toBe('block-data-123');
+    expect(readFileSync(await volumeOnHost(RESTORED, 'raw', 'Block')).equals(readFileSync(image))).toBe(true);
+  }, 240_000);
+
+  it('a DataUpload canceled while running ends Canceled and its exposed objects are deleted', async () => {
+    await apply(claim(APP, 'big'));
+    await apply(podUsing(APP, 'big-writer', 'big', 'sync'));
+    await podPhase(APP, 'big-writer', 'Succeeded');
+    writeLargeData(await volumeOnHost(APP, 'big'), 384);
+    const vs = await snapshot(APP, 'big');
+    const du = await createDataUpload({ pvc: 'big', volumeSnapshot: vs });
+    const name = du.metadata.name ?? '';
+    await waitFor(async () => (await dus().get(NS, name))?.status?.phase === 'InProgress', { timeoutMs: 120_000, intervalMs: 100, description: `DataUpload ${name} InProgress` });
+    await dus().patch(NS, name, { spec: { cancel: true } });
+    const done = await waitForPhase(() => dus().get(NS, name), ['Completed', 'Failed', 'Canceled'], { timeoutMs: 120_000, description: `DataUpload ${name} finished` });
+    expect(done.status?.phase, done.status?.message).toBe('Canceled');
+    await expectExposedObjectsGone(done);
+  }, 240_000);
+});
