@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest';
+import { newDataDownload, newDataUpload, type DataDownload, type DataUpload } from '../../../src/api/index.js';
+import { dataDownloadSpec, targetPvcDecision, type DataDownloadControllerContext } from '../../../src/agent/controllers/data-download.js';
+import { EMPTY_VOLUME_UPLOAD_MESSAGE, dataUploadSpec, isBuiltInDataMover, type DataUploadControllerContext } from '../../../src/agent/controllers/data-upload.js';
+import { RESTORED_PV_ANNOTATION } from '../../../src/agent/exposer/rebind.js';
+import type { Kube } from '../../../src/kube/client.js';
+
+// The kind specs only keep these; nothing here talks to a cluster.
+const ctx = { kube: {} as Kube, namespace: 'velero', nodeName: 'node-1', prepareTimeoutMs: 60_000 } as unknown as DataUploadControllerContext & DataDownloadControllerContext;
+
+const du = (datamover?: string): DataUpload =>
+  newDataUpload({
+    namespace: 'velero',
+    name: 'b1-abcde',
+    spec: { snapshotType: 'CSI', csiSnapshot: { volumeSnapshot: 'vs', storageClass: 'sc' }, sourcePVC: 'data', sourceNamespace: 'app', backupStorageLocation: 'default', operationTimeout: '4h0m0s', ...(datamover !== undefined ? { datamover } : {}) },
+  });
+const dd = (annotations?: Record<string, string>): DataDownload =>
+  newDataDownload({
+    namespace: 'velero',
+    name: 'r1-abcde',
+    ...(annotations ? { annotations } : {}),
+    spec: { targetVolume: { pvc: 'data', pv: '', namespace: 'restored' }, backupStorageLocation: 'default', snapshotID: 'abc', sourceNamespace: 'app', operationTimeout: '4h0m0s' },
+  });
+
+describe('DataUpload and DataDownload kind specs', () => {
+  it('run only the built-in data mover ("" or velero); another one\'s CRs are left alone', () => {
+    expect(['', undefined, 'velero'].map(isBuiltInDataMover)).toEqual([true, true, true]);
+    expect(isBuiltInDataMover('acme')).toBe(false);
+    expect(dataUploadSpec(ctx).ignored(du('acme'))).toBe(true);
+    expect(dataUploadSpec(ctx).ignored(du())).toBe(false);
+    expect(dataDownloadSpec(ctx).ignored(dd())).toBe(false);
+  });
+
+  it('use the data-upload-download finalizer and record the claiming node as node and acceptedByNode', () => {
+    const spec = dataUploadSpec(ctx);
+    expect(spec.finalizer).toBe('velero.io/data-upload-download-finalizer');
+    expect(dataDownloadSpec(ctx).finalizer).toBe('velero.io/data-upload-download-finalizer');
+    const o = du();
+    spec.onAccepted?.(o, 'node-1');
+    expect(o.status).toEqual({ node: 'node-1', acceptedByNode: 'node-1' });
+    expect(spec.processingNode(o)).toBe('node-1');
+  });
+
+  it('a completed DataUpload records the snapshot ID and the path; an empty volume says so', () => {
+    const spec = dataUploadSpec(ctx);
+    const o = du();
+    spec.onCompleted(o, { snapshotID: 'snap-1', emptySnapshot: false, source: { byPath: '/uid', volumeMode: 'Filesystem' }, totalBytes: 10 });
+    expect(o.status).toEqual({ path: '/uid', snapshotID: 'snap-1' });
+    const empty = du();
+    spec.onCompleted(empty, { snapshotID: '', emptySnapshot: true, source: { byPath: '/uid', volumeMode: 'Filesystem' }, totalBytes: 0 });
+    expect(empty.status?.message).toBe(EMPTY_VOLUME_UPLOAD_MESSAGE);
+  });
+
+  it('a DataUpload of another snapshot type fails its expose', async () => {
+    const o = du();
+    o.spec.snapshotType = 'Other';
+    await expect(dataUploadSpec(ctx).expose(o)).rejects.toThrow('unsupported snapshot type "Other"');
+  });
+
+  it('a DataDownload is claimed once its target PVC exists, or after the prepare timeout (its expose then fails it)', () => {
+    const createdAt = new Date('2026-01-01T00:00:00Z');
+    const base = { createdAt, prepareTimeoutMs: 60_000, targetRef: 'restored/data' };
+    expect(targetPvcDecision({ ...base, targetExists: true, now: createdAt })).toEqual({ accept: true });
+    expect(targetPvcDecision({ ...base, targetExists: false, now: new Date(createdAt.getTime() + 59_000) })).toEqual({ accept: false, retryAfterMs: 3000, why: 'target PVC restored/data does not exist yet' });
+    expect(targetPvcDecision({ ...base, targetExists: false, now: new Date(createdAt.getTime() + 60_000) })).toEqual({ accept: true });
+  });
+
+  it('a DataDownload whose data mover succeeded is in its re-bind (recorded on the DD), so a restart resumes it', () => {
+    const before = dataDownloadSpec(ctx).beforeCompleted;
+    expect(before?.pending(dd())).toBe(false);
+    expect(before?.pending(dd({ [RESTORED_PV_ANNOTATION]: 'pv-1' }))).toBe(true);
+    expect(before?.pending(dd({ [RESTORED_PV_ANNOTATION]: '' }))).toBe(true);
+  });
+});

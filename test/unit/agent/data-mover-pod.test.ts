@@ -1,0 +1,104 @@
+import type { V1Pod } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import { dataMoverPod } from '../../../src/agent/exposer/data-mover-pod.js';
+import { hostingPodLabel } from '../../../src/agent/exposer/hosting-pod.js';
+
+const nodeAgent: V1Pod = {
+  metadata: { name: 'node-agent-abc', namespace: 'velero' },
+  spec: {
+    serviceAccountName: 'cairn-node-agent',
+    imagePullSecrets: [{ name: 'pull' }],
+    containers: [
+      {
+        name: 'node-agent',
+        image: 'ghcr.io/cairn-backup/cairn:v1',
+        env: [{ name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }],
+        volumeMounts: [
+          { name: 'host-pods', mountPath: '/host_pods', mountPropagation: 'HostToContainer' },
+          { name: 'cloud-credentials', mountPath: '/credentials', readOnly: true },
+          { name: 'kube-api-access-x1', mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' },
+        ],
+      },
+    ],
+    volumes: [
+      { name: 'host-pods', hostPath: { path: '/var/lib/kubelet/pods' } },
+      { name: 'cloud-credentials', secret: { secretName: 'cloud-credentials' } },
+      { name: 'kube-api-access-x1', projected: { sources: [] } },
+    ],
+  },
+};
+
+const base = {
+  owner: { name: 'b1-x7k2p', namespace: 'velero', uid: 'du-uid' },
+  claimName: 'b1-x7k2p',
+  nodeName: 'node-2',
+  nodeAgentPod: nodeAgent,
+  resourceTimeoutMs: 600_000,
+  logLevel: 'info',
+  config: { podResources: { cpuRequest: '100m' } },
+};
+
+describe('data-mover pod of a DataUpload/DataDownload', () => {
+  const pod = dataMoverPod({ ...base, kind: 'DataUpload', volumeMode: 'Filesystem' });
+
+  it('is named, labelled and owned after its DataUpload (velero.io/v2alpha1)', () => {
+    expect(pod.metadata).toEqual({
+      name: 'b1-x7k2p',
+      namespace: 'velero',
+      labels: { 'velero.io/data-upload': 'b1-x7k2p' },
+      ownerReferences: [{ apiVersion: 'velero.io/v2alpha1', kind: 'DataUpload', name: 'b1-x7k2p', uid: 'du-uid', controller: true }],
+    });
+  });
+
+  it('is placed by a required node affinity on the claiming node, not by nodeName, so the scheduler provisions its claim', () => {
+    expect(pod.spec?.nodeName).toBeUndefined();
+    expect(pod.spec?.affinity).toEqual({
+      nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: ['node-2'] }] }] } },
+    });
+    expect(pod.spec).toMatchObject({ restartPolicy: 'Never', serviceAccountName: 'cairn-node-agent', imagePullSecrets: [{ name: 'pull' }], securityContext: { runAsUser: 0 } });
+  });
+
+  it('runs `cairn data-mover backup` in one container named after the UID, with the node-agent image, env and resources', () => {
+    const c = pod.spec!.containers[0]!;
+    expect(pod.spec?.containers).toHaveLength(1);
+    expect(c.name).toBe('du-uid');
+    expect(c.image).toBe('ghcr.io/cairn-backup/cairn:v1');
+    expect(c.args).toEqual(['data-mover', 'backup', '--volume-path=/du-uid', '--volume-mode=Filesystem', '--data-upload=b1-x7k2p', '--resource-timeout=10m0s', '--log-format=json', '--log-level=info', '--progress-interval=2s']);
+    expect(c.env).toEqual(nodeAgent.spec!.containers[0]!.env);
+    expect(c.resources).toEqual({ requests: { cpu: '100m' } });
+    expect(c.securityContext).toBeUndefined();
+  });
+
+  it('mounts the exposed PVC at /<uid> next to the inherited volumes, never the service-account token', () => {
+    expect(pod.spec?.volumes).toEqual([
+      { name: 'du-uid', persistentVolumeClaim: { claimName: 'b1-x7k2p' } },
+      { name: 'host-pods', hostPath: { path: '/var/lib/kubelet/pods' } },
+      { name: 'cloud-credentials', secret: { secretName: 'cloud-credentials' } },
+    ]);
+    expect(pod.spec?.containers[0]?.volumeMounts).toEqual([
+      { name: 'du-uid', mountPath: '/du-uid' },
+      { name: 'host-pods', mountPath: '/host_pods', mountPropagation: 'HostToContainer' },
+      { name: 'cloud-credentials', mountPath: '/credentials', readOnly: true },
+    ]);
+    expect(pod.spec?.containers[0]?.volumeDevices).toBeUndefined();
+  });
+
+  it('for a Block DataDownload runs `data-mover restore` with the volume attached as a device at /<uid>', () => {
+    const r = dataMoverPod({ ...base, owner: { name: 'r1-abc', namespace: 'velero', uid: 'dd-uid' }, claimName: 'r1-abc', kind: 'DataDownload', volumeMode: 'Block' });
+    const c = r.spec!.containers[0]!;
+    expect(r.metadata?.labels).toEqual({ 'velero.io/data-download': 'r1-abc' });
+    expect(r.metadata?.ownerReferences?.[0]).toMatchObject({ kind: 'DataDownload', apiVersion: 'velero.io/v2alpha1' });
+    expect(c.args?.slice(0, 5)).toEqual(['data-mover', 'restore', '--volume-path=/dd-uid', '--volume-mode=Block', '--data-download=r1-abc']);
+    expect(c.volumeDevices).toEqual([{ name: 'dd-uid', devicePath: '/dd-uid' }]);
+    expect(c.volumeMounts?.map((m) => m.name)).toEqual(['host-pods', 'cloud-credentials']);
+  });
+
+  it('labels pods of every kind with the key the node-agent maps back to the CR', () => {
+    expect(['PodVolumeBackup', 'PodVolumeRestore', 'DataUpload', 'DataDownload'].map((k) => hostingPodLabel(k as Parameters<typeof hostingPodLabel>[0]))).toEqual([
+      'velero.io/pod-volume-backup',
+      'velero.io/pod-volume-restore',
+      'velero.io/data-upload',
+      'velero.io/data-download',
+    ]);
+  });
+});
