@@ -4,7 +4,9 @@
  * with the dynamic-pv-restore selector and the DataDownload by hand. A DataUpload goes to Completed with a snapshot
  * ID and leaves none of the objects it exposed (the source snapshot survives); a DataDownload brings the bytes into
  * a new volume that ends up bound to the target PVC, where a pod that waited for it reads them. Block mode does the
- * same round trip byte for byte; a canceled running DataUpload ends Canceled and cleaned up.
+ * same round trip byte for byte; a DataDownload made before its target PVC waits for it; a node agent deleted while
+ * its DataUpload runs is replaced and the new one completes it; a canceled running DataUpload ends Canceled and
+ * cleaned up.
  */
 import { randomBytes, randomFillSync } from 'node:crypto';
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
@@ -20,7 +22,7 @@ import { readState } from '../../tools/local-cluster/state.js';
 import { clusterInfo, kubectl } from '../support/cluster.js';
 import { hostpathVolumePath, type VolumeMode } from '../support/csi-volume.js';
 import { waitFor } from '../support/wait.js';
-import { cleanUp, expectSameTree, installCairn, kube as makeKube, readyRepository, waitForPhase, writeLargeData, writeSampleData } from './node-agent-support.js';
+import { cleanUp, expectSameTree, installCairn, kube as makeKube, nodeAgentPod, readyRepository, waitForPhase, writeLargeData, writeSampleData } from './node-agent-support.js';
 
 const RUN = randomBytes(3).toString('hex');
 const NS = `cairn-n-${RUN}`;
@@ -33,6 +35,8 @@ const RESTORE_UID = `00000000-0000-4000-9000-${RUN}${RUN}`;
 const SC = 'csi-hostpath-sc';
 
 let k: Kube;
+/** The Filesystem volume's DataUpload, restored again by a later test. */
+let fsUpload: DataUpload | undefined;
 const dus = () => customClient<DataUpload>(k, Kinds.DataUpload, parseDataUpload);
 const dds = () => customClient<DataDownload>(k, Kinds.DataDownload, parseDataDownload);
 
@@ -236,6 +240,7 @@ describe('node-agent: snapshot data movement', () => {
     writeSampleData(join(source, 'tree'));
 
     const du = await moveSnapshot('data');
+    fsUpload = du;
     const { reader } = await restoreInto({ du, name: 'data', mode: 'Filesystem', readerScript: 'cat /data/from-pod.txt /data/tree/hello.txt' });
     await podPhase(RESTORED, reader, 'Succeeded');
     const logs = await k.core.readNamespacedPodLog({ namespace: RESTORED, name: reader });
@@ -258,6 +263,36 @@ describe('node-agent: snapshot data movement', () => {
     await podPhase(RESTORED, reader, 'Succeeded');
     expect(await k.core.readNamespacedPodLog({ namespace: RESTORED, name: reader })).toBe('block-data-123');
     expect(readFileSync(await volumeOnHost(RESTORED, 'raw', 'Block')).equals(readFileSync(image))).toBe(true);
+  }, 240_000);
+
+  it('a DataDownload created before its target PVC waits for it, then restores into it', async () => {
+    const du = fsUpload;
+    if (!du) throw new Error('needs the Filesystem DataUpload of the first test');
+    const dd = await createDataDownload({ pvc: 'late', snapshotID: du.status?.snapshotID ?? '', pvcUID: du.metadata.labels?.['velero.io/pvc-uid'] ?? '' });
+    await waitFor(async () => ((await dds().get(NS, dd.metadata.name ?? ''))?.metadata.finalizers ?? []).length > 0, { timeoutMs: 30_000, description: 'the node agent saw the DataDownload' });
+    expect((await dds().get(NS, dd.metadata.name ?? ''))?.status?.phase ?? 'New').toBe('New');
+    await apply(claim(RESTORED, 'late', { selectorValue: `${RESTORED}.late.x1y2z` }));
+    const done = await waitForPhase(() => dds().get(NS, dd.metadata.name ?? ''), ['Completed', 'Failed', 'Canceled'], { timeoutMs: 120_000, description: `DataDownload ${dd.metadata.name} finished` });
+    expect(done.status?.phase, done.status?.message).toBe('Completed');
+    await waitFor(async () => (await k.core.readNamespacedPersistentVolumeClaim({ namespace: RESTORED, name: 'late' })).status?.phase === 'Bound', { timeoutMs: 60_000, description: 'PVC late Bound' });
+  }, 180_000);
+
+  it('a node agent deleted while its DataUpload runs is replaced, and the new one completes it', async () => {
+    await apply(claim(APP, 'resume'));
+    await apply(podUsing(APP, 'resume-writer', 'resume', 'sync'));
+    await podPhase(APP, 'resume-writer', 'Succeeded');
+    writeLargeData(await volumeOnHost(APP, 'resume'), 256);
+    const du = await createDataUpload({ pvc: 'resume', volumeSnapshot: await snapshot(APP, 'resume') });
+    const name = du.metadata.name ?? '';
+    const running = await waitForPhase(() => dus().get(NS, name), ['InProgress', 'Completed', 'Failed'], { timeoutMs: 120_000, description: `DataUpload ${name} InProgress` });
+    expect(running.status?.phase).toBe('InProgress');
+    const agent = await nodeAgentPod(k, NS, running.status?.node ?? '');
+    await k.core.deleteNamespacedPod({ namespace: NS, name: agent.metadata?.name ?? '', gracePeriodSeconds: 0 });
+    const done = await waitForPhase(() => dus().get(NS, name), ['Completed', 'Failed', 'Canceled'], { timeoutMs: 180_000, description: `DataUpload ${name} finished` });
+    expect(done.status?.phase, done.status?.message).toBe('Completed');
+    expect(done.status?.snapshotID).toBeTruthy();
+    expect(done.status?.progress?.totalBytes).toBeGreaterThanOrEqual(256 << 20);
+    await expectExposedObjectsGone(done);
   }, 240_000);
 
   it('a DataUpload canceled while running ends Canceled and its exposed objects are deleted', async () => {
