@@ -86,7 +86,7 @@ export function nextRebindStep(s: RebindState): RebindStep {
   if (!target || target.metadata?.deletionTimestamp) {
     return s.cancel ? { step: 'canceled', message: 'canceled before the restored volume was handed over' } : { step: 'failed', message: `target PVC ${s.targetRef} is gone` };
   }
-  const pvName = s.recordedPv ?? s.restorePvc?.spec?.volumeName;
+  const pvName = s.recordedPv || s.restorePvc?.spec?.volumeName;
   if (!s.recordedPv) {
     if (s.cancel) return { step: 'canceled', message: 'canceled before the restored volume was handed over' };
     if (!pvName) return { step: 'failed', message: `restore PVC of ${s.targetRef} is ${s.restorePvc ? 'not bound' : 'gone'}: no restored volume to bind` };

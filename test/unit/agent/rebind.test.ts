@@ -24,6 +24,8 @@ const state = (s: Partial<RebindState>): RebindState => ({ restorePodExists: fal
 describe('PV re-bind of a DataDownload, step by step from what is observed', () => {
   it('records the restored PV first (the restore PVC names it)', () => {
     expect(nextRebindStep(state({ restorePvc, restorePodExists: true }))).toEqual({ step: 'record', pvName: 'pv-1' });
+    // The data mover's success was recorded before the restore PVC was seen bound.
+    expect(nextRebindStep(state({ recordedPv: '', restorePvc }))).toEqual({ step: 'record', pvName: 'pv-1' });
     expect(nextRebindStep(state({ restorePvc: { metadata: {}, spec: {} } }))).toEqual({ step: 'failed', message: 'restore PVC of restored/data is not bound: no restored volume to bind' });
     expect(nextRebindStep(state({}))).toMatchObject({ step: 'failed', message: expect.stringContaining('is gone') });
   });
