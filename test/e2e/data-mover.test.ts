@@ -416,10 +416,11 @@ describe('CSI snapshot data movement end to end through the CLI', () => {
     await kubectl(['delete', 'pod', du.metadata.name, '-n', NS, '--grace-period=0', '--force', '--wait=false']);
     const ended = await waitDuDone(du.metadata.name);
     expect(ended.status?.phase, ended.status?.message).toBe('Failed');
-    expect(ended.status?.message ?? '').not.toBe('');
+    // The reason names the data-mover pod, as for a pod volume backup whose pod went.
+    expect(ended.status?.message ?? '').toContain(`${NS}/${du.metadata.name}`);
     expect(await backupDone('dm-kill')).toBe('PartiallyFailed');
     const d = await run(['backup', 'describe', 'dm-kill', '--details']);
-    expect(d.stdout).toContain(`${FAULT}/big`);
+    expect(d.stdout).toMatch(new RegExp(`^ {4}${FAULT}/big:\\n {6}Data Movement:\\n(?: {8}.*\\n)*? {8}Result: failed\\n`, 'm'));
   }, 300_000);
 
   it('a node agent restarted mid-upload is replaced, and the new one resumes the DataUpload to Completed', async () => {
@@ -445,6 +446,6 @@ describe('CSI snapshot data movement end to end through the CLI', () => {
     const [du] = await dusOf('dm-server');
     expect(du?.status?.phase, du?.status?.message).toBe('Completed');
     const d = await run(['backup', 'describe', 'dm-server', '--details']);
-    expect(d.stdout).toContain(`${FAULT}/big`);
+    expect(d.stdout).toMatch(new RegExp(`^ {4}${FAULT}/big:\\n {6}Data Movement:\\n(?: {8}.*\\n)*? {8}Result: succeeded\\n`, 'm'));
   }, 300_000);
 });
