@@ -4,9 +4,9 @@
  * with the dynamic-pv-restore selector and the DataDownload by hand. A DataUpload goes to Completed with a snapshot
  * ID and leaves none of the objects it exposed (the source snapshot survives); a DataDownload brings the bytes into
  * a new volume that ends up bound to the target PVC, where a pod that waited for it reads them. Block mode does the
- * same round trip byte for byte; a DataDownload made before its target PVC waits for it; a node agent deleted while
- * its DataUpload runs is replaced and the new one completes it; a canceled running DataUpload ends Canceled and
- * cleaned up.
+ * same round trip byte for byte; a DataDownload made before its target PVC waits for it; node agents restarted in
+ * the middle of a DataDownload's re-bind, and while a DataUpload runs, are replaced and their successors finish the
+ * work; a canceled running DataUpload ends Canceled and cleaned up.
  */
 import { randomBytes, randomFillSync } from 'node:crypto';
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Kinds, labelValue, newDataDownload, newDataUpload, parseDataDownload, parseDataUpload, type DataDownload, type DataUpload } from '../../src/api/index.js';
+import { ORIGINAL_RECLAIM_POLICY_ANNOTATION, RESTORED_PV_ANNOTATION } from '../../src/agent/exposer/rebind.js';
 import { backupContentName } from '../../src/agent/exposer/snapshot-objects.js';
 import { customClient } from '../../src/kube/custom.js';
 import type { Kube } from '../../src/kube/client.js';
@@ -276,6 +277,44 @@ describe('node-agent: snapshot data movement', () => {
     expect(done.status?.phase, done.status?.message).toBe('Completed');
     await waitFor(async () => (await k.core.readNamespacedPersistentVolumeClaim({ namespace: RESTORED, name: 'late' })).status?.phase === 'Bound', { timeoutMs: 60_000, description: 'PVC late Bound' });
   }, 180_000);
+
+  it('node agents restarted in the middle of a re-bind are replaced, and their successors finish it', async () => {
+    const du = fsUpload;
+    if (!du) throw new Error('needs the Filesystem DataUpload of the first test');
+    const selectorValue = `${RESTORED}.again.q7w8e`;
+    await apply(claim(RESTORED, 'again', { selectorValue }));
+    const dd = await createDataDownload({ pvc: 'again', snapshotID: du.status?.snapshotID ?? '', pvcUID: du.metadata.labels?.['velero.io/pvc-uid'] ?? '' });
+    const name = dd.metadata.name ?? '';
+    // A pod of our own using the restore PVC keeps it from going away, so the re-bind stops at "wait until the PV is
+    // Released" for as long as the test wants.
+    await waitFor(async () => (await existing('pvc', [name], NS)).length === 1, { timeoutMs: 60_000, description: `restore PVC ${NS}/${name}` });
+    await apply(podUsing(NS, 'hold-restore-pvc', name, 'sleep 3600'));
+    const held = await waitFor(async () => {
+      const o = await dds().get(NS, name);
+      const pvName = o?.metadata.annotations?.[RESTORED_PV_ANNOTATION];
+      if (!pvName) return undefined;
+      const pv = await k.core.readPersistentVolume({ name: pvName });
+      const pvc = await k.core.readNamespacedPersistentVolumeClaim({ namespace: NS, name }).catch(() => undefined);
+      return pv.spec?.persistentVolumeReclaimPolicy === 'Retain' && pvc?.metadata?.deletionTimestamp ? { dd: o, pv } : undefined;
+    }, { timeoutMs: 120_000, description: `DataDownload ${name} in its re-bind, waiting for the PV to be Released` });
+    expect(held.dd?.status?.phase).toBe('InProgress');
+    expect(held.pv.metadata?.annotations?.[ORIGINAL_RECLAIM_POLICY_ANNOTATION]).toBe('Delete');
+
+    const agents = await k.core.listNamespacedPod({ namespace: NS, labelSelector: 'name=node-agent' });
+    for (const p of agents.items) await k.core.deleteNamespacedPod({ namespace: NS, name: p.metadata?.name ?? '', gracePeriodSeconds: 0 });
+    await kubectl(['-n', NS, 'rollout', 'status', 'daemonset/node-agent', '--timeout=120s'], { timeoutMs: 130_000 });
+    await kubectl(['-n', NS, 'delete', 'pod', 'hold-restore-pvc', '--grace-period=1']);
+
+    const done = await waitForPhase(() => dds().get(NS, name), ['Completed', 'Failed', 'Canceled'], { timeoutMs: 120_000, description: `DataDownload ${name} finished` });
+    expect(done.status?.phase, done.status?.message).toBe('Completed');
+    const target = await k.core.readNamespacedPersistentVolumeClaim({ namespace: RESTORED, name: 'again' });
+    expect(target.status?.phase).toBe('Bound');
+    expect(target.spec?.volumeName).toBe(held.pv.metadata?.name);
+    const pv = await k.core.readPersistentVolume({ name: held.pv.metadata?.name ?? '' });
+    expect(pv.spec?.persistentVolumeReclaimPolicy).toBe('Delete');
+    expect(pv.metadata?.labels?.['velero.io/dynamic-pv-restore']).toBe(selectorValue);
+    expect(readFileSync(join(await volumeOnHost(RESTORED, 'again'), 'from-pod.txt'), 'utf8')).toBe('written-by-a-pod\n');
+  }, 240_000);
 
   it('a node agent deleted while its DataUpload runs is replaced, and the new one completes it', async () => {
     await apply(claim(APP, 'resume'));
