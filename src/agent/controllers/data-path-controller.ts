@@ -58,7 +58,7 @@ export type ExposeProgress = { ready: true } | { ready: false; why: string };
 /** One turn of the kind's step between the data mover's success and Completed. */
 export type BeforeCompletedStep =
   | { outcome: 'done' }
-  | { outcome: 'wait'; why: string }
+  | { outcome: 'wait'; why: string; retryAfterMs?: number }
   | { outcome: 'failed'; message: string }
   | { outcome: 'canceled'; message: string };
 
@@ -131,6 +131,8 @@ export interface DataPathController<T extends DataPathObject> {
 }
 
 const REQUEUE_SOON_MS = 2000;
+/** An expose waiting on something outside (a snapshot becoming ready) looks again this soon. */
+const EXPOSE_RETRY_MS = 1000;
 const REQUEUE_BUSY_MS = 5000;
 /** A cancel not carried out within this long is forced (Velero's cancel watchdog): 1 h while running, else 5 min. */
 export const CANCEL_DELAY_IN_PROGRESS_MS = 60 * 60_000;
@@ -349,7 +351,10 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
     try {
       const progress = await spec.expose(obj);
       if (progress.ready) exposedHere.add(name);
-      else log.debug({ [spec.short]: name, why: progress.why }, 'expose in progress');
+      else {
+        log.debug({ [spec.short]: name, why: progress.why }, 'expose in progress');
+        return { requeueAfterMs: EXPOSE_RETRY_MS };
+      }
     } catch (err) {
       const message = `error to expose ${spec.short}: ${(err as Error).message}`;
       log.warn({ [spec.short]: name, err: (err as Error).message }, 'expose failed');
@@ -490,7 +495,7 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
         return;
       case 'wait':
         log.debug({ [spec.short]: name, why: step.why }, 'waiting before Completed');
-        return { requeueAfterMs: REQUEUE_SOON_MS };
+        return { requeueAfterMs: step.retryAfterMs ?? REQUEUE_SOON_MS };
     }
   }
 

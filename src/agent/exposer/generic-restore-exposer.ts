@@ -22,6 +22,11 @@ export interface GenericRestoreExposer extends DataMoverExposer<DataDownload> {
 
 export const targetRefOf = (dd: DataDownload) => `${dd.spec.targetVolume.namespace}/${dd.spec.targetVolume.pvc}`;
 
+/** How often a re-bind waiting on the PV controller (Released, Bound) looks again. */
+const PV_CONTROLLER_POLL_MS = 500;
+/** Steps taken in one go before the re-bind goes back to the queue (the whole re-bind is 6 at most). */
+const MAX_STEPS_PER_TURN = 8;
+
 export function createGenericRestoreExposer(opts: DataMoverExposerOptions): GenericRestoreExposer {
   const { kube, namespace } = opts;
   const log = opts.logger.child({ exposer: 'generic-restore' });
@@ -77,57 +82,70 @@ export function createGenericRestoreExposer(opts: DataMoverExposerOptions): Gene
       log.debug({ DD: owner.name }, 'exposed objects deleted');
     },
     async rebind(dd, recordPv) {
-      const owner = ownerOf(dd, 'DataDownload', namespace);
-      const recordedPv = dd.metadata.annotations?.[RESTORED_PV_ANNOTATION];
-      const restore = await readPvc(kube, namespace, owner.name);
-      const restorePod = await readPod(kube, namespace, owner.name);
-      const step = nextRebindStep({
-        recordedPv,
-        restorePvc: restore && isOwnedBy(restore.metadata, owner) ? restore : undefined,
-        restorePodExists: restorePod !== undefined && isOwnedBy(restorePod.metadata, owner) && !restorePod.metadata?.deletionTimestamp,
-        pv: recordedPv ? await readPv(recordedPv) : undefined,
-        targetPvc: await readPvc(kube, dd.spec.targetVolume.namespace, dd.spec.targetVolume.pvc),
-        targetRef: targetRefOf(dd),
-        cancel: dd.spec.cancel === true,
-      });
-      const fields = { DD: owner.name, target: targetRefOf(dd), step: step.step };
-      switch (step.step) {
-        case 'record':
-          await recordPv(step.pvName);
-          log.info({ ...fields, pv: step.pvName }, 're-bind: restored PV recorded');
-          return { outcome: 'wait', why: 'restored PV recorded' };
-        case 'retain': {
-          const pv = await readPv(step.pvName);
-          if (!pv) return { outcome: 'wait', why: `PV ${step.pvName} not found` };
-          pv.metadata = { ...pv.metadata, annotations: { ...(pv.metadata?.annotations ?? {}), [ORIGINAL_RECLAIM_POLICY_ANNOTATION]: step.originalPolicy } };
-          pv.spec = { ...pv.spec, persistentVolumeReclaimPolicy: 'Retain' };
-          await writePv(pv);
-          log.info({ ...fields, pv: step.pvName, originalPolicy: step.originalPolicy }, 're-bind: restored PV set to Retain');
-          return { outcome: 'wait', why: 'restored PV set to Retain' };
-        }
-        case 'release':
-          if (step.deletePod) await deleteOwnedPod(kube, owner);
-          if (step.deletePvc) await deleteOwnedPvc(kube, owner);
-          log.info(fields, 're-bind: restore pod and PVC deleted');
-          return { outcome: 'wait', why: 'restore pod and PVC deleted' };
-        case 'hand-over':
-          await writePv(step.pv);
-          log.info({ ...fields, pv: step.pv.metadata?.name }, 're-bind: restored PV handed over to the target PVC');
-          return { outcome: 'wait', why: 'restored PV handed over' };
-        case 'restore-policy':
-          await writePv(step.pv);
-          log.info({ ...fields, pv: step.pv.metadata?.name, reclaimPolicy: step.pv.spec?.persistentVolumeReclaimPolicy }, 're-bind: target PVC bound; reclaim policy put back');
-          return { outcome: 'wait', why: 'reclaim policy put back' };
-        case 'wait':
-          return { outcome: 'wait', why: step.why };
-        case 'done':
-          log.info(fields, 're-bind: done');
-          return { outcome: 'done' };
-        case 'failed':
-          return { outcome: 'failed', message: `error to rebind the restored volume: ${step.message}` };
-        case 'canceled':
-          return { outcome: 'canceled', message: step.message };
+      // Steps that act are followed at once by the next one; only a wait on the PV controller goes back to the queue.
+      let recordedPv = dd.metadata.annotations?.[RESTORED_PV_ANNOTATION];
+      for (let turn = 0; ; turn++) {
+        const result = await rebindOnce(dd, recordedPv, async (pvName) => {
+          await recordPv(pvName);
+          recordedPv = pvName;
+        });
+        if (!('acted' in result) || turn >= MAX_STEPS_PER_TURN) return result.step;
       }
     },
   };
+
+  /** One re-bind step; `acted` when it changed something (the next step can follow at once). */
+  async function rebindOnce(dd: DataDownload, recordedPv: string | undefined, recordPv: (pvName: string) => Promise<void>): Promise<{ step: BeforeCompletedStep; acted?: true }> {
+    const owner = ownerOf(dd, 'DataDownload', namespace);
+    const restore = await readPvc(kube, namespace, owner.name);
+    const restorePod = await readPod(kube, namespace, owner.name);
+    const step = nextRebindStep({
+      recordedPv,
+      restorePvc: restore && isOwnedBy(restore.metadata, owner) ? restore : undefined,
+      restorePodExists: restorePod !== undefined && isOwnedBy(restorePod.metadata, owner) && !restorePod.metadata?.deletionTimestamp,
+      pv: recordedPv ? await readPv(recordedPv) : undefined,
+      targetPvc: await readPvc(kube, dd.spec.targetVolume.namespace, dd.spec.targetVolume.pvc),
+      targetRef: targetRefOf(dd),
+      cancel: dd.spec.cancel === true,
+    });
+    const fields = { DD: owner.name, target: targetRefOf(dd), step: step.step };
+    const acted = (why: string) => ({ step: { outcome: 'wait', why } as const, acted: true as const });
+    switch (step.step) {
+      case 'record':
+        await recordPv(step.pvName);
+        log.info({ ...fields, pv: step.pvName }, 're-bind: restored PV recorded');
+        return acted('restored PV recorded');
+      case 'retain': {
+        const pv = await readPv(step.pvName);
+        if (!pv) return { step: { outcome: 'wait', why: `PV ${step.pvName} not found`, retryAfterMs: PV_CONTROLLER_POLL_MS } };
+        pv.metadata = { ...pv.metadata, annotations: { ...(pv.metadata?.annotations ?? {}), [ORIGINAL_RECLAIM_POLICY_ANNOTATION]: step.originalPolicy } };
+        pv.spec = { ...pv.spec, persistentVolumeReclaimPolicy: 'Retain' };
+        await writePv(pv);
+        log.info({ ...fields, pv: step.pvName, originalPolicy: step.originalPolicy }, 're-bind: restored PV set to Retain');
+        return acted('restored PV set to Retain');
+      }
+      case 'release':
+        if (step.deletePod) await deleteOwnedPod(kube, owner);
+        if (step.deletePvc) await deleteOwnedPvc(kube, owner);
+        log.info(fields, 're-bind: restore pod and PVC deleted');
+        return acted('restore pod and PVC deleted');
+      case 'hand-over':
+        await writePv(step.pv);
+        log.info({ ...fields, pv: step.pv.metadata?.name }, 're-bind: restored PV handed over to the target PVC');
+        return acted('restored PV handed over');
+      case 'restore-policy':
+        await writePv(step.pv);
+        log.info({ ...fields, pv: step.pv.metadata?.name, reclaimPolicy: step.pv.spec?.persistentVolumeReclaimPolicy }, 're-bind: target PVC bound; reclaim policy put back');
+        return acted('reclaim policy put back');
+      case 'wait':
+        return { step: { outcome: 'wait', why: step.why, retryAfterMs: PV_CONTROLLER_POLL_MS } };
+      case 'done':
+        log.info(fields, 're-bind: done');
+        return { step: { outcome: 'done' } };
+      case 'failed':
+        return { step: { outcome: 'failed', message: `error to rebind the restored volume: ${step.message}` } };
+      case 'canceled':
+        return { step: { outcome: 'canceled', message: step.message } };
+    }
+  }
 }
