@@ -9,7 +9,7 @@
  * `cleanUp` deletes all four objects (pod, PVC, VolumeSnapshot, VolumeSnapshotContent) and tolerates their absence;
  * Retain means the real snapshot survives, for the server to delete through the source VolumeSnapshot.
  */
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { DataUpload } from '../../api/index.js';
 import type { Logger } from '../../cli/logger.js';
 import type { Kube } from '../../kube/client.js';
@@ -71,12 +71,21 @@ export function podFor(opts: DataMoverExposerOptions, owner: ExposeOwner, volume
   });
 }
 
+/**
+ * What the backup PVC needs of a source PVC deleted since its snapshot was taken, from the snapshot itself (its
+ * restore size and source volume mode), or undefined when the snapshot does not say.
+ */
+export function sourcePvcFromSnapshot(du: DataUpload, snap: { restoreSize?: string | undefined; sourceVolumeMode?: string | undefined }): V1PersistentVolumeClaim | undefined {
+  if (!snap.restoreSize || !snap.sourceVolumeMode) return undefined;
+  return { metadata: { name: du.spec.sourcePVC, namespace: du.spec.sourceNamespace }, spec: { volumeMode: snap.sourceVolumeMode, storageClassName: du.spec.csiSnapshot?.storageClass ?? '' } };
+}
+
 export function createCsiSnapshotExposer(opts: DataMoverExposerOptions, api: SnapshotApi = snapshotApi(opts.kube)): DataMoverExposer<DataUpload> {
   const { kube, namespace } = opts;
   const log = opts.logger.child({ exposer: 'csi-snapshot' });
 
   /** Steps 1-3: the install-namespace VolumeSnapshot bound to a Retain copy of the source's content. */
-  async function exposeSnapshot(du: DataUpload, owner: ExposeOwner): Promise<ExposeProgress & { restoreSize?: string }> {
+  async function exposeSnapshot(du: DataUpload, owner: ExposeOwner): Promise<ExposeProgress & { restoreSize?: string; sourceVolumeMode?: string }> {
     const csi = du.spec.csiSnapshot;
     if (!csi?.volumeSnapshot) throw new Error('spec.csiSnapshot.volumeSnapshot is not set');
     const sourceRef = `${du.spec.sourceNamespace}/${csi.volumeSnapshot}`;
@@ -99,7 +108,7 @@ export function createCsiSnapshotExposer(opts: DataMoverExposerOptions, api: Sna
       const existing = await api.getSnapshot(namespace, owner.name);
       if (existing && !isOwnedBy(existing.metadata, owner)) throw new Error(`volume snapshot ${namespace}/${owner.name} already exists and is not owned by DataUpload ${owner.name}`);
     } else log.info({ DU: owner.name, snapshot: `${namespace}/${owner.name}` }, 'volume snapshot created');
-    return { ready: true, ...(source.restoreSize ? { restoreSize: source.restoreSize } : {}) };
+    return { ready: true, ...(source.restoreSize ? { restoreSize: source.restoreSize } : {}), ...(vsc.spec.sourceVolumeMode ? { sourceVolumeMode: vsc.spec.sourceVolumeMode } : {}) };
   }
 
   return {
@@ -112,8 +121,8 @@ export function createCsiSnapshotExposer(opts: DataMoverExposerOptions, api: Sna
         const snap = await exposeSnapshot(du, owner);
         if (!snap.ready) return snap;
         const sourceRef = `${du.spec.sourceNamespace}/${du.spec.sourcePVC}`;
-        const sourcePvc = await readPvc(kube, du.spec.sourceNamespace, du.spec.sourcePVC);
-        if (!sourcePvc) throw new Error(`source PVC ${sourceRef} not found`);
+        const sourcePvc = (await readPvc(kube, du.spec.sourceNamespace, du.spec.sourcePVC)) ?? sourcePvcFromSnapshot(du, snap);
+        if (!sourcePvc) throw new Error(`source PVC ${sourceRef} not found, and its snapshot does not say its size and volume mode`);
         const storageClass = du.spec.csiSnapshot?.storageClass || sourcePvc.spec?.storageClassName || '';
         pvc = await ensurePvc(kube, owner, backupPvc({ owner, sourcePvc, storageClass, restoreSize: snap.restoreSize }));
         log.info({ DU: owner.name, pvc: `${namespace}/${owner.name}`, volumeMode: pvc.spec?.volumeMode, size: pvc.spec?.resources?.requests?.storage }, 'backup PVC created');

@@ -1,5 +1,7 @@
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
+import { sourcePvcFromSnapshot } from '../../../src/agent/exposer/csi-snapshot-exposer.js';
+import { newDataUpload } from '../../../src/api/index.js';
 import {
   backupContentName,
   backupPvc,
@@ -117,6 +119,19 @@ describe('objects exposed for a DataUpload', () => {
     });
     expect(backupPvc({ owner: du, sourcePvc, storageClass: 'sc', restoreSize: undefined }).spec?.resources?.requests).toEqual({ storage: '1Gi' });
     expect(() => backupPvc({ owner: du, sourcePvc: { metadata: { name: 'data', namespace: 'app' }, spec: {} }, storageClass: 'sc' })).toThrow(/cannot size the backup volume/);
+  });
+
+  it('a source PVC deleted since its snapshot is stood in for by what the snapshot says, if it says size and mode', () => {
+    const upload = newDataUpload({
+      namespace: 'velero',
+      name: 'b1-x7k2p',
+      spec: { snapshotType: 'CSI', csiSnapshot: { volumeSnapshot: 'vs', storageClass: 'csi-hostpath-sc' }, sourcePVC: 'data', sourceNamespace: 'app', backupStorageLocation: 'default', operationTimeout: '4h0m0s' },
+    });
+    const standIn = sourcePvcFromSnapshot(upload, { restoreSize: '64Mi', sourceVolumeMode: 'Block' });
+    expect(standIn).toEqual({ metadata: { name: 'data', namespace: 'app' }, spec: { volumeMode: 'Block', storageClassName: 'csi-hostpath-sc' } });
+    expect(backupPvc({ owner: du, sourcePvc: standIn!, storageClass: 'csi-hostpath-sc', restoreSize: '64Mi' }).spec).toMatchObject({ volumeMode: 'Block', resources: { requests: { storage: '64Mi' } } });
+    expect(sourcePvcFromSnapshot(upload, { restoreSize: '64Mi' })).toBeUndefined();
+    expect(sourcePvcFromSnapshot(upload, { sourceVolumeMode: 'Filesystem' })).toBeUndefined();
   });
 
   it('a restore PVC shaped like the target PVC, without its selector', () => {
