@@ -68,6 +68,8 @@ export function createGenericRestoreExposer(opts: DataMoverExposerOptions): Gene
       if (existingPod && isOwnedBy(existingPod.metadata, owner)) return { ready: true };
       const targetPvc = await readPvc(kube, dd.spec.targetVolume.namespace, dd.spec.targetVolume.pvc);
       if (!targetPvc) throw new Error(`target PVC ${targetRefOf(dd)} not found`);
+      // A claim bound already (made without the selector, so provisioned) could never get the restored volume.
+      if (targetPvc.spec?.volumeName) throw new Error(`target PVC ${targetRefOf(dd)} is already bound to PV ${targetPvc.spec.volumeName}`);
       const pvc = await ensurePvc(kube, owner, restorePvc({ owner, targetPvc }));
       await ensurePod(kube, owner, podFor(opts, owner, volumeModeOf(pvc.spec?.volumeMode)));
       log.info({ DD: owner.name, pvc: `${namespace}/${owner.name}`, pod: `${namespace}/${owner.name}`, target: targetRefOf(dd), node: opts.nodeName }, 'restore PVC and pod created');
