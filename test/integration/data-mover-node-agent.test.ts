@@ -4,7 +4,8 @@
  * with the dynamic-pv-restore selector and the DataDownload by hand. A DataUpload goes to Completed with a snapshot
  * ID and leaves none of the objects it exposed (the source snapshot survives); a DataDownload brings the bytes into
  * a new volume that ends up bound to the target PVC, where a pod that waited for it reads them. Block mode does the
- * same round trip byte for byte; a DataDownload made before its target PVC waits for it; node agents restarted in
+ * same round trip byte for byte; a DataDownload made before its target PVC waits for it, one into a claim bound
+ * already fails at once; node agents restarted in
  * the middle of a DataDownload's re-bind, and while a DataUpload runs, are replaced and their successors finish the
  * work; a canceled running DataUpload ends Canceled and cleaned up.
  */
@@ -277,6 +278,19 @@ describe('node-agent: snapshot data movement', () => {
     expect(done.status?.phase, done.status?.message).toBe('Completed');
     await waitFor(async () => (await k.core.readNamespacedPersistentVolumeClaim({ namespace: RESTORED, name: 'late' })).status?.phase === 'Bound', { timeoutMs: 60_000, description: 'PVC late Bound' });
   }, 180_000);
+
+  it('a DataDownload into a claim that is bound already fails before any data moves, leaving nothing behind', async () => {
+    const du = fsUpload;
+    if (!du) throw new Error('needs the Filesystem DataUpload of the first test');
+    await apply(claim(RESTORED, 'taken'));
+    await apply(podUsing(RESTORED, 'taken-user', 'taken', 'true'));
+    await podPhase(RESTORED, 'taken-user', 'Succeeded');
+    const dd = await createDataDownload({ pvc: 'taken', snapshotID: du.status?.snapshotID ?? '', pvcUID: du.metadata.labels?.['velero.io/pvc-uid'] ?? '' });
+    const done = await waitForPhase(() => dds().get(NS, dd.metadata.name ?? ''), ['Completed', 'Failed', 'Canceled'], { timeoutMs: 60_000, description: `DataDownload ${dd.metadata.name} finished` });
+    expect(done.status?.phase).toBe('Failed');
+    expect(done.status?.message).toMatch(new RegExp(`^error to expose DD: target PVC ${RESTORED}/taken is already bound to PV pvc-`));
+    expect(await existing('pod,pvc', [dd.metadata.name ?? ''], NS)).toEqual([]);
+  }, 120_000);
 
   it('node agents restarted in the middle of a re-bind are replaced, and their successors finish it', async () => {
     const du = fsUpload;
