@@ -2,7 +2,8 @@
 // (server → VolumeSnapshot + DataUpload → node-agent → snapshot exposed as a PVC → data-mover pod → Completed; on
 // restore DataDownload → restore PVC → data-mover pod → PV re-bound to the workload's claim) versus the data path
 // alone (`cairn repo backup|restore`) on the same data: a first backup, an incremental one after a small change, and
-// a restore. Prints both figures and their ratio. Progress goes to stderr; the report to stdout and to
+// a restore; kopia alone too (the uploader Velero's data mover runs on) when tools/peers/install-kopia.sh built it.
+// Prints the figures and the ratios. Progress goes to stderr; the report to stdout and to
 // bench/results/datamover-<date>.json. See docs/benchmarks.md.
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, totalmem } from 'node:os';
@@ -20,6 +21,8 @@ import { incrementalChange } from './datamover/change.js';
 import { renderDatamoverReport, type DatamoverStep, type DatamoverStepName } from './datamover/report.js';
 import { loadCorpus } from './datapath/corpus.js';
 import { writeFiles } from './datapath/dataset-store.js';
+import { kopiaTool } from './datapath/tools/kopia.js';
+import type { ToolSession } from './datapath/tools/types.js';
 import { digestTree, firstDifference } from './datapath/tree-digest.js';
 import { scaledMixedDataset } from './fsb/dataset.js';
 import { between, TimelineWatcher, type Timeline } from './fsb/timeline.js';
@@ -67,7 +70,20 @@ class Bench {
     return { timeline, command };
   }
 
-  async run(): Promise<{ steps: DatamoverStep[]; title: string; nodeAgentRestarts: number }> {
+  /** kopia on its own repository in the cluster's MinIO, or why not. */
+  private async kopia(prefix: string, scratch: string): Promise<{ session?: ToolSession; note: string }> {
+    const tool = kopiaTool();
+    const probe = await tool.probe();
+    if (!probe.available) return { note: `kopia: ${probe.reason}` };
+    const workDir = join(scratch, 'kopia');
+    mkdirSync(workDir, { recursive: true });
+    const { s3 } = this.state;
+    const session = tool.open({ store: 's3', dir: '', workDir, s3: { endpoint: s3.endpoint, region: s3.region, bucket: s3.bucket, prefix: `${prefix}-kopia`, accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey } });
+    await session.init();
+    return { session, note: `kopia: ${probe.version}, ${probe.settings}` };
+  }
+
+  async run(): Promise<RunOutcome> {
     const { state, args, h } = this;
     const scratch = mkdtempSync(join(cacheRoot(), 'bench-dm-'));
     const prefix = `bench-dm-${Date.now()}`;
@@ -92,6 +108,9 @@ class Bench {
       log('data path alone: repo init + first repo backup ...');
       must('repo init', await h.repo(['init', '--repo', repoUrl], REPO_PASSWORD));
       const dpFirst = must('repo backup', await h.repo(['backup', volumeDir, '--repo', repoUrl, '-o', 'json'], REPO_PASSWORD));
+      const kopia = await this.kopia(prefix, scratch);
+      if (kopia.session) log('kopia alone: first snapshot create ...');
+      const kopiaFirst = await kopia.session?.backup(volumeDir);
 
       const change = incrementalChange(dataset.files());
       log(`changing ${change.changedFiles} files (1 MiB of new bytes in one large file, a line appended to each small one) ...`);
@@ -106,6 +125,14 @@ class Bench {
       const second = await this.backup(SECOND);
       log('data path alone: incremental repo backup ...');
       const dpSecond = must('repo backup', await h.repo(['backup', volumeDir, '--repo', repoUrl, '-o', 'json'], REPO_PASSWORD));
+      if (kopia.session) log('kopia alone: incremental snapshot create ...');
+      const kopiaSecond = await kopia.session?.backup(volumeDir);
+      // kopia restores a source's latest snapshot by the source's path, which is about to go with the namespace.
+      const kopiaTarget = join(scratch, 'kopia-restored');
+      if (kopia.session) log('kopia alone: snapshot restore ...');
+      const kopiaRestore = await kopia.session?.restore(volumeDir, kopiaTarget);
+      const kopiaVerified = !kopiaRestore || digestTree(kopiaTarget).sha256 === digest.sha256;
+      if (!kopiaVerified) log(`kopia restore differs: ${firstDifference(original, kopiaTarget) ?? '?'}`);
 
       log(`cluster: deleting ${APP_NS} (its volume goes too), then restore create --wait ...`);
       must('kubectl delete', await h.kubectl(['delete', 'namespace', APP_NS, '--wait=true', '--timeout=5m']));
@@ -131,13 +158,13 @@ class Bench {
 
       const restarts = (await h.nodeAgentRestarts()) - restartsBefore;
       if (restarts > 0) log(`WARNING: the node agent restarted ${restarts} time(s) during the run; the cluster figures include that`);
-      const verified = clusterVerified && dpVerified;
+      const verified = clusterVerified && dpVerified && kopiaVerified;
       const steps: DatamoverStep[] = [
-        step('first backup', base, dpFirst.seconds, first, verified),
-        step('incremental backup', changed, dpSecond.seconds, second, verified),
-        step('restore', changed, dpRestore.seconds, { timeline: dd, command: restore }, verified),
+        step('first backup', base, { dataPath: dpFirst.seconds, kopia: kopiaFirst?.measurement.wallSeconds }, first, verified),
+        step('incremental backup', changed, { dataPath: dpSecond.seconds, kopia: kopiaSecond?.measurement.wallSeconds }, second, verified),
+        step('restore', changed, { dataPath: dpRestore.seconds, kopia: kopiaRestore?.measurement.wallSeconds }, { timeline: dd, command: restore }, verified),
       ];
-      return { steps, title: dataset.title, nodeAgentRestarts: restarts };
+      return { steps, title: dataset.title, nodeAgentRestarts: restarts, kopiaNote: kopia.note };
     } finally {
       await h.cleanNamespaces([APP_NS]).catch((err: unknown) => log(`cleanup: ${String(err)}`));
       rmSync(scratch, { recursive: true, force: true });
@@ -145,14 +172,22 @@ class Bench {
   }
 }
 
-function step(name: DatamoverStepName, totals: { files: number; bytes: number }, dataPathSeconds: number, m: Measured, verified: boolean): DatamoverStep {
+interface RunOutcome {
+  steps: DatamoverStep[];
+  title: string;
+  nodeAgentRestarts: number;
+  kopiaNote: string;
+}
+
+function step(name: DatamoverStepName, totals: { files: number; bytes: number }, alone: { dataPath: number; kopia: number | undefined }, m: Measured, verified: boolean): DatamoverStep {
   const t = m.timeline;
   const end = t.seen.Completed ?? Date.now();
   return {
     step: name,
     bytes: totals.bytes,
     files: totals.files,
-    dataPathSeconds,
+    dataPathSeconds: alone.dataPath,
+    kopiaSeconds: alone.kopia,
     dataMoverSeconds: (end - (t.seen.created ?? end)) / 1000,
     phases: [
       { name: 'created→Accepted', seconds: between(t, 'created', 'Accepted') },
@@ -203,7 +238,7 @@ async function main(): Promise<void> {
   await buildIfMissing('data-mover/backup');
   const loadBefore = loadavg()[0] ?? 0;
   const { state, stop } = await clusterFor({ reuse: args.reuse, keep: args.keep, name: 'bench-dm', nodes: 1 });
-  let result: { steps: DatamoverStep[]; title: string; nodeAgentRestarts: number };
+  let result: RunOutcome;
   try {
     result = await new Bench(state, args).run();
   } finally {
@@ -211,12 +246,12 @@ async function main(): Promise<void> {
   }
   const machine = `${availableParallelism()} CPUs, ${(totalmem() / 2 ** 30).toFixed(0)} GiB; load average ${loadBefore.toFixed(2)} before, ${(loadavg()[0] ?? 0).toFixed(2)} after`;
   const restartNote = result.nodeAgentRestarts ? `\nWARNING: the node agent restarted ${result.nodeAgentRestarts} time(s) during the run\n` : '';
-  const report = `CSI snapshot data movement through the cluster vs the data path alone — ${result.title}\n${machine}\n${restartNote}\n${renderDatamoverReport(result.steps)}`;
+  const report = `CSI snapshot data movement through the cluster vs the data path alone — ${result.title}\n${machine}\n${restartNote}\n${renderDatamoverReport(result.steps, result.kopiaNote)}`;
   process.stdout.write(report);
   const resultsDir = join(projectRoot, 'bench', 'results');
   mkdirSync(resultsDir, { recursive: true });
   const file = join(resultsDir, `datamover-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-  writeFileSync(file, JSON.stringify({ args, machine, title: result.title, nodeAgentRestarts: result.nodeAgentRestarts, steps: result.steps }, null, 2) + '\n');
+  writeFileSync(file, JSON.stringify({ args, machine, title: result.title, nodeAgentRestarts: result.nodeAgentRestarts, kopia: result.kopiaNote, steps: result.steps }, null, 2) + '\n');
   log(`results written to ${file}`);
   if (result.steps.some((s) => !s.verified)) process.exitCode = 1;
 }

@@ -8,7 +8,8 @@ export const DATAMOVER_USAGE = `npm run bench:datamover [-- options]
 
 CSI snapshot data movement of one volume through the local cluster (snapshot, DataUpload, node-agent, data-mover
 pod; DataDownload and PV re-bind on restore) versus the data path alone (cairn repo backup/restore) on the same data:
-a first backup, an incremental one after a small change, and a restore; prints both figures and their ratio.
+a first backup, an incremental one after a small change, and a restore; kopia alone too (the uploader Velero's data
+mover runs on) when tools/peers/install-kopia.sh has built it. Prints the figures and the ratios.
 
   --big N        large random files (default 5)
   --big-mib M    size of each large file in MiB (default 50)

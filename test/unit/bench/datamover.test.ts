@@ -54,22 +54,25 @@ describe('bench:datamover incremental change', () => {
 describe('bench:datamover report', () => {
   const phases = [{ name: 'created→Accepted', seconds: 0.2 }, { name: 'InProgress→Completed', seconds: undefined }];
   const steps: DatamoverStep[] = [
-    { step: 'first backup', bytes: 100e6, files: 10, dataPathSeconds: 2, dataMoverSeconds: 4, phases, commandSeconds: 6, verified: true },
-    { step: 'incremental backup', bytes: 100e6, files: 10, dataPathSeconds: 0.5, dataMoverSeconds: 2.5, phases, commandSeconds: 4, verified: true },
+    { step: 'first backup', bytes: 100e6, files: 10, dataPathSeconds: 2, kopiaSeconds: 5, dataMoverSeconds: 4, phases, commandSeconds: 6, verified: true },
+    { step: 'incremental backup', bytes: 100e6, files: 10, dataPathSeconds: 0.5, kopiaSeconds: 1, dataMoverSeconds: 2.5, phases, commandSeconds: 4, verified: true },
     { step: 'restore', bytes: 100e6, files: 10, dataPathSeconds: 2, dataMoverSeconds: 8, phases, commandSeconds: 10, verified: false },
   ];
 
-  it('prints the data mover figure, the data path figure and their ratio per step', () => {
-    const text = renderDatamoverReport(steps);
-    expect(text).toContain('step                data mover s  data path s  overhead s  data mover MB/s  data path MB/s  ratio  whole command s  verified\n');
-    expect(text).toContain('first backup                4.00         2.00        2.00             25.0            50.0  0.50x             6.00       yes\n');
-    expect(text).toContain('restore                     8.00         2.00        6.00             12.5            50.0  0.25x            10.00        NO\n');
-    expect(text).toContain('incremental backup: data mover 40.0 MB/s, data path alone 200.0 MB/s = 0.20x\n');
+  it('prints the data mover figure, the data path and kopia figures and the ratios per step', () => {
+    const text = renderDatamoverReport(steps, 'kopia: kopia 0.23.1, zstd');
+    expect(text).toContain('step                data mover s  data path s  kopia s  data mover MB/s  data path MB/s  kopia MB/s  vs data path  vs kopia  whole command s  verified\n');
+    expect(text).toContain('first backup                4.00         2.00     5.00             25.0            50.0        20.0         0.50x     1.25x             6.00       yes\n');
+    expect(text).toContain('restore                     8.00         2.00        -             12.5            50.0           -         0.25x         -            10.00        NO\n');
+    expect(text).toContain('kopia: kopia 0.23.1, zstd\n');
+    expect(text).toContain('incremental backup: data mover 40.0 MB/s; data path alone 200.0 MB/s (0.20x), kopia alone 100.0 MB/s (0.40x)\n');
+    expect(text).toContain('restore: data mover 12.5 MB/s; data path alone 50.0 MB/s (0.25x)\n');
     expect(text).toContain('step                created→Accepted  InProgress→Completed\n');
   });
 
-  it('has no ratio for a step that took no time', () => {
-    expect(ratio({ dataPathSeconds: 1, dataMoverSeconds: 0 })).toBeUndefined();
-    expect(ratio({ dataPathSeconds: 1, dataMoverSeconds: 2 })).toBe(0.5);
+  it('has no ratio without a reference figure or for a step that took no time', () => {
+    expect(ratio(1, 0)).toBeUndefined();
+    expect(ratio(undefined, 2)).toBeUndefined();
+    expect(ratio(1, 2)).toBe(0.5);
   });
 });
