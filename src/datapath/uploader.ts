@@ -15,6 +15,7 @@ import { CancelledError } from './errors.js';
 import { BlobType } from './pack.js';
 import type { Repository, SnapshotSummary } from './repository.js';
 import { readTree, TreeWriter, type ContentItem, type TreeEntry } from './tree.js';
+import { capYoungGeneration, type YoungGenerationCap } from './young-generation.js';
 
 export interface BackupProgress {
   totalBytes: number;
@@ -143,6 +144,7 @@ class BackupRun {
   private readonly hardlinks = new Map<string, { rel: string; item: Pick<TreeEntry, 'c' | 'in' | 's'> }>();
   private readonly progress: BackupProgress = { totalBytes: 0, doneBytes: 0, totalFiles: 0, doneFiles: 0, totalsFinal: false };
   private lastProgress = 0;
+  private youngGeneration: YoungGenerationCap | undefined;
 
   constructor(
     private readonly repo: Repository,
@@ -158,6 +160,8 @@ class BackupRun {
 
   async execute(parentTree: string[] | undefined): Promise<string[]> {
     const scan = this.options.onProgress ? this.countTotals() : undefined;
+    const youngGeneration = capYoungGeneration();
+    this.youngGeneration = youngGeneration;
     try {
       const tree = await this.dir(this.source, '', parentTree);
       await this.writer.flush();
@@ -170,6 +174,7 @@ class BackupRun {
       if (this.options.signal?.aborted) throw new CancelledError();
       throw err;
     } finally {
+      youngGeneration.release();
       await this.chunkWorker?.close();
     }
   }
@@ -264,6 +269,7 @@ class BackupRun {
     const first = linkKey ? this.hardlinks.get(linkKey) : undefined;
     this.stats.files++;
     this.progress.doneFiles++;
+    if ((this.progress.doneFiles & 1023) === 0) this.youngGeneration?.check();
     if (first) {
       // Another name of a file already stored in this snapshot: same content, no reading.
       Object.assign(entry, first.item, { hl: first.rel });
