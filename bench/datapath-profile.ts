@@ -20,6 +20,8 @@ const { values } = parseArgs({
     'restore-only': { type: 'boolean', default: false },
     /** Print RSS and heap each time another 100,000 files are done (memory checks). */
     'rss-every': { type: 'string' },
+    /** Pack size of the new repository in MiB (default: the repository default). */
+    'pack-mib': { type: 'string' },
   },
 });
 if (!values.source || !values.work) throw new Error('--source DIR --work DIR are required');
@@ -47,7 +49,7 @@ mkdirSync(work, { recursive: true });
 const store = new FilesystemObjectStore({ root: repoDir });
 if (!values['restore-only']) {
   if (!values.incremental && existsSync(repoDir)) rmSync(repoDir, { recursive: true, force: true });
-  const repo = values.incremental && existsSync(repoDir) ? await Repository.open({ store, password }) : await Repository.init({ store, password, kdf });
+  const repo = values.incremental && existsSync(repoDir) ? await Repository.open({ store, password }) : await Repository.init({ store, password, kdf, ...(values['pack-mib'] ? { packSize: Number(values['pack-mib']) << 20 } : {}) });
   const done = measure();
   const every = Number(values['rss-every'] ?? 0);
   let next = every;
