@@ -293,10 +293,12 @@ export class BlobWriter {
       .finally(() => {
         this.uploads.delete(task);
         // Pack buffers are reused: allocating and freeing megabytes per pack makes malloc keep ever more of them (RSS
-        // grows over a long backup of many small files).
+        // grows over a long backup of many small files), and a dropped buffer stays allocated until the next full
+        // GC. Keeping every returned one costs no peak memory: at most one filling plus maxUploads uploading ever
+        // exist, and the pool only holds those that are idle.
         const pool = packer.type === BlobType.Tree ? this.treeBuffers : this.buffers;
         const size = packer.type === BlobType.Tree ? TREE_BUFFER_SIZE : this.bufferSize;
-        if (bytes && bytes.buffer.byteLength === size && bytes.byteOffset === 0 && pool.length < 1) pool.push(Buffer.from(bytes.buffer, 0, size));
+        if (bytes && bytes.buffer.byteLength === size && bytes.byteOffset === 0 && pool.length <= this.maxUploads) pool.push(Buffer.from(bytes.buffer, 0, size));
       });
     this.uploads.add(task);
   }

@@ -15,7 +15,7 @@ import { CancelledError } from './errors.js';
 import { BlobType } from './pack.js';
 import type { Repository, SnapshotSummary } from './repository.js';
 import { readTree, TreeWriter, type ContentItem, type TreeEntry } from './tree.js';
-import { capYoungGeneration, type YoungGenerationCap } from './young-generation.js';
+import { tuneHeapForBackup, type HeapTuning } from './heap-tuning.js';
 
 export interface BackupProgress {
   totalBytes: number;
@@ -144,7 +144,7 @@ class BackupRun {
   private readonly hardlinks = new Map<string, { rel: string; item: Pick<TreeEntry, 'c' | 'in' | 's'> }>();
   private readonly progress: BackupProgress = { totalBytes: 0, doneBytes: 0, totalFiles: 0, doneFiles: 0, totalsFinal: false };
   private lastProgress = 0;
-  private youngGeneration: YoungGenerationCap | undefined;
+  private heapTuning: HeapTuning | undefined;
 
   constructor(
     private readonly repo: Repository,
@@ -160,8 +160,8 @@ class BackupRun {
 
   async execute(parentTree: string[] | undefined): Promise<string[]> {
     const scan = this.options.onProgress ? this.countTotals() : undefined;
-    const youngGeneration = capYoungGeneration();
-    this.youngGeneration = youngGeneration;
+    const heapTuning = tuneHeapForBackup();
+    this.heapTuning = heapTuning;
     try {
       const tree = await this.dir(this.source, '', parentTree);
       await this.writer.flush();
@@ -174,7 +174,7 @@ class BackupRun {
       if (this.options.signal?.aborted) throw new CancelledError();
       throw err;
     } finally {
-      youngGeneration.release();
+      heapTuning.release();
       await this.chunkWorker?.close();
     }
   }
@@ -269,7 +269,7 @@ class BackupRun {
     const first = linkKey ? this.hardlinks.get(linkKey) : undefined;
     this.stats.files++;
     this.progress.doneFiles++;
-    if ((this.progress.doneFiles & 1023) === 0) this.youngGeneration?.check();
+    if ((this.progress.doneFiles & 1023) === 0) this.heapTuning?.check();
     if (first) {
       // Another name of a file already stored in this snapshot: same content, no reading.
       Object.assign(entry, first.item, { hl: first.rel });

@@ -1,6 +1,6 @@
 import { getHeapSpaceStatistics } from 'node:v8';
 import { describe, expect, it } from 'vitest';
-import { capYoungGeneration } from '../../../src/datapath/young-generation.js';
+import { tuneHeapForBackup } from '../../../src/datapath/heap-tuning.js';
 
 function newSpaceBytes(): number {
   return getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.space_size ?? 0;
@@ -21,9 +21,9 @@ function churn(rounds: number, onRound: () => void): number {
   return largest;
 }
 
-describe('young generation cap', () => {
+describe('heap tuning for backups', () => {
   it('keeps the young generation at its bound while a backup holds the cap', () => {
-    const cap = capYoungGeneration();
+    const cap = tuneHeapForBackup();
     try {
       const largest = churn(200, () => cap.check());
       // The bound is 16 MiB; growth that happened between two checks may double it once. Without the cap this
@@ -35,13 +35,13 @@ describe('young generation cap', () => {
   });
 
   it('can be released twice and taken again', () => {
-    const a = capYoungGeneration();
-    const b = capYoungGeneration();
+    const a = tuneHeapForBackup();
+    const b = tuneHeapForBackup();
     a.release();
     a.release();
     b.check();
     b.release();
-    const c = capYoungGeneration();
+    const c = tuneHeapForBackup();
     c.release();
     expect(() => c.check()).not.toThrow();
   });
