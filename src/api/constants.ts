@@ -101,6 +101,8 @@ export const Annotations = {
   VolumeGroupSnapshotClassBackupPrefix: 'velero.io/csi-volumegroupsnapshot-class_',
   /** On a Backup: `velero.io/csi-volumesnapshot-class_<driver>`. */
   VolumeSnapshotClassBackupPrefix: 'velero.io/csi-volumesnapshot-class_',
+  /** On a PVC: the VolumeSnapshotClass to snapshot it with (Velero's key; same text as the class selector label). */
+  VolumeSnapshotClassPVC: 'velero.io/csi-volumesnapshot-class',
   /** Backup exec hooks on Pods (`pre.` / `post.`; un-prefixed legacy form means pre). */
   PreBackupHookContainer: 'pre.hook.backup.velero.io/container',
   PreBackupHookCommand: 'pre.hook.backup.velero.io/command',

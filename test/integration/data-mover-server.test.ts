@@ -77,8 +77,8 @@ function applyList(items: object[]): Promise<unknown> {
   return kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items }) });
 }
 
-async function startBackup(name: string, namespaces: string[], spec: Partial<Backup['spec']> = {}): Promise<void> {
-  await backups().create(newBackup({ namespace: NS, name, spec: { includedNamespaces: namespaces, snapshotMoveData: true, ...spec } }));
+async function startBackup(name: string, namespaces: string[], spec: Partial<Backup['spec']> = {}, annotations?: Record<string, string>): Promise<void> {
+  await backups().create(newBackup({ namespace: NS, name, ...(annotations ? { annotations } : {}), spec: { includedNamespaces: namespaces, snapshotMoveData: true, ...spec } }));
 }
 
 async function phaseOf(name: string, phases: string[], timeoutMs = 120_000): Promise<Backup> {
@@ -259,8 +259,10 @@ describe('CSI snapshot data movement, server side', () => {
       sourceNamespace: APP,
       backupStorageLocation: 'default',
       datamover: 'velero',
-      operationTimeout: '4h0m0s',
+      // Velero's mapping: the backup's csiSnapshotTimeout (server default 10m), the node agent's wait for the snapshot.
+      operationTimeout: '10m0s',
     });
+    expect(waiting.spec?.csiSnapshotTimeout).toBe('10m0s');
 
     const vs = await volumeSnapshot(du.spec.csiSnapshot?.volumeSnapshot ?? '');
     expect(vs?.metadata.generateName).toBe('velero-data-');
@@ -364,6 +366,24 @@ describe('CSI snapshot data movement, server side', () => {
     expect(info.find((e) => e.pvcName === 'data')).toMatchObject({ result: 'failed', snapshotDataMovementInfo: { Phase: 'Failed' } });
     expect((await storedBackup(name)).status?.phase).toBe('PartiallyFailed');
     await waitFor(async () => (await volumeSnapshot(du.spec.csiSnapshot?.volumeSnapshot ?? '')) === undefined || undefined, { timeoutMs: 60_000, description: 'source VolumeSnapshot deleted' });
+  }, 180_000);
+
+  it("a Backup annotation naming a snapshot class that does not exist: the claim is not moved, with a warning in the backup's results", async () => {
+    const name = `dm-class-${RUN}`;
+    const annotation = 'velero.io/csi-volumesnapshot-class_hostpath.csi.k8s.io';
+    await startBackup(name, [APP], {}, { [annotation]: 'no-such-class' });
+    const waiting = await phaseOf(name, ['WaitingForPluginOperations', ...TERMINAL]);
+    expect(await dusOf(waiting)).toEqual([]);
+    await finishPvbs(waiting);
+    const done = await phaseOf(name, TERMINAL);
+    expect(done.status).toMatchObject({ phase: 'Completed', backupItemOperationsAttempted: 1 });
+    const why = `VolumeSnapshotClass no-such-class does not exist (named by the backup's annotation ${annotation})`;
+    const results = await getJsonGz<{ warnings: { namespaces?: Record<string, string[]> } }>(backupKey(name, '-results.gz'));
+    expect(results.warnings.namespaces?.[APP]).toContain(`PVC ${APP}/data is not moved: ${why}`);
+    const info = await getJsonGz<BackupVolumeInfo[]>(backupKey(name, '-volumeinfo.json.gz'));
+    expect(info.find((e) => e.pvcName === 'data')).toMatchObject({ skipped: true, skippedReason: `csiSnapshot: ${why};` });
+    const snapshots = JSON.parse((await kubectl(['-n', APP, 'get', 'volumesnapshot', '-o', 'json'])).stdout) as { items: VolumeSnapshotJson[] };
+    expect(snapshots.items.filter((s) => s.metadata.labels?.['velero.io/backup-uid'] === done.metadata.uid)).toEqual([]);
   }, 180_000);
 
   it('past the item operation timeout the DataUpload is canceled and the backup is PartiallyFailed', async () => {

@@ -147,6 +147,7 @@ class ItemBackupper {
     const outcome = await mover.createAll({ takenByFsBackup, log: this.log });
     for (const s of outcome.skipped) this.volumeInfo.addCsiSnapshotSkip(s.pvName, s.reason);
     for (const v of outcome.volumeInfo) this.volumeInfo.addDataMovement(v);
+    for (const w of outcome.warnings) this.warn(w.namespace, w.message);
     for (const e of outcome.errors) this.error(e.namespace, e.message);
     return outcome.dataUploads;
   }

@@ -19,7 +19,7 @@ import { listDataUploads } from './backup-cleanup.js';
 
 /** The parts of a PVC the creator reads (the backed-up item). */
 export interface PersistentVolumeClaimItem {
-  metadata: { name: string; namespace?: string; uid?: string };
+  metadata: { name: string; namespace?: string; uid?: string; annotations?: Record<string, string> };
   spec?: { volumeName?: string; storageClassName?: string };
   status?: { phase?: string };
 }
@@ -43,6 +43,8 @@ export interface DataUploadsOutcome {
   volumeInfo: BackupVolumeInfo[];
   /** Problems that make the backup PartiallyFailed, by PVC namespace. */
   errors: { namespace: string; message: string }[];
+  /** Claims not moved although an annotation asked for a snapshot class (it cannot be used), by PVC namespace. */
+  warnings: { namespace: string; message: string }[];
 }
 
 export class DataUploadCreator {
@@ -68,12 +70,13 @@ export class DataUploadCreator {
       phase: pvc.status?.phase ?? '',
       volumeName: pvc.spec?.volumeName ?? '',
       storageClassName: pvc.spec?.storageClassName ?? '',
+      annotations: pvc.metadata.annotations,
     });
   }
 
   /** Decides for every remembered PVC and creates what is needed. `takenByFsBackup` holds PVC UIDs with a PVB. */
   async createAll(opts: { takenByFsBackup: ReadonlySet<string>; log: Logger }): Promise<DataUploadsOutcome> {
-    const out: DataUploadsOutcome = { dataUploads: [], skipped: [], volumeInfo: [], errors: [] };
+    const out: DataUploadsOutcome = { dataUploads: [], skipped: [], volumeInfo: [], errors: [], warnings: [] };
     if (!this.claims.length) return out;
     const backup = this.opts.backup;
     const uid = backup.metadata.uid ?? '';
@@ -94,6 +97,7 @@ export class DataUploadCreator {
         const choice = decideDataMovement({ backup, claim, takenByFsBackup: opts.takenByFsBackup, driver, classes });
         if (!choice.move) {
           if (claim.volumeName && choice.skippedReason) out.skipped.push({ pvName: claim.volumeName, reason: choice.skippedReason });
+          if (choice.warning) out.warnings.push({ namespace: claim.namespace, message: choice.warning });
           opts.log.info({ pvc: where, reason: choice.skippedReason }, 'PVC data is not moved by snapshot data movement');
           continue;
         }
@@ -110,7 +114,10 @@ export class DataUploadCreator {
           const snapshot = await this.sourceSnapshot(claim, choice.move.snapshotClass, opts.log);
           du = await this.dus.create(dataUploadFor({ backup, claim, volumeSnapshot: snapshot, snapshotClass: choice.move.snapshotClass, driver: choice.move.driver }));
           existing.set(claim.uid, du);
-          opts.log.info({ pvc: where, dataUpload: du.metadata.name, volumeSnapshot: snapshot, snapshotClass: choice.move.snapshotClass }, 'Created DataUpload');
+          opts.log.info(
+            { pvc: where, dataUpload: du.metadata.name, volumeSnapshot: snapshot, snapshotClass: choice.move.snapshotClass, snapshotClassFrom: choice.move.classSource },
+            'Created DataUpload',
+          );
         }
         out.dataUploads.push(du);
         out.volumeInfo.push(initialDataMovementEntry({ du, pvName: claim.volumeName }));

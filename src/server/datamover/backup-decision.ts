@@ -1,10 +1,12 @@
 /**
  * Which PVCs of a backup get CSI snapshot data movement, and with which VolumeSnapshotClass (the contract of issue
  * 7): the backup asks for it (`snapshotMoveData`, `snapshotVolumes` not false), the claim is Bound, fs-backup did
- * not take it in this backup, and its driver has a snapshot class. Every "no" comes with the reason recorded in the
- * volume info (`csiSnapshot: <reason>;`). Pure functions.
+ * not take it in this backup, and its driver has a snapshot class: the one the PVC's annotation names, else the one
+ * the Backup's annotation names for the driver, else the labelled/default/only class. Every "no" comes with the
+ * reason recorded in the volume info (`csiSnapshot: <reason>;`); a class named by an annotation that cannot be used
+ * also with a warning for the backup's results. Pure functions.
  */
-import { AsyncOperationIDPrefix, Labels, labelValue, type Backup } from '../../api/index.js';
+import { Annotations, AsyncOperationIDPrefix, Labels, labelValue, type Backup } from '../../api/index.js';
 
 /** The parts of a VolumeSnapshotClass the choice reads. */
 export interface SnapshotClassLike {
@@ -29,6 +31,51 @@ export function pickSnapshotClass(classes: readonly SnapshotClassLike[], driver:
   return ofDriver.length === 1 ? ofDriver[0] : undefined;
 }
 
+/** Where the snapshot class of a moved claim came from (logged, so a user sees why a class was used). */
+export type SnapshotClassSource = 'pvc-annotation' | 'backup-annotation' | 'default';
+
+/** The Backup annotation naming the snapshot class for a driver: `velero.io/csi-volumesnapshot-class_<driver>`. */
+export function backupSnapshotClassAnnotation(driver: string): string {
+  return `${Annotations.VolumeSnapshotClassBackupPrefix}${driver.toLowerCase()}`;
+}
+
+const sameName = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+
+/** A class named by an annotation: found and of the claim's driver, or why it cannot be used. */
+function namedClass(classes: readonly SnapshotClassLike[], name: string, driver: string): { cls: SnapshotClassLike } | { problem: string } {
+  const cls = classes.find((c) => sameName(c.metadata.name, name));
+  if (!cls) return { problem: `VolumeSnapshotClass ${name} does not exist` };
+  if (!sameName(cls.driver, driver)) return { problem: `VolumeSnapshotClass ${name} is for the CSI driver ${cls.driver}, not ${driver}` };
+  return { cls };
+}
+
+export type SnapshotClassChoice =
+  | { cls: SnapshotClassLike; source: SnapshotClassSource }
+  | { problem: string; annotation: string; on: 'PVC' | 'Backup' }
+  | { none: true };
+
+/**
+ * The snapshot class for one claim, as Velero chooses it: the PVC annotation `velero.io/csi-volumesnapshot-class`,
+ * else the Backup annotation `velero.io/csi-volumesnapshot-class_<driver>`, else pickSnapshotClass. A name that does
+ * not exist or is of another driver is a problem (the claim is not moved) rather than a silent fall-back to the
+ * default class: the user asked for that class.
+ */
+export function chooseSnapshotClass(opts: { backup: Backup; claimAnnotations?: Record<string, string> | undefined; driver: string; classes: readonly SnapshotClassLike[] }): SnapshotClassChoice {
+  const onPvc = opts.claimAnnotations?.[Annotations.VolumeSnapshotClassPVC]?.trim();
+  if (onPvc) {
+    const r = namedClass(opts.classes, onPvc, opts.driver);
+    return 'cls' in r ? { cls: r.cls, source: 'pvc-annotation' } : { problem: r.problem, annotation: Annotations.VolumeSnapshotClassPVC, on: 'PVC' };
+  }
+  const key = backupSnapshotClassAnnotation(opts.driver);
+  const onBackup = opts.backup.metadata.annotations?.[key]?.trim();
+  if (onBackup) {
+    const r = namedClass(opts.classes, onBackup, opts.driver);
+    return 'cls' in r ? { cls: r.cls, source: 'backup-annotation' } : { problem: r.problem, annotation: key, on: 'Backup' };
+  }
+  const cls = pickSnapshotClass(opts.classes, opts.driver);
+  return cls ? { cls, source: 'default' } : { none: true };
+}
+
 /** What the decision knows of a PVC (read at backup time). */
 export interface ClaimForDataMovement {
   namespace: string;
@@ -37,13 +84,17 @@ export interface ClaimForDataMovement {
   phase: string;
   volumeName: string;
   storageClassName: string;
+  /** The PVC's annotations (the snapshot class override is one). */
+  annotations?: Record<string, string> | undefined;
 }
 
 export interface DataMovementChoice {
-  /** Move the claim's data: the driver and snapshot class to use. */
-  move?: { driver: string; snapshotClass: string };
+  /** Move the claim's data: the driver and snapshot class to use, and where the class came from. */
+  move?: { driver: string; snapshotClass: string; classSource: SnapshotClassSource };
   /** Not moved: the volume info reason, `csiSnapshot: ...;`. */
   skippedReason?: string;
+  /** Not moved although the user asked for it (an unusable class override): a warning for the backup's results. */
+  warning?: string;
 }
 
 export interface DecideOptions {
@@ -73,9 +124,16 @@ export function decideDataMovement(opts: DecideOptions): DataMovementChoice {
     const sc = claim.storageClassName ? `storage class ${claim.storageClassName} has no provisioner` : 'PVC has no storage class and its volume is not a CSI volume';
     return { skippedReason: reason(sc) };
   }
-  const cls = pickSnapshotClass(opts.classes, opts.driver);
-  if (!cls) return { skippedReason: reason(`no VolumeSnapshotClass for the CSI driver ${opts.driver}`) };
-  return { move: { driver: opts.driver, snapshotClass: cls.metadata.name } };
+  const choice = chooseSnapshotClass({ backup, claimAnnotations: claim.annotations, driver: opts.driver, classes: opts.classes });
+  if ('none' in choice) return { skippedReason: reason(`no VolumeSnapshotClass for the CSI driver ${opts.driver}`) };
+  if ('problem' in choice) {
+    const where = choice.on === 'PVC' ? 'the PVC' : 'the backup';
+    return {
+      skippedReason: reason(`${choice.problem} (named by ${where}'s annotation ${choice.annotation})`),
+      warning: `PVC ${claim.namespace}/${claim.name} is not moved: ${choice.problem} (named by ${where}'s annotation ${choice.annotation})`,
+    };
+  }
+  return { move: { driver: opts.driver, snapshotClass: choice.cls.metadata.name, classSource: choice.source } };
 }
 
 /**
@@ -89,6 +147,15 @@ export function dataUploadOperationId(backupUid: string, pvcUid: string): string
 /** The backup's itemOperationTimeout as a Go duration (the server fills it in; 4h when absent). */
 export function itemOperationTimeoutOf(backup: Backup): string {
   return backup.spec?.itemOperationTimeout || '4h0m0s';
+}
+
+/**
+ * The backup's csiSnapshotTimeout as a Go duration (the server fills it in; 10m when absent). As in Velero it is the
+ * DataUpload's `spec.operationTimeout`: how long the node agent waits for the snapshot to be ready. The server's own
+ * item operation timeout is tracked from the backup, never from this field.
+ */
+export function csiSnapshotTimeoutOf(backup: Backup): string {
+  return backup.spec?.csiSnapshotTimeout || '10m0s';
 }
 
 /** Whether an object was made by a backup's data movement (the VolumeSnapshots it creates carry the backup's UID). */

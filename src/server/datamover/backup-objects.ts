@@ -4,7 +4,7 @@
  * again and the node agent, describe and deletion find them by backup UID. Pure functions.
  */
 import { Labels, SnapshotType, controllerReference, labelValue, newDataUpload, type Backup, type DataUpload } from '../../api/index.js';
-import { dataUploadOperationId, itemOperationTimeoutOf, type ClaimForDataMovement } from './backup-decision.js';
+import { csiSnapshotTimeoutOf, dataUploadOperationId, type ClaimForDataMovement } from './backup-decision.js';
 
 export const VOLUME_SNAPSHOT_API_VERSION = 'snapshot.storage.k8s.io/v1';
 /** The data mover the node agent runs when a backup names none. */
@@ -65,7 +65,9 @@ export function dataUploadFor(opts: DataUploadForOptions): DataUpload {
       sourceNamespace: claim.namespace,
       backupStorageLocation: backup.spec?.storageLocation ?? '',
       datamover: backup.spec?.datamover || DEFAULT_DATA_MOVER,
-      operationTimeout: itemOperationTimeoutOf(backup),
+      // Velero's mapping: the DataUpload's operation timeout is the backup's csiSnapshotTimeout (the node agent's
+      // wait for the snapshot); the backup's itemOperationTimeout is the server's to track.
+      operationTimeout: csiSnapshotTimeoutOf(backup),
     },
   });
 }

@@ -39,7 +39,7 @@ function fsBackupOfLogs(backup: Backup): PodVolumeBackupCreator {
 }
 
 /** Moves every considered claim fs-backup did not take; remembers what it was asked. */
-function recordingMover(backup: Backup, enabled: boolean) {
+function recordingMover(backup: Backup, enabled: boolean, warnAbout?: string) {
   const considered: string[] = [];
   const taken: string[][] = [];
   const mover = {
@@ -47,9 +47,15 @@ function recordingMover(backup: Backup, enabled: boolean) {
     consider: (pvc: PersistentVolumeClaimItem) => considered.push(pvc.metadata.name),
     createAll: async (opts: { takenByFsBackup: ReadonlySet<string> }): Promise<DataUploadsOutcome> => {
       taken.push([...opts.takenByFsBackup]);
-      const out: DataUploadsOutcome = { dataUploads: [], skipped: [], volumeInfo: [], errors: [] };
+      const out: DataUploadsOutcome = { dataUploads: [], skipped: [], volumeInfo: [], errors: [], warnings: [] };
       for (const name of considered) {
         const uid = `uid-persistentvolumeclaims-app-${name}`;
+        if (name === warnAbout) {
+          const why = "VolumeSnapshotClass platinum does not exist (named by the PVC's annotation velero.io/csi-volumesnapshot-class)";
+          out.skipped.push({ pvName: `pv-${name}`, reason: `csiSnapshot: ${why};` });
+          out.warnings.push({ namespace: 'app', message: `PVC app/${name} is not moved: ${why}` });
+          continue;
+        }
         if (opts.takenByFsBackup.has(uid)) {
           out.skipped.push({ pvName: `pv-${name}`, reason: 'csiSnapshot: the volume is backed up by pod volume backup;' });
           continue;
@@ -66,7 +72,7 @@ function recordingMover(backup: Backup, enabled: boolean) {
   return { mover, considered, taken };
 }
 
-function setup(snapshotMoveData: boolean) {
+function setup(snapshotMoveData: boolean, warnAbout?: string) {
   const fs = new FilesystemObjectStore({ root: mkdtempSync(join(tmpdir(), 'cairn-run-backup-dm-')), durability: 'none' });
   const backup = newBackup({ namespace: 'velero', name: 'b1', spec: { includedNamespaces: ['app'], storageLocation: 'default', snapshotMoveData } });
   backup.metadata = { ...backup.metadata, uid: 'u1' };
@@ -82,7 +88,7 @@ function setup(snapshotMoveData: boolean) {
     status: { phase: 'Running' },
   });
   const log = createBackupLog({ backup: 'velero/b1' });
-  const { mover, considered, taken } = recordingMover(backup, snapshotMoveData);
+  const { mover, considered, taken } = recordingMover(backup, snapshotMoveData, warnAbout);
   const opts = {
     kube,
     api,
@@ -118,6 +124,16 @@ describe('runBackup with snapshot data movement', () => {
     // The DataUpload and the VolumeSnapshot are not backup items.
     const list = (await gz('b1-resource-list.json.gz')) as Record<string, string[]>;
     expect(Object.keys(list).filter((k) => /DataUpload|VolumeSnapshot/.test(k))).toEqual([]);
+  });
+
+  it("a claim not moved because its snapshot class override cannot be used: a warning in the backup's results, skipped in volume info", async () => {
+    const { opts, gz } = setup(true, 'data');
+    const outcome = await runBackup(opts);
+    expect(outcome).toMatchObject({ phase: 'WaitingForPluginOperations', itemOperations: 1, warnings: 1, errors: 0 });
+    const results = (await gz('b1-results.gz')) as { warnings?: { namespaces?: Record<string, string[]> } };
+    expect(results.warnings?.namespaces?.app).toEqual(["PVC app/data is not moved: VolumeSnapshotClass platinum does not exist (named by the PVC's annotation velero.io/csi-volumesnapshot-class)"]);
+    const info = (await gz('b1-volumeinfo.json.gz')) as { pvcName?: string; skipped: boolean; skippedReason?: string }[];
+    expect(info.find((e) => e.pvcName === 'data')).toMatchObject({ skipped: true, skippedReason: expect.stringContaining('platinum does not exist') as unknown });
   });
 
   it('a backup that does not ask for data movement never calls the mover', async () => {

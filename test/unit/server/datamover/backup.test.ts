@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { newBackup, type Backup, type DataUpload } from '../../../../src/api/index.js';
 import {
+  backupSnapshotClassAnnotation,
+  chooseSnapshotClass,
+  csiSnapshotTimeoutOf,
   dataUploadOperationId,
   decideDataMovement,
   pickSnapshotClass,
@@ -61,7 +64,7 @@ describe('which PVCs are moved', () => {
     });
 
   it('a bound claim of a driver with a snapshot class, not taken by fs-backup', () => {
-    expect(decide()).toEqual({ move: { driver: DRIVER, snapshotClass: 'csi-hostpath-snapclass' } });
+    expect(decide()).toEqual({ move: { driver: DRIVER, snapshotClass: 'csi-hostpath-snapclass', classSource: 'default' } });
   });
 
   it('every "no" has its csiSnapshot reason', () => {
@@ -75,6 +78,92 @@ describe('which PVCs are moved', () => {
 
   it('snapshotVolumes unset counts as yes', () => {
     expect(decide({ backup: backupWith({ snapshotVolumes: undefined }) }).move).toBeDefined();
+  });
+});
+
+describe('snapshot class overrides (Velero annotations)', () => {
+  const GOLD = 'gold';
+  const classes = [cls('csi-hostpath-snapclass', DRIVER, { labels: { 'velero.io/csi-volumesnapshot-class': 'true' } }), cls(GOLD), cls('silver'), cls('ebs-snap', 'ebs.csi.aws.com')];
+  const annotated = (annotations: Record<string, string>) => {
+    const b = backupWith();
+    b.metadata.annotations = annotations;
+    return b;
+  };
+  const decide = (opts: { backup?: Backup; pvcAnnotations?: Record<string, string> }) =>
+    decideDataMovement({ backup: opts.backup ?? backupWith(), claim: { ...claim, annotations: opts.pvcAnnotations }, takenByFsBackup: new Set(), driver: DRIVER, classes });
+
+  it('the Backup annotation velero.io/csi-volumesnapshot-class_<driver> beats the labelled class', () => {
+    expect(backupSnapshotClassAnnotation('Hostpath.CSI.k8s.io')).toBe('velero.io/csi-volumesnapshot-class_hostpath.csi.k8s.io');
+    const backup = annotated({ [backupSnapshotClassAnnotation(DRIVER)]: GOLD, 'velero.io/csi-volumesnapshot-class_ebs.csi.aws.com': 'ebs-snap' });
+    expect(decide({ backup })).toEqual({ move: { driver: DRIVER, snapshotClass: GOLD, classSource: 'backup-annotation' } });
+  });
+
+  it('the PVC annotation velero.io/csi-volumesnapshot-class beats the Backup annotation', () => {
+    const backup = annotated({ [backupSnapshotClassAnnotation(DRIVER)]: GOLD });
+    expect(decide({ backup, pvcAnnotations: { 'velero.io/csi-volumesnapshot-class': 'silver' } })).toEqual({
+      move: { driver: DRIVER, snapshotClass: 'silver', classSource: 'pvc-annotation' },
+    });
+  });
+
+  it('an annotation for another driver, or none, leaves the labelled/default choice', () => {
+    expect(decide({ backup: annotated({ 'velero.io/csi-volumesnapshot-class_ebs.csi.aws.com': 'ebs-snap' }) }).move).toEqual({
+      driver: DRIVER,
+      snapshotClass: 'csi-hostpath-snapclass',
+      classSource: 'default',
+    });
+    expect(chooseSnapshotClass({ backup: backupWith(), driver: 'other.csi', classes })).toEqual({ none: true });
+  });
+
+  it('names are matched without regard to case, as Velero does', () => {
+    expect(decide({ pvcAnnotations: { 'velero.io/csi-volumesnapshot-class': 'Gold' } }).move?.snapshotClass).toBe(GOLD);
+  });
+
+  it('a PVC annotation naming a class that does not exist: not moved, the reason in volume info and a warning', () => {
+    expect(decide({ pvcAnnotations: { 'velero.io/csi-volumesnapshot-class': 'platinum' } })).toEqual({
+      skippedReason: "csiSnapshot: VolumeSnapshotClass platinum does not exist (named by the PVC's annotation velero.io/csi-volumesnapshot-class);",
+      warning: "PVC shop/data is not moved: VolumeSnapshotClass platinum does not exist (named by the PVC's annotation velero.io/csi-volumesnapshot-class)",
+    });
+  });
+
+  it("a Backup annotation naming another driver's class: not moved, with a warning (no silent fall-back)", () => {
+    const backup = annotated({ [backupSnapshotClassAnnotation(DRIVER)]: 'ebs-snap' });
+    expect(decide({ backup })).toEqual({
+      skippedReason:
+        "csiSnapshot: VolumeSnapshotClass ebs-snap is for the CSI driver ebs.csi.aws.com, not hostpath.csi.k8s.io (named by the backup's annotation velero.io/csi-volumesnapshot-class_hostpath.csi.k8s.io);",
+      warning:
+        "PVC shop/data is not moved: VolumeSnapshotClass ebs-snap is for the CSI driver ebs.csi.aws.com, not hostpath.csi.k8s.io (named by the backup's annotation velero.io/csi-volumesnapshot-class_hostpath.csi.k8s.io)",
+    });
+  });
+
+  it('the other reasons still come first (a claim fs-backup took is not warned about)', () => {
+    const d = decideDataMovement({
+      backup: backupWith(),
+      claim: { ...claim, annotations: { 'velero.io/csi-volumesnapshot-class': 'platinum' } },
+      takenByFsBackup: new Set([PVC_UID]),
+      driver: DRIVER,
+      classes,
+    });
+    expect(d).toEqual({ skippedReason: 'csiSnapshot: the volume is backed up by pod volume backup;' });
+  });
+});
+
+describe('csiSnapshotTimeout', () => {
+  it("is the DataUpload's operationTimeout, as in Velero (10m when the backup has none); itemOperationTimeout is not", () => {
+    const du = (spec: Backup['spec']) => dataUploadFor({ backup: backupWith(spec), claim, volumeSnapshot: 'vs', snapshotClass: 'c', driver: DRIVER });
+    expect(du({ csiSnapshotTimeout: '2m0s', itemOperationTimeout: '1h0m0s' }).spec.operationTimeout).toBe('2m0s');
+    expect(du({ csiSnapshotTimeout: undefined }).spec.operationTimeout).toBe('10m0s');
+    expect(csiSnapshotTimeoutOf(backupWith({ csiSnapshotTimeout: '30s' }))).toBe('30s');
+  });
+
+  it("the server's item operation timeout is the backup's, whatever the DataUpload's operationTimeout says", () => {
+    const backup = backupWith({ itemOperationTimeout: '1h0m0s', csiSnapshotTimeout: '1m0s' });
+    const d = dataUploadFor({ backup, claim, volumeSnapshot: 'vs', snapshotClass: 'c', driver: DRIVER });
+    const created = Date.parse('2026-01-01T00:00:00Z');
+    const running = { ...d, metadata: { ...d.metadata, name: 'nightly-a', creationTimestamp: '2026-01-01T00:00:00Z' }, status: { phase: 'InProgress' } } as DataUpload;
+    expect(d.spec.operationTimeout).toBe('1m0s');
+    expect(itemOperationTimeoutMs(backup)).toBe(3600_000);
+    const at30m = trackDataUploads({ dataUploads: [running], timeoutMs: itemOperationTimeoutMs(backup), startedMs: created, nowMs: created + 30 * 60_000 });
+    expect(at30m).toMatchObject({ done: false, expired: [] });
   });
 });
 
@@ -113,13 +202,13 @@ describe('VolumeSnapshot and DataUpload', () => {
       sourceNamespace: 'shop',
       backupStorageLocation: 'default',
       datamover: 'velero',
-      operationTimeout: '4h0m0s',
+      operationTimeout: '10m0s',
     });
     expect(operationIdOfDataUpload(du)).toBe(opId);
   });
 
-  it('--data-mover and the item operation timeout go into the DataUpload', () => {
-    const du = dataUploadFor({ backup: backupWith({ datamover: 'acme', itemOperationTimeout: '30m0s' }), claim, volumeSnapshot: 'vs', snapshotClass: 'c', driver: DRIVER });
+  it('--data-mover and the CSI snapshot timeout go into the DataUpload', () => {
+    const du = dataUploadFor({ backup: backupWith({ datamover: 'acme', csiSnapshotTimeout: '30m0s' }), claim, volumeSnapshot: 'vs', snapshotClass: 'c', driver: DRIVER });
     expect(du.spec).toMatchObject({ datamover: 'acme', operationTimeout: '30m0s' });
   });
 });
