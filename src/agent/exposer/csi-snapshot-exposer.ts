@@ -1,7 +1,8 @@
 /**
  * The CSI snapshot exposer (backup side of snapshot data movement, the issue-7 contract). For a DataUpload it makes,
  * in order and each step idempotently, so an expose interrupted anywhere resumes from what exists:
- *   1. waits (the caller retries within the prepare timeout) for the source VolumeSnapshot to be ready to use;
+ *   1. waits (the caller retries within the prepare timeout) for the source VolumeSnapshot to be ready to use, at
+ *      most the DataUpload's operationTimeout (the backup's csiSnapshotTimeout) from its acceptance, as Velero does;
  *   2. a pre-provisioned VolumeSnapshotContent with the source's snapshot handle and deletionPolicy Retain;
  *   3. a VolumeSnapshot in the install namespace bound to it;
  *   4. the backup PVC (name = DU name) restored from that VolumeSnapshot;
@@ -26,6 +27,7 @@ import {
   backupVolumeSnapshotContent,
   isOwnedBy,
   snapshotReadiness,
+  snapshotWaitTimedOut,
   sourceSnapshotOf,
   type ExposeOwner,
 } from './snapshot-objects.js';
@@ -41,6 +43,8 @@ export interface DataMoverExposerOptions {
   resourceTimeoutMs: number;
   logLevel: string;
   logger: Logger;
+  /** The clock (tests); the snapshot-ready wait is measured with it. */
+  now?: () => Date;
 }
 
 /** The exposer of one data-mover kind, as the data-path controller uses it. */
@@ -83,6 +87,7 @@ export function sourcePvcFromSnapshot(du: DataUpload, snap: { restoreSize?: stri
 export function createCsiSnapshotExposer(opts: DataMoverExposerOptions, api: SnapshotApi = snapshotApi(opts.kube)): DataMoverExposer<DataUpload> {
   const { kube, namespace } = opts;
   const log = opts.logger.child({ exposer: 'csi-snapshot' });
+  const now = opts.now ?? (() => new Date());
 
   /** Steps 1-3: the install-namespace VolumeSnapshot bound to a Retain copy of the source's content. */
   async function exposeSnapshot(du: DataUpload, owner: ExposeOwner): Promise<ExposeProgress & { restoreSize?: string; sourceVolumeMode?: string }> {
@@ -93,7 +98,11 @@ export function createCsiSnapshotExposer(opts: DataMoverExposerOptions, api: Sna
     if (!vs) throw new Error(`volume snapshot ${sourceRef} not found`);
     const readiness = snapshotReadiness(vs);
     if ('failed' in readiness) throw new Error(readiness.failed);
-    if (!readiness.ready) return { ready: false, why: readiness.why };
+    if (!readiness.ready) {
+      const timedOut = snapshotWaitTimedOut({ snapshot: sourceRef, operationTimeout: du.spec.operationTimeout, acceptedTimestamp: du.status?.acceptedTimestamp ?? undefined, now: now() });
+      if (timedOut) throw new Error(timedOut);
+      return { ready: false, why: readiness.why };
+    }
     const vsc = await api.getContent(readiness.content);
     if (!vsc) throw new Error(`volume snapshot content ${readiness.content} of ${sourceRef} not found`);
     const source = sourceSnapshotOf(vs, vsc);

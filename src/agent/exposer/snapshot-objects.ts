@@ -11,6 +11,7 @@ import type { V1OwnerReference, V1PersistentVolumeClaim } from '@kubernetes/clie
 import { Type, type Static } from '@sinclair/typebox';
 import { Labels } from '../../api/constants.js';
 import { parseWith } from '../../api/validation.js';
+import { formatDuration, isGoDuration, parseDuration } from '../../api/duration.js';
 
 export const SNAPSHOT_GROUP = 'snapshot.storage.k8s.io';
 export const SNAPSHOT_VERSION = 'v1';
@@ -89,6 +90,20 @@ export function snapshotReadiness(vs: VolumeSnapshotView): SnapshotReadiness {
   const content = vs.status.boundVolumeSnapshotContentName;
   if (!content) return { ready: false, why: `volume snapshot ${name} is not bound to a content yet` };
   return { ready: true, content };
+}
+
+/**
+ * Whether the wait for the source snapshot to be ready is over: the DataUpload's `spec.operationTimeout` (the
+ * backup's csiSnapshotTimeout, as in Velero) counted from its acceptance, when the expose starts. Undefined while
+ * time is left, or when either is missing or unreadable (the prepare timeout alone then bounds the wait); otherwise
+ * the DataUpload's failure reason, worded like Velero's.
+ */
+export function snapshotWaitTimedOut(opts: { snapshot: string; operationTimeout?: string | undefined; acceptedTimestamp?: string | undefined; now: Date }): string | undefined {
+  if (!opts.operationTimeout || !isGoDuration(opts.operationTimeout)) return undefined;
+  const timeoutMs = parseDuration(opts.operationTimeout);
+  const accepted = Date.parse(opts.acceptedTimestamp ?? '');
+  if (!(timeoutMs > 0) || !Number.isFinite(accepted) || opts.now.getTime() - accepted < timeoutMs) return undefined;
+  return `error wait volume snapshot ready: volume snapshot ${opts.snapshot} is not ready until timeout ${formatDuration(timeoutMs)} (the backup's csiSnapshotTimeout)`;
 }
 
 /** The handle, driver and size of a ready snapshot; throws when its content has no handle. */

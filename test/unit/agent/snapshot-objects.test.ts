@@ -1,7 +1,13 @@
+import { PassThrough } from 'node:stream';
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { sourcePvcFromSnapshot } from '../../../src/agent/exposer/csi-snapshot-exposer.js';
-import { newDataUpload } from '../../../src/api/index.js';
+import type { V1Pod } from '@kubernetes/client-node';
+import { createCsiSnapshotExposer, sourcePvcFromSnapshot } from '../../../src/agent/exposer/csi-snapshot-exposer.js';
+import type { SnapshotApi } from '../../../src/agent/exposer/snapshot-api.js';
+import { parseNodeAgentConfig } from '../../../src/agent/config.js';
+import { newDataUpload, type DataUpload } from '../../../src/api/index.js';
+import { createLogger } from '../../../src/cli/logger.js';
+import type { Kube } from '../../../src/kube/client.js';
 import {
   backupContentName,
   backupPvc,
@@ -12,6 +18,7 @@ import {
   parseVolumeSnapshotContent,
   restorePvc,
   snapshotReadiness,
+  snapshotWaitTimedOut,
   sourceSnapshotOf,
   type ExposeOwner,
   type VolumeSnapshotView,
@@ -56,6 +63,73 @@ describe('the source VolumeSnapshot', () => {
   it('is validated when read', () => {
     expect(() => parseVolumeSnapshot({ metadata: {}, spec: { source: 'data' } })).toThrow(/VolumeSnapshot/);
     expect(() => parseVolumeSnapshotContent({ metadata: {}, spec: { driver: 'd' } })).toThrow(/VolumeSnapshotContent/);
+  });
+});
+
+describe("the wait for the source snapshot (the DataUpload's operationTimeout = the backup's csiSnapshotTimeout)", () => {
+  const accepted = '2026-01-01T00:00:00Z';
+  const at = (ms: number) => new Date(Date.parse(accepted) + ms);
+  const wait = (over: { operationTimeout?: string; acceptedTimestamp?: string; now: Date }) => snapshotWaitTimedOut({ snapshot: 'app/velero-data-abcde', acceptedTimestamp: accepted, ...over });
+
+  it('is over operationTimeout after the DataUpload was accepted, with a Velero-like reason', () => {
+    expect(wait({ operationTimeout: '10m0s', now: at(10 * 60_000 - 1) })).toBeUndefined();
+    expect(wait({ operationTimeout: '10m0s', now: at(10 * 60_000) })).toBe(
+      "error wait volume snapshot ready: volume snapshot app/velero-data-abcde is not ready until timeout 10m0s (the backup's csiSnapshotTimeout)",
+    );
+  });
+
+  it('without a readable timeout or acceptance time only the prepare timeout bounds it', () => {
+    expect(wait({ operationTimeout: '', now: at(86_400_000) })).toBeUndefined();
+    expect(wait({ operationTimeout: 'soon', now: at(86_400_000) })).toBeUndefined();
+    expect(wait({ operationTimeout: '0s', now: at(86_400_000) })).toBeUndefined();
+    expect(wait({ operationTimeout: '10m0s', acceptedTimestamp: '', now: at(86_400_000) })).toBeUndefined();
+  });
+});
+
+describe('the CSI snapshot exposer waiting for the source snapshot', () => {
+  const notFound = () => Promise.reject(Object.assign(new Error('not found'), { code: 404 }));
+  const kube = { server: 'fake', core: { readNamespacedPod: notFound, readNamespacedPersistentVolumeClaim: notFound } } as unknown as Kube;
+  const created: string[] = [];
+  const api: SnapshotApi = {
+    getSnapshot: () => Promise.resolve(vs({ readyToUse: false })),
+    getContent: () => Promise.resolve(undefined),
+    createSnapshot: (b) => (created.push(b.metadata.name), Promise.resolve('created')),
+    createContent: (b) => (created.push(b.metadata.name), Promise.resolve('created')),
+    deleteSnapshot: () => Promise.resolve(),
+    deleteContent: () => Promise.resolve(),
+  };
+  const upload = (operationTimeout: string): DataUpload => {
+    const d = newDataUpload({
+      namespace: 'velero',
+      name: 'b1-x7k2p',
+      spec: { snapshotType: 'CSI', csiSnapshot: { volumeSnapshot: 'velero-data-abcde', storageClass: 'sc', snapshotClass: 'c', driver: 'd' }, sourcePVC: 'data', sourceNamespace: 'app', backupStorageLocation: 'default', operationTimeout },
+    });
+    d.metadata.uid = 'du-uid';
+    d.status = { phase: 'Accepted', acceptedTimestamp: '2026-01-01T00:00:00Z' };
+    return d;
+  };
+  const exposer = (nowIso: string) =>
+    createCsiSnapshotExposer(
+      {
+        kube,
+        namespace: 'velero',
+        nodeName: 'n1',
+        nodeAgentPod: {} as V1Pod,
+        config: parseNodeAgentConfig({}),
+        resourceTimeoutMs: 600_000,
+        logLevel: 'info',
+        logger: createLogger({ level: 'fatal', destination: new PassThrough() }),
+        now: () => new Date(nowIso),
+      },
+      api,
+    );
+
+  it('waits while the snapshot is not ready within the timeout, then fails the expose with the reason', async () => {
+    await expect(exposer('2026-01-01T00:01:59Z').expose(upload('2m0s'))).resolves.toEqual({ ready: false, why: 'volume snapshot app/velero-data-abcde is not ready to use yet' });
+    await expect(exposer('2026-01-01T00:02:00Z').expose(upload('2m0s'))).rejects.toThrow(
+      "error wait volume snapshot ready: volume snapshot app/velero-data-abcde is not ready until timeout 2m0s (the backup's csiSnapshotTimeout)",
+    );
+    expect(created).toEqual([]);
   });
 });
 
