@@ -22,6 +22,8 @@ import {
 import type { Logger } from '../cli/logger.js';
 import { call, type Kube } from '../kube/client.js';
 import { waitForApiServer } from '../kube/connect-retry.js';
+import { requireResources } from '../kube/crd-presence.js';
+import { allKindDefinitions } from '../api/kinds.js';
 import { customClient } from '../kube/custom.js';
 import { startHealthServer, type HealthServer } from '../server/health.js';
 import type { Role } from '../server/lifecycle.js';
@@ -96,6 +98,8 @@ export function createNodeAgent(opts: NodeAgentOptions): Role {
     async start() {
       health = await startHealthServer({ port: opts.healthPort, ...(opts.healthHost ? { host: opts.healthHost } : {}) });
       const apiVersion = await waitForApiServer(opts.kube, { logger: log, signal: abort.signal });
+      // Every velero.io kind: a missing CRD would otherwise leave a controller retrying its list forever.
+      await requireResources(opts.kube, 'the node agent', allKindDefinitions);
       log.info({ apiServer: opts.kube.server, apiVersion, node: opts.nodeName, namespace: ns }, 'connected to the API server');
       if (!opts.podName) throw new Error('POD_NAME is not set: the node-agent needs its own pod name (downward API metadata.name)');
       const nodeAgentPod = await call(opts.kube, `get own pod ${ns}/${opts.podName}`, () => opts.kube.core.readNamespacedPod({ namespace: ns, name: opts.podName ?? '' }));

@@ -5,6 +5,8 @@
 import type { Logger } from '../cli/logger.js';
 import type { Kube } from '../kube/client.js';
 import { waitForApiServer } from '../kube/connect-retry.js';
+import { requireResources } from '../kube/crd-presence.js';
+import { allKindDefinitions } from '../api/kinds.js';
 import { startHealthServer, type HealthServer } from './health.js';
 import type { Role } from './lifecycle.js';
 import type { ServerConfig, Stoppable } from './context.js';
@@ -28,6 +30,8 @@ export function createServer(opts: ServerOptions): Role {
     async start() {
       health = await startHealthServer({ port: opts.healthPort, ...(opts.healthHost ? { host: opts.healthHost } : {}) });
       const apiVersion = await waitForApiServer(opts.kube, { logger: opts.logger, signal: abort.signal });
+      // Every velero.io kind: a missing CRD would otherwise leave a controller retrying its list forever.
+      await requireResources(opts.kube, 'the server', allKindDefinitions);
       opts.logger.info({ apiServer: opts.kube.server, apiVersion, namespace: opts.namespace }, 'connected to the API server');
       const ctx = { kube: opts.kube, namespace: opts.namespace, logger: opts.logger, version: opts.version, config: opts.config, now: () => new Date(), http: health };
       for (const c of CONTROLLERS) {

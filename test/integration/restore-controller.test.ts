@@ -214,8 +214,9 @@ describe('restore controller against the local cluster and MinIO', () => {
 
   beforeAll(async () => {
     const info = clusterInfo();
-    const missingCrds = await kubectl(['get', 'crd', 'restores.velero.io', 'backups.velero.io', 'backupstoragelocations.velero.io'], { allowFailure: true });
-    if (missingCrds.exitCode !== 0) await kubectl(['apply', '-f', 'config/crd/v1/bases']);
+    // Every cairn CRD (the backup controller also watches DataUploads): this file may be the first on a fresh cluster.
+    const missingCrds = await kubectl(['get', 'crd', 'restores.velero.io', 'backups.velero.io', 'backupstoragelocations.velero.io', 'datauploads.velero.io', 'datadownloads.velero.io'], { allowFailure: true });
+    if (missingCrds.exitCode !== 0) await kubectl(['apply', '-R', '-f', 'config/crd']);
     await kubectl(['create', 'namespace', INSTALL_NS]);
     await kubectl(['create', 'namespace', APP]);
     await kubectl(['label', 'namespace', APP, 'team=blue']);
