@@ -13,6 +13,7 @@ import type { Repository } from './repository.js';
 import { Semaphore } from '../plugins/object-store/limit.js';
 import { SealPool, type SealJob } from './seal-pool.js';
 import { defaultWorkerCount } from './cpu.js';
+import { collectYoungGarbage } from './heap-tuning.js';
 
 export interface BlobWriterOptions {
   /** Compression jobs in flight at once (thread-pool work). */
@@ -40,6 +41,8 @@ const BATCH_BYTES = 1 << 20;
 /** A compressed blob is kept only when it saves at least 3 % (as in the seal workers). */
 const KEEP_RATIO = 0.97;
 const BATCH_COUNT = 128;
+/** Bytes sealed on this thread between two minor GCs (see collectYoungGarbage). */
+const INLINE_GC_BYTES = 4 << 20;
 
 export interface BlobWriterStats {
   newBlobs: number;
@@ -85,6 +88,7 @@ export class BlobWriter {
   private readonly batches = new Set<Promise<void>>();
   private inlineZstd: ZstdContext | undefined;
   private inlineScratch: Buffer | undefined;
+  private inlineSinceGc = 0;
 
   constructor(
     private readonly repo: Repository,
@@ -215,8 +219,14 @@ export class BlobWriter {
       }
       const plain = payload;
       this.appendSealed(item.type, item.id, flags, item.rawLength, plain.length + SEAL_OVERHEAD, (buf, at) => sealBlobInto(this.repo.keys, item.id, plain, buf, at));
+      this.inlineSinceGc += plain.length;
     }
     this.pool?.giveInput(input);
+    // The cipher's output buffers are garbage at once; free them before they add up.
+    if (this.inlineSinceGc >= INLINE_GC_BYTES) {
+      this.inlineSinceGc = 0;
+      collectYoungGarbage();
+    }
   }
 
   /** Copies an already sealed blob (repack). */
@@ -294,11 +304,13 @@ export class BlobWriter {
         this.uploads.delete(task);
         // Pack buffers are reused: allocating and freeing megabytes per pack makes malloc keep ever more of them (RSS
         // grows over a long backup of many small files), and a dropped buffer stays allocated until the next full
-        // GC. Keeping every returned one costs no peak memory: at most one filling plus maxUploads uploading ever
-        // exist, and the pool only holds those that are idle.
+        // GC. Keeping every returned one costs no peak memory: the pool never holds more buffers than were in use at
+        // once (one filling, those uploading, and sealed batches may close one more pack than maxUploads allows).
         const pool = packer.type === BlobType.Tree ? this.treeBuffers : this.buffers;
         const size = packer.type === BlobType.Tree ? TREE_BUFFER_SIZE : this.bufferSize;
-        if (bytes && bytes.buffer.byteLength === size && bytes.byteOffset === 0 && pool.length <= this.maxUploads) pool.push(Buffer.from(bytes.buffer, 0, size));
+        if (bytes && bytes.buffer.byteLength === size && bytes.byteOffset === 0) pool.push(Buffer.from(bytes.buffer, 0, size));
+        // A one-off (a blob larger than a pack) is freed now, not at a GC that may come late (heap-tuning.ts).
+        else if (bytes && bytes.byteOffset === 0 && bytes.buffer.byteLength > size && !(bytes.buffer instanceof SharedArrayBuffer)) bytes.buffer.transfer(0);
       });
     this.uploads.add(task);
   }

@@ -21,6 +21,10 @@ const next = new Function('t', workerData.cutSource)(t);
 const hasher = Blake3Hasher.newKeyed(Buffer.from(workerData.idKey));
 const free = [];
 for (let i = 0; i < workerData.segments; i++) free.push(new ArrayBuffer(workerData.segmentSize));
+// One one-off segment is kept for the next long run without a cut; others are freed at once when they come back
+// (ArrayBuffer transfer(0) releases the memory now, where a dropped buffer waits for a GC that this isolate, which
+// allocates almost nothing, rarely runs: 10 MiB each).
+let spareLarge = null;
 let carry = null;
 let job = null;
 function fail(err) {
@@ -34,7 +38,8 @@ function pump() {
     // gets a one-off segment big enough for the largest chunk; it is dropped when it comes back.
     if (job.carried > 0 && ab.byteLength - job.carried < workerData.segmentRead) {
       free.push(ab);
-      ab = new ArrayBuffer(t.max + workerData.segmentRead);
+      ab = spareLarge ?? new ArrayBuffer(t.max + workerData.segmentRead);
+      spareLarge = null;
     }
     const buf = Buffer.from(ab);
     let end = 0;
@@ -46,7 +51,7 @@ function pump() {
         end += n;
         job.pos += n;
       }
-    } catch (err) { if (ab.byteLength === workerData.segmentSize) free.push(ab); fail(err); return; }
+    } catch (err) { if (ab.byteLength === workerData.segmentSize) free.push(ab); else spareLarge = ab; fail(err); return; }
     const cuts = [];
     const ids = [];
     let start = 0;
@@ -72,7 +77,11 @@ function pump() {
   }
 }
 parentPort.on('message', (msg) => {
-  if (msg.give) { if (msg.give.byteLength === workerData.segmentSize) free.push(msg.give); }
+  if (msg.give) {
+    if (msg.give.byteLength === workerData.segmentSize) free.push(msg.give);
+    else if (!spareLarge) spareLarge = msg.give;
+    else msg.give.transfer(0);
+  }
   else if (msg.file) job = { gen: msg.gen, fd: msg.fd, pos: msg.pos, eof: false, carried: 0 };
   else if (msg.cancel) { if (job && job.gen === msg.cancel) job = null; parentPort.postMessage({ gen: msg.cancel, cancelled: true }); }
   pump();

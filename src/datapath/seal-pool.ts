@@ -202,9 +202,12 @@ export class SealPool {
           release: () => {
             if (released) return;
             released = true;
-            // Only standard-size slabs are kept; one-offs for large chunks are left to the GC.
+            // Only standard-size slabs are kept; one-offs for large chunks (a few MiB each) are freed now rather than
+            // at a GC, which with external memory weighed in V8's global limit (heap-tuning.ts) comes late.
             if (msg.input.byteLength === this.slabSize) this.freeInputs.push(msg.input);
+            else msg.input.transfer(0);
             if (msg.output.byteLength === this.outputSize) this.freeOutputs.push(msg.output);
+            else msg.output.transfer(0);
           },
         });
       });
