@@ -17,6 +17,8 @@ export const SMALL_FILE_MAX = 1 << 20;
 const SLAB_BYTES = 4 << 20;
 const BATCH_BYTES = 1 << 20;
 const BATCH_FILES = 128;
+/** A batch with at least this many files is sent off when the next file is in another directory. */
+const DIR_CUT_FILES = 32;
 /** Bytes in the slab per blob besides its sealed bytes: the 32-byte ID. */
 const ID_BYTES = 32;
 
@@ -50,6 +52,8 @@ interface Batch {
   used: number;
   jobs: SmallFileJob[];
   infos: FileInfo[];
+  /** Directories the batch writes into, in order. */
+  dirs: string[];
   bytes: number;
   done: Promise<void>;
   resolve: () => void;
@@ -87,6 +91,10 @@ export class SmallFileRestorer {
   async add(e: TreeEntry, dirAbs: string, rel: string): Promise<{ batch: Promise<void> } | undefined> {
     const parts: number[] = [];
     const infos: { id: string; pack: string }[] = [];
+    // A batch of a fair size ends where a directory does, so that batches of different directories can go to
+    // different workers (see OpenPool.restoreFiles); small directories still share batches.
+    const open = this.current;
+    if (open && open.jobs.length >= DIR_CUT_FILES && open.dirs[open.dirs.length - 1] !== dirAbs) this.dispatch();
     let batch: Batch;
     if (e.in !== undefined) {
       const data = Buffer.from(e.in, 'base64');
@@ -140,6 +148,7 @@ export class SmallFileRestorer {
       parts,
     });
     batch.infos.push({ rel, blobs: infos });
+    if (batch.dirs[batch.dirs.length - 1] !== dirAbs) batch.dirs.push(dirAbs);
     const done = batch.done;
     if (batch.jobs.length >= BATCH_FILES || batch.bytes >= BATCH_BYTES) this.dispatch();
     return { batch: done };
@@ -154,7 +163,7 @@ export class SmallFileRestorer {
     const done = new Promise<void>((r) => (resolve = r));
     const size = Math.max(SLAB_BYTES, need);
     const buffer = (size === SLAB_BYTES ? this.freeSlabs.pop() : undefined) ?? new ArrayBuffer(size);
-    this.current = { slab: Buffer.from(buffer), used: 0, jobs: [], infos: [], bytes: 0, done, resolve };
+    this.current = { slab: Buffer.from(buffer), used: 0, jobs: [], infos: [], dirs: [], bytes: 0, done, resolve };
     return this.current;
   }
 
@@ -169,7 +178,7 @@ export class SmallFileRestorer {
       return;
     }
     const task = this.options.pool
-      .restoreFiles(batch.slab.buffer as ArrayBuffer, batch.jobs)
+      .restoreFiles(batch.slab.buffer as ArrayBuffer, batch.jobs, batch.dirs)
       .then(({ results, slab }) => {
         if (slab.byteLength === SLAB_BYTES) this.freeSlabs.push(slab);
         this.settle(batch, results);

@@ -79,6 +79,22 @@ describe('small files restored in batches on the worker threads', () => {
     expect(r.stats.files).toBe(19);
     expect(readdirSync(join(dst, 'a')).filter((n) => n.endsWith('.cairn-restore'))).toEqual([]);
   });
+
+  it('restores one large directory and many small ones completely (batches end at directories, one worker per directory when it can)', async () => {
+    const repo = await newRepo();
+    const src = tempDir('small-src4');
+    mkdirSync(join(src, 'big'));
+    for (let f = 0; f < 700; f++) writeFileSync(join(src, 'big', `f${f}`), `big ${f}\n`.repeat(f % 40));
+    for (let d = 0; d < 30; d++) {
+      mkdirSync(join(src, `s${d}`));
+      for (let f = 0; f < 1 + (d % 45); f++) writeFileSync(join(src, `s${d}`, `f${f}`), `small ${d}/${f}\n`.repeat(20));
+    }
+    const { snapshotId } = await backup({ source: src, repository: repo });
+    const dst = tempDir('small-dst4');
+    const r = await restore({ repository: repo, snapshotId, target: dst, workers: 2 });
+    expect(r.errors).toEqual([]);
+    expect(describeTree(dst)).toEqual(describeTree(src));
+  });
 });
 
 describe('cancelling a restore of many small files', () => {
