@@ -111,8 +111,12 @@ export interface HeldLock {
 }
 
 export const LOCK_STALE_MS = 30 * 60_000;
-/** Read windows kept by a restore (see useReadWindows). */
-const MAX_WINDOWS = 4;
+/**
+ * Read windows kept by a restore (see useReadWindows). A restore reads from up to 8 large files and the small-file
+ * walk at once, each at its own place in the packs: with 4 windows they evicted each other and a mixed restore read
+ * 2.06x the bytes it wrote (on S3, twice the transfer); with 16 windows of 4 MiB, 1.25x.
+ */
+const MAX_WINDOWS = 16;
 const LOCK_REFRESH_MS = 5 * 60_000;
 
 export class Repository {

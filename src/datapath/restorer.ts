@@ -96,7 +96,8 @@ export async function restore(options: RestoreOptions): Promise<RestoreResult> {
     await repo.loadIndex();
     // The main thread only walks listings and reads packs here, so every core gets a worker.
     repo.useWorkers(options.workers ?? usableCpus());
-    repo.useReadWindows(8 << 20);
+    // 16 windows of 4 MiB (see MAX_WINDOWS in repository.ts): more, smaller windows than 4 of 8 MiB re-read less.
+    repo.useReadWindows(4 << 20);
     const snap = await repo.findSnapshot(options.snapshotId);
     const run = new RestoreRun(repo, options, options.path ? 0 : snap.summary.bytes, options.path ? 0 : snap.summary.files);
     const target = resolve(options.target);
