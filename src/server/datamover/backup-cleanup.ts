@@ -9,7 +9,7 @@ import type { Logger } from '../../cli/logger.js';
 import type { Kube } from '../../kube/client.js';
 import { customClient } from '../../kube/custom.js';
 import { isNotFound } from '../../kube/errors.js';
-import { VolumeRepositoryError, openRepositoryForVolume } from '../../agent/microservice/repository.js';
+import { deleteRepositorySnapshots, type SnapshotRef } from '../repository/delete-snapshots.js';
 import type { BackupStore } from '../storage/backup-store.js';
 import type { BackupVolumeInfo } from '../volume-info.js';
 import { isDataUploadTerminal } from './backup-tracking.js';
@@ -96,10 +96,7 @@ export async function deleteBackupVolumeSnapshots(opts: { kube: Kube; backupUid:
   return n;
 }
 
-export interface MovedSnapshotRef {
-  volumeNamespace: string;
-  snapshotID: string;
-}
+export type MovedSnapshotRef = SnapshotRef;
 
 /** The distinct moved snapshots of a backup: from its DataUploads and from its stored volume info. */
 export function movedSnapshotsOf(dus: readonly DataUpload[], volumeInfo: readonly BackupVolumeInfo[]): MovedSnapshotRef[] {
@@ -133,32 +130,16 @@ export async function deleteMovedSnapshots(opts: DeleteMovedSnapshotsOptions): P
       errors.push(`error reading the volume info of backup ${name}: ${(err as Error).message}`);
     }
   }
-  const byNamespace = new Map<string, string[]>();
-  for (const s of movedSnapshotsOf(inCluster, stored)) byNamespace.set(s.volumeNamespace, [...(byNamespace.get(s.volumeNamespace) ?? []), s.snapshotID]);
-  const bsl = opts.backup.spec.storageLocation ?? '';
-  let deleted = 0;
-  for (const [volumeNamespace, ids] of byNamespace) {
-    let repository;
-    try {
-      repository = (await openRepositoryForVolume({ kube: opts.kube, namespace: opts.namespace, bslName: bsl, volumeNamespace })).repository;
-    } catch (err) {
-      if (err instanceof VolumeRepositoryError && /no repository/.test(err.message)) {
-        opts.log.info({ backup: name, volumeNamespace }, 'no backup repository for the namespace; its moved snapshots are already gone');
-        continue;
-      }
-      errors.push(`error opening the backup repository of namespace ${volumeNamespace}: ${(err as Error).message}`);
-      continue;
-    }
-    for (const id of ids) {
-      try {
-        if (await repository.deleteSnapshot(id)) deleted++;
-        opts.log.info({ backup: name, volumeNamespace, snapshotID: id }, 'moved volume snapshot deleted');
-      } catch (err) {
-        errors.push(`error deleting moved volume snapshot ${id} of namespace ${volumeNamespace}: ${(err as Error).message}`);
-      }
-    }
-  }
-  return { deleted, errors };
+  const removed = await deleteRepositorySnapshots({
+    kube: opts.kube,
+    namespace: opts.namespace,
+    backupName: name,
+    bslName: opts.backup.spec.storageLocation ?? '',
+    snapshots: movedSnapshotsOf(inCluster, stored),
+    what: 'moved volume',
+    log: opts.log,
+  });
+  return { deleted: removed.deleted, errors: [...errors, ...removed.errors] };
 }
 
 /** Deletes the DataUpload objects of a backup (after its moved snapshots are gone). */

@@ -8,13 +8,10 @@ import { Kinds, Labels, parsePodVolumeBackup, type Backup, type PodVolumeBackup 
 import type { Logger } from '../../cli/logger.js';
 import type { Kube } from '../../kube/client.js';
 import { customClient } from '../../kube/custom.js';
-import { VolumeRepositoryError, openRepositoryForVolume } from '../../agent/microservice/repository.js';
+import { deleteRepositorySnapshots, type SnapshotRef } from '../repository/delete-snapshots.js';
 import type { BackupStore } from '../storage/backup-store.js';
 
-export interface SnapshotRef {
-  volumeNamespace: string;
-  snapshotID: string;
-}
+export type { SnapshotRef };
 
 /** The distinct snapshots of a backup's PVBs, by pod namespace (PVBs without a snapshot, e.g. empty volumes, have none). */
 export function snapshotsOf(pvbs: readonly PodVolumeBackup[]): SnapshotRef[] {
@@ -54,33 +51,16 @@ export async function deletePodVolumeSnapshots(opts: DeletePodVolumeSnapshotsOpt
       errors.push(`error reading the pod volume backups of backup ${name}: ${(err as Error).message}`);
     }
   }
-  const bsl = opts.backup.spec.storageLocation ?? '';
-  const byNamespace = new Map<string, string[]>();
-  for (const s of snapshotsOf([...inCluster, ...stored])) byNamespace.set(s.volumeNamespace, [...(byNamespace.get(s.volumeNamespace) ?? []), s.snapshotID]);
-
-  let deleted = 0;
-  for (const [volumeNamespace, ids] of byNamespace) {
-    let repository;
-    try {
-      repository = (await openRepositoryForVolume({ kube: opts.kube, namespace: opts.namespace, bslName: bsl, volumeNamespace })).repository;
-    } catch (err) {
-      if (err instanceof VolumeRepositoryError && /no repository/.test(err.message)) {
-        opts.log.info({ backup: name, volumeNamespace }, 'no backup repository for the namespace; its snapshots are already gone');
-        continue;
-      }
-      errors.push(`error opening the backup repository of namespace ${volumeNamespace}: ${(err as Error).message}`);
-      continue;
-    }
-    for (const id of ids) {
-      try {
-        if (await repository.deleteSnapshot(id)) deleted++;
-        opts.log.info({ backup: name, volumeNamespace, snapshotID: id }, 'pod volume snapshot deleted');
-      } catch (err) {
-        errors.push(`error deleting pod volume snapshot ${id} of namespace ${volumeNamespace}: ${(err as Error).message}`);
-      }
-    }
-  }
-  return { deleted, errors };
+  const removed = await deleteRepositorySnapshots({
+    kube: opts.kube,
+    namespace: opts.namespace,
+    backupName: name,
+    bslName: opts.backup.spec.storageLocation ?? '',
+    snapshots: snapshotsOf([...inCluster, ...stored]),
+    what: 'pod volume',
+    log: opts.log,
+  });
+  return { deleted: removed.deleted, errors: [...errors, ...removed.errors] };
 }
 
 /** Deletes the PodVolumeBackup objects of a backup (after its snapshots are gone). */
