@@ -2,7 +2,7 @@
 // <dir>/<name>/ and its record in <dir>/<name>.state.json (outside the tree, so no tool ever backs it up).
 // A copy whose recipe hash matches is reused; the "5 % changed" step is applied and undone in place.
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { RECIPE_VERSION, type Dataset, type GeneratedFile } from './datasets.js';
 
@@ -106,7 +106,10 @@ export function prepareDataset({ dataset, scratchDir, corpusSha256, log }: Prepa
       state = { ...state, state: 'base' };
       writeFileSync(statePath, JSON.stringify(state));
     }
-    log(`dataset ${dataset.name}: reusing ${root} (recipe ${hash})`);
+    log(`dataset ${dataset.name}: reusing ${root} (recipe ${hash}); reading it once into the page cache`);
+    // A freshly generated dataset is in the page cache; a reused one may not be, and then the first tool measured
+    // would be the only one reading from disk (a cold first backup measured 199 MB/s, warm ones 400+).
+    readEveryFile(root);
   } else {
     log(`dataset ${dataset.name}: generating into ${root} (recipe ${hash}) ...`);
     rmSync(statePath, { force: true });
@@ -118,6 +121,23 @@ export function prepareDataset({ dataset, scratchDir, corpusSha256, log }: Prepa
     log(`dataset ${dataset.name}: ${base.files} files, ${(base.bytes / 1e6).toFixed(1)} MB in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   }
   return { dataset, root, recipeHash: hash, base: state.base, modified: modifiedTotals(dataset, state.base) };
+}
+
+const warmBuffer = Buffer.allocUnsafe(1 << 20);
+
+function readEveryFile(dir: string): void {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) readEveryFile(path);
+    else if (entry.isFile()) {
+      const fd = openSync(path, 'r');
+      try {
+        while (readSync(fd, warmBuffer, 0, warmBuffer.length, null) > 0);
+      } finally {
+        closeSync(fd);
+      }
+    }
+  }
 }
 
 function setState(scratchDir: string, stored: StoredDataset, state: StateFile['state']): void {
