@@ -11,10 +11,16 @@ import { acquireRunLock } from './datapath/run-lock.js';
 import { loadCorpus } from './datapath/corpus.js';
 import { makeDataset, type DatasetName } from './datapath/datasets.js';
 import { prepareDataset, type StoredDataset } from './datapath/dataset-store.js';
+import {
+  cleanLeftoverFilesystems,
+  freshFilesystemDescription,
+  freshFilesystemsUnavailable,
+  probeFreshFilesystems,
+} from './datapath/fresh-fs.js';
 import { findMinioBinary, startMinio, type MinioServer } from './datapath/minio.js';
 import { renderReport, renderTargetChecks, targetChecks } from './datapath/report.js';
 import type { BenchRun, DatasetInfo, ScenarioResult, ToolDescription } from './datapath/results.js';
-import { runScenario } from './datapath/scenario.js';
+import { runScenario, type ScenarioOptions } from './datapath/scenario.js';
 import { cairnTool } from './datapath/tools/cairn.js';
 import { kopiaTool } from './datapath/tools/kopia.js';
 import { resticTool } from './datapath/tools/restic.js';
@@ -43,6 +49,47 @@ function buildCairnIfNeeded(force: boolean): void {
   }
   log('building cairn (npm run build) ...');
   execFileSync('npm', ['run', '--silent', 'build'], { cwd: projectRoot, stdio: ['ignore', 'ignore', 'inherit'] });
+}
+
+/**
+ * Decides what restores go into and says so in the notes: a fresh filesystem each time (fresh-fs.ts) unless
+ * --no-fresh-fs was given or one cannot be made here. Unmounts and deletes what an interrupted run left first.
+ */
+function setUpRestoreTargets(args: BenchArgs, notes: string[]): ScenarioOptions['freshFilesystems'] {
+  const plainDirectory =
+    'restores go into a new directory under <data-dir>/runs on the scratch filesystem, whose restore figures ' +
+    'swing by up to 2x with recent deletions (docs/datapath.md, "How a restore runs").';
+  let unavailable = freshFilesystemsUnavailable();
+  if (!unavailable) {
+    try {
+      for (const line of cleanLeftoverFilesystems(args.dataDir)) log(`fresh-fs leftover of an earlier run: ${line}`);
+    } catch (error) {
+      unavailable = `leftovers of an earlier run could not be removed: ${(error as Error).message}`;
+    }
+  }
+  if (!args.freshFs) {
+    notes.push(`--no-fresh-fs: ${plainDirectory}`);
+    return undefined;
+  }
+  if (!unavailable) {
+    const probed = probeFreshFilesystems(args.dataDir);
+    if (!probed.available) unavailable = probed.reason;
+  }
+  if (unavailable) {
+    log(`fresh filesystems not available: ${unavailable}`);
+    notes.push(`Fresh filesystems were not available (${unavailable}): ${plainDirectory}`);
+    return undefined;
+  }
+  notes.push(freshFilesystemDescription());
+  const reported = new Set<string>();
+  return {
+    onFailure: (reason) => {
+      log(`fresh filesystem failed, restoring into a directory instead: ${reason}`);
+      if (reported.has(reason)) return;
+      reported.add(reason);
+      notes.push(`A fresh filesystem could not be made for a restore (${reason}); it went into a plain directory ("into" in the results JSON).`);
+    },
+  };
 }
 
 function dropPageCache(): void {
@@ -143,6 +190,7 @@ async function runBench(args: BenchArgs): Promise<void> {
     log('deleting scratch left by an earlier run ...');
     await trash.empty();
   }
+  const freshFilesystems = setUpRestoreTargets(args, notes);
   const datasetInfos: DatasetInfo[] = [];
   const results: ScenarioResult[] = [];
   const outFile = args.out ?? join(projectRoot, 'bench', 'results', `${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
@@ -207,6 +255,7 @@ async function runBench(args: BenchArgs): Promise<void> {
               modifiedDigest,
               keepRepositories: args.keep,
               trash,
+              ...(freshFilesystems ? { freshFilesystems } : {}),
               runs: args.runs,
               ...(args.dropCaches ? { beforeTimedStep: dropPageCache } : {}),
               log,

@@ -16,6 +16,8 @@ export interface BenchArgs {
   install: boolean;
   build: boolean;
   dropCaches: boolean;
+  /** Restore into a fresh ext4 filesystem (sparse image, loop device) each time; off with --no-fresh-fs. */
+  freshFs: boolean;
   /** Only print the report of an earlier results JSON. */
   report?: string;
   help: boolean;
@@ -35,6 +37,9 @@ export const USAGE = `usage: npm run bench:datapath -- [options]
   --build          run \`npm run build\` before measuring cairn (done anyway when dist/ is missing)
   --report FILE    print the tables and target checks of an earlier results JSON, run nothing
   --drop-caches    try to drop the page cache before each first backup and each restore (root only)
+  --no-fresh-fs    restore into a plain directory under <data-dir>/runs instead of a fresh ext4 filesystem
+                   (sparse image on a loop device, made and removed around each restore; needs root, mkfs.ext4,
+                   losetup; without them the bench falls back to a directory by itself and says so in the notes)
 `;
 
 export class BenchUsageError extends Error {
@@ -65,6 +70,7 @@ export function parseBenchArgs(argv: string[]): BenchArgs {
       'no-install': { type: 'boolean', default: false },
       build: { type: 'boolean', default: false },
       'drop-caches': { type: 'boolean', default: false },
+      'no-fresh-fs': { type: 'boolean', default: false },
       report: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -85,6 +91,7 @@ export function parseBenchArgs(argv: string[]): BenchArgs {
     install: !values['no-install'],
     build: values.build,
     dropCaches: values['drop-caches'],
+    freshFs: !values['no-fresh-fs'],
     ...(values.report ? { report: resolve(values.report) } : {}),
     help: values.help,
   };

@@ -32,6 +32,8 @@ export interface RestoreFigures extends StepFigures {
   mbPerSecond: number;
   filesPerSecond: number;
   verified: boolean;
+  /** What the tool restored into: a freshly made ext4 filesystem (the default) or a directory on the scratch disk. */
+  into?: 'fresh filesystem' | 'directory';
   /** What differed, when the restored tree is not identical (bytes and permission bits) to the source. */
   verifyDetail?: string;
 }

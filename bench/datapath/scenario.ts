@@ -2,6 +2,7 @@
 // verification. The dataset is always put back to its base state afterwards, whatever happened.
 import { existsSync, lstatSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { openFreshFilesystem, type RestoreContent } from './fresh-fs.js';
 import { applyModification, modifiedTotals, undoModification, type StoredDataset } from './dataset-store.js';
 import type { Measurement } from './measure.js';
 import type { MinioServer } from './minio.js';
@@ -23,6 +24,11 @@ export interface ScenarioOptions {
   keepRepositories: boolean;
   /** Where finished restores and repositories go until the run ends. */
   trash: Trash;
+  /**
+   * Restore into a freshly made filesystem each time (see fresh-fs.ts); without it, or when making one fails (then
+   * onFailure is told why), into <workDir>/restore, which goes to the trash afterwards.
+   */
+  freshFilesystems?: { onFailure: (reason: string) => void };
   beforeTimedStep?: () => void;
   log: (line: string) => void;
 }
@@ -78,6 +84,26 @@ function directoryBytes(dir: string): number {
     total += stat.isDirectory() ? directoryBytes(path) : stat.size;
   }
   return total;
+}
+
+interface RestoreTarget {
+  dir: string;
+  kind: 'fresh filesystem' | 'directory';
+  /** Unmounts and deletes a fresh filesystem, or moves a directory to the trash. */
+  release(): void;
+}
+
+function openRestoreTarget(options: ScenarioOptions, workDir: string, content: RestoreContent): RestoreTarget {
+  if (options.freshFilesystems) {
+    try {
+      const fs = openFreshFilesystem({ scratchDir: options.scratchDir, content });
+      return { dir: fs.dir, kind: 'fresh filesystem', release: () => fs.close() };
+    } catch (error) {
+      options.freshFilesystems.onFailure((error as Error).message);
+    }
+  }
+  const dir = join(workDir, 'restore');
+  return { dir, kind: 'directory', release: () => options.trash.discard(dir) };
 }
 
 function fmtRuns(seconds: number[]): string {
@@ -149,27 +175,39 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
     log(`${label}: 5 %-changed run ${fmtRuns(result.changedRunsSeconds)}`);
     result.toolSummaries = summaries.filter((s): s is Record<string, unknown> => s !== undefined);
 
-    const target = join(workDir, 'restore');
-    options.beforeTimedStep?.();
-    const restored = await session.restore(stored.root, target);
-    const expected = options.modifiedDigest(runs);
-    const actual = existsSync(restored.restoredRoot) ? digestTree(restored.restoredRoot) : undefined;
-    const verified = actual?.sha256 === expected.sha256;
-    result.restore = {
-      ...stepFigures(restored.measurement),
-      mbPerSecond: modifiedTotals(stored.dataset, stored.base, runs).bytes / 1e6 / restored.measurement.wallSeconds,
-      filesPerSecond: stored.base.files / restored.measurement.wallSeconds,
-      verified,
-      ...(verified
-        ? {}
-        : {
-            verifyDetail: actual
-              ? (firstDifference(stored.root, restored.restoredRoot) ?? 'digest differs')
-              : `nothing restored at ${restored.restoredRoot}`,
-          }),
-    };
-    log(`${label}: restore ${restored.measurement.wallSeconds.toFixed(2)} s, ${verified ? 'verified' : `NOT VERIFIED: ${result.restore.verifyDetail}`}`);
-    options.trash.discard(target);
+    const restoredBytes = modifiedTotals(stored.dataset, stored.base, runs).bytes;
+    const target = openRestoreTarget(options, workDir, { bytes: restoredBytes, files: stored.base.files });
+    try {
+      options.beforeTimedStep?.();
+      const restored = await session.restore(stored.root, target.dir);
+      const expected = options.modifiedDigest(runs);
+      const actual = existsSync(restored.restoredRoot) ? digestTree(restored.restoredRoot) : undefined;
+      const verified = actual?.sha256 === expected.sha256;
+      result.restore = {
+        ...stepFigures(restored.measurement),
+        mbPerSecond: restoredBytes / 1e6 / restored.measurement.wallSeconds,
+        filesPerSecond: stored.base.files / restored.measurement.wallSeconds,
+        verified,
+        into: target.kind,
+        ...(verified
+          ? {}
+          : {
+              verifyDetail: actual
+                ? (firstDifference(stored.root, restored.restoredRoot) ?? 'digest differs')
+                : `nothing restored at ${restored.restoredRoot}`,
+            }),
+      };
+      log(
+        `${label}: restore ${restored.measurement.wallSeconds.toFixed(2)} s into a ${target.kind}, ` +
+          `${verified ? 'verified' : `NOT VERIFIED: ${result.restore.verifyDetail}`}`,
+      );
+    } finally {
+      try {
+        target.release();
+      } catch (error) {
+        log(`${label}: could not remove the restore target: ${(error as Error).message}`);
+      }
+    }
   } catch (error) {
     result.status = 'failed';
     result.reason = (error as Error).message;
