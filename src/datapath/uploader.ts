@@ -1,7 +1,8 @@
 /**
  * Backup: a streaming depth-first walk (one directory listing in memory per level, never the whole tree) feeding
  * read → chunk → hash → dedup → compress → seal → pack → upload (BlobWriter). Files unchanged since the parent
- * snapshot (size, mtime, ctime, inode) are reused without reading. The snapshot object is written last, so a
+ * snapshot (size, mtime, ctime, inode) are reused without reading. Large files go to the chunk worker while the walk
+ * goes on (listings still come out in name order: ordered-entries.ts). The snapshot object is written last, so a
  * failed or cancelled backup leaves no snapshot, only unreferenced packs that maintenance removes.
  */
 import { closeSync, lstatSync, openSync, read, readdirSync, readlinkSync, readSync, type BigIntStats } from 'node:fs';
@@ -14,6 +15,7 @@ import { defaultWorkerCount, usableCpus } from './cpu.js';
 import { CancelledError } from './errors.js';
 import { BlobType } from './pack.js';
 import type { Repository, SnapshotSummary } from './repository.js';
+import { OrderedEntries } from './ordered-entries.js';
 import { readTree, TreeWriter, type ContentItem, type TreeEntry } from './tree.js';
 import { tuneHeapForBackup, type HeapTuning } from './heap-tuning.js';
 
@@ -70,6 +72,10 @@ export const INLINE_MAX = 256;
 const READ_BLOCK = 1 << 20;
 /** Files from this size on are read, chunked and hashed on the chunk worker (when there are worker threads). */
 export const WORKER_CHUNK_MIN = 4 << 20;
+/** Names walked between two turns of the event loop while a large file is on the chunk worker. */
+const YIELD_EVERY = 64;
+/** Large files queued for the chunk worker at most, the one it reads included. */
+const MAX_QUEUED_LARGE_FILES = 8;
 
 class FileError extends Error {}
 
@@ -144,6 +150,10 @@ class BackupRun {
   private readonly hardlinks = new Map<string, { rel: string; item: Pick<TreeEntry, 'c' | 'in' | 's'> }>();
   private readonly progress: BackupProgress = { totalBytes: 0, doneBytes: 0, totalFiles: 0, doneFiles: 0, totalsFinal: false };
   private lastProgress = 0;
+  /** Large files queued for the chunk worker, oldest first, as promises that settle when each is done (never reject). */
+  private readonly chunkJobs: Promise<void>[] = [];
+  private stopping = false;
+  private chunkJobFailure: { error: unknown } | undefined;
   private heapTuning: HeapTuning | undefined;
 
   constructor(
@@ -163,13 +173,17 @@ class BackupRun {
     const heapTuning = tuneHeapForBackup();
     this.heapTuning = heapTuning;
     try {
-      const tree = await this.dir(this.source, '', parentTree);
+      const { listing } = await this.dir(this.source, '', parentTree);
+      const tree = await listing;
       await this.writer.flush();
       this.stats.storedBytes = this.writer.stats.storedBytes;
       await scan;
       this.reportProgress(true);
       return tree;
     } catch (err) {
+      // A large file may still be on the chunk worker, adding blobs: let it stop before the writer goes.
+      this.stopping = true;
+      await Promise.all(this.chunkJobs);
       await this.writer.abandon();
       if (this.options.signal?.aborted) throw new CancelledError();
       throw err;
@@ -201,7 +215,11 @@ class BackupRun {
     return map;
   }
 
-  private async dir(abs: string, rel: string, parentSub: string[] | undefined): Promise<string[]> {
+  /**
+   * Walks a directory. Returns once every name in it (and below) has been visited; `listing` settles with the
+   * listing's tree blob IDs once its entries are all known, which for a large file on the chunk worker can be later.
+   */
+  private async dir(abs: string, rel: string, parentSub: string[] | undefined): Promise<{ listing: Promise<string[]> }> {
     this.options.signal?.throwIfAborted();
     let names: string[];
     try {
@@ -213,13 +231,23 @@ class BackupRun {
     }
     names.sort();
     const parent = await this.parentEntries(parentSub);
-    const tw = new TreeWriter(async (data) => {
-      const id = this.repo.hasher.id(data);
-      const hex = id.toString('hex');
-      await this.writer.add(BlobType.Tree, id, hex, data);
-      return hex;
-    });
+    const entries = new OrderedEntries(
+      new TreeWriter(async (data) => {
+        const id = this.repo.hasher.id(data);
+        const hex = id.toString('hex');
+        await this.writer.add(BlobType.Tree, id, hex, data);
+        return hex;
+      }),
+    );
+    let sinceYield = 0;
     for (const name of names) {
+      if (this.chunkJobFailure) throw this.chunkJobFailure.error;
+      // The walk rarely waits on anything (sync reads; unchanged files need no I/O at all): while a large file is on
+      // the chunk worker, turn the event loop now and then so its segments are taken in and it keeps reading.
+      if (this.chunkJobs.length > 0 && ++sinceYield >= YIELD_EVERY) {
+        sinceYield = 0;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
       const childRel = rel ? `${rel}/${name}` : name;
       if (this.excluded(childRel, name)) continue;
       if (name.includes('\uFFFD')) {
@@ -237,26 +265,59 @@ class BackupRun {
       const base = { n: name, m: Number(st.mode & 0o7777n), u: Number(st.uid), g: Number(st.gid), mt: st.mtimeNs.toString() };
       const prev = parent?.get(name);
       if (st.isDirectory()) {
-        const sub = await this.dir(childAbs, childRel, prev?.t === 'd' ? prev.sub : undefined);
-        tw.add({ ...base, t: 'd', sub });
+        const { listing } = await this.dir(childAbs, childRel, prev?.t === 'd' ? prev.sub : undefined);
+        entries.addLater(listing.then((sub): TreeEntry => ({ ...base, t: 'd', sub })));
         this.stats.dirs++;
       } else if (st.isSymbolicLink()) {
         try {
-          tw.add({ ...base, t: 'l', tg: readlinkSync(childAbs) });
+          entries.add({ ...base, t: 'l', tg: readlinkSync(childAbs) });
           this.stats.files++;
         } catch (err) {
           this.report(childRel, err);
         }
       } else if (st.isFile()) {
-        const entry = await this.file(childAbs, childRel, st, base, prev);
-        if (entry) tw.add(entry);
+        if (this.goesToChunkWorker(st, base.mt, prev)) {
+          // Queued for the worker (one file at a time there); the walk goes on meanwhile.
+          const { entry } = await this.queueChunkJob(() => this.file(childAbs, childRel, st, base, prev));
+          entries.addLater(entry);
+        } else {
+          entries.add(await this.file(childAbs, childRel, st, base, prev));
+        }
       } else {
         const kind = st.isSocket() ? 'socket' : st.isFIFO() ? 'FIFO' : 'device';
         this.skipped.push({ path: childRel, reason: `${kind} not backed up` });
         this.stats.skipped++;
       }
     }
-    return tw.finish();
+    const listing = entries.finish();
+    // Failures surface where the listing is awaited (the parent's finish, or execute for the root).
+    listing.catch(() => undefined);
+    return { listing };
+  }
+
+  /** True for a file whose content the chunk worker will read (large, changed, and not hard-linked). */
+  private goesToChunkWorker(st: BigIntStats, mt: string, prev: TreeEntry | undefined): boolean {
+    return this.useChunkWorker && st.size >= BigInt(WORKER_CHUNK_MIN) && st.nlink === 1n && !unchangedSince(prev, st, mt);
+  }
+
+  /**
+   * Runs `job` once the large files queued before it are done. Waits while MAX_QUEUED_LARGE_FILES are queued, so a
+   * directory of many large files does not hold them all.
+   */
+  private async queueChunkJob(job: () => Promise<TreeEntry | undefined>): Promise<{ entry: Promise<TreeEntry | undefined> }> {
+    while (this.chunkJobs.length >= MAX_QUEUED_LARGE_FILES) await this.chunkJobs[0];
+    // After a failure elsewhere the walk has stopped: files still queued are not read.
+    const entry = (this.chunkJobs.at(-1) ?? Promise.resolve()).then(() => (this.stopping ? undefined : job()));
+    const settled = entry.then(
+      () => undefined,
+      (error: unknown) => {
+        // Also reaches the listing; noted here so the walk stops at once instead of reading on to the listing's end.
+        this.chunkJobFailure ??= { error };
+      },
+    );
+    // Jobs run one after another, so they settle in queue order.
+    this.chunkJobs.push(settled.then(() => void this.chunkJobs.shift()));
+    return { entry };
   }
 
   private async file(abs: string, rel: string, st: BigIntStats, base: Omit<TreeEntry, 't'>, prev: TreeEntry | undefined): Promise<TreeEntry | undefined> {
@@ -277,7 +338,7 @@ class BackupRun {
       this.stats.bytes += entry.s ?? 0;
       return entry;
     }
-    if (prev && prev.t === 'f' && prev.s === size && prev.mt === entry.mt && prev.ct === ct && prev.i === ino && !prev.hl) {
+    if (unchangedSince(prev, st, entry.mt)) {
       if (prev.in !== undefined) entry.in = prev.in;
       if (prev.c) entry.c = prev.c;
       this.stats.unchangedFiles++;
@@ -471,6 +532,11 @@ class BackupRun {
     }
     this.progress.totalsFinal = true;
   }
+}
+
+/** True when the parent snapshot's entry describes this very file content (size, mtime, ctime and inode match). */
+function unchangedSince(prev: TreeEntry | undefined, st: BigIntStats, mt: string): prev is TreeEntry {
+  return !!prev && prev.t === 'f' && !prev.hl && prev.s === Number(st.size) && prev.mt === mt && prev.ct === st.ctimeNs.toString() && prev.i === st.ino.toString();
 }
 
 /** "EACCES: permission denied" from a Node errno error (without the path Node appends), or the message. */

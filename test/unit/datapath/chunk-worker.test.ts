@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CancelledError } from '../../../src/datapath/errors.js';
 import { restore } from '../../../src/datapath/restorer.js';
 import { backup, WORKER_CHUNK_MIN } from '../../../src/datapath/uploader.js';
-import { cleanupTempDirs, newRepo, tempDir } from './helpers.js';
+import { cleanupTempDirs, describeTree, newRepo, tempDir } from './helpers.js';
 
 afterAll(cleanupTempDirs);
 
@@ -59,5 +59,27 @@ describe('large files on the chunk worker', () => {
     const target = tempDir('large-restore');
     await restore({ repository: repo, snapshotId: again.snapshotId, target });
     expect(readFileSync(join(target, 'zero-run.bin')).equals(readFileSync(join(src, 'zero-run.bin')))).toBe(true);
+  });
+
+  it('keep listings in name order while the walk goes on past large files into other directories', async () => {
+    // Large files queued for the worker in several directories, with small files and subdirectories after them: the
+    // walk visits those while the worker reads, and every listing must come out as a walk on one thread writes it.
+    const src = tempDir('interleaved');
+    for (const dir of ['a', 'a/b', 'c', 'c/d/e']) mkdirSync(join(src, dir), { recursive: true });
+    for (let i = 0; i < 10; i++) writeFileSync(join(src, 'a', `big${i}.bin`), randomBytes(WORKER_CHUNK_MIN + i * 4099));
+    for (let i = 0; i < 300; i++) writeFileSync(join(src, 'a/b', `s${i}.txt`), `small file ${i}\n`.repeat(1 + (i % 40)));
+    writeFileSync(join(src, 'a', 'zz-after.txt'), 'after the large files\n'.repeat(30));
+    writeFileSync(join(src, 'c/d/e', 'deep.bin'), randomBytes(WORKER_CHUNK_MIN + 1));
+    for (let i = 0; i < 200; i++) writeFileSync(join(src, 'c', `t${i}.txt`), `text ${i}\n`.repeat(2 + (i % 30)));
+    writeFileSync(join(src, 'top.bin'), randomBytes(WORKER_CHUNK_MIN * 2));
+    const repo = await newRepo();
+    const onMain = await backup({ source: src, repository: repo, parent: null, workers: 0 });
+    const onWorker = await backup({ source: src, repository: repo, parent: null, workers: 1 });
+    expect(onWorker.stats.newBytes).toBe(0);
+    expect(onWorker.stats.files).toBe(onMain.stats.files);
+    expect((await repo.findSnapshot(onWorker.snapshotId)).tree).toEqual((await repo.findSnapshot(onMain.snapshotId)).tree);
+    const target = tempDir('interleaved-restore');
+    await restore({ repository: repo, snapshotId: onWorker.snapshotId, target });
+    expect(describeTree(target)).toEqual(describeTree(src));
   });
 });

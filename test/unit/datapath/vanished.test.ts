@@ -50,4 +50,24 @@ describe('files that vanish or cannot be read', () => {
     await expect(backup({ source: src, repository: repo, failOnUnreadable: true })).rejects.toThrow('gone.txt: vanished during backup');
     failing.clear();
   });
+
+  it('a large file that cannot be read is reported too, and fails the backup when told to, leaving no snapshot', async () => {
+    const { WORKER_CHUNK_MIN } = await import('../../../src/datapath/uploader.js');
+    const repo = await newRepo();
+    const src = tempDir('src-large');
+    writeFileSync(join(src, 'a-big.bin'), Buffer.alloc(WORKER_CHUNK_MIN + 7, 1));
+    writeFileSync(join(src, 'b-locked.bin'), Buffer.alloc(WORKER_CHUNK_MIN + 9, 2));
+    writeFileSync(join(src, 'c.txt'), 'after the large files\n'.repeat(20));
+    failing.set(`open:${join(src, 'b-locked.bin')}`, 'EACCES');
+    const result = await backup({ source: src, repository: repo, workers: 1 });
+    expect(result.errors).toEqual([{ path: 'b-locked.bin', reason: 'EACCES: injected' }]);
+    const dst = tempDir('dst-large');
+    await restore({ repository: repo, snapshotId: result.snapshotId, target: dst });
+    expect(Object.keys(describeTree(dst))).toEqual(['a-big.bin', 'c.txt']);
+
+    const before = (await repo.listSnapshots()).length;
+    await expect(backup({ source: src, repository: repo, parent: null, workers: 1, failOnUnreadable: true })).rejects.toThrow('b-locked.bin: EACCES: injected');
+    expect((await repo.listSnapshots()).length).toBe(before);
+    failing.clear();
+  });
 });
