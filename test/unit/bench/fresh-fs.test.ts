@@ -11,6 +11,7 @@ import {
   MINIMUM_IMAGE_BYTES,
   mountPointsUnder,
   openFreshFilesystem,
+  probeFreshFilesystems,
   withFreshFilesystem,
 } from '../../../bench/datapath/fresh-fs.js';
 
@@ -111,6 +112,12 @@ describe('fresh restore filesystem on a loop device', () => {
       withFreshFilesystem({ scratchDir: dir, content: { bytes: 0, files: 0 } }, () => Promise.reject(new Error('restore failed'))),
     ).rejects.toThrow('restore failed');
     expect(leftovers(dir)).toEqual([]);
+  });
+
+  it('reports why when a filesystem cannot be made, so the bench can fall back to a directory', () => {
+    const probed = probeFreshFilesystems('/dev/null/cannot-be-a-dir');
+    expect(probed.available).toBe(false);
+    expect(probed.available ? '' : probed.reason).toMatch(/ENOTDIR/);
   });
 
   it('removes what an interrupted run left mounted and attached', () => {
