@@ -8,12 +8,13 @@
  * The worker is plain JavaScript evaluated from a string, like seal-pool.ts; its cut loop is chunker.ts
  * CUT_LOOP_SOURCE, the very loop the main thread runs, so both cut a file at the same places.
  */
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { blake3ModulePath } from './blake3.js';
+import { startWorker } from './worker-threads.js';
 import { CUT_LOOP_SOURCE, cutTables, type ChunkerParams } from './chunker.js';
 
 const WORKER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
+const { parentPort } = require('node:worker_threads');
 const { readSync } = require('node:fs');
 const { Blake3Hasher } = require(workerData.blakePath);
 const t = workerData.tables;
@@ -118,19 +119,15 @@ export class ChunkWorker {
 
   constructor(options: { chunker: ChunkerParams; idKey: Buffer }) {
     const tables = cutTables(options.chunker);
-    this.worker = new Worker(WORKER_SOURCE, {
-      eval: true,
-      workerData: {
-        tables,
-        cutSource: CUT_LOOP_SOURCE,
-        idKey: Uint8Array.from(options.idKey),
-        blakePath: blake3ModulePath(),
-        segments: SEGMENTS,
-        // Room for a remainder of up to two average chunks plus a read; longer remainders get a one-off segment.
-        segmentSize: Math.min(options.chunker.max, 2 * options.chunker.avg) + SEGMENT_READ,
-        segmentRead: SEGMENT_READ,
-      },
-      resourceLimits: { maxYoungGenerationSizeMb: 4 },
+    this.worker = startWorker(WORKER_SOURCE, {
+      tables,
+      cutSource: CUT_LOOP_SOURCE,
+      idKey: Uint8Array.from(options.idKey),
+      blakePath: blake3ModulePath(),
+      segments: SEGMENTS,
+      // Room for a remainder of up to two average chunks plus a read; longer remainders get a one-off segment.
+      segmentSize: Math.min(options.chunker.max, 2 * options.chunker.avg) + SEGMENT_READ,
+      segmentRead: SEGMENT_READ,
     });
     this.worker.on('message', (msg: SegmentMessage) => {
       if (msg.gen !== this.gen && msg.segment) {

@@ -5,10 +5,11 @@
  * restore round-trip tests compare the results byte for byte.
  */
 import { blake3ModulePath } from './blake3.js';
-import { Worker } from 'node:worker_threads';
+import { startWorker } from './worker-threads.js';
+import type { Worker } from 'node:worker_threads';
 
 const WORKER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
+const { parentPort } = require('node:worker_threads');
 const { createDecipheriv, createHmac, createSecretKey } = require('node:crypto');
 const zlib = require('node:zlib');
 const { Blake3Hasher } = require(workerData.blakePath);
@@ -250,11 +251,7 @@ export class OpenPool {
     this.bigSize = maxBlob > slabSize ? maxBlob + 64 * 1024 : 0;
     const blakePath = blake3ModulePath();
     for (let i = 0; i < size; i++) {
-      const w = new Worker(WORKER_SOURCE, {
-        eval: true,
-        workerData: { encKey: Uint8Array.from(keys.encryption), idKey: Uint8Array.from(keys.id), blakePath },
-        resourceLimits: { maxYoungGenerationSizeMb: 4 },
-      });
+      const w = startWorker(WORKER_SOURCE, { encKey: Uint8Array.from(keys.encryption), idKey: Uint8Array.from(keys.id), blakePath });
       w.on('message', (msg: { seq: number; sealed: ArrayBuffer; out: ArrayBuffer; length?: number; error?: string; slab?: ArrayBuffer; results?: SmallFileResult[] }) => {
         if (msg.results) {
           const f = this.pendingFiles.get(msg.seq);

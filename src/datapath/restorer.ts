@@ -31,6 +31,7 @@ import type { Repository } from './repository.js';
 import type { BlobLease } from './open-pool.js';
 import { readTree, utimeSeconds, type TreeEntry } from './tree.js';
 import { usableCpus } from './cpu.js';
+import { bootSpareWorkers } from './worker-threads.js';
 import { SmallFileRestorer } from './small-files.js';
 
 export interface RestoreProgress {
@@ -87,6 +88,14 @@ const FATAL_CODES = new Set(['ENOSPC', 'EDQUOT', 'EROFS']);
 
 /** The process umask, read once (process.umask() with no argument is the only way to read it). */
 const UMASK = process.umask();
+
+/**
+ * Boots the worker threads a restore with default settings uses, to be called before the repository is opened: their
+ * start-up then overlaps the key derivation (worker-threads.ts).
+ */
+export function bootRestoreWorkers(): void {
+  bootSpareWorkers(usableCpus());
+}
 
 export async function restore(options: RestoreOptions): Promise<RestoreResult> {
   const repo = options.repository;

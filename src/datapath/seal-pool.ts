@@ -8,11 +8,12 @@
  * the built CLI); it implements docs/repository-format.md §3.1 blob sealing exactly like crypto.ts sealBlobInto,
  * and the round-trip tests open worker-sealed blobs with crypto.ts, which keeps the two in step.
  */
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { blake3ModulePath } from './blake3.js';
+import { startWorker } from './worker-threads.js';
 
 const WORKER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
+const { parentPort } = require('node:worker_threads');
 const { createCipheriv, createHmac, createSecretKey, randomFillSync } = require('node:crypto');
 const zlib = require('node:zlib');
 // KeyObjects: Node 24 validates a Buffer key for ~10 µs per createHmac/createCipheriv, a KeyObject for ~1 µs.
@@ -169,12 +170,7 @@ export class SealPool {
     this.outputSize = options.slabSize + options.maxJobsPerBatch * OVERHEAD + 64;
     this.metaSize = options.maxJobsPerBatch * META_STRIDE;
     for (let i = 0; i < size; i++) {
-      // A small young generation makes the worker drop the temporary buffers of zstd and the cipher promptly.
-      const w = new Worker(WORKER_SOURCE, {
-        eval: true,
-        workerData: { encKey: Uint8Array.from(encKey), level: options.level ?? 3, blakePath: blake3ModulePath() },
-        resourceLimits: { maxYoungGenerationSizeMb: 4 },
-      });
+      const w = startWorker(WORKER_SOURCE, { encKey: Uint8Array.from(encKey), level: options.level ?? 3, blakePath: blake3ModulePath() });
       w.on('message', (msg: { seq: number; input: ArrayBuffer; output: ArrayBuffer; meta: ArrayBuffer; hash?: ArrayBuffer; id?: string }) => {
         if (msg.hash) {
           const h = this.pendingHashes.get(msg.seq);

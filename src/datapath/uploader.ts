@@ -18,6 +18,7 @@ import type { Repository, SnapshotSummary } from './repository.js';
 import { OrderedEntries } from './ordered-entries.js';
 import { readTree, TreeWriter, type ContentItem, type TreeEntry } from './tree.js';
 import { tuneHeapForBackup, type HeapTuning } from './heap-tuning.js';
+import { bootSpareWorkers } from './worker-threads.js';
 
 export interface BackupProgress {
   totalBytes: number;
@@ -78,6 +79,14 @@ const YIELD_EVERY = 64;
 const MAX_QUEUED_LARGE_FILES = 8;
 
 class FileError extends Error {}
+
+/**
+ * Boots the worker threads a backup with default settings uses (the seal workers and the chunk worker), to be called
+ * before the repository is opened: their start-up then overlaps the key derivation (worker-threads.ts).
+ */
+export function bootBackupWorkers(): void {
+  bootSpareWorkers(defaultWorkerCount() + 1);
+}
 
 export async function backup(options: BackupOptions): Promise<BackupResult> {
   const repo = options.repository;

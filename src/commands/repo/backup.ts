@@ -5,7 +5,7 @@ import { render } from '../../cli/output.js';
 import { UsageError } from '../../cli/errors.js';
 import { createProgress } from '../../cli/progress.js';
 import { formatBytes, interruptSignal, openRepository, repoFlags, toCliError } from '../../datapath/cli-support.js';
-import { backup, type BackupProgress } from '../../datapath/uploader.js';
+import { backup, bootBackupWorkers, type BackupProgress } from '../../datapath/uploader.js';
 
 export default class RepoBackup extends BaseCommand<typeof RepoBackup> {
   static override summary = 'Back up a directory into a repository; prints the snapshot ID.';
@@ -44,6 +44,7 @@ export default class RepoBackup extends BaseCommand<typeof RepoBackup> {
     }
     if (!isDir) throw new UsageError('DIR', `${this.args.dir} is not a directory`);
     try {
+      bootBackupWorkers();
       const repo = await openRepository(this.flags, { prefetchIndex: true });
       const parent = this.flags.parent === 'none' ? null : this.flags.parent;
       const result = await backup({

@@ -4,7 +4,7 @@ import { render } from '../../cli/output.js';
 import { OperationFailedError } from '../../cli/errors.js';
 import { createProgress } from '../../cli/progress.js';
 import { formatBytes, interruptSignal, openRepository, repoFlags, toCliError } from '../../datapath/cli-support.js';
-import { restore } from '../../datapath/restorer.js';
+import { bootRestoreWorkers, restore } from '../../datapath/restorer.js';
 
 export default class RepoRestore extends BaseCommand<typeof RepoRestore> {
   static override summary = 'Restore a snapshot (or a path inside it) into a directory.';
@@ -23,6 +23,7 @@ export default class RepoRestore extends BaseCommand<typeof RepoRestore> {
     const progress = process.stderr.isTTY ? createProgress({ label: 'restore' }) : undefined;
     let result;
     try {
+      bootRestoreWorkers();
       const repo = await openRepository(this.flags, { prefetchIndex: true });
       result = await restore({
         repository: repo,
