@@ -9,7 +9,6 @@
  * and the round-trip tests open worker-sealed blobs with crypto.ts, which keeps the two in step.
  */
 import type { Worker } from 'node:worker_threads';
-import { blake3ModulePath } from './blake3.js';
 import { startWorker } from './worker-threads.js';
 
 const WORKER_SOURCE = `
@@ -68,7 +67,6 @@ function sealInto(id, plain, out, start) {
   c.getAuthTag().copy(out, at);
   return at + 16 - start;
 }
-const { Blake3Hasher } = require(workerData.blakePath);
 // meta: per job 4 uint32 (offset, length, compress, -) then the 32-byte ID; results overwrite the uint32s.
 // Node has no encrypt-into: every cipher update() returns a fresh buffer, which dies at once but is freed only when a
 // GC runs, and this isolate's tiny heap rarely needs one, so a backup left ~50 MB of dead buffers in the workers at its
@@ -79,14 +77,6 @@ const collectGarbage = require('node:vm').runInNewContext('gc');
 const GC_EVERY = 4 << 20;
 let sinceGc = 0;
 parentPort.on('message', (msg) => {
-  if (msg.hash) {
-    // A pack's name: the unkeyed BLAKE3 of its bytes.
-    const h = new Blake3Hasher();
-    h.update(Buffer.from(msg.hash, 0, msg.length));
-    const id = h.digestBuffer();
-    parentPort.postMessage({ seq: msg.seq, hash: msg.hash, id: id.toString('hex') }, [msg.hash]);
-    return;
-  }
   const input = Buffer.from(msg.input);
   const output = Buffer.from(msg.output);
   const meta = Buffer.from(msg.meta);
@@ -155,7 +145,6 @@ export class SealPool {
   private readonly workers: Worker[] = [];
   private readonly busy: number[] = [];
   private readonly pending = new Map<number, Pending>();
-  private readonly pendingHashes = new Map<number, { resolve: (r: { id: string; buffer: ArrayBuffer }) => void; reject: (e: unknown) => void; worker: number }>();
   private readonly freeInputs: ArrayBuffer[] = [];
   private readonly freeOutputs: ArrayBuffer[] = [];
   private readonly freeMeta: ArrayBuffer[] = [];
@@ -170,16 +159,8 @@ export class SealPool {
     this.outputSize = options.slabSize + options.maxJobsPerBatch * OVERHEAD + 64;
     this.metaSize = options.maxJobsPerBatch * META_STRIDE;
     for (let i = 0; i < size; i++) {
-      const w = startWorker(WORKER_SOURCE, { encKey: Uint8Array.from(encKey), level: options.level ?? 3, blakePath: blake3ModulePath() });
-      w.on('message', (msg: { seq: number; input: ArrayBuffer; output: ArrayBuffer; meta: ArrayBuffer; hash?: ArrayBuffer; id?: string }) => {
-        if (msg.hash) {
-          const h = this.pendingHashes.get(msg.seq);
-          if (!h) return;
-          this.pendingHashes.delete(msg.seq);
-          this.busy[h.worker]!--;
-          h.resolve({ id: msg.id!, buffer: msg.hash });
-          return;
-        }
+      const w = startWorker(WORKER_SOURCE, { encKey: Uint8Array.from(encKey), level: options.level ?? 3 });
+      w.on('message', (msg: { seq: number; input: ArrayBuffer; output: ArrayBuffer; meta: ArrayBuffer }) => {
         const p = this.pending.get(msg.seq);
         if (!p) return;
         this.pending.delete(msg.seq);
@@ -217,24 +198,6 @@ export class SealPool {
     this.failure ??= err;
     for (const p of this.pending.values()) p.reject(err);
     this.pending.clear();
-    for (const p of this.pendingHashes.values()) p.reject(err);
-    this.pendingHashes.clear();
-  }
-
-  /**
-   * The BLAKE3 (hex) of buffer[0, length), computed on a worker: the whole ArrayBuffer is transferred and comes back
-   * (views of it on this thread are unusable meanwhile).
-   */
-  hash(buffer: ArrayBuffer, length: number): Promise<{ id: string; buffer: ArrayBuffer }> {
-    if (this.failure) return Promise.reject(this.failure as Error);
-    let w = 0;
-    for (let i = 1; i < this.workers.length; i++) if (this.busy[i]! < this.busy[w]!) w = i;
-    const seq = ++this.seq;
-    this.busy[w]!++;
-    return new Promise((resolve, reject) => {
-      this.pendingHashes.set(seq, { resolve, reject, worker: w });
-      this.workers[w]!.postMessage({ seq, hash: buffer, length }, [buffer]);
-    });
   }
 
   /** An input slab to fill with plaintext (reused when one is free); `atLeast` above the slab size gets a one-off. */

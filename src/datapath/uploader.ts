@@ -171,7 +171,7 @@ class BackupRun {
     private readonly options: BackupOptions,
   ) {
     const cpus = usableCpus();
-    this.writer = new BlobWriter(repo, { concurrency: options.concurrency ?? Math.max(2, cpus * 2), maxUploads: 2, ...(options.workers !== undefined ? { workers: options.workers } : {}), ...(options.signal ? { signal: options.signal } : {}) });
+    this.writer = new BlobWriter(repo, { concurrency: options.concurrency ?? Math.max(2, cpus * 2), maxUploads: 4, ...(options.workers !== undefined ? { workers: options.workers } : {}), ...(options.signal ? { signal: options.signal } : {}) });
     this.chunker = createChunker(repo.config.chunker);
     this.readBuf = Buffer.allocUnsafe(repo.config.chunker.max + READ_BLOCK);
     this.useChunkWorker = (options.workers ?? defaultWorkerCount()) > 0;
