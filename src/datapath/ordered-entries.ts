@@ -3,7 +3,7 @@
  * subdirectory that waits on one. The backup's walk goes on to the next names (and directories) meanwhile, so the
  * main thread does the small files' work while the worker does the large file's. Entries reach the listing in name
  * order all the same: each is written once every entry before it is known. Only the entries behind an unfinished one
- * are held, and there is at most one large file on the worker at a time, so what is held stays small.
+ * are held, and the walk bounds how many (uploader.ts MAX_HELD_ENTRIES).
  */
 import type { TreeEntry, TreeWriter } from './tree.js';
 
@@ -18,7 +18,11 @@ export class OrderedEntries {
   private readonly inFlight: Promise<void>[] = [];
   private failure: { error: unknown } | undefined;
 
-  constructor(private readonly listing: TreeWriter) {}
+  /** `held` counts the entries waiting behind an unknown one, over every listing that shares it. */
+  constructor(
+    private readonly held: { count: number },
+    private readonly listing: TreeWriter,
+  ) {}
 
   /** An entry known now (undefined: nothing to list, e.g. an unreadable file that was reported). */
   add(entry: TreeEntry | undefined): void {
@@ -27,12 +31,14 @@ export class OrderedEntries {
       return;
     }
     this.waiting.push({ settled: true, entry });
+    this.held.count++;
   }
 
   /** An entry known later. A rejection fails the listing: finish() throws it. */
   addLater(entry: Promise<TreeEntry | undefined>): void {
     const slot: Slot = { settled: false, entry: undefined };
     this.waiting.push(slot);
+    this.held.count++;
     this.inFlight.push(
       entry.then(
         (value) => {
@@ -51,6 +57,7 @@ export class OrderedEntries {
   private drain(): void {
     while (this.waiting.length > 0 && this.waiting[0]!.settled && !this.failure) {
       const { entry } = this.waiting.shift()!;
+      this.held.count--;
       if (entry) this.listing.add(entry);
     }
   }

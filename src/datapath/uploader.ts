@@ -77,6 +77,8 @@ export const WORKER_CHUNK_MIN = 4 << 20;
 const YIELD_EVERY = 64;
 /** Large files queued for the chunk worker at most, the one it reads included. */
 const MAX_QUEUED_LARGE_FILES = 8;
+/** Listing entries held behind large files on the worker at most (then the walk waits): ~10 MB. */
+const MAX_HELD_ENTRIES = 20_000;
 
 class FileError extends Error {}
 
@@ -162,6 +164,8 @@ class BackupRun {
   /** Large files queued for the chunk worker, oldest first, as promises that settle when each is done (never reject). */
   private readonly chunkJobs: Promise<void>[] = [];
   private stopping = false;
+  /** Entries of all listings waiting behind an entry not known yet (ordered-entries.ts). */
+  private readonly held = { count: 0 };
   private chunkJobFailure: { error: unknown } | undefined;
   private heapTuning: HeapTuning | undefined;
 
@@ -241,6 +245,7 @@ class BackupRun {
     names.sort();
     const parent = await this.parentEntries(parentSub);
     const entries = new OrderedEntries(
+      this.held,
       new TreeWriter(async (data) => {
         const id = this.repo.hasher.id(data);
         const hex = id.toString('hex');
@@ -251,6 +256,8 @@ class BackupRun {
     let sinceYield = 0;
     for (const name of names) {
       if (this.chunkJobFailure) throw this.chunkJobFailure.error;
+      // Entries held behind a large file still on the worker are bounded: past the limit, wait for the oldest one.
+      while (this.held.count > MAX_HELD_ENTRIES && this.chunkJobs.length > 0) await this.chunkJobs[0];
       // The walk rarely waits on anything (sync reads; unchanged files need no I/O at all): while a large file is on
       // the chunk worker, turn the event loop now and then so its segments are taken in and it keeps reading.
       if (this.chunkJobs.length > 0 && ++sinceYield >= YIELD_EVERY) {
@@ -275,7 +282,10 @@ class BackupRun {
       const prev = parent?.get(name);
       if (st.isDirectory()) {
         const { listing } = await this.dir(childAbs, childRel, prev?.t === 'd' ? prev.sub : undefined);
-        entries.addLater(listing.then((sub): TreeEntry => ({ ...base, t: 'd', sub })));
+        // Only while large files are on the worker may the walk run ahead of a listing; otherwise it waits here, as
+        // it must: a listing's blobs wait for uploads, and a walk that never waited would hold ever more listings.
+        if (this.chunkJobs.length === 0) entries.add({ ...base, t: 'd', sub: await listing });
+        else entries.addLater(listing.then((sub): TreeEntry => ({ ...base, t: 'd', sub })));
         this.stats.dirs++;
       } else if (st.isSymbolicLink()) {
         try {
