@@ -296,9 +296,11 @@ class BackupRun {
         }
       } else if (st.isFile()) {
         if (this.goesToChunkWorker(st, base.mt, prev)) {
-          // Queued for the worker (one file at a time there); the walk goes on meanwhile.
+          // Queued for the worker (one file at a time there); the walk goes on meanwhile, except for a hard-linked
+          // file, whose content its other names need.
           const { entry } = await this.queueChunkJob(() => this.file(childAbs, childRel, st, base, prev));
-          entries.addLater(entry);
+          if (st.nlink > 1n) entries.add(await entry);
+          else entries.addLater(entry);
         } else {
           entries.add(await this.file(childAbs, childRel, st, base, prev));
         }
@@ -314,9 +316,13 @@ class BackupRun {
     return { listing };
   }
 
-  /** True for a file whose content the chunk worker will read (large, changed, and not hard-linked). */
+  /**
+   * True for a file whose content the chunk worker will read: large, changed, and not a later name of a hard-linked
+   * file already stored. Every such file goes through the queue: the worker reads one file at a time.
+   */
   private goesToChunkWorker(st: BigIntStats, mt: string, prev: TreeEntry | undefined): boolean {
-    return this.useChunkWorker && st.size >= BigInt(WORKER_CHUNK_MIN) && st.nlink === 1n && !unchangedSince(prev, st, mt);
+    if (!this.useChunkWorker || st.size < BigInt(WORKER_CHUNK_MIN) || unchangedSince(prev, st, mt)) return false;
+    return st.nlink === 1n || !this.hardlinks.has(`${st.dev}:${st.ino}`);
   }
 
   /**
@@ -415,6 +421,8 @@ class BackupRun {
     this.chunkWorker ??= new ChunkWorker({ chunker: this.repo.config.chunker, idKey: this.repo.keys.id });
     const content: ContentItem[] = [];
     const bytes = await this.chunkWorker.chunkFile(fd, 0, async ({ data, id }) => {
+      // The walk failed elsewhere: stop reading this file (the backup is being abandoned).
+      if (this.stopping) throw new CancelledError();
       if (this.isZero(data)) {
         const last = content[content.length - 1];
         if (last && typeof last === 'object') last.z += data.length;

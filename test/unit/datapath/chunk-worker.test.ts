@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CancelledError } from '../../../src/datapath/errors.js';
@@ -81,5 +81,21 @@ describe('large files on the chunk worker', () => {
     const target = tempDir('interleaved-restore');
     await restore({ repository: repo, snapshotId: onWorker.snapshotId, target });
     expect(describeTree(target)).toEqual(describeTree(src));
+  });
+
+  it('store a hard-linked large file once, even with other large files queued before it', async () => {
+    const src = tempDir('linked');
+    writeFileSync(join(src, 'a-first.bin'), randomBytes(WORKER_CHUNK_MIN + 3));
+    writeFileSync(join(src, 'b-linked.bin'), randomBytes(WORKER_CHUNK_MIN * 2 + 5));
+    linkSync(join(src, 'b-linked.bin'), join(src, 'c-other-name.bin'));
+    writeFileSync(join(src, 'd-last.bin'), randomBytes(WORKER_CHUNK_MIN + 11));
+    const repo = await newRepo();
+    const result = await backup({ source: src, repository: repo, workers: 1 });
+    // The second name is not read again.
+    expect(result.stats.newBytes).toBe(WORKER_CHUNK_MIN * 4 + 19);
+    const target = tempDir('linked-restore');
+    await restore({ repository: repo, snapshotId: result.snapshotId, target });
+    expect(describeTree(target)).toEqual(describeTree(src));
+    expect(statSync(join(target, 'c-other-name.bin')).ino).toBe(statSync(join(target, 'b-linked.bin')).ino);
   });
 });
