@@ -111,12 +111,38 @@ export interface HeldLock {
 }
 
 export const LOCK_STALE_MS = 30 * 60_000;
+
+/** The end of the last blob (of `ends`, sorted) that ends after `start` and by `limit`; `limit` when none does. */
+function lastBlobEnd(ends: number[], start: number, limit: number): number {
+  let lo = 0;
+  let hi = ends.length - 1;
+  let best = -1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (ends[mid]! <= limit) {
+      best = mid;
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  return best >= 0 && ends[best]! > start ? ends[best]! : limit;
+}
+
+/** Bytes of a pack fetched once for the many blobs a restore reads from it. */
+interface ReadWindow {
+  pack: string;
+  start: number;
+  end: number;
+  /** The pooled buffer the bytes go into (undefined for an oversized one-off). */
+  into: Buffer | undefined;
+  data: Promise<Buffer>;
+}
 /**
  * Read windows kept by a restore (see useReadWindows). A restore reads from up to 8 large files and the small-file
  * walk at once, each at its own place in the packs: with 4 windows they evicted each other and a mixed restore read
- * 2.06x the bytes it wrote (on S3, twice the transfer); with 16 windows of 4 MiB, 1.25x.
+ * 2.06x the bytes it wrote (on S3, twice the transfer); with 16 windows of 4 MiB, 1.25x. Read-ahead (readPackRange)
+ * adds up to one window per reader, hence 24.
  */
-const MAX_WINDOWS = 16;
+const MAX_WINDOWS = 24;
 const LOCK_REFRESH_MS = 5 * 60_000;
 
 export class Repository {
@@ -126,8 +152,9 @@ export class Repository {
   private readonly packSizes = new Map<string, number>();
   private openPool: OpenPool | undefined;
   private windowSize = 0;
-  private packDataEnd: Map<number, number> | undefined;
-  private windows: { pack: string; start: number; end: number; into: Buffer | undefined; data: Promise<Buffer> }[] = [];
+  /** Per pack (by number), the ends of its blobs in order: windows end on a blob boundary (useReadWindows). */
+  private packBlobEnds: Map<number, number[]> | undefined;
+  private windows: ReadWindow[] = [];
   private readonly windowBuffers: Buffer[] = [];
   private readonly loadedIndexes = new Set<string>();
   /** Index files read while the key was being derived (open), by name. */
@@ -260,32 +287,44 @@ export class Repository {
    */
   useReadWindows(size: number): void {
     this.windowSize = size;
-    this.packDataEnd = new Map();
+    const ends = new Map<number, number[]>();
     for (const [, loc] of this.index.entries()) {
-      const end = loc.offset + loc.length;
-      if (end > (this.packDataEnd.get(loc.pack) ?? 0)) this.packDataEnd.set(loc.pack, end);
+      let list = ends.get(loc.pack);
+      if (!list) ends.set(loc.pack, (list = []));
+      list.push(loc.offset + loc.length);
     }
+    for (const list of ends.values()) list.sort((a, b) => a - b);
+    this.packBlobEnds = ends;
   }
 
   private async readPackRange(pack: string, packNumber: number, offset: number, length: number, signal?: AbortSignal, target?: Buffer): Promise<Buffer> {
-    const dataEnd = this.packDataEnd?.get(packNumber);
-    if (!this.windowSize || dataEnd === undefined || length > this.windowSize / 2) {
+    const ends = this.packBlobEnds?.get(packNumber);
+    const dataEnd = ends?.at(-1);
+    if (!this.windowSize || !ends || dataEnd === undefined || length > this.windowSize / 2) {
       return this.store.get(packKey(pack), { range: { offset, length }, ...(signal ? { signal } : {}), ...(target ? { target } : {}) });
     }
-    let w = this.windows.find((x) => x.pack === pack && x.start <= offset && offset + length <= x.end);
-    if (!w) {
-      const end = Math.max(offset + length, Math.min(offset + this.windowSize, dataEnd));
-      const into = end - offset <= this.windowSize ? (this.windowBuffers.pop() ?? Buffer.allocUnsafe(this.windowSize)) : undefined;
-      const window = { pack, start: offset, end, into, data: this.store.get(packKey(pack), { range: { offset, length: end - offset }, ...(into ? { target: into } : {}) }) };
-      window.data.catch(() => {
-        this.windows = this.windows.filter((x) => x !== window);
-      });
-      this.windows.push(window);
-      if (this.windows.length > MAX_WINDOWS) this.retireWindow(this.windows.shift()!);
-      w = window;
+    const w =
+      this.windows.find((x) => x.pack === pack && x.start <= offset && offset + length <= x.end) ??
+      this.openWindow(pack, offset, lastBlobEnd(ends, offset, Math.max(offset + length, Math.min(offset + this.windowSize, dataEnd))));
+    // Read-ahead: a reader past the middle of a window goes on into the next part of the pack (files are restored in
+    // order, and their chunks were packed in order), so that part is fetched now; on S3 this overlaps the requests.
+    // Windows end on a blob boundary, so the next one starts on one and no blob straddles the two.
+    if (offset + length > (w.start + w.end) / 2 && w.end < dataEnd && !this.windows.some((x) => x.pack === pack && x.start <= w.end && w.end < x.end)) {
+      this.openWindow(pack, w.end, lastBlobEnd(ends, w.end, Math.min(w.end + this.windowSize, dataEnd)));
     }
     const data = await w.data;
     return data.subarray(offset - w.start, offset - w.start + length);
+  }
+
+  private openWindow(pack: string, start: number, end: number): ReadWindow {
+    const into = end - start <= this.windowSize ? (this.windowBuffers.pop() ?? Buffer.allocUnsafe(this.windowSize)) : undefined;
+    const window: ReadWindow = { pack, start, end, into, data: this.store.get(packKey(pack), { range: { offset: start, length: end - start }, ...(into ? { target: into } : {}) }) };
+    window.data.catch(() => {
+      this.windows = this.windows.filter((x) => x !== window);
+    });
+    this.windows.push(window);
+    if (this.windows.length > MAX_WINDOWS) this.retireWindow(this.windows.shift()!);
+    return window;
   }
 
   /**

@@ -105,7 +105,7 @@ export async function restore(options: RestoreOptions): Promise<RestoreResult> {
     await repo.loadIndex();
     // The main thread only walks listings and reads packs here, so every core gets a worker.
     repo.useWorkers(options.workers ?? usableCpus());
-    // 16 windows of 4 MiB (see MAX_WINDOWS in repository.ts): more, smaller windows than 4 of 8 MiB re-read less.
+    // Windows of 4 MiB (up to MAX_WINDOWS in repository.ts): more, smaller windows than 4 of 8 MiB re-read less.
     repo.useReadWindows(4 << 20);
     const snap = await repo.findSnapshot(options.snapshotId);
     const run = new RestoreRun(repo, options, options.path ? 0 : snap.summary.bytes, options.path ? 0 : snap.summary.files);
