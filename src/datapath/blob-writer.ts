@@ -9,7 +9,7 @@ import { compress, worthCompressing, ZstdContext } from './compress.js';
 import { plainHash, sealBlobInto, SEAL_OVERHEAD } from './crypto.js';
 import { encodeIndex, type IndexedPack } from './index-file.js';
 import { BlobType, ENTRY_BYTES, FLAG_ZSTD, PackBuilder, packKey, type PackEntry } from './pack.js';
-import type { Repository } from './repository.js';
+import { compressionLevel, type Repository } from './repository.js';
 import { Semaphore } from '../plugins/object-store/limit.js';
 import { SealPool, type SealJob } from './seal-pool.js';
 import { defaultWorkerCount } from './cpu.js';
@@ -89,6 +89,8 @@ export class BlobWriter {
   private inlineZstd: ZstdContext | undefined;
   private inlineScratch: Buffer | undefined;
   private inlineSinceGc = 0;
+  /** zstd level from the repository config. */
+  private readonly level: number;
 
   constructor(
     private readonly repo: Repository,
@@ -99,6 +101,7 @@ export class BlobWriter {
     this.checkpointPacks = options.checkpointPacks ?? 64;
     this.checkpointMs = options.checkpointMs ?? 60_000;
     this.workerCount = options.workers ?? defaultWorkerCount();
+    this.level = compressionLevel(repo.config);
     // Most chunks are near the average size; a rarer larger one travels in a one-off slab of its own.
     this.slabSize = Math.min(repo.config.chunker.max, 2 * repo.config.chunker.avg) + BATCH_BYTES;
     // A pack buffer holds packSize of blobs plus the largest header; a blob that does not fit closes the pack.
@@ -128,7 +131,7 @@ export class BlobWriter {
     while (this.uploads.size >= this.maxUploads) await Promise.race(this.uploads);
     if (this.workerCount > 0) {
       while (this.batchBytes > 0 && this.batchBytes + data.length > this.slabSize) await this.dispatch();
-      this.pool ??= new SealPool(this.repo.keys.encryption, this.workerCount, { slabSize: this.slabSize, maxJobsPerBatch: BATCH_COUNT });
+      this.pool ??= new SealPool(this.repo.keys.encryption, this.workerCount, { slabSize: this.slabSize, maxJobsPerBatch: BATCH_COUNT, level: this.level });
       this.batchInput ??= this.pool.takeInput(data.length);
       this.batchInput.set(data, this.batchBytes);
       this.batch.push({ type, id, rawLength: data.length });
@@ -143,7 +146,7 @@ export class BlobWriter {
     }
     await this.compressSlots.acquire();
     const copy = Buffer.from(data);
-    const job = compress(copy)
+    const job = compress(copy, this.level)
       .then((packed) => {
         const payload = packed ?? copy;
         this.appendSealed(type, id, packed ? FLAG_ZSTD : 0, copy.length, payload.length + SEAL_OVERHEAD, (buf, at) =>
@@ -202,7 +205,7 @@ export class BlobWriter {
 
   /** Compresses and seals a batch on this thread, straight into the packs. */
   private sealInline(items: Queued[], jobs: SealJob[], input: Buffer): void {
-    this.inlineZstd ??= new ZstdContext('compress');
+    this.inlineZstd ??= new ZstdContext('compress', this.level);
     for (let k = 0; k < items.length; k++) {
       const item = items[k]!;
       const job = jobs[k]!;

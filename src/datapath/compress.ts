@@ -5,7 +5,6 @@
  */
 import { createZstdCompress, createZstdDecompress, zstdCompress, zstdCompressSync, zstdDecompress, zstdDecompressSync, constants as zc } from 'node:zlib';
 
-const LEVEL = 3;
 const MIN_SIZE = 128;
 const SAMPLE = 4096;
 const ENTROPY_LIMIT = 7.5;
@@ -44,10 +43,15 @@ export function worthCompressing(data: Uint8Array): boolean {
   return data.length >= MIN_SIZE && sampledEntropy(data) < ENTROPY_LIMIT;
 }
 
+/** zstd parameters for a compression level: no frame checksum (every blob is authenticated anyway). */
+function zstdParams(level: number): Record<number, number> {
+  return { [zc.ZSTD_c_compressionLevel]: level, [zc.ZSTD_c_checksumFlag]: 0 };
+}
+
 /** The zstd frame, or undefined when compression does not pay. */
-export function compress(data: Uint8Array): Promise<Buffer | undefined> {
+export function compress(data: Uint8Array, level: number): Promise<Buffer | undefined> {
   return new Promise((resolve, reject) =>
-    zstdCompress(data, { params: { [zc.ZSTD_c_compressionLevel]: LEVEL, [zc.ZSTD_c_checksumFlag]: 0 } }, (err, out) => {
+    zstdCompress(data, { params: zstdParams(level) }, (err, out) => {
       if (err) return reject(err);
       resolve(out.length < data.length * KEEP_RATIO ? out : undefined);
     }),
@@ -78,12 +82,16 @@ export class ZstdContext {
   /** Decompression: the plaintext length the current frame must have. */
   private expect = -1;
 
-  constructor(private readonly mode: 'compress' | 'decompress') {}
+  /** `level` is the compression level (compress mode only; 0 is zstd's default, 3). */
+  constructor(
+    private readonly mode: 'compress' | 'decompress',
+    private readonly level = 0,
+  ) {}
 
   private handle(): ZlibInternals | null {
     if (this.engine === null) return null;
     if (this.engine && !this.engine.destroyed) return this.engine;
-    const e = (this.mode === 'compress' ? createZstdCompress({ params: ZSTD_PARAMS }) : createZstdDecompress()) as unknown as ZlibInternals;
+    const e = (this.mode === 'compress' ? createZstdCompress({ params: zstdParams(this.level) }) : createZstdDecompress()) as unknown as ZlibInternals;
     // An error destroys the stream (checked below through `destroyed`) and is also emitted later: keep it quiet.
     e.on('error', () => undefined);
     this.engine = typeof e._handle?.writeSync === 'function' && e._writeState instanceof Uint32Array ? e : null;
@@ -121,7 +129,7 @@ export class ZstdContext {
   compressInto(data: Uint8Array, out: Buffer, limit: number): number {
     const e = this.handle();
     if (!e) {
-      const packed = zstdCompressSync(data, { pledgedSrcSize: data.length, params: ZSTD_PARAMS });
+      const packed = zstdCompressSync(data, { pledgedSrcSize: data.length, params: zstdParams(this.level) });
       return packed.length < limit ? packed.copy(out, 0) : -1;
     }
     return this.run(data, out, limit, e);
@@ -140,8 +148,6 @@ export class ZstdContext {
     return out.subarray(0, n);
   }
 }
-
-const ZSTD_PARAMS = { [zc.ZSTD_c_compressionLevel]: LEVEL, [zc.ZSTD_c_checksumFlag]: 0 };
 
 let decompressor: ZstdContext | undefined;
 

@@ -154,12 +154,12 @@ export class SealPool {
   private readonly outputSize: number;
   private readonly metaSize: number;
 
-  constructor(encKey: Buffer, size: number, options: { slabSize: number; maxJobsPerBatch: number; level?: number }) {
+  constructor(encKey: Buffer, size: number, options: { slabSize: number; maxJobsPerBatch: number; level: number }) {
     this.slabSize = options.slabSize;
     this.outputSize = options.slabSize + options.maxJobsPerBatch * OVERHEAD + 64;
     this.metaSize = options.maxJobsPerBatch * META_STRIDE;
     for (let i = 0; i < size; i++) {
-      const w = startWorker(WORKER_SOURCE, { encKey: Uint8Array.from(encKey), level: options.level ?? 3 });
+      const w = startWorker(WORKER_SOURCE, { encKey: Uint8Array.from(encKey), level: options.level });
       w.on('message', (msg: { seq: number; input: ArrayBuffer; output: ArrayBuffer; meta: ArrayBuffer }) => {
         const p = this.pending.get(msg.seq);
         if (!p) return;

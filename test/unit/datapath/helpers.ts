@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, lstatSync, readdirSync, readFileSync, readlinkSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FilesystemObjectStore, type ObjectStore } from '../../../src/plugins/object-store/index.js';
-import { Repository } from '../../../src/datapath/repository.js';
+import { Repository, type InitOptions } from '../../../src/datapath/repository.js';
 
 export const FAST_KDF = { N: 1024, r: 8, p: 1 };
 export const PASSWORD = 'correct horse battery staple';
@@ -18,7 +18,7 @@ export function cleanupTempDirs(): void {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 }
 
-export async function newRepo(store?: ObjectStore, options: { packSize?: number; chunkSizes?: { min: number; avg: number; max: number } } = {}): Promise<Repository> {
+export async function newRepo(store?: ObjectStore, options: Pick<InitOptions, 'packSize' | 'chunkSizes' | 'compression'> = {}): Promise<Repository> {
   return Repository.init({ store: store ?? new FilesystemObjectStore({ root: tempDir('repo'), durability: 'none' }), password: PASSWORD, kdf: FAST_KDF, ...options });
 }
 
