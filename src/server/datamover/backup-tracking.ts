@@ -16,6 +16,7 @@ import {
 import { BackupMethods, inVeleroOrder, type BackupVolumeInfo, type CSISnapshotInfo } from '../volume-info.js';
 import { itemOperationTimeoutOf } from './backup-decision.js';
 import { DEFAULT_DATA_MOVER, operationIdOfDataUpload } from './backup-objects.js';
+import { backupTransferOperation } from '../transfer-operations.js';
 
 /** The backup item action name Velero records DataUpload operations under. */
 export const CSI_PVC_BACKUP_ACTION = 'velero.io/csi-pvc-backupper';
@@ -128,30 +129,20 @@ export function dataUploadOperationFor(opts: { backup: Backup; du: DataUpload; t
   const { backup, du } = opts;
   const timedOut = Boolean(opts.timedOut);
   const phase = operationPhase(du, timedOut);
-  const error = phase === OperationPhase.Failed ? dataUploadError(du, timedOut) : undefined;
-  const created = creationTimestampOf(du)?.toISOString();
-  const progress = du.status?.progress;
-  return {
-    spec: {
-      backupName: backup.metadata.name ?? '',
-      backupUID: backup.metadata.uid ?? '',
-      backupItemAction: CSI_PVC_BACKUP_ACTION,
-      resourceIdentifier: { Group: '', Resource: 'persistentvolumeclaims', Namespace: du.spec.sourceNamespace, Name: du.spec.sourcePVC },
+  return backupTransferOperation(
+    backup,
+    {
+      action: CSI_PVC_BACKUP_ACTION,
+      resource: { Group: '', Resource: 'persistentvolumeclaims', Namespace: du.spec.sourceNamespace, Name: du.spec.sourcePVC },
       operationID: operationIdOfDataUpload(du),
-      postOperationItems: null,
-    },
-    status: {
       phase,
-      ...(error ? { error } : {}),
-      ...(progress?.bytesDone !== undefined ? { nCompleted: progress.bytesDone } : {}),
-      ...(progress?.totalBytes !== undefined ? { nTotal: progress.totalBytes } : {}),
-      operationUnits: 'Bytes',
+      error: phase === OperationPhase.Failed ? dataUploadError(du, timedOut) : undefined,
+      status: du.status,
       description: du.status?.phase || DataUploadPhase.New,
-      ...(created ? { created } : {}),
-      ...(du.status?.startTimestamp ? { started: du.status.startTimestamp } : {}),
-      updated: du.status?.completionTimestamp ?? opts.now.toISOString(),
+      created: creationTimestampOf(du)?.toISOString(),
     },
-  };
+    opts.now,
+  );
 }
 
 /** The entry written when the DataUpload is created (no result yet); `pvName`/`pvInfo` come from the claim's PV. */

@@ -7,6 +7,7 @@
 import { DataDownloadPhase, Labels, OperationPhase, type DataDownload, type Restore, type RestoreOperation } from '../../api/index.js';
 import { inVeleroRestoreOrder, RestoreMethods, type RestoreVolumeInfo } from '../volume-info.js';
 import { dataDownloadError } from './restore-wait.js';
+import { restoreTransferOperation } from '../transfer-operations.js';
 
 /** Velero's name of the restore item action that starts data downloads. */
 export const DATA_DOWNLOAD_RESTORE_ACTION = 'velero.io/csi-pvc-restorer';
@@ -30,29 +31,17 @@ export function operationIdOf(dd: DataDownload): string {
 }
 
 export function dataDownloadOperations(restore: Restore, dds: readonly DataDownload[]): RestoreOperation[] {
-  return dds.map((dd) => {
-    const { phase, error } = operationPhase(dd);
-    const created = (dd.metadata as { creationTimestamp?: string } | undefined)?.creationTimestamp;
-    const progress = dd.status?.progress;
-    return {
-      spec: {
-        restoreName: restore.metadata.name ?? '',
-        restoreUID: restore.metadata.uid ?? '',
-        restoreItemAction: DATA_DOWNLOAD_RESTORE_ACTION,
-        resourceIdentifier: { Group: '', Resource: 'persistentvolumeclaims', Namespace: dd.spec.targetVolume.namespace, Name: dd.spec.targetVolume.pvc },
-        operationID: operationIdOf(dd),
-      },
-      status: {
-        phase,
-        ...(error ? { error } : {}),
-        ...(progress?.totalBytes !== undefined ? { nCompleted: progress.bytesDone ?? 0, nTotal: progress.totalBytes, operationUnits: 'Bytes' } : {}),
-        description: dd.status?.phase ?? DataDownloadPhase.New,
-        ...(created ? { created } : {}),
-        ...(dd.status?.startTimestamp ? { started: dd.status.startTimestamp } : {}),
-        ...(dd.status?.completionTimestamp ? { updated: dd.status.completionTimestamp } : {}),
-      },
-    };
-  });
+  return dds.map((dd) =>
+    restoreTransferOperation(restore, {
+      action: DATA_DOWNLOAD_RESTORE_ACTION,
+      resource: { Group: '', Resource: 'persistentvolumeclaims', Namespace: dd.spec.targetVolume.namespace, Name: dd.spec.targetVolume.pvc },
+      operationID: operationIdOf(dd),
+      ...operationPhase(dd),
+      status: dd.status,
+      description: dd.status?.phase ?? DataDownloadPhase.New,
+      created: (dd.metadata as { creationTimestamp?: string } | undefined)?.creationTimestamp,
+    }),
+  );
 }
 
 /** The RestoreVolumeInfo of one DataDownload; `pvName` is the volume the claim is bound to, once known. */

@@ -15,6 +15,7 @@ import {
 } from '../../api/index.js';
 import { BackupMethods, inVeleroOrder, type BackupVolumeInfo } from '../volume-info.js';
 import { isTerminal, podVolumeBackupError, succeeded } from './backup-pvb.js';
+import { backupTransferOperation } from '../transfer-operations.js';
 
 /** The backup item action name cairn records PVB operations under. */
 export const POD_VOLUME_BACKUP_ACTION = 'velero.io/pod-volume-backup';
@@ -105,30 +106,20 @@ export function backupOperationFor(opts: { backup: Backup; pvb: PodVolumeBackup;
   const { backup, pvb } = opts;
   const timedOut = Boolean(opts.timedOut);
   const phase = operationPhase(pvb, timedOut);
-  const error = phase === OperationPhase.Failed ? podVolumeBackupError(pvb, timedOut) : undefined;
-  const created = creationTimestampOf(pvb)?.toISOString();
-  const progress = pvb.status?.progress;
-  return {
-    spec: {
-      backupName: backup.metadata.name ?? '',
-      backupUID: backup.metadata.uid ?? '',
-      backupItemAction: POD_VOLUME_BACKUP_ACTION,
-      resourceIdentifier: { Group: '', Resource: 'pods', Namespace: pvb.spec.pod.namespace ?? '', Name: pvb.spec.pod.name ?? '' },
+  return backupTransferOperation(
+    backup,
+    {
+      action: POD_VOLUME_BACKUP_ACTION,
+      resource: { Group: '', Resource: 'pods', Namespace: pvb.spec.pod.namespace ?? '', Name: pvb.spec.pod.name ?? '' },
       operationID: operationIdOf(pvb),
-      postOperationItems: null,
-    },
-    status: {
       phase,
-      ...(error ? { error } : {}),
-      ...(progress?.bytesDone !== undefined ? { nCompleted: progress.bytesDone } : {}),
-      ...(progress?.totalBytes !== undefined ? { nTotal: progress.totalBytes } : {}),
-      operationUnits: 'Bytes',
+      error: phase === OperationPhase.Failed ? podVolumeBackupError(pvb, timedOut) : undefined,
+      status: pvb.status,
       description: pvb.status?.phase || PodVolumeBackupPhase.New,
-      ...(created ? { created } : {}),
-      ...(pvb.status?.startTimestamp ? { started: pvb.status.startTimestamp } : {}),
-      updated: pvb.status?.completionTimestamp ?? opts.now.toISOString(),
+      created: creationTimestampOf(pvb)?.toISOString(),
     },
-  };
+    opts.now,
+  );
 }
 
 /** Identifies the volume info entry of a pod volume (PVC volumes and emptyDirs alike). */

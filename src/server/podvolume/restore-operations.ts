@@ -5,6 +5,7 @@
  */
 import { OperationPhase, PodVolumeRestorePhase, type PodVolumeRestore, type Restore, type RestoreOperation } from '../../api/index.js';
 import { GAVE_UP_ANNOTATION } from './restore-wait.js';
+import { restoreTransferOperation } from '../transfer-operations.js';
 
 export const POD_VOLUME_RESTORE_ACTION = 'velero.io/pod-volume-restore';
 
@@ -27,27 +28,15 @@ function operationPhase(pvr: PodVolumeRestore): { phase: OperationPhase; error?:
 }
 
 export function podVolumeRestoreOperations(restore: Restore, pvrs: readonly PodVolumeRestore[]): RestoreOperation[] {
-  return pvrs.map((pvr) => {
-    const { phase, error } = operationPhase(pvr);
-    const created = (pvr.metadata as { creationTimestamp?: string } | undefined)?.creationTimestamp;
-    const progress = pvr.status?.progress;
-    return {
-      spec: {
-        restoreName: restore.metadata.name ?? '',
-        restoreUID: restore.metadata.uid ?? '',
-        restoreItemAction: POD_VOLUME_RESTORE_ACTION,
-        resourceIdentifier: { Group: '', Resource: 'pods', Namespace: pvr.spec.pod.namespace ?? '', Name: pvr.spec.pod.name ?? '' },
-        operationID: `pvr-${pvr.metadata?.name ?? ''}`,
-      },
-      status: {
-        phase,
-        ...(error ? { error } : {}),
-        ...(progress?.totalBytes !== undefined ? { nCompleted: progress.bytesDone ?? 0, nTotal: progress.totalBytes, operationUnits: 'Bytes' } : {}),
-        description: `volume ${pvr.spec.volume}`,
-        ...(created ? { created } : {}),
-        ...(pvr.status?.startTimestamp ? { started: pvr.status.startTimestamp } : {}),
-        ...(pvr.status?.completionTimestamp ? { updated: pvr.status.completionTimestamp } : {}),
-      },
-    };
-  });
+  return pvrs.map((pvr) =>
+    restoreTransferOperation(restore, {
+      action: POD_VOLUME_RESTORE_ACTION,
+      resource: { Group: '', Resource: 'pods', Namespace: pvr.spec.pod.namespace ?? '', Name: pvr.spec.pod.name ?? '' },
+      operationID: `pvr-${pvr.metadata?.name ?? ''}`,
+      ...operationPhase(pvr),
+      status: pvr.status,
+      description: `volume ${pvr.spec.volume}`,
+      created: (pvr.metadata as { creationTimestamp?: string } | undefined)?.creationTimestamp,
+    }),
+  );
 }

@@ -1,0 +1,77 @@
+/**
+ * The item-operation records (velero-interfaces.md §1.13) of the custom resources that move a volume's bytes:
+ * PodVolumeBackups and DataUploads for a backup, PodVolumeRestores and DataDownloads for a restore. Each kind says
+ * which action, resource and phase mapping it has; how its status becomes the record's status is the same here.
+ */
+import type { Backup, BackupOperation, OperationPhase, OperationStatus, ResourceIdentifier, Restore, RestoreOperation } from '../api/index.js';
+
+/** The part of a PVB/PVR/DataUpload/DataDownload status a record is made from. */
+export interface TransferStatus {
+  progress?: { bytesDone?: number; totalBytes?: number };
+  startTimestamp?: string | null;
+  completionTimestamp?: string | null;
+}
+
+export interface TransferRecord {
+  action: string;
+  /** The item the operation is recorded against (Group, Resource, Namespace, Name). */
+  resource: ResourceIdentifier;
+  operationID: string;
+  phase: OperationPhase;
+  error?: string | undefined;
+  status: TransferStatus | undefined;
+  description: string;
+  /** The custom resource's creation time (RFC 3339), when known. */
+  created?: string | undefined;
+}
+
+function common(r: TransferRecord): OperationStatus {
+  return { phase: r.phase, ...(r.error ? { error: r.error } : {}) };
+}
+
+/** A backup's record: progress as reported so far, `updated` the completion time or now. */
+export function backupTransferOperation(backup: Backup, r: TransferRecord, now: Date): BackupOperation {
+  const progress = r.status?.progress;
+  return {
+    spec: {
+      backupName: backup.metadata.name ?? '',
+      backupUID: backup.metadata.uid ?? '',
+      backupItemAction: r.action,
+      resourceIdentifier: r.resource,
+      operationID: r.operationID,
+      postOperationItems: null,
+    },
+    status: {
+      ...common(r),
+      ...(progress?.bytesDone !== undefined ? { nCompleted: progress.bytesDone } : {}),
+      ...(progress?.totalBytes !== undefined ? { nTotal: progress.totalBytes } : {}),
+      operationUnits: 'Bytes',
+      description: r.description,
+      ...(r.created ? { created: r.created } : {}),
+      ...(r.status?.startTimestamp ? { started: r.status.startTimestamp } : {}),
+      updated: r.status?.completionTimestamp ?? now.toISOString(),
+    },
+  };
+}
+
+/** A restore's record: progress once the total is known, `updated` only once complete. */
+export function restoreTransferOperation(restore: Restore, r: TransferRecord): RestoreOperation {
+  const progress = r.status?.progress;
+  return {
+    spec: {
+      restoreName: restore.metadata.name ?? '',
+      restoreUID: restore.metadata.uid ?? '',
+      restoreItemAction: r.action,
+      resourceIdentifier: r.resource,
+      operationID: r.operationID,
+    },
+    status: {
+      ...common(r),
+      ...(progress?.totalBytes !== undefined ? { nCompleted: progress.bytesDone ?? 0, nTotal: progress.totalBytes, operationUnits: 'Bytes' } : {}),
+      description: r.description,
+      ...(r.created ? { created: r.created } : {}),
+      ...(r.status?.startTimestamp ? { started: r.status.startTimestamp } : {}),
+      ...(r.status?.completionTimestamp ? { updated: r.status.completionTimestamp } : {}),
+    },
+  };
+}
