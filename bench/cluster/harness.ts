@@ -40,6 +40,8 @@ export function runProgram(command: string, args: string[], env: NodeJS.ProcessE
     child.on('close', (code) =>
       resolvePromise({ stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), code: code ?? 128, seconds: (performance.now() - started) / 1000 }),
     );
+    // A program that exits without reading its input makes this write fail with EPIPE; its exit code says enough.
+    child.stdin.on('error', () => undefined);
     child.stdin.end(input);
   });
 }

@@ -36,6 +36,9 @@ export function cairn(args: string[], opts: CliOptions = {}): Promise<CliResult>
     child.on('close', (code) =>
       resolve({ stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), exitCode: code ?? 128 }),
     );
+    // A program that exits without reading its input makes this write fail with EPIPE; its exit code and stderr
+    // already say what happened, so the write error is not a second failure.
+    child.stdin.on('error', () => undefined);
     child.stdin.end(opts.input ?? '');
   });
 }

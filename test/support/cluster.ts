@@ -49,6 +49,9 @@ export function kubectl(args: string[], opts: KubectlOptions = {}): Promise<Kube
         resolve(result);
       }
     });
+    // A program that exits without reading its input makes this write fail with EPIPE; its exit code and stderr
+    // already say what happened, so the write error is not a second failure.
+    child.stdin.on('error', () => undefined);
     child.stdin.end(opts.input ?? '');
   });
 }
