@@ -1,10 +1,12 @@
 /**
  * The node-agent ConfigMap (velero-interfaces.md §4.9, flag `--node-agent-configmap`): one JSON document in the
- * ConfigMap's data (the key name is free). cairn reads `loadConcurrency`, `podResources`, `priorityClassName` and
- * `privilegedFsBackup`; other keys (data-mover settings) are accepted and ignored. Read once at startup, as Velero.
+ * ConfigMap's data (the key name is free). cairn reads `loadConcurrency`, `podResources`, `priorityClassName`,
+ * `privilegedFsBackup` and its own `uploadBytesPerSecond` (not in Velero: a cap on what each backup pod writes to the
+ * object store); other keys (data-mover settings) are accepted and ignored. Read once at startup, as Velero.
  */
 import type { V1ResourceRequirements } from '@kubernetes/client-node';
 import { matchesLabelSelector, type LabelSelectorLike } from '../api/label-selectors.js';
+import { InvalidUploadRateError, validUploadRate } from '../plugins/object-store/upload-rate.js';
 
 export interface PerNodeConcurrency {
   nodeSelector: LabelSelectorLike;
@@ -20,6 +22,8 @@ export interface NodeAgentConfig {
   podResources?: { cpuRequest?: string; memoryRequest?: string; cpuLimit?: string; memoryLimit?: string };
   priorityClassName?: string;
   privilegedFsBackup?: boolean;
+  /** cairn's own: bytes per second each backup pod (PVB or DataUpload) may write to the object store. */
+  uploadBytesPerSecond?: number;
 }
 
 export class NodeAgentConfigError extends Error {
@@ -86,6 +90,15 @@ export function parseNodeAgentConfig(data: Record<string, string> | undefined): 
   if (raw.privilegedFsBackup !== undefined) {
     if (typeof raw.privilegedFsBackup !== 'boolean') throw new NodeAgentConfigError('privilegedFsBackup must be true or false');
     out.privilegedFsBackup = raw.privilegedFsBackup;
+  }
+  const rate = optionalInteger(raw.uploadBytesPerSecond, 'uploadBytesPerSecond');
+  if (rate !== undefined) {
+    try {
+      out.uploadBytesPerSecond = validUploadRate(rate, 'uploadBytesPerSecond');
+    } catch (err) {
+      if (err instanceof InvalidUploadRateError) throw new NodeAgentConfigError(err.message);
+      throw err;
+    }
   }
   return out;
 }

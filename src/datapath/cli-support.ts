@@ -9,6 +9,7 @@ import { CairnError, NotFoundError, OperationFailedError, UsageError } from '../
 import { objectStoreFromUrl, InvalidStoreUrlError } from '../plugins/object-store/from-url.js';
 import { ObjectStoreError } from '../plugins/object-store/errors.js';
 import type { ObjectStore } from '../plugins/object-store/types.js';
+import { UploadRateLimitedObjectStore } from '../plugins/object-store/upload-rate.js';
 import {
   CancelledError,
   RepositoryCorruptError,
@@ -56,9 +57,14 @@ export async function openStore(url: string): Promise<ObjectStore> {
   }
 }
 
-export async function openRepository(flags: { repo: string; 'password-file'?: string | undefined }, options: { prefetchIndex?: boolean } = {}): Promise<Repository> {
+export async function openRepository(
+  flags: { repo: string; 'password-file'?: string | undefined },
+  options: { prefetchIndex?: boolean; uploadBytesPerSecond?: number | undefined } = {},
+): Promise<Repository> {
   const password = readPassword(flags['password-file']);
-  return Repository.open({ store: await openStore(flags.repo), password, ...options });
+  const opened = await openStore(flags.repo);
+  const store = options.uploadBytesPerSecond ? new UploadRateLimitedObjectStore(opened, options.uploadBytesPerSecond) : opened;
+  return Repository.open({ store, password, ...(options.prefetchIndex !== undefined ? { prefetchIndex: options.prefetchIndex } : {}) });
 }
 
 /** Maps data-path and store errors to the CLI's typed errors. */

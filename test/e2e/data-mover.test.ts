@@ -9,6 +9,10 @@
  * mtime, and the block device's bytes. Then the faults: the data-mover pod killed (DataUpload Failed with a reason,
  * backup PartiallyFailed), the node agent restarted mid-upload (resumed, Completed) and the server restarted
  * mid-backup (Completed). Volume contents are written and read where the CSI driver keeps them on the host.
+ *
+ * The node agent caps each backup pod's writes to the store (ConfigMap `uploadBytesPerSecond`), so every upload takes
+ * seconds whatever the machine's speed: "while it runs" and "mid-upload" are then states the test can see and act
+ * in, not races against a fast data path.
  */
 import { createHash, randomBytes, randomFillSync } from 'node:crypto';
 import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
@@ -37,7 +41,9 @@ const BLOCK_MIB = 64;
 /** Random data the block writer puts at the start of its device (after an 8-byte marker). */
 const BLOCK_WRITTEN_MIB = 24;
 /** Fresh random data written into the fault claim before each fault, so each upload has real work to do. */
-const FAULT_MIB = 512;
+const FAULT_MIB = 64;
+/** The backup pods' upload cap: 24 to 33 MiB per claim of the first backup takes 3-4 s, a fault upload 8 s. */
+const UPLOAD_BYTES_PER_SECOND = 8 * MiB;
 const TERMINAL = ['Completed', 'Failed', 'Canceled'];
 const BACKUP_DONE = ['Completed', 'PartiallyFailed', 'Failed', 'FailedValidation'];
 
@@ -245,7 +251,7 @@ describe('CSI snapshot data movement end to end through the CLI', () => {
     if (!state) throw new Error(`no cluster state in ${runDir}`);
     // A cold machine builds the CSI sidecars here (minutes, once); on a cluster that has CSI this returns at once.
     await enableCsi({ state, log: (line) => process.stderr.write(`[csi] ${line}\n`) });
-    await installCairn({ ns: NS, prefix: `e2e-dm-${RUN}` });
+    await installCairn({ ns: NS, prefix: `e2e-dm-${RUN}`, nodeAgentConfig: { uploadBytesPerSecond: UPLOAD_BYTES_PER_SECOND } });
     await waitFor(
       async () => {
         const r = await run(['backup-location', 'get', 'default', '-o', 'json']);

@@ -8,7 +8,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { VolumeMode } from '../microservice/protocol.js';
 import type { NodeAgentConfig } from '../config.js';
-import { commonDataMoverArgs, dataMoverPodShell, volumePathOf } from './hosting-pod.js';
+import { commonDataMoverArgs, dataMoverPodShell, uploadRateArgs, volumePathOf } from './hosting-pod.js';
 
 export interface DataMoverPodInput {
   kind: 'DataUpload' | 'DataDownload';
@@ -43,7 +43,15 @@ export function dataMoverPod(input: DataMoverPodInput): V1Pod {
     owner,
     nodeAgentPod: input.nodeAgentPod,
     config: input.config,
-    args: ['data-mover', verb, `--volume-path=${volumePathOf(owner.uid)}`, `--volume-mode=${input.volumeMode}`, `${crFlag}=${owner.name}`, ...commonDataMoverArgs(input)],
+    args: [
+      'data-mover',
+      verb,
+      `--volume-path=${volumePathOf(owner.uid)}`,
+      `--volume-mode=${input.volumeMode}`,
+      `${crFlag}=${owner.name}`,
+      ...commonDataMoverArgs(input),
+      ...(verb === 'backup' ? uploadRateArgs(input.config) : []),
+    ],
     volume: { name: owner.uid, persistentVolumeClaim: { claimName: input.claimName } },
     attach: input.volumeMode === 'Block' ? { device: {} } : { mount: {} },
     placement: { affinity: requiredNodeAffinity(input.nodeName) },

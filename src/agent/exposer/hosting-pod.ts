@@ -57,6 +57,11 @@ export function hostingPodLabel(kind: DataPathKind): string {
 
 const apiVersionOf = (kind: DataPathKind) => (kind === 'DataUpload' || kind === 'DataDownload' ? ApiVersionV2Alpha1 : ApiVersionV1);
 
+/** The upload cap of the node-agent ConfigMap, for the backup commands (restores only read from the store). */
+export function uploadRateArgs(config: NodeAgentConfig): string[] {
+  return config.uploadBytesPerSecond ? [`--upload-bytes-per-second=${config.uploadBytesPerSecond}`] : [];
+}
+
 /** The flags every data mover takes after its own: timeouts, logging, progress. */
 export function commonDataMoverArgs(opts: { resourceTimeoutMs: number; logLevel: string }): string[] {
   return [
@@ -150,7 +155,14 @@ export function hostingPod(input: HostingPodInput): V1Pod {
     owner,
     nodeAgentPod: input.nodeAgentPod,
     config: input.config,
-    args: ['pod-volume', verb, `--volume-path=${volumePathOf(owner.uid)}`, `${crFlag}=${owner.name}`, ...commonDataMoverArgs(input)],
+    args: [
+      'pod-volume',
+      verb,
+      `--volume-path=${volumePathOf(owner.uid)}`,
+      `${crFlag}=${owner.name}`,
+      ...commonDataMoverArgs(input),
+      ...(verb === 'backup' ? uploadRateArgs(input.config) : []),
+    ],
     volume: { name: owner.uid, hostPath: { path: input.hostPath } },
     attach: { mount: { mountPropagation: 'HostToContainer' } },
     placement: { nodeName: input.nodeName },

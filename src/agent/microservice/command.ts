@@ -24,6 +24,9 @@ export const dataMoverFlags = {
 /** The pod-volume commands take exactly the shared flags. */
 export const podVolumeFlags = dataMoverFlags;
 
+/** `--upload-bytes-per-second` of the backup commands (the node-agent ConfigMap's `uploadBytesPerSecond`). */
+export const uploadRateFlag = Flags.integer({ description: 'Write at most this many bytes per second to the object store.', min: 1 });
+
 /** `--volume-mode` of the data-mover commands (the exposer knows whether it mounted a file system or a device). */
 export const volumeModeFlag = Flags.string({ description: 'How the volume is exposed: Filesystem (a directory) or Block (a device).', required: true, options: [...VolumeModes] });
 
@@ -42,6 +45,7 @@ export interface DataMoverCommandInput {
     'node-name'?: string | undefined;
     'termination-message-path': string;
     'progress-interval': string;
+    'upload-bytes-per-second'?: number | undefined;
   };
   run: (opts: DataMoverTaskOptions) => Promise<RunDataPathResult>;
 }
@@ -67,6 +71,7 @@ export async function runDataMoverCommand(input: DataMoverCommandInput): Promise
     logger,
     nodeName: flags['node-name'],
     progressIntervalMs,
+    ...(flags['upload-bytes-per-second'] ? { uploadBytesPerSecond: flags['upload-bytes-per-second'] } : {}),
   });
   try {
     writeTerminationMessage(flags['termination-message-path'], result.terminationMessage);

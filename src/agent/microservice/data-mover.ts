@@ -52,7 +52,13 @@ export async function runDataUpload(opts: DataMoverTaskOptions): Promise<RunData
   const watch = watchTask({ kube: opts.kube, client, namespace: opts.namespace, name: opts.name, kindLabel: 'DataUpload', logger: opts.logger });
   return runWatchedTask(opts, 'DU', watch, async (du): Promise<DataPathWork> => {
     checkVolume(opts.volumePath, mode);
-    const { repository, location } = await openRepositoryForVolume({ kube: opts.kube, namespace: opts.namespace, bslName: du.spec.backupStorageLocation, volumeNamespace: du.spec.sourceNamespace });
+    const { repository, location } = await openRepositoryForVolume({
+      kube: opts.kube,
+      namespace: opts.namespace,
+      bslName: du.spec.backupStorageLocation,
+      volumeNamespace: du.spec.sourceNamespace,
+      uploadBytesPerSecond: opts.uploadBytesPerSecond,
+    });
     const source = dataUploadRealSource(du);
     const tags = dataUploadTags(du, mode);
     opts.logger.info({ DU: opts.name, repository: location, source, volumeMode: mode }, 'repository opened');

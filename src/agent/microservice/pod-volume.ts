@@ -69,7 +69,13 @@ export async function runPodVolumeBackup(opts: PodVolumeTaskOptions): Promise<Ru
   return runWatchedTask(opts, 'PVB', watch, async (pvb) => {
     checkFilesystemVolume(opts.volumePath);
     const volumeNamespace = pvb.spec.pod.namespace ?? '';
-    const { repository, location } = await openRepositoryForVolume({ kube: opts.kube, namespace: opts.namespace, bslName: pvb.spec.backupStorageLocation, volumeNamespace });
+    const { repository, location } = await openRepositoryForVolume({
+      kube: opts.kube,
+      namespace: opts.namespace,
+      bslName: pvb.spec.backupStorageLocation,
+      volumeNamespace,
+      uploadBytesPerSecond: opts.uploadBytesPerSecond,
+    });
     const source = realSource(pvb);
     opts.logger.info({ PVB: opts.name, repository: location, source }, 'repository opened');
     return {

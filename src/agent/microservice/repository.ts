@@ -10,6 +10,7 @@ import { RepositoryNotFoundError } from '../../datapath/errors.js';
 import { Repository } from '../../datapath/repository.js';
 import type { Kube } from '../../kube/client.js';
 import { customClient } from '../../kube/custom.js';
+import { UploadRateLimitedObjectStore } from '../../plugins/object-store/upload-rate.js';
 import { openRepositoryStore } from '../../server/repository/store.js';
 
 export class VolumeRepositoryError extends Error {}
@@ -20,6 +21,8 @@ export interface OpenRepositoryForVolumeOptions {
   namespace: string;
   bslName: string;
   volumeNamespace: string;
+  /** Caps the bytes per second written to the store (backups; the node-agent ConfigMap's uploadBytesPerSecond). */
+  uploadBytesPerSecond?: number | undefined;
 }
 
 export interface VolumeRepository {
@@ -34,7 +37,8 @@ export async function openRepositoryForVolume(opts: OpenRepositoryForVolumeOptio
   if (!location) throw new VolumeRepositoryError(`backup storage location "${opts.bslName}" not found in namespace ${opts.namespace}`);
   const password = await repositoryPassword(opts.kube, opts.namespace);
   // The same store the BackupRepository controller initialised (src/server/repository/store.ts).
-  const store = await openRepositoryStore({ location, volumeNamespace: opts.volumeNamespace, kube: opts.kube });
+  const opened = await openRepositoryStore({ location, volumeNamespace: opts.volumeNamespace, kube: opts.kube });
+  const store = opts.uploadBytesPerSecond ? new UploadRateLimitedObjectStore(opened, opts.uploadBytesPerSecond) : opened;
   try {
     const repository = await Repository.open({ store, password });
     return { repository, location: store.description };

@@ -27,6 +27,8 @@ export interface DataMoverTaskOptions {
   nodeName?: string | undefined;
   /** Minimum time between Progress events (default 10 s, as Velero). */
   progressIntervalMs?: number;
+  /** Backups: the most bytes per second written to the object store. */
+  uploadBytesPerSecond?: number;
 }
 
 /** Runs one task: watch, wait for InProgress, prepare, transfer, report. The watch is stopped whatever happens. */

@@ -1,6 +1,6 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../../cli/base-command.js';
-import { dataMoverFlags, runDataMoverCommand, volumeModeFlag } from '../../agent/microservice/command.js';
+import { dataMoverFlags, uploadRateFlag, runDataMoverCommand, volumeModeFlag } from '../../agent/microservice/command.js';
 import { runDataUpload } from '../../agent/microservice/data-mover.js';
 
 export default class DataMoverBackupCommand extends BaseCommand<typeof DataMoverBackupCommand> {
@@ -8,6 +8,7 @@ export default class DataMoverBackupCommand extends BaseCommand<typeof DataMover
   static override hidden = true;
   static override flags = {
     ...dataMoverFlags,
+    'upload-bytes-per-second': uploadRateFlag,
     'volume-mode': volumeModeFlag,
     'data-upload': Flags.string({ description: 'The DataUpload to carry out.', required: true }),
   };

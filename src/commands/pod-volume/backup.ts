@@ -1,6 +1,6 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../../cli/base-command.js';
-import { podVolumeFlags, runPodVolumeCommand } from '../../agent/microservice/command.js';
+import { podVolumeFlags, uploadRateFlag, runPodVolumeCommand } from '../../agent/microservice/command.js';
 import { runPodVolumeBackup } from '../../agent/microservice/pod-volume.js';
 
 export default class PodVolumeBackupCommand extends BaseCommand<typeof PodVolumeBackupCommand> {
@@ -8,6 +8,7 @@ export default class PodVolumeBackupCommand extends BaseCommand<typeof PodVolume
   static override hidden = true;
   static override flags = {
     ...podVolumeFlags,
+    'upload-bytes-per-second': uploadRateFlag,
     'pod-volume-backup': Flags.string({ description: 'The PodVolumeBackup to carry out.', required: true }),
   };
 

@@ -21,6 +21,7 @@ export default class RepoBackup extends BaseCommand<typeof RepoBackup> {
     description: Flags.string({ description: 'Free-text description stored with the snapshot.' }),
     exclude: Flags.string({ description: 'Glob of paths to leave out (repeatable); without "/" it matches names at any depth.', multiple: true }),
     'fail-on-unreadable': Flags.boolean({ description: 'Fail instead of reporting and skipping files that vanish or cannot be read.' }),
+    'upload-bytes-per-second': Flags.integer({ description: 'Write at most this many bytes per second to the repository.', min: 1 }),
   };
 
   async run(): Promise<void> {
@@ -45,7 +46,7 @@ export default class RepoBackup extends BaseCommand<typeof RepoBackup> {
     if (!isDir) throw new UsageError('DIR', `${this.args.dir} is not a directory`);
     try {
       bootBackupWorkers();
-      const repo = await openRepository(this.flags, { prefetchIndex: true });
+      const repo = await openRepository(this.flags, { prefetchIndex: true, uploadBytesPerSecond: this.flags['upload-bytes-per-second'] });
       const parent = this.flags.parent === 'none' ? null : this.flags.parent;
       const result = await backup({
         source: this.args.dir,

@@ -27,6 +27,12 @@ describe('node-agent ConfigMap', () => {
     expect(() => parseNodeAgentConfig({ c: '{"loadConcurrency":{"globalConfig":"two"}}' })).toThrow('loadConcurrency.globalConfig must be an integer');
     expect(() => parseNodeAgentConfig({ c: '{"loadConcurrency":{"perNodeConfig":[{"number":1.5}]}}' })).toThrow('loadConcurrency.perNodeConfig[0].number must be an integer');
     expect(() => parseNodeAgentConfig({ c: '{"privilegedFsBackup":"yes"}' })).toThrow('privilegedFsBackup must be true or false');
+    expect(() => parseNodeAgentConfig({ c: '{"uploadBytesPerSecond":"8Mi"}' })).toThrow('uploadBytesPerSecond must be an integer');
+    expect(() => parseNodeAgentConfig({ c: '{"uploadBytesPerSecond":0}' })).toThrow('uploadBytesPerSecond must be a whole number of bytes per second, at least 1');
+  });
+
+  it('reads cairn\'s upload cap for backup pods', () => {
+    expect(parseNodeAgentConfig({ c: '{"uploadBytesPerSecond":8388608}' })).toEqual({ uploadBytesPerSecond: 8388608 });
   });
 
   it('takes the smallest matching per-node number, else the global number, else 1; values of 0 or less do not count', () => {

@@ -1,7 +1,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { dataMoverPod } from '../../../src/agent/exposer/data-mover-pod.js';
-import { hostingPodLabel } from '../../../src/agent/exposer/hosting-pod.js';
+import { hostingPod, hostingPodLabel } from '../../../src/agent/exposer/hosting-pod.js';
 
 const nodeAgent: V1Pod = {
   metadata: { name: 'node-agent-abc', namespace: 'velero' },
@@ -91,6 +91,18 @@ describe('data-mover pod of a DataUpload/DataDownload', () => {
     expect(c.args?.slice(0, 5)).toEqual(['data-mover', 'restore', '--volume-path=/dd-uid', '--volume-mode=Block', '--data-download=r1-abc']);
     expect(c.volumeDevices).toEqual([{ name: 'dd-uid', devicePath: '/dd-uid' }]);
     expect(c.volumeMounts?.map((m) => m.name)).toEqual(['host-pods', 'cloud-credentials']);
+  });
+
+  it('passes the ConfigMap\'s upload cap to backups only: a restore does not write to the store', () => {
+    const config = { uploadBytesPerSecond: 1048576 };
+    const up = dataMoverPod({ ...base, config, kind: 'DataUpload', volumeMode: 'Block' });
+    expect(up.spec?.containers[0]?.args?.at(-1)).toBe('--upload-bytes-per-second=1048576');
+    const down = dataMoverPod({ ...base, config, kind: 'DataDownload', volumeMode: 'Block' });
+    expect(down.spec?.containers[0]?.args?.some((a) => a.startsWith('--upload-bytes-per-second'))).toBe(false);
+    const pvb = hostingPod({ kind: 'PodVolumeBackup', owner: base.owner, nodeName: 'n', hostPath: '/h', nodeAgentPod: nodeAgent, resourceTimeoutMs: 60_000, logLevel: 'info', config });
+    expect(pvb.spec?.containers[0]?.args?.at(-1)).toBe('--upload-bytes-per-second=1048576');
+    const pvr = hostingPod({ kind: 'PodVolumeRestore', owner: base.owner, nodeName: 'n', hostPath: '/h', nodeAgentPod: nodeAgent, resourceTimeoutMs: 60_000, logLevel: 'info', config });
+    expect(pvr.spec?.containers[0]?.args?.some((a) => a.startsWith('--upload-bytes-per-second'))).toBe(false);
   });
 
   it('labels pods of every kind with the key the node-agent maps back to the CR', () => {

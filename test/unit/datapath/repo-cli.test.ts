@@ -88,6 +88,22 @@ describe('cairn repo', () => {
     expect(JSON.parse(maint.stdout)).toMatchObject({ snapshots: 2 });
   });
 
+  it('backs up under an upload cap, and refuses a cap of zero with nothing written', async () => {
+    const repo = join(tempDir('cli'), 'repo');
+    const src = tempDir('src');
+    writeFileSync(join(src, 'data.bin'), randomBytes(100_000));
+    await run(RepoInit, ['--repo', repo]);
+    const zero = await run(RepoBackup, [src, '--repo', repo, '--upload-bytes-per-second', '0']);
+    expect(zero.code).toBe(2);
+    expect(zero.stderr).toMatch(/upload-bytes-per-second/);
+    expect(JSON.parse((await run(RepoSnapshots, ['--repo', repo, '-o', 'json'])).stdout)).toEqual([]);
+    const capped = await run(RepoBackup, [src, '--repo', repo, '--upload-bytes-per-second', String(64 << 20)]);
+    expect(capped.code, capped.stderr).toBe(0);
+    const dst = tempDir('dst');
+    expect((await run(RepoRestore, ['latest', dst, '--repo', repo])).code).toBe(0);
+    expect(describeTree(dst)).toEqual(describeTree(src));
+  });
+
   it('says "wrong password" in one line with exit code 2', async () => {
     const repo = join(tempDir('cli'), 'repo');
     await run(RepoInit, ['--repo', repo]);
