@@ -2,6 +2,9 @@
  * The node agent when things go wrong or crowd, on the local cluster: spec.cancel on a running PVB, the data-mover
  * pod deleted mid-run, two PVBs on a node whose ConfigMap allows one data-mover pod at a time, and the node-agent
  * pod itself deleted mid-run (its successor resumes the PVB and completes it).
+ *
+ * The ConfigMap also caps each backup pod's uploads (`uploadBytesPerSecond`), so a backup of the large volume takes
+ * seconds on any machine and "running" is a state the test can act in rather than a race with the data path.
  */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
@@ -30,7 +33,9 @@ const RUN = randomBytes(3).toString('hex');
 const NS = `cairn-naf-${RUN}`;
 const APP = `naf-app-${RUN}`;
 const BACKUP_UID = `00000000-0000-4000-8000-${RUN}${RUN}`;
-const LARGE_MIB = 1024;
+const LARGE_MIB = 128;
+/** 128 MiB of random data then takes 8 s to upload. */
+const UPLOAD_BYTES_PER_SECOND = 16 << 20;
 
 let k: Kube;
 let node: string;
@@ -55,7 +60,7 @@ async function waitDone(name: string, timeoutMs = 180_000): Promise<PodVolumeBac
 beforeAll(async () => {
   k = makeKube();
   node = clusterInfo().nodes[0]!.name;
-  await installCairn({ ns: NS, prefix: `node-agent-faults-it-${RUN}`, nodeAgentConfig: { loadConcurrency: { globalConfig: 1 } } });
+  await installCairn({ ns: NS, prefix: `node-agent-faults-it-${RUN}`, nodeAgentConfig: { loadConcurrency: { globalConfig: 1 }, uploadBytesPerSecond: UPLOAD_BYTES_PER_SECOND } });
   await kubectl(['create', 'namespace', APP]);
   workload = await startWorkload(k, { ns: APP, name: 'web', node, withClaim: true });
   writeLargeData(await volumeDirOnNode(k, workload, 'scratch'), LARGE_MIB);
@@ -133,7 +138,7 @@ describe('node-agent faults and limits', () => {
 
   it('a node-agent deleted mid-run is replaced, and the new one resumes the PVB to Completed', async () => {
     // New data, so the backup has real work to do while its node agent is away.
-    writeLargeData(join(await volumeDirOnNode(k, workload, 'scratch'), 'added'), 512);
+    writeLargeData(join(await volumeDirOnNode(k, workload, 'scratch'), 'added'), LARGE_MIB);
     const name = await createPvb('scratch', `resume-${RUN}`);
     await waitInProgress(name);
     const before = await nodeAgentPod(k, NS, node);
