@@ -55,12 +55,12 @@ interface Mover {
 }
 
 /** Starts the data mover as the backup/restore pod's container would, writing its termination message to a file. */
-function startMover(verb: 'backup' | 'restore', name: string, volumePath: string, volumeMode: 'Filesystem' | 'Block' = 'Filesystem'): Mover {
+function startMover(verb: 'backup' | 'restore', name: string, volumePath: string, volumeMode: 'Filesystem' | 'Block' = 'Filesystem', extra: string[] = []): Mover {
   const termination = join(work, `${name}.termination`);
   const args = [
     RUN_JS, 'data-mover', verb, `--volume-path=${volumePath}`, `--volume-mode=${volumeMode}`, verb === 'backup' ? `--data-upload=${name}` : `--data-download=${name}`,
     '--resource-timeout=1m', '--progress-interval=1s', '--log-level=info', '--log-format=json', `--termination-message-path=${termination}`,
-    '-n', NS, '--kubeconfig', kubeconfig,
+    '-n', NS, '--kubeconfig', kubeconfig, ...extra,
   ];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NODE_NAME: 'local-node-1' } });
   const err: Buffer[] = [];
@@ -289,10 +289,11 @@ describe('data-mover backup and restore (Filesystem)', () => {
     const big = join(work, 'big');
     mkdirSync(big);
     const chunk = Buffer.alloc(32 << 20);
-    for (let i = 0; i < 16; i++) writeFileSync(join(big, `part-${i}.bin`), randomFillSync(chunk));
+    // 128 MiB under a 16 MiB/s upload cap: the backup runs for 8 s on any machine, so the cancel finds it running.
+    for (let i = 0; i < 4; i++) writeFileSync(join(big, `part-${i}.bin`), randomFillSync(chunk));
     const name = `du-${RUN}-cancel`;
     await dus().create(duFor(name, 'big'));
-    const mover = startMover('backup', name, big);
+    const mover = startMover('backup', name, big, 'Filesystem', ['--upload-bytes-per-second=16777216']);
     await setInProgress('du', name);
     await waitFor(async () => (await eventsFor(name)).some((e) => e.reason === 'Data-Path-Started'), { timeoutMs: 30_000, description: 'Data-Path-Started' });
     await dus().patch(NS, name, { spec: { cancel: true } });

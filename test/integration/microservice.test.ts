@@ -56,12 +56,12 @@ interface Mover {
 }
 
 /** Starts the data mover as the data-mover pod's container would, writing its termination message to a file. */
-function startMover(verb: 'backup' | 'restore', name: string, volumePath: string): Mover {
+function startMover(verb: 'backup' | 'restore', name: string, volumePath: string, extra: string[] = []): Mover {
   const termination = join(work, `${name}.termination`);
   const args = [
     RUN_JS, 'pod-volume', verb, `--volume-path=${volumePath}`, verb === 'backup' ? `--pod-volume-backup=${name}` : `--pod-volume-restore=${name}`,
     '--resource-timeout=1m', '--progress-interval=1s', '--log-level=info', '--log-format=json', `--termination-message-path=${termination}`,
-    '-n', NS, '--kubeconfig', kubeconfig,
+    '-n', NS, '--kubeconfig', kubeconfig, ...extra,
   ];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NODE_NAME: 'local-node-1' } });
   const err: Buffer[] = [];
@@ -310,10 +310,11 @@ describe('pod-volume backup and restore data mover', () => {
     const big = join(work, 'big');
     mkdirSync(big);
     const chunk = Buffer.alloc(32 << 20);
-    for (let i = 0; i < 16; i++) writeFileSync(join(big, `part-${i}.bin`), randomFillSync(chunk));
+    // 128 MiB under a 16 MiB/s upload cap: the backup runs for 8 s on any machine, so the cancel finds it running.
+    for (let i = 0; i < 4; i++) writeFileSync(join(big, `part-${i}.bin`), randomFillSync(chunk));
     const name = `pvb-${RUN}-cancel`;
     await pvbs().create(pvbFor(name, 'big'));
-    const mover = startMover('backup', name, big);
+    const mover = startMover('backup', name, big, ['--upload-bytes-per-second=16777216']);
     await setPhase('pvb', name, 'InProgress');
     await waitFor(async () => (await reasonsFor(name)).includes('Data-Path-Started'), { timeoutMs: 30_000, description: 'Data-Path-Started' });
     await pvbs().patch(NS, name, { spec: { cancel: true } });
