@@ -94,13 +94,19 @@ export async function check(options: CheckOptions): Promise<CheckResult> {
         const snap = await repo.loadSnapshot(sid);
         result.snapshots++;
         const missing = new Set<string>();
+        const short = new Set<string>();
         await walkSnapshot(repo, snap, seen, {
           tree: () => undefined,
           data: (hex) => {
             if (!repo.index.has(hex)) missing.add(hex);
           },
+          slice: (hex, end) => {
+            const loc = repo.index.get(hex);
+            if (loc && end > loc.rawLength) short.add(hex);
+          },
         }, options.signal);
         for (const hex of missing) result.errors.push(`snapshot ${sid.slice(0, 8)} references data blob ${hex.slice(0, 16)} which is in no index`);
+        for (const hex of short) result.errors.push(`snapshot ${sid.slice(0, 8)} names bytes past the end of bundle ${hex.slice(0, 16)}`);
       } catch (err) {
         result.errors.push(`snapshot ${sid.slice(0, 8)}: ${(err as Error).message}`);
       }

@@ -93,8 +93,13 @@ function fsError(err, what) {
   return { kind: 'fs', code: err.code, message: (what ? what + ': ' : '') + String(err.message).split(',')[0] };
 }
 // Writes one small file from the batch slab: to its temp name, attributes on the open descriptor, renamed into place.
-// parts: 4 numbers per piece: offset, length, flags, rawLength; flags -1 = plaintext (inline content), else the
-// 32-byte ID at offset followed by the sealed blob.
+// parts: 6 numbers per piece: offset, length, flags, rawLength, slice start, slice length; flags -1 = plaintext
+// (inline content), else the 32-byte ID at offset followed by the sealed blob. A slice start of -1 = the whole blob;
+// else the piece is that slice of a bundle, and consecutive files of a bundle open it once (bundleAt).
+let bundlePlain = Buffer.allocUnsafe(1 << 19);
+let bundleSlab;
+let bundleAt = -1;
+let bundleLength = 0;
 function restoreFile(f, slab) {
   let fd;
   try {
@@ -106,16 +111,30 @@ function restoreFile(f, slab) {
   let pos = 0;
   try {
     const p = f.parts;
-    for (let k = 0; k < p.length; k += 4) {
+    for (let k = 0; k < p.length; k += 6) {
       let plain;
       if (p[k + 2] === -1) {
         plain = slab.subarray(p[k], p[k] + p[k + 1]);
+      } else if (p[k + 4] >= 0) {
+        if (bundleSlab !== slab || bundleAt !== p[k]) {
+          const rawLength = p[k + 3];
+          if (bundlePlain.length <= rawLength) bundlePlain = Buffer.allocUnsafe(rawLength + 1 + (1 << 16));
+          bundleSlab = undefined;
+          const id = slab.subarray(p[k], p[k] + 32);
+          const r = open(id, slab.subarray(p[k] + 32, p[k] + 32 + p[k + 1]), p[k + 2], rawLength, bundlePlain);
+          if (r.error) throw { blob: k / 6, message: r.error };
+          bundleSlab = slab;
+          bundleAt = p[k];
+          bundleLength = r.length;
+        }
+        if (p[k + 4] + p[k + 5] > bundleLength) throw { blob: k / 6, message: 'is shorter than the slice a file names in it' };
+        plain = bundlePlain.subarray(p[k + 4], p[k + 4] + p[k + 5]);
       } else {
         const rawLength = p[k + 3];
         if (plainScratch.length <= rawLength) plainScratch = Buffer.allocUnsafe(rawLength + 1 + (1 << 16));
         const id = slab.subarray(p[k], p[k] + 32);
         const r = open(id, slab.subarray(p[k] + 32, p[k] + 32 + p[k + 1]), p[k + 2], rawLength, plainScratch);
-        if (r.error) throw { blob: k / 4, message: r.error };
+        if (r.error) throw { blob: k / 6, message: r.error };
         plain = plainScratch.subarray(0, r.length);
       }
       let done = 0;
@@ -186,7 +205,8 @@ export class BlobOpenError extends Error {}
 
 /**
  * One small file for restoreFiles(): its content is in the batch slab, as sealed blobs (ID then sealed bytes) or
- * inline plaintext. `parts` holds 4 numbers per piece: offset, length, flags (-1 = plaintext), rawLength.
+ * inline plaintext. `parts` holds 6 numbers per piece: offset, length, flags (-1 = plaintext), rawLength, and the
+ * slice of a bundle blob the piece is (start, length; start -1 = the whole blob).
  */
 export interface SmallFileJob {
   tmp: string;

@@ -31,6 +31,23 @@ export interface RepoConfig {
   packSize: number;
   /** zstd level of new blobs (reading needs no level): 'zstd-1' since 2026-11-22 10:00, 'zstd-3' before. */
   compression: Compression;
+  /**
+   * Format features beyond version 1 that snapshots of this repository may use; a cairn that does not know one
+   * refuses to open the repository rather than misread it. Absent = none.
+   */
+  features?: RepoFeature[];
+}
+
+/**
+ * `bundles`: small files are stored several to a blob, and tree entries refer to their bytes as slices of it
+ * (docs/repository-format.md §6.2). New repositories have it since 2026-11-22.
+ */
+export const REPO_FEATURES = ['bundles'] as const;
+export type RepoFeature = (typeof REPO_FEATURES)[number];
+export const DEFAULT_FEATURES: readonly RepoFeature[] = ['bundles'];
+
+export function hasFeature(config: RepoConfig, feature: RepoFeature): boolean {
+  return config.features?.includes(feature) ?? false;
 }
 
 export const COMPRESSIONS = ['zstd-1', 'zstd-3'] as const;
@@ -99,6 +116,8 @@ export interface InitOptions {
   chunkSizes?: { min: number; avg: number; max: number };
   /** zstd level of new blobs (default DEFAULT_COMPRESSION). */
   compression?: Compression;
+  /** Format features new snapshots may use (default DEFAULT_FEATURES). */
+  features?: readonly RepoFeature[];
 }
 
 export interface OpenOptions {
@@ -196,6 +215,7 @@ export class Repository {
       chunker: { ...(options.chunkSizes ?? DEFAULT_CHUNK_SIZES), seed: randomBytes(32).toString('base64') },
       packSize: options.packSize ?? DEFAULT_PACK_SIZE,
       compression: options.compression ?? DEFAULT_COMPRESSION,
+      features: [...(options.features ?? DEFAULT_FEATURES)],
     };
     const keyFile = await createKeyFile(keys, options.password, options.kdf ?? DEFAULT_KDF);
     const keyId = randomBytes(32).toString('hex');
@@ -234,6 +254,8 @@ export class Repository {
       }
       if (config.version !== FORMAT_VERSION) throw new RepositoryCorruptError(`repository format version ${config.version} is not supported (this cairn reads ${FORMAT_VERSION})`);
       if (!COMPRESSIONS.includes(config.compression)) throw new RepositoryCorruptError(`repository compression ${JSON.stringify(config.compression)} is not supported (this cairn knows ${COMPRESSIONS.join(', ')})`);
+      const unknown = (config.features ?? []).filter((f) => !(REPO_FEATURES as readonly string[]).includes(f));
+      if (unknown.length > 0) throw new RepositoryCorruptError(`repository uses format features this cairn does not know: ${unknown.join(', ')} (this cairn knows ${REPO_FEATURES.join(', ')}); use a newer cairn`);
       const repo = new Repository(store, keys, config, key.slice('keys/'.length));
       repo.indexPrefetch = indexPrefetch;
       return repo;

@@ -322,7 +322,7 @@ class RestoreRun {
       } else {
         const items = e.c ?? [];
         // A file that had zero runs is written sparsely: all-zero 4 KiB blocks become holes.
-        sparse = items.some((it) => typeof it === 'object');
+        sparse = items.some((it) => typeof it === 'object' && 'z' in it);
         // Fetch a few chunks ahead so one large file also restores in parallel; write them in order.
         const ahead: (Promise<BlobLease> | undefined)[] = [];
         aheadOut = ahead;
@@ -355,8 +355,20 @@ class RestoreRun {
           const item = items[i]!;
           const pending = ahead[i];
           if (i + 4 < items.length) ahead.push(fetch(i + 4));
-          if (typeof item === 'object') {
+          if (typeof item === 'object' && 'z' in item) {
             pos += item.z;
+            continue;
+          }
+          if (typeof item === 'object') {
+            const lease = await this.repo.loadBlobLease(item.b, this.options.signal ? { signal: this.options.signal } : {});
+            try {
+              if (item.o + item.l > lease.data.length) throw new Error(`bundle ${item.b.slice(0, 16)} is shorter than its slice`);
+              writeChunkSync(fd, lease.data.subarray(item.o, item.o + item.l), pos, sparse);
+            } finally {
+              lease.release();
+            }
+            pos += item.l;
+            this.progress.doneBytes += item.l;
             continue;
           }
           const lease = await pending!;

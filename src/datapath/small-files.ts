@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import type { OpenPool, SmallFileIssue, SmallFileJob, SmallFileResult } from './open-pool.js';
 import { RepositoryCorruptError } from './errors.js';
 import type { Repository } from './repository.js';
-import { utimeSeconds, type TreeEntry } from './tree.js';
+import { isBundleSlice, utimeSeconds, type BundleSlice, type ContentItem, type TreeEntry } from './tree.js';
 
 /** Files up to this size (without zero runs or hard links) take the batch path. */
 export const SMALL_FILE_MAX = 1 << 20;
@@ -55,6 +55,8 @@ interface Batch {
   /** Directories the batch writes into, in order. */
   dirs: string[];
   bytes: number;
+  /** Bundle blobs already in the slab, by ID: where, and what a file's piece needs to name them. */
+  bundles: Map<string, { at: number; length: number; flags: number; rawLength: number; pack: string }>;
   done: Promise<void>;
   resolve: () => void;
 }
@@ -79,7 +81,7 @@ export class SmallFileRestorer {
     if (e.t !== 'f' || e.hl !== undefined || e.nl !== undefined) return false;
     if (e.in !== undefined) return true;
     if ((e.s ?? 0) > SMALL_FILE_MAX) return false;
-    for (const item of e.c ?? []) if (typeof item !== 'string') return false;
+    for (const item of e.c ?? []) if (typeof item !== 'string' && !isBundleSlice(item)) return false;
     return true;
   }
 
@@ -99,7 +101,7 @@ export class SmallFileRestorer {
     if (e.in !== undefined) {
       const data = Buffer.from(e.in, 'base64');
       batch = await this.batchWithRoom(data.length);
-      parts.push(batch.used, data.length, -1, data.length);
+      parts.push(batch.used, data.length, -1, data.length, -1, 0);
       data.copy(batch.slab, batch.used);
       batch.used += data.length;
       batch.bytes += data.length;
@@ -107,19 +109,36 @@ export class SmallFileRestorer {
       // All pieces land in one batch. Their sizes come from the index; each piece is copied into the slab right
       // after it is read (a read window's buffer is reused once its readers have moved on).
       const items = e.c ?? [];
+      const hexOf = (item: ContentItem) => (typeof item === 'string' ? item : (item as BundleSlice).b);
+      // Room for every piece, or, in the open batch, for the pieces whose bundle it does not hold yet.
       let need = 0;
+      let needHere = 0;
       for (const item of items) {
-        const loc = this.options.repository.index.get(item as string);
-        need += ID_BYTES + (loc?.length ?? 0);
+        const bytes = ID_BYTES + (this.options.repository.index.get(hexOf(item))?.length ?? 0);
+        need += bytes;
+        if (typeof item === 'string' || !this.current?.bundles.has(hexOf(item))) needHere += bytes;
       }
-      batch = await this.batchWithRoom(need);
+      const current = this.current;
+      batch = current && current.used + needHere <= current.slab.length ? current : await this.batchWithRoom(need);
       const from = batch.used;
+      const added: string[] = [];
       try {
         for (const item of items) {
-          const hex = item as string;
+          const hex = hexOf(item);
+          const slice = typeof item === 'string' ? undefined : (item as BundleSlice);
+          const known = slice ? batch.bundles.get(hex) : undefined;
+          if (known) {
+            parts.push(known.at, known.length, known.flags, known.rawLength, slice!.o, slice!.l);
+            infos.push({ id: hex, pack: known.pack });
+            continue;
+          }
           const { sealed, loc, pack } = await this.options.repository.readSealed(hex, this.options.signal ? { signal: this.options.signal } : {});
           if (batch.used + ID_BYTES + sealed.length > batch.slab.length) throw new RepositoryCorruptError(`blob ${hex.slice(0, 16)} is larger than its index entry says`);
-          parts.push(batch.used, sealed.length, loc.flags, loc.rawLength);
+          parts.push(batch.used, sealed.length, loc.flags, loc.rawLength, slice ? slice.o : -1, slice ? slice.l : 0);
+          if (slice) {
+            batch.bundles.set(hex, { at: batch.used, length: sealed.length, flags: loc.flags, rawLength: loc.rawLength, pack });
+            added.push(hex);
+          }
           batch.slab.write(hex, batch.used, 'hex');
           sealed.copy(batch.slab, batch.used + ID_BYTES);
           batch.used += ID_BYTES + sealed.length;
@@ -128,10 +147,12 @@ export class SmallFileRestorer {
       } catch (err) {
         // Nothing of this file stays in the batch.
         batch.used = from;
+        for (const hex of added) batch.bundles.delete(hex);
         this.options.callbacks.issue(rel, err as Error);
         return undefined;
       }
-      for (let k = 3; k < parts.length; k += 4) batch.bytes += parts[k]!;
+      // Bytes the file has: a whole blob's raw length, or a slice's length.
+      for (let k = 0; k < parts.length; k += 6) batch.bytes += parts[k + 4]! >= 0 ? parts[k + 5]! : parts[k + 3]!;
     }
     const wantOwner = this.options.ownership && (e.u !== this.uid || e.g !== this.gid);
     const modeIsSet = (e.m & 0o777 & ~this.options.umask) === e.m;
@@ -163,7 +184,7 @@ export class SmallFileRestorer {
     const done = new Promise<void>((r) => (resolve = r));
     const size = Math.max(SLAB_BYTES, need);
     const buffer = (size === SLAB_BYTES ? this.freeSlabs.pop() : undefined) ?? new ArrayBuffer(size);
-    this.current = { slab: Buffer.from(buffer), used: 0, jobs: [], infos: [], dirs: [], bytes: 0, done, resolve };
+    this.current = { slab: Buffer.from(buffer), used: 0, jobs: [], infos: [], dirs: [], bytes: 0, bundles: new Map(), done, resolve };
     return this.current;
   }
 

@@ -3,7 +3,14 @@
  * listing is written and read as a stream whatever the directory's size.
  */
 
-export type ContentItem = string | { z: number };
+/** A content piece: a blob ID, a zero run, or a slice [o, o+l) of a bundle blob holding several small files. */
+export type ContentItem = string | { z: number } | BundleSlice;
+export interface BundleSlice {
+  b: string;
+  o: number;
+  l: number;
+}
+export const isBundleSlice = (item: ContentItem): item is BundleSlice => typeof item === 'object' && 'b' in item;
 
 export interface TreeEntry {
   n: string;

@@ -14,9 +14,9 @@ import { createChunker, type Chunker } from './chunker.js';
 import { defaultWorkerCount, usableCpus } from './cpu.js';
 import { CancelledError } from './errors.js';
 import { BlobType } from './pack.js';
-import type { Repository, SnapshotSummary } from './repository.js';
+import { hasFeature, type Repository, type SnapshotSummary } from './repository.js';
 import { OrderedEntries } from './ordered-entries.js';
-import { readTree, TreeWriter, type ContentItem, type TreeEntry } from './tree.js';
+import { readTree, TreeWriter, type BundleSlice, type ContentItem, type TreeEntry } from './tree.js';
 import { tuneHeapForBackup, type HeapTuning } from './heap-tuning.js';
 import { bootSpareWorkers } from './worker-threads.js';
 
@@ -80,7 +80,30 @@ const MAX_QUEUED_LARGE_FILES = 8;
 /** Listing entries held behind large files on the worker at most (then the walk waits): ~10 MB. */
 const MAX_HELD_ENTRIES = 20_000;
 
+/** Files above INLINE_MAX and up to this size go into bundle blobs with their neighbours instead of a blob each. */
+export const BUNDLE_FILE_MAX = 32 * 1024;
+/** A bundle is closed once it holds this many bytes (or when a listing ends). */
+const BUNDLE_TARGET = 256 * 1024;
+
 class FileError extends Error {}
+
+/** Small files' bytes gathered into one blob; their entries wait until it is closed and its ID known. */
+class Bundle {
+  readonly buf = Buffer.allocUnsafe(BUNDLE_TARGET + BUNDLE_FILE_MAX + 1);
+  used = 0;
+  slices: BundleSlice[] = [];
+  readonly entries = new WeakSet<TreeEntry>();
+  closed!: Promise<void>;
+  resolveClosed!: () => void;
+  constructor() {
+    this.renew();
+  }
+  renew(): void {
+    this.used = 0;
+    this.slices = [];
+    this.closed = new Promise((r) => (this.resolveClosed = r));
+  }
+}
 
 /**
  * Boots the worker threads a backup with default settings uses (the seal workers and the chunk worker), to be called
@@ -168,6 +191,8 @@ class BackupRun {
   private readonly held = { count: 0 };
   private chunkJobFailure: { error: unknown } | undefined;
   private heapTuning: HeapTuning | undefined;
+  /** The open bundle of small files, when the repository takes bundles. */
+  private readonly bundle: Bundle | undefined;
 
   constructor(
     private readonly repo: Repository,
@@ -179,6 +204,7 @@ class BackupRun {
     this.chunker = createChunker(repo.config.chunker);
     this.readBuf = Buffer.allocUnsafe(repo.config.chunker.max + READ_BLOCK);
     this.useChunkWorker = (options.workers ?? defaultWorkerCount()) > 0;
+    this.bundle = hasFeature(repo.config, 'bundles') ? new Bundle() : undefined;
   }
 
   async execute(parentTree: string[] | undefined): Promise<string[]> {
@@ -302,7 +328,12 @@ class BackupRun {
           if (st.nlink > 1n) entries.add(await entry);
           else entries.addLater(entry);
         } else {
-          entries.add(await this.file(childAbs, childRel, st, base, prev));
+          const e = await this.file(childAbs, childRel, st, base, prev);
+          if (e && this.bundle?.entries.has(e)) {
+            entries.addLater(this.bundle.closed.then(() => e));
+          } else {
+            entries.add(e);
+          }
         }
       } else {
         const kind = st.isSocket() ? 'socket' : st.isFIFO() ? 'FIFO' : 'device';
@@ -310,6 +341,7 @@ class BackupRun {
         this.stats.skipped++;
       }
     }
+    await this.closeBundle();
     const listing = entries.finish();
     // Failures surface where the listing is awaited (the parent's finish, or execute for the root).
     listing.catch(() => undefined);
@@ -373,7 +405,7 @@ class BackupRun {
     } else {
       let content;
       try {
-        content = await this.readContent(abs, size);
+        content = this.bundle && size > INLINE_MAX && size <= BUNDLE_FILE_MAX && !linkKey ? await this.readIntoBundle(this.bundle, abs, size, entry) : await this.readContent(abs, size);
       } catch (err) {
         if (err instanceof FileError || this.options.signal?.aborted || !(err as NodeJS.ErrnoException).code) throw err;
         this.stats.files--;
@@ -388,6 +420,45 @@ class BackupRun {
     if (linkKey) this.hardlinks.set(linkKey, { rel, item: { ...(entry.c ? { c: entry.c } : {}), ...(entry.in !== undefined ? { in: entry.in } : {}), s: entry.s! } });
     this.reportProgress(false);
     return entry;
+  }
+
+  /** Reads a small file into the open bundle; its entry waits for the bundle (see dir()). */
+  private async readIntoBundle(b: Bundle, abs: string, size: number, entry: TreeEntry): Promise<{ item: Pick<TreeEntry, 'c' | 'in'>; bytes: number }> {
+    if (b.used > 0 && b.used + size > BUNDLE_TARGET) await this.closeBundle();
+    const fd = openSync(abs, 'r');
+    try {
+      const n = readSync(fd, b.buf, b.used, size + 1, 0);
+      if (n !== size || n === 0) {
+        // It changed since lstat: chunk it on its own, from the bytes read so far.
+        b.buf.copy(this.readBuf, 0, b.used, b.used + n);
+        return await this.chunkFile(fd, n, Math.max(n, size));
+      }
+      const slice: BundleSlice = { b: '', o: b.used, l: n };
+      b.used += n;
+      b.slices.push(slice);
+      b.entries.add(entry);
+      this.progress.doneBytes += n;
+      return { item: { c: [slice] }, bytes: n };
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /** Stores the open bundle as one blob and lets the entries that wait on it go. */
+  private async closeBundle(): Promise<void> {
+    const b = this.bundle;
+    if (!b || b.used === 0) return;
+    const data = b.buf.subarray(0, b.used);
+    const id = this.repo.hasher.id(data);
+    const hex = id.toString('hex');
+    for (const s of b.slices) s.b = hex;
+    const resolve = b.resolveClosed;
+    try {
+      if (await this.writer.add(BlobType.Data, id, hex, data)) this.stats.newBytes += data.length;
+    } finally {
+      b.renew();
+      resolve();
+    }
   }
 
   private isZero(chunk: Buffer): boolean {
@@ -425,7 +496,7 @@ class BackupRun {
       if (this.stopping) throw new CancelledError();
       if (this.isZero(data)) {
         const last = content[content.length - 1];
-        if (last && typeof last === 'object') last.z += data.length;
+        if (last && typeof last === 'object' && 'z' in last) last.z += data.length;
         else content.push({ z: data.length });
       } else {
         const hex = id.toString('hex');
@@ -500,7 +571,7 @@ class BackupRun {
         const chunk = buf.subarray(start, start + len);
         if (this.isZero(chunk)) {
           const last = content[content.length - 1];
-          if (last && typeof last === 'object') last.z += len;
+          if (last && typeof last === 'object' && 'z' in last) last.z += len;
           else content.push({ z: len });
         } else {
           const id = this.repo.hasher.id(chunk);

@@ -18,7 +18,7 @@ export function cleanupTempDirs(): void {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 }
 
-export async function newRepo(store?: ObjectStore, options: Pick<InitOptions, 'packSize' | 'chunkSizes' | 'compression'> = {}): Promise<Repository> {
+export async function newRepo(store?: ObjectStore, options: Pick<InitOptions, 'packSize' | 'chunkSizes' | 'compression' | 'features'> = {}): Promise<Repository> {
   return Repository.init({ store: store ?? new FilesystemObjectStore({ root: tempDir('repo'), durability: 'none' }), password: PASSWORD, kdf: FAST_KDF, ...options });
 }
 
