@@ -81,9 +81,11 @@ describe('node-agent PodVolumeBackup and PodVolumeRestore', () => {
           if (pod && !hostingPods.has(name)) hostingPods.set(name, pod);
           all.push(pvb);
         }
-        return all.every((p) => ['Completed', 'Failed', 'Canceled'].includes(p.status?.phase ?? '')) ? all : undefined;
+        // Finished: a terminal phase, then the node agent's clean-up, after which it drops its finalizer.
+        const finished = (p: PodVolumeBackup) => ['Completed', 'Failed', 'Canceled'].includes(p.status?.phase ?? '') && !(p.metadata?.finalizers ?? []).includes('velero.io/pod-volume-finalizer');
+        return all.every(finished) ? all : undefined;
       },
-      { timeoutMs: 180_000, intervalMs: 200, description: 'both PVBs finished' },
+      { timeoutMs: 180_000, intervalMs: 200, description: 'both PVBs finished and their finalizers gone' },
     );
     for (const pvb of done) {
       const name = pvb.metadata?.name ?? '';
