@@ -1,7 +1,7 @@
 // One cairn backup and/or restore of a directory, in-process, printing wall time, CPU seconds (all threads of the
 // process) and peak RSS: the quick before/after measurement for data-path changes (the full side-by-side comparison
 // with restic and kopia is bench/datapath.ts). Usage:
-//   node --import tsx bench/datapath-profile.ts --source DIR --work DIR [--restore] [--incremental]
+//   node --import tsx bench/datapath-profile.ts --source DIR --work DIR [--restore] [--incremental] [--no-bundles]
 import { mkdirSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -22,6 +22,8 @@ const { values } = parseArgs({
     'rss-every': { type: 'string' },
     /** Pack size of the new repository in MiB (default: the repository default). */
     'pack-mib': { type: 'string' },
+    /** A new repository without the bundles feature (a blob per small file), to compare. */
+    'no-bundles': { type: 'boolean', default: false },
   },
 });
 if (!values.source || !values.work) throw new Error('--source DIR --work DIR are required');
@@ -49,7 +51,7 @@ mkdirSync(work, { recursive: true });
 const store = new FilesystemObjectStore({ root: repoDir });
 if (!values['restore-only']) {
   if (!values.incremental && existsSync(repoDir)) rmSync(repoDir, { recursive: true, force: true });
-  const repo = values.incremental && existsSync(repoDir) ? await Repository.open({ store, password }) : await Repository.init({ store, password, kdf, ...(values['pack-mib'] ? { packSize: Number(values['pack-mib']) << 20 } : {}) });
+  const repo = values.incremental && existsSync(repoDir) ? await Repository.open({ store, password }) : await Repository.init({ store, password, kdf, ...(values['pack-mib'] ? { packSize: Number(values['pack-mib']) << 20 } : {}), ...(values['no-bundles'] ? { features: [] } : {}) });
   const done = measure();
   const every = Number(values['rss-every'] ?? 0);
   let next = every;
