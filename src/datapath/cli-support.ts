@@ -9,7 +9,7 @@ import { CairnError, NotFoundError, OperationFailedError, UsageError } from '../
 import { objectStoreFromUrl, InvalidStoreUrlError } from '../plugins/object-store/from-url.js';
 import { ObjectStoreError } from '../plugins/object-store/errors.js';
 import type { ObjectStore } from '../plugins/object-store/types.js';
-import { UploadRateLimitedObjectStore } from '../plugins/object-store/upload-rate.js';
+import { withUploadRate } from '../plugins/object-store/upload-rate.js';
 import {
   CancelledError,
   RepositoryCorruptError,
@@ -62,8 +62,7 @@ export async function openRepository(
   options: { prefetchIndex?: boolean; uploadBytesPerSecond?: number | undefined } = {},
 ): Promise<Repository> {
   const password = readPassword(flags['password-file']);
-  const opened = await openStore(flags.repo);
-  const store = options.uploadBytesPerSecond ? new UploadRateLimitedObjectStore(opened, options.uploadBytesPerSecond) : opened;
+  const store = withUploadRate(await openStore(flags.repo), options.uploadBytesPerSecond);
   return Repository.open({ store, password, ...(options.prefetchIndex !== undefined ? { prefetchIndex: options.prefetchIndex } : {}) });
 }
 

@@ -29,7 +29,7 @@ import { Semaphore } from '../plugins/object-store/limit.js';
 import { CancelledError, RepositoryError, SnapshotNotFoundError } from './errors.js';
 import type { Repository } from './repository.js';
 import type { BlobLease } from './open-pool.js';
-import { readTree, utimeSeconds, type TreeEntry } from './tree.js';
+import { isZeroRun, readTree, utimeSeconds, type TreeEntry } from './tree.js';
 import { usableCpus } from './cpu.js';
 import { bootSpareWorkers } from './worker-threads.js';
 import { SmallFileRestorer } from './small-files.js';
@@ -322,7 +322,7 @@ class RestoreRun {
       } else {
         const items = e.c ?? [];
         // A file that had zero runs is written sparsely: all-zero 4 KiB blocks become holes.
-        sparse = items.some((it) => typeof it === 'object' && 'z' in it);
+        sparse = items.some(isZeroRun);
         // Fetch a few chunks ahead so one large file also restores in parallel; write them in order.
         const ahead: (Promise<BlobLease> | undefined)[] = [];
         aheadOut = ahead;
@@ -355,11 +355,12 @@ class RestoreRun {
           const item = items[i]!;
           const pending = ahead[i];
           if (i + 4 < items.length) ahead.push(fetch(i + 4));
-          if (typeof item === 'object' && 'z' in item) {
+          if (isZeroRun(item)) {
             pos += item.z;
             continue;
           }
           if (typeof item === 'object') {
+            // A bundle slice off the batch path (no worker threads): the bundle is opened for this file alone.
             const lease = await this.repo.loadBlobLease(item.b, this.options.signal ? { signal: this.options.signal } : {});
             try {
               if (item.o + item.l > lease.data.length) throw new Error(`bundle ${item.b.slice(0, 16)} is shorter than its slice`);

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import type { OpenPool, SmallFileIssue, SmallFileJob, SmallFileResult } from './open-pool.js';
 import { RepositoryCorruptError } from './errors.js';
 import type { Repository } from './repository.js';
-import { isBundleSlice, utimeSeconds, type BundleSlice, type ContentItem, type TreeEntry } from './tree.js';
+import { isBundleSlice, utimeSeconds, type ContentItem, type TreeEntry } from './tree.js';
 
 /** Files up to this size (without zero runs or hard links) take the batch path. */
 export const SMALL_FILE_MAX = 1 << 20;
@@ -109,14 +109,14 @@ export class SmallFileRestorer {
       // All pieces land in one batch. Their sizes come from the index; each piece is copied into the slab right
       // after it is read (a read window's buffer is reused once its readers have moved on).
       const items = e.c ?? [];
-      const hexOf = (item: ContentItem) => (typeof item === 'string' ? item : (item as BundleSlice).b);
+      const hexOf = (item: ContentItem) => (isBundleSlice(item) ? item.b : (item as string));
       // Room for every piece, or, in the open batch, for the pieces whose bundle it does not hold yet.
       let need = 0;
       let needHere = 0;
       for (const item of items) {
         const bytes = ID_BYTES + (this.options.repository.index.get(hexOf(item))?.length ?? 0);
         need += bytes;
-        if (typeof item === 'string' || !this.current?.bundles.has(hexOf(item))) needHere += bytes;
+        if (!isBundleSlice(item) || !this.current?.bundles.has(item.b)) needHere += bytes;
       }
       const current = this.current;
       batch = current && current.used + needHere <= current.slab.length ? current : await this.batchWithRoom(need);
@@ -125,7 +125,7 @@ export class SmallFileRestorer {
       try {
         for (const item of items) {
           const hex = hexOf(item);
-          const slice = typeof item === 'string' ? undefined : (item as BundleSlice);
+          const slice = isBundleSlice(item) ? item : undefined;
           const known = slice ? batch.bundles.get(hex) : undefined;
           if (known) {
             parts.push(known.at, known.length, known.flags, known.rawLength, slice!.o, slice!.l);

@@ -11,6 +11,7 @@ export interface BundleSlice {
   l: number;
 }
 export const isBundleSlice = (item: ContentItem): item is BundleSlice => typeof item === 'object' && 'b' in item;
+export const isZeroRun = (item: ContentItem | undefined): item is { z: number } => typeof item === 'object' && 'z' in item;
 
 export interface TreeEntry {
   n: string;

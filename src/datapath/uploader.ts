@@ -16,7 +16,7 @@ import { CancelledError } from './errors.js';
 import { BlobType } from './pack.js';
 import { hasFeature, type Repository, type SnapshotSummary } from './repository.js';
 import { OrderedEntries } from './ordered-entries.js';
-import { readTree, TreeWriter, type BundleSlice, type ContentItem, type TreeEntry } from './tree.js';
+import { isBundleSlice, isZeroRun, readTree, TreeWriter, type BundleSlice, type ContentItem, type TreeEntry } from './tree.js';
 import { tuneHeapForBackup, type HeapTuning } from './heap-tuning.js';
 import { bootSpareWorkers } from './worker-threads.js';
 
@@ -91,8 +91,8 @@ class FileError extends Error {}
 class Bundle {
   readonly buf = Buffer.allocUnsafe(BUNDLE_TARGET + BUNDLE_FILE_MAX + 1);
   used = 0;
+  /** The slices of the open bundle; their `b` stays empty until it is closed. */
   slices: BundleSlice[] = [];
-  readonly entries = new WeakSet<TreeEntry>();
   closed!: Promise<void>;
   resolveClosed!: () => void;
   constructor() {
@@ -103,6 +103,12 @@ class Bundle {
     this.slices = [];
     this.closed = new Promise((r) => (this.resolveClosed = r));
   }
+}
+
+/** True for a file entry whose bytes are in the open bundle: it can be listed only once the bundle has its ID. */
+function waitsForBundle(e: TreeEntry): boolean {
+  const first = e.c?.[0];
+  return first !== undefined && isBundleSlice(first) && first.b === '';
 }
 
 /**
@@ -329,7 +335,7 @@ class BackupRun {
           else entries.addLater(entry);
         } else {
           const e = await this.file(childAbs, childRel, st, base, prev);
-          if (e && this.bundle?.entries.has(e)) {
+          if (e && this.bundle && waitsForBundle(e)) {
             entries.addLater(this.bundle.closed.then(() => e));
           } else {
             entries.add(e);
@@ -405,7 +411,7 @@ class BackupRun {
     } else {
       let content;
       try {
-        content = this.bundle && size > INLINE_MAX && size <= BUNDLE_FILE_MAX && !linkKey ? await this.readIntoBundle(this.bundle, abs, size, entry) : await this.readContent(abs, size);
+        content = this.bundle && size > INLINE_MAX && size <= BUNDLE_FILE_MAX && !linkKey ? await this.readIntoBundle(this.bundle, abs, size) : await this.readContent(abs, size);
       } catch (err) {
         if (err instanceof FileError || this.options.signal?.aborted || !(err as NodeJS.ErrnoException).code) throw err;
         this.stats.files--;
@@ -423,12 +429,12 @@ class BackupRun {
   }
 
   /** Reads a small file into the open bundle; its entry waits for the bundle (see dir()). */
-  private async readIntoBundle(b: Bundle, abs: string, size: number, entry: TreeEntry): Promise<{ item: Pick<TreeEntry, 'c' | 'in'>; bytes: number }> {
+  private async readIntoBundle(b: Bundle, abs: string, size: number): Promise<{ item: Pick<TreeEntry, 'c' | 'in'>; bytes: number }> {
     if (b.used > 0 && b.used + size > BUNDLE_TARGET) await this.closeBundle();
     const fd = openSync(abs, 'r');
     try {
       const n = readSync(fd, b.buf, b.used, size + 1, 0);
-      if (n !== size || n === 0) {
+      if (n !== size) {
         // It changed since lstat: chunk it on its own, from the bytes read so far.
         b.buf.copy(this.readBuf, 0, b.used, b.used + n);
         return await this.chunkFile(fd, n, Math.max(n, size));
@@ -436,7 +442,6 @@ class BackupRun {
       const slice: BundleSlice = { b: '', o: b.used, l: n };
       b.used += n;
       b.slices.push(slice);
-      b.entries.add(entry);
       this.progress.doneBytes += n;
       return { item: { c: [slice] }, bytes: n };
     } finally {
@@ -496,7 +501,7 @@ class BackupRun {
       if (this.stopping) throw new CancelledError();
       if (this.isZero(data)) {
         const last = content[content.length - 1];
-        if (last && typeof last === 'object' && 'z' in last) last.z += data.length;
+        if (isZeroRun(last)) last.z += data.length;
         else content.push({ z: data.length });
       } else {
         const hex = id.toString('hex');
@@ -571,7 +576,7 @@ class BackupRun {
         const chunk = buf.subarray(start, start + len);
         if (this.isZero(chunk)) {
           const last = content[content.length - 1];
-          if (last && typeof last === 'object' && 'z' in last) last.z += len;
+          if (isZeroRun(last)) last.z += len;
           else content.push({ z: len });
         } else {
           const id = this.repo.hasher.id(chunk);

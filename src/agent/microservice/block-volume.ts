@@ -17,7 +17,7 @@ import { usableCpus } from '../../datapath/cpu.js';
 import { CancelledError, SnapshotNotFoundError } from '../../datapath/errors.js';
 import { BlobType } from '../../datapath/pack.js';
 import type { Repository } from '../../datapath/repository.js';
-import { readTree, TreeWriter, type ContentItem, type TreeEntry } from '../../datapath/tree.js';
+import { isZeroRun, readTree, TreeWriter, type ContentItem, type TreeEntry } from '../../datapath/tree.js';
 
 /** The one file of a block volume snapshot. */
 export const BLOCK_VOLUME_ENTRY = 'block-volume';
@@ -136,7 +136,7 @@ export async function backupBlockVolume(opts: BlockBackupOptions): Promise<Block
         const chunk = buf.subarray(start, start + len);
         if (isZero(chunk, zero)) {
           const last = content[content.length - 1];
-          if (last && typeof last === 'object' && 'z' in last) last.z += len;
+          if (isZeroRun(last)) last.z += len;
           else content.push({ z: len });
         } else {
           const id = repo.hasher.id(chunk);
@@ -295,7 +295,7 @@ export async function restoreBlockVolume(opts: BlockRestoreOptions): Promise<Blo
         } else {
           // Devices hold whatever was there before: zero runs are written, not skipped.
           zero ??= Buffer.alloc(READ_BLOCK);
-          let left = 'z' in item ? item.z : 0;
+          let left = isZeroRun(item) ? item.z : 0;
           while (left > 0) {
             const n = Math.min(left, zero.length);
             await writeAll(zero.subarray(0, n));
