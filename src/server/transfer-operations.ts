@@ -29,6 +29,15 @@ function common(r: TransferRecord): OperationStatus {
   return { phase: r.phase, ...(r.error ? { error: r.error } : {}) };
 }
 
+/** What both kinds of record say the same way: the description and, once known, creation and start times. */
+function described(r: TransferRecord): Pick<OperationStatus, 'description' | 'created' | 'started'> {
+  return {
+    description: r.description,
+    ...(r.created ? { created: r.created } : {}),
+    ...(r.status?.startTimestamp ? { started: r.status.startTimestamp } : {}),
+  };
+}
+
 /** A backup's record: progress as reported so far, `updated` the completion time or now. */
 export function backupTransferOperation(backup: Backup, r: TransferRecord, now: Date): BackupOperation {
   const progress = r.status?.progress;
@@ -46,9 +55,7 @@ export function backupTransferOperation(backup: Backup, r: TransferRecord, now: 
       ...(progress?.bytesDone !== undefined ? { nCompleted: progress.bytesDone } : {}),
       ...(progress?.totalBytes !== undefined ? { nTotal: progress.totalBytes } : {}),
       operationUnits: 'Bytes',
-      description: r.description,
-      ...(r.created ? { created: r.created } : {}),
-      ...(r.status?.startTimestamp ? { started: r.status.startTimestamp } : {}),
+      ...described(r),
       updated: r.status?.completionTimestamp ?? now.toISOString(),
     },
   };
@@ -68,9 +75,7 @@ export function restoreTransferOperation(restore: Restore, r: TransferRecord): R
     status: {
       ...common(r),
       ...(progress?.totalBytes !== undefined ? { nCompleted: progress.bytesDone ?? 0, nTotal: progress.totalBytes, operationUnits: 'Bytes' } : {}),
-      description: r.description,
-      ...(r.created ? { created: r.created } : {}),
-      ...(r.status?.startTimestamp ? { started: r.status.startTimestamp } : {}),
+      ...described(r),
       ...(r.status?.completionTimestamp ? { updated: r.status.completionTimestamp } : {}),
     },
   };

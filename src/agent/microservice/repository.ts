@@ -10,7 +10,7 @@ import { RepositoryNotFoundError } from '../../datapath/errors.js';
 import { Repository } from '../../datapath/repository.js';
 import type { Kube } from '../../kube/client.js';
 import { customClient } from '../../kube/custom.js';
-import { UploadRateLimitedObjectStore } from '../../plugins/object-store/upload-rate.js';
+import { withUploadRate } from '../../plugins/object-store/upload-rate.js';
 import { openRepositoryStore } from '../../server/repository/store.js';
 
 export class VolumeRepositoryError extends Error {}
@@ -37,8 +37,7 @@ export async function openRepositoryForVolume(opts: OpenRepositoryForVolumeOptio
   if (!location) throw new VolumeRepositoryError(`backup storage location "${opts.bslName}" not found in namespace ${opts.namespace}`);
   const password = await repositoryPassword(opts.kube, opts.namespace);
   // The same store the BackupRepository controller initialised (src/server/repository/store.ts).
-  const opened = await openRepositoryStore({ location, volumeNamespace: opts.volumeNamespace, kube: opts.kube });
-  const store = opts.uploadBytesPerSecond ? new UploadRateLimitedObjectStore(opened, opts.uploadBytesPerSecond) : opened;
+  const store = withUploadRate(await openRepositoryStore({ location, volumeNamespace: opts.volumeNamespace, kube: opts.kube }), opts.uploadBytesPerSecond);
   try {
     const repository = await Repository.open({ store, password });
     return { repository, location: store.description };

@@ -6,4 +6,4 @@ export { RetryingObjectStore, type RetryOptions } from './retry.js';
 export { ConcurrencyLimitedObjectStore, Semaphore } from './limit.js';
 export { FaultInjectingObjectStore, type FaultRule, type StoreOperation } from './fault.js';
 export { objectStoreFromUrl, InvalidStoreUrlError, type OpenStoreOptions } from './from-url.js';
-export { UploadRateLimitedObjectStore, BytePacer, InvalidUploadRateError, validUploadRate } from './upload-rate.js';
+export { UploadRateLimitedObjectStore, BytePacer, InvalidUploadRateError, validUploadRate, withUploadRate } from './upload-rate.js';

@@ -43,6 +43,11 @@ export class BytePacer {
   }
 }
 
+/** The store with its writes capped at `bytesPerSecond`, or the store itself when no cap is set. */
+export function withUploadRate(store: ObjectStore, bytesPerSecond: number | undefined): ObjectStore {
+  return bytesPerSecond ? new UploadRateLimitedObjectStore(store, bytesPerSecond) : store;
+}
+
 export class UploadRateLimitedObjectStore implements ObjectStore {
   readonly description: string;
   private readonly pacer: BytePacer;

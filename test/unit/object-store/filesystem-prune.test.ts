@@ -2,22 +2,14 @@
  * Deleting the last object under a prefix leaves no empty directory behind (a deleted backup's `backups/<name>/`
  * disappears, as on an object store), the root itself stays, and puts racing deletes in the same directory succeed.
  */
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FilesystemObjectStore } from '../../../src/plugins/object-store/index.js';
+import { tempRoots } from './temp-roots.js';
 
-const roots: string[] = [];
-function freshRoot(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'cairn-fs-prune-'));
-  roots.push(dir);
-  return dir;
-}
-afterAll(() => {
-  for (const r of roots) rmSync(r, { recursive: true, force: true });
-});
+const freshRoot = tempRoots('cairn-fs-prune-');
 
 describe('filesystem object store directories', () => {
   it('removes directories emptied by delete, up to but not including the root', async () => {

@@ -1,20 +1,12 @@
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FilesystemObjectStore, FaultInjectingObjectStore, RetryingObjectStore, ObjectStoreError, objectStoreFromUrl } from '../../../src/plugins/object-store/index.js';
 import { objectStoreConformance } from './conformance.js';
+import { tempRoots } from './temp-roots.js';
 
-const roots: string[] = [];
-function freshRoot(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'cairn-fs-store-'));
-  roots.push(dir);
-  return dir;
-}
-afterAll(() => {
-  for (const r of roots) rmSync(r, { recursive: true, force: true });
-});
+const freshRoot = tempRoots('cairn-fs-store-');
 
 describe('filesystem object store', () => {
   objectStoreConformance(async () => new FilesystemObjectStore({ root: freshRoot() }));

@@ -1,21 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FilesystemObjectStore } from '../../../src/plugins/object-store/index.js';
 import { BytePacer, InvalidUploadRateError, UploadRateLimitedObjectStore, validUploadRate } from '../../../src/plugins/object-store/upload-rate.js';
 import { objectStoreConformance } from './conformance.js';
+import { tempRoots } from './temp-roots.js';
 
-const roots: string[] = [];
-function freshRoot(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'cairn-rate-store-'));
-  roots.push(dir);
-  return dir;
-}
-afterAll(() => {
-  for (const r of roots) rmSync(r, { recursive: true, force: true });
-});
+const freshRoot = tempRoots('cairn-rate-store-');
 
 describe('upload rate limit', () => {
   // Fast enough that the conformance suite's small objects are not held up.
