@@ -74,6 +74,7 @@ function toInfo(state: ClusterState): ClusterInfo {
     runDir: state.runDir,
     kubectlPath: state.binaries.kubectl,
     s3: { ...state.s3 },
+    registry: { ...state.registry },
     nodes: state.nodes.map((n) => ({ name: n.name, ip: n.ip, rootDir: n.rootDir })),
   };
 }
