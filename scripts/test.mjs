@@ -14,8 +14,9 @@ if (!process.versions.node.startsWith('24.')) {
 }
 
 step('local cluster toolchain (built once, cached under ~/.cache/cairn)');
-// --csi: the CSI test bed's binaries build alongside the others on a cold machine (cached afterwards).
-run('node', ['--import', 'tsx', 'tools/local-cluster/cli.ts', 'setup', '--csi']);
+// --csi and --runtime containerd: the CSI test bed's binaries and containerd (real nodes) build alongside the
+// others on a cold machine (cached afterwards).
+run('node', ['--import', 'tsx', 'tools/local-cluster/cli.ts', 'setup', '--csi', '--runtime', 'containerd']);
 
 step('build');
 run('npm', ['run', '--silent', 'build']);

@@ -163,13 +163,16 @@ export function createCommands(net: ClusterNetwork): NetworkCommands {
 export async function deleteNetwork(runDir: string): Promise<void> {
   const net = readNetwork(runDir);
   if (!net) return;
-  const inUse = await hostNetworkInUse();
-  const lines = [
-    ...net.nodes.filter((n) => inUse.netns.has(n.netns)).map((n) => `netns delete ${n.netns}`),
-    ...net.nodes.filter((n) => inUse.links.has(n.hostVeth)).map((n) => `link delete ${n.hostVeth}`),
-    ...(inUse.links.has(net.bridge) ? [`link delete ${net.bridge}`] : []),
+  // Namespaces first: their veths (and so the host ends) go with them; then whatever is still there.
+  const before = await hostNetworkInUse();
+  const namespaces = net.nodes.filter((n) => before.netns.has(n.netns)).map((n) => `netns delete ${n.netns}`);
+  if (namespaces.length > 0) await ipBatch(namespaces);
+  const after = await hostNetworkInUse();
+  const links = [
+    ...net.nodes.filter((n) => after.links.has(n.hostVeth)).map((n) => `link delete ${n.hostVeth}`),
+    ...(after.links.has(net.bridge) ? [`link delete ${net.bridge}`] : []),
   ];
-  if (lines.length > 0) await ipBatch(lines);
+  if (links.length > 0) await ipBatch(links);
   rmSync(networkFile(runDir), { force: true });
 }
 

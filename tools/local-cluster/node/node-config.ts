@@ -88,6 +88,9 @@ export function containerdConfig(plan: NodePlan): string {
     '  disable_apparmor = true',
     '  tolerate_missing_hugetlb_controller = true',
     '  disable_hugetlb_controller = true',
+    // Without CAP_SYS_RESOURCE (this machine's sandbox withholds it) no process may lower its OOM score; the
+    // sandbox (-998) and Guaranteed pods (-997) would fail to start. Keep them no lower than containerd's own.
+    '  restrict_oom_score_adj = true',
     "[plugins.'io.containerd.cri.v1.runtime'.containerd]",
     "  default_runtime_name = 'runc'",
     "[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]",

@@ -138,7 +138,7 @@ function linkNodeTools(ctx: RealNodesContext, debian: DebianTools): string {
 function supervisorSpec(ctx: RealNodesContext, plan: NodePlan, binDir: string, debian: DebianTools): NodeSupervisorSpec {
   const p = nodePaths(plan);
   const logs = join(ctx.runDir, 'logs');
-  const env = debian.env({ PATH: `${binDir}${delimiter}${process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin'}` });
+  const env = debian.env({ PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin' });
   return {
     node: plan.name,
     mounts: NODE_MOUNTS.map((m) => ({ from: join(plan.rootDir, m.from), to: m.to })),
@@ -147,7 +147,9 @@ function supervisorSpec(ctx: RealNodesContext, plan: NodePlan, binDir: string, d
       .map(([path, value]) => ({ path, value })),
     maskDir: join(plan.rootDir, 'sysctl'),
     env: {
-      PATH: env.PATH ?? '',
+      // <run-dir>/bin first: the shared Debian prefix may hold other packages' programs of the same names (Debian's
+      // containerd 1.6 brings a containerd-shim-runc-v2 that speaks an older protocol).
+      PATH: `${binDir}${delimiter}${env.PATH ?? ''}`,
       LD_LIBRARY_PATH: env.LD_LIBRARY_PATH ?? '',
       // iptables loads its match and target extensions from here (the unpacked package, not the system's).
       XTABLES_LIBDIR: join(debian.prefix, 'usr/lib/x86_64-linux-gnu/xtables'),
