@@ -3,7 +3,7 @@
 // `kubernetes` Service reaching the API server, logs and exec through the kubelets; and `down` leaves nothing of
 // it on the machine: processes, cgroups, mounts, network namespaces, interfaces.
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -56,6 +56,8 @@ beforeAll(async () => {
   const parent = join(cacheRoot(), 'run');
   mkdirSync(parent, { recursive: true });
   const runDir = mkdtempSync(join(parent, 'test-real-nodes-'));
+  // Like the global setup's cluster: a later test run stops it if this process dies without tearing it down.
+  writeFileSync(join(runDir, 'owner.pid'), String(process.pid));
   const result = await up({ runDir, name: 'real-nodes', nodes: 2, runtime: 'containerd', log });
   log(`cluster with real nodes up in ${result.seconds.toFixed(1)}s`);
   state = result.state;

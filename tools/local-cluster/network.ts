@@ -163,16 +163,18 @@ export function createCommands(net: ClusterNetwork): NetworkCommands {
 export async function deleteNetwork(runDir: string): Promise<void> {
   const net = readNetwork(runDir);
   if (!net) return;
-  // Namespaces first: their veths (and so the host ends) go with them; then whatever is still there.
+  // Namespaces first: their veths (and so the host ends, a moment later) go with them; then the bridge and any
+  // host end still there. A link that vanishes between listing and deleting is already what we want.
   const before = await hostNetworkInUse();
   const namespaces = net.nodes.filter((n) => before.netns.has(n.netns)).map((n) => `netns delete ${n.netns}`);
   if (namespaces.length > 0) await ipBatch(namespaces);
   const after = await hostNetworkInUse();
-  const links = [
-    ...net.nodes.filter((n) => after.links.has(n.hostVeth)).map((n) => `link delete ${n.hostVeth}`),
-    ...(after.links.has(net.bridge) ? [`link delete ${net.bridge}`] : []),
-  ];
-  if (links.length > 0) await ipBatch(links);
+  const links = [...net.nodes.map((n) => n.hostVeth), net.bridge].filter((l) => after.links.has(l));
+  for (const link of links) {
+    await ipBatch([`link delete ${link}`]).catch((err: unknown) => {
+      if (!/Cannot find device|No such device/.test(String(err))) throw err;
+    });
+  }
   rmSync(networkFile(runDir), { force: true });
 }
 
