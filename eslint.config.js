@@ -1,6 +1,8 @@
-// Lint rules that catch real defects: floating promises, unused code, focused or skipped tests.
+// Lint rules that catch real defects (floating promises, unused code, focused or skipped tests) and hold the
+// layer order of src/ (eslint.layers.js).
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { layerRules } from './eslint.layers.js';
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'bin/**', '**/*.d.ts'] },
@@ -24,6 +26,7 @@ export default tseslint.config(
       ],
     },
   },
+  ...layerRules(),
   {
     files: ['**/*.js', '**/*.mjs'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },

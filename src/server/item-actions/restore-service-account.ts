@@ -2,7 +2,7 @@
  * ServiceAccounts: the token Secrets (`<name>-token-xxxxx`) the old cluster generated are not carried over; the
  * target cluster makes its own.
  */
-import type { RestoreItemAction, UnstructuredObject } from '../types.js';
+import type { RestoreItemAction, UnstructuredObject } from '../../plugins/item-actions/types.js';
 
 export function cleanServiceAccount(item: UnstructuredObject): UnstructuredObject {
   const sa = structuredClone(item);

@@ -4,8 +4,8 @@
  * only the volume the node agent fills and re-binds will match. The DataDownload itself is created by the restore
  * once the claim exists (src/server/datamover/restore-creator.ts). Claims without moved data pass unchanged.
  */
-import { dataMovementRestoreAllowed, dynamicPvRestoreLabelValue, movedVolumeFor, rewritePvcForDataDownload } from '../../../server/datamover/restore-decision.js';
-import type { RestoreItemAction } from '../types.js';
+import { dataMovementRestoreAllowed, dynamicPvRestoreLabelValue, movedVolumeFor, rewritePvcForDataDownload } from '../datamover/restore-decision.js';
+import type { RestoreItemAction } from '../../plugins/item-actions/types.js';
 
 export const pvcDataMoverRestoreAction: RestoreItemAction = {
   name: 'velero.io/csi-pvc-restorer',

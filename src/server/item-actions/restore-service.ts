@@ -2,7 +2,7 @@
  * Services: the cluster IP is allocated by the target cluster (the old one may be taken or outside its range);
  * node ports too, unless the Restore says `preserveNodePorts`. Headless services keep `clusterIP: None`.
  */
-import type { RestoreItemAction, UnstructuredObject } from '../types.js';
+import type { RestoreItemAction, UnstructuredObject } from '../../plugins/item-actions/types.js';
 
 interface ServiceSpec {
   type?: string;

@@ -3,7 +3,7 @@
  * is recomputed by admission from `priorityClassName`; the service-account token volume (and its mounts) that
  * the API server injected is dropped because the server injects a fresh one, named anew.
  */
-import type { RestoreItemAction, UnstructuredObject } from '../types.js';
+import type { RestoreItemAction, UnstructuredObject } from '../../plugins/item-actions/types.js';
 
 interface Volume {
   name: string;

@@ -1,5 +1,5 @@
 /** A PersistentVolume claimed by a PVC brings the claim along, so a restored PV is not left unbound. */
-import type { BackupItemAction } from '../types.js';
+import type { BackupItemAction } from '../../plugins/item-actions/types.js';
 
 export const pvBackupAction: BackupItemAction = {
   name: 'velero.io/pv',

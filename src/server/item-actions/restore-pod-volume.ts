@@ -5,20 +5,20 @@
  * PodVolumeRestores themselves are created by the restore once the pod exists (src/server/podvolume/restore-pvr.ts).
  */
 import type { V1ConfigMap } from '@kubernetes/client-node';
-import type { Restore } from '../../../api/index.js';
-import { defaultImage as clientDefaultImage } from '../../../install/image.js';
-import { SERVER_NAME } from '../../../install/manifests.js';
-import type { Kube } from '../../../kube/client.js';
+import type { Restore } from '../../api/index.js';
+import { defaultImage as clientDefaultImage } from '../../base/version.js';
+import { SERVER_NAME } from '../../api/install-names.js';
+import type { Kube } from '../../kube/client.js';
 import {
   PLUGIN_CONFIG_SELECTOR,
   buildRestoreWaitContainer,
   firstContainerSecurityContext,
   withRestoreWait,
   withoutRestoreWait,
-} from '../../../server/podvolume/restore-init-container.js';
-import { podVolumeRestoreAllowed } from '../../../server/podvolume/restore-allowed.js';
-import { podVolumesOf, volumesToRestore } from '../../../server/podvolume/restore-volumes.js';
-import type { RestoreItemAction } from '../types.js';
+} from '../podvolume/restore-init-container.js';
+import { podVolumeRestoreAllowed } from '../podvolume/restore-allowed.js';
+import { podVolumesOf, volumesToRestore } from '../podvolume/restore-volumes.js';
+import type { RestoreItemAction } from '../../plugins/item-actions/types.js';
 
 /** The image of the server Deployment's first container, else this client's release image. */
 export async function serverImage(kube: Kube, namespace: string): Promise<string> {

@@ -2,11 +2,11 @@
  * Opens the object store of one repository: the location's bucket under `<prefix>/kopia/<volumeNamespace>/`
  * (layout.ts `repositoryPrefix`, where Velero keeps kopia repositories).
  */
-import type { BackupStorageLocation } from '../../api/index.js';
-import type { Kube } from '../../kube/client.js';
-import type { ObjectStore } from '../../plugins/object-store/index.js';
-import { repositoryPrefix } from '../storage/layout.js';
-import { openLocationStore } from '../storage/location-store.js';
+import type { BackupStorageLocation } from '../api/index.js';
+import type { Kube } from '../kube/client.js';
+import type { ObjectStore } from '../plugins/object-store/index.js';
+import { repositoryPrefix } from './layout.js';
+import { openLocationStore } from './location-store.js';
 
 /** The location's object-storage prefix with the repository's directory appended ("a/b" + "kopia/ns/"). */
 export function repositoryStoragePrefix(locationPrefix: string | undefined, volumeNamespace: string): string {

@@ -1,5 +1,5 @@
 /** A bound PersistentVolumeClaim needs its PersistentVolume (restore recreates or re-binds it). */
-import type { BackupItemAction } from '../types.js';
+import type { BackupItemAction } from '../../plugins/item-actions/types.js';
 
 export const pvcBackupAction: BackupItemAction = {
   name: 'velero.io/pvc',

@@ -1,5 +1,5 @@
 /** The built-in backup item actions, in the order they run for an item. A fresh set per registry (they cache per backup). */
-import type { BackupItemAction } from '../types.js';
+import type { BackupItemAction } from '../../plugins/item-actions/types.js';
 import { createCustomResourceBackupAction } from './backup-custom-resource.js';
 import { podBackupAction } from './backup-pod.js';
 import { pvBackupAction } from './backup-pv.js';

@@ -6,10 +6,10 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { BackupStorageLocation } from '../../api/index.js';
-import type { Kube } from '../../kube/client.js';
-import { FilesystemObjectStore, RetryingObjectStore, S3ObjectStore, type ObjectStore } from '../../plugins/object-store/index.js';
-import { parseAwsCredentialsFile, type AwsCredentials } from './aws-credentials.js';
+import type { BackupStorageLocation } from '../api/index.js';
+import type { Kube } from '../kube/client.js';
+import { FilesystemObjectStore, RetryingObjectStore, S3ObjectStore, type ObjectStore } from '../plugins/object-store/index.js';
+import { parseAwsCredentialsFile, type AwsCredentials } from '../plugins/object-store/aws-credentials.js';
 
 export class LocationConfigError extends Error {}
 

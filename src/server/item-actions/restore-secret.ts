@@ -3,7 +3,7 @@
  * ServiceAccount's UID. Restored as they are, the token controller deletes the Secret (its UID annotation names a
  * ServiceAccount that no longer exists); without them it issues a fresh token for the restored ServiceAccount.
  */
-import type { RestoreItemAction, UnstructuredObject } from '../types.js';
+import type { RestoreItemAction, UnstructuredObject } from '../../plugins/item-actions/types.js';
 
 export const SERVICE_ACCOUNT_TOKEN_TYPE = 'kubernetes.io/service-account-token';
 const ISSUED_KEYS = ['token', 'ca.crt', 'namespace'];

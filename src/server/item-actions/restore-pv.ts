@@ -2,7 +2,7 @@
  * PersistentVolumes restored as they were: the claim reference keeps name and (mapped) namespace but loses the old
  * claim's UID and version, so the restored claim binds to it again.
  */
-import type { RestoreItemAction, UnstructuredObject } from '../types.js';
+import type { RestoreItemAction, UnstructuredObject } from '../../plugins/item-actions/types.js';
 
 interface ClaimRef {
   namespace?: string;

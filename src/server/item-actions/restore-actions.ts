@@ -1,5 +1,5 @@
 /** The built-in restore item actions, in the order they run for an item. */
-import type { RestoreItemAction } from '../types.js';
+import type { RestoreItemAction } from '../../plugins/item-actions/types.js';
 import { jobRestoreAction } from './restore-job.js';
 import { podRestoreAction } from './restore-pod.js';
 import { podVolumeRestoreAction } from './restore-pod-volume.js';

@@ -4,14 +4,14 @@
  * `repository-password`, of the install namespace. The BackupRepository controller creates the repository and the
  * Secret; the data mover only opens them and fails clearly when they are not there yet.
  */
-import { Kinds, parseBackupStorageLocation, type BackupStorageLocation } from '../../api/index.js';
-import { RepoCredentials } from '../../api/constants.js';
-import { RepositoryNotFoundError } from '../../datapath/errors.js';
-import { Repository } from '../../datapath/repository.js';
-import type { Kube } from '../../kube/client.js';
-import { customClient } from '../../kube/custom.js';
-import { withUploadRate } from '../../plugins/object-store/upload-rate.js';
-import { openRepositoryStore } from '../../server/repository/store.js';
+import { Kinds, parseBackupStorageLocation, type BackupStorageLocation } from '../api/index.js';
+import { RepoCredentials } from '../api/constants.js';
+import { RepositoryNotFoundError } from '../datapath/errors.js';
+import { Repository } from '../datapath/repository.js';
+import type { Kube } from '../kube/client.js';
+import { customClient } from '../kube/custom.js';
+import { withUploadRate } from '../plugins/object-store/upload-rate.js';
+import { openRepositoryStore } from './repository-store.js';
 
 export class VolumeRepositoryError extends Error {}
 
@@ -36,7 +36,7 @@ export async function openRepositoryForVolume(opts: OpenRepositoryForVolumeOptio
   const location = await locations.get(opts.namespace, opts.bslName);
   if (!location) throw new VolumeRepositoryError(`backup storage location "${opts.bslName}" not found in namespace ${opts.namespace}`);
   const password = await repositoryPassword(opts.kube, opts.namespace);
-  // The same store the BackupRepository controller initialised (src/server/repository/store.ts).
+  // The same store the BackupRepository controller initialised (src/storage/repository-store.ts).
   const store = withUploadRate(await openRepositoryStore({ location, volumeNamespace: opts.volumeNamespace, kube: opts.kube }), opts.uploadBytesPerSecond);
   try {
     const repository = await Repository.open({ store, password });

@@ -2,7 +2,7 @@
  * Pods need their PersistentVolumeClaims, their ServiceAccount and their PriorityClass to be recreated on
  * restore, so those are backed up with the pod even when a label selector would not pick them.
  */
-import type { BackupItemAction, RelatedItem, UnstructuredObject } from '../types.js';
+import type { BackupItemAction, RelatedItem, UnstructuredObject } from '../../plugins/item-actions/types.js';
 
 interface PodLike {
   spec?: {

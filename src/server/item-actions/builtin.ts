@@ -2,9 +2,9 @@
  * Registers cairn's built-in item actions through the same registry an external plugin would use. Backup and
  * restore actions are registered by separate functions so each side can be started on its own.
  */
-import type { ItemActionRegistry } from './registry.js';
-import { builtinBackupActions } from './builtin/backup-actions.js';
-import { BUILTIN_RESTORE_ACTIONS } from './builtin/restore-actions.js';
+import type { ItemActionRegistry } from '../../plugins/item-actions/registry.js';
+import { builtinBackupActions } from './backup-actions.js';
+import { BUILTIN_RESTORE_ACTIONS } from './restore-actions.js';
 
 export function registerBuiltinActions(registry: ItemActionRegistry): ItemActionRegistry {
   registerBuiltinBackupActions(registry);

@@ -2,9 +2,9 @@
  * Finds the storage location a backup or restore uses and opens its store. Controllers call this per operation
  * (locations change); opening is cheap, clients are reused per location resourceVersion.
  */
-import { Kinds, parseBackupStorageLocation, type BackupStorageLocation } from '../../api/index.js';
-import { customClient } from '../../kube/custom.js';
-import type { Kube } from '../../kube/client.js';
+import { Kinds, parseBackupStorageLocation, type BackupStorageLocation } from '../api/index.js';
+import { customClient } from '../kube/custom.js';
+import type { Kube } from '../kube/client.js';
 import { BackupStore } from './backup-store.js';
 import { openLocationStore } from './location-store.js';
 

@@ -2,7 +2,7 @@
  * Jobs: the selector and template labels carry the old Job's UID (`controller-uid`); the API server generates them
  * again for the new Job and would reject a selector naming another UID.
  */
-import type { RestoreItemAction, UnstructuredObject } from '../types.js';
+import type { RestoreItemAction, UnstructuredObject } from '../../plugins/item-actions/types.js';
 
 const UID_LABELS = ['controller-uid', 'batch.kubernetes.io/controller-uid'];
 

@@ -4,14 +4,14 @@
  * mover exits).
  */
 import { Flags } from '@oclif/core';
-import { OperationFailedError } from '../../cli/errors.js';
-import { createLogger, type LogFormat, type LogLevel } from '../../cli/logger.js';
-import { parseDuration } from '../../cli/duration.js';
-import { connect } from '../../kube/client.js';
-import { VolumeModes, type TaskKind, type VolumeMode } from './protocol.js';
-import type { RunDataPathResult } from './run.js';
-import type { DataMoverTaskOptions } from './task.js';
-import { DEFAULT_TERMINATION_MESSAGE_PATH, writeTerminationMessage } from './termination.js';
+import { OperationFailedError } from '../base/errors.js';
+import { createLogger, type LogFormat, type LogLevel } from '../base/logger.js';
+import { parseDuration } from './duration.js';
+import { connect } from '../kube/client.js';
+import { VolumeModes, type TaskKind, type VolumeMode } from '../agent/microservice/protocol.js';
+import type { RunDataPathResult } from '../agent/microservice/run.js';
+import type { DataMoverTaskOptions } from '../agent/microservice/task.js';
+import { DEFAULT_TERMINATION_MESSAGE_PATH, writeTerminationMessage } from '../agent/microservice/termination.js';
 
 export const dataMoverFlags = {
   'volume-path': Flags.string({ description: 'The volume inside this pod.', required: true }),

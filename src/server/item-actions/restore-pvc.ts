@@ -2,7 +2,7 @@
  * PersistentVolumeClaims: the annotations recording a finished binding and the node a volume was provisioned for
  * describe the old cluster; kept, they would stop the claim from binding or pin it to a node that may not exist.
  */
-import type { RestoreItemAction, UnstructuredObject } from '../types.js';
+import type { RestoreItemAction, UnstructuredObject } from '../../plugins/item-actions/types.js';
 
 export const PVC_BINDING_ANNOTATIONS: readonly string[] = [
   'pv.kubernetes.io/bind-completed',

@@ -2,7 +2,7 @@
  * Runs a long-lived role until SIGTERM/SIGINT, then stops it cleanly within a grace period. Used by `server` and
  * `node-agent server`.
  */
-import type { Logger } from '../cli/logger.js';
+import type { Logger } from '../base/logger.js';
 
 export interface Role {
   /** Starts the role; resolves once it is running. */

@@ -3,8 +3,8 @@
  * back with it. The bindings are listed once per backup, not once per ServiceAccount.
  */
 import type { V1ClusterRoleBinding } from '@kubernetes/client-node';
-import { call } from '../../../kube/client.js';
-import type { BackupItemAction, BackupItemContext, RelatedItem, UnstructuredObject } from '../types.js';
+import { call } from '../../kube/client.js';
+import type { BackupItemAction, BackupItemContext, RelatedItem, UnstructuredObject } from '../../plugins/item-actions/types.js';
 
 export function serviceAccountRelatedItems(sa: UnstructuredObject, bindings: readonly V1ClusterRoleBinding[]): RelatedItem[] {
   const related: RelatedItem[] = [];

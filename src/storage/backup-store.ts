@@ -4,8 +4,8 @@
  * so a backup is never visible in storage without its contents.
  */
 import type { Readable } from 'node:stream';
-import { parseBackup, parsePodVolumeBackup, type Backup, type PodVolumeBackup } from '../../api/index.js';
-import { isNotFound, type ObjectStore } from '../../plugins/object-store/index.js';
+import { parseBackup, parsePodVolumeBackup, type Backup, type PodVolumeBackup } from '../api/index.js';
+import { isNotFound, type ObjectStore } from '../plugins/object-store/index.js';
 import {
   TopLevelDirs,
   backupDir,

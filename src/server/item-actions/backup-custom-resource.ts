@@ -3,8 +3,8 @@
  * Whether the CRD is then taken follows the backup's cluster-resource rules (not when they are excluded). CRDs are
  * listed once per backup and looked up by group and kind.
  */
-import { call } from '../../../kube/client.js';
-import type { BackupItemAction, BackupItemContext } from '../types.js';
+import { call } from '../../kube/client.js';
+import type { BackupItemAction, BackupItemContext } from '../../plugins/item-actions/types.js';
 
 export const CRD_GROUP_RESOURCE = 'customresourcedefinitions.apiextensions.k8s.io';
 
