@@ -1,13 +1,15 @@
 // Real nodes (`cluster:up -- --runtime containerd`): a cluster of its own with two kubelets on containerd and runc,
 // images pulled from the test bed's registry, pod-to-pod traffic across nodes, Services through kube-proxy, the
-// `kubernetes` Service reaching the API server, logs and exec through the kubelets; and `down` leaves nothing of
-// it on the machine: processes, cgroups, mounts, network namespaces, interfaces.
+// `kubernetes` Service reaching the API server, logs and exec through the kubelets, the CSI host-path driver
+// registered with the real kubelets (snapshot and restore); and `down` leaves nothing of it on the machine:
+// processes, cgroups, mounts, network namespaces, interfaces.
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { down, up } from '../../tools/local-cluster/cluster.js';
+import { enableCsi } from '../../tools/local-cluster/csi/enable.js';
 import { readNetwork, type ClusterNetwork } from '../../tools/local-cluster/network.js';
 import { nodeCgroupRoot } from '../../tools/local-cluster/node/real-nodes.js';
 import { cacheRoot } from '../../tools/local-cluster/paths.js';
@@ -124,6 +126,38 @@ describe('real nodes', () => {
     await kubectl(['-n', 'default', 'exec', 'web', '--', 'sh', '-c', 'echo to-the-log > /proc/1/fd/1']);
     await waitFor(async () => (await kubectl(['-n', 'default', 'logs', 'web'])).includes('to-the-log'),
       { timeoutMs: 15_000, description: 'pod log through the kubelet' });
+  });
+
+  it('runs the CSI host-path driver and snapshot stack: a volume written, snapshotted and restored into a new claim', async () => {
+    const csi = await enableCsi({ state, log });
+    const claim = (name: string, extra: object = {}) => ({
+      apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name, namespace: 'default' },
+      spec: { accessModes: ['ReadWriteOnce'], storageClassName: csi.storageClass, resources: { requests: { storage: '64Mi' } }, ...extra },
+    });
+    const once = (name: string, claimName: string, command: string[]) => ({
+      apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default' },
+      spec: {
+        restartPolicy: 'Never',
+        containers: [{ name: 'main', image: 'busybox', command, volumeMounts: [{ name: 'd', mountPath: '/data' }] }],
+        volumes: [{ name: 'd', persistentVolumeClaim: { claimName } }],
+      },
+    });
+    const succeeded = (name: string) => waitFor(async () => (await podJson(name)).status.phase === 'Succeeded',
+      { timeoutMs: 120_000, description: `pod ${name} Succeeded` });
+    await kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [
+      claim('csi-src'), once('csi-writer', 'csi-src', ['sh', '-c', 'echo csi-data > /data/f && sync']),
+    ] }));
+    await succeeded('csi-writer');
+    await kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [
+      {
+        apiVersion: 'snapshot.storage.k8s.io/v1', kind: 'VolumeSnapshot', metadata: { name: 'csi-snap', namespace: 'default' },
+        spec: { volumeSnapshotClassName: csi.snapshotClass, source: { persistentVolumeClaimName: 'csi-src' } },
+      },
+      claim('csi-restored', { dataSource: { name: 'csi-snap', kind: 'VolumeSnapshot', apiGroup: 'snapshot.storage.k8s.io' } }),
+      once('csi-reader', 'csi-restored', ['cat', '/data/f']),
+    ] }));
+    await succeeded('csi-reader');
+    expect((await kubectl(['-n', 'default', 'logs', 'csi-reader'])).trim()).toBe('csi-data');
   });
 
   it('stops without leaving processes, cgroups, mounts, namespaces or interfaces behind', async () => {

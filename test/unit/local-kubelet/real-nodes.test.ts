@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { csiManifests } from '../../../tools/local-cluster/csi/manifests.js';
 import { createCommands, planNetwork, preferredIndex, MAX_NETWORKS } from '../../../tools/local-cluster/network.js';
 import {
   cniConfig, containerdConfig, KUBELET_ROOT_DIR, kubeletArgs, kubeletConfig, kubeProxyConfig, registryHostsToml, type NodePlan,
@@ -77,5 +78,34 @@ describe('real node configuration', () => {
   it('runs kube-proxy in iptables mode without touching machine-wide conntrack limits', () => {
     const c = parse(kubeProxyConfig(plan)) as Record<string, unknown>;
     expect(c).toMatchObject({ mode: 'iptables', clusterCIDR: '10.107.0.0/16', conntrack: { maxPerCore: 0, min: 0 } });
+  });
+});
+
+describe('CSI manifests for real nodes', () => {
+  const objects = csiManifests({
+    stateDir: '/run-dir/csi/hostpath',
+    protoPath: '/driver/csi.proto',
+    realNodes: { kubeletRootDir: '/var/lib/k8s/kubelet', registrationProto: '/driver/registration.proto' },
+  });
+  const nodeSpec = () => {
+    const ds = objects.find((o) => o.kind === 'DaemonSet') as { spec: { template: { spec: {
+      containers: { args: string[]; volumeMounts: { name: string; mountPath: string; mountPropagation?: string }[] }[];
+      volumes: { name: string; hostPath?: { path: string } }[];
+    } } } };
+    return ds.spec.template.spec;
+  };
+
+  it('mounts the kubelet root directory where the kubelet has it, and registers through its plugins_registry', () => {
+    const spec = nodeSpec();
+    const c = spec.containers[0]!;
+    expect(c.volumeMounts).toContainEqual({ name: 'kubelet-dir', mountPath: '/var/lib/k8s/kubelet', mountPropagation: 'Bidirectional' });
+    expect(spec.volumes).toContainEqual({ name: 'registration-dir', hostPath: { path: '/var/lib/k8s/kubelet/plugins_registry', type: 'DirectoryOrCreate' } });
+    expect(spec.volumes).toContainEqual({ name: 'socket-dir', hostPath: { path: '/var/lib/k8s/kubelet/plugins/hostpath.csi.k8s.io', type: 'DirectoryOrCreate' } });
+    expect(c.args).toContain('--kubelet-endpoint=/var/lib/k8s/kubelet/plugins/hostpath.csi.k8s.io/csi.sock');
+    expect(c.args).toContain('--proto=/driver/csi.proto');
+  });
+
+  it('gives the driver the state directory through a hostPath (real containers do not see the host)', () => {
+    expect(nodeSpec().volumes).toContainEqual({ name: 'state-dir', hostPath: { path: '/run-dir/csi/hostpath', type: 'DirectoryOrCreate' } });
   });
 });

@@ -17,6 +17,11 @@ export type LayerEntry =
   | { type: 'directory'; path: string; mode: number }
   | { type: 'symlink'; path: string; target: string };
 
+export interface LayoutOptions {
+  /** gzip level of the layer: 9 (default) for small images, lower for big ones (a Node.js binary). */
+  gzipLevel?: number;
+}
+
 export interface ImageConfig {
   entrypoint?: string[];
   cmd?: string[];
@@ -37,9 +42,9 @@ export interface LayoutResult {
 /** A time far from any build's clock: the same files give the same layer on any machine. */
 const EPOCH = new Date(0);
 
-export async function writeImageLayout(dir: string, entries: LayerEntry[], config: ImageConfig): Promise<LayoutResult> {
+export async function writeImageLayout(dir: string, entries: LayerEntry[], config: ImageConfig, opts: LayoutOptions = {}): Promise<LayoutResult> {
   const tarball = await layerTar(withParents(entries));
-  const layer = gzipSync(tarball, { level: 9 });
+  const layer = gzipSync(tarball, { level: opts.gzipLevel ?? 9 });
   const imageConfig = {
     architecture: 'amd64',
     os: 'linux',
