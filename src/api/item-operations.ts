@@ -69,3 +69,8 @@ export function parseBackupOperations(value: unknown): BackupOperation[] {
 export function parseRestoreOperations(value: unknown): RestoreOperation[] {
   return parseWith(RestoreOperationList, 'RestoreOperation list', value) ?? [];
 }
+
+/** A time as Velero writes metav1.Time in these files: RFC 3339 in whole seconds, UTC. */
+export function operationTime(d: Date): string {
+  return d.toISOString().replace(/\.\d+Z$/, 'Z');
+}

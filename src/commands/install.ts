@@ -17,10 +17,11 @@ With --dry-run nothing is created; -o yaml|json prints every object (Secret valu
   static override examples = [
     '<%= config.bin %> install --provider aws --bucket backups --secret-file ./credentials --backup-location-config region=us-east-1,s3Url=http://minio:9000,s3ForcePathStyle=true --use-node-agent --wait',
     '<%= config.bin %> install --provider filesystem --bucket backups --dry-run -o yaml',
+    '<%= config.bin %> install --provider gcp --bucket backups --secret-file ./service-account.json --plugins velero/velero-plugin-for-gcp:v1.14.2 --wait',
   ];
 
   static override flags = {
-    provider: Flags.string({ description: 'Object storage provider for the default backup location: aws (any S3-compatible store) or filesystem.' }),
+    provider: Flags.string({ description: 'Object storage provider for the default backup location: aws (any S3-compatible store), filesystem, or one an installed plugin serves (e.g. gcp with --plugins).' }),
     bucket: Flags.string({ description: 'Bucket (aws) or directory under the root (filesystem) holding backups.' }),
     prefix: Flags.string({ description: 'Prefix inside the bucket under which backups are stored.' }),
     'backup-location-config': Flags.string({ description: 'Provider configuration as key=value pairs separated by commas (e.g. region=us-east-1,s3Url=http://minio:9000).' }),
@@ -32,6 +33,16 @@ With --dry-run nothing is created; -o yaml|json prints every object (Secret valu
     'kubelet-root-dir': Flags.string({ description: 'The kubelet root directory on the nodes (the kubelet\'s --root-dir); the node agent reads pod volumes from its pods/ folder.', default: '/var/lib/kubelet' }),
     'default-volumes-to-fs-backup': Flags.boolean({ description: 'Back up all pod volumes with file-system backup unless excluded.', default: false }),
     image: Flags.string({ description: 'Container image for the server and node agent.', default: defaultImage() }),
+    plugins: Flags.string({
+      description: 'Plugin images (Velero plugins) to install, comma-separated; each becomes an init container copying its binary into the server\'s /plugins.',
+      multiple: true,
+      delimiter: ',',
+    }),
+    'prefer-plugin': Flags.string({
+      description: 'Plugin names the server uses instead of the built-in of the same name (e.g. velero.io/aws), comma-separated.',
+      multiple: true,
+      delimiter: ',',
+    }),
     'dry-run': Flags.boolean({ description: 'Create nothing; with -o print the objects that would be created.', default: false }),
     output: Flags.option({ char: 'o', options: ['table', 'json', 'yaml'] as const, default: 'table' as const, description: 'Output format: the applied objects (or, with --dry-run, the objects themselves).' })(),
     wait: Flags.boolean({ description: 'Wait until the server and node agent are ready.', default: false }),

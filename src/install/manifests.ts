@@ -33,7 +33,10 @@ import {
   DEFAULT_LOCATION_NAME,
   SERVER_HEALTH_PORT,
   NODE_AGENT_HEALTH_PORT,
+  DEFAULT_PLUGIN_DIR,
+  PLUGINS_VOLUME,
 } from '../api/install-names.js';
+import { pluginInitContainer } from './plugins.js';
 
 
 /** An RBAC rule with the reason it is granted; the reason goes into docs and an annotation, not the API. */
@@ -153,10 +156,22 @@ function podStorage(opts: InstallOptions): PodStorage {
   return out;
 }
 
+/**
+ * The mounted credentials file under the variables Velero's plugins read (Velero sets them all for its server):
+ * GCP's and Azure's plugins find it there as AWS's does through AWS_SHARED_CREDENTIALS_FILE.
+ */
+function pluginCredentialsEnv(opts: InstallOptions): V1EnvVar[] {
+  if (!opts.credentials) return [];
+  const file = `/credentials/${CREDENTIALS_KEY}`;
+  return ['GOOGLE_APPLICATION_CREDENTIALS', 'AZURE_CREDENTIALS_FILE', 'ALIBABA_CLOUD_CREDENTIALS_FILE'].map((name) => ({ name, value: file }));
+}
+
 function serverDeployment(opts: InstallOptions): V1Deployment {
   const storage = podStorage(opts);
   const args = ['server'];
   if (opts.defaultVolumesToFsBackup) args.push('--default-volumes-to-fs-backup');
+  for (const name of opts.preferPlugins ?? []) args.push(`--prefer-plugin=${name}`);
+  const plugins = opts.plugins ?? [];
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
@@ -181,15 +196,18 @@ function serverDeployment(opts: InstallOptions): V1Deployment {
               imagePullPolicy: 'IfNotPresent',
               command: ['/cairn'],
               args,
-              env: [...commonEnv(), ...storage.env],
+              env: [...commonEnv(), ...storage.env, ...(plugins.length ? pluginCredentialsEnv(opts) : [])],
               ports: [{ name: 'health', containerPort: SERVER_HEALTH_PORT }],
               readinessProbe: { httpGet: { path: '/readyz', port: 'health' }, periodSeconds: 5 },
               livenessProbe: { httpGet: { path: '/healthz', port: 'health' }, periodSeconds: 30, failureThreshold: 5 },
               resources: { requests: { cpu: '500m', memory: '128Mi' }, limits: { memory: '512Mi' } },
-              volumeMounts: [...storage.mounts, { name: 'scratch', mountPath: '/scratch' }],
+              // Plugin binaries: the init containers copy them here (Velero always mounts it, so `plugin add` needs
+              // only an init container).
+              volumeMounts: [...storage.mounts, { name: PLUGINS_VOLUME, mountPath: DEFAULT_PLUGIN_DIR }, { name: 'scratch', mountPath: '/scratch' }],
             },
           ],
-          volumes: [...storage.volumes, { name: 'scratch', emptyDir: {} }],
+          ...(plugins.length ? { initContainers: plugins.map((image) => pluginInitContainer(image)) } : {}),
+          volumes: [...storage.volumes, { name: PLUGINS_VOLUME, emptyDir: {} }, { name: 'scratch', emptyDir: {} }],
         },
       },
     },

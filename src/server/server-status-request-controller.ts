@@ -1,6 +1,7 @@
 /**
- * Answers ServerStatusRequests (`cairn version` asks the server for its version this way, as Velero does):
- * New → Processed with the server version, and removes processed requests after a minute so they do not pile up.
+ * Answers ServerStatusRequests (`cairn version` and `plugin get` ask the server this way, as Velero does):
+ * New → Processed with the server version and its plugins (Velero's kinds and names), and removes processed
+ * requests after a minute so they do not pile up.
  */
 import {
   Kinds,
@@ -14,11 +15,16 @@ import { startController, type ObjectKey, type ReconcileResult, type RunningCont
 
 export const PROCESSED_TTL_MS = 60_000;
 
-export type ServerStatusRequestControllerOptions = Pick<ServerContext, 'kube' | 'namespace' | 'logger' | 'version'> & { now?: () => Date };
+export type ServerStatusRequestControllerOptions = Pick<ServerContext, 'kube' | 'namespace' | 'logger' | 'version'> & {
+  now?: () => Date;
+  /** What the server runs (built-ins and external plugins); none when not given. */
+  plugins?: () => { name: string; kind: string }[];
+};
 
 export function serverStatusRequestReconciler(opts: ServerStatusRequestControllerOptions) {
   const client = customClient<ServerStatusRequest>(opts.kube, Kinds.ServerStatusRequest, parseServerStatusRequest);
   const now = opts.now ?? (() => new Date());
+  const plugins = opts.plugins ?? (() => []);
   return async function reconcile(key: ObjectKey): Promise<ReconcileResult | void> {
     const ssr = await client.get(key.namespace, key.name);
     if (!ssr) return;
@@ -26,7 +32,7 @@ export function serverStatusRequestReconciler(opts: ServerStatusRequestControlle
     if (phase === ServerStatusRequestPhase.New) {
       await client.updateStatus(key.namespace, key.name, (o) => {
         if (o.status?.phase === ServerStatusRequestPhase.Processed) return false;
-        o.status = { phase: ServerStatusRequestPhase.Processed, processedTimestamp: now().toISOString(), serverVersion: opts.version, plugins: [] };
+        o.status = { phase: ServerStatusRequestPhase.Processed, processedTimestamp: now().toISOString(), serverVersion: opts.version, plugins: plugins() };
       });
       return { requeueAfterMs: PROCESSED_TTL_MS };
     }

@@ -1,6 +1,7 @@
 /**
  * The local test cluster's command line (npm run cluster:up / cluster:down / cluster:status):
- *   setup [--csi] [--runtime R]    build and cache the binaries (first run only; scripts/test.mjs calls it);
+ *   setup [--csi] [--runtime R] [--tools]  build and cache the binaries (first run only; scripts/test.mjs calls it);
+ *                                  --tools also the binaries single tests build on demand (Velero plugins);
  *                                  --csi also the CSI sidecars and snapshot controller; --runtime containerd
  *                                  also containerd (for real nodes)
  *   up [--nodes N] [--runtime local|containerd] [--run-dir D] [--name NAME] [--bucket B] [--csi] [--json]
@@ -25,7 +26,7 @@ import { setupToolchain } from './toolchain.js';
 
 const log = (line: string) => process.stderr.write(`[local-cluster] ${line}\n`);
 
-const USAGE = `usage: cli.ts setup [--csi] [--runtime R] | up [--nodes N] [--runtime local|containerd] [--run-dir DIR] [--name NAME]
+const USAGE = `usage: cli.ts setup [--csi] [--runtime R] [--tools] | up [--nodes N] [--runtime local|containerd] [--run-dir DIR] [--name NAME]
          [--bucket B] [--csi] [--json]
        | down [--run-dir DIR] [--name NAME] [--keep] | status [--run-dir DIR] [--name NAME] [--json]
        | push <oci-archive|oci-layout-dir> <repository:tag> [--run-dir DIR] [--name NAME]`;
@@ -49,6 +50,7 @@ async function main(argv: string[]): Promise<number> {
       keep: { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
       csi: { type: 'boolean', default: false },
+      tools: { type: 'boolean', default: false },
     },
     strict: true,
   });
@@ -57,7 +59,7 @@ async function main(argv: string[]): Promise<number> {
   switch (cmd) {
     case 'setup': {
       const started = Date.now();
-      const result = await setupToolchain(log, { csi: values.csi, nodes: runtimeOf(values.runtime) === 'containerd' });
+      const result = await setupToolchain(log, { csi: values.csi, nodes: runtimeOf(values.runtime) === 'containerd', tools: values.tools });
       for (const t of result.timings) {
         log(`${t.group} ${t.version}: ${t.seconds === 'cached' ? 'cached' : `built in ${t.seconds}s`}`);
       }

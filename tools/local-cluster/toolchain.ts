@@ -6,6 +6,7 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { withFileLock } from './lock.js';
 import { cacheRoot, repoRoot } from './paths.js';
@@ -29,6 +30,16 @@ export interface NodeBinaryPaths {
   ctr: string;
 }
 
+/**
+ * Binaries of the 'tool' groups, each built the first time a test or script asks for it (ensureToolBinary): the
+ * Velero plugins the plugin tests run unchanged, and the test bed's own Go plugins.
+ */
+export interface ToolBinaryPaths {
+  veleroPluginForAws: string;
+  veleroPluginForGcp: string;
+  cairnTestPlugins: string;
+}
+
 /** The CSI test-bed binaries, built only when a cluster with CSI is asked for (see tools/local-cluster/csi/). */
 export interface CsiBinaryPaths {
   csiProvisioner: string;
@@ -41,9 +52,17 @@ interface BuildGroup {
   dir: string;
   /** The module whose pinned version names the binaries. */
   module: string;
-  binaries: { key: keyof BinaryPaths | keyof CsiBinaryPaths | keyof NodeBinaryPaths; name: string; pkg: string }[];
-  /** Optional feature the group belongs to: built only when that feature is asked for. */
+  binaries: { key: keyof BinaryPaths | keyof CsiBinaryPaths | keyof NodeBinaryPaths | keyof ToolBinaryPaths; name: string; pkg: string }[];
+  /**
+   * Optional feature the group belongs to: built only when that feature is asked for (setupToolchain's options),
+   * or on its own through ensureToolBinary(). 'tool' groups serve single tests and scripts.
+   */
   feature?: Feature;
+  /**
+   * The group's folder is itself the module built (the test bed's own Go code): its binaries are named by a hash of
+   * the folder's files instead of a pinned version, so an edit builds them again.
+   */
+  source?: boolean;
   /** Extra -X linker flags for the version variables the upstream release build stamps. */
   versionFlags?: (version: string) => string[];
   /** Build tags (`go build -tags`). */
@@ -52,7 +71,7 @@ interface BuildGroup {
   env?: Record<string, string>;
 }
 
-type Feature = 'csi' | 'nodes';
+type Feature = 'csi' | 'nodes' | 'tool';
 
 /**
  * Kubernetes reads its own version from variables its release build sets with -X; without them every binary
@@ -126,6 +145,29 @@ const GROUPS: BuildGroup[] = [
       { key: 'snapshotController', name: 'snapshot-controller', pkg: 'github.com/kubernetes-csi/external-snapshotter/v8/cmd/snapshot-controller' },
     ],
   },
+  {
+    dir: 'velero-plugin-for-aws',
+    module: 'github.com/vmware-tanzu/velero-plugin-for-aws',
+    feature: 'tool',
+    binaries: [{ key: 'veleroPluginForAws', name: 'velero-plugin-for-aws', pkg: 'github.com/vmware-tanzu/velero-plugin-for-aws/velero-plugin-for-aws' }],
+    // Velero's plugin images are built with CGO off.
+    env: { CGO_ENABLED: '0' },
+  },
+  {
+    dir: 'velero-plugin-for-gcp',
+    module: 'github.com/vmware-tanzu/velero-plugin-for-gcp',
+    feature: 'tool',
+    binaries: [{ key: 'veleroPluginForGcp', name: 'velero-plugin-for-gcp', pkg: 'github.com/vmware-tanzu/velero-plugin-for-gcp/velero-plugin-for-gcp' }],
+    env: { CGO_ENABLED: '0' },
+  },
+  {
+    dir: 'test-plugins',
+    module: 'cairn.local/test-bed/test-plugins',
+    feature: 'tool',
+    source: true,
+    binaries: [{ key: 'cairnTestPlugins', name: 'cairn-test-plugins', pkg: 'cairn.local/test-bed/test-plugins' }],
+    env: { CGO_ENABLED: '0' },
+  },
 ];
 
 /** Minimum Go the pinned modules declare (`go 1.26.0` in their go.mod files). */
@@ -137,12 +179,23 @@ export function binDir(): string {
 
 /** Version of `module` as required by the group's go.mod; a pseudo-version is shortened to date-commit. */
 function pinnedVersion(group: BuildGroup): string {
+  if (group.source) return sourceVersion(group);
   const goMod = readFileSync(join(repoRoot(), 'tools/local-cluster/go', group.dir, 'go.mod'), 'utf8');
   const escaped = group.module.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
   const m = new RegExp(`^\\s*(?:require\\s+)?${escaped}\\s+(\\S+)`, 'm').exec(goMod);
   if (!m?.[1]) throw new Error(`tools/local-cluster/go/${group.dir}/go.mod does not require ${group.module}`);
   const pseudo = /^v0\.0\.0-(\d{8})\d{6}-([0-9a-f]{8})[0-9a-f]*$/.exec(m[1]);
   return pseudo ? `${pseudo[1]}-${pseudo[2]}` : m[1];
+}
+
+/** `src-` and the first 12 hex digits of a SHA-256 over the group folder's files (names and contents, sorted). */
+function sourceVersion(group: BuildGroup): string {
+  const dir = join(repoRoot(), 'tools/local-cluster/go', group.dir);
+  const hash = createHash('sha256');
+  for (const name of readdirSync(dir).sort()) {
+    hash.update(name).update('\0').update(readFileSync(join(dir, name))).update('\0');
+  }
+  return `src-${hash.digest('hex').slice(0, 12)}`;
 }
 
 function binaryPath(group: BuildGroup, name: string): string {
@@ -194,6 +247,30 @@ export async function moduleDir(dir: string, module: string, log: (line: string)
   return found;
 }
 
+/**
+ * The binary `key` of a 'tool' group, built (under that group's own lock) the first time it is asked for: a test
+ * that needs a plugin builds that plugin, and nothing else waits for it.
+ */
+export async function ensureToolBinary(key: keyof ToolBinaryPaths, log: (line: string) => void): Promise<string> {
+  const group = GROUPS.find((g) => g.binaries.some((b) => b.key === key));
+  if (!group) throw new Error(`no build group provides ${key}`);
+  const binary = group.binaries.find((b) => b.key === key)!;
+  const path = binaryPath(group, binary.name);
+  if (existsSync(path)) return path;
+  mkdirSync(binDir(), { recursive: true });
+  await ensureGroup(group, await findGo(log), log);
+  return path;
+}
+
+/** The cached binary of a 'tool' group, or undefined when it has not been built yet (no build started). */
+export function toolBinaryPath(key: keyof ToolBinaryPaths): string | undefined {
+  const group = GROUPS.find((g) => g.binaries.some((b) => b.key === key));
+  const binary = group?.binaries.find((b) => b.key === key);
+  if (!group || !binary) return undefined;
+  const path = binaryPath(group, binary.name);
+  return existsSync(path) ? path : undefined;
+}
+
 export interface SetupResult {
   paths: BinaryPaths;
   /** Per group: seconds spent building, or 'cached'. */
@@ -205,11 +282,13 @@ export interface SetupOptions {
   csi?: boolean;
   /** Also build the real nodes' container runtime (containerd, its runc shim, ctr). */
   nodes?: boolean;
+  /** Also build the tools single tests use (the plugins...), which otherwise build when first asked for. */
+  tools?: boolean;
 }
 
 export async function setupToolchain(log: (line: string) => void, opts: SetupOptions = {}): Promise<SetupResult> {
   mkdirSync(binDir(), { recursive: true });
-  const wanted = GROUPS.filter((g) => !g.feature || (g.feature === 'csi' && opts.csi) || (g.feature === 'nodes' && opts.nodes));
+  const wanted = GROUPS.filter((g) => !g.feature || (g.feature === 'csi' && opts.csi) || (g.feature === 'nodes' && opts.nodes) || (g.feature === 'tool' && opts.tools));
   const missingAny = wanted.some((g) => g.binaries.some((b) => !existsSync(binaryPath(g, b.name))));
   const go = missingAny ? await findGo(log) : undefined;
   // The groups build at the same time: one group's serial link steps and downloads overlap the others' compiles.

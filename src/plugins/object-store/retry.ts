@@ -30,7 +30,7 @@ export class RetryingObjectStore implements ObjectStore {
     if (inner.signedUrl) this.signedUrl = (key: string, o: SignedUrlOptions) => inner.signedUrl!(key, o);
   }
 
-  signedUrl?: (key: string, options: SignedUrlOptions) => Promise<string>;
+  signedUrl?: (key: string, options: SignedUrlOptions) => Promise<string | undefined>;
 
   private async retry<T>(op: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     for (let attempt = 1; ; attempt++) {

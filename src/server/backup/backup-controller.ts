@@ -78,7 +78,7 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
   const strict = customClient<Backup>(opts.kube, Kinds.Backup, parseBackup);
   // Reads a Backup without validation, so one with a malformed spec can still be marked FailedValidation.
   const lenient = customClient<Backup>(opts.kube, Kinds.Backup, (o) => o as Backup);
-  const locations = new LocationResolver(opts.kube, opts.namespace);
+  const locations = new LocationResolver(opts.kube, opts.namespace, opts.plugins?.locations);
   const registry = opts.registry ?? registerBuiltinBackupActions(new ItemActionRegistry());
   const api = apiReader(opts.kube);
   const running = new Set<string>();
@@ -217,10 +217,14 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
         .catch((err: unknown) => opts.logger.warn({ backup: key.name, err: (err as Error).message }, 'could not record the backup heartbeat'));
     }, HEARTBEAT_INTERVAL_MS);
     heartbeat.unref();
+    // The backup's own plugin processes (as Velero's per-backup plugin manager): their log lines go to its log too.
+    const session = opts.plugins?.session([backupLog.logger, opts.logger.child({ backup: key.name })]);
     try {
       const storageLocation = backup.spec?.storageLocation ?? opts.config.defaultBackupLocation;
-      const resolved = await locations.resolve(storageLocation);
-      if (!resolved) throw new StorageError(`backup storage location ${storageLocation} no longer exists`);
+      const located = await locations.resolve(storageLocation);
+      if (!located) throw new StorageError(`backup storage location ${storageLocation} no longer exists`);
+      const resolved = session && locations.servedByPlugin(located.location) ? { ...located, store: await locations.openIn(located.location, session) } : located;
+      const actions = session && opts.plugins ? await opts.plugins.actionsFor(session, registry, new Set(['backup', 'itemBlock'] as const)) : registry;
       const podVolumes = new PodVolumeBackupCreator({ kube: opts.kube, namespace: opts.namespace, backup, ...(opts.signal ? { signal: opts.signal } : {}) });
       const dataMover = new DataUploadCreator({ kube: opts.kube, namespace: opts.namespace, backup, ...(opts.signal ? { signal: opts.signal } : {}) });
       const outcome = await runBackup({
@@ -228,7 +232,7 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
         api,
         backup,
         store: resolved.store,
-        registry,
+        registry: actions,
         log: backupLog.logger,
         logText: backupLog.text,
         onProgress: (p) => progress.report(p),
@@ -297,6 +301,7 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
     } finally {
       clearInterval(heartbeat);
       running.delete(key.name);
+      await session?.close().catch((err: unknown) => opts.logger.warn({ backup: key.name, err: (err as Error).message }, 'could not stop the backup plugin processes'));
     }
   }
 

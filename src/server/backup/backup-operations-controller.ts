@@ -18,8 +18,10 @@ import {
   Kinds,
   Labels,
   parseBackup,
+  parseBackupOperations,
   parsePodVolumeBackup,
   type Backup,
+  type BackupOperation,
   type DataUpload,
   type PodVolumeBackup,
 } from '../../api/index.js';
@@ -47,6 +49,10 @@ import {
 import { itemOperationTimeoutOf } from '../datamover/backup-decision.js';
 import { operationIdOfDataUpload } from '../datamover/backup-objects.js';
 import type { CSISnapshotInfo } from '../../api/volume-info.js';
+import type { BackupStore } from '../../storage/backup-store.js';
+import { ItemActionRegistry } from '../../plugins/item-actions/registry.js';
+import { registerBuiltinBackupActions } from '../item-actions/builtin.js';
+import { checkOperations, failedOperationErrors, isOperationPending, isPluginOperation, type OperationsState } from '../plugin-operations.js';
 
 /** How often a waiting backup is looked at even without PVB events (progress counters, the timeout). */
 export const OPERATIONS_RESYNC_MS = 10_000;
@@ -56,6 +62,8 @@ export const TIMED_OUT_MESSAGE = 'timed out waiting for all PodVolumeBackups to 
 export const POD_VOLUMES_DONE_LOG = 'Pod volume backups done';
 /** The same for the data uploads' lines. */
 export const DATA_UPLOADS_DONE_LOG = 'Data uploads done';
+/** The same for the plugin operations' lines. */
+export const PLUGIN_OPERATIONS_DONE_LOG = 'Plugin operations done';
 
 const WAITING: ReadonlySet<string> = new Set([BackupPhase.WaitingForPluginOperations, BackupPhase.WaitingForPluginOperationsPartiallyFailed]);
 const FINALIZING: ReadonlySet<string> = new Set([BackupPhase.Finalizing, BackupPhase.FinalizingPartiallyFailed]);
@@ -82,10 +90,48 @@ export function addErrors(results: Results, errors: readonly { namespace?: strin
   return out;
 }
 
-export function backupOperationsReconciler(ctx: ServerContext, resolver = new LocationResolver(ctx.kube, ctx.namespace)) {
+export function backupOperationsReconciler(ctx: ServerContext, resolver = new LocationResolver(ctx.kube, ctx.namespace, ctx.plugins?.locations)) {
   const backups = customClient<Backup>(ctx.kube, Kinds.Backup, parseBackup);
   const pvbClient = customClient<PodVolumeBackup>(ctx.kube, Kinds.PodVolumeBackup, parsePodVolumeBackup);
   const log = ctx.logger.child({ controller: 'backup-operations' });
+  const builtinActions = registerBuiltinBackupActions(new ItemActionRegistry());
+
+  /** The operations stored with the backup, or none when the location cannot be read now. */
+  const storedOperations = async (store: BackupStore, name: string): Promise<BackupOperation[]> => parseBackupOperations(await store.getBackupJson(name, 'itemOperations'));
+
+  /**
+   * One pass over the plugin operations of a waiting backup (./plugin-operations.ts), in a plugin session of its own
+   * whose log lines are also appended to the backup's log; the operations are stored again when they changed.
+   */
+  async function trackPlugins(key: ObjectKey, backup: Backup): Promise<OperationsState<BackupOperation> | undefined> {
+    const resolved = await resolver.resolve(backup.spec.storageLocation ?? ctx.config.defaultBackupLocation);
+    if (!resolved) return undefined;
+    const all = await storedOperations(resolved.store, key.name);
+    const mine = all.filter(isPluginOperation);
+    if (!mine.length) return undefined;
+    if (!mine.some(isOperationPending)) return checkOperations({ operations: mine, owner: backup, kind: 'BackupItemActionV2', actionFor: async () => undefined, timeoutMs: 0, now: ctx.now(), log });
+    const extra = createBackupLog({ backup: `${key.namespace}/${key.name}` });
+    const session = ctx.plugins?.session([extra.logger, log.child({ backup: key.name })]);
+    try {
+      const state = await checkOperations({
+        operations: mine,
+        owner: backup,
+        kind: 'BackupItemActionV2',
+        actionFor: async (name) => (ctx.plugins && session ? ctx.plugins.backupAction(session, name, builtinActions) : builtinActions.backupAction(name)),
+        timeoutMs: itemOperationTimeoutMs(backup),
+        now: ctx.now(),
+        log: extra.logger,
+      });
+      if (state.changed) {
+        let i = 0;
+        await resolved.store.putBackupJson(key.name, 'itemOperations', all.map((op) => (isPluginOperation(op) ? (state.operations[i++] ?? op) : op)));
+      }
+      if (extra.text()) await resolved.store.putBackupLog(key.name, ((await resolved.store.getBackupLog(key.name)) ?? '') + extra.text());
+      return state;
+    } finally {
+      await session?.close();
+    }
+  }
 
   const listPvbs = async (backup: Backup) => {
     const uid = backup.metadata.uid ?? '';
@@ -100,8 +146,7 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
     const timeoutMs = fsBackupTimeoutMs(backup, ctx.config.fsBackupTimeoutMs);
     const state = trackPodVolumeBackups({ pvbs, startedMs, timeoutMs, nowMs });
     const duState = trackDataUploads({ dataUploads: dus, timeoutMs: itemOperationTimeoutMs(backup), startedMs, nowMs });
-    const failed = state.failed + duState.failed;
-    const partially = backup.status?.phase === BackupPhase.WaitingForPluginOperationsPartiallyFailed || failed > 0;
+    const partiallyBefore = backup.status?.phase === BackupPhase.WaitingForPluginOperationsPartiallyFailed;
 
     if (state.timedOut) {
       const names = new Set(state.pending.map((p) => p.metadata.name ?? ''));
@@ -127,8 +172,11 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
         message: (du) => dataUploadTimeoutMessage(du, timeout),
       });
     }
+    const plugins = await trackPlugins(key, backup);
+    const failed = state.failed + duState.failed + (plugins?.failed ?? 0);
+    const partially = partiallyBefore || failed > 0;
     const expired = state.timedOut || duState.expired.length > 0;
-    const done = (state.allTerminal || state.timedOut) && duState.done;
+    const done = (state.allTerminal || state.timedOut) && duState.done && (plugins?.pending ?? 0) === 0;
     const phase = done
       ? partially || expired
         ? BackupPhase.FinalizingPartiallyFailed
@@ -136,8 +184,8 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
       : partially || expired
         ? BackupPhase.WaitingForPluginOperationsPartiallyFailed
         : BackupPhase.WaitingForPluginOperations;
-    const attempted = state.attempted + duState.attempted;
-    const completed = state.completed + duState.completed;
+    const attempted = state.attempted + duState.attempted + (plugins?.operations.length ?? 0);
+    const completed = state.completed + duState.completed + (plugins?.completed ?? 0);
     await backups.updateStatus(key.namespace, key.name, (b) => {
       if (!WAITING.has(b.status?.phase ?? '')) return false;
       const s = b.status ?? {};
@@ -151,12 +199,14 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
       };
     });
     if (done) {
-      log.info({ backup: key.name, phase, completed, failed, timedOut: expired }, 'pod volume backups and data uploads done; finalizing');
+      log.info({ backup: key.name, phase, completed, failed, timedOut: expired }, 'pod volume backups, data uploads and plugin operations done; finalizing');
       return { requeueAfterMs: 0 };
     }
     const deadlines = [...(state.allTerminal ? [] : [state.deadlineMs]), ...(duState.nextDeadlineMs !== undefined ? [duState.nextDeadlineMs] : [])];
     const next = deadlines.length ? Math.min(...deadlines) : nowMs + OPERATIONS_RESYNC_MS;
-    return { requeueAfterMs: Math.max(1000, Math.min(OPERATIONS_RESYNC_MS, next - nowMs)) };
+    // Plugins are asked for progress every --item-operation-sync-frequency (nothing wakes the backup otherwise).
+    const resync = plugins?.pending ? Math.min(OPERATIONS_RESYNC_MS, ctx.config.itemOperationSyncFrequencyMs) : OPERATIONS_RESYNC_MS;
+    return { requeueAfterMs: Math.max(1000, Math.min(resync, next - nowMs)) };
   }
 
   async function finalize(key: ObjectKey, backup: Backup): Promise<void> {
@@ -182,7 +232,10 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
     const dus = await listDataUploads(ctx.kube, ctx.namespace, backup.metadata.uid ?? '');
     const dusTimedOut = new Set(dus.filter((d) => !isDataUploadTerminal(d)).map((d) => d.metadata.name ?? ''));
     const duErrors = dataUploadErrors(dus, dusTimedOut);
-    const errors = [...pvbErrors, ...(timedOut ? [{ message: TIMED_OUT_MESSAGE }] : []), ...duErrors];
+    // Plugin operations as the last pass left them (one still pending here was given up on with the backup).
+    const pluginOps = (await storedOperations(store, name)).filter(isPluginOperation);
+    const pluginErrors = failedOperationErrors(pluginOps).map((message) => ({ message }));
+    const errors = [...pvbErrors, ...(timedOut ? [{ message: TIMED_OUT_MESSAGE }] : []), ...duErrors, ...pluginErrors];
 
     const storedResults = ((await store.getBackupJson(name, 'results')) as Results | undefined) ?? { warnings: {}, errors: {} };
     const results = addErrors({ warnings: storedResults.warnings ?? {}, errors: storedResults.errors ?? {} }, errors);
@@ -198,6 +251,7 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
     const operations = [
       ...pvbs.map((pvb) => backupOperationFor({ backup, pvb, timedOut, now })),
       ...dus.map((du) => dataUploadOperationFor({ backup, du, timedOut: dusTimedOut.has(du.metadata.name ?? ''), now })),
+      ...pluginOps,
     ];
     const storedPvbs = pvbs.map((p) => ({ ...p, apiVersion: ApiVersionV1, kind: 'PodVolumeBackup' }));
 
@@ -218,6 +272,19 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
       }
       extra.logger.info({ dataUploads: dus.length, errors: duErrors.length }, DATA_UPLOADS_DONE_LOG);
     }
+    if (pluginOps.length && !logText.includes(PLUGIN_OPERATIONS_DONE_LOG)) {
+      for (const op of pluginOps) {
+        const id = op.spec.resourceIdentifier;
+        extra.logger.info(
+          { action: op.spec.backupItemAction, operationID: op.spec.operationID, resource: `${id.Resource}${id.Group ? `.${id.Group}` : ''} ${id.Namespace ? `${id.Namespace}/` : ''}${id.Name}`, phase: op.status.phase, ...(op.status.error ? { error: op.status.error } : {}) },
+          'Plugin operation',
+        );
+        if (op.spec.postOperationItems?.length) {
+          extra.logger.warn({ action: op.spec.backupItemAction, operationID: op.spec.operationID, items: op.spec.postOperationItems.length }, 'the operation named items to back up again once done; cairn does not back them up again (see docs/plugins.md)');
+        }
+      }
+      extra.logger.info({ pluginOperations: pluginOps.length, errors: pluginErrors.length }, PLUGIN_OPERATIONS_DONE_LOG);
+    }
     if (extra.text()) await store.putBackupLog(name, logText + extra.text());
     await store.putBackupJson(name, 'podVolumeBackups', storedPvbs);
     await store.putBackupJson(name, 'itemOperations', operations);
@@ -227,8 +294,9 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
     if (dus.length) await deleteSourceSnapshots({ kube: ctx.kube, dataUploads: dus, log });
 
     const partially = backup.status?.phase === BackupPhase.FinalizingPartiallyFailed || errors.length > 0 || count(results.errors) > 0;
-    const attempted = pvbs.length + dus.length;
-    const completed = pvbs.filter((p) => p.status?.phase === 'Completed').length + dus.filter((d) => d.status?.phase === 'Completed').length;
+    const attempted = pvbs.length + dus.length + pluginOps.length;
+    const completed =
+      pvbs.filter((p) => p.status?.phase === 'Completed').length + dus.filter((d) => d.status?.phase === 'Completed').length + pluginOps.filter((o) => o.status.phase === 'Completed').length;
     const final = await backups.updateStatus(key.namespace, name, (b) => {
       if (!ownedByOperations(b) || !FINALIZING.has(b.status?.phase ?? '')) return false;
       b.status = {
@@ -244,7 +312,7 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
       };
     });
     if (final && !ownedByOperations(final)) await store.putBackupMetadata(name, withTypeMeta(final));
-    log.info({ backup: name, phase: final?.status?.phase, podVolumeBackups: pvbs.length, dataUploads: dus.length, failed: attempted - completed }, 'backup done');
+    log.info({ backup: name, phase: final?.status?.phase, podVolumeBackups: pvbs.length, dataUploads: dus.length, pluginOperations: pluginOps.length, failed: attempted - completed }, 'backup done');
   }
 
   return async function reconcile(key: ObjectKey): Promise<ReconcileResult | void> {

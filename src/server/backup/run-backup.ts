@@ -53,7 +53,7 @@ export interface FinalizingStatus {
 }
 
 export interface RunBackupOutcome {
-  /** WaitingForPluginOperations*: the items are stored, the PVBs and DataUploads are tracked by the operations controller. */
+  /** WaitingForPluginOperations*: the items are stored; PVBs, DataUploads and plugin operations are tracked by the operations controller. */
   phase: typeof BackupPhase.Completed | typeof BackupPhase.PartiallyFailed | WaitingPhase;
   itemOperations: number;
   warnings: number;
@@ -78,6 +78,7 @@ export async function runBackup(opts: RunBackupOptions): Promise<RunBackupOutcom
       ...(opts.signal ? { signal: opts.signal } : {}),
       ...(opts.podVolumes ? { podVolumes: opts.podVolumes } : {}),
       ...(opts.dataMover ? { dataMover: opts.dataMover } : {}),
+      ...(opts.now ? { now: opts.now } : {}),
     });
     const finished = await archive.finish();
     const warnings = items.results.warningCount;
@@ -85,7 +86,8 @@ export async function runBackup(opts: RunBackupOptions): Promise<RunBackupOutcom
     const progress = { totalItems: items.totalItems, itemsBackedUp: items.itemsBackedUp };
     const pvbs = items.podVolumeBackups;
     const dus = items.dataUploads;
-    const operationCount = pvbs.length + dus.length;
+    const pluginOps = items.pluginOperations;
+    const operationCount = pvbs.length + dus.length + pluginOps.length;
     const waiting = operationCount > 0;
     const phase = waiting
       ? errors > 0
@@ -95,7 +97,16 @@ export async function runBackup(opts: RunBackupOptions): Promise<RunBackupOutcom
         ? BackupPhase.FinalizingPartiallyFailed
         : BackupPhase.Finalizing;
     opts.log.info(
-      { phase, warnings, errors, itemsBackedUp: items.itemsBackedUp, archiveBytes: finished.size, podVolumeBackups: pvbs.length, ...(dus.length ? { dataUploads: dus.length } : {}) },
+      {
+        phase,
+        warnings,
+        errors,
+        itemsBackedUp: items.itemsBackedUp,
+        archiveBytes: finished.size,
+        podVolumeBackups: pvbs.length,
+        ...(dus.length ? { dataUploads: dus.length } : {}),
+        ...(pluginOps.length ? { pluginOperations: pluginOps.length } : {}),
+      },
       'Backup items done; uploading',
     );
     const metadata = opts.onFinalizing ? await opts.onFinalizing({ phase, warnings, errors, progress, itemOperations: operationCount }) : opts.backup;
@@ -111,8 +122,13 @@ export async function runBackup(opts: RunBackupOptions): Promise<RunBackupOutcom
         results: items.results.toJSON(),
         resourceList: items.resourceList,
         volumeInfo: items.volumeInfo.toJSON(),
-        // Written now with the PVBs and DataUploads as they are; the operations controller writes them again once they are done.
-        itemOperations: [...pvbs.map((pvb) => backupOperationFor({ backup: metadata, pvb, now: now() })), ...dus.map((du) => dataUploadOperationFor({ backup: metadata, du, now: now() }))],
+        // Written now with the PVBs, DataUploads and plugin operations as they are; the operations controller keeps
+        // the plugin operations' progress here and writes them all again once they are done.
+        itemOperations: [
+          ...pvbs.map((pvb) => backupOperationFor({ backup: metadata, pvb, now: now() })),
+          ...dus.map((du) => dataUploadOperationFor({ backup: metadata, du, now: now() })),
+          ...pluginOps,
+        ],
         podVolumeBackups: pvbs,
         volumeSnapshots: [],
         csiVolumeSnapshotClasses: [],

@@ -52,7 +52,7 @@ export interface RestoreControllerOptions extends ServerContext {
 export function restoreReconciler(opts: RestoreControllerOptions) {
   const restores = customClient<Restore>(opts.kube, Kinds.Restore, parseRestore);
   const backups = customClient<Backup>(opts.kube, Kinds.Backup, parseBackup);
-  const locations = new LocationResolver(opts.kube, opts.namespace);
+  const locations = new LocationResolver(opts.kube, opts.namespace, opts.plugins?.locations);
   const registry = opts.registry ?? registerBuiltinRestoreActions(new ItemActionRegistry());
   const client = new DynamicClient(opts.kube);
   const running = new Set<string>();
@@ -191,6 +191,9 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
       registry,
       serverLog: log,
       resourceTimeoutMs: opts.config.resourceTimeoutMs,
+      plugins: opts.plugins,
+      operationTimeoutMs: operationTimeoutMs(restore),
+      operationSyncMs: opts.config.itemOperationSyncFrequencyMs,
       onProgress: async (p) => {
         await restores.updateStatus(key.namespace, key.name, (r) => {
           if (r.status?.phase !== RestorePhase.InProgress) return false;
@@ -204,7 +207,18 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
       r.status = {
         ...(r.status ?? {}),
         phase: outcome.phase,
-        ...(waiting ? { restoreItemOperationsAttempted: outcome.podVolumeRestores + outcome.dataDownloads } : { completionTimestamp: rfc3339(opts.now()) }),
+        ...(waiting
+          ? { restoreItemOperationsAttempted: outcome.podVolumeRestores + outcome.dataDownloads }
+          : {
+              completionTimestamp: rfc3339(opts.now()),
+              ...(outcome.pluginOperations.attempted
+                ? {
+                    restoreItemOperationsAttempted: outcome.pluginOperations.attempted,
+                    restoreItemOperationsCompleted: outcome.pluginOperations.completed,
+                    restoreItemOperationsFailed: outcome.pluginOperations.failed,
+                  }
+                : {}),
+            }),
         warnings: outcome.warnings,
         errors: outcome.errors,
         progress: outcome.progress,
