@@ -315,12 +315,13 @@ export function installManifests(opts: InstallOptions): InstallManifests {
   return { objects };
 }
 
-/** A copy safe to print: Secret values replaced, so credentials never reach a terminal or CI log by accident. */
-export function redactSecrets(objects: readonly KubernetesObject[]): KubernetesObject[] {
-  return objects.map((o) => {
-    if (o.kind !== 'Secret') return o;
-    const s = o as V1Secret;
-    const data = Object.fromEntries(Object.keys(s.data ?? {}).map((k) => [k, '<redacted>']));
-    return { ...s, data };
-  });
+/**
+ * What `install --dry-run -o yaml|json` prints: every object but the Secrets, unless asked for them. Output that
+ * leaves a Secret out still applies (`| kubectl apply -f -`), and credentials never reach a terminal or CI log by
+ * accident; `omitted` names what was left out so the command can say so.
+ */
+export function printableObjects(objects: readonly KubernetesObject[], includeSecrets: boolean): { objects: KubernetesObject[]; omitted: string[] } {
+  if (includeSecrets) return { objects: [...objects], omitted: [] };
+  const omitted = objects.filter((o) => o.kind === 'Secret').map((o) => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`);
+  return { objects: objects.filter((o) => o.kind !== 'Secret'), omitted };
 }
