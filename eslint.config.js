@@ -11,7 +11,8 @@ export default tseslint.config(
   {
     files: ['**/*.ts'],
     languageOptions: {
-      parserOptions: { project: './tsconfig.check.json', tsconfigRootDir: import.meta.dirname },
+      // The project service finds tsconfig.json (the whole repository as one project) as the editor's TypeScript does.
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
