@@ -9,6 +9,7 @@ import { applyAll, type AppliedObject } from '../install/apply.js';
 import { describeReadiness, waitReady } from '../install/readiness.js';
 import { defaultImage } from '../base/version.js';
 import { parseDuration } from '../cli/duration.js';
+import { UsageError } from '../base/errors.js';
 import { CREDENTIALS_KEY, CREDENTIALS_SECRET } from '../api/install-names.js';
 
 export default class Install extends BaseCommand<typeof Install> {
@@ -34,6 +35,7 @@ piped to \`kubectl apply -f -\` without credentials reaching the terminal; --inc
     'default-volumes-to-fs-backup': Flags.boolean({ description: 'Back up all pod volumes with file-system backup unless excluded.', default: false }),
     image: Flags.string({ description: 'Container image for the server and node agent.', default: defaultImage() }),
     'dry-run': Flags.boolean({ description: 'Create nothing; with -o print the objects that would be created.', default: false }),
+    'crds-only': Flags.boolean({ description: 'Apply (or with --dry-run print) only the CustomResourceDefinitions: updates the CRDs of an existing install.', default: false }),
     'include-secrets': Flags.boolean({ description: 'With --dry-run -o yaml|json: also print the credentials Secret (its values in the clear).', default: false }),
     output: Flags.option({ char: 'o', options: ['table', 'json', 'yaml'] as const, default: 'table' as const, description: 'Output format: the applied objects (or, with --dry-run, the objects themselves).' })(),
     wait: Flags.boolean({ description: 'Wait until the server and node agent are ready.', default: false }),
@@ -43,7 +45,9 @@ piped to \`kubectl apply -f -\` without credentials reaching the terminal; --inc
   async run(): Promise<void> {
     const options = parseInstallFlags(this.flags);
     const timeoutMs = parseDuration('--timeout', this.flags.timeout);
-    const { objects } = installManifests(options);
+    if (this.flags['crds-only'] && this.flags.wait) throw new UsageError('--wait', 'has nothing to wait for with --crds-only');
+    const all = installManifests(options).objects;
+    const objects = this.flags['crds-only'] ? all.filter((o) => o.kind === 'CustomResourceDefinition') : all;
 
     if (this.flags['dry-run']) {
       const { objects: printable, omitted } = printableObjects(objects, this.flags['include-secrets']);
@@ -76,6 +80,7 @@ piped to \`kubectl apply -f -\` without credentials reaching the terminal; --inc
     }
     if (this.flags.output === 'json') this.out(formatJson({ objects: applied }));
     else if (this.flags.output === 'yaml') this.out(formatYaml({ objects: applied }));
+    else if (this.flags['crds-only']) this.out(`cairn's ${objects.length} CustomResourceDefinitions are applied.`);
     else if (!this.flags.wait) this.out(`cairn is installed in namespace "${options.namespace}". Use 'kubectl -n ${options.namespace} get pods' or 'install --wait' to see it ready.`);
   }
 }

@@ -18,6 +18,8 @@ import type {
   V1EnvVar,
   V1Volume,
   V1VolumeMount,
+  V1PodSecurityContext,
+  V1SecurityContext,
 } from '@kubernetes/client-node';
 import { allCrds } from '../api/index.js';
 import type { InstallOptions } from './options.js';
@@ -153,6 +155,26 @@ function podStorage(opts: InstallOptions): PodStorage {
   return out;
 }
 
+/** The image's unprivileged user; the server runs as it. */
+export const SERVER_USER = 65532;
+
+/**
+ * The server needs no privilege: it talks to the API server and the object store. It runs as the image's
+ * unprivileged user with a read-only root filesystem (writable /tmp and /scratch are emptyDirs), no privilege
+ * escalation, no capabilities and the runtime's default seccomp profile. Only with the filesystem provider does it
+ * run as root: it writes the storage directory on the node, which belongs to root.
+ */
+function serverPodSecurity(opts: InstallOptions): V1PodSecurityContext {
+  if (opts.storageLocation?.provider === 'filesystem') return { runAsUser: 0, seccompProfile: { type: 'RuntimeDefault' } };
+  return { runAsNonRoot: true, runAsUser: SERVER_USER, runAsGroup: SERVER_USER, fsGroup: SERVER_USER, seccompProfile: { type: 'RuntimeDefault' } };
+}
+
+const SERVER_CONTAINER_SECURITY: V1SecurityContext = {
+  allowPrivilegeEscalation: false,
+  readOnlyRootFilesystem: true,
+  capabilities: { drop: ['ALL'] },
+};
+
 function serverDeployment(opts: InstallOptions): V1Deployment {
   const storage = podStorage(opts);
   const args = ['server'];
@@ -173,7 +195,7 @@ function serverDeployment(opts: InstallOptions): V1Deployment {
           serviceAccountName: SERVER_SERVICE_ACCOUNT,
           restartPolicy: 'Always',
           terminationGracePeriodSeconds: 30,
-          securityContext: { runAsNonRoot: false },
+          securityContext: serverPodSecurity(opts),
           containers: [
             {
               name: SERVER_NAME,
@@ -186,10 +208,11 @@ function serverDeployment(opts: InstallOptions): V1Deployment {
               readinessProbe: { httpGet: { path: '/readyz', port: 'health' }, periodSeconds: 5 },
               livenessProbe: { httpGet: { path: '/healthz', port: 'health' }, periodSeconds: 30, failureThreshold: 5 },
               resources: { requests: { cpu: '500m', memory: '128Mi' }, limits: { memory: '512Mi' } },
-              volumeMounts: [...storage.mounts, { name: 'scratch', mountPath: '/scratch' }],
+              securityContext: SERVER_CONTAINER_SECURITY,
+              volumeMounts: [...storage.mounts, { name: 'scratch', mountPath: '/scratch' }, { name: 'tmp', mountPath: '/tmp' }],
             },
           ],
-          volumes: [...storage.volumes, { name: 'scratch', emptyDir: {} }],
+          volumes: [...storage.volumes, { name: 'scratch', emptyDir: {} }, { name: 'tmp', emptyDir: {} }],
         },
       },
     },

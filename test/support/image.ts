@@ -3,7 +3,7 @@
  * unchanged tree rebuilds in seconds) and exported once per test run as an OCI archive. Several test processes
  * take turns through a lock.
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { openBuildah } from '../../tools/image/buildah.js';
 import { buildImage, type BuildResult } from '../../tools/image/build.js';
@@ -24,10 +24,13 @@ export function ensureImage(log: (line: string) => void = (l) => process.stderr.
   built ??= (async () => {
     const dir = join(cacheRoot(), 'images');
     mkdirSync(dir, { recursive: true });
-    const archive = join(dir, `cairn-dev-${process.pid}.tar`);
+    const archive = join(dir, 'cairn-dev.tar');
     return withFileLock({ path: join(dir, '.build.lock'), timeoutMs: 30 * 60_000 }, async () => {
       const buildah = await openBuildah(log);
-      const build = await buildImage(buildah, { log, ociArchive: archive, push: [], tlsVerify: true });
+      // Written beside and renamed into place: a test still importing the previous archive keeps reading it whole.
+      const next = join(dir, `cairn-dev.${process.pid}.tar`);
+      const build = await buildImage(buildah, { log, ociArchive: next, push: [], tlsVerify: true });
+      renameSync(next, archive);
       return { archive, ref: build.tags[0]!, build };
     });
   })();

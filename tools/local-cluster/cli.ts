@@ -1,7 +1,8 @@
 /**
  * The local test cluster's command line (npm run cluster:up / cluster:down / cluster:status):
- *   setup [--csi]                  build and cache the binaries (first run only; scripts/test.mjs calls it);
- *                                  --csi also the CSI sidecars and snapshot controller
+ *   setup [--csi] [--all]          build and cache the binaries (first run only; scripts/test.mjs calls it);
+ *                                  --csi also the CSI sidecars and snapshot controller; --all also the tools
+ *                                  single tests build on first use (helm)
  *   up [--nodes N] [--run-dir D] [--name NAME] [--bucket B] [--csi] [--json]
  *                                  --csi: also the CSI snapshot stack (tools/local-cluster/csi/), on a new or a
  *                                  running cluster
@@ -18,7 +19,7 @@ import { setupToolchain } from './toolchain.js';
 
 const log = (line: string) => process.stderr.write(`[local-cluster] ${line}\n`);
 
-const USAGE = `usage: cli.ts setup [--csi] | up [--nodes N] [--run-dir DIR] [--name NAME] [--bucket B] [--csi] [--json]
+const USAGE = `usage: cli.ts setup [--csi] [--all] | up [--nodes N] [--run-dir DIR] [--name NAME] [--bucket B] [--csi] [--json]
        | down [--run-dir DIR] [--name NAME] [--keep] | status [--run-dir DIR] [--name NAME] [--json]`;
 
 async function main(argv: string[]): Promise<number> {
@@ -33,6 +34,7 @@ async function main(argv: string[]): Promise<number> {
       keep: { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
       csi: { type: 'boolean', default: false },
+      all: { type: 'boolean', default: false },
     },
     strict: true,
   });
@@ -41,7 +43,7 @@ async function main(argv: string[]): Promise<number> {
   switch (cmd) {
     case 'setup': {
       const started = Date.now();
-      const result = await setupToolchain(log, { csi: values.csi });
+      const result = await setupToolchain(log, { csi: values.csi || values.all, tools: values.all });
       for (const t of result.timings) {
         log(`${t.group} ${t.version}: ${t.seconds === 'cached' ? 'cached' : `built in ${t.seconds}s`}`);
       }

@@ -20,6 +20,11 @@ export interface BinaryPaths {
 }
 
 /** The CSI test-bed binaries, built only when a cluster with CSI is asked for (see tools/local-cluster/csi/). */
+/** Binaries of the 'tool' groups, each built the first time something asks for it. */
+export interface ToolBinaryPaths {
+  helm: string;
+}
+
 export interface CsiBinaryPaths {
   csiProvisioner: string;
   csiSnapshotter: string;
@@ -31,9 +36,12 @@ interface BuildGroup {
   dir: string;
   /** The module whose pinned version names the binaries. */
   module: string;
-  binaries: { key: keyof BinaryPaths | keyof CsiBinaryPaths; name: string; pkg: string }[];
-  /** Optional feature the group belongs to: built only when that feature is asked for. */
-  feature?: 'csi';
+  binaries: { key: keyof BinaryPaths | keyof CsiBinaryPaths | keyof ToolBinaryPaths; name: string; pkg: string }[];
+  /**
+   * Optional feature the group belongs to: built only when that feature is asked for (setupToolchain's options),
+   * or on its own through ensureGroupBinary(). 'tool' groups serve single tests and scripts (helm, ...).
+   */
+  feature?: 'csi' | 'tool';
   /** Extra -X linker flags for the version variables the upstream release build stamps. */
   versionFlags?: (version: string) => string[];
 }
@@ -85,6 +93,14 @@ const GROUPS: BuildGroup[] = [
       { key: 'csiSnapshotter', name: 'csi-snapshotter', pkg: 'github.com/kubernetes-csi/external-snapshotter/v8/cmd/csi-snapshotter' },
       { key: 'snapshotController', name: 'snapshot-controller', pkg: 'github.com/kubernetes-csi/external-snapshotter/v8/cmd/snapshot-controller' },
     ],
+  },
+  {
+    dir: 'helm',
+    module: 'helm.sh/helm/v4',
+    feature: 'tool',
+    binaries: [{ key: 'helm', name: 'helm', pkg: 'helm.sh/helm/v4/cmd/helm' }],
+    // `helm version` prints this; the release build sets it the same way.
+    versionFlags: (version) => [`-X helm.sh/helm/v4/internal/version.version=${version}`],
   },
 ];
 
@@ -144,6 +160,21 @@ export async function csiModuleDir(module: string, log: (line: string) => void):
   return dir;
 }
 
+/**
+ * The binary `key` of a 'tool' group, built (under that group's own lock) the first time it is asked for: a test
+ * that needs helm builds helm, and nothing else waits for it.
+ */
+export async function ensureToolBinary(key: keyof ToolBinaryPaths, log: (line: string) => void): Promise<string> {
+  const group = GROUPS.find((g) => g.binaries.some((b) => b.key === key));
+  if (!group) throw new Error(`no build group provides ${key}`);
+  const binary = group.binaries.find((b) => b.key === key)!;
+  const path = binaryPath(group, binary.name);
+  if (existsSync(path)) return path;
+  mkdirSync(binDir(), { recursive: true });
+  await ensureGroup(group, await findGo(log), log);
+  return path;
+}
+
 export interface SetupResult {
   paths: BinaryPaths;
   /** Per group: seconds spent building, or 'cached'. */
@@ -153,11 +184,13 @@ export interface SetupResult {
 export interface SetupOptions {
   /** Also build the CSI test-bed binaries (csi-provisioner, csi-snapshotter, snapshot-controller). */
   csi?: boolean;
+  /** Also build the tools single tests use (helm...), which otherwise build when first asked for. */
+  tools?: boolean;
 }
 
 export async function setupToolchain(log: (line: string) => void, opts: SetupOptions = {}): Promise<SetupResult> {
   mkdirSync(binDir(), { recursive: true });
-  const wanted = GROUPS.filter((g) => !g.feature || (g.feature === 'csi' && opts.csi));
+  const wanted = GROUPS.filter((g) => !g.feature || (g.feature === 'csi' && opts.csi) || (g.feature === 'tool' && opts.tools));
   const missingAny = wanted.some((g) => g.binaries.some((b) => !existsSync(binaryPath(g, b.name))));
   const go = missingAny ? await findGo(log) : undefined;
   // The groups build at the same time: one group's serial link steps and downloads overlap the others' compiles.
