@@ -23,6 +23,8 @@ export interface ReadinessState {
  */
 const STUCK_REASONS = new Set(['ImagePullBackOff', 'ErrImageNeverPull', 'InvalidImageName', 'CreateContainerConfigError', 'CreateContainerError', 'CrashLoopBackOff']);
 
+const CRASHES_BEFORE_STUCK = 3;
+
 /** The first of `pods` that is stuck, as one line naming the pod, container, reason and the kubelet's message. */
 export function stuckReason(pods: readonly V1Pod[]): string | undefined {
   for (const pod of pods) {
@@ -30,6 +32,8 @@ export function stuckReason(pods: readonly V1Pod[]): string | undefined {
     for (const c of statuses) {
       const waiting = c.state?.waiting;
       if (!waiting?.reason || !STUCK_REASONS.has(waiting.reason)) continue;
+      // One crash can be a moment's trouble (the API server restarting); a few in a row are a crash loop.
+      if (waiting.reason === 'CrashLoopBackOff' && c.restartCount < CRASHES_BEFORE_STUCK) continue;
       const image = waiting.reason.includes('Image') ? ` (image "${c.image}")` : '';
       const detail = waiting.message ?? c.lastState?.terminated?.message ?? c.lastState?.terminated?.reason;
       return `pod ${pod.metadata?.name ?? '?'} container ${c.name}: ${waiting.reason}${image}${detail ? `: ${detail.trim()}` : ''}`;

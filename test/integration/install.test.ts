@@ -104,9 +104,9 @@ describe('install against the local cluster', () => {
   it('install --wait with an image that cannot be pulled reports the pull failure and exits non-zero', async () => {
     const ns = 'cairn-install-badimage';
     try {
-      const r = await cairn(['install', '-n', ns, '--provider', 'filesystem', '--bucket', 'b', '--image', 'registry.invalid/cairn:nope', '--wait', '--timeout', '3m'], { kubeconfig });
+      const r = await cairn(['install', '-n', ns, '--provider', 'filesystem', '--bucket', 'b', '--image', 'registry.invalid/nothing-here:nope', '--wait', '--timeout', '3m'], { kubeconfig });
       expect(r.exitCode).toBe(1);
-      expect(r.stderr).toMatch(/cairn cannot become ready: pod cairn-\S+ container cairn: ImagePullBackOff \(image "registry\.invalid\/cairn:nope"\)/);
+      expect(r.stderr).toMatch(/cairn cannot become ready: pod cairn-\S+ container cairn: ImagePullBackOff \(image "registry\.invalid\/nothing-here:nope"\)/);
     } finally {
       await kubectl(['delete', 'namespace', ns, '--wait=false'], { allowFailure: true });
       await kubectl(['delete', 'clusterrole,clusterrolebinding', `cairn-server-${ns}`], { allowFailure: true });

@@ -20,8 +20,10 @@ describe('stuckReason', () => {
   });
 
   it('reports a crash loop with the last termination message, and looks at init containers too', () => {
-    const crash = pod('node-agent-x', { state: { waiting: { reason: 'CrashLoopBackOff' } }, lastState: { terminated: { exitCode: 1, message: 'no CRDs' } } });
+    const crash = pod('node-agent-x', { restartCount: 3, state: { waiting: { reason: 'CrashLoopBackOff' } }, lastState: { terminated: { exitCode: 1, message: 'no CRDs' } } });
     expect(stuckReason([crash])).toBe('pod node-agent-x container cairn: CrashLoopBackOff: no CRDs');
+    // One crash is not yet a loop.
+    expect(stuckReason([pod('once', { restartCount: 1, state: { waiting: { reason: 'CrashLoopBackOff' } } })])).toBeUndefined();
     expect(stuckReason([pod('p', { state: { waiting: { reason: 'InvalidImageName' } } }, true)])).toContain('InvalidImageName');
   });
 });
