@@ -35,6 +35,7 @@ export interface InstallFlags {
   'use-node-agent'?: boolean | undefined;
   'node-agent-configmap'?: string | undefined;
   'default-volumes-to-fs-backup'?: boolean | undefined;
+  'schedule-skip-immediately'?: boolean | undefined;
 }
 
 export interface StorageLocationOptions {
@@ -56,6 +57,8 @@ export interface InstallOptions {
   /** ConfigMap the node agent reads (flag --node-agent-configmap of `node-agent server`). */
   nodeAgentConfigMap?: string;
   defaultVolumesToFsBackup: boolean;
+  /** Server flag --schedule-skip-immediately. */
+  scheduleSkipImmediately?: boolean;
 }
 
 /** Parses `key=value,key2=value2`; a malformed part is a UsageError naming the flag. */
@@ -144,6 +147,7 @@ export function parseInstallFlags(flags: InstallFlags): InstallOptions {
     image: flags.image,
     useNodeAgent: flags['use-node-agent'] ?? false,
     defaultVolumesToFsBackup: flags['default-volumes-to-fs-backup'] ?? false,
+    scheduleSkipImmediately: flags['schedule-skip-immediately'] ?? false,
   };
   const agentConfig = flags['node-agent-configmap'];
   if (agentConfig !== undefined) {

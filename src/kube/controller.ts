@@ -7,7 +7,7 @@ import type { KubernetesListObject, KubernetesObject } from '@kubernetes/client-
 import type { Logger } from '../cli/logger.js';
 import type { Kube } from './client.js';
 import { watchResource, type ResourceWatch } from './informer.js';
-import { WorkQueue } from './queue.js';
+import { WorkQueue, type QueueClock } from './queue.js';
 
 export interface ReconcileResult {
   requeueAfterMs?: number;
@@ -24,6 +24,8 @@ export interface ControllerOptions<T extends KubernetesObject> {
   concurrency?: number;
   /** Also requeue every object this often (resync), e.g. to expire TTLs. */
   resyncMs?: number;
+  /** Time for delayed requeues (`requeueAfterMs`, back-off); tests inject a fake one. Default: real timers. */
+  clock?: QueueClock;
 }
 
 export interface ObjectKey {
@@ -51,6 +53,7 @@ export async function startController<T extends KubernetesObject>(opts: Controll
   const log = opts.logger.child({ controller: opts.name });
   const queue = new WorkQueue({
     concurrency: opts.concurrency ?? 1,
+    ...(opts.clock ? { clock: opts.clock } : {}),
     work: (key) => opts.reconcile(parseKey(key)),
     onError: (key, err, attempt) => log.warn({ key, attempt, err: (err as Error)?.message }, 'reconcile failed; will retry'),
   });
