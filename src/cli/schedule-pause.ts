@@ -1,7 +1,7 @@
 /** `schedule pause|unpause`: which schedules (names, --selector or --all) and Velero's runPause on each. */
 import { Flags } from '@oclif/core';
 import { connect } from '../kube/client.js';
-import { UsageError } from './errors.js';
+import { UsageError } from '../base/errors.js';
 import { parseLabelSelector } from './label-selector.js';
 import { pauseChange, scheduleClient } from './schedules.js';
 import { selectObjects } from './select.js';

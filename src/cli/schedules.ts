@@ -16,7 +16,7 @@ import {
 } from '../api/index.js';
 import { customClient, type CustomClient } from '../kube/custom.js';
 import type { Kube } from '../kube/client.js';
-import { NotFoundError, UsageError } from './errors.js';
+import { NotFoundError, UsageError } from '../base/errors.js';
 import type { Column } from './output.js';
 import { buildBackupSpec, checkObjectName, formatGoTime, objectMetaFlags, selectorText, shortHumanDuration, type BackupCreateFlags, type TriState } from './backups.js';
 import { durationText } from './describe/describer.js';

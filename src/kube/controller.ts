@@ -4,10 +4,11 @@
  * again at any time, including after a restart.
  */
 import type { KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
-import type { Logger } from '../cli/logger.js';
+import type { Logger } from '../base/logger.js';
 import type { Kube } from './client.js';
 import { watchResource, type ResourceWatch } from './informer.js';
-import { WorkQueue, type QueueClock } from './queue.js';
+import type { TimerClock } from '../base/clock.js';
+import { WorkQueue } from './queue.js';
 
 export interface ReconcileResult {
   requeueAfterMs?: number;
@@ -25,7 +26,7 @@ export interface ControllerOptions<T extends KubernetesObject> {
   /** Also requeue every object this often (resync), e.g. to expire TTLs. */
   resyncMs?: number;
   /** Time for delayed requeues (`requeueAfterMs`, back-off); tests inject a fake one. Default: real timers. */
-  clock?: QueueClock;
+  clock?: TimerClock;
 }
 
 export interface ObjectKey {

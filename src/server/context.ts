@@ -2,10 +2,10 @@
  * What every server controller receives: cluster access, the install namespace, a logger, the clock, and the
  * server's configuration (flags of `cairn server`, Velero's defaults).
  */
-import type { Logger } from '../cli/logger.js';
+import type { Logger } from '../base/logger.js';
 import type { Kube } from '../kube/client.js';
-import type { QueueClock } from '../kube/queue.js';
-import type { HttpRoutes } from './health.js';
+import type { TimerClock } from '../base/clock.js';
+import type { HttpRoutes } from '../kube/health.js';
 
 export interface ServerConfig {
   /** Location used when a Backup names none (`--default-backup-storage-location`). */
@@ -58,7 +58,7 @@ export interface ServerContext {
    * Timers for delayed requeues of controllers that wait for a time (schedules, TTL expiry); tests pass a fake one
    * together with a matching `now`. Default: real timers.
    */
-  clock?: QueueClock;
+  clock?: TimerClock;
   /** The server's HTTP port (health and /download/), where controllers may serve extra paths; absent in tests. */
   http?: HttpRoutes;
 }

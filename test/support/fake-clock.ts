@@ -1,9 +1,9 @@
 /**
- * A clock tests move by hand: `now()` and timers for the controllers' delayed requeues (QueueClock), so a cron
+ * A clock tests move by hand: `now()` and timers for the controllers' delayed requeues (TimerClock), so a cron
  * cadence of hours or a TTL of days plays out in milliseconds against the real API server. Timers fire, in time
  * order, when `advance`/`advanceTo` passes their due time.
  */
-import type { QueueClock } from '../../src/kube/queue.js';
+import type { TimerClock } from '../../src/base/clock.js';
 
 interface Timer {
   at: number;
@@ -11,7 +11,7 @@ interface Timer {
   fn: () => void;
 }
 
-export class FakeClock implements QueueClock {
+export class FakeClock implements TimerClock {
   private t: number;
   private seq = 0;
   private timers: Timer[] = [];

@@ -21,7 +21,7 @@ import { startController, type ObjectKey, type ReconcileResult } from '../../kub
 import { isAlreadyExists } from '../../kube/errors.js';
 import type { ServerContext, Stoppable } from '../context.js';
 import { backupSpecProblems } from '../backup/validation.js';
-import { LocationResolver } from '../storage/locations.js';
+import { LocationResolver } from '../../storage/locations.js';
 import { scheduleDecision, type ScheduleDecision } from './schedule-decision.js';
 
 /** Velero's scheduleSyncPeriod: every schedule is looked at this often whatever happens. */

@@ -5,7 +5,7 @@ import { buildSchedule, pauseChange, scheduleColumns, timeFromNow } from '../../
 import { describeSchedule } from '../../../src/cli/describe/schedule.js';
 import { colours } from '../../../src/cli/colour.js';
 import { formatTable } from '../../../src/cli/output.js';
-import { UsageError } from '../../../src/cli/errors.js';
+import { UsageError } from '../../../src/base/errors.js';
 import { parseSchedule, type Schedule } from '../../../src/api/index.js';
 
 function usage(fn: () => unknown): string {
