@@ -307,8 +307,9 @@ describe('schedule controller (fake clock, real API server)', () => {
       const name = `ttl-${stamp(first)}`;
       const done = await waitFor(async () => {
         const b = (await backupsOf('ttl'))[0];
-        return b?.status?.phase === 'Completed' ? b : undefined;
-      }, { timeoutMs: 60_000, description: `${name} Completed` });
+        if (b?.status?.phase === 'Completed') return b;
+        throw new Error(`backup ${b?.metadata.name ?? '(none yet)'} is ${b?.status?.phase ?? 'New'}${b?.status?.failureReason ? `: ${b.status.failureReason}` : ''}`);
+      }, { timeoutMs: 180_000, description: `${name} Completed` });
       expect(done.metadata.name).toBe(name);
       expect(done.status?.expiration).toBe(new Date(first.getTime() + 2 * HOUR).toISOString());
       await schedules().update(NS, 'ttl', (s) => void (s.spec.paused = true));
