@@ -29,6 +29,7 @@ With --dry-run nothing is created; -o yaml|json prints every object (Secret valu
     cacert: Flags.string({ description: 'PEM file with the CA bundle to trust for the object store.' }),
     'use-node-agent': Flags.boolean({ description: 'Also install the node-agent DaemonSet (file-system backup and data movement).', default: false }),
     'node-agent-configmap': Flags.string({ description: 'ConfigMap (in the install namespace) the node agent reads its configuration from: loadConcurrency, podResources, priorityClassName.' }),
+    'kubelet-root-dir': Flags.string({ description: 'The kubelet root directory on the nodes (the kubelet\'s --root-dir); the node agent reads pod volumes from its pods/ folder.', default: '/var/lib/kubelet' }),
     'default-volumes-to-fs-backup': Flags.boolean({ description: 'Back up all pod volumes with file-system backup unless excluded.', default: false }),
     'schedule-skip-immediately': Flags.boolean({ description: 'Skip the backup due right away when a schedule is created or unpaused (for schedules that do not set skipImmediately).', default: false }),
     image: Flags.string({ description: 'Container image for the server and node agent.', default: defaultImage() }),

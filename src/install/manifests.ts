@@ -20,7 +20,7 @@ import type {
   V1VolumeMount,
 } from '@kubernetes/client-node';
 import { allCrds } from '../api/index.js';
-import type { InstallOptions } from './options.js';
+import { DEFAULT_KUBELET_ROOT_DIR, type InstallOptions } from './options.js';
 import {
   PART_OF_LABEL,
   PART_OF,
@@ -234,7 +234,9 @@ function nodeAgentDaemonSet(opts: InstallOptions): V1DaemonSet {
             },
           ],
           volumes: [
-            { name: 'host-pods', hostPath: { path: '/var/lib/kubelet/pods' } },
+            // The kubelet keeps pod volumes under <root-dir>/pods; HostToContainer propagation above shows volumes
+            // mounted after the agent started.
+            { name: 'host-pods', hostPath: { path: `${opts.kubeletRootDir ?? DEFAULT_KUBELET_ROOT_DIR}/pods` } },
             ...storage.volumes,
             { name: 'scratch', emptyDir: {} },
           ],
