@@ -49,8 +49,8 @@ if (!process.versions.node.startsWith('24.')) {
 }
 
 try {
-  // --all: the CSI test bed's binaries and the tools single tests use (helm) build alongside the others on a cold
-  // machine (cached afterwards).
+  // --all: the CSI test bed's binaries, containerd (real nodes) and the tools single tests use (helm) build
+  // alongside the others on a cold machine (cached afterwards).
   stage('toolchain (built once, cached under ~/.cache/cairn)', () => run('node', ['--import', 'tsx', 'tools/local-cluster/cli.ts', 'setup', '--all']));
 
   stage('build', () => {

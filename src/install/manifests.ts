@@ -22,7 +22,7 @@ import type {
   V1SecurityContext,
 } from '@kubernetes/client-node';
 import { allCrds } from '../api/index.js';
-import type { InstallOptions } from './options.js';
+import { DEFAULT_KUBELET_ROOT_DIR, type InstallOptions } from './options.js';
 import {
   PART_OF_LABEL,
   PART_OF,
@@ -179,6 +179,7 @@ function serverDeployment(opts: InstallOptions): V1Deployment {
   const storage = podStorage(opts);
   const args = ['server'];
   if (opts.defaultVolumesToFsBackup) args.push('--default-volumes-to-fs-backup');
+  if (opts.scheduleSkipImmediately) args.push('--schedule-skip-immediately');
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
@@ -256,7 +257,9 @@ function nodeAgentDaemonSet(opts: InstallOptions): V1DaemonSet {
             },
           ],
           volumes: [
-            { name: 'host-pods', hostPath: { path: '/var/lib/kubelet/pods' } },
+            // The kubelet keeps pod volumes under <root-dir>/pods; HostToContainer propagation above shows volumes
+            // mounted after the agent started.
+            { name: 'host-pods', hostPath: { path: `${opts.kubeletRootDir ?? DEFAULT_KUBELET_ROOT_DIR}/pods` } },
             ...storage.volumes,
             { name: 'scratch', emptyDir: {} },
           ],
