@@ -5,8 +5,10 @@ import { fileURLToPath } from 'node:url';
 import { ensureNode24 } from './node24.js';
 
 ensureNode24(fileURLToPath(import.meta.url));
-// A container may run as a user with no passwd entry (an arbitrary runAsUser) and without $HOME or $SHELL; oclif
-// asks for the home directory and, without $SHELL, for the passwd entry's shell, and both then throw. Stand-ins.
+// A container may run as a user ID the image's /etc/passwd does not list (any runAsUser a pod spec picks: the
+// restore helper's 1000, OpenShift's random IDs), and without $HOME or $SHELL. oclif asks for the home directory
+// and, without $SHELL, for the login shell (os.userInfo), and both then throw before any command starts. The
+// temporary directory and a plain sh are all oclif needs them for.
 let noPasswdEntry = false;
 try {
   userInfo();
