@@ -55,6 +55,10 @@ export const SERVER_CLUSTER_RULES: readonly ExplainedRule[] = [
   { rule: { apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterroles', 'roles'], verbs: ['bind', 'escalate'] }, why: 'restoring Roles and bindings that grant more than cairn itself holds' },
   { rule: { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] }, why: 'reports progress and failures as Events' },
   {
+    rule: { apiGroups: [''], resources: ['pods/exec'], verbs: ['create'] },
+    why: 'runs the backup and restore exec hooks (pod annotations, spec.hooks) in the pods they name, as Velero does',
+  },
+  {
     rule: { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshots'], verbs: ['delete'] },
     why: 'snapshot data movement deletes the VolumeSnapshots a backup took once their data is moved (and when the backup is deleted)',
   },
