@@ -225,8 +225,14 @@ function nodeAgentDaemonSet(opts: InstallOptions): V1DaemonSet {
               imagePullPolicy: 'IfNotPresent',
               command: ['/cairn'],
               args,
-              // POD_NAME: data-mover pods copy this pod's image, volumes and env.
-              env: [...commonEnv(), { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }, ...storage.env],
+              // POD_NAME: data-mover pods copy this pod's image, volumes and env; there POD_NAME and POD_UID name the
+              // data-mover pod itself, recorded in the repository locks it takes (so a leftover lock can be told apart).
+              env: [
+                ...commonEnv(),
+                { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+                { name: 'POD_UID', valueFrom: { fieldRef: { fieldPath: 'metadata.uid' } } },
+                ...storage.env,
+              ],
               ports: [{ name: 'health', containerPort: NODE_AGENT_HEALTH_PORT }],
               readinessProbe: { httpGet: { path: '/readyz', port: 'health' }, periodSeconds: 5 },
               resources: { requests: { cpu: '500m', memory: '128Mi' }, limits: { memory: '1Gi' } },
