@@ -57,6 +57,10 @@ export const SERVER_CLUSTER_RULES: readonly ExplainedRule[] = [
   { rule: { apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterroles', 'roles'], verbs: ['bind', 'escalate'] }, why: 'restoring Roles and bindings that grant more than cairn itself holds' },
   { rule: { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] }, why: 'reports progress and failures as Events' },
   {
+    rule: { apiGroups: [''], resources: ['pods/exec'], verbs: ['create'] },
+    why: 'runs the backup and restore exec hooks (pod annotations, spec.hooks) in the pods they name, as Velero does',
+  },
+  {
     rule: { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshots'], verbs: ['delete'] },
     why: 'snapshot data movement deletes the VolumeSnapshots a backup took once their data is moved (and when the backup is deleted)',
   },
@@ -244,8 +248,14 @@ function nodeAgentDaemonSet(opts: InstallOptions): V1DaemonSet {
               imagePullPolicy: 'IfNotPresent',
               command: ['/cairn'],
               args,
-              // POD_NAME: data-mover pods copy this pod's image, volumes and env.
-              env: [...commonEnv(), { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }, ...storage.env],
+              // POD_NAME: data-mover pods copy this pod's image, volumes and env; there POD_NAME and POD_UID name the
+              // data-mover pod itself, recorded in the repository locks it takes (so a leftover lock can be told apart).
+              env: [
+                ...commonEnv(),
+                { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+                { name: 'POD_UID', valueFrom: { fieldRef: { fieldPath: 'metadata.uid' } } },
+                ...storage.env,
+              ],
               ports: [{ name: 'health', containerPort: NODE_AGENT_HEALTH_PORT }],
               readinessProbe: { httpGet: { path: '/readyz', port: 'health' }, periodSeconds: 5 },
               resources: { requests: { cpu: '500m', memory: '128Mi' }, limits: { memory: '1Gi' } },
