@@ -34,6 +34,7 @@ export default class Server extends BaseCommand<typeof Server> {
       default: [],
     }),
     'plugin-timeout': Flags.string({ description: 'Time limit of one plugin call (between two messages for a transfer).', default: '10m' }),
+    'schedule-skip-immediately': Flags.boolean({ description: 'Skip the backup due right away when a schedule is created or unpaused, for schedules that do not set spec.skipImmediately.', default: false }),
   };
 
   async run(): Promise<void> {
@@ -52,6 +53,7 @@ export default class Server extends BaseCommand<typeof Server> {
       defaultCsiSnapshotTimeoutMs: DEFAULT_SERVER_CONFIG.defaultCsiSnapshotTimeoutMs,
       defaultItemOperationTimeoutMs: parseDuration('--default-item-operation-timeout', f['default-item-operation-timeout']),
       itemOperationSyncFrequencyMs: parseDuration('--item-operation-sync-frequency', f['item-operation-sync-frequency']),
+      scheduleSkipImmediately: f['schedule-skip-immediately'],
     };
     const plugins = {
       dir: f['plugin-dir'],

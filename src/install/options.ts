@@ -41,6 +41,7 @@ export interface InstallFlags {
   /** Plugin images (Velero's `--plugins`), comma-separated or repeated. */
   plugins?: readonly string[] | undefined;
   'prefer-plugin'?: readonly string[] | undefined;
+  'schedule-skip-immediately'?: boolean | undefined;
 }
 
 /** The kubelet's default --root-dir; distributions that move it (k0s, microk8s...) need --kubelet-root-dir. */
@@ -72,6 +73,8 @@ export interface InstallOptions {
   plugins?: string[];
   /** Plugin names the server prefers to the built-in of the same name (`server --prefer-plugin`). */
   preferPlugins?: string[];
+  /** Server flag --schedule-skip-immediately. */
+  scheduleSkipImmediately?: boolean;
 }
 
 /** Parses `key=value,key2=value2`; a malformed part is a UsageError naming the flag. */
@@ -169,6 +172,7 @@ export function parseInstallFlags(flags: InstallFlags): InstallOptions {
     image: flags.image,
     useNodeAgent: flags['use-node-agent'] ?? false,
     defaultVolumesToFsBackup: flags['default-volumes-to-fs-backup'] ?? false,
+    scheduleSkipImmediately: flags['schedule-skip-immediately'] ?? false,
     kubeletRootDir: parseKubeletRootDir(flags['kubelet-root-dir']),
     plugins: (flags.plugins ?? []).flatMap((p) => p.split(',')).filter((p) => p.trim()).map((p) => checkPluginImage('--plugins', p)),
     preferPlugins: (flags['prefer-plugin'] ?? []).flatMap((p) => p.split(',')).filter((p) => p.trim()).map((p) => {

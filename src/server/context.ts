@@ -4,6 +4,7 @@
  */
 import type { Logger } from '../base/logger.js';
 import type { Kube } from '../kube/client.js';
+import type { TimerClock } from '../base/clock.js';
 import type { HttpRoutes } from '../kube/health.js';
 import type { ServerPlugins } from './plugins.js';
 
@@ -30,6 +31,8 @@ export interface ServerConfig {
   defaultItemOperationTimeoutMs: number;
   /** How often plugins are asked for the progress of their operations (`--item-operation-sync-frequency`, 10s). */
   itemOperationSyncFrequencyMs: number;
+  /** Skip the run due right away when a schedule is created or unpaused, unless it says otherwise (`--schedule-skip-immediately`). */
+  scheduleSkipImmediately: boolean;
 }
 
 export const DEFAULT_SERVER_CONFIG: ServerConfig = {
@@ -44,6 +47,7 @@ export const DEFAULT_SERVER_CONFIG: ServerConfig = {
   defaultCsiSnapshotTimeoutMs: 10 * 60_000,
   defaultItemOperationTimeoutMs: 4 * 3600_000,
   itemOperationSyncFrequencyMs: 10_000,
+  scheduleSkipImmediately: false,
 };
 
 export interface ServerContext {
@@ -54,6 +58,11 @@ export interface ServerContext {
   version: string;
   config: ServerConfig;
   now: () => Date;
+  /**
+   * Timers for delayed requeues of controllers that wait for a time (schedules, TTL expiry); tests pass a fake one
+   * together with a matching `now`. Default: real timers.
+   */
+  clock?: TimerClock;
   /** The server's HTTP port (health and /download/), where controllers may serve extra paths; absent in tests. */
   http?: HttpRoutes;
   /** External plugins found at start (`--plugin-dir`); absent in tests and when the server runs none. */

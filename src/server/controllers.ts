@@ -15,6 +15,7 @@ import { startBackupRepositoryController } from './backup-repository-controller.
 import { registerBuiltinActions } from './item-actions/builtin.js';
 import { ItemActionRegistry } from '../plugins/item-actions/registry.js';
 import { serverPluginList } from './plugins.js';
+import { startScheduleController } from './schedule/schedule-controller.js';
 
 export const CONTROLLERS: readonly { name: string; start: (ctx: ServerContext) => Promise<Stoppable> }[] = [
   {
@@ -28,6 +29,7 @@ export const CONTROLLERS: readonly { name: string; start: (ctx: ServerContext) =
   { name: 'backup-sync', start: startBackupSyncController },
   { name: 'backup', start: startBackupController },
   { name: 'restore', start: startRestoreController },
+  { name: 'schedule', start: startScheduleController },
   { name: 'gc', start: startGcController },
   { name: 'delete-backup-request', start: startDeleteBackupRequestController },
   { name: 'download-request', start: startDownloadRequestController },

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BackupStorageLocation } from '../api/index.js';
 import type { Kube } from '../kube/client.js';
-import { FilesystemObjectStore, RetryingObjectStore, S3ObjectStore, type ObjectStore } from '../plugins/object-store/index.js';
+import { FilesystemObjectStore, RetryingObjectStore, S3ObjectStore, type ObjectStore, type RetryOptions } from '../plugins/object-store/index.js';
 import { parseAwsCredentialsFile, type AwsCredentials } from '../plugins/object-store/aws-credentials.js';
 import { qualifiedPluginName } from '../plugins/external/kinds.js';
 import type { ExternalPlugins, PluginSession } from '../plugins/external/session.js';
@@ -40,8 +40,11 @@ export interface OpenLocationOptions {
   /** Needed only when the location names a credential Secret. */
   kube?: Kube;
   env?: LocationEnv;
-  /** Wrap in retries with back-off (default true). */
-  retry?: boolean;
+  /**
+   * Retry transient failures with back-off: true (the default budget, 5 minutes per operation), false (never: the
+   * location check reports an unreachable store at once), or the retry options (budget, clock, a log callback).
+   */
+  retry?: boolean | RetryOptions;
   /** External object-store plugins (the server's); without them only the built-in providers open. */
   plugins?: LocationPlugins | undefined;
 }
@@ -158,5 +161,6 @@ export async function openLocationStore(opts: OpenLocationOptions): Promise<Obje
       );
     }
   }
-  return opts.retry === false ? store : new RetryingObjectStore(store);
+  if (opts.retry === false) return store;
+  return new RetryingObjectStore(store, opts.retry === true || opts.retry === undefined ? {} : opts.retry);
 }

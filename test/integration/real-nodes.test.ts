@@ -128,6 +128,31 @@ describe('real nodes', () => {
       { timeoutMs: 15_000, description: 'pod log through the kubelet' });
   });
 
+  it('runs Redis (a database from Debian packages, in an image made here) on a volume of the default StorageClass', async () => {
+    await kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [
+      {
+        apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'redis-data', namespace: 'default' },
+        spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '64Mi' } } },
+      },
+      {
+        apiVersion: 'v1', kind: 'Pod', metadata: { name: 'redis', namespace: 'default' },
+        spec: {
+          containers: [{
+            name: 'redis', image: 'redis:7.0',
+            readinessProbe: { exec: { command: ['redis-cli', 'PING'] }, periodSeconds: 1 },
+            volumeMounts: [{ name: 'data', mountPath: '/data' }],
+          }],
+          volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'redis-data' } }],
+        },
+      },
+    ] }));
+    await runningPod('redis');
+    await kubectl(['-n', 'default', 'exec', 'redis', '--', 'redis-cli', 'SET', 'greeting', 'hello-from-redis']);
+    expect((await kubectl(['-n', 'default', 'exec', 'redis', '--', 'redis-cli', 'GET', 'greeting'])).trim()).toBe('hello-from-redis');
+    // The append-only file is on the claim's volume: what a file-system backup of the volume would carry.
+    expect(await kubectl(['-n', 'default', 'exec', 'redis', '--', 'ls', '/data'])).toContain('appendonlydir');
+  });
+
   it('runs the CSI host-path driver and snapshot stack: a volume written, snapshotted and restored into a new claim', async () => {
     const csi = await enableCsi({ state, log });
     const claim = (name: string, extra: object = {}) => ({

@@ -31,10 +31,11 @@ export interface NodeBinaryPaths {
 }
 
 /**
- * Binaries of the 'tool' groups, each built the first time a test or script asks for it (ensureToolBinary): the
- * Velero plugins the plugin tests run unchanged, and the test bed's own Go plugins.
+ * Binaries of the 'tool' groups, each built the first time a test or script asks for it (ensureToolBinary): helm,
+ * the Velero plugins the plugin tests run unchanged, and the test bed's own Go plugins.
  */
 export interface ToolBinaryPaths {
+  helm: string;
   veleroPluginForAws: string;
   veleroPluginForGcp: string;
   cairnTestPlugins: string;
@@ -55,7 +56,7 @@ interface BuildGroup {
   binaries: { key: keyof BinaryPaths | keyof CsiBinaryPaths | keyof NodeBinaryPaths | keyof ToolBinaryPaths; name: string; pkg: string }[];
   /**
    * Optional feature the group belongs to: built only when that feature is asked for (setupToolchain's options),
-   * or on its own through ensureToolBinary(). 'tool' groups serve single tests and scripts.
+   * or on its own through ensureToolBinary(). 'tool' groups serve single tests and scripts (helm, Velero plugins...).
    */
   feature?: Feature;
   /**
@@ -144,6 +145,14 @@ const GROUPS: BuildGroup[] = [
       { key: 'csiSnapshotter', name: 'csi-snapshotter', pkg: 'github.com/kubernetes-csi/external-snapshotter/v8/cmd/csi-snapshotter' },
       { key: 'snapshotController', name: 'snapshot-controller', pkg: 'github.com/kubernetes-csi/external-snapshotter/v8/cmd/snapshot-controller' },
     ],
+  },
+  {
+    dir: 'helm',
+    module: 'helm.sh/helm/v4',
+    feature: 'tool',
+    binaries: [{ key: 'helm', name: 'helm', pkg: 'helm.sh/helm/v4/cmd/helm' }],
+    // `helm version` prints this; the release build sets it the same way.
+    versionFlags: (version) => [`-X helm.sh/helm/v4/internal/version.version=${version}`],
   },
   {
     dir: 'velero-plugin-for-aws',
@@ -249,7 +258,7 @@ export async function moduleDir(dir: string, module: string, log: (line: string)
 
 /**
  * The binary `key` of a 'tool' group, built (under that group's own lock) the first time it is asked for: a test
- * that needs a plugin builds that plugin, and nothing else waits for it.
+ * that needs helm builds helm, a plugin test its plugins, and nothing else waits for them.
  */
 export async function ensureToolBinary(key: keyof ToolBinaryPaths, log: (line: string) => void): Promise<string> {
   const group = GROUPS.find((g) => g.binaries.some((b) => b.key === key));
@@ -282,13 +291,15 @@ export interface SetupOptions {
   csi?: boolean;
   /** Also build the real nodes' container runtime (containerd, its runc shim, ctr). */
   nodes?: boolean;
-  /** Also build the tools single tests use (the plugins...), which otherwise build when first asked for. */
+  /** Also build the tools single tests use (helm, plugins...), which otherwise build when first asked for. */
   tools?: boolean;
 }
 
 export async function setupToolchain(log: (line: string) => void, opts: SetupOptions = {}): Promise<SetupResult> {
   mkdirSync(binDir(), { recursive: true });
-  const wanted = GROUPS.filter((g) => !g.feature || (g.feature === 'csi' && opts.csi) || (g.feature === 'nodes' && opts.nodes) || (g.feature === 'tool' && opts.tools));
+  const wanted = GROUPS.filter(
+    (g) => !g.feature || (g.feature === 'csi' && opts.csi) || (g.feature === 'nodes' && opts.nodes) || (g.feature === 'tool' && opts.tools),
+  );
   const missingAny = wanted.some((g) => g.binaries.some((b) => !existsSync(binaryPath(g, b.name))));
   const go = missingAny ? await findGo(log) : undefined;
   // The groups build at the same time: one group's serial link steps and downloads overlap the others' compiles.

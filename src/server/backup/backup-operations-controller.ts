@@ -53,6 +53,8 @@ import type { BackupStore } from '../../storage/backup-store.js';
 import { ItemActionRegistry } from '../../plugins/item-actions/registry.js';
 import { registerBuiltinBackupActions } from '../item-actions/builtin.js';
 import { checkOperations, failedOperationErrors, isOperationPending, isPluginOperation, type OperationsState } from '../plugin-operations.js';
+import { podExecutor } from '../../kube/pod-exec.js';
+import { runReadyPostHooks } from '../hooks/backup-post-hooks.js';
 
 /** How often a waiting backup is looked at even without PVB events (progress counters, the timeout). */
 export const OPERATIONS_RESYNC_MS = 10_000;
@@ -132,6 +134,7 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
       await session?.close();
     }
   }
+  const exec = podExecutor(ctx.kube);
 
   const listPvbs = async (backup: Backup) => {
     const uid = backup.metadata.uid ?? '';
@@ -176,7 +179,18 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
     const failed = state.failed + duState.failed + (plugins?.failed ?? 0);
     const partially = partiallyBefore || failed > 0;
     const expired = state.timedOut || duState.expired.length > 0;
-    const done = (state.allTerminal || state.timedOut) && duState.done && (plugins?.pending ?? 0) === 0;
+    // Post hooks of pods whose volumes are now backed up (or whose snapshots are taken) run now.
+    const hooks = await runReadyPostHooks({
+      kube: ctx.kube,
+      backup,
+      pvbs,
+      dus,
+      backups,
+      store: async () => (await resolver.resolve(backup.spec.storageLocation ?? ctx.config.defaultBackupLocation))?.store,
+      exec,
+      log,
+    });
+    const done = (state.allTerminal || state.timedOut) && duState.done && hooks.waiting === 0 && (plugins?.pending ?? 0) === 0;
     const phase = done
       ? partially || expired
         ? BackupPhase.FinalizingPartiallyFailed

@@ -28,6 +28,7 @@ import type { ServerPlugins } from '../plugins.js';
 import type { PluginSession } from '../../plugins/external/index.js';
 import { checkOperations } from '../plugin-operations.js';
 import type { RestoreOperation } from '../../api/index.js';
+import type { PendingRestoreHooks } from '../hooks/restore-hooks.js';
 
 export interface ExecuteRestoreOptions {
   restore: Restore;
@@ -54,7 +55,11 @@ export interface RestoreOutcome {
     | typeof RestorePhase.PartiallyFailed
     | typeof RestorePhase.Failed
     | typeof RestorePhase.WaitingForPluginOperations
-    | typeof RestorePhase.WaitingForPluginOperationsPartiallyFailed;
+    | typeof RestorePhase.WaitingForPluginOperationsPartiallyFailed
+    | typeof RestorePhase.Finalizing
+    | typeof RestorePhase.FinalizingPartiallyFailed;
+  /** Exec hooks of restored pods still to run (the restore waits for them in Finalizing). */
+  execHooks: PendingRestoreHooks[];
   /** How many PodVolumeRestores this run started (or found from before a restart). */
   podVolumeRestores: number;
   /** How many DataDownloads this run started (or found from before a restart). */
@@ -107,6 +112,7 @@ async function executeRestoreIn(opts: ExecuteRestoreOptions, rlog: ReturnType<ty
       warnings: 0,
       errors: 0,
       progress,
+      execHooks: [],
       failureReason: `storage location "${locName}" could not be opened`,
       pluginOperations: NO_OPERATIONS,
     };
@@ -118,6 +124,7 @@ async function executeRestoreIn(opts: ExecuteRestoreOptions, rlog: ReturnType<ty
   let starter: PodVolumeRestoreStarter | undefined;
   let downloads: DataDownloadCreator | undefined;
   let operations: RestoreOperation[] = [];
+  let execHooks: PendingRestoreHooks[] = [];
   try {
     if (session && opts.locations.servedByPlugin(resolved.location)) store = await opts.locations.openIn(resolved.location, session);
     const registry = session && opts.plugins ? await opts.plugins.actionsFor(session, opts.registry, new Set(['restore'] as const)) : opts.registry;
@@ -190,6 +197,7 @@ async function executeRestoreIn(opts: ExecuteRestoreOptions, rlog: ReturnType<ty
     });
     progress = { totalItems: run.totalItems, itemsRestored: run.itemsRestored };
     resourceList = run.resourceList;
+    execHooks = run.execHooks;
     operations = await waitForPluginOperations(run.pluginOperations, { ...opts, registry, log, results });
   } catch (err) {
     failureReason = `restore failed: ${(err as Error).message}`;
@@ -214,15 +222,20 @@ async function executeRestoreIn(opts: ExecuteRestoreOptions, rlog: ReturnType<ty
   }
 
   const partly = results.errorCount > 0;
+  const hooks = failureReason ? [] : execHooks;
   const phase = failureReason
     ? RestorePhase.Failed
     : started.length || startedDownloads.length
       ? partly
         ? RestorePhase.WaitingForPluginOperationsPartiallyFailed
         : RestorePhase.WaitingForPluginOperations
-      : partly
-        ? RestorePhase.PartiallyFailed
-        : RestorePhase.Completed;
+      : hooks.length
+        ? partly
+          ? RestorePhase.FinalizingPartiallyFailed
+          : RestorePhase.Finalizing
+        : partly
+          ? RestorePhase.PartiallyFailed
+          : RestorePhase.Completed;
   return {
     phase,
     podVolumeRestores: started.length,
@@ -230,6 +243,7 @@ async function executeRestoreIn(opts: ExecuteRestoreOptions, rlog: ReturnType<ty
     warnings: results.warningCount,
     errors: results.errorCount,
     progress,
+    execHooks: hooks,
     ...(failureReason ? { failureReason } : {}),
     pluginOperations: {
       attempted: operations.length,

@@ -11,11 +11,21 @@ import { hostFile, type LayerEntry } from './oci-layout.js';
 
 const exec = promisify(execFile);
 
+export interface HostBinaryOptions {
+  /** Environment for `ldd` (LD_LIBRARY_PATH of an unpacked Debian prefix). */
+  env?: NodeJS.ProcessEnv;
+  /**
+   * A folder whose files go into the image without it (an unpacked Debian prefix: its usr/lib/... becomes
+   * /usr/lib/... in the image, where the dynamic loader looks).
+   */
+  stripPrefix?: string;
+}
+
 /** Libraries `ldd` lists for a binary (absolute paths), loader included; none for a static binary. */
-export async function sharedLibraries(binary: string): Promise<string[]> {
+export async function sharedLibraries(binary: string, env?: NodeJS.ProcessEnv): Promise<string[]> {
   let stdout: string;
   try {
-    ({ stdout } = await exec('ldd', [binary]));
+    ({ stdout } = await exec('ldd', [binary], { env: env ?? process.env }));
   } catch {
     return []; // "not a dynamic executable"
   }
@@ -31,13 +41,15 @@ export async function sharedLibraries(binary: string): Promise<string[]> {
  * Entries for `binaries` (host path → path in the image) and every library they need. Libraries are copied to
  * their own path and, where that is a symlink (libc.so.6 → libc-2.36.so), as the file it resolves to.
  */
-export async function hostBinaryEntries(binaries: Record<string, string>): Promise<LayerEntry[]> {
+export async function hostBinaryEntries(binaries: Record<string, string>, opts: HostBinaryOptions = {}): Promise<LayerEntry[]> {
   const entries: LayerEntry[] = [];
   const libs = new Set<string>();
   for (const [from, to] of Object.entries(binaries)) {
     entries.push(hostFile(to, realpathSync(from)));
-    for (const lib of await sharedLibraries(from)) libs.add(lib);
+    for (const lib of await sharedLibraries(from, opts.env)) libs.add(lib);
   }
-  for (const lib of libs) entries.push(hostFile(lib, realpathSync(lib)));
+  const inImage = (lib: string) =>
+    (opts.stripPrefix && lib.startsWith(`${opts.stripPrefix}/`) ? lib.slice(opts.stripPrefix.length) : lib);
+  for (const lib of libs) entries.push(hostFile(inImage(lib), realpathSync(lib)));
   return entries;
 }

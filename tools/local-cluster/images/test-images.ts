@@ -5,7 +5,9 @@
  * - `registry.k8s.io/pause:3.10` (the sandbox image): Kubernetes' own build/pause/linux/pause.c, taken from the
  *   pinned k8s.io/kubernetes module in the Go module cache and compiled statically with the machine's C compiler;
  * - `busybox` (tags `latest`, `1.35`, `1.36`; also `docker.io/library/busybox`): Debian's busybox-static with a
- *   link per applet, /etc/passwd and /etc/group (root, nobody) and a sticky /tmp, for the sample workloads.
+ *   link per applet, /etc/passwd and /etc/group (root, nobody) and a sticky /tmp, for the sample workloads;
+ * - `redis:7.0` (a real workload: a database that the backup tests load, back up while it runs and check after a
+ *   restore): busybox as above plus Debian's redis-server and redis-cli with the libraries they link.
  *
  * Each is a single-layer OCI layout (oci-layout.ts) cached under ~/.cache/cairn/images/<name>-<key>/, built once per
  * machine (a second or two) and keyed by its inputs.
@@ -21,6 +23,7 @@ import { withFileLock } from '../lock.js';
 import { cacheRoot } from '../paths.js';
 import { pushImageLayout } from '../registry-push.js';
 import { moduleDir } from '../toolchain.js';
+import { hostBinaryEntries } from './host-binaries.js';
 import { hostFile, writeImageLayout, type LayerEntry } from './oci-layout.js';
 
 const exec = promisify(execFile);
@@ -61,14 +64,11 @@ export async function pauseImage(log: (line: string) => void): Promise<TestImage
   return { names, layoutDir };
 }
 
-/** Builds (once) and returns the busybox image. */
-export async function busyboxImage(log: (line: string) => void): Promise<TestImage> {
+/** busybox-static with a link per applet and the few files a shell image needs; its content for cache keys. */
+async function busyboxEntries(log: (line: string) => void): Promise<{ entries: LayerEntry[]; content: Buffer; path: string }> {
   const debian = await debianTools(['busybox-static'], log);
   const busybox = debian.bin('busybox');
   const content = readFileSync(busybox);
-  const layoutDir = join(imagesDir(), `busybox-${key(content, ETC_PASSWD, ETC_GROUP)}`);
-  const names = ['latest', '1.35', '1.36'].flatMap((tag) => [{ repository: 'library/busybox', tag }, { repository: 'busybox', tag }]);
-  if (existsSync(join(layoutDir, 'index.json'))) return { names, layoutDir };
   const applets = (await exec(busybox, ['--list'])).stdout.split('\n').filter((a) => a && a !== 'busybox');
   const entries: LayerEntry[] = [
     { type: 'file', path: 'bin/busybox', mode: 0o755, content },
@@ -78,8 +78,38 @@ export async function busyboxImage(log: (line: string) => void): Promise<TestIma
     { type: 'directory', path: 'tmp', mode: 0o1777 },
     { type: 'directory', path: 'root', mode: 0o700 },
   ];
-  await writeImageLayout(layoutDir, entries, { cmd: ['sh'] });
-  log(`built the busybox image from ${busybox}`);
+  return { entries, content, path: busybox };
+}
+
+/** Builds (once) and returns the busybox image. */
+export async function busyboxImage(log: (line: string) => void): Promise<TestImage> {
+  const busybox = await busyboxEntries(log);
+  const layoutDir = join(imagesDir(), `busybox-${key(busybox.content, ETC_PASSWD, ETC_GROUP)}`);
+  const names = ['latest', '1.35', '1.36'].flatMap((tag) => [{ repository: 'library/busybox', tag }, { repository: 'busybox', tag }]);
+  if (existsSync(join(layoutDir, 'index.json'))) return { names, layoutDir };
+  await writeImageLayout(layoutDir, busybox.entries, { cmd: ['sh'] });
+  log(`built the busybox image from ${busybox.path}`);
+  return { names, layoutDir };
+}
+
+/** Builds (once) and returns the Redis image: `redis-server` with its data in /data, `redis-cli` beside it. */
+export async function redisImage(log: (line: string) => void): Promise<TestImage> {
+  const busybox = await busyboxEntries(log);
+  const debian = await debianTools(['redis-server'], log);
+  const server = debian.bin('redis-server');
+  const cli = debian.bin('redis-cli');
+  const layoutDir = join(imagesDir(), `redis-${key(busybox.content, readFileSync(server), readFileSync(cli))}`);
+  const names = [{ repository: 'library/redis', tag: '7.0' }, { repository: 'redis', tag: '7.0' }];
+  if (existsSync(join(layoutDir, 'index.json'))) return { names, layoutDir };
+  // redis-server is Debian's link to redis-check-rdb (one binary, told apart by its name): stored under the
+  // server's name.
+  const redis = await hostBinaryEntries({ [server]: '/usr/bin/redis-server', [cli]: '/usr/bin/redis-cli' },
+    { env: debian.env(), stripPrefix: debian.prefix });
+  await writeImageLayout(layoutDir, [...busybox.entries, ...redis, { type: 'directory', path: 'data', mode: 0o755 }], {
+    cmd: ['redis-server', '--dir', '/data', '--appendonly', 'yes', '--protected-mode', 'no'],
+    workingDir: '/data',
+  });
+  log(`built the redis image from ${server}`);
   return { names, layoutDir };
 }
 
@@ -87,7 +117,7 @@ export async function busyboxImage(log: (line: string) => void): Promise<TestIma
 export async function pushTestImages(registryUrl: string, log: (line: string) => void): Promise<void> {
   mkdirSync(imagesDir(), { recursive: true });
   const images = await withFileLock({ path: join(imagesDir(), '.lock'), timeoutMs: 10 * 60_000 }, async () =>
-    [await pauseImage(log), await busyboxImage(log)]);
+    [await pauseImage(log), await busyboxImage(log), await redisImage(log)]);
   for (const image of images) {
     for (const n of image.names) await pushImageLayout(image.layoutDir, { registryUrl, ...n });
   }
