@@ -45,6 +45,8 @@ export class PluginProcess {
   private readonly clients = new Map<keyof PluginServices, grpc.Client>();
   private exit: ExitInfo | undefined;
   private readonly exited: Promise<ExitInfo>;
+  /** Rejecters of the calls in flight, told when the process exits. */
+  private readonly inFlight = new Set<(e: ExitInfo) => void>();
   private stdio: grpc.ClientReadableStream<StdioData> | undefined;
 
   private constructor(
@@ -55,7 +57,12 @@ export class PluginProcess {
     private readonly tail: readonly string[],
   ) {
     this.name = basename(child.spawnfile);
-    this.exited = exited.then((e) => (this.exit = e));
+    this.exited = exited.then((e) => {
+      this.exit = e;
+      for (const reject of this.inFlight) reject(e);
+      this.inFlight.clear();
+      return e;
+    });
   }
 
   static async start(opts: PluginProcessOptions): Promise<PluginProcess> {
@@ -125,28 +132,38 @@ export class PluginProcess {
 
   /**
    * Settles with `call`, or fails with PluginExitedError (and the plugin's last stderr lines) if the process ends
-   * first: a crash mid-call fails the call at once instead of leaving it waiting.
+   * first: a crash mid-call fails the call at once instead of leaving it waiting. Calls in flight are kept in a set
+   * (not as reactions on the exit promise), so a long session of calls holds nothing for the ones done.
    */
   guard<T>(call: Promise<T>, method: string): Promise<T> {
-    let settled = false;
-    const exitError = (e: ExitInfo) =>
-      new PluginExitedError(`plugin ${this.name} exited during ${method} (${describeExit(e)})${lastWords(this.tail)}`, this.name);
-    const died = this.exited.then((e) => {
-      if (settled) return undefined as never;
-      throw exitError(e);
+    const exitError = (e: ExitInfo) => new PluginExitedError(`plugin ${this.name} exited during ${method} (${describeExit(e)})${lastWords(this.tail)}`, this.name);
+    if (this.exit) {
+      call.catch(() => undefined);
+      return Promise.reject(exitError(this.exit));
+    }
+    return new Promise<T>((resolve, reject) => {
+      const onExit = (e: ExitInfo) => reject(exitError(e));
+      this.inFlight.add(onExit);
+      call.then(
+        (value) => {
+          this.inFlight.delete(onExit);
+          resolve(value);
+        },
+        (err: unknown) => {
+          // A dying process drops the connection just before its exit is seen: when it does exit at once, that is
+          // the failure to report (with its last words), not "connection dropped" (onExit then rejects).
+          const timer = setTimeout(() => {
+            this.inFlight.delete(onExit);
+            reject(err);
+          }, EXIT_NOTICE_MS);
+          timer.unref();
+          if (this.exit) {
+            clearTimeout(timer);
+            onExit(this.exit);
+          }
+        },
+      );
     });
-    const answered = call.then(
-      (value) => value,
-      async (err: unknown) => {
-        // A dying process drops the connection just before its exit is seen: when it does exit at once, that is
-        // the failure to report (with its last words), not "connection dropped".
-        let timer: NodeJS.Timeout | undefined;
-        const exit = await Promise.race([this.exited, new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), EXIT_NOTICE_MS)))]);
-        clearTimeout(timer);
-        throw exit ? exitError(exit) : err;
-      },
-    );
-    return Promise.race([answered.finally(() => (settled = true)), died]);
   }
 
   /** go-plugin's orderly stop: Shutdown, a short wait, then SIGKILL. Safe to call more than once. */

@@ -73,7 +73,8 @@ export interface ResolveProgramOptions {
 }
 
 export type ResolvedProgram =
-  | { ok: true; kind: ImageKind; argv: string[] }
+  /** `imageFiles`: files the image would contain, bound read-only at their path in the container. */
+  | { ok: true; kind: ImageKind; argv: string[]; imageFiles?: { source: string; target: string }[] }
   | { ok: false; reason: 'ErrImagePull'; message: string };
 
 /** Applies Kubernetes' command/args rules (command replaces ENTRYPOINT, args replace CMD) to the mapped image. */
@@ -121,9 +122,11 @@ export function resolveProgram(opts: ResolveProgramOptions): ResolvedProgram {
     if (!binary) {
       return { ok: false, reason: 'ErrImagePull', message: `the binary of ${name} is not built yet (the plugin tests build it with ensureToolBinary)` };
     }
-    // The images' entrypoint copies the plugin into the shared volume mounted at /target and exits.
-    if (command.length > 0) return { ok: true, kind, argv: [...command, ...args] };
-    return { ok: true, kind, argv: ['cp', binary, `/target/${name}`] };
+    // The image holds the plugin at /plugins/<name> (bound in, so an unprivileged container reads it wherever the
+    // cache is); its entrypoint copies it into the shared volume mounted at /target and exits.
+    const imageFiles = [{ source: binary, target: `/plugins/${name}` }];
+    if (command.length > 0) return { ok: true, kind, argv: [...command, ...args], imageFiles };
+    return { ok: true, kind, argv: ['cp', `/plugins/${name}`, `/target/${name}`], imageFiles };
   }
   if (command.length > 0) return { ok: true, kind, argv: [...command, ...args] };
   if (args.length > 0) return { ok: true, kind, argv: [...args] };
