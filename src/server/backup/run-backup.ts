@@ -5,7 +5,7 @@
  * through the callbacks it is given.
  */
 import { createReadStream } from 'node:fs';
-import { ApiVersionV1, BackupPhase, type Backup } from '../../api/index.js';
+import { ApiVersionV1, BackupPhase, OperationPhase, type Backup } from '../../api/index.js';
 import type { Logger } from '../../cli/logger.js';
 import type { Kube } from '../../kube/client.js';
 import type { ItemActionRegistry } from '../../plugins/item-actions/registry.js';
@@ -16,8 +16,10 @@ import type { ApiReader } from './api-reader.js';
 import { backupItems, type BackupProgressUpdate } from './backupper.js';
 import type { PodVolumeBackupCreator } from '../podvolume/backup-creator.js';
 import { backupOperationFor } from '../podvolume/backup-tracking.js';
-import type { DataUploadCreator } from '../datamover/backup-creator.js';
+import type { VolumeSnapshotCreator } from '../datamover/backup-creator.js';
 import { dataUploadOperationFor } from '../datamover/backup-tracking.js';
+import { csiSnapshotOperation } from '../csi/snapshot-objects.js';
+import type { IncludeExcludePolicy } from './volume-policies.js';
 
 export interface RunBackupOptions {
   kube: Kube;
@@ -36,8 +38,10 @@ export interface RunBackupOptions {
   now?: () => Date;
   /** Creates PodVolumeBackups for pods' volumes (fs-backup). */
   podVolumes?: PodVolumeBackupCreator;
-  /** Creates DataUploads for PVCs (CSI snapshot data movement). */
-  dataMover?: DataUploadCreator;
+  /** Takes CSI snapshots of PVCs (kept, or moved by DataUploads). */
+  volumeSnapshots?: VolumeSnapshotCreator;
+  /** The resource policies' scoped filters, added to the spec's (which take precedence). */
+  includeExcludePolicy?: IncludeExcludePolicy;
 }
 
 export type WaitingPhase = typeof BackupPhase.WaitingForPluginOperations | typeof BackupPhase.WaitingForPluginOperationsPartiallyFailed;
@@ -53,7 +57,7 @@ export interface FinalizingStatus {
 }
 
 export interface RunBackupOutcome {
-  /** WaitingForPluginOperations*: the items are stored, the PVBs and DataUploads are tracked by the operations controller. */
+  /** WaitingForPluginOperations*: the items are stored, the PVBs, DataUploads and CSI snapshots are tracked by the operations controller. */
   phase: typeof BackupPhase.Completed | typeof BackupPhase.PartiallyFailed | WaitingPhase;
   itemOperations: number;
   warnings: number;
@@ -77,7 +81,8 @@ export async function runBackup(opts: RunBackupOptions): Promise<RunBackupOutcom
       ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
       ...(opts.signal ? { signal: opts.signal } : {}),
       ...(opts.podVolumes ? { podVolumes: opts.podVolumes } : {}),
-      ...(opts.dataMover ? { dataMover: opts.dataMover } : {}),
+      ...(opts.volumeSnapshots ? { volumeSnapshots: opts.volumeSnapshots } : {}),
+      ...(opts.includeExcludePolicy ? { includeExcludePolicy: opts.includeExcludePolicy } : {}),
     });
     const finished = await archive.finish();
     const warnings = items.results.warningCount;
@@ -85,7 +90,8 @@ export async function runBackup(opts: RunBackupOptions): Promise<RunBackupOutcom
     const progress = { totalItems: items.totalItems, itemsBackedUp: items.itemsBackedUp };
     const pvbs = items.podVolumeBackups;
     const dus = items.dataUploads;
-    const operationCount = pvbs.length + dus.length;
+    const snaps = items.csiSnapshots;
+    const operationCount = pvbs.length + dus.length + snaps.length;
     const waiting = operationCount > 0;
     const phase = waiting
       ? errors > 0
@@ -95,7 +101,7 @@ export async function runBackup(opts: RunBackupOptions): Promise<RunBackupOutcom
         ? BackupPhase.FinalizingPartiallyFailed
         : BackupPhase.Finalizing;
     opts.log.info(
-      { phase, warnings, errors, itemsBackedUp: items.itemsBackedUp, archiveBytes: finished.size, podVolumeBackups: pvbs.length, ...(dus.length ? { dataUploads: dus.length } : {}) },
+      { phase, warnings, errors, itemsBackedUp: items.itemsBackedUp, archiveBytes: finished.size, podVolumeBackups: pvbs.length, ...(dus.length ? { dataUploads: dus.length } : {}), ...(snaps.length ? { csiSnapshots: snaps.length } : {}) },
       'Backup items done; uploading',
     );
     const metadata = opts.onFinalizing ? await opts.onFinalizing({ phase, warnings, errors, progress, itemOperations: operationCount }) : opts.backup;
@@ -112,7 +118,11 @@ export async function runBackup(opts: RunBackupOptions): Promise<RunBackupOutcom
         resourceList: items.resourceList,
         volumeInfo: items.volumeInfo.toJSON(),
         // Written now with the PVBs and DataUploads as they are; the operations controller writes them again once they are done.
-        itemOperations: [...pvbs.map((pvb) => backupOperationFor({ backup: metadata, pvb, now: now() })), ...dus.map((du) => dataUploadOperationFor({ backup: metadata, du, now: now() }))],
+        itemOperations: [
+          ...pvbs.map((pvb) => backupOperationFor({ backup: metadata, pvb, now: now() })),
+          ...dus.map((du) => dataUploadOperationFor({ backup: metadata, du, now: now() })),
+          ...snaps.map((ref) => csiSnapshotOperation({ backup: metadata, state: { ref }, phase: OperationPhase.New, now: now() })),
+        ],
         podVolumeBackups: pvbs,
         volumeSnapshots: [],
         csiVolumeSnapshotClasses: [],

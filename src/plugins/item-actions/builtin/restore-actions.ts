@@ -6,6 +6,7 @@ import { podVolumeRestoreAction } from './restore-pod-volume.js';
 import { pvRestoreAction } from './restore-pv.js';
 import { pvcRestoreAction } from './restore-pvc.js';
 import { pvcDataMoverRestoreAction } from './restore-pvc-data-mover.js';
+import { volumeSnapshotClassRestoreAction, volumeSnapshotContentRestoreAction, volumeSnapshotRestoreAction } from './restore-csi-snapshot.js';
 import { secretRestoreAction } from './restore-secret.js';
 import { serviceAccountRestoreAction } from './restore-service-account.js';
 import { serviceRestoreAction } from './restore-service.js';
@@ -16,6 +17,9 @@ export const BUILTIN_RESTORE_ACTIONS: readonly RestoreItemAction[] = [
   serviceRestoreAction,
   pvcRestoreAction,
   pvcDataMoverRestoreAction,
+  volumeSnapshotRestoreAction,
+  volumeSnapshotContentRestoreAction,
+  volumeSnapshotClassRestoreAction,
   pvRestoreAction,
   serviceAccountRestoreAction,
   secretRestoreAction,
