@@ -15,6 +15,17 @@ export interface BackupValidationInput {
   locationFromSpec: boolean;
 }
 
+/**
+ * Velero's check of a namespace entry: with each `*` taken as a letter it must be a namespace name (so `*`, `app-*`
+ * and `*-prod` are patterns Velero 1.17 accepts, while `?` and `[...]` are not).
+ */
+export function namespacePatternProblem(ns: string): string | undefined {
+  if (ns === '' || ns === '*') return undefined;
+  const name = ns.replaceAll('*', 'x');
+  if (name.length <= 63 && /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name)) return undefined;
+  return `invalid namespace "${ns}": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`;
+}
+
 export function backupValidationErrors(input: BackupValidationInput): string[] {
   const { backup, location, locationName } = input;
   const spec = backup.spec ?? {};
@@ -22,6 +33,10 @@ export function backupValidationErrors(input: BackupValidationInput): string[] {
 
   for (const p of includesExcludesProblems(spec.includedResources, spec.excludedResources)) errors.push(`Invalid included/excluded resource lists: ${p}`);
   for (const p of includesExcludesProblems(spec.includedNamespaces, spec.excludedNamespaces)) errors.push(`Invalid included/excluded namespace lists: ${p}`);
+  for (const ns of [...(spec.includedNamespaces ?? []), ...(spec.excludedNamespaces ?? [])]) {
+    const problem = namespacePatternProblem(ns);
+    if (problem) errors.push(`Invalid included/excluded namespace lists: ${problem}`);
+  }
   for (const p of includesExcludesProblems(spec.includedClusterScopedResources, spec.excludedClusterScopedResources)) {
     errors.push(`Invalid cluster-scoped included/excluded resource lists: ${p}`);
   }
