@@ -7,7 +7,7 @@ import { parseInstallFlags } from '../install/options.js';
 import { installManifests, redactSecrets } from '../install/manifests.js';
 import { applyAll, type AppliedObject } from '../install/apply.js';
 import { describeReadiness, waitReady } from '../install/readiness.js';
-import { defaultImage } from '../install/image.js';
+import { defaultImage } from '../base/version.js';
 import { parseDuration } from '../cli/duration.js';
 
 export default class Install extends BaseCommand<typeof Install> {
@@ -29,6 +29,7 @@ With --dry-run nothing is created; -o yaml|json prints every object (Secret valu
     cacert: Flags.string({ description: 'PEM file with the CA bundle to trust for the object store.' }),
     'use-node-agent': Flags.boolean({ description: 'Also install the node-agent DaemonSet (file-system backup and data movement).', default: false }),
     'node-agent-configmap': Flags.string({ description: 'ConfigMap (in the install namespace) the node agent reads its configuration from: loadConcurrency, podResources, priorityClassName.' }),
+    'kubelet-root-dir': Flags.string({ description: 'The kubelet root directory on the nodes (the kubelet\'s --root-dir); the node agent reads pod volumes from its pods/ folder.', default: '/var/lib/kubelet' }),
     'default-volumes-to-fs-backup': Flags.boolean({ description: 'Back up all pod volumes with file-system backup unless excluded.', default: false }),
     image: Flags.string({ description: 'Container image for the server and node agent.', default: defaultImage() }),
     'dry-run': Flags.boolean({ description: 'Create nothing; with -o print the objects that would be created.', default: false }),

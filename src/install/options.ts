@@ -4,9 +4,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
-import { UsageError } from '../cli/errors.js';
+import { UsageError } from '../base/errors.js';
 import { isValidDnsLabel, isValidName } from '../api/names.js';
-import { CredentialsFormatError, parseAwsCredentialsFile } from '../server/storage/aws-credentials.js';
+import { CredentialsFormatError, parseAwsCredentialsFile } from '../plugins/object-store/aws-credentials.js';
 
 export const PROVIDERS = ['aws', 'filesystem'] as const;
 export type Provider = (typeof PROVIDERS)[number];
@@ -34,8 +34,12 @@ export interface InstallFlags {
   cacert?: string | undefined;
   'use-node-agent'?: boolean | undefined;
   'node-agent-configmap'?: string | undefined;
+  'kubelet-root-dir'?: string | undefined;
   'default-volumes-to-fs-backup'?: boolean | undefined;
 }
+
+/** The kubelet's default --root-dir; distributions that move it (k0s, microk8s...) need --kubelet-root-dir. */
+export const DEFAULT_KUBELET_ROOT_DIR = '/var/lib/kubelet';
 
 export interface StorageLocationOptions {
   provider: Provider;
@@ -55,6 +59,8 @@ export interface InstallOptions {
   useNodeAgent: boolean;
   /** ConfigMap the node agent reads (flag --node-agent-configmap of `node-agent server`). */
   nodeAgentConfigMap?: string;
+  /** The nodes' kubelet root directory (default /var/lib/kubelet): the node agent reads pod volumes from its pods/ folder. */
+  kubeletRootDir?: string;
   defaultVolumesToFsBackup: boolean;
 }
 
@@ -133,6 +139,15 @@ export function normalisePrefix(prefix: string | undefined): string | undefined 
   return p ? p : undefined;
 }
 
+function parseKubeletRootDir(value: string | undefined): string {
+  if (value === undefined) return DEFAULT_KUBELET_ROOT_DIR;
+  const dir = value.replace(/\/+$/, '');
+  if (!dir.startsWith('/') || dir.split('/').includes('..')) {
+    throw new UsageError('--kubelet-root-dir', `"${value}" must be an absolute path on the nodes`);
+  }
+  return dir;
+}
+
 export function parseInstallFlags(flags: InstallFlags): InstallOptions {
   if (!isValidDnsLabel(flags.namespace)) {
     throw new UsageError('--namespace', `"${flags.namespace}" is not a valid namespace name (lower-case letters, digits and '-', at most 63)`);
@@ -144,6 +159,7 @@ export function parseInstallFlags(flags: InstallFlags): InstallOptions {
     image: flags.image,
     useNodeAgent: flags['use-node-agent'] ?? false,
     defaultVolumesToFsBackup: flags['default-volumes-to-fs-backup'] ?? false,
+    kubeletRootDir: parseKubeletRootDir(flags['kubelet-root-dir']),
   };
   const agentConfig = flags['node-agent-configmap'];
   if (agentConfig !== undefined) {

@@ -16,7 +16,7 @@ import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Backup } from '../../src/api/index.js';
 import type { Kube } from '../../src/kube/client.js';
-import type { BackupVolumeInfo } from '../../src/server/volume-info.js';
+import type { BackupVolumeInfo } from '../../src/api/volume-info.js';
 import { enableCsi } from '../../tools/local-cluster/csi/enable.js';
 import { readState } from '../../tools/local-cluster/state.js';
 import { readTarGz } from '../unit/server/backup/tar.js';

@@ -4,7 +4,7 @@
  * operator watching the server sees problems without downloading the file. Item contents are never logged.
  */
 import { Writable } from 'node:stream';
-import { createLogger, textLine, type Logger } from '../../cli/logger.js';
+import { createLogger, textLine, type Logger } from '../../base/logger.js';
 
 export interface BackupLog {
   logger: Logger;

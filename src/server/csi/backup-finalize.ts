@@ -13,11 +13,11 @@
  * then runs 2 and 3. Every step can run again after a restart and gives the same result.
  */
 import { OperationPhase, type Backup, type BackupOperation } from '../../api/index.js';
-import type { Logger } from '../../cli/logger.js';
+import type { Logger } from '../../base/logger.js';
 import type { Kube } from '../../kube/client.js';
 import { rewriteArchive } from '../archive/rewrite.js';
-import type { BackupStore } from '../storage/backup-store.js';
-import type { BackupVolumeInfo } from '../volume-info.js';
+import type { BackupStore } from '../../storage/backup-store.js';
+import type { BackupVolumeInfo } from '../../api/volume-info.js';
 import { readVolumeSnapshotClass } from './snapshot-api.js';
 import { cleanupCsiSnapshot, releaseKeptSnapshot } from './snapshot-cleanup.js';
 import {

@@ -9,7 +9,7 @@
  * Every step is idempotent: objects already gone are simply passed over.
  */
 import { Labels } from '../../api/index.js';
-import type { Logger } from '../../cli/logger.js';
+import type { Logger } from '../../base/logger.js';
 import type { Kube } from '../../kube/client.js';
 import {
   deleteVolumeSnapshotContent,

@@ -12,12 +12,12 @@
  */
 import { createHash } from 'node:crypto';
 import { Labels, labelValue, type Backup } from '../../api/index.js';
-import type { Logger } from '../../cli/logger.js';
+import type { Logger } from '../../base/logger.js';
 import type { Kube } from '../../kube/client.js';
 import { isAlreadyExists } from '../../kube/errors.js';
 import { pollUntil } from '../../kube/wait.js';
 import { readBackupArchive } from '../archive/reader.js';
-import type { BackupStore } from '../storage/backup-store.js';
+import type { BackupStore } from '../../storage/backup-store.js';
 import { createVolumeSnapshotContent, createVolumeSnapshotObject, deleteVolumeSnapshotNamed, readVolumeSnapshot, readVolumeSnapshotContent } from './snapshot-api.js';
 import { SNAPSHOT_GROUP, VOLUME_SNAPSHOT_CONTENTS, type VolumeSnapshot, type VolumeSnapshotContent } from './snapshot-objects.js';
 

@@ -6,7 +6,7 @@
  * volume back from the snapshot handle. Pure functions.
  */
 import { Annotations, Labels, OperationPhase, labelValue, type Backup, type BackupOperation, type ResourceIdentifier } from '../../api/index.js';
-import { BackupMethods, inVeleroOrder, type BackupVolumeInfo, type CSISnapshotInfo } from '../volume-info.js';
+import { BackupMethods, inVeleroOrder, type BackupVolumeInfo, type CSISnapshotInfo } from '../../api/volume-info.js';
 
 export const SNAPSHOT_GROUP = 'snapshot.storage.k8s.io';
 export const VOLUME_SNAPSHOTS = `volumesnapshots.${SNAPSHOT_GROUP}`;

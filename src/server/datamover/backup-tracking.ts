@@ -13,7 +13,7 @@ import {
   type BackupOperation,
   type DataUpload,
 } from '../../api/index.js';
-import { BackupMethods, inVeleroOrder, type BackupVolumeInfo, type CSISnapshotInfo } from '../volume-info.js';
+import { BackupMethods, inVeleroOrder, type BackupVolumeInfo, type CSISnapshotInfo } from '../../api/volume-info.js';
 import { itemOperationTimeoutOf } from './backup-decision.js';
 import { DEFAULT_DATA_MOVER, operationIdOfDataUpload } from './backup-objects.js';
 import { backupTransferOperation } from '../transfer-operations.js';

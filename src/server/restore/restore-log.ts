@@ -3,7 +3,7 @@
  * and also sent to the server's log. Object contents are never logged, only kinds and names.
  */
 import { Writable } from 'node:stream';
-import { createLogger, type Logger } from '../../cli/logger.js';
+import { createLogger, type Logger } from '../../base/logger.js';
 
 export interface RestoreLog {
   logger: Logger;

@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { UsageError } from '../../../src/cli/errors.js';
+import { UsageError } from '../../../src/base/errors.js';
 import { parseInstallFlags, parseKeyValueList, type InstallFlags } from '../../../src/install/options.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'cairn-install-'));
@@ -22,6 +22,13 @@ function usageError(flags: InstallFlags): UsageError {
 }
 
 describe('install flags', () => {
+  it('takes the kubelet root directory as an absolute path, /var/lib/kubelet by default', () => {
+    expect(parseInstallFlags(base).kubeletRootDir).toBe('/var/lib/kubelet');
+    expect(parseInstallFlags({ ...base, 'kubelet-root-dir': '/var/lib/k0s/kubelet/' }).kubeletRootDir).toBe('/var/lib/k0s/kubelet');
+    expect(usageError({ ...base, 'kubelet-root-dir': 'var/lib/kubelet' }).message).toMatch(/--kubelet-root-dir/);
+    expect(usageError({ ...base, 'kubelet-root-dir': '/var/lib/../etc' }).message).toMatch(/absolute path/);
+  });
+
   it('accepts a complete aws location', () => {
     const opts = parseInstallFlags({
       ...base,

@@ -1,11 +1,11 @@
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { newBackup, type BackupSpec } from '../../../../src/api/index.js';
-import { createLogger } from '../../../../src/cli/logger.js';
+import { createLogger } from '../../../../src/base/logger.js';
 import { buildBackup, parseOrderedResources } from '../../../../src/cli/backups.js';
-import { UsageError } from '../../../../src/cli/errors.js';
+import { UsageError } from '../../../../src/base/errors.js';
 import type { Kube } from '../../../../src/kube/client.js';
-import { registerBuiltinBackupActions } from '../../../../src/plugins/item-actions/builtin.js';
+import { registerBuiltinBackupActions } from '../../../../src/server/item-actions/builtin.js';
 import { ItemActionRegistry } from '../../../../src/plugins/item-actions/registry.js';
 import { BackupArchiveWriter } from '../../../../src/server/archive/writer.js';
 import { backupItems } from '../../../../src/server/backup/backupper.js';

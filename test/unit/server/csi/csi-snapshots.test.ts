@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { newBackup, newRestore, type Backup } from '../../../../src/api/index.js';
-import { createLogger } from '../../../../src/cli/logger.js';
+import { createLogger } from '../../../../src/base/logger.js';
 import type { Kube } from '../../../../src/kube/client.js';
 import { FilesystemObjectStore } from '../../../../src/plugins/object-store/index.js';
 import {
@@ -12,7 +12,7 @@ import {
   volumeSnapshotClassRestoreAction,
   volumeSnapshotContentRestoreAction,
   volumeSnapshotRestoreAction,
-} from '../../../../src/plugins/item-actions/builtin/restore-csi-snapshot.js';
+} from '../../../../src/server/item-actions/restore-csi-snapshot.js';
 import type { RestoreItemContext, UnstructuredObject } from '../../../../src/plugins/item-actions/types.js';
 import { rewriteArchive } from '../../../../src/server/archive/rewrite.js';
 import { BackupArchiveWriter } from '../../../../src/server/archive/writer.js';
@@ -32,7 +32,7 @@ import {
   type VolumeSnapshotContent,
 } from '../../../../src/server/csi/snapshot-objects.js';
 import { trackCsiSnapshots } from '../../../../src/server/csi/snapshot-tracking.js';
-import { BackupStore } from '../../../../src/server/storage/backup-store.js';
+import { BackupStore } from '../../../../src/storage/backup-store.js';
 import { readTarGz } from '../backup/tar.js';
 
 const ref: CsiSnapshotRef = {
