@@ -6,6 +6,9 @@ import { podVolumeRestoreAction } from './restore-pod-volume.js';
 import { pvRestoreAction } from './restore-pv.js';
 import { pvcRestoreAction } from './restore-pvc.js';
 import { pvcDataMoverRestoreAction } from './restore-pvc-data-mover.js';
+import { changeImageNameAction } from './restore-change-image-name.js';
+import { changeStorageClassAction } from './restore-change-storage-class.js';
+import { clusterRoleBindingRestoreAction, roleBindingRestoreAction } from './restore-role-bindings.js';
 import { volumeSnapshotClassRestoreAction, volumeSnapshotContentRestoreAction, volumeSnapshotRestoreAction } from './restore-csi-snapshot.js';
 import { secretRestoreAction } from './restore-secret.js';
 import { serviceAccountRestoreAction } from './restore-service-account.js';
@@ -24,4 +27,8 @@ export const BUILTIN_RESTORE_ACTIONS: readonly RestoreItemAction[] = [
   serviceAccountRestoreAction,
   secretRestoreAction,
   jobRestoreAction,
+  changeStorageClassAction,
+  changeImageNameAction,
+  roleBindingRestoreAction,
+  clusterRoleBindingRestoreAction,
 ];

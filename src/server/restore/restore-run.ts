@@ -25,6 +25,7 @@ import { parseVolumeInfos } from '../../api/volume-info.js';
 import { createRestoreLog } from './restore-log.js';
 import { runRestore, type RestoreProgress } from './restorer.js';
 import { loadResourceModifiers } from './resource-modifiers-load.js';
+import { pluginConfigReader } from './plugin-config.js';
 
 export interface ExecuteRestoreOptions {
   restore: Restore;
@@ -150,6 +151,7 @@ export async function executeRestore(opts: ExecuteRestoreOptions): Promise<Resto
       resourceTimeoutMs: opts.resourceTimeoutMs,
       podVolumeBackups,
       ...(loaded.modifiers ? { resourceModifiers: loaded.modifiers } : {}),
+      pluginConfig: pluginConfigReader(opts.kube, namespace),
       ...(starter ? { podVolumes: starter } : {}),
       ...(downloads ? { dataDownloads: downloads } : {}),
       onProgress: async (p) => {

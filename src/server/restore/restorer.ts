@@ -58,6 +58,8 @@ export interface RunRestoreOptions {
   dataDownloads?: DataDownloadHook;
   /** The restore's resource modifiers, applied to each item after the restore item actions. */
   resourceModifiers?: ResourceModifiers;
+  /** Reads the configuration ConfigMap of a restore item action (./plugin-config.ts). */
+  pluginConfig?: (action: string) => Promise<Record<string, string> | undefined>;
 }
 
 export interface RunRestoreResult extends RestoreProgress {
@@ -275,6 +277,7 @@ class RestoreRun {
         itemFromBackup: item.object,
         volumeInfos: this.opts.volumeInfos,
         ...(this.opts.podVolumeBackups ? { podVolumeBackups: this.opts.podVolumeBackups } : {}),
+        ...(this.opts.pluginConfig ? { pluginConfig: this.opts.pluginConfig } : {}),
       });
       if (res.skip) {
         this.log.info(`Skipping ${item.object.kind} ${item.name}: action ${action.name}: ${res.skip.reason}`);
