@@ -31,6 +31,7 @@ With --dry-run nothing is created; -o yaml|json prints every object (Secret valu
     'node-agent-configmap': Flags.string({ description: 'ConfigMap (in the install namespace) the node agent reads its configuration from: loadConcurrency, podResources, priorityClassName.' }),
     'kubelet-root-dir': Flags.string({ description: 'The kubelet root directory on the nodes (the kubelet\'s --root-dir); the node agent reads pod volumes from its pods/ folder.', default: '/var/lib/kubelet' }),
     'default-volumes-to-fs-backup': Flags.boolean({ description: 'Back up all pod volumes with file-system backup unless excluded.', default: false }),
+    'schedule-skip-immediately': Flags.boolean({ description: 'Skip the backup due right away when a schedule is created or unpaused (for schedules that do not set skipImmediately).', default: false }),
     image: Flags.string({ description: 'Container image for the server and node agent.', default: defaultImage() }),
     'dry-run': Flags.boolean({ description: 'Create nothing; with -o print the objects that would be created.', default: false }),
     output: Flags.option({ char: 'o', options: ['table', 'json', 'yaml'] as const, default: 'table' as const, description: 'Output format: the applied objects (or, with --dry-run, the objects themselves).' })(),

@@ -161,6 +161,7 @@ function serverDeployment(opts: InstallOptions): V1Deployment {
   const storage = podStorage(opts);
   const args = ['server'];
   if (opts.defaultVolumesToFsBackup) args.push('--default-volumes-to-fs-backup');
+  if (opts.scheduleSkipImmediately) args.push('--schedule-skip-immediately');
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',

@@ -36,6 +36,7 @@ export interface InstallFlags {
   'node-agent-configmap'?: string | undefined;
   'kubelet-root-dir'?: string | undefined;
   'default-volumes-to-fs-backup'?: boolean | undefined;
+  'schedule-skip-immediately'?: boolean | undefined;
 }
 
 /** The kubelet's default --root-dir; distributions that move it (k0s, microk8s...) need --kubelet-root-dir. */
@@ -62,6 +63,8 @@ export interface InstallOptions {
   /** The nodes' kubelet root directory (default /var/lib/kubelet): the node agent reads pod volumes from its pods/ folder. */
   kubeletRootDir?: string;
   defaultVolumesToFsBackup: boolean;
+  /** Server flag --schedule-skip-immediately. */
+  scheduleSkipImmediately?: boolean;
 }
 
 /** Parses `key=value,key2=value2`; a malformed part is a UsageError naming the flag. */
@@ -159,6 +162,7 @@ export function parseInstallFlags(flags: InstallFlags): InstallOptions {
     image: flags.image,
     useNodeAgent: flags['use-node-agent'] ?? false,
     defaultVolumesToFsBackup: flags['default-volumes-to-fs-backup'] ?? false,
+    scheduleSkipImmediately: flags['schedule-skip-immediately'] ?? false,
     kubeletRootDir: parseKubeletRootDir(flags['kubelet-root-dir']),
   };
   const agentConfig = flags['node-agent-configmap'];
