@@ -71,6 +71,8 @@ export interface RestoreItemContext {
    * than one is an error).
    */
   pluginConfig?: (action: string) => Promise<Record<string, string> | undefined>;
+  /** Reports a warning in the restore's results (something asked for that is not acted on). */
+  warn?: (message: string) => void;
 }
 
 export interface RestoreItemResult {
