@@ -26,6 +26,7 @@ import { isCrdResource, orderGroupResources } from './priorities.js';
 import { decidePv } from './pv-policy.js';
 import type { StoredBackupVolumeInfo } from '../../api/volume-info.js';
 import { resetMetadataAndStatus, shouldRestoreStatus, withRestoreLabels } from './sanitize.js';
+import { claimNotRestored, type NotRestoredVolumes } from './unrestored-volumes.js';
 
 export type ItemOutcome = 'created' | 'updated' | 'skipped' | 'failed';
 
@@ -55,6 +56,8 @@ export interface RunRestoreOptions {
   podVolumes?: PodVolumeRestoreHook;
   /** Starts the data download of each claim this restore creates whose data the backup moved. */
   dataDownloads?: DataDownloadHook;
+  /** Records claims this restore creates whose data movement failed in the backup (no data comes back for them). */
+  notRestored?: { volumes: NotRestoredVolumes; movedDataRestored: boolean };
 }
 
 export interface RunRestoreResult extends RestoreProgress {
@@ -308,7 +311,10 @@ class RestoreRun {
     }
     if (isCrdResource(item.groupResource)) await this.waitEstablished(obj);
     if (item.groupResource === 'pods' && outcome === 'created') await this.startPodVolumeRestores(item.object, obj, created);
-    if (item.groupResource === 'persistentvolumeclaims' && outcome === 'created') await this.startDataDownload(item.object, obj, created);
+    if (item.groupResource === 'persistentvolumeclaims' && outcome === 'created') {
+      await this.startDataDownload(item.object, obj, created);
+      this.noteClaimWithoutData(item.object, obj);
+    }
     await this.rememberForOwners(item.object, obj, created, outcome);
     this.record({ apiVersion: obj.apiVersion, kind: obj.kind, namespace: target, name: obj.metadata.name }, outcome);
     return outcome;
@@ -343,6 +349,19 @@ class RestoreRun {
       this.opts.results.error({ kind: 'velero' }, message);
       this.log.error(message);
     }
+  }
+
+  private noteClaimWithoutData(fromBackup: UnstructuredObject, obj: UnstructuredObject): void {
+    const track = this.opts.notRestored;
+    if (!track) return;
+    const claim = claimNotRestored({
+      volumeInfos: this.opts.volumeInfos,
+      pvcName: fromBackup.metadata.name,
+      sourceNamespace: fromBackup.metadata.namespace ?? '',
+      targetNamespace: obj.metadata.namespace ?? '',
+      movedDataRestored: track.movedDataRestored,
+    });
+    if (claim) track.volumes.add([claim]);
   }
 
   private async rememberForOwners(fromBackup: UnstructuredObject, obj: UnstructuredObject, created: UnstructuredObject | undefined, outcome: ItemOutcome): Promise<void> {
