@@ -25,6 +25,7 @@ import { parseVolumeInfos } from '../../api/volume-info.js';
 import { createRestoreLog } from './restore-log.js';
 import { runRestore, type RestoreProgress } from './restorer.js';
 import { NotRestoredVolumes } from './unrestored-volumes.js';
+import type { PendingRestoreHooks } from '../hooks/restore-hooks.js';
 
 export interface ExecuteRestoreOptions {
   restore: Restore;
@@ -45,7 +46,11 @@ export interface RestoreOutcome {
     | typeof RestorePhase.PartiallyFailed
     | typeof RestorePhase.Failed
     | typeof RestorePhase.WaitingForPluginOperations
-    | typeof RestorePhase.WaitingForPluginOperationsPartiallyFailed;
+    | typeof RestorePhase.WaitingForPluginOperationsPartiallyFailed
+    | typeof RestorePhase.Finalizing
+    | typeof RestorePhase.FinalizingPartiallyFailed;
+  /** Exec hooks of restored pods still to run (the restore waits for them in Finalizing). */
+  execHooks: PendingRestoreHooks[];
   /** How many PodVolumeRestores this run started (or found from before a restart). */
   podVolumeRestores: number;
   /** How many DataDownloads this run started (or found from before a restart). */
@@ -76,7 +81,7 @@ export async function executeRestore(opts: ExecuteRestoreOptions): Promise<Resto
     return undefined;
   });
   if (!resolved) {
-    return { phase: RestorePhase.Failed, podVolumeRestores: 0, dataDownloads: 0, warnings: 0, errors: 0, progress, failureReason: `storage location "${locName}" could not be opened` };
+    return { phase: RestorePhase.Failed, podVolumeRestores: 0, dataDownloads: 0, warnings: 0, errors: 0, progress, execHooks: [], failureReason: `storage location "${locName}" could not be opened` };
   }
   const { store } = resolved;
 
@@ -85,6 +90,7 @@ export async function executeRestore(opts: ExecuteRestoreOptions): Promise<Resto
   let starter: PodVolumeRestoreStarter | undefined;
   let downloads: DataDownloadCreator | undefined;
   const unrestored = new NotRestoredVolumes();
+  let execHooks: PendingRestoreHooks[] = [];
   try {
     log.info(`Starting restore of backup ${backupName} from location ${locName}`);
     const archive = await readBackupArchive(await store.getBackupContents(backupName));
@@ -157,6 +163,7 @@ export async function executeRestore(opts: ExecuteRestoreOptions): Promise<Resto
     resourceList = run.resourceList;
     unrestored.report(results);
     for (const v of unrestored.all) log[v.excluded ? 'warn' : 'error'](`${v.namespace}: ${v.what} was not restored: ${v.reason}`);
+    execHooks = run.execHooks;
   } catch (err) {
     failureReason = `restore failed: ${(err as Error).message}`;
     log.error(failureReason);
@@ -181,15 +188,20 @@ export async function executeRestore(opts: ExecuteRestoreOptions): Promise<Resto
   }
 
   const partly = results.errorCount > 0;
+  const hooks = failureReason ? [] : execHooks;
   const phase = failureReason
     ? RestorePhase.Failed
     : started.length || startedDownloads.length
       ? partly
         ? RestorePhase.WaitingForPluginOperationsPartiallyFailed
         : RestorePhase.WaitingForPluginOperations
-      : partly
-        ? RestorePhase.PartiallyFailed
-        : RestorePhase.Completed;
+      : hooks.length
+        ? partly
+          ? RestorePhase.FinalizingPartiallyFailed
+          : RestorePhase.Finalizing
+        : partly
+          ? RestorePhase.PartiallyFailed
+          : RestorePhase.Completed;
   return {
     phase,
     podVolumeRestores: started.length,
@@ -197,6 +209,7 @@ export async function executeRestore(opts: ExecuteRestoreOptions): Promise<Resto
     warnings: results.warningCount,
     errors: results.errorCount,
     progress,
+    execHooks: hooks,
     ...(failureReason ? { failureReason } : {}),
   };
 }

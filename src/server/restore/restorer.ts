@@ -27,6 +27,8 @@ import { decidePv } from './pv-policy.js';
 import type { StoredBackupVolumeInfo } from '../../api/volume-info.js';
 import { resetMetadataAndStatus, shouldRestoreStatus, withRestoreLabels } from './sanitize.js';
 import { claimNotRestored, type NotRestoredVolumes } from './unrestored-volumes.js';
+import type { HookPod } from '../hooks/backup-hooks.js';
+import { restoreExecHooksFor, type PendingRestoreHooks } from '../hooks/restore-hooks.js';
 
 export type ItemOutcome = 'created' | 'updated' | 'skipped' | 'failed';
 
@@ -63,6 +65,8 @@ export interface RunRestoreOptions {
 export interface RunRestoreResult extends RestoreProgress {
   /** `{"<apiVersion>/<Kind>": ["ns/name(created)", ...]}`, lists sorted. */
   resourceList: Record<string, string[]>;
+  /** Exec hooks of the restored pods, by container, to run once their containers are up. */
+  execHooks: PendingRestoreHooks[];
 }
 
 type Scoped = { namespace?: string | undefined };
@@ -153,6 +157,7 @@ class RestoreRun {
   private readonly ownedItems: { ref: ReturnType<typeof ref>; ownerReferences: OwnerRef[] }[] = [];
   private progress: RestoreProgress = { totalItems: 0, itemsRestored: 0 };
   private lastProgressAt = 0;
+  private readonly execHooks: PendingRestoreHooks[] = [];
 
   constructor(private readonly opts: RunRestoreOptions) {
     this.mapping = NamespaceMapping.of(opts.restore);
@@ -199,7 +204,7 @@ class RestoreRun {
     await this.reportProgress(true);
     this.log.info(`Restored ${this.progress.itemsRestored} items out of an estimated total of ${this.progress.totalItems}`);
     const resourceList = Object.fromEntries([...this.resourceList.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, [...v].sort()]));
-    return { ...this.progress, resourceList };
+    return { ...this.progress, resourceList, execHooks: [...this.execHooks] };
   }
 
   private async reportProgress(force: boolean): Promise<void> {
@@ -275,6 +280,10 @@ class RestoreRun {
         itemFromBackup: item.object,
         volumeInfos: this.opts.volumeInfos,
         ...(this.opts.podVolumeBackups ? { podVolumeBackups: this.opts.podVolumeBackups } : {}),
+        warn: (message) => {
+          this.opts.results.warn(scopeOf(target), message);
+          this.log.warn(message);
+        },
       });
       if (res.skip) {
         this.log.info(`Skipping ${item.object.kind} ${item.name}: action ${action.name}: ${res.skip.reason}`);
@@ -310,7 +319,10 @@ class RestoreRun {
       }
     }
     if (isCrdResource(item.groupResource)) await this.waitEstablished(obj);
-    if (item.groupResource === 'pods' && outcome === 'created') await this.startPodVolumeRestores(item.object, obj, created);
+    if (item.groupResource === 'pods' && outcome === 'created') {
+      await this.startPodVolumeRestores(item.object, obj, created);
+      await this.collectExecHooks(obj, created);
+    }
     if (item.groupResource === 'persistentvolumeclaims' && outcome === 'created') {
       await this.startDataDownload(item.object, obj, created);
       this.noteClaimWithoutData(item.object, obj);
@@ -333,6 +345,15 @@ class RestoreRun {
       this.opts.results.error({ kind: 'velero' }, message);
       this.log.error(message);
     }
+  }
+
+  /** The exec hooks of a pod this restore created, run once its containers are up (./../hooks/restore-exec-step.ts). */
+  private async collectExecHooks(obj: UnstructuredObject, created: UnstructuredObject | undefined): Promise<void> {
+    const pod = created ?? (await this.opts.client.get(ref(obj)));
+    if (!pod) return;
+    const groups = restoreExecHooksFor(pod as unknown as HookPod, this.opts.restore.spec.hooks?.resources ?? []);
+    if (groups.length) this.log.info({ pod: `${pod.metadata.namespace ?? ''}/${pod.metadata.name}`, containers: groups.map((g) => g.container) }, 'Exec hooks will run in the restored pod once its containers are up');
+    this.execHooks.push(...groups);
   }
 
   /**
