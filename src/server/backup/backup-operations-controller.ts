@@ -35,6 +35,7 @@ import { cancelPodVolumeBackups } from '../podvolume/backup-cancel.js';
 import { backupOperationFor, fsBackupTimeoutMs, mergeVolumeInfo, podVolumeErrors, trackPodVolumeBackups } from '../podvolume/backup-tracking.js';
 import { createBackupLog } from './backup-log.js';
 import { withTypeMeta } from './run-backup.js';
+import { scratchDir } from './backup-controller.js';
 import { cancelDataUploads, deleteSourceSnapshots, listDataUploads } from '../datamover/backup-cleanup.js';
 import { readCsiSnapshotInfo } from '../datamover/backup-snapshots.js';
 import {
@@ -53,6 +54,9 @@ import type { BackupStore } from '../../storage/backup-store.js';
 import { ItemActionRegistry } from '../../plugins/item-actions/registry.js';
 import { registerBuiltinBackupActions } from '../item-actions/builtin.js';
 import { checkOperations, failedOperationErrors, isOperationPending, isPluginOperation, type OperationsState } from '../plugin-operations.js';
+import { finalCsiVolumeInfo, keepsCsiSnapshots, planCsiFinalization, releaseCsiSnapshots, storeCsiSnapshots } from '../csi/backup-finalize.js';
+import { csiSnapshotTimeoutMs, readCsiSnapshotStates, trackCsiSnapshots } from '../csi/snapshot-tracking.js';
+import { csiSnapshotTimeoutOf } from '../datamover/backup-decision.js';
 import { podExecutor } from '../../kube/pod-exec.js';
 import { runReadyPostHooks } from '../hooks/backup-post-hooks.js';
 
@@ -66,6 +70,10 @@ export const POD_VOLUMES_DONE_LOG = 'Pod volume backups done';
 export const DATA_UPLOADS_DONE_LOG = 'Data uploads done';
 /** The same for the plugin operations' lines. */
 export const PLUGIN_OPERATIONS_DONE_LOG = 'Plugin operations done';
+/** The same for the CSI snapshots' lines. */
+export const CSI_SNAPSHOTS_DONE_LOG = 'CSI snapshots done';
+/** How often a backup waiting for CSI snapshots to be ready looks at them (no watch on VolumeSnapshots). */
+export const CSI_SNAPSHOT_POLL_MS = 2000;
 
 const WAITING: ReadonlySet<string> = new Set([BackupPhase.WaitingForPluginOperations, BackupPhase.WaitingForPluginOperationsPartiallyFailed]);
 const FINALIZING: ReadonlySet<string> = new Set([BackupPhase.Finalizing, BackupPhase.FinalizingPartiallyFailed]);
@@ -149,6 +157,7 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
     const timeoutMs = fsBackupTimeoutMs(backup, ctx.config.fsBackupTimeoutMs);
     const state = trackPodVolumeBackups({ pvbs, startedMs, timeoutMs, nowMs });
     const duState = trackDataUploads({ dataUploads: dus, timeoutMs: itemOperationTimeoutMs(backup), startedMs, nowMs });
+    const csiState = trackCsiSnapshots({ states: await readCsiSnapshotStates(ctx.kube, backup), timeoutMs: csiSnapshotTimeoutMs(backup), timeout: csiSnapshotTimeoutOf(backup), nowMs });
     const partiallyBefore = backup.status?.phase === BackupPhase.WaitingForPluginOperationsPartiallyFailed;
 
     if (state.timedOut) {
@@ -176,7 +185,7 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
       });
     }
     const plugins = await trackPlugins(key, backup);
-    const failed = state.failed + duState.failed + (plugins?.failed ?? 0);
+    const failed = state.failed + duState.failed + csiState.failed + (plugins?.failed ?? 0);
     const partially = partiallyBefore || failed > 0;
     const expired = state.timedOut || duState.expired.length > 0;
     // Post hooks of pods whose volumes are now backed up (or whose snapshots are taken) run now.
@@ -190,7 +199,7 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
       exec,
       log,
     });
-    const done = (state.allTerminal || state.timedOut) && duState.done && hooks.waiting === 0 && (plugins?.pending ?? 0) === 0;
+    const done = (state.allTerminal || state.timedOut) && duState.done && csiState.done && hooks.waiting === 0 && (plugins?.pending ?? 0) === 0;
     const phase = done
       ? partially || expired
         ? BackupPhase.FinalizingPartiallyFailed
@@ -198,8 +207,8 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
       : partially || expired
         ? BackupPhase.WaitingForPluginOperationsPartiallyFailed
         : BackupPhase.WaitingForPluginOperations;
-    const attempted = state.attempted + duState.attempted + (plugins?.operations.length ?? 0);
-    const completed = state.completed + duState.completed + (plugins?.completed ?? 0);
+    const attempted = state.attempted + duState.attempted + csiState.attempted + (plugins?.operations.length ?? 0);
+    const completed = state.completed + duState.completed + csiState.completed + (plugins?.completed ?? 0);
     await backups.updateStatus(key.namespace, key.name, (b) => {
       if (!WAITING.has(b.status?.phase ?? '')) return false;
       const s = b.status ?? {};
@@ -210,6 +219,7 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
         backupItemOperationsAttempted: Math.max(attempted, s.backupItemOperationsAttempted ?? 0),
         backupItemOperationsCompleted: completed,
         backupItemOperationsFailed: failed,
+        ...(csiState.attempted ? { csiVolumeSnapshotsAttempted: csiState.attempted, csiVolumeSnapshotsCompleted: csiState.completed } : {}),
       };
     });
     if (done) {
@@ -217,6 +227,7 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
       return { requeueAfterMs: 0 };
     }
     const deadlines = [...(state.allTerminal ? [] : [state.deadlineMs]), ...(duState.nextDeadlineMs !== undefined ? [duState.nextDeadlineMs] : [])];
+    if (csiState.nextDeadlineMs !== undefined) deadlines.push(Math.min(csiState.nextDeadlineMs, nowMs + CSI_SNAPSHOT_POLL_MS));
     const next = deadlines.length ? Math.min(...deadlines) : nowMs + OPERATIONS_RESYNC_MS;
     // Plugins are asked for progress every --item-operation-sync-frequency (nothing wakes the backup otherwise).
     const resync = plugins?.pending ? Math.min(OPERATIONS_RESYNC_MS, ctx.config.itemOperationSyncFrequencyMs) : OPERATIONS_RESYNC_MS;
@@ -249,32 +260,45 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
     // Plugin operations as the last pass left them (one still pending here was given up on with the backup).
     const pluginOps = (await storedOperations(store, name)).filter(isPluginOperation);
     const pluginErrors = failedOperationErrors(pluginOps).map((message) => ({ message }));
-    const errors = [...pvbErrors, ...(timedOut ? [{ message: TIMED_OUT_MESSAGE }] : []), ...duErrors, ...pluginErrors];
+    const csi = keepsCsiSnapshots(backup) ? await planCsiFinalization({ kube: ctx.kube, backup, store, now }) : undefined;
+    const errors = [...pvbErrors, ...(timedOut ? [{ message: TIMED_OUT_MESSAGE }] : []), ...duErrors, ...(csi?.errors ?? []), ...pluginErrors];
 
     const storedResults = ((await store.getBackupJson(name, 'results')) as Results | undefined) ?? { warnings: {}, errors: {} };
     const results = addErrors({ warnings: storedResults.warnings ?? {}, errors: storedResults.errors ?? {} }, errors);
     const storedInfo = ((await store.getBackupJson(name, 'volumeInfo')) as BackupVolumeInfo[] | null | undefined) ?? [];
     // The source snapshots' details are read before they are deleted (a re-run finds them in the stored entries).
-    const csi = new Map<string, CSISnapshotInfo>();
+    const sourceSnapshots = new Map<string, CSISnapshotInfo>();
     for (const du of dus) {
       const info = du.spec.csiSnapshot?.volumeSnapshot ? await readCsiSnapshotInfo(ctx.kube, du.spec.sourceNamespace, du.spec.csiSnapshot.volumeSnapshot) : undefined;
-      if (info) csi.set(du.metadata.name ?? '', info);
+      if (info) sourceSnapshots.set(du.metadata.name ?? '', info);
     }
     const withPodVolumes = mergeVolumeInfo(storedInfo, pvbs);
-    const volumeInfo = dus.length ? mergeDataMovementVolumeInfo({ stored: withPodVolumes, dataUploads: dus, csi, timedOut: dusTimedOut }) : withPodVolumes;
+    const withMoved = dus.length ? mergeDataMovementVolumeInfo({ stored: withPodVolumes, dataUploads: dus, csi: sourceSnapshots, timedOut: dusTimedOut }) : withPodVolumes;
+    const volumeInfo = csi ? finalCsiVolumeInfo(withMoved, csi, now) : withMoved;
     const operations = [
       ...pvbs.map((pvb) => backupOperationFor({ backup, pvb, timedOut, now })),
       ...dus.map((du) => dataUploadOperationFor({ backup, du, timedOut: dusTimedOut.has(du.metadata.name ?? ''), now })),
+      ...(csi?.operations ?? []),
       ...pluginOps,
     ];
     const storedPvbs = pvbs.map((p) => ({ ...p, apiVersion: ApiVersionV1, kind: 'PodVolumeBackup' }));
 
     const logText = (await store.getBackupLog(name)) ?? '';
     const extra = createBackupLog({ backup: `${key.namespace}/${name}` });
-    if ((pvbs.length || !dus.length) && !logText.includes(POD_VOLUMES_DONE_LOG)) {
+    if ((pvbs.length || (!dus.length && !csi?.attempted)) && !logText.includes(POD_VOLUMES_DONE_LOG)) {
       for (const e of [...pvbErrors, ...(timedOut ? [{ message: TIMED_OUT_MESSAGE }] : [])]) extra.logger.error(e.message);
       for (const p of pvbs) extra.logger.info({ podVolumeBackup: p.metadata.name, pod: `${p.spec.pod.namespace ?? ''}/${p.spec.pod.name ?? ''}`, volume: p.spec.volume, phase: p.status?.phase ?? '', snapshotID: p.status?.snapshotID ?? '' }, 'Pod volume backup');
       extra.logger.info({ podVolumeBackups: pvbs.length, errors: pvbErrors.length }, POD_VOLUMES_DONE_LOG);
+    }
+    if (csi?.attempted && !logText.includes(CSI_SNAPSHOTS_DONE_LOG)) {
+      for (const f of csi.failed) extra.logger.error(f.error);
+      for (const k of csi.kept) {
+        extra.logger.info(
+          { volumeSnapshot: `${k.ref.namespace}/${k.ref.name}`, pvc: `${k.ref.namespace}/${k.ref.pvcName}`, volumeSnapshotContent: k.content.metadata.name, snapshotHandle: k.content.status?.snapshotHandle ?? '' },
+          'CSI snapshot',
+        );
+      }
+      extra.logger.info({ csiSnapshots: csi.attempted, errors: csi.failed.length }, CSI_SNAPSHOTS_DONE_LOG);
     }
     if (dus.length && !logText.includes(DATA_UPLOADS_DONE_LOG)) {
       for (const e of duErrors) extra.logger.error(e.message);
@@ -306,11 +330,19 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
     await store.putBackupJson(name, 'results', results);
     // The data is in the repository (or given up on): the local snapshots are not kept.
     if (dus.length) await deleteSourceSnapshots({ kube: ctx.kube, dataUploads: dus, log });
+    // Kept CSI snapshots go into the backup's files, then leave the cluster (their storage snapshot stays).
+    if (csi?.attempted) {
+      await storeCsiSnapshots({ store, backup, plan: csi, log, tmpDir: scratchDir() });
+      await releaseCsiSnapshots({ kube: ctx.kube, plan: csi, log });
+    }
 
     const partially = backup.status?.phase === BackupPhase.FinalizingPartiallyFailed || errors.length > 0 || count(results.errors) > 0;
-    const attempted = pvbs.length + dus.length + pluginOps.length;
+    const attempted = pvbs.length + dus.length + (csi?.attempted ?? 0) + pluginOps.length;
     const completed =
-      pvbs.filter((p) => p.status?.phase === 'Completed').length + dus.filter((d) => d.status?.phase === 'Completed').length + pluginOps.filter((o) => o.status.phase === 'Completed').length;
+      pvbs.filter((p) => p.status?.phase === 'Completed').length +
+      dus.filter((d) => d.status?.phase === 'Completed').length +
+      (csi?.completed ?? 0) +
+      pluginOps.filter((o) => o.status.phase === 'Completed').length;
     const final = await backups.updateStatus(key.namespace, name, (b) => {
       if (!ownedByOperations(b) || !FINALIZING.has(b.status?.phase ?? '')) return false;
       b.status = {
@@ -322,11 +354,12 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
         backupItemOperationsAttempted: Math.max(attempted, b.status?.backupItemOperationsAttempted ?? 0),
         backupItemOperationsCompleted: completed,
         backupItemOperationsFailed: attempted - completed,
+        ...(csi?.attempted ? { csiVolumeSnapshotsAttempted: csi.attempted, csiVolumeSnapshotsCompleted: csi.completed } : {}),
         hookStatus: b.status?.hookStatus ?? { hooksAttempted: 0, hooksFailed: 0 },
       };
     });
     if (final && !ownedByOperations(final)) await store.putBackupMetadata(name, withTypeMeta(final));
-    log.info({ backup: name, phase: final?.status?.phase, podVolumeBackups: pvbs.length, dataUploads: dus.length, pluginOperations: pluginOps.length, failed: attempted - completed }, 'backup done');
+    log.info({ backup: name, phase: final?.status?.phase, podVolumeBackups: pvbs.length, dataUploads: dus.length, csiSnapshots: csi?.attempted ?? 0, pluginOperations: pluginOps.length, failed: attempted - completed }, 'backup done');
   }
 
   return async function reconcile(key: ObjectKey): Promise<ReconcileResult | void> {

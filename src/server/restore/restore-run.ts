@@ -28,6 +28,9 @@ import type { ServerPlugins } from '../plugins.js';
 import type { PluginSession } from '../../plugins/external/index.js';
 import { checkOperations } from '../plugin-operations.js';
 import type { RestoreOperation } from '../../api/index.js';
+import { NotRestoredVolumes } from './unrestored-volumes.js';
+import { loadResourceModifiers } from './resource-modifiers-load.js';
+import { pluginConfigReader } from './plugin-config.js';
 import type { PendingRestoreHooks } from '../hooks/restore-hooks.js';
 
 export interface ExecuteRestoreOptions {
@@ -124,6 +127,7 @@ async function executeRestoreIn(opts: ExecuteRestoreOptions, rlog: ReturnType<ty
   let starter: PodVolumeRestoreStarter | undefined;
   let downloads: DataDownloadCreator | undefined;
   let operations: RestoreOperation[] = [];
+  const unrestored = new NotRestoredVolumes();
   let execHooks: PendingRestoreHooks[] = [];
   try {
     if (session && opts.locations.servedByPlugin(resolved.location)) store = await opts.locations.openIn(resolved.location, session);
@@ -136,6 +140,10 @@ async function executeRestoreIn(opts: ExecuteRestoreOptions, rlog: ReturnType<ty
     }
     log.info({ formatVersion: archive.formatVersion, items: archive.items.length }, 'read the backup archive');
     const volumeInfos = parseVolumeInfos(await store.getBackupJson(backupName, 'volumeInfo'));
+    // Read again for this run (validation read them; a restart may come between).
+    const loaded = await loadResourceModifiers(opts.kube, restore);
+    if (loaded.problem) throw new Error(loaded.problem);
+    if (loaded.modifiers) log.info(`Using resource modifiers from ${loaded.modifiers.source} (${loaded.modifiers.rules.length} rules)`);
     const namespace = restore.metadata.namespace ?? '';
     // Without them pods are restored as they are, without their volume data: reported, not fatal.
     const { podVolumeBackups, source } = await loadPodVolumeBackups({ store, kube: opts.kube, namespace, backupName }).catch((err: unknown) => {
@@ -146,20 +154,19 @@ async function executeRestoreIn(opts: ExecuteRestoreOptions, rlog: ReturnType<ty
     });
     if (podVolumeBackups.length) {
       log.info(`The backup has ${podVolumeBackups.length} pod volume backups (read from ${source === 'storage' ? 'the storage location' : 'the cluster'})`);
-      if (podVolumeRestoreAllowed(restore)) {
-        const creator = new PodVolumeRestoreCreator({
-          kube: opts.kube,
-          namespace,
-          restore,
-          log,
-          ensureRepository: async (bsl, volumeNamespace) => {
-            await ensureRepository({ kube: opts.kube, namespace, bsl, volumeNamespace, timeoutMs: opts.resourceTimeoutMs });
-          },
-        });
-        starter = new PodVolumeRestoreStarter(podVolumeBackups, creator);
-      } else {
-        log.info('Pod volume data is not restored: the restore excludes persistentvolumeclaims or persistentvolumes');
-      }
+      const podVolumeDataRestored = podVolumeRestoreAllowed(restore);
+      if (!podVolumeDataRestored) log.info('Pod volume data is not restored: the restore excludes persistentvolumeclaims or persistentvolumes');
+      const creator = new PodVolumeRestoreCreator({
+        kube: opts.kube,
+        namespace,
+        restore,
+        log,
+        ensureRepository: async (bsl, volumeNamespace) => {
+          await ensureRepository({ kube: opts.kube, namespace, bsl, volumeNamespace, timeoutMs: opts.resourceTimeoutMs });
+        },
+      });
+      // Also when no data is restored: pods are still told apart from volumes whose backup failed.
+      starter = new PodVolumeRestoreStarter(podVolumeBackups, creator, { volumes: unrestored, podVolumeDataRestored });
     }
     const moved = volumeInfos.filter((v) => v.snapshotDataMoved && v.snapshotDataMovementInfo?.snapshotHandle).length;
     if (moved && !dataMovementRestoreAllowed(restore)) log.info(`The backup moved the data of ${moved} volumes; it is not restored (restorePVs is false)`);
@@ -188,6 +195,9 @@ async function executeRestoreIn(opts: ExecuteRestoreOptions, rlog: ReturnType<ty
       results,
       resourceTimeoutMs: opts.resourceTimeoutMs,
       podVolumeBackups,
+      notRestored: { volumes: unrestored, movedDataRestored: dataMovementRestoreAllowed(restore) },
+      ...(loaded.modifiers ? { resourceModifiers: loaded.modifiers } : {}),
+      pluginConfig: pluginConfigReader(opts.kube, namespace),
       ...(starter ? { podVolumes: starter } : {}),
       ...(downloads ? { dataDownloads: downloads } : {}),
       onProgress: async (p) => {
@@ -197,6 +207,8 @@ async function executeRestoreIn(opts: ExecuteRestoreOptions, rlog: ReturnType<ty
     });
     progress = { totalItems: run.totalItems, itemsRestored: run.itemsRestored };
     resourceList = run.resourceList;
+    unrestored.report(results);
+    for (const v of unrestored.all) log[v.excluded ? 'warn' : 'error'](`${v.namespace}: ${v.what} was not restored: ${v.reason}`);
     execHooks = run.execHooks;
     operations = await waitForPluginOperations(run.pluginOperations, { ...opts, registry, log, results });
   } catch (err) {
@@ -214,7 +226,8 @@ async function executeRestoreIn(opts: ExecuteRestoreOptions, rlog: ReturnType<ty
       results: results.toJSON(),
       resourceList,
       itemOperations: [...podVolumeRestoreOperations(restore, started), ...dataDownloadOperations(restore, startedDownloads), ...operations],
-      volumeInfo: [],
+      // Finalizing adds the entries of the PVRs and DataDownloads, keeping these.
+      volumeInfo: unrestored.volumeInfos(),
     });
   } catch (err) {
     opts.serverLog.warn({ restore: restoreName, err: (err as Error).message }, 'could not upload the restore files');
