@@ -293,7 +293,7 @@ function renderRun(run: BenchRun, outFile: string): string {
     '',
     renderReport(run.datasets, run.results, run.machine.cpus),
     '',
-    'Targets (issue 4):',
+    'Targets (docs/benchmarks.md):',
     renderTargetChecks(targetChecks(run.results)),
     '',
     `Results: ${outFile}`,

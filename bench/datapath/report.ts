@@ -1,5 +1,5 @@
 // Turns results into what a reader sees: one table per dataset x store, cairn's ratios to each peer, and the
-// issue's targets as PASS/FAIL lines. Pure functions of the results, so they are unit-tested.
+// performance targets (docs/benchmarks.md) as PASS/FAIL lines. Pure functions of the results, so they are unit-tested.
 import type { DatasetInfo, ScenarioResult } from './results.js';
 import type { StoreName, ToolName } from './tools/types.js';
 
@@ -228,7 +228,7 @@ function memoryChecks(results: ScenarioResult[]): TargetCheck[] {
   return checks;
 }
 
-/** The targets, each PASS, FAIL or N/A (when the dataset, store or a tool was not run). */
+/** The performance targets (docs/benchmarks.md), each PASS, FAIL or N/A (when the dataset, store or a tool was not run). */
 export function targetChecks(results: ScenarioResult[]): TargetCheck[] {
   const checks = RATIO_TARGETS.map((target) => ratioCheck(results, target));
   const verified = results.filter((r) => r.tool === 'cairn' && r.restore);

@@ -78,7 +78,7 @@ function sealInto(key: Buffer | KeyObject, aad: Uint8Array, plaintext: Uint8Arra
   const cipher = createCipheriv('aes-256-gcm', key instanceof Buffer ? keyObject(key) : key, out.subarray(start, start + NONCE_BYTES));
   cipher.setAAD(aad);
   let at = start + NONCE_BYTES;
-  // 64 KiB slices: node allocates an output Buffer per update(), and that is fastest at this size (perf doc §4.2).
+  // 64 KiB slices: node allocates an output Buffer per update(), and that was measured fastest at this size on Node 24.
   for (let i = 0; i < plaintext.length; i += SLICE) {
     const part = cipher.update(plaintext.subarray(i, Math.min(plaintext.length, i + SLICE)));
     part.copy(out, at);

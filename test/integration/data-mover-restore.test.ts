@@ -1,7 +1,7 @@
 /**
  * The server's restore side of CSI snapshot data movement against the local cluster (with CSI) and MinIO, with an
  * installed server and NO node agent: the test plays the node agent's part (it fills in the DataDownloads' status
- * and re-binds a volume to the restored claim, as the contract of issue 7 says the node agent does).
+ * and re-binds a volume to the restored claim, as the node agent does: docs/data-mover.md).
  *
  * A real backup of an app namespace with a CSI claim (csi-hostpath-sc) gets its volume info rewritten in MinIO to
  * say the claim's data was moved (what a data-mover backup records). Restoring it: the claim comes back with the

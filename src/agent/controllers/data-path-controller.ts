@@ -1,6 +1,6 @@
 /**
- * The state machine every node-agent controller shares (velero-interfaces.md §4.2, §4.8; DataUpload/DataDownload of
- * issue 7), one instance per kind (PVB, PVR, DU, DD):
+ * The state machine every node-agent controller shares (docs/node-agent.md; DataUpload/DataDownload:
+ * docs/data-mover.md), one instance per kind (PVB, PVR, DU, DD):
  *
  *   New → Accepted (this node claims it: optimistic-concurrency write, slot taken, expose started)
  *       → Prepared (data-mover pod Running) → InProgress (watcher started, startTimestamp)

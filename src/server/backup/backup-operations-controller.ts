@@ -1,5 +1,5 @@
 /**
- * Tracks the PodVolumeBackups and DataUploads of backups whose items are stored (seed 004), on its own queue so the
+ * Tracks the PodVolumeBackups and DataUploads of backups whose items are stored (Velero's upload progress monitoring: item operations), on its own queue so the
  * backup controller can run the next backup meanwhile:
  *   WaitingForPluginOperations*  → counts PVBs and DataUploads into status.backupItemOperationsAttempted/Completed/
  *                                  Failed; when all are terminal → Finalizing*; PVBs past the fs-backup timeout and

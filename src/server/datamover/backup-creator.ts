@@ -1,5 +1,5 @@
 /**
- * Creates the DataUploads of one backup run (the contract of issue 7). The backupper hands it every PVC it backs up;
+ * Creates the DataUploads of one backup run (docs/data-mover.md). The backupper hands it every PVC it backs up;
  * once all items are done (so the PVCs fs-backup took in this backup are known) it decides per claim, ensures the
  * BackupRepository of (location, PVC namespace) is Ready, creates the source VolumeSnapshot and then the DataUpload.
  * Idempotent across runs of the same backup: a DataUpload (or VolumeSnapshot) that exists for (backup uid, PVC)

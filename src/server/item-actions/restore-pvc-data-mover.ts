@@ -1,5 +1,5 @@
 /**
- * `velero.io/csi-pvc-restorer` for claims whose data the backup moved (issue 7's contract): the claim is created
+ * `velero.io/csi-pvc-restorer` for claims whose data the backup moved (docs/data-mover.md): the claim is created
  * without its old volume, data source and binding annotations, with a `velero.io/dynamic-pv-restore` selector that
  * only the volume the node agent fills and re-binds will match. The DataDownload itself is created by the restore
  * once the claim exists (src/server/datamover/restore-creator.ts). Claims without moved data pass unchanged.
