@@ -40,7 +40,7 @@ import { createBackupLog } from './backup-log.js';
 import { BackupAbortedError, type BackupProgressUpdate } from './backupper.js';
 import { BackupStorageError, runBackup } from './run-backup.js';
 import { HEARTBEAT_INTERVAL_MS, RUNNER_ANNOTATION, claimAnnotations, claimState, releaseClaim, runnerIdentity } from './run-claim.js';
-import { throttledWriter } from './throttled-writer.js';
+import { throttledWriter } from '../../base/throttle.js';
 import { backupValidationErrors } from './validation.js';
 import { PodVolumeBackupCreator } from '../podvolume/backup-creator.js';
 import { backupFailedCancelMessage, cancelPodVolumeBackups, serverStartCancelMessage } from '../podvolume/backup-cancel.js';
