@@ -34,7 +34,7 @@ export interface Write {
 
 export class FakeKube {
   private readonly store = new Map<string, Obj>();
-  private version = 0;
+  private lastResourceVersion = 0;
   private generated = 0;
   readonly writes: Write[] = [];
   readonly pods = new Map<string, V1Pod>();
@@ -53,7 +53,7 @@ export class FakeKube {
   /** Stores an object as the API server would have it (a resourceVersion is given). */
   put<T extends KubernetesObject>(r: Omit<CustomRef, 'name'>, obj: T): T {
     const stored = structuredClone(obj) as Obj;
-    stored.metadata = { ...stored.metadata, namespace: r.namespace, resourceVersion: String(++this.version), uid: stored.metadata?.uid ?? `uid-${stored.metadata?.name}` };
+    stored.metadata = { ...stored.metadata, namespace: r.namespace, resourceVersion: String(++this.lastResourceVersion), uid: stored.metadata?.uid ?? `uid-${stored.metadata?.name}` };
     this.store.set(this.key(r, stored.metadata?.name), stored);
     return structuredClone(stored) as T;
   }
@@ -76,7 +76,7 @@ export class FakeKube {
     if (body.metadata?.resourceVersion !== current.metadata?.resourceVersion) throw new ApiError(409, `${r.plural} ${r.name}: the object has been modified`);
     // No status subresource semantics: a replace writes what it is given (as for cairn's kinds without one).
     const next: Obj = part === 'status' ? { ...current, status: body.status } : body;
-    next.metadata = { ...next.metadata, resourceVersion: String(++this.version) };
+    next.metadata = { ...next.metadata, resourceVersion: String(++this.lastResourceVersion) };
     // An object being deleted goes once its last finalizer does.
     if (next.metadata.deletionTimestamp && (next.metadata.finalizers ?? []).length === 0) {
       this.store.delete(this.key(r));
@@ -93,7 +93,7 @@ export class FakeKube {
       const items = [...this.store.entries()].filter(([k]) => k.startsWith(prefix)).map(([, o]) => structuredClone(o));
       const wanted = (r.labelSelector ?? '').split(',').filter(Boolean).map((p) => p.split('='));
       const selected = items.filter((o) => wanted.every(([k, v]) => o.metadata?.labels?.[k ?? ''] === v));
-      return { items: selected, metadata: { resourceVersion: String(this.version) } };
+      return { items: selected, metadata: { resourceVersion: String(this.lastResourceVersion) } };
     },
     createNamespacedCustomObject: async (r: CustomRef & { body: object }) => {
       const body = structuredClone(r.body) as Obj;
@@ -114,7 +114,7 @@ export class FakeKube {
       this.record({ verb: 'delete', plural: r.plural, name: r.name ?? '' });
       const o = this.must(r);
       if ((o.metadata?.finalizers ?? []).length > 0) {
-        o.metadata = { ...o.metadata, deletionTimestamp: new Date(0), resourceVersion: String(++this.version) };
+        o.metadata = { ...o.metadata, deletionTimestamp: new Date(0), resourceVersion: String(++this.lastResourceVersion) };
       } else {
         this.store.delete(this.key(r));
       }
@@ -124,7 +124,7 @@ export class FakeKube {
       this.record({ verb: 'patch', plural: r.plural, name: r.name ?? '' });
       const o = this.must(r);
       const patched = mergePatch(o, r.body) as Obj;
-      patched.metadata = { ...patched.metadata, resourceVersion: String(++this.version) };
+      patched.metadata = { ...patched.metadata, resourceVersion: String(++this.lastResourceVersion) };
       this.store.set(this.key(r), patched);
       return structuredClone(patched);
     },
@@ -139,9 +139,13 @@ export class FakeKube {
     readNamespacedPodLog: async () => '',
   };
 
+  readonly version = {
+    getCode: async () => ({ gitVersion: 'v1.36.3', major: '1', minor: '36' }),
+  };
+
   /** This fake as the `Kube` that controllers take (only the calls above exist). */
   kube(): Kube {
-    return { server: 'https://fake', custom: this.custom, core: this.core } as unknown as Kube;
+    return { server: 'https://fake', custom: this.custom, core: this.core, version: this.version } as unknown as Kube;
   }
 }
 

@@ -23,7 +23,8 @@ import {
   type DataUpload,
   type PodVolumeBackup,
 } from '../../api/index.js';
-import { customClient } from '../../kube/custom.js';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { customClient, type ResourceKind } from '../../kube/custom.js';
 import { startController, type ObjectKey, type ReconcileResult } from '../../kube/controller.js';
 import type { ServerContext, Stoppable } from '../context.js';
 import { count, type Results } from '../../api/results.js';
@@ -46,41 +47,15 @@ import {
 } from '../datamover/backup-tracking.js';
 import { itemOperationTimeoutOf } from '../datamover/backup-decision.js';
 import { operationIdOfDataUpload } from '../datamover/backup-objects.js';
+import { FINALIZING, OPERATIONS_RESYNC_MS, WAITING, addErrors, finalPhase, operationsStep, ownedByOperations, trackOutcome } from './operations-decisions.js';
 import type { CSISnapshotInfo } from '../../api/volume-info.js';
 
-/** How often a waiting backup is looked at even without PVB events (progress counters, the timeout). */
-export const OPERATIONS_RESYNC_MS = 10_000;
 /** Velero's log line when PVBs are still running at the fs-backup timeout. */
 export const TIMED_OUT_MESSAGE = 'timed out waiting for all PodVolumeBackups to complete';
 /** The log line that marks the finalization's lines as already written (a re-run does not repeat them). */
 export const POD_VOLUMES_DONE_LOG = 'Pod volume backups done';
 /** The same for the data uploads' lines. */
 export const DATA_UPLOADS_DONE_LOG = 'Data uploads done';
-
-const WAITING: ReadonlySet<string> = new Set([BackupPhase.WaitingForPluginOperations, BackupPhase.WaitingForPluginOperationsPartiallyFailed]);
-const FINALIZING: ReadonlySet<string> = new Set([BackupPhase.Finalizing, BackupPhase.FinalizingPartiallyFailed]);
-
-/** Set while the backup controller uploads a backup's items; such a backup is not tracked yet. */
-export const UPLOADING_ANNOTATION = 'backup.cairn.io/uploading';
-
-/** Backups this controller drives (the backup controller leaves them alone). */
-export function ownedByOperations(backup: Pick<Backup, 'status'> & { metadata?: { annotations?: Record<string, string> | undefined } | undefined }): boolean {
-  if (backup.metadata?.annotations?.[UPLOADING_ANNOTATION] === 'true') return false;
-  const phase = backup.status?.phase ?? '';
-  if (WAITING.has(phase)) return true;
-  return FINALIZING.has(phase) && (backup.status?.backupItemOperationsAttempted ?? 0) > 0;
-}
-
-/** Adds messages to results, each once (a finalization run twice does not repeat them). */
-export function addErrors(results: Results, errors: readonly { namespace?: string; message: string }[]): Results {
-  const out = structuredClone(results);
-  out.errors ??= {};
-  for (const e of errors) {
-    const list = e.namespace ? ((out.errors.namespaces ??= {})[e.namespace] ??= []) : (out.errors.velero ??= []);
-    if (!list.includes(e.message)) list.push(e.message);
-  }
-  return out;
-}
 
 export function backupOperationsReconciler(ctx: ServerContext, resolver = new LocationResolver(ctx.kube, ctx.namespace)) {
   const backups = customClient<Backup>(ctx.kube, Kinds.Backup, parseBackup);
@@ -100,9 +75,6 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
     const timeoutMs = fsBackupTimeoutMs(backup, ctx.config.fsBackupTimeoutMs);
     const state = trackPodVolumeBackups({ pvbs, startedMs, timeoutMs, nowMs });
     const duState = trackDataUploads({ dataUploads: dus, timeoutMs: itemOperationTimeoutMs(backup), startedMs, nowMs });
-    const failed = state.failed + duState.failed;
-    const partially = backup.status?.phase === BackupPhase.WaitingForPluginOperationsPartiallyFailed || failed > 0;
-
     if (state.timedOut) {
       const names = new Set(state.pending.map((p) => p.metadata.name ?? ''));
       const canceled = await cancelPodVolumeBackups({
@@ -127,17 +99,8 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
         message: (du) => dataUploadTimeoutMessage(du, timeout),
       });
     }
-    const expired = state.timedOut || duState.expired.length > 0;
-    const done = (state.allTerminal || state.timedOut) && duState.done;
-    const phase = done
-      ? partially || expired
-        ? BackupPhase.FinalizingPartiallyFailed
-        : BackupPhase.Finalizing
-      : partially || expired
-        ? BackupPhase.WaitingForPluginOperationsPartiallyFailed
-        : BackupPhase.WaitingForPluginOperations;
-    const attempted = state.attempted + duState.attempted;
-    const completed = state.completed + duState.completed;
+    const outcome = trackOutcome({ backup, pvbs: state, dataUploads: duState, nowMs });
+    const { phase, attempted, completed, failed } = outcome;
     await backups.updateStatus(key.namespace, key.name, (b) => {
       if (!WAITING.has(b.status?.phase ?? '')) return false;
       const s = b.status ?? {};
@@ -150,13 +113,11 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
         backupItemOperationsFailed: failed,
       };
     });
-    if (done) {
-      log.info({ backup: key.name, phase, completed, failed, timedOut: expired }, 'pod volume backups and data uploads done; finalizing');
+    if (outcome.done) {
+      log.info({ backup: key.name, phase, completed, failed, timedOut: state.timedOut || duState.expired.length > 0 }, 'pod volume backups and data uploads done; finalizing');
       return { requeueAfterMs: 0 };
     }
-    const deadlines = [...(state.allTerminal ? [] : [state.deadlineMs]), ...(duState.nextDeadlineMs !== undefined ? [duState.nextDeadlineMs] : [])];
-    const next = deadlines.length ? Math.min(...deadlines) : nowMs + OPERATIONS_RESYNC_MS;
-    return { requeueAfterMs: Math.max(1000, Math.min(OPERATIONS_RESYNC_MS, next - nowMs)) };
+    return { requeueAfterMs: outcome.requeueAfterMs };
   }
 
   async function finalize(key: ObjectKey, backup: Backup): Promise<void> {
@@ -226,14 +187,13 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
     // The data is in the repository (or given up on): the local snapshots are not kept.
     if (dus.length) await deleteSourceSnapshots({ kube: ctx.kube, dataUploads: dus, log });
 
-    const partially = backup.status?.phase === BackupPhase.FinalizingPartiallyFailed || errors.length > 0 || count(results.errors) > 0;
     const attempted = pvbs.length + dus.length;
     const completed = pvbs.filter((p) => p.status?.phase === 'Completed').length + dus.filter((d) => d.status?.phase === 'Completed').length;
     const final = await backups.updateStatus(key.namespace, name, (b) => {
       if (!ownedByOperations(b) || !FINALIZING.has(b.status?.phase ?? '')) return false;
       b.status = {
         ...b.status,
-        phase: partially ? BackupPhase.PartiallyFailed : BackupPhase.Completed,
+        phase: finalPhase(backup.status?.phase ?? '', errors.length + count(results.errors)),
         completionTimestamp: now.toISOString(),
         errors: count(results.errors),
         warnings: count(results.warnings ?? {}),
@@ -255,16 +215,38 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
     } catch {
       return; // unreadable: the backup controller reports it
     }
-    if (!backup || !ownedByOperations(backup)) return;
-    if (WAITING.has(backup.status?.phase ?? '')) return track(key, backup);
-    await finalize(key, backup);
+    const next = operationsStep(backup);
+    if (next.step === 'track') return track(key, backup!);
+    if (next.step === 'finalize') await finalize(key, backup!);
   };
 }
 
-/** The operations controller: Backups by watch and resync, plus a PVB watch that wakes the owning backup. */
+/**
+ * A watch of PVBs or DataUploads that wakes the Backup owning the one that changed. The owner of each object seen is
+ * remembered, so a deleted one still wakes its backup.
+ */
+function startOwnerWaker<T extends KubernetesObject>(ctx: ServerContext, name: string, kind: ResourceKind, wake: (key: ObjectKey) => void): Promise<Stoppable> {
+  const client = customClient<T>(ctx.kube, kind, (o) => o as T);
+  const owners = new Map<string, string>();
+  return startController<T>({
+    name,
+    kube: ctx.kube,
+    logger: ctx.logger,
+    path: client.path(ctx.namespace),
+    list: () => client.listForWatch(ctx.namespace),
+    reconcile: async (key) => {
+      const obj = await client.get(key.namespace, key.name);
+      const owner = obj?.metadata?.ownerReferences?.find((o) => o.kind === 'Backup' && o.controller)?.name ?? owners.get(key.name);
+      if (obj && owner) owners.set(key.name, owner);
+      else owners.delete(key.name);
+      if (owner) wake({ namespace: key.namespace, name: owner });
+    },
+  });
+}
+
+/** The operations controller: Backups by watch and resync, plus PVB and DataUpload watches that wake the owning backup. */
 export async function startBackupOperationsController(ctx: ServerContext): Promise<Stoppable> {
   const backups = customClient<Backup>(ctx.kube, Kinds.Backup, (o) => o as Backup);
-  const pvbs = customClient<PodVolumeBackup>(ctx.kube, Kinds.PodVolumeBackup, (o) => o as PodVolumeBackup);
   const controller = await startController<Backup>({
     name: 'backup-operations',
     kube: ctx.kube,
@@ -274,39 +256,9 @@ export async function startBackupOperationsController(ctx: ServerContext): Promi
     reconcile: backupOperationsReconciler(ctx),
     resyncMs: OPERATIONS_RESYNC_MS,
   });
-  // PVBs seen so far: name → owning Backup (a deleted PVB still wakes its backup).
-  const owners = new Map<string, string>();
-  const pvbWatch = await startController<PodVolumeBackup>({
-    name: 'backup-operations-pvb',
-    kube: ctx.kube,
-    logger: ctx.logger,
-    path: pvbs.path(ctx.namespace),
-    list: () => pvbs.listForWatch(ctx.namespace),
-    reconcile: async (key) => {
-      const pvb = await pvbs.get(key.namespace, key.name);
-      const owner = pvb?.metadata?.ownerReferences?.find((o) => o.kind === 'Backup' && o.controller)?.name ?? owners.get(key.name);
-      if (pvb && owner) owners.set(key.name, owner);
-      else owners.delete(key.name);
-      if (owner) controller.enqueue({ namespace: key.namespace, name: owner });
-    },
-  });
-  // DataUploads wake their backup the same way.
-  const duOwners = new Map<string, string>();
-  const dataUploads = customClient<DataUpload>(ctx.kube, Kinds.DataUpload, (o) => o as DataUpload);
-  const duWatch = await startController<DataUpload>({
-    name: 'backup-operations-du',
-    kube: ctx.kube,
-    logger: ctx.logger,
-    path: dataUploads.path(ctx.namespace),
-    list: () => dataUploads.listForWatch(ctx.namespace),
-    reconcile: async (key) => {
-      const du = await dataUploads.get(key.namespace, key.name);
-      const owner = du?.metadata?.ownerReferences?.find((o) => o.kind === 'Backup' && o.controller)?.name ?? duOwners.get(key.name);
-      if (du && owner) duOwners.set(key.name, owner);
-      else duOwners.delete(key.name);
-      if (owner) controller.enqueue({ namespace: key.namespace, name: owner });
-    },
-  });
+  const wake = (key: ObjectKey) => controller.enqueue(key);
+  const pvbWatch = await startOwnerWaker<PodVolumeBackup>(ctx, 'backup-operations-pvb', Kinds.PodVolumeBackup, wake);
+  const duWatch = await startOwnerWaker<DataUpload>(ctx, 'backup-operations-du', Kinds.DataUpload, wake);
   return {
     async stop() {
       await duWatch.stop();
