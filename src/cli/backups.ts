@@ -63,6 +63,12 @@ export interface BackupCreateFlags {
   'include-resources'?: string | undefined;
   'exclude-resources'?: string | undefined;
   'include-cluster-resources'?: TriState;
+  'include-cluster-scoped-resources'?: string | undefined;
+  'exclude-cluster-scoped-resources'?: string | undefined;
+  'include-namespace-scoped-resources'?: string | undefined;
+  'exclude-namespace-scoped-resources'?: string | undefined;
+  'ordered-resources'?: string | undefined;
+  'resource-policies-configmap'?: string | undefined;
   selector?: string | undefined;
   'or-selector'?: string | undefined;
   ttl?: string | undefined;
@@ -100,7 +106,7 @@ export function parseKeyValues(flag: string, text: string): Record<string, strin
 
 function checkNamespaces(flag: string, names: string[]): string[] {
   for (const n of names) {
-    if (n === '*' || /^[a-z0-9*?[\]-]+$/.test(n)) continue;
+    if (n === '*' || /^[a-z0-9*-]+$/.test(n)) continue;
     throw new UsageError(flag, `"${n}" is not a namespace name or pattern`);
   }
   return names;
@@ -112,6 +118,24 @@ function checkResources(flag: string, names: string[]): string[] {
     throw new UsageError(flag, `"${n}" is not a resource (resource or resource.group)`);
   }
   return names;
+}
+
+/**
+ * `--ordered-resources`: Velero's `kind=ns/name,ns/name;kind=name` text as the spec's map of resource → object list
+ * (each value stays the comma-separated text Velero stores).
+ */
+export function parseOrderedResources(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of text.split(';').map((p) => p.trim()).filter(Boolean)) {
+    const eq = part.indexOf('=');
+    const resource = eq > 0 ? part.slice(0, eq).trim() : '';
+    const objects = eq > 0 ? part.slice(eq + 1).split(',').map((o) => o.trim()).filter(Boolean) : [];
+    if (!resource || !objects.length) throw new UsageError('--ordered-resources', `"${part}" is not resource=name[,name...] (e.g. pods=ns1/pod1,ns1/pod2;persistentvolumes=pv1)`);
+    if (!/^[A-Za-z0-9.-]+$/.test(resource)) throw new UsageError('--ordered-resources', `"${resource}" is not a resource (resource or resource.group)`);
+    if (resource in out) throw new UsageError('--ordered-resources', `"${resource}" given twice`);
+    out[resource] = objects.join(',');
+  }
+  return out;
 }
 
 /** A Go duration flag → its canonical form ("24h" → "24h0m0s"), as Velero's metav1.Duration serialises it. */
@@ -144,6 +168,21 @@ export function checkDataMover(name: string): string {
 /** Builds the Backup `backup create` submits; throws UsageError naming the flag for any bad input. */
 export function buildBackup(flags: BackupCreateFlags): Backup {
   checkObjectName('NAME', 'backup', flags.name);
+  const spec = buildBackupSpec(flags);
+  const { labels, annotations } = objectMetaFlags(flags);
+  return newBackup({ namespace: flags.namespace, name: flags.name, ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}), spec });
+}
+
+/** `--labels` and `--annotations` as maps (undefined when not given). */
+export function objectMetaFlags(flags: Pick<BackupCreateFlags, 'labels' | 'annotations'>): { labels?: Record<string, string>; annotations?: Record<string, string> } {
+  return {
+    ...(flags.labels ? { labels: parseKeyValues('--labels', flags.labels) } : {}),
+    ...(flags.annotations ? { annotations: parseKeyValues('--annotations', flags.annotations) } : {}),
+  };
+}
+
+/** The BackupSpec the backup flags describe (`backup create`, and a schedule's template); errors name the flag. */
+export function buildBackupSpec(flags: Omit<BackupCreateFlags, 'name' | 'namespace'>): BackupSpec {
   const spec: BackupSpec = {};
   const include = flags['include-namespaces'] === undefined ? ['*'] : splitList(flags['include-namespaces']);
   spec.includedNamespaces = checkNamespaces('--include-namespaces', include.length ? include : ['*']);
@@ -154,6 +193,26 @@ export function buildBackup(flags: BackupCreateFlags): Backup {
   const excRes = splitList(flags['exclude-resources']);
   if (excRes.length) spec.excludedResources = checkResources('--exclude-resources', excRes);
   if (flags['include-cluster-resources'] !== undefined) spec.includeClusterResources = flags['include-cluster-resources'];
+  const scoped = [
+    ['include-cluster-scoped-resources', 'includedClusterScopedResources'],
+    ['exclude-cluster-scoped-resources', 'excludedClusterScopedResources'],
+    ['include-namespace-scoped-resources', 'includedNamespaceScopedResources'],
+    ['exclude-namespace-scoped-resources', 'excludedNamespaceScopedResources'],
+  ] as const;
+  for (const [flag, field] of scoped) {
+    const list = splitList(flags[flag]);
+    if (list.length) spec[field] = checkResources(`--${flag}`, list);
+  }
+  const old = Boolean(spec.includedResources?.length || spec.excludedResources?.length || spec.includeClusterResources !== undefined);
+  const scopedGiven = scoped.find(([flag]) => splitList(flags[flag]).length > 0);
+  if (old && scopedGiven) {
+    throw new UsageError(
+      `--${scopedGiven[0]}`,
+      'include-resources, exclude-resources and include-cluster-resources are old filter parameters; include-cluster-scoped-resources, exclude-cluster-scoped-resources, include-namespace-scoped-resources and exclude-namespace-scoped-resources are new filter parameters. They cannot be used together',
+    );
+  }
+  if (flags['ordered-resources'] !== undefined) spec.orderedResources = parseOrderedResources(flags['ordered-resources']);
+  if (flags['resource-policies-configmap']) spec.resourcePolicy = { kind: 'configmap', name: checkObjectName('--resource-policies-configmap', 'ConfigMap', flags['resource-policies-configmap']) };
   if (flags.selector && flags['or-selector']) {
     throw new UsageError('--or-selector', 'cannot be combined with --selector (use one or the other)');
   }
@@ -167,10 +226,34 @@ export function buildBackup(flags: BackupCreateFlags): Backup {
   if (flags['data-mover'] !== undefined) spec.datamover = checkDataMover(flags['data-mover']);
   if (flags['item-operation-timeout'] !== undefined) spec.itemOperationTimeout = canonicalDuration('--item-operation-timeout', flags['item-operation-timeout']);
   if (flags['csi-snapshot-timeout'] !== undefined) spec.csiSnapshotTimeout = canonicalDuration('--csi-snapshot-timeout', flags['csi-snapshot-timeout']);
-  const labels = flags.labels ? parseKeyValues('--labels', flags.labels) : undefined;
-  const annotations = flags.annotations ? parseKeyValues('--annotations', flags.annotations) : undefined;
-  return newBackup({ namespace: flags.namespace, name: flags.name, ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}), spec });
+  return spec;
 }
+
+/** The backup-spec flags that were given (a `--from-schedule` backup takes its spec from the schedule instead). */
+export function givenBackupSpecFlags(flags: Omit<BackupCreateFlags, 'name' | 'namespace'>): string[] {
+  const given = flags as Readonly<Record<string, unknown>>;
+  return BACKUP_SPEC_FLAG_NAMES.filter((k) => given[k] !== undefined).map((k) => `--${k}`);
+}
+
+const BACKUP_SPEC_FLAG_NAMES: readonly string[] = [
+  'include-namespaces',
+  'exclude-namespaces',
+  'include-resources',
+  'exclude-resources',
+  'include-cluster-resources',
+  'selector',
+  'or-selector',
+  'ttl',
+  'storage-location',
+  'default-volumes-to-fs-backup',
+  'snapshot-volumes',
+  'snapshot-move-data',
+  'data-mover',
+  'item-operation-timeout',
+  'csi-snapshot-timeout',
+  'labels',
+  'annotations',
+];
 
 /** Velero's DeleteBackupRequest for a backup: generateName `<backup>-`, labelled with the backup's name and UID. */
 export function deleteRequestFor(backup: Backup): DeleteBackupRequest {

@@ -26,6 +26,7 @@ import { watchResource } from '../kube/informer.js';
 import { ensureRepositoryPassword } from './repository/credentials.js';
 import { connectOrInitialise, describeConnectError, describeMaintenance, runMaintenance } from './repository/connect.js';
 import { maintenanceDueInMs, maintenanceFrequencyMs, withMaintenanceEntry } from './repository/naming.js';
+import { podLockLiveness } from '../storage/lock-owner.js';
 import { openRepositoryStore, repositoryStoragePrefix } from '../storage/repository-store.js';
 import type { ServerContext, Stoppable } from './context.js';
 
@@ -110,6 +111,8 @@ export function backupRepositoryReconciler(ctx: ServerContext, options: Reposito
         result: await runMaintenance({
           store,
           password,
+          // Locks left by data-mover pods that are gone are cleared now rather than after they go stale.
+          locking: { liveness: podLockLiveness(ctx.kube) },
           ...(options.maintenanceGracePeriodMs !== undefined ? { gracePeriodMs: options.maintenanceGracePeriodMs } : {}),
           ...(options.signal ? { signal: options.signal } : {}),
         }),

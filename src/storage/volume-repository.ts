@@ -7,9 +7,12 @@
 import { Kinds, parseBackupStorageLocation, type BackupStorageLocation } from '../api/index.js';
 import { RepoCredentials } from '../api/constants.js';
 import { RepositoryNotFoundError } from '../datapath/errors.js';
+import type { LockOwnerPod } from '../datapath/locks.js';
 import { Repository } from '../datapath/repository.js';
+import { podLockLiveness } from './lock-owner.js';
 import type { Kube } from '../kube/client.js';
 import { customClient } from '../kube/custom.js';
+import type { RetryOptions } from '../plugins/object-store/retry.js';
 import { withUploadRate } from '../plugins/object-store/upload-rate.js';
 import { openRepositoryStore } from './repository-store.js';
 
@@ -23,6 +26,10 @@ export interface OpenRepositoryForVolumeOptions {
   volumeNamespace: string;
   /** Caps the bytes per second written to the store (backups; the node-agent ConfigMap's uploadBytesPerSecond). */
   uploadBytesPerSecond?: number | undefined;
+  /** How transient store failures are retried (the node-agent ConfigMap's storeRetryTimeout; default 5 minutes). */
+  retry?: RetryOptions;
+  /** The data-mover pod this runs in, recorded in the repository locks it takes (lock-owner.ts). */
+  lockOwner?: LockOwnerPod | undefined;
 }
 
 export interface VolumeRepository {
@@ -37,9 +44,14 @@ export async function openRepositoryForVolume(opts: OpenRepositoryForVolumeOptio
   if (!location) throw new VolumeRepositoryError(`backup storage location "${opts.bslName}" not found in namespace ${opts.namespace}`);
   const password = await repositoryPassword(opts.kube, opts.namespace);
   // The same store the BackupRepository controller initialised (src/storage/repository-store.ts).
-  const store = withUploadRate(await openRepositoryStore({ location, volumeNamespace: opts.volumeNamespace, kube: opts.kube }), opts.uploadBytesPerSecond);
+  const store = withUploadRate(await openRepositoryStore({ location, volumeNamespace: opts.volumeNamespace, kube: opts.kube, ...(opts.retry ? { retry: opts.retry } : {}) }), opts.uploadBytesPerSecond);
   try {
-    const repository = await Repository.open({ store, password });
+    const repository = await Repository.open({
+      store,
+      password,
+      // Locks name this pod, and leftovers of data-mover pods that are gone are cleared when this one locks.
+      locking: { ...(opts.lockOwner ? { pod: opts.lockOwner } : {}), liveness: podLockLiveness(opts.kube) },
+    });
     return { repository, location: store.description };
   } catch (err) {
     if (err instanceof RepositoryNotFoundError) {

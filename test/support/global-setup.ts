@@ -19,7 +19,8 @@ const NODES = 2;
 const log = (line: string) => process.stderr.write(`[local-cluster] ${line}\n`);
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  await setupToolchain(log);
+  // containerd too: tests of real nodes (and the tiers that run on them) start such clusters.
+  await setupToolchain(log, { nodes: true });
   if (process.env.CAIRN_TEST_CLUSTER_REUSE === '1') return reuse(project);
 
   await stopOrphans();
@@ -74,6 +75,7 @@ function toInfo(state: ClusterState): ClusterInfo {
     runDir: state.runDir,
     kubectlPath: state.binaries.kubectl,
     s3: { ...state.s3 },
+    registry: { ...state.registry },
     nodes: state.nodes.map((n) => ({ name: n.name, ip: n.ip, rootDir: n.rootDir })),
   };
 }
@@ -117,12 +119,17 @@ async function stopOrphans(): Promise<void> {
     if (!entry.startsWith('test-')) continue;
     const dir = join(parent, entry);
     const ownerFile = join(dir, OWNER_FILE);
-    if (!existsSync(ownerFile)) continue;
-    const owner = Number(readFileSync(ownerFile, 'utf8').trim());
-    if (owner > 0 && isAlive(owner)) continue;
-    const result = await down({ runDir: dir, keep: true, graceMs: 3_000 });
-    if (result.stopped > 0) log(`stopped ${result.stopped} leftover processes of an interrupted test run (${dir})`);
-    finished.push({ dir, mtimeMs: statSync(ownerFile).mtimeMs });
+    try {
+      if (!existsSync(ownerFile)) continue;
+      const owner = Number(readFileSync(ownerFile, 'utf8').trim());
+      if (owner > 0 && isAlive(owner)) continue;
+      const result = await down({ runDir: dir, keep: true, graceMs: 3_000 });
+      if (result.stopped > 0) log(`stopped ${result.stopped} leftover processes of an interrupted test run (${dir})`);
+      finished.push({ dir, mtimeMs: statSync(ownerFile).mtimeMs });
+    } catch (err) {
+      // Another test run on this machine may be removing the same directory right now; housekeeping never fails a run.
+      log(`skipped ${dir}: ${(err as Error).message}`);
+    }
   }
   for (const { dir } of finished.filter((f) => Date.now() - f.mtimeMs > KEEP_FINISHED_RUN_DIRS_MS)) {
     // Housekeeping must never fail a test run: report and carry on.

@@ -14,7 +14,7 @@ import { findParentSnapshot, parallelFilesDownloadSetting, SnapshotTags } from '
 import { backupResultMessage, restoreResultMessage, type VolumeMode } from './protocol.js';
 import { openRepositoryForVolume } from '../../storage/volume-repository.js';
 import type { DataPathWork, RunDataPathResult } from './run.js';
-import { checkFilesystemVolume, isEmptyDirectory, logBackupOutcome, runWatchedTask, type DataMoverTaskOptions } from './task.js';
+import { checkFilesystemVolume, isEmptyDirectory, logBackupOutcome, runWatchedTask, storeRetryOptions, type DataMoverTaskOptions } from './task.js';
 import { watchTask } from './watch.js';
 
 /** Velero's requester tag value for data-mover snapshots. */
@@ -58,6 +58,8 @@ export async function runDataUpload(opts: DataMoverTaskOptions): Promise<RunData
       bslName: du.spec.backupStorageLocation,
       volumeNamespace: du.spec.sourceNamespace,
       uploadBytesPerSecond: opts.uploadBytesPerSecond,
+      retry: storeRetryOptions(opts),
+      lockOwner: opts.lockOwner,
     });
     const source = dataUploadRealSource(du);
     const tags = dataUploadTags(du, mode);
@@ -101,7 +103,14 @@ export async function runDataDownload(opts: DataMoverTaskOptions): Promise<RunDa
   const watch = watchTask({ kube: opts.kube, client, namespace: opts.namespace, name: opts.name, kindLabel: 'DataDownload', logger: opts.logger });
   return runWatchedTask(opts, 'DD', watch, async (dd): Promise<DataPathWork> => {
     checkVolume(opts.volumePath, mode);
-    const { repository, location } = await openRepositoryForVolume({ kube: opts.kube, namespace: opts.namespace, bslName: dd.spec.backupStorageLocation, volumeNamespace: dd.spec.sourceNamespace });
+    const { repository, location } = await openRepositoryForVolume({
+      kube: opts.kube,
+      namespace: opts.namespace,
+      bslName: dd.spec.backupStorageLocation,
+      volumeNamespace: dd.spec.sourceNamespace,
+      retry: storeRetryOptions(opts),
+      lockOwner: opts.lockOwner,
+    });
     opts.logger.info({ DD: opts.name, repository: location, snapshotID: dd.spec.snapshotID, volumeMode: mode }, 'repository opened');
     return {
       async run({ signal, onProgress }) {

@@ -36,8 +36,13 @@ import { PodVolumeBackupCreator } from '../podvolume/backup-creator.js';
 import { backupFailedCancelMessage, cancelPodVolumeBackups, serverStartCancelMessage } from '../podvolume/backup-cancel.js';
 import { startBackupOperationsController } from './backup-operations-controller.js';
 import { UPLOADING_ANNOTATION } from './operations-decisions.js';
-import { DataUploadCreator } from '../datamover/backup-creator.js';
+import { VolumeSnapshotCreator } from '../datamover/backup-creator.js';
+import { cleanupCsiSnapshots } from '../csi/snapshot-cleanup.js';
+import { loadResourcePolicies } from './resource-policies-load.js';
+import { anyPolicySnapshots, matchVolumePolicy, persistentVolumeFacts } from './volume-policies.js';
 import { cancelDataUploads, deleteSourceSnapshots, listDataUploads } from '../datamover/backup-cleanup.js';
+import { podExecutor } from '../../kube/pod-exec.js';
+import { PENDING_POST_HOOKS_ANNOTATION, readPendingPostHooks, writePendingPostHooks } from '../hooks/pending-post-hooks.js';
 
 function isWaitingPhase(phase: string): phase is typeof BackupPhase.WaitingForPluginOperations | typeof BackupPhase.WaitingForPluginOperationsPartiallyFailed {
   return phase === BackupPhase.WaitingForPluginOperations || phase === BackupPhase.WaitingForPluginOperationsPartiallyFailed;
@@ -87,6 +92,8 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
     const location = fromSpec ? await locations.get(spec.storageLocation as string) : await locations.defaultLocation(opts.config.defaultBackupLocation);
     const locationName = fromSpec ? (spec.storageLocation as string) : (location?.metadata.name ?? opts.config.defaultBackupLocation);
     const errors = backupValidationErrors({ backup, location, locationName, locationFromSpec: fromSpec });
+    const policies = await loadResourcePolicies(opts.kube, backup);
+    if (policies.problem) errors.push(policies.problem);
     if (errors.length > 0) {
       opts.logger.info({ backup: key.name, errors }, 'backup failed validation');
       await failValidation(strict, key, errors);
@@ -120,12 +127,15 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
     }
     const { attempts, restarted } = next;
     startedHere.delete(key.name);
+    // Pods whose pre hook ran in a run that did not finish: their post hooks run first in this one.
+    const leftoverPostHooks = readPendingPostHooks(backup.metadata?.annotations);
     backup = await strict.update(key.namespace, key.name, (b) => {
       b.metadata = b.metadata ?? {};
       b.metadata.annotations = { ...b.metadata.annotations, [ATTEMPTS_ANNOTATION]: String(attempts), ...claimAnnotations(me, opts.now()) };
       delete b.metadata.annotations[UPLOADING_ANNOTATION];
       b.status = { ...b.status, phase: BackupPhase.InProgress, progress: {} };
       delete b.status.completionTimestamp;
+      delete b.status.hookStatus;
       // Counted again by this run (its PVBs are found again).
       delete b.status.backupItemOperationsAttempted;
       delete b.status.backupItemOperationsCompleted;
@@ -158,8 +168,20 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
       const storageLocation = backup.spec?.storageLocation ?? opts.config.defaultBackupLocation;
       const resolved = await locations.resolve(storageLocation);
       if (!resolved) throw new StorageError(`backup storage location ${storageLocation} no longer exists`);
-      const podVolumes = new PodVolumeBackupCreator({ kube: opts.kube, namespace: opts.namespace, backup, ...(opts.signal ? { signal: opts.signal } : {}) });
-      const dataMover = new DataUploadCreator({ kube: opts.kube, namespace: opts.namespace, backup, ...(opts.signal ? { signal: opts.signal } : {}) });
+      // Read again for this run: validation read them, but the run may come after a restart.
+      const loaded = await loadResourcePolicies(opts.kube, backup);
+      if (loaded.problem) throw new PolicyError(loaded.problem);
+      const policies = loaded.policies;
+      if (policies) backupLog.logger.info({ resourcePolicies: policies.source, volumePolicies: policies.volumePolicies.length, includeExcludePolicy: Boolean(policies.includeExcludePolicy) }, 'Using resource policies');
+      const podVolumes = new PodVolumeBackupCreator({ kube: opts.kube, namespace: opts.namespace, backup, policies, ...(opts.signal ? { signal: opts.signal } : {}) });
+      const volumeSnapshots = new VolumeSnapshotCreator({
+        kube: opts.kube,
+        namespace: opts.namespace,
+        backup,
+        ...(opts.signal ? { signal: opts.signal } : {}),
+        ...(policies?.volumePolicies.length ? { policyFor: (claim, pv) => matchVolumePolicy(policies, persistentVolumeFacts(pv, { metadata: { labels: claim.labels ?? {} }, status: { phase: claim.phase } })) } : {}),
+        policiesMaySnapshot: anyPolicySnapshots(policies),
+      });
       const outcome = await runBackup({
         kube: opts.kube,
         api,
@@ -172,7 +194,7 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
         onFinalizing: async (s) => {
           await progress.stop();
           const written = await strict.updateStatus(key.namespace, key.name, (b) => {
-            b.status = { ...b.status, phase: s.phase, warnings: s.warnings, errors: s.errors, progress: s.progress };
+            b.status = { ...b.status, phase: s.phase, warnings: s.warnings, errors: s.errors, progress: s.progress, hookStatus: { hooksAttempted: s.hooks.attempted, hooksFailed: s.hooks.failed } };
             if (s.itemOperations > 0) {
               // Until the upload is done the backup stays this controller's: a server dying mid-upload leaves it
               // to be run again, not finalized without its tarball.
@@ -189,12 +211,32 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
         tmpDir: opts.tmpDir ?? scratchDir(),
         now: opts.now,
         podVolumes,
-        dataMover,
+        volumeSnapshots,
+        ...(policies?.includeExcludePolicy ? { includeExcludePolicy: policies.includeExcludePolicy } : {}),
+        exec: podExecutor(opts.kube),
+        leftoverPostHooks,
+        onPendingPostHooks: async (pending) => {
+          await strict.update(key.namespace, key.name, (b) => {
+            const before = b.metadata?.annotations?.[PENDING_POST_HOOKS_ANNOTATION];
+            b.metadata = b.metadata ?? {};
+            b.metadata.annotations = { ...b.metadata.annotations };
+            writePendingPostHooks(b.metadata.annotations, pending);
+            if (before === b.metadata.annotations[PENDING_POST_HOOKS_ANNOTATION]) return false;
+          });
+        },
       });
       if (isWaitingPhase(outcome.phase)) {
         // The items are stored; the operations controller waits for the PodVolumeBackups and completes the backup.
         await strict.update(key.namespace, key.name, (b) => {
-          b.status = { ...b.status, phase: outcome.phase, warnings: outcome.warnings, errors: outcome.errors, progress: outcome.progress, backupItemOperationsAttempted: outcome.itemOperations };
+          b.status = {
+            ...b.status,
+            phase: outcome.phase,
+            warnings: outcome.warnings,
+            errors: outcome.errors,
+            progress: outcome.progress,
+            backupItemOperationsAttempted: outcome.itemOperations,
+            hookStatus: { hooksAttempted: outcome.hooks.attempted, hooksFailed: outcome.hooks.failed },
+          };
           if (b.metadata?.annotations) delete b.metadata.annotations[ATTEMPTS_ANNOTATION];
           if (b.metadata?.annotations) delete b.metadata.annotations[UPLOADING_ANNOTATION];
           releaseClaim(b.metadata?.annotations);
@@ -210,8 +252,7 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
           errors: outcome.errors,
           progress: outcome.progress,
           completionTimestamp: opts.now().toISOString(),
-          // Backup hooks are not run yet; Velero always reports the counts.
-          hookStatus: b.status?.hookStatus ?? { hooksAttempted: 0, hooksFailed: 0 },
+          hookStatus: { hooksAttempted: outcome.hooks.attempted, hooksFailed: outcome.hooks.failed },
         };
         if (b.metadata?.annotations) delete b.metadata.annotations[ATTEMPTS_ANNOTATION];
         releaseClaim(b.metadata?.annotations);
@@ -257,6 +298,12 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
       } catch (err) {
         opts.logger.warn({ backup: key.name, err: (err as Error).message }, 'could not cancel the data uploads of a failed backup');
       }
+      // Its kept CSI snapshots are not part of any backup: deleted with the storage's snapshot.
+      if (failed?.spec?.snapshotMoveData !== true) {
+        await cleanupCsiSnapshots({ kube: opts.kube, backupUid: uid, log: opts.logger }).catch((err: unknown) =>
+          opts.logger.warn({ backup: key.name, err: (err as Error).message }, 'could not delete the CSI snapshots of a failed backup'),
+        );
+      }
     }
   }
 }
@@ -269,6 +316,9 @@ async function failValidation(client: CustomClient<Backup>, key: ObjectKey, erro
 }
 
 class StorageError extends BackupStorageError {}
+
+/** The resource policies cannot be used any more (changed or deleted since validation): the run fails with that. */
+class PolicyError extends Error {}
 
 /**
  * Where archives are built: $CAIRN_SCRATCH_DIR, else the server pod's `/scratch` emptyDir (install mounts it;

@@ -72,7 +72,8 @@ export function startBackup(b: Backup, o: StartOptions): boolean {
     ...b.spec,
     storageLocation: o.locationName,
     ttl: formatDuration(ttlMs),
-    defaultVolumesToFsBackup: b.spec?.defaultVolumesToFsBackup ?? o.config.defaultVolumesToFsBackup,
+    // The deprecated defaultVolumesToRestic: true still means fs-backup for all volumes, as Velero remaps it.
+    defaultVolumesToFsBackup: b.spec?.defaultVolumesToRestic === true ? true : (b.spec?.defaultVolumesToFsBackup ?? o.config.defaultVolumesToFsBackup),
     snapshotMoveData: b.spec?.snapshotMoveData ?? false,
     // Unset or zero timeouts take the server defaults, as Velero writes them into the spec.
     csiSnapshotTimeout: nonZero(b.spec?.csiSnapshotTimeout) ?? formatDuration(o.config.defaultCsiSnapshotTimeoutMs),

@@ -16,7 +16,9 @@ import type { BackupArchiveWriter } from '../archive/writer.js';
 import { ResultsCollector, scopeOf } from '../../api/results.js';
 import { BackupVolumeInfoCollector, type PersistentVolumeClaimLike, type PersistentVolumeLike } from './volume-info-collector.js';
 import type { PodVolumeBackupCreator } from '../podvolume/backup-creator.js';
-import type { DataUploadCreator, PersistentVolumeClaimItem } from '../datamover/backup-creator.js';
+import type { PersistentVolumeClaimItem, VolumeSnapshotCreator } from '../datamover/backup-creator.js';
+import type { CsiSnapshotRef } from '../csi/snapshot-objects.js';
+import type { IncludeExcludePolicy } from './volume-policies.js';
 import type { PodLike } from '../podvolume/backup-volumes.js';
 import type { ApiReader } from './api-reader.js';
 import { Discovery, type ApiResource } from './discovery.js';
@@ -31,6 +33,11 @@ import {
   type LabelMatcher,
 } from './filters.js';
 import { BackedUpItems } from './resource-list.js';
+import { backupFieldWarnings } from './validation.js';
+import { ExecError, type PodExecutor } from '../../kube/pod-exec.js';
+import { backupHooksFor, type HookPod } from '../hooks/backup-hooks.js';
+import { runExecHooks, type HookRunOutcome } from '../hooks/hook-runner.js';
+import { pendingPod, samePod, type PendingPostHooks } from '../hooks/pending-post-hooks.js';
 
 export const LIST_PAGE_SIZE = 500;
 const PODS = 'pods';
@@ -54,8 +61,16 @@ export interface BackupItemsOptions {
   pageSize?: number;
   /** Creates the PodVolumeBackups of backed-up pods (fs-backup); absent = no fs-backup. */
   podVolumes?: PodVolumeBackupCreator;
-  /** Creates the DataUploads of backed-up PVCs (CSI snapshot data movement); absent = none. */
-  dataMover?: DataUploadCreator;
+  /** Takes the CSI snapshots of backed-up PVCs (kept, or moved by DataUploads); absent = none. */
+  volumeSnapshots?: VolumeSnapshotCreator;
+  /** The resource policies' scoped filters, added to the spec's (which take precedence). */
+  includeExcludePolicy?: IncludeExcludePolicy;
+  /** Runs backup hooks in pods (`pods/exec`); absent = a pod with hooks gets a hook error. */
+  exec?: PodExecutor;
+  /** Told the pods whose post hooks wait for their volumes, each time that list changes (it is recorded on the Backup). */
+  onPendingPostHooks?: (pending: readonly PendingPostHooks[]) => Promise<void>;
+  /** Post hooks an earlier run of this backup put off and never ran (the server stopped): run first. */
+  leftoverPostHooks?: readonly PendingPostHooks[];
 }
 
 export interface BackupItemsResult {
@@ -68,6 +83,12 @@ export interface BackupItemsResult {
   podVolumeBackups: PodVolumeBackup[];
   /** DataUploads of this backup (waited for like the PodVolumeBackups). */
   dataUploads: DataUpload[];
+  /** CSI snapshots this backup keeps (waited for until they are ready). */
+  csiSnapshots: CsiSnapshotRef[];
+  /** Hooks run in this run (status.hookStatus). */
+  hooks: { attempted: number; failed: number };
+  /** Pods whose post hooks wait for their PodVolumeBackups or snapshots (run by the operations controller). */
+  pendingPostHooks: PendingPostHooks[];
 }
 
 interface RawList {
@@ -96,6 +117,9 @@ class ItemBackupper {
   private itemsBackedUp = 0;
   /** The resource being listed and the item count when it started (its estimate shrinks as items are written). */
   private current: { groupResource: string; startedAt: number } | undefined;
+  private readonly hookCounts = { attempted: 0, failed: 0 };
+  /** Pods whose post hooks wait: for the end of the item pass (data movement), then for their volumes. */
+  private pendingPostHooks: PendingPostHooks[] = [];
 
   constructor(private readonly opts: BackupItemsOptions) {
     this.spec = opts.backup.spec ?? {};
@@ -105,10 +129,31 @@ class ItemBackupper {
   }
 
   async run(): Promise<BackupItemsResult> {
+    try {
+      return await this.runItems();
+    } catch (err) {
+      // A pod whose pre hook ran is never left without its post hook: run them before the failure goes up.
+      await this.releasePendingPostHooks('the backup stopped before its volumes were backed up').catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private async runItems(): Promise<BackupItemsResult> {
+    if (this.opts.leftoverPostHooks?.length) {
+      this.log.info({ pods: this.opts.leftoverPostHooks.map((p) => `${p.namespace}/${p.pod}`) }, 'Running the post hooks an earlier run of this backup left waiting');
+      for (const entry of this.opts.leftoverPostHooks) await this.runHooks(podOf(entry), 'post', entry.hooks);
+      await this.setPending([]);
+    }
     const { discovery, problems } = await Discovery.load(this.opts.api);
     this.discovery = discovery;
     for (const p of problems) this.warn(undefined, p);
-    this.policy = new ResourcePolicy(this.spec, this.nsFilter, (name) => this.resolveFilterEntry(name));
+    for (const w of backupFieldWarnings(this.spec)) this.warn(undefined, w);
+    this.policy = new ResourcePolicy(this.spec, this.nsFilter, (name) => this.resolveFilterEntry(name), this.opts.includeExcludePolicy);
+    for (const key of Object.keys(this.spec.orderedResources ?? {})) {
+      const gr = this.discovery.resources.find((r) => r.resource === key)?.groupResource ?? this.discovery.resolve(key);
+      if (!gr) this.warn(undefined, `resource "${key}" named in orderedResources is not served by the cluster`);
+      else if (!this.policy.collects(gr, this.discovery.byGroupResource(gr)?.namespaced ?? true)) this.warn(undefined, `resource "${key}" named in orderedResources is not included in the backup`);
+    }
     await this.loadNamespaces();
 
     const resources = this.orderedResources().filter((r) => r.groupResource !== NAMESPACES && this.policy.collects(r.groupResource, r.namespaced));
@@ -122,7 +167,8 @@ class ItemBackupper {
       this.reportProgress();
     }
     await this.backupNamespaces();
-    const dataUploads = await this.backupDataMovement();
+    const { dataUploads, csiSnapshots } = await this.backupVolumeSnapshots();
+    await this.postHooksAfterItems(dataUploads);
     this.log.info({ itemsBackedUp: this.itemsBackedUp }, 'Backed up all items');
     return {
       results: this.results,
@@ -132,16 +178,79 @@ class ItemBackupper {
       totalItems: this.itemsBackedUp,
       podVolumeBackups: this.opts.podVolumes?.podVolumeBackups ?? [],
       dataUploads,
+      csiSnapshots,
+      hooks: { ...this.hookCounts },
+      pendingPostHooks: [...this.pendingPostHooks],
     };
   }
 
+  // ---- hooks --------------------------------------------------------------------------------------------------
+
+  private async runHooks(pod: UnstructuredObject, phase: 'pre' | 'post', hooks: PendingPostHooks['hooks']): Promise<HookRunOutcome> {
+    const exec: PodExecutor = this.opts.exec ?? (() => Promise.reject(new ExecError('pod exec is not available to this backup run')));
+    const outcome = await runExecHooks({ pod: pod as unknown as HookPod, phase, hooks, exec, log: this.log });
+    this.hookCounts.attempted += outcome.attempted;
+    this.hookCounts.failed += outcome.failed;
+    for (const e of outcome.errors) this.error(pod.metadata.namespace, e);
+    return outcome;
+  }
+
+  private async setPending(pending: PendingPostHooks[]): Promise<void> {
+    this.pendingPostHooks = pending;
+    await this.opts.onPendingPostHooks?.(pending);
+  }
+
   /**
-   * CSI snapshot data movement of the backed-up PVCs, decided once every pod is done so the claims fs-backup took
-   * in this backup are known (they are not moved twice).
+   * After a pod's item: its post hooks run now, unless its volumes are still being backed up (PodVolumeBackups of
+   * this run) or may be moved by snapshot (decided at the end of the item pass): then they wait, recorded.
    */
-  private async backupDataMovement(): Promise<DataUpload[]> {
-    const mover = this.opts.dataMover;
-    if (!mover?.enabled) return [];
+  private async afterPod(pod: UnstructuredObject, namespace: string): Promise<void> {
+    const hooks = backupHooksFor(pod as unknown as HookPod, 'post', this.spec);
+    if (!hooks.length) return;
+    const name = pod.metadata.name;
+    const hasPvbs = (this.opts.podVolumes?.podVolumeBackups ?? []).some((p) => p.spec.pod.namespace === namespace && p.spec.pod.name === name);
+    const claims = ((pod.spec as { volumes?: { persistentVolumeClaim?: { claimName?: string } }[] } | undefined)?.volumes ?? [])
+      .map((v) => v.persistentVolumeClaim?.claimName ?? '')
+      .filter(Boolean);
+    const mayMove = Boolean(this.opts.volumeSnapshots?.maySnapshot) && claims.length > 0;
+    if (!hasPvbs && !mayMove) {
+      await this.runHooks(pod, 'post', hooks);
+      return;
+    }
+    const entry: PendingPostHooks = { namespace, pod: name, uid: pod.metadata.uid ?? '', claims, hooks };
+    await this.setPending([...this.pendingPostHooks.filter((p) => !samePod(p, entry)), entry]);
+    this.log.info({ pod: `${namespace}/${name}` }, 'Post hooks of the pod wait until its volumes are backed up');
+  }
+
+  /** At the end of the item pass: pods with neither PodVolumeBackups nor DataUploads run their post hooks now. */
+  private async postHooksAfterItems(dataUploads: readonly DataUpload[]): Promise<void> {
+    const pvbs = this.opts.podVolumes?.podVolumeBackups ?? [];
+    const still: PendingPostHooks[] = [];
+    for (const entry of this.pendingPostHooks) {
+      const waits =
+        pvbs.some((p) => p.spec.pod.namespace === entry.namespace && p.spec.pod.name === entry.pod) ||
+        dataUploads.some((d) => d.spec.sourceNamespace === entry.namespace && entry.claims.includes(d.spec.sourcePVC));
+      if (waits) still.push(entry);
+      else await this.runHooks(podOf(entry), 'post', entry.hooks);
+    }
+    if (still.length !== this.pendingPostHooks.length) await this.setPending(still);
+  }
+
+  /** Runs every waiting post hook now (the run is failing or stopping). */
+  private async releasePendingPostHooks(why: string): Promise<void> {
+    if (!this.pendingPostHooks.length) return;
+    this.log.warn({ pods: this.pendingPostHooks.map((p) => `${p.namespace}/${p.pod}`) }, `Running the post hooks of pods now: ${why}`);
+    for (const entry of this.pendingPostHooks) await this.runHooks(podOf(entry), 'post', entry.hooks);
+    await this.setPending([]);
+  }
+
+  /**
+   * CSI snapshots of the backed-up PVCs (kept, or moved with snapshot data movement), decided once every pod is done
+   * so the claims fs-backup took in this backup are known (they are not snapshotted too).
+   */
+  private async backupVolumeSnapshots(): Promise<{ dataUploads: DataUpload[]; csiSnapshots: CsiSnapshotRef[] }> {
+    const mover = this.opts.volumeSnapshots;
+    if (!mover?.enabled) return { dataUploads: [], csiSnapshots: [] };
     this.checkAborted();
     const takenByFsBackup = new Set((this.opts.podVolumes?.podVolumeBackups ?? []).map((p) => p.metadata.labels?.[Labels.PVCUID] ?? '').filter(Boolean));
     const outcome = await mover.createAll({ takenByFsBackup, log: this.log });
@@ -149,12 +258,13 @@ class ItemBackupper {
     for (const v of outcome.volumeInfo) this.volumeInfo.addDataMovement(v);
     for (const w of outcome.warnings) this.warn(w.namespace, w.message);
     for (const e of outcome.errors) this.error(e.namespace, e.message);
-    return outcome.dataUploads;
+    return { dataUploads: outcome.dataUploads, csiSnapshots: outcome.csiSnapshots };
   }
 
   // ---- what to back up ----------------------------------------------------------------------------------------
 
   private resolveFilterEntry(name: string): string {
+    if (IncludesExcludes.isPattern(name)) return name;
     const gr = this.discovery.resolve(name);
     if (!gr) {
       this.warn(undefined, `resource "${name}" named in a filter is not served by the cluster`);
@@ -182,7 +292,11 @@ class ItemBackupper {
       this.namespaces.set(name, ns);
     }
     for (const name of this.nsFilter.includes) {
-      if (name !== '*' && !this.namespaces.has(name)) this.warn(undefined, `included namespace "${name}" does not exist or is excluded`);
+      if (name === '*') continue;
+      if (IncludesExcludes.isPattern(name)) {
+        const matched = [...this.namespaces.keys()].some((ns) => new IncludesExcludes([name], []).shouldInclude(ns));
+        if (!matched) this.warn(undefined, `no namespace matches the included namespace pattern "${name}"`);
+      } else if (!this.namespaces.has(name)) this.warn(undefined, `included namespace "${name}" does not exist or is excluded`);
     }
   }
 
@@ -216,8 +330,40 @@ class ItemBackupper {
     return this.spec.labelSelector ? { labelSelector: labelSelectorString(this.spec.labelSelector) } : {};
   }
 
+  /**
+   * `spec.orderedResources`: the objects of a resource named there (`ns/name` or `name`), in that order, before the
+   * rest of the resource, as Velero sorts them. Keys are matched like filter entries (`pods`, `deployments.apps`).
+   * A named object that is not there, or that the filters leave out, is a warning (Velero: "Cannot find resource").
+   */
+  private orderedNames(r: ApiResource): string[] {
+    const ordered = this.spec.orderedResources ?? {};
+    for (const [key, value] of Object.entries(ordered)) {
+      if (key === r.resource || this.discovery.resolve(key) === r.groupResource) return orderedResourceNames(value);
+    }
+    return [];
+  }
+
+  private async backupOrderedItems(r: ApiResource): Promise<void> {
+    const names = this.orderedNames(r);
+    if (!names.length) return;
+    this.log.info({ resource: r.groupResource, order: names }, 'Backing up ordered resources first');
+    for (const full of names) {
+      const slash = full.indexOf('/');
+      const namespace = r.namespaced && slash > 0 ? full.slice(0, slash) : undefined;
+      const name = slash > 0 ? full.slice(slash + 1) : full;
+      const item = await this.opts.api.tryGet<UnstructuredObject>(Discovery.itemPath(r, name, namespace)).catch(() => undefined);
+      const wanted = item && (!r.namespaced || (namespace !== undefined && this.namespaces.has(namespace))) && this.matcher(item.metadata.labels);
+      if (!item || !wanted) {
+        this.warn(namespace, `Cannot find resource '${full}' of ${r.groupResource} named in orderedResources (it does not exist or the backup's filters leave it out)`);
+        continue;
+      }
+      await this.backupItem(r, { ...item, apiVersion: r.apiVersion, kind: r.kind }, false);
+    }
+  }
+
   private async backupResource(r: ApiResource): Promise<void> {
     this.log.info({ resource: r.groupResource }, 'Backing up resource');
+    await this.backupOrderedItems(r);
     for (const ns of this.scopesOf(r)) {
       try {
         for await (const item of this.listAll(r, ns, this.serverSelector().labelSelector)) {
@@ -297,6 +443,14 @@ class ItemBackupper {
     if (!this.items.claim(r.groupResource, namespace, name)) return;
 
     this.log.info(where, 'Backing up item');
+    if (r.groupResource === PODS && namespace) {
+      const pre = await this.runHooks(item, 'pre', backupHooksFor(item as unknown as HookPod, 'pre', this.spec));
+      if (pre.failedHard) {
+        // Velero: the pod is flagged as backed up and left out; its post hooks do not run.
+        this.error(namespace, `Error running pre hooks for pod ${namespace}/${name}: the pod is not backed up`);
+        return;
+      }
+    }
     let current = item;
     const additional: RelatedItem[] = [];
     for (const action of this.opts.registry.backupActionsFor(r.groupResource, namespace)) {
@@ -318,10 +472,11 @@ class ItemBackupper {
     if (r.groupResource === PERSISTENT_VOLUMES) this.volumeInfo.addSkippedPv(current as unknown as PersistentVolumeLike);
     if (r.groupResource === PERSISTENT_VOLUME_CLAIMS) {
       this.volumeInfo.addSkippedPvc(current as unknown as PersistentVolumeClaimLike);
-      if (this.opts.dataMover?.enabled) this.opts.dataMover.consider(current as unknown as PersistentVolumeClaimItem);
+      if (this.opts.volumeSnapshots?.enabled) this.opts.volumeSnapshots.consider(current as unknown as PersistentVolumeClaimItem);
     }
     this.itemsBackedUp++;
     this.reportProgress();
+    if (r.groupResource === PODS && namespace) await this.afterPod(item, namespace);
   }
 
   /** fs-backup of a pod's volumes: PVBs created now, waited for after all items (a problem is an item error). */
@@ -385,8 +540,20 @@ class ItemBackupper {
   }
 }
 
+/** The object names of one orderedResources entry (`ns1/pod1,ns1/pod2`), in order. */
+export function orderedResourceNames(value: string): string[] {
+  return value
+    .split(',')
+    .map((n) => n.trim())
+    .filter(Boolean);
+}
+
 export class BackupAbortedError extends Error {
   constructor() {
     super('backup stopped because the server is shutting down');
   }
+}
+
+function podOf(entry: PendingPostHooks): UnstructuredObject {
+  return { apiVersion: 'v1', kind: 'Pod', ...pendingPod(entry) };
 }

@@ -6,11 +6,14 @@
  */
 import { BackupPhase, type Backup } from '../../api/index.js';
 import type { Results } from '../../api/results.js';
+import type { CsiSnapshotTracking } from '../csi/snapshot-tracking.js';
 import type { DataUploadTracking } from '../datamover/backup-tracking.js';
 import type { TrackingState } from '../podvolume/backup-tracking.js';
 
 /** How often a waiting backup is looked at even without PVB events (progress counters, the timeout). */
 export const OPERATIONS_RESYNC_MS = 10_000;
+/** How often a backup waiting for CSI snapshots to be ready looks at them (no watch on VolumeSnapshots). */
+export const CSI_SNAPSHOT_POLL_MS = 2000;
 
 export const WAITING: ReadonlySet<string> = new Set([BackupPhase.WaitingForPluginOperations, BackupPhase.WaitingForPluginOperationsPartiallyFailed]);
 export const FINALIZING: ReadonlySet<string> = new Set([BackupPhase.Finalizing, BackupPhase.FinalizingPartiallyFailed]);
@@ -44,16 +47,29 @@ export interface TrackOutcome {
   requeueAfterMs: number | undefined;
 }
 
+/** The CSI snapshots of a backup that has none. */
+export const NO_CSI_SNAPSHOTS: Pick<CsiSnapshotTracking, 'attempted' | 'completed' | 'failed' | 'done' | 'nextDeadlineMs'> = { attempted: 0, completed: 0, failed: 0, done: true, nextDeadlineMs: undefined };
+
 /**
- * The Backup after one look at its PVBs and DataUploads: still waiting or Finalizing, PartiallyFailed once one
- * failed or timed out, and the next look at the earliest deadline (between 1 s and the resync period).
+ * The Backup after one look at its PVBs, DataUploads, CSI snapshots and post hooks: still waiting or Finalizing,
+ * PartiallyFailed once one failed or timed out, and the next look at the earliest deadline (between 1 s and the
+ * resync period; snapshots being cut are polled).
  */
-export function trackOutcome(o: { backup: Backup; pvbs: TrackingState; dataUploads: DataUploadTracking; nowMs: number }): TrackOutcome {
+export function trackOutcome(o: {
+  backup: Backup;
+  pvbs: TrackingState;
+  dataUploads: DataUploadTracking;
+  csiSnapshots?: Pick<CsiSnapshotTracking, 'attempted' | 'completed' | 'failed' | 'done' | 'nextDeadlineMs'>;
+  /** Post hooks still waiting for their pod's volumes. */
+  hooksWaiting?: number;
+  nowMs: number;
+}): TrackOutcome {
   const { pvbs, dataUploads: dus } = o;
-  const failed = pvbs.failed + dus.failed;
+  const csi = o.csiSnapshots ?? NO_CSI_SNAPSHOTS;
+  const failed = pvbs.failed + dus.failed + csi.failed;
   const expired = pvbs.timedOut || dus.expired.length > 0;
   const partially = o.backup.status?.phase === BackupPhase.WaitingForPluginOperationsPartiallyFailed || failed > 0 || expired;
-  const done = (pvbs.allTerminal || pvbs.timedOut) && dus.done;
+  const done = (pvbs.allTerminal || pvbs.timedOut) && dus.done && csi.done && (o.hooksWaiting ?? 0) === 0;
   const phase = done
     ? partially
       ? BackupPhase.FinalizingPartiallyFailed
@@ -62,12 +78,13 @@ export function trackOutcome(o: { backup: Backup; pvbs: TrackingState; dataUploa
       ? BackupPhase.WaitingForPluginOperationsPartiallyFailed
       : BackupPhase.WaitingForPluginOperations;
   const deadlines = [...(pvbs.allTerminal ? [] : [pvbs.deadlineMs]), ...(dus.nextDeadlineMs !== undefined ? [dus.nextDeadlineMs] : [])];
+  if (csi.nextDeadlineMs !== undefined) deadlines.push(Math.min(csi.nextDeadlineMs, o.nowMs + CSI_SNAPSHOT_POLL_MS));
   const next = deadlines.length ? Math.min(...deadlines) : o.nowMs + OPERATIONS_RESYNC_MS;
   return {
     phase,
     done,
-    attempted: pvbs.attempted + dus.attempted,
-    completed: pvbs.completed + dus.completed,
+    attempted: pvbs.attempted + dus.attempted + csi.attempted,
+    completed: pvbs.completed + dus.completed + csi.completed,
     failed,
     requeueAfterMs: done ? undefined : Math.max(1000, Math.min(OPERATIONS_RESYNC_MS, next - o.nowMs)),
   };

@@ -2,7 +2,8 @@
  * Validation of a new Backup: every reason is collected (not just the first) so `describe` shows them all, with
  * Velero's wording where Velero has one. Pure: the caller looks up the storage location.
  */
-import { isGoDuration, type Backup, type BackupStorageLocation } from '../../api/index.js';
+import { isGoDuration, type Backup, type BackupSpec, type BackupStorageLocation } from '../../api/index.js';
+import { backupHookSpecProblems } from '../hooks/backup-hooks.js';
 import { includesExcludesProblems, labelSelectorProblems, usesOldResourceFilters, usesScopedFilters } from './filters.js';
 
 export interface BackupValidationInput {
@@ -15,13 +16,26 @@ export interface BackupValidationInput {
   locationFromSpec: boolean;
 }
 
-export function backupValidationErrors(input: BackupValidationInput): string[] {
-  const { backup, location, locationName } = input;
-  const spec = backup.spec ?? {};
-  const errors: string[] = [];
+/**
+ * Velero's check of a namespace entry: with each `*` taken as a letter it must be a namespace name (so `*`, `app-*`
+ * and `*-prod` are patterns Velero 1.17 accepts, while `?` and `[...]` are not).
+ */
+export function namespacePatternProblem(ns: string): string | undefined {
+  if (ns === '' || ns === '*') return undefined;
+  const name = ns.replaceAll('*', 'x');
+  if (name.length <= 63 && /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name)) return undefined;
+  return `invalid namespace "${ns}": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`;
+}
 
+/** The problems of a backup spec on its own (no storage location): also what a Schedule's template is checked for. */
+export function backupSpecProblems(spec: BackupSpec): string[] {
+  const errors: string[] = [];
   for (const p of includesExcludesProblems(spec.includedResources, spec.excludedResources)) errors.push(`Invalid included/excluded resource lists: ${p}`);
   for (const p of includesExcludesProblems(spec.includedNamespaces, spec.excludedNamespaces)) errors.push(`Invalid included/excluded namespace lists: ${p}`);
+  for (const ns of [...(spec.includedNamespaces ?? []), ...(spec.excludedNamespaces ?? [])]) {
+    const problem = namespacePatternProblem(ns);
+    if (problem) errors.push(`Invalid included/excluded namespace lists: ${problem}`);
+  }
   for (const p of includesExcludesProblems(spec.includedClusterScopedResources, spec.excludedClusterScopedResources)) {
     errors.push(`Invalid cluster-scoped included/excluded resource lists: ${p}`);
   }
@@ -49,6 +63,25 @@ export function backupValidationErrors(input: BackupValidationInput): string[] {
   ] as const) {
     if (value !== undefined && value !== '' && !isGoDuration(value)) errors.push(`invalid ${field} "${value}": not a duration such as 720h0m0s`);
   }
+  errors.push(...backupHookSpecProblems(spec));
+  return errors;
+}
+
+/** Spec fields cairn does not act on that still allow a useful backup: each becomes a warning in the results. */
+export function backupFieldWarnings(spec: BackupSpec): string[] {
+  const warnings: string[] = [];
+  if (spec.volumeSnapshotLocations?.length) {
+    warnings.push(`spec.volumeSnapshotLocations (${spec.volumeSnapshotLocations.join(', ')}) is not acted on: cairn has no volume snapshotter plugins, so no native volume snapshots are taken`);
+  }
+  if (spec.volumeGroupSnapshotLabelKey) {
+    warnings.push(`spec.volumeGroupSnapshotLabelKey (${spec.volumeGroupSnapshotLabelKey}) is not acted on: cairn snapshots each claim on its own, never as a VolumeGroupSnapshot`);
+  }
+  return warnings;
+}
+
+export function backupValidationErrors(input: BackupValidationInput): string[] {
+  const { backup, location, locationName } = input;
+  const errors = backupSpecProblems(backup.spec ?? {});
 
   if (!location) {
     errors.push(

@@ -13,12 +13,19 @@ import {
   BackupPhase,
   Finalizers,
   Kinds,
+  Labels,
+  labelValue,
+  selectorFor,
   RestorePhase,
   parseBackup,
   parseRestore,
   type Backup,
+  type PodVolumeRestore,
   type Restore,
+  ValidationError,
 } from '../../api/index.js';
+import { podExecutor } from '../../kube/pod-exec.js';
+import { advanceRestoreExecHooks, readPendingRestoreHooks, writePendingRestoreHooks } from '../hooks/restore-exec-step.js';
 import { customClient, type CustomClient } from '../../kube/custom.js';
 import { keyString, startController, type ObjectKey, type ReconcileResult } from '../../kube/controller.js';
 import { ItemActionRegistry } from '../../plugins/item-actions/registry.js';
@@ -28,7 +35,8 @@ import { LocationResolver } from '../../storage/locations.js';
 import { DynamicClient } from './dynamic-client.js';
 import { finalizeRestoreFiles, waitForOperations } from './restore-finalize.js';
 import { executeRestore, rfc3339 } from './restore-run.js';
-import { validateRestore } from './validate.js';
+import { backupOfSchedule, restoreSpecProblems, validateRestore } from './validate.js';
+import { loadResourceModifiers } from './resource-modifiers-load.js';
 import {
   ATTEMPTS_ANNOTATION,
   FINALIZING,
@@ -53,16 +61,19 @@ export interface RestoreControllerOptions extends ServerContext {
 
 export function restoreReconciler(opts: RestoreControllerOptions) {
   const restores = customClient<Restore>(opts.kube, Kinds.Restore, parseRestore);
+  const lenient = customClient<Restore>(opts.kube, Kinds.Restore, (o) => o as Restore);
   const backups = customClient<Backup>(opts.kube, Kinds.Backup, parseBackup);
   const locations = new LocationResolver(opts.kube, opts.namespace);
   const registry = opts.registry ?? registerBuiltinRestoreActions(new ItemActionRegistry());
   const client = new DynamicClient(opts.kube);
   const running = new Set<string>();
   const log = opts.logger.child({ controller: 'restore' });
+  const exec = podExecutor(opts.kube);
 
   async function failValidation(key: ObjectKey, problems: string[]): Promise<void> {
     log.info({ restore: key.name, problems }, 'restore failed validation');
-    await restores.updateStatus(key.namespace, key.name, (r) => {
+    // Written through an unvalidated read: a Restore whose spec does not parse must still be marked.
+    await lenient.updateStatus(key.namespace, key.name, (r) => {
       if ((r.status?.phase ?? RestorePhase.New) !== RestorePhase.New) return false;
       r.status = { ...(r.status ?? {}), phase: RestorePhase.FailedValidation, validationErrors: problems };
     });
@@ -123,9 +134,28 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
     });
   }
 
+  /** Exec hooks of restored pods whose containers are up run (or fail) now; how many containers still wait. */
+  async function hooksStep(restore: Restore, podVolumeRestores: readonly PodVolumeRestore[]): Promise<number> {
+    if (!readPendingRestoreHooks(restore.metadata.annotations).length) return 0;
+    const backup = await backups.get(restore.metadata.namespace ?? '', restore.spec.backupName ?? '');
+    const { waiting } = await advanceRestoreExecHooks({
+      kube: opts.kube,
+      restore,
+      restores,
+      podVolumeRestores,
+      store: async () => (await locations.resolve(backup?.spec.storageLocation ?? opts.config.defaultBackupLocation))?.store,
+      exec,
+      now: opts.now(),
+      limitMs: operationTimeoutMs(restore),
+      log,
+    });
+    return waiting;
+  }
+
   /** WaitingForPluginOperations*: look at the PVRs and DataDownloads; when none is left to wait for, go on to Finalizing*. */
   async function waitStep(key: ObjectKey, restore: Restore): Promise<ReconcileResult | void> {
     const state = await waitState(restore);
+    await hooksStep(restore, state.podVolumes.podVolumeRestores);
     const counts = { restoreItemOperationsAttempted: state.attempted, restoreItemOperationsCompleted: state.completed, restoreItemOperationsFailed: state.failed };
     const updated = await restores.updateStatus(key.namespace, key.name, (r) => {
       const phase = r.status?.phase ?? RestorePhase.New;
@@ -136,11 +166,11 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
     });
     if (!state.done) return { requeueAfterMs: opts.pollMs ?? POD_VOLUME_POLL_MS };
     log.info({ restore: key.name, completed: state.completed, failed: state.failed }, 'restore item operations finished');
-    if (updated && FINALIZING.has(updated.status?.phase ?? '')) await finalizeStep(key);
+    if (updated && FINALIZING.has(updated.status?.phase ?? '')) return finalizeStep(key);
   }
 
   /** Finalizing*: complete the restore's files in storage, then Completed or PartiallyFailed. */
-  async function finalizeStep(key: ObjectKey): Promise<void> {
+  async function finalizeStep(key: ObjectKey): Promise<ReconcileResult | void> {
     const restore = await restores.get(key.namespace, key.name);
     if (!restore || !FINALIZING.has(restore.status?.phase ?? '')) return;
     const backup = await backups.get(key.namespace, restore.spec.backupName ?? '');
@@ -150,6 +180,8 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
     if (!resolved) throw new Error(`storage location "${locName}" of restore ${key.name} not found; cannot finish the restore's files`);
     const { store } = resolved;
     const state = await waitState(restore);
+    // The restore ends once the exec hooks of its pods have run (Velero waits for them while finalizing).
+    if ((await hooksStep(restore, state.podVolumes.podVolumeRestores)) > 0) return { requeueAfterMs: opts.pollMs ?? POD_VOLUME_POLL_MS };
     const counts = await finalizeRestoreFiles({ kube: opts.kube, namespace: key.namespace, restore, store, state, serverLog: log });
     await restores.updateStatus(key.namespace, key.name, (r) => {
       const phase = r.status?.phase ?? RestorePhase.New;
@@ -163,6 +195,7 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
         restoreItemOperationsCompleted: state.completed,
         restoreItemOperationsFailed: state.failed,
         completionTimestamp: rfc3339(opts.now()),
+        hookStatus: r.status?.hookStatus ?? { hooksAttempted: 0, hooksFailed: 0 },
       };
     });
     log.info({ restore: key.name, errors: counts.errors, warnings: counts.warnings }, 'restore finished');
@@ -198,12 +231,15 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
       },
     });
     const waiting = WAITING.has(outcome.phase);
-    await restores.updateStatus(key.namespace, key.name, (r) => {
+    const finalizing = FINALIZING.has(outcome.phase);
+    await restores.update(key.namespace, key.name, (r) => {
       if (TERMINAL.has(r.status?.phase ?? '')) return false;
+      r.metadata.annotations = { ...(r.metadata.annotations ?? {}) };
+      writePendingRestoreHooks(r.metadata.annotations, outcome.execHooks);
       r.status = {
         ...(r.status ?? {}),
         phase: outcome.phase,
-        ...(waiting ? { restoreItemOperationsAttempted: outcome.podVolumeRestores + outcome.dataDownloads } : { completionTimestamp: rfc3339(opts.now()) }),
+        ...(waiting ? { restoreItemOperationsAttempted: outcome.podVolumeRestores + outcome.dataDownloads } : finalizing ? {} : { completionTimestamp: rfc3339(opts.now()), hookStatus: { hooksAttempted: 0, hooksFailed: 0 } }),
         warnings: outcome.warnings,
         errors: outcome.errors,
         progress: outcome.progress,
@@ -212,6 +248,10 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
       // The attempt counter only matters while the restore runs.
       if (r.metadata.annotations) delete r.metadata.annotations[ATTEMPTS_ANNOTATION];
     });
+    if (finalizing) {
+      log.info({ restore: key.name, containers: outcome.execHooks.length }, 'restore items done; waiting for the exec hooks of restored pods');
+      return { requeueAfterMs: opts.pollMs ?? POD_VOLUME_POLL_MS };
+    }
     if (waiting) {
       log.info(
         { restore: key.name, phase: outcome.phase, podVolumeRestores: outcome.podVolumeRestores, dataDownloads: outcome.dataDownloads },
@@ -223,7 +263,17 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
   }
 
   return async function reconcile(key: ObjectKey): Promise<ReconcileResult | void> {
-    const restore = await restores.get(key.namespace, key.name);
+    let restore: Restore | undefined;
+    try {
+      restore = await restores.get(key.namespace, key.name);
+    } catch (err) {
+      // A malformed spec (a hook timeout that is not a duration, an unknown onError...) fails validation, naming the field.
+      const invalid = err instanceof ValidationError ? err : (err as { cause?: unknown }).cause instanceof ValidationError ? ((err as { cause: ValidationError }).cause) : undefined;
+      if (!invalid) throw err;
+      const raw = await lenient.get(key.namespace, key.name);
+      if (raw && (raw.status?.phase ?? RestorePhase.New) === RestorePhase.New) await failValidation(key, invalid.problems.map((p) => `${p.field ? `${p.field}: ` : ''}${p.problem}`));
+      return;
+    }
     if (!restore) return;
     const next = restoreStep(restore, { running: running.has(keyString(key)) });
     switch (next.step) {
@@ -239,12 +289,18 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
         log.info({ restore: key.name }, 'found a restore InProgress that no worker is running (server restart); running it again');
         break;
       case 'start': {
-        const backup = restore.spec.backupName ? await backups.get(key.namespace, restore.spec.backupName) : undefined;
+        // A restore from a schedule restores the schedule's latest Completed backup, written into spec.backupName.
+        const fromSchedule = restore.spec.scheduleName && !restore.spec.backupName ? backupOfSchedule(await backups.list(key.namespace, selectorFor({ [Labels.ScheduleName]: labelValue(restore.spec.scheduleName) }))) : undefined;
+        if (fromSchedule && 'problem' in fromSchedule) return failValidation(key, [...restoreSpecProblems(restore), fromSchedule.problem]);
+        const backupName = restore.spec.backupName || (fromSchedule && 'backupName' in fromSchedule ? fromSchedule.backupName : '');
+        const backup = backupName ? await backups.get(key.namespace, backupName) : undefined;
         const locName = backup?.spec.storageLocation ?? opts.config.defaultBackupLocation;
         const location = backup ? await locations.get(locName) : undefined;
-        const problems = validateRestore({ restore, backup, location });
+        const problems = validateRestore({ restore, backup, location, backupName });
+        const modifiers = await loadResourceModifiers(opts.kube, restore);
+        if (modifiers.problem) problems.push(modifiers.problem);
         if (problems.length) return failValidation(key, problems);
-        const start = { now: opts.now(), defaultItemOperationTimeoutMs: opts.config.defaultItemOperationTimeoutMs };
+        const start = { backupName, now: opts.now(), defaultItemOperationTimeoutMs: opts.config.defaultItemOperationTimeoutMs };
         const started = await restores.update(key.namespace, key.name, (r) => startRestore(r, start));
         if (started?.status?.phase !== RestorePhase.InProgress) return;
         log.info({ restore: key.name, backup: backup?.metadata.name, backupPhase: backup?.status?.phase ?? BackupPhase.New }, 'restore started');

@@ -37,9 +37,13 @@ export function restoreStep(restore: Restore, o: { running: boolean }): RestoreS
   return { step: 'none' };
 }
 
-/** What starting a validated Restore writes; false (nothing) unless it is still New. */
-export function startRestore(r: Restore, o: { now: Date; defaultItemOperationTimeoutMs: number }): boolean {
+/**
+ * What starting a validated Restore writes (with the backup it restores: its own, or the schedule's latest); false
+ * (nothing) unless it is still New.
+ */
+export function startRestore(r: Restore, o: { backupName: string; now: Date; defaultItemOperationTimeoutMs: number }): boolean {
   if ((r.status?.phase ?? RestorePhase.New) !== RestorePhase.New) return false;
+  if (!r.spec.backupName) r.spec.backupName = o.backupName;
   const { validationErrors: _none, ...rest } = r.status ?? {};
   // An unset or zero timeout takes the server default, written into the spec as Velero does.
   const timeout = r.spec.itemOperationTimeout;

@@ -24,6 +24,10 @@ import type { ObjectClient } from './dynamic-client.js';
 import { parseVolumeInfos } from '../../api/volume-info.js';
 import { createRestoreLog } from './restore-log.js';
 import { runRestore, type RestoreProgress } from './restorer.js';
+import { NotRestoredVolumes } from './unrestored-volumes.js';
+import { loadResourceModifiers } from './resource-modifiers-load.js';
+import { pluginConfigReader } from './plugin-config.js';
+import type { PendingRestoreHooks } from '../hooks/restore-hooks.js';
 
 export interface ExecuteRestoreOptions {
   restore: Restore;
@@ -44,7 +48,11 @@ export interface RestoreOutcome {
     | typeof RestorePhase.PartiallyFailed
     | typeof RestorePhase.Failed
     | typeof RestorePhase.WaitingForPluginOperations
-    | typeof RestorePhase.WaitingForPluginOperationsPartiallyFailed;
+    | typeof RestorePhase.WaitingForPluginOperationsPartiallyFailed
+    | typeof RestorePhase.Finalizing
+    | typeof RestorePhase.FinalizingPartiallyFailed;
+  /** Exec hooks of restored pods still to run (the restore waits for them in Finalizing). */
+  execHooks: PendingRestoreHooks[];
   /** How many PodVolumeRestores this run started (or found from before a restart). */
   podVolumeRestores: number;
   /** How many DataDownloads this run started (or found from before a restart). */
@@ -75,7 +83,7 @@ export async function executeRestore(opts: ExecuteRestoreOptions): Promise<Resto
     return undefined;
   });
   if (!resolved) {
-    return { phase: RestorePhase.Failed, podVolumeRestores: 0, dataDownloads: 0, warnings: 0, errors: 0, progress, failureReason: `storage location "${locName}" could not be opened` };
+    return { phase: RestorePhase.Failed, podVolumeRestores: 0, dataDownloads: 0, warnings: 0, errors: 0, progress, execHooks: [], failureReason: `storage location "${locName}" could not be opened` };
   }
   const { store } = resolved;
 
@@ -83,6 +91,8 @@ export async function executeRestore(opts: ExecuteRestoreOptions): Promise<Resto
   let resourceList: Record<string, string[]> = {};
   let starter: PodVolumeRestoreStarter | undefined;
   let downloads: DataDownloadCreator | undefined;
+  const unrestored = new NotRestoredVolumes();
+  let execHooks: PendingRestoreHooks[] = [];
   try {
     log.info(`Starting restore of backup ${backupName} from location ${locName}`);
     const archive = await readBackupArchive(await store.getBackupContents(backupName));
@@ -92,6 +102,10 @@ export async function executeRestore(opts: ExecuteRestoreOptions): Promise<Resto
     }
     log.info({ formatVersion: archive.formatVersion, items: archive.items.length }, 'read the backup archive');
     const volumeInfos = parseVolumeInfos(await store.getBackupJson(backupName, 'volumeInfo'));
+    // Read again for this run (validation read them; a restart may come between).
+    const loaded = await loadResourceModifiers(opts.kube, restore);
+    if (loaded.problem) throw new Error(loaded.problem);
+    if (loaded.modifiers) log.info(`Using resource modifiers from ${loaded.modifiers.source} (${loaded.modifiers.rules.length} rules)`);
     const namespace = restore.metadata.namespace ?? '';
     // Without them pods are restored as they are, without their volume data: reported, not fatal.
     const { podVolumeBackups, source } = await loadPodVolumeBackups({ store, kube: opts.kube, namespace, backupName }).catch((err: unknown) => {
@@ -102,20 +116,19 @@ export async function executeRestore(opts: ExecuteRestoreOptions): Promise<Resto
     });
     if (podVolumeBackups.length) {
       log.info(`The backup has ${podVolumeBackups.length} pod volume backups (read from ${source === 'storage' ? 'the storage location' : 'the cluster'})`);
-      if (podVolumeRestoreAllowed(restore)) {
-        const creator = new PodVolumeRestoreCreator({
-          kube: opts.kube,
-          namespace,
-          restore,
-          log,
-          ensureRepository: async (bsl, volumeNamespace) => {
-            await ensureRepository({ kube: opts.kube, namespace, bsl, volumeNamespace, timeoutMs: opts.resourceTimeoutMs });
-          },
-        });
-        starter = new PodVolumeRestoreStarter(podVolumeBackups, creator);
-      } else {
-        log.info('Pod volume data is not restored: the restore excludes persistentvolumeclaims or persistentvolumes');
-      }
+      const podVolumeDataRestored = podVolumeRestoreAllowed(restore);
+      if (!podVolumeDataRestored) log.info('Pod volume data is not restored: the restore excludes persistentvolumeclaims or persistentvolumes');
+      const creator = new PodVolumeRestoreCreator({
+        kube: opts.kube,
+        namespace,
+        restore,
+        log,
+        ensureRepository: async (bsl, volumeNamespace) => {
+          await ensureRepository({ kube: opts.kube, namespace, bsl, volumeNamespace, timeoutMs: opts.resourceTimeoutMs });
+        },
+      });
+      // Also when no data is restored: pods are still told apart from volumes whose backup failed.
+      starter = new PodVolumeRestoreStarter(podVolumeBackups, creator, { volumes: unrestored, podVolumeDataRestored });
     }
     const moved = volumeInfos.filter((v) => v.snapshotDataMoved && v.snapshotDataMovementInfo?.snapshotHandle).length;
     if (moved && !dataMovementRestoreAllowed(restore)) log.info(`The backup moved the data of ${moved} volumes; it is not restored (restorePVs is false)`);
@@ -144,6 +157,9 @@ export async function executeRestore(opts: ExecuteRestoreOptions): Promise<Resto
       results,
       resourceTimeoutMs: opts.resourceTimeoutMs,
       podVolumeBackups,
+      notRestored: { volumes: unrestored, movedDataRestored: dataMovementRestoreAllowed(restore) },
+      ...(loaded.modifiers ? { resourceModifiers: loaded.modifiers } : {}),
+      pluginConfig: pluginConfigReader(opts.kube, namespace),
       ...(starter ? { podVolumes: starter } : {}),
       ...(downloads ? { dataDownloads: downloads } : {}),
       onProgress: async (p) => {
@@ -153,6 +169,9 @@ export async function executeRestore(opts: ExecuteRestoreOptions): Promise<Resto
     });
     progress = { totalItems: run.totalItems, itemsRestored: run.itemsRestored };
     resourceList = run.resourceList;
+    unrestored.report(results);
+    for (const v of unrestored.all) log[v.excluded ? 'warn' : 'error'](`${v.namespace}: ${v.what} was not restored: ${v.reason}`);
+    execHooks = run.execHooks;
   } catch (err) {
     failureReason = `restore failed: ${(err as Error).message}`;
     log.error(failureReason);
@@ -168,7 +187,8 @@ export async function executeRestore(opts: ExecuteRestoreOptions): Promise<Resto
       results: results.toJSON(),
       resourceList,
       itemOperations: [...podVolumeRestoreOperations(restore, started), ...dataDownloadOperations(restore, startedDownloads)],
-      volumeInfo: [],
+      // Finalizing adds the entries of the PVRs and DataDownloads, keeping these.
+      volumeInfo: unrestored.volumeInfos(),
     });
   } catch (err) {
     opts.serverLog.warn({ restore: restoreName, err: (err as Error).message }, 'could not upload the restore files');
@@ -176,15 +196,20 @@ export async function executeRestore(opts: ExecuteRestoreOptions): Promise<Resto
   }
 
   const partly = results.errorCount > 0;
+  const hooks = failureReason ? [] : execHooks;
   const phase = failureReason
     ? RestorePhase.Failed
     : started.length || startedDownloads.length
       ? partly
         ? RestorePhase.WaitingForPluginOperationsPartiallyFailed
         : RestorePhase.WaitingForPluginOperations
-      : partly
-        ? RestorePhase.PartiallyFailed
-        : RestorePhase.Completed;
+      : hooks.length
+        ? partly
+          ? RestorePhase.FinalizingPartiallyFailed
+          : RestorePhase.Finalizing
+        : partly
+          ? RestorePhase.PartiallyFailed
+          : RestorePhase.Completed;
   return {
     phase,
     podVolumeRestores: started.length,
@@ -192,6 +217,7 @@ export async function executeRestore(opts: ExecuteRestoreOptions): Promise<Resto
     warnings: results.warningCount,
     errors: results.errorCount,
     progress,
+    execHooks: hooks,
     ...(failureReason ? { failureReason } : {}),
   };
 }

@@ -21,11 +21,15 @@ import { isApiAlreadyExists, ref, type ObjectClient } from './dynamic-client.js'
 import { decideExisting } from './existing.js';
 import { labelsSelected, namespaceFilter, resourceFilter, resourceKey } from './filters.js';
 import { NamespaceMapping } from './namespace-mapping.js';
+import { applyResourceModifiers, type ResourceModifiers } from './resource-modifiers.js';
 import { NamespaceEnsurer } from './namespaces.js';
 import { isCrdResource, orderGroupResources } from './priorities.js';
 import { decidePv } from './pv-policy.js';
 import type { StoredBackupVolumeInfo } from '../../api/volume-info.js';
 import { resetMetadataAndStatus, shouldRestoreStatus, withRestoreLabels } from './sanitize.js';
+import { claimNotRestored, type NotRestoredVolumes } from './unrestored-volumes.js';
+import type { HookPod } from '../hooks/backup-hooks.js';
+import { restoreExecHooksFor, type PendingRestoreHooks } from '../hooks/restore-hooks.js';
 
 export type ItemOutcome = 'created' | 'updated' | 'skipped' | 'failed';
 
@@ -55,11 +59,19 @@ export interface RunRestoreOptions {
   podVolumes?: PodVolumeRestoreHook;
   /** Starts the data download of each claim this restore creates whose data the backup moved. */
   dataDownloads?: DataDownloadHook;
+  /** Records claims this restore creates whose data movement failed in the backup (no data comes back for them). */
+  notRestored?: { volumes: NotRestoredVolumes; movedDataRestored: boolean };
+  /** The restore's resource modifiers, applied to each item after the restore item actions. */
+  resourceModifiers?: ResourceModifiers;
+  /** Reads the configuration ConfigMap of a restore item action (./plugin-config.ts). */
+  pluginConfig?: (action: string) => Promise<Record<string, string> | undefined>;
 }
 
 export interface RunRestoreResult extends RestoreProgress {
   /** `{"<apiVersion>/<Kind>": ["ns/name(created)", ...]}`, lists sorted. */
   resourceList: Record<string, string[]>;
+  /** Exec hooks of the restored pods, by container, to run once their containers are up. */
+  execHooks: PendingRestoreHooks[];
 }
 
 type Scoped = { namespace?: string | undefined };
@@ -150,6 +162,7 @@ class RestoreRun {
   private readonly ownedItems: { ref: ReturnType<typeof ref>; ownerReferences: OwnerRef[] }[] = [];
   private progress: RestoreProgress = { totalItems: 0, itemsRestored: 0 };
   private lastProgressAt = 0;
+  private readonly execHooks: PendingRestoreHooks[] = [];
 
   constructor(private readonly opts: RunRestoreOptions) {
     this.mapping = NamespaceMapping.of(opts.restore);
@@ -196,7 +209,7 @@ class RestoreRun {
     await this.reportProgress(true);
     this.log.info(`Restored ${this.progress.itemsRestored} items out of an estimated total of ${this.progress.totalItems}`);
     const resourceList = Object.fromEntries([...this.resourceList.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, [...v].sort()]));
-    return { ...this.progress, resourceList };
+    return { ...this.progress, resourceList, execHooks: [...this.execHooks] };
   }
 
   private async reportProgress(force: boolean): Promise<void> {
@@ -272,6 +285,11 @@ class RestoreRun {
         itemFromBackup: item.object,
         volumeInfos: this.opts.volumeInfos,
         ...(this.opts.podVolumeBackups ? { podVolumeBackups: this.opts.podVolumeBackups } : {}),
+        ...(this.opts.pluginConfig ? { pluginConfig: this.opts.pluginConfig } : {}),
+        warn: (message) => {
+          this.opts.results.warn(scopeOf(target), message);
+          this.log.warn(message);
+        },
       });
       if (res.skip) {
         this.log.info(`Skipping ${item.object.kind} ${item.name}: action ${action.name}: ${res.skip.reason}`);
@@ -286,6 +304,7 @@ class RestoreRun {
     }
 
     if (item.groupResource === 'persistentvolumeclaims') await this.unbindIfReprovisioned(obj);
+    if (this.opts.resourceModifiers) obj = this.modify(obj, item);
     withRestoreLabels(obj, backupName, restoreName);
     if (target !== undefined) obj.metadata.namespace = target;
 
@@ -307,8 +326,14 @@ class RestoreRun {
       }
     }
     if (isCrdResource(item.groupResource)) await this.waitEstablished(obj);
-    if (item.groupResource === 'pods' && outcome === 'created') await this.startPodVolumeRestores(item.object, obj, created);
-    if (item.groupResource === 'persistentvolumeclaims' && outcome === 'created') await this.startDataDownload(item.object, obj, created);
+    if (item.groupResource === 'pods' && outcome === 'created') {
+      await this.startPodVolumeRestores(item.object, obj, created);
+      await this.collectExecHooks(obj, created);
+    }
+    if (item.groupResource === 'persistentvolumeclaims' && outcome === 'created') {
+      await this.startDataDownload(item.object, obj, created);
+      this.noteClaimWithoutData(item.object, obj);
+    }
     await this.rememberForOwners(item.object, obj, created, outcome);
     this.record({ apiVersion: obj.apiVersion, kind: obj.kind, namespace: target, name: obj.metadata.name }, outcome);
     return outcome;
@@ -329,6 +354,15 @@ class RestoreRun {
     }
   }
 
+  /** The exec hooks of a pod this restore created, run once its containers are up (./../hooks/restore-exec-step.ts). */
+  private async collectExecHooks(obj: UnstructuredObject, created: UnstructuredObject | undefined): Promise<void> {
+    const pod = created ?? (await this.opts.client.get(ref(obj)));
+    if (!pod) return;
+    const groups = restoreExecHooksFor(pod as unknown as HookPod, this.opts.restore.spec.hooks?.resources ?? []);
+    if (groups.length) this.log.info({ pod: `${pod.metadata.namespace ?? ''}/${pod.metadata.name}`, containers: groups.map((g) => g.container) }, 'Exec hooks will run in the restored pod once its containers are up');
+    this.execHooks.push(...groups);
+  }
+
   /**
    * A claim this restore created (now, or before a server restart) and rewrote for the data mover (it has the
    * dynamic-pv-restore selector) gets its DataDownload right away; failures to start it are restore errors.
@@ -343,6 +377,19 @@ class RestoreRun {
       this.opts.results.error({ kind: 'velero' }, message);
       this.log.error(message);
     }
+  }
+
+  private noteClaimWithoutData(fromBackup: UnstructuredObject, obj: UnstructuredObject): void {
+    const track = this.opts.notRestored;
+    if (!track) return;
+    const claim = claimNotRestored({
+      volumeInfos: this.opts.volumeInfos,
+      pvcName: fromBackup.metadata.name,
+      sourceNamespace: fromBackup.metadata.namespace ?? '',
+      targetNamespace: obj.metadata.namespace ?? '',
+      movedDataRestored: track.movedDataRestored,
+    });
+    if (claim) track.volumes.add([claim]);
   }
 
   private async rememberForOwners(fromBackup: UnstructuredObject, obj: UnstructuredObject, created: UnstructuredObject | undefined, outcome: ItemOutcome): Promise<void> {
@@ -377,6 +424,25 @@ class RestoreRun {
         this.log.warn(message);
       }
     }
+  }
+
+  /**
+   * Resource modifiers, as Velero applies them: after the item actions, on the item with its backed-up namespace
+   * (conditions name the namespaces of the backup); a rule that fails is an error of the item, which is restored
+   * without that rule's change.
+   */
+  private modify(obj: UnstructuredObject, item: ArchiveItem): UnstructuredObject {
+    const target = obj.metadata.namespace;
+    const asBackedUp = item.namespace !== undefined ? { ...obj, metadata: { ...obj.metadata, namespace: item.namespace } } : obj;
+    const out = applyResourceModifiers(this.opts.resourceModifiers as ResourceModifiers, asBackedUp, item.groupResource);
+    for (const a of out.applied) this.log.info(`Applied resource modifier ${a} to ${item.groupResource} ${item.namespace ? `${item.namespace}/` : ''}${item.name}`);
+    for (const e of out.errors) {
+      this.opts.results.error(scopeOf(target), e);
+      this.log.error(e);
+    }
+    const modified = out.object;
+    if (target !== undefined) modified.metadata.namespace = target;
+    return modified;
   }
 
   /** A claim whose volume is provisioned anew (or is nowhere to be found) is restored without `spec.volumeName`. */

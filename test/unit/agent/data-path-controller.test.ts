@@ -151,7 +151,7 @@ describe('phase transitions on this node', () => {
     await a.controller.reconcile(key('pvb-1'));
     expect(read('pvb-1')?.status?.phase).toBe('Prepared');
 
-    await a.clock.advance(5000);
+    await a.clock.settle(5000);
     await a.controller.reconcile(key('pvb-1'));
     expect(read('pvb-1')?.status).toMatchObject({ phase: 'InProgress', startTimestamp: '2026-01-01T00:00:05.000Z' });
     expect(a.hostingPods.subscribed).toEqual(['pvb-1']);
@@ -168,7 +168,7 @@ describe('phase transitions on this node', () => {
     const { fake, read } = setup(dataPath('pvb-1').finalizers(FINALIZER).build());
     const a = nodeAgent(fake, 'node-a');
     await a.controller.reconcile(key('pvb-1'));
-    await a.clock.advance(30 * 60_000);
+    await a.clock.settle(30 * 60_000);
     await a.controller.reconcile(key('pvb-1'));
     expect(read('pvb-1')?.status).toMatchObject({ phase: 'Failed', message: 'timeout on preparing PVB' });
     expect(a.did).toEqual(['expose pvb-1', 'clean up pvb-1']);
@@ -198,11 +198,11 @@ describe('cancel', () => {
     a.pods.set('pvb-1', pod('pvb-1').running().build());
     await a.controller.reconcile(key('pvb-1'));
     expect(read('pvb-1')?.status?.phase).toBe('Canceling');
-    await a.clock.advance(CANCEL_DELAY_OTHERS_MS);
+    await a.clock.settle(CANCEL_DELAY_OTHERS_MS);
     await a.controller.reconcile(key('pvb-1'));
     expect(read('pvb-1')?.status?.phase).toBe('Canceling');
     // An hour after the cancel was first seen, the data mover has had its chance: Canceled, cleaned up.
-    await a.clock.advance(CANCEL_DELAY_IN_PROGRESS_MS - CANCEL_DELAY_OTHERS_MS);
+    await a.clock.settle(CANCEL_DELAY_IN_PROGRESS_MS - CANCEL_DELAY_OTHERS_MS);
     await a.controller.reconcile(key('pvb-1'));
     expect(read('pvb-1')?.status?.phase).toBe('Canceled');
     expect(a.did).toEqual(['clean up pvb-1']);

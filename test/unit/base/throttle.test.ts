@@ -52,7 +52,7 @@ describe('throttled progress writes', () => {
 describe('throttled writes counted from the last write', () => {
   it('writes a value after a quiet spell at once, then at most once per interval, on the injected clock', async () => {
     const clock = new FakeClock();
-    const advance = (ms: number) => clock.advance(ms);
+    const advance = (ms: number) => clock.settle(ms);
     const writes: number[] = [];
     const w = throttledWriter<number>({ intervalMs: 1000, sinceLastWrite: true, clock, write: async (v) => writes.push(v) });
     w.report(1);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { V1ClusterRole, V1DaemonSet, V1Deployment, V1Role, V1Secret } from '@kubernetes/client-node';
 import { allCrds } from '../../../src/api/index.js';
-import { installManifests, redactSecrets, NODE_AGENT_CLUSTER_RULES } from '../../../src/install/manifests.js';
+import { installManifests, printableObjects, NODE_AGENT_CLUSTER_RULES } from '../../../src/install/manifests.js';
 import type { InstallOptions } from '../../../src/install/options.js';
 
 const base: InstallOptions = { namespace: 'velero', image: 'cairn/cairn:test', useNodeAgent: false, defaultVolumesToFsBackup: false };
@@ -54,6 +54,12 @@ describe('install manifests', () => {
     expect(ds.spec?.template.spec?.volumes?.find((v) => v.name === 'host-pods')?.hostPath?.path).toBe('/var/lib/kubelet/pods');
   });
 
+  it('reads pod volumes from the pods folder of the kubelet root directory it is given', () => {
+    const { objects } = installManifests({ ...withAws, kubeletRootDir: '/var/lib/k0s/kubelet' });
+    const ds = find<V1DaemonSet>(objects, 'DaemonSet');
+    expect(ds.spec?.template.spec?.volumes?.find((v) => v.name === 'host-pods')?.hostPath?.path).toBe('/var/lib/k0s/kubelet/pods');
+  });
+
   it('gives the node agent no wildcard permissions and no cluster-wide pod creation', () => {
     const { objects } = installManifests(withAws);
     const agentRole = find<V1ClusterRole>(objects, 'ClusterRole', 'cairn-node-agent');
@@ -73,12 +79,15 @@ describe('install manifests', () => {
     expect(objects.some((o) => o.kind === 'ClusterRole' && o.metadata?.name === 'cairn-server-backup-system')).toBe(true);
   });
 
-  it('redacts Secret values for printing and leaves the rest intact', () => {
+  it('leaves the credentials Secret out of printed objects unless asked, and names what it left out', () => {
     const { objects } = installManifests(withAws);
-    const printable = redactSecrets(objects);
-    const secret = find<V1Secret>(printable, 'Secret');
-    expect(secret.data).toEqual({ cloud: '<redacted>' });
-    expect(JSON.stringify(printable)).not.toContain(withAws.credentials?.toString('base64'));
-    expect(find<V1Secret>(objects, 'Secret').data?.cloud).toBe(withAws.credentials?.toString('base64'));
+    const printable = printableObjects(objects, false);
+    expect(printable.objects.some((o) => o.kind === 'Secret')).toBe(false);
+    expect(printable.objects).toHaveLength(objects.length - 1);
+    expect(printable.omitted).toEqual([`${withAws.namespace}/cloud-credentials`]);
+    expect(JSON.stringify(printable.objects)).not.toContain(withAws.credentials?.toString('base64'));
+    const all = printableObjects(objects, true);
+    expect(find<V1Secret>(all.objects, 'Secret').data?.cloud).toBe(withAws.credentials?.toString('base64'));
+    expect(all.omitted).toEqual([]);
   });
 });

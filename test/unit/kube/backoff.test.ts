@@ -35,18 +35,18 @@ describe('the informer after a failed list', () => {
       random: () => 0.5,
     });
     void watch.start();
-    await clock.advance(0);
+    await clock.settle(0);
     expect(lists).toBe(1);
-    expect(clock.pending()).toEqual([500]);
-    await clock.advance(500);
+    expect(clock.delays()).toEqual([500]);
+    await clock.settle(500);
     expect(lists).toBe(2);
-    expect(clock.pending()).toEqual([1000]);
-    await clock.advance(999);
+    expect(clock.delays()).toEqual([1000]);
+    await clock.settle(999);
     expect(lists).toBe(2);
-    await clock.advance(1);
+    await clock.settle(1);
     expect(lists).toBe(3);
     await watch.stop();
-    expect(clock.pending()).toEqual([]);
+    expect(clock.delays()).toEqual([]);
   });
 });
 
@@ -61,9 +61,9 @@ describe('retryTransient', () => {
       },
       { clock, random: () => 0.5 },
     );
-    await clock.advance(0);
-    expect(clock.pending()).toEqual([250]);
-    await clock.advance(250 + 500);
+    await clock.settle(0);
+    expect(clock.delays()).toEqual([250]);
+    await clock.settle(250 + 500);
     expect(await result).toBe('ok');
     expect(calls).toBe(3);
     await expect(retryTransient(async () => Promise.reject(Object.assign(new Error('forbidden'), { code: 403 })), { clock })).rejects.toThrow('forbidden');

@@ -115,7 +115,7 @@ describe('the operations controller against the API server', () => {
 
   it('cancels the PVBs still running at the fs-backup timeout and finalizes partially failed', async () => {
     const { ctx, reconcile, read, readPvb } = setup(waiting().build(), pvb('v1', 'Completed'), pvb('v2', 'InProgress'));
-    await ctx.clock.advance(240 * 60_000);
+    await ctx.clock.settle(240 * 60_000);
     expect(await reconcile(key)).toEqual({ requeueAfterMs: 0 });
     expect(readPvb('v2')?.spec.cancel).toBe(true);
     expect(readPvb('v1')?.spec.cancel).toBeUndefined();

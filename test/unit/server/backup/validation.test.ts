@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { newBackup, newBackupStorageLocation, type BackupSpec, type BackupStorageLocation } from '../../../../src/api/index.js';
-import { backupValidationErrors } from '../../../../src/server/backup/validation.js';
+import { backupFieldWarnings, backupValidationErrors } from '../../../../src/server/backup/validation.js';
 
 const bsl = (patch: { accessMode?: 'ReadOnly' | 'ReadWrite'; phase?: 'Available' | 'Unavailable' } = {}): BackupStorageLocation => {
   const l = newBackupStorageLocation({ namespace: 'velero', name: 'default', spec: { provider: 'aws', objectStorage: { bucket: 'b' }, ...(patch.accessMode ? { accessMode: patch.accessMode } : {}) } });
@@ -54,5 +54,19 @@ describe('backup validation', () => {
 
   it('rejects bad selector operators', () => {
     expect(errorsOf({ labelSelector: { matchExpressions: [{ key: 'a', operator: 'Near' }] } })).toEqual(['Invalid label selector: "Near" is not a valid label selector operator']);
+  });
+
+  it('accepts spec.resourcePolicy (its ConfigMap is read and checked by the controller) and spec.orderedResources', () => {
+    expect(errorsOf({ resourcePolicy: { kind: 'configmap', name: 'policies' } })).toEqual([]);
+    expect(errorsOf({ orderedResources: { pods: 'ns/a,ns/b' } })).toEqual([]);
+  });
+
+  it('warns about spec.volumeSnapshotLocations and spec.volumeGroupSnapshotLabelKey (the backup is still useful)', () => {
+    expect(errorsOf({ volumeSnapshotLocations: ['aws-ebs'], volumeGroupSnapshotLabelKey: 'velero.io/volume-group' })).toEqual([]);
+    expect(backupFieldWarnings({ volumeSnapshotLocations: ['aws-ebs'] })).toEqual([
+      'spec.volumeSnapshotLocations (aws-ebs) is not acted on: cairn has no volume snapshotter plugins, so no native volume snapshots are taken',
+    ]);
+    expect(backupFieldWarnings({ volumeGroupSnapshotLabelKey: 'velero.io/volume-group' })[0]).toContain('spec.volumeGroupSnapshotLabelKey (velero.io/volume-group) is not acted on');
+    expect(backupFieldWarnings({ includedNamespaces: ['a'] })).toEqual([]);
   });
 });

@@ -39,11 +39,20 @@ describe('which road a Restore takes', () => {
 
 describe('the phases of a Restore', () => {
   it('starts InProgress at the time given, with the default item operation timeout when it sets none or zero', () => {
-    const r = restore('r').spec({ itemOperationTimeout: '0s' }).status({ validationErrors: ['old'] }).build();
-    expect(startRestore(r, { now: new Date('2026-01-01T00:00:00Z'), defaultItemOperationTimeoutMs: 4 * 3600_000 })).toBe(true);
+    const r = restore('r').spec({ backupName: 'b1', itemOperationTimeout: '0s' }).status({ validationErrors: ['old'] }).build();
+    expect(startRestore(r, { backupName: 'b1', now: new Date('2026-01-01T00:00:00Z'), defaultItemOperationTimeoutMs: 4 * 3600_000 })).toBe(true);
     expect(r.spec.itemOperationTimeout).toBe('4h0m0s');
     expect(r.status).toEqual({ phase: 'InProgress', startTimestamp: '2026-01-01T00:00:00Z' });
-    expect(startRestore(r, { now: new Date(), defaultItemOperationTimeoutMs: 1 })).toBe(false);
+    expect(startRestore(r, { backupName: 'b1', now: new Date(), defaultItemOperationTimeoutMs: 1 })).toBe(false);
+  });
+
+  it("writes the schedule's latest backup into a restore that names only the schedule, and keeps a named backup", () => {
+    const fromSchedule = restore('r').spec({ scheduleName: 'daily' }).build();
+    expect(startRestore(fromSchedule, { backupName: 'daily-20260101000000', now: new Date(), defaultItemOperationTimeoutMs: 1 })).toBe(true);
+    expect(fromSchedule.spec.backupName).toBe('daily-20260101000000');
+    const named = restore('r').spec({ backupName: 'b1' }).build();
+    expect(startRestore(named, { backupName: 'other', now: new Date(), defaultItemOperationTimeoutMs: 1 })).toBe(true);
+    expect(named.spec.backupName).toBe('b1');
   });
 
   it.each([
