@@ -1,7 +1,7 @@
 /**
  * A small in-memory API server for controller unit tests: the custom-object calls cairn's custom client and
  * controllers make (get, list, create, replace, replace status, delete, merge patch) with resourceVersions, optimistic
- * concurrency (a replace of a stale version fails with 409), finalizers and generateName. Pods and their logs are
+ * concurrency (a replace of a stale version fails with 409), finalizers and generateName, namespaced and cluster-wide. Pods and their logs are
  * kept too, for the node agent. It records every write, so a test can say what a reconcile did.
  */
 import type { KubernetesObject, V1Pod } from '@kubernetes/client-node';
@@ -91,10 +91,15 @@ export class FakeKube {
     listNamespacedCustomObject: async (r: CustomRef & { labelSelector?: string }) => {
       const prefix = this.key(r, '');
       const items = [...this.store.entries()].filter(([k]) => k.startsWith(prefix)).map(([, o]) => structuredClone(o));
-      const wanted = (r.labelSelector ?? '').split(',').filter(Boolean).map((p) => p.split('='));
-      const selected = items.filter((o) => wanted.every(([k, v]) => o.metadata?.labels?.[k ?? ''] === v));
-      return { items: selected, metadata: { resourceVersion: String(this.lastResourceVersion) } };
+      return { items: items.filter((o) => matchesSelector(o, r.labelSelector)), metadata: { resourceVersion: String(this.lastResourceVersion) } };
     },
+    // Cluster-wide: objects of every namespace; cluster-scoped objects are kept under the namespace ''.
+    listClusterCustomObject: async (r: Omit<CustomRef, 'namespace'> & { labelSelector?: string }) => {
+      const prefix = `${r.group}/${r.plural}/`;
+      const items = [...this.store.entries()].filter(([k]) => k.startsWith(prefix)).map(([, o]) => structuredClone(o));
+      return { items: items.filter((o) => matchesSelector(o, r.labelSelector)), metadata: { resourceVersion: String(this.lastResourceVersion) } };
+    },
+    getClusterCustomObject: async (r: Omit<CustomRef, 'namespace'>) => structuredClone(this.must({ ...r, namespace: '' })),
     createNamespacedCustomObject: async (r: CustomRef & { body: object }) => {
       const body = structuredClone(r.body) as Obj;
       const name = body.metadata?.name ?? `${body.metadata?.generateName ?? ''}${(++this.generated).toString(36).padStart(5, '0')}`;
@@ -147,6 +152,12 @@ export class FakeKube {
   kube(): Kube {
     return { server: 'https://fake', custom: this.custom, core: this.core, version: this.version } as unknown as Kube;
   }
+}
+
+/** Equality-based label selectors (`k=v,k2=v2`), the only kind cairn's controllers use. */
+function matchesSelector(o: KubernetesObject, selector = ''): boolean {
+  const wanted = selector.split(',').filter(Boolean).map((p) => p.split('='));
+  return wanted.every(([k, v]) => o.metadata?.labels?.[k ?? ''] === v);
 }
 
 /** RFC 7386 JSON merge patch. */
