@@ -54,14 +54,31 @@ function prefixed(stream, out, prefix) {
   return new Promise((resolve) => lines.once('close', resolve));
 }
 
+/**
+ * Passes SIGINT/SIGTERM/SIGHUP on to a shard, so that stopping `npm test` (a CI timeout, `kill`) stops every
+ * vitest process and, through their global setups, every cluster. Returns the function that removes the relay.
+ */
+function forwardSignals(child) {
+  const relay = (signal) => {
+    if (child.exitCode === null) child.kill(signal);
+  };
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+  for (const s of signals) process.on(s, relay);
+  return () => {
+    for (const s of signals) process.removeListener(s, relay);
+  };
+}
+
 /** Runs one vitest process on the given files; resolves to its exit status and JSON report (if it wrote one). */
 async function runShard(project, label, files, extraArgs) {
   const report = join(mkdtempSync(join(tmpdir(), 'cairn-test-')), 'report.json');
   const args = ['run', '--project', project, '--passWithNoTests', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...extraArgs, ...files];
   const child = spawn('vitest', args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, FORCE_COLOR: process.env.FORCE_COLOR ?? '0' } });
+  const forget = forwardSignals(child);
   const prefix = label ? `[${label}] ` : '';
   const drained = Promise.all([prefixed(child.stdout, process.stdout, prefix), prefixed(child.stderr, process.stderr, prefix)]);
   const status = await new Promise((resolve) => child.once('close', (code, signal) => resolve(code ?? (signal ? 1 : 0))));
+  forget();
   await drained;
   const summary = existsSync(report) ? JSON.parse(readFileSync(report, 'utf8')) : undefined;
   return { label, status, summary };
@@ -88,7 +105,9 @@ function fileDurations(summary) {
  * next run's sharing out.
  */
 export async function runProject(project, shards, extraArgs) {
-  const plan = extraArgs.length > 0 || shards <= 1 ? [{ files: [], seconds: 0 }] : shareOut(listFiles(project), shards, readTimings());
+  // A reused cluster (CAIRN_TEST_CLUSTER_REUSE=1) is one cluster: its files run one at a time.
+  const single = extraArgs.length > 0 || shards <= 1 || process.env.CAIRN_TEST_CLUSTER_REUSE === '1';
+  const plan = single ? [{ files: [], seconds: 0 }] : shareOut(listFiles(project), shards, readTimings());
   if (plan.length > 1) {
     plan.forEach((bin, i) => process.stdout.write(`[${project} ${i + 1}/${plan.length}] ${bin.files.length} files, about ${Math.round(bin.seconds)} s by earlier runs\n`));
   }
