@@ -18,3 +18,11 @@ export const NODE_AGENT_HEALTH_PORT = 8086;
 export const DEFAULT_PLUGIN_DIR = '/plugins';
 /** The volume plugin images' init containers copy their binaries into, mounted at /target in them (as Velero). */
 export const PLUGINS_VOLUME = 'plugins';
+
+/** Cluster-scoped names include the namespace so two installs in different namespaces do not collide. */
+export function clusterScopedName(base: string, ns: string): string {
+  return ns === 'velero' ? base : `${base}-${ns}`;
+}
+
+/** The ClusterRole listing what restore may create (docs/rbac.md): the server keeps it current in the `all` scope. */
+export const restoreRoleName = (ns: string): string => clusterScopedName('cairn-restore', ns);

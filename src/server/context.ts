@@ -2,6 +2,7 @@
  * What every server controller receives: cluster access, the install namespace, a logger, the clock, and the
  * server's configuration (flags of `cairn server`, Velero's defaults).
  */
+import type { RestoreRoleKeeper } from './rbac/restore-role.js';
 import type { Logger } from '../base/logger.js';
 import type { Kube } from '../kube/client.js';
 import type { TimerClock } from '../base/clock.js';
@@ -67,6 +68,8 @@ export interface ServerContext {
   http?: HttpRoutes;
   /** External plugins found at start (`--plugin-dir`); absent in tests and when the server runs none. */
   plugins?: ServerPlugins;
+  /** Keeps the restore ClusterRole current (rbac/restore-role.ts); absent in tests. */
+  restoreRole?: RestoreRoleKeeper;
 }
 
 /** Something a controller start function returns. */

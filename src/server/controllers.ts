@@ -16,8 +16,11 @@ import { registerBuiltinActions } from './item-actions/builtin.js';
 import { ItemActionRegistry } from '../plugins/item-actions/registry.js';
 import { serverPluginList } from './plugins.js';
 import { startScheduleController } from './schedule/schedule-controller.js';
+import { startRestoreRoleRefresh } from './rbac/restore-role-refresh.js';
 
 export const CONTROLLERS: readonly { name: string; start: (ctx: ServerContext) => Promise<Stoppable> }[] = [
+  // First: restores need the restore ClusterRole current.
+  { name: 'restore-role', start: startRestoreRoleRefresh },
   {
     name: 'server-status-request',
     start: (ctx) => {

@@ -12,6 +12,9 @@ import type { Role } from '../kube/lifecycle.js';
 import type { ServerConfig, Stoppable } from './context.js';
 import { CONTROLLERS } from './controllers.js';
 import { ServerPlugins, type ServerPluginsOptions } from './plugins.js';
+import { apiReader } from './backup/api-reader.js';
+import { restoreRoleKeeper } from './rbac/restore-role.js';
+import { restoreRoleName } from '../api/install-names.js';
 
 export interface ServerOptions {
   kube: Kube;
@@ -39,7 +42,8 @@ export function createServer(opts: ServerOptions): Role {
       opts.logger.info({ apiServer: opts.kube.server, apiVersion, namespace: opts.namespace }, 'connected to the API server');
       // As Velero: every plugin binary is listed before any controller runs, and a broken one stops the server.
       plugins = opts.plugins ? await ServerPlugins.start({ ...opts.plugins, log: opts.logger.child({ component: 'plugins' }) }) : undefined;
-      const ctx = { kube: opts.kube, namespace: opts.namespace, logger: opts.logger, version: opts.version, config: opts.config, now: () => new Date(), http: health, ...(plugins ? { plugins } : {}) };
+      const restoreRole = restoreRoleKeeper({ kube: opts.kube, api: apiReader(opts.kube), name: restoreRoleName(opts.namespace), logger: opts.logger.child({ controller: 'restore-role' }) });
+      const ctx = { kube: opts.kube, namespace: opts.namespace, logger: opts.logger, version: opts.version, config: opts.config, now: () => new Date(), http: health, restoreRole, ...(plugins ? { plugins } : {}) };
       for (const c of CONTROLLERS) {
         running.push(await c.start({ ...ctx, logger: opts.logger.child({ controller: c.name }) }));
       }

@@ -144,6 +144,16 @@ describe('the Helm chart', () => {
         credentials: { secretContents: { cloud: creds } },
       }),
     },
+    {
+      name: 'a narrow restore scope (with one RBAC kind, so bind and escalate stay)',
+      flags: () => ['--restore-resources', 'deployments.apps,configmaps,rolebindings.rbac.authorization.k8s.io,Widgets.example.com'],
+      values: () => ({ restoreResources: ['deployments.apps', 'configmaps', 'rolebindings.rbac.authorization.k8s.io', 'Widgets.example.com'] }),
+    },
+    {
+      name: 'a narrow restore scope without RBAC kinds',
+      flags: () => ['--restore-resources', 'pods,services'],
+      values: () => ({ restoreResources: ['pods', 'services'] }),
+    },
   ];
 
   for (const c of cases) {

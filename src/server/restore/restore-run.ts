@@ -31,6 +31,7 @@ import type { RestoreOperation } from '../../api/index.js';
 import { NotRestoredVolumes } from './unrestored-volumes.js';
 import { loadResourceModifiers } from './resource-modifiers-load.js';
 import { pluginConfigReader } from './plugin-config.js';
+import type { RestoreRoleKeeper } from '../rbac/restore-role.js';
 import type { PendingRestoreHooks } from '../hooks/restore-hooks.js';
 
 export interface ExecuteRestoreOptions {
@@ -49,6 +50,8 @@ export interface ExecuteRestoreOptions {
   operationTimeoutMs?: number;
   /** How often those operations' progress is asked for. */
   operationSyncMs?: number;
+  /** Keeps the restore ClusterRole current: refreshed after a CRD is created, and when a create is forbidden. */
+  restoreRole?: RestoreRoleKeeper;
 }
 
 export interface RestoreOutcome {
@@ -198,6 +201,7 @@ async function executeRestoreIn(opts: ExecuteRestoreOptions, rlog: ReturnType<ty
       notRestored: { volumes: unrestored, movedDataRestored: dataMovementRestoreAllowed(restore) },
       ...(loaded.modifiers ? { resourceModifiers: loaded.modifiers } : {}),
       pluginConfig: pluginConfigReader(opts.kube, namespace),
+      ...(opts.restoreRole ? { restoreRole: opts.restoreRole } : {}),
       ...(starter ? { podVolumes: starter } : {}),
       ...(downloads ? { dataDownloads: downloads } : {}),
       onProgress: async (p) => {
