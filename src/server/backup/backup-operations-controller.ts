@@ -79,8 +79,11 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
   const log = ctx.logger.child({ controller: 'backup-operations' });
   const builtinActions = registerBuiltinBackupActions(new ItemActionRegistry());
 
-  /** The operations stored with the backup, or none when the location cannot be read now. */
-  const storedOperations = async (store: BackupStore, name: string): Promise<BackupOperation[]> => parseBackupOperations(await store.getBackupJson(name, 'itemOperations'));
+  /** The operations stored with the backup, or none when it has no such file. */
+  const storedOperations = async (store: BackupStore, name: string): Promise<BackupOperation[]> => {
+    const stored = await store.getBackupJson(name, 'itemOperations');
+    return stored === undefined || stored === null ? [] : parseBackupOperations(stored);
+  };
 
   /**
    * One pass over the plugin operations of a waiting backup (./plugin-operations.ts), in a plugin session of its own
