@@ -1,7 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
-// Three tiers by folder (see docs/testing.md): unit needs nothing; integration and e2e share one
-// local cluster (control plane + MinIO) that the global setup starts once per run and always stops.
+// Three tiers by folder (see docs/testing.md): unit needs nothing; integration runs on one local cluster with the
+// kubelet stand-in, e2e on one cluster of real nodes (kubelet, containerd) running cairn's image; each global setup
+// starts its cluster once per run and always stops it.
 export default defineConfig({
   test: {
     projects: [
@@ -18,8 +19,18 @@ export default defineConfig({
       {
         test: {
           name: 'cluster',
-          include: ['test/integration/**/*.test.ts', 'test/e2e/**/*.test.ts'],
+          include: ['test/integration/**/*.test.ts'],
           globalSetup: ['test/support/global-setup.ts'],
+          testTimeout: 300_000,
+          hookTimeout: 600_000,
+          fileParallelism: false,
+        },
+      },
+      {
+        test: {
+          name: 'e2e',
+          include: ['test/e2e/**/*.test.ts'],
+          globalSetup: ['test/support/global-setup-e2e.ts'],
           testTimeout: 300_000,
           hookTimeout: 600_000,
           fileParallelism: false,

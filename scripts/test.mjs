@@ -89,7 +89,8 @@ try {
     if (vitest.status !== 0 || summary.numFailedTests > 0) fail(`${project} tests failed`, vitest.status || 1);
   }
   stage('unit tests', () => tier('unit'));
-  stage('cluster tests (integration, e2e)', () => tier('cluster'));
+  stage('integration tests (kubelet stand-in)', () => tier('cluster'));
+  stage('e2e tests (real nodes, cairn\'s image)', () => tier('e2e'));
 
   console.log(`\n${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
   if (totals.skipped > 0) fail('skipped tests are not allowed');

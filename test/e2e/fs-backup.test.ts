@@ -1,11 +1,12 @@
 /**
- * File-system backup end to end through the CLI on the local cluster (2 nodes, MinIO): a pod on each node with a
+ * File-system backup end to end through the CLI on real nodes (2 kubelets on containerd, MinIO): a pod on each node with a
  * PVC and an emptyDir, opted in with `backup.velero.io/backup-volumes`, holding large random files, many small
  * ones, odd modes, a non-root owner, set mtimes and a symlink. `backup create --wait` moves the data through the
  * node-agent's data-mover pods; `backup describe --details` shows the pod volumes while the backup waits for them
  * and each volume's snapshot after; a second backup is incremental (it reuses the stored bytes and stores little new); the namespace is deleted and
- * restored, and every file's bytes, mode, owner and mtime match. Files are written and read on the nodes' host
- * paths (the local kubelet keeps them under the run directory), as an operator with node access would check them.
+ * restored, and every file's bytes, mode, owner and mtime match. Files are written and read on the nodes' disks, as
+ * an operator with node access would check them: emptyDirs under the kubelet's root directory, claims in their PV's
+ * directory (test/support/node-paths.ts).
  */
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,8 +15,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clusterInfo, kubectl } from '../support/cluster.js';
 import { cairn, type CliResult } from '../support/cli.js';
 import { fileBytes, MiB, readTree, timeMismatches, withoutTimes, writeDataset, type Tree } from '../support/volume-tree.js';
+import { podLogsDir, podVolumeDir } from '../support/node-paths.js';
 import { waitFor } from '../support/wait.js';
-import { removeStaleRestoreMountPoints } from '../support/restore-mounts.js';
 
 const NS = 'cairn-e2e-fsb';
 const APP = 'e2e-fsb-app';
@@ -81,23 +82,15 @@ async function getJson<T>(args: string[]): Promise<T> {
 describe('fs-backup end to end through the CLI', () => {
   let kubeconfig: string;
   const run = (args: string[]): Promise<CliResult> => cairn([...args, '-n', NS], { kubeconfig });
-  const nodeRoot = new Map<string, string>();
   /** The trees as written (after the change made before the second backup). */
   const expected = new Map<string, Tree>();
   const seconds: Record<string, number> = {};
   /** The data movers' own time per backup (sum of `durationMs` of their "snapshot written" lines). */
   const dataMoverMs: Record<string, number> = {};
 
-  /** The host directory of a pod volume on its node: the emptyDir directory or the bound PV's directory. */
+  /** A pod volume's directory on this machine: the emptyDir under its node's kubelet root, or the claim's PV (node-paths.ts). */
   async function volumeDir(pod: string, volume: string): Promise<string> {
-    const p = await getJson<PodJson>(['get', 'pod', pod, '-n', APP]);
-    const root = nodeRoot.get(p.spec.nodeName ?? '');
-    if (!root) throw new Error(`pod ${pod} is on no known node (${p.spec.nodeName ?? 'unscheduled'})`);
-    const claim = p.spec.volumes?.find((v) => v.name === volume)?.persistentVolumeClaim?.claimName;
-    if (!claim) return join(root, 'var/lib/kubelet/pods', p.metadata.uid, 'volumes/kubernetes.io~empty-dir', volume);
-    const pvc = await getJson<{ spec: { volumeName?: string } }>(['get', 'pvc', claim, '-n', APP]);
-    if (!pvc.spec.volumeName) throw new Error(`claim ${claim} is not bound`);
-    return join(root, 'pv', pvc.spec.volumeName);
+    return podVolumeDir(await getJson<PodJson>(['get', 'pod', pod, '-n', APP]), volume);
   }
 
   async function podsRunning(): Promise<boolean> {
@@ -109,10 +102,12 @@ describe('fs-backup end to end through the CLI', () => {
     return (await getJson<{ items: PvbJson[] }>(['get', 'podvolumebackups', '-n', NS, '-l', `velero.io/backup-name=${backup}`])).items;
   }
 
-  /** The data mover's own log lines for a PVB (the local kubelet keeps pod logs under the node root). */
+  /**
+   * The data mover's own log lines for a PVB, from its node's /var/log/pods: the data-mover pod is gone by the time
+   * the PVB is Completed, and the kubelet keeps a pod's log files a while after (container garbage collection).
+   */
   function dataMoverLog(pvb: PvbJson): string {
-    const root = nodeRoot.get(pvb.spec.node) ?? '';
-    const podsDir = join(root, 'var/log/pods');
+    const podsDir = podLogsDir(pvb.spec.node);
     if (!existsSync(podsDir)) return '';
     let text = '';
     for (const dir of readdirSync(podsDir).filter((d) => d.startsWith(`${NS}_${pvb.metadata.name}_`))) {
@@ -153,7 +148,6 @@ describe('fs-backup end to end through the CLI', () => {
   beforeAll(async () => {
     const info = clusterInfo();
     kubeconfig = info.kubeconfigPath;
-    for (const n of info.nodes) nodeRoot.set(n.name, n.rootDir);
     expect(info.nodes.length).toBeGreaterThanOrEqual(2);
     const dir = mkdtempSync(join(tmpdir(), 'cairn-e2e-fsb-'));
     const creds = join(dir, 'credentials');
@@ -167,7 +161,7 @@ describe('fs-backup end to end through the CLI', () => {
       [
         'install', '-n', NS, '--provider', 'aws', '--bucket', info.s3.bucket, '--prefix', `${PREFIX}-${Date.now()}`, '--secret-file', creds,
         '--backup-location-config', `region=${info.s3.region},s3Url=${info.s3.endpoint},s3ForcePathStyle=true`,
-        '--use-node-agent', '--image', 'ghcr.io/cairn-backup/cairn:dev', '--wait', '--timeout', '4m',
+        '--use-node-agent', '--image', info.image, '--kubelet-root-dir', info.kubeletRootDir, '--wait', '--timeout', '4m',
       ],
       { kubeconfig },
     );
@@ -272,7 +266,6 @@ describe('fs-backup end to end through the CLI', () => {
       description: `namespace ${APP} deleted`,
     });
 
-    removeStaleRestoreMountPoints();
     const r = await run(['restore', 'create', RESTORE, '--from-backup', SECOND, '--wait']);
     expect(r.exitCode, `${r.stdout}\n${r.stderr}`).toBe(0);
     expect(r.stdout).toContain('Restore completed with status: Completed.');
