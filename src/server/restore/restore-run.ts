@@ -24,6 +24,8 @@ import type { ObjectClient } from './dynamic-client.js';
 import { parseVolumeInfos } from '../../api/volume-info.js';
 import { createRestoreLog } from './restore-log.js';
 import { runRestore, type RestoreProgress } from './restorer.js';
+import { loadResourceModifiers } from './resource-modifiers-load.js';
+import { pluginConfigReader } from './plugin-config.js';
 import type { PendingRestoreHooks } from '../hooks/restore-hooks.js';
 
 export interface ExecuteRestoreOptions {
@@ -98,6 +100,10 @@ export async function executeRestore(opts: ExecuteRestoreOptions): Promise<Resto
     }
     log.info({ formatVersion: archive.formatVersion, items: archive.items.length }, 'read the backup archive');
     const volumeInfos = parseVolumeInfos(await store.getBackupJson(backupName, 'volumeInfo'));
+    // Read again for this run (validation read them; a restart may come between).
+    const loaded = await loadResourceModifiers(opts.kube, restore);
+    if (loaded.problem) throw new Error(loaded.problem);
+    if (loaded.modifiers) log.info(`Using resource modifiers from ${loaded.modifiers.source} (${loaded.modifiers.rules.length} rules)`);
     const namespace = restore.metadata.namespace ?? '';
     // Without them pods are restored as they are, without their volume data: reported, not fatal.
     const { podVolumeBackups, source } = await loadPodVolumeBackups({ store, kube: opts.kube, namespace, backupName }).catch((err: unknown) => {
@@ -150,6 +156,8 @@ export async function executeRestore(opts: ExecuteRestoreOptions): Promise<Resto
       results,
       resourceTimeoutMs: opts.resourceTimeoutMs,
       podVolumeBackups,
+      ...(loaded.modifiers ? { resourceModifiers: loaded.modifiers } : {}),
+      pluginConfig: pluginConfigReader(opts.kube, namespace),
       ...(starter ? { podVolumes: starter } : {}),
       ...(downloads ? { dataDownloads: downloads } : {}),
       onProgress: async (p) => {

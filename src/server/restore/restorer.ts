@@ -21,6 +21,7 @@ import { isApiAlreadyExists, ref, type ObjectClient } from './dynamic-client.js'
 import { decideExisting } from './existing.js';
 import { labelsSelected, namespaceFilter, resourceFilter, resourceKey } from './filters.js';
 import { NamespaceMapping } from './namespace-mapping.js';
+import { applyResourceModifiers, type ResourceModifiers } from './resource-modifiers.js';
 import { NamespaceEnsurer } from './namespaces.js';
 import { isCrdResource, orderGroupResources } from './priorities.js';
 import { decidePv } from './pv-policy.js';
@@ -57,6 +58,10 @@ export interface RunRestoreOptions {
   podVolumes?: PodVolumeRestoreHook;
   /** Starts the data download of each claim this restore creates whose data the backup moved. */
   dataDownloads?: DataDownloadHook;
+  /** The restore's resource modifiers, applied to each item after the restore item actions. */
+  resourceModifiers?: ResourceModifiers;
+  /** Reads the configuration ConfigMap of a restore item action (./plugin-config.ts). */
+  pluginConfig?: (action: string) => Promise<Record<string, string> | undefined>;
 }
 
 export interface RunRestoreResult extends RestoreProgress {
@@ -277,6 +282,7 @@ class RestoreRun {
         itemFromBackup: item.object,
         volumeInfos: this.opts.volumeInfos,
         ...(this.opts.podVolumeBackups ? { podVolumeBackups: this.opts.podVolumeBackups } : {}),
+        ...(this.opts.pluginConfig ? { pluginConfig: this.opts.pluginConfig } : {}),
         warn: (message) => {
           this.opts.results.warn(scopeOf(target), message);
           this.log.warn(message);
@@ -295,6 +301,7 @@ class RestoreRun {
     }
 
     if (item.groupResource === 'persistentvolumeclaims') await this.unbindIfReprovisioned(obj);
+    if (this.opts.resourceModifiers) obj = this.modify(obj, item);
     withRestoreLabels(obj, backupName, restoreName);
     if (target !== undefined) obj.metadata.namespace = target;
 
@@ -398,6 +405,25 @@ class RestoreRun {
         this.log.warn(message);
       }
     }
+  }
+
+  /**
+   * Resource modifiers, as Velero applies them: after the item actions, on the item with its backed-up namespace
+   * (conditions name the namespaces of the backup); a rule that fails is an error of the item, which is restored
+   * without that rule's change.
+   */
+  private modify(obj: UnstructuredObject, item: ArchiveItem): UnstructuredObject {
+    const target = obj.metadata.namespace;
+    const asBackedUp = item.namespace !== undefined ? { ...obj, metadata: { ...obj.metadata, namespace: item.namespace } } : obj;
+    const out = applyResourceModifiers(this.opts.resourceModifiers as ResourceModifiers, asBackedUp, item.groupResource);
+    for (const a of out.applied) this.log.info(`Applied resource modifier ${a} to ${item.groupResource} ${item.namespace ? `${item.namespace}/` : ''}${item.name}`);
+    for (const e of out.errors) {
+      this.opts.results.error(scopeOf(target), e);
+      this.log.error(e);
+    }
+    const modified = out.object;
+    if (target !== undefined) modified.metadata.namespace = target;
+    return modified;
   }
 
   /** A claim whose volume is provisioned anew (or is nowhere to be found) is restored without `spec.volumeName`. */
