@@ -1,6 +1,6 @@
 // The README's test command (`npm test`) and therefore CI's: toolchain set-up, build, manifest check, lint, type
-// check, then the unit and cluster tiers (docs/testing.md). Prints each stage's time as it ends and all of them at the
-// end. Fails on any failing or skipped test. Arguments after `--` go to both vitest runs (e.g. a file filter).
+// check, then the unit, integration and e2e tiers (docs/testing.md). Prints each stage's time as it ends and all of them at the
+// end. Fails on any failing or skipped test. Arguments after `--` go to every vitest run (e.g. a file filter).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -4,7 +4,8 @@
  * tear it down. When a test failed, the run directory (every component's log) is kept and its path printed. With
  * CAIRN_TEST_CLUSTER_REUSE=1 the cluster in the default run directory of its runtime is used if healthy, or started
  * there, and left running for the next run (watch mode, quick iterations): `cairn` for real nodes (what
- * `npm run cluster:up` starts), `cairn-local` for the stand-in (`npm run cluster:up -- --runtime local --name cairn-local`).
+ * `npm run cluster:up` starts), `cairn-local` for the stand-in (`npm run cluster:up -- --runtime local --name cairn-local`),
+ * or the name in CAIRN_TEST_CLUSTER_NAME.
  */
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -66,7 +67,7 @@ export async function startTestCluster(project: TestProject, opts: TestClusterOp
 }
 
 async function reuse(project: TestProject, opts: TestClusterOptions): Promise<() => Promise<void>> {
-  const name = opts.runtime === 'containerd' ? 'cairn' : 'cairn-local';
+  const name = process.env.CAIRN_TEST_CLUSTER_NAME || (opts.runtime === 'containerd' ? 'cairn' : 'cairn-local');
   const runDir = defaultRunDir(name);
   const existing = readState(runDir);
   let state: ClusterState;
