@@ -119,9 +119,15 @@ export function describeRestore(input: RestoreDescribeInput): string {
     describeDataDownloads(d, input.dataDownloads, input.details);
   }
 
+  const notRestored = input.volumeInfo?.ok ? (input.volumeInfo.value ?? []).filter((v) => v.notRestored) : [];
+  if (notRestored.length) {
+    d.line();
+    describeVolumesNotRestored(d, notRestored, c);
+  }
+
   if (input.volumeInfo?.ok) {
     d.line();
-    const csi = (input.volumeInfo.value ?? []).filter((v) => v.restoreMethod === 'CSISnapshot');
+    const csi = (input.volumeInfo.value ?? []).filter((v) => v.restoreMethod === 'CSISnapshot' && !v.notRestored);
     if (!csi.length) d.line('CSI Snapshot Restores: <none included>');
     else {
       d.line('CSI Snapshot Restores:');
@@ -178,6 +184,16 @@ export function describeRestore(input: RestoreDescribeInput): string {
     else describeResourceList(d, list.value);
   }
   return d.toString();
+}
+
+/** Volumes whose backup failed or was canceled: each one, with why its data is not back. */
+function describeVolumesNotRestored(d: Describer, volumes: readonly RestoreVolumeInfo[], c: Colours): void {
+  d.line('Volumes Not Restored:');
+  for (const v of volumes) {
+    const p = v.pvrInfo;
+    const what = p ? `${p.podNamespace}/${p.podName}: volume ${p.volumeName}` : `${v.pvcNamespace ?? ''}/${v.pvcName ?? ''}: persistent volume claim`;
+    d.line(`\t${what}:\t${c.red(`not restored: ${v.notRestored ?? ''}`)}`);
+  }
 }
 
 function describeRestoreResults(d: Describer, warnings: number, errors: number, results: Fetched<Results> | undefined): void {

@@ -24,6 +24,7 @@ import type { ObjectClient } from './dynamic-client.js';
 import { parseVolumeInfos } from '../../api/volume-info.js';
 import { createRestoreLog } from './restore-log.js';
 import { runRestore, type RestoreProgress } from './restorer.js';
+import { NotRestoredVolumes } from './unrestored-volumes.js';
 import { loadResourceModifiers } from './resource-modifiers-load.js';
 import { pluginConfigReader } from './plugin-config.js';
 import type { PendingRestoreHooks } from '../hooks/restore-hooks.js';
@@ -90,6 +91,7 @@ export async function executeRestore(opts: ExecuteRestoreOptions): Promise<Resto
   let resourceList: Record<string, string[]> = {};
   let starter: PodVolumeRestoreStarter | undefined;
   let downloads: DataDownloadCreator | undefined;
+  const unrestored = new NotRestoredVolumes();
   let execHooks: PendingRestoreHooks[] = [];
   try {
     log.info(`Starting restore of backup ${backupName} from location ${locName}`);
@@ -114,20 +116,19 @@ export async function executeRestore(opts: ExecuteRestoreOptions): Promise<Resto
     });
     if (podVolumeBackups.length) {
       log.info(`The backup has ${podVolumeBackups.length} pod volume backups (read from ${source === 'storage' ? 'the storage location' : 'the cluster'})`);
-      if (podVolumeRestoreAllowed(restore)) {
-        const creator = new PodVolumeRestoreCreator({
-          kube: opts.kube,
-          namespace,
-          restore,
-          log,
-          ensureRepository: async (bsl, volumeNamespace) => {
-            await ensureRepository({ kube: opts.kube, namespace, bsl, volumeNamespace, timeoutMs: opts.resourceTimeoutMs });
-          },
-        });
-        starter = new PodVolumeRestoreStarter(podVolumeBackups, creator);
-      } else {
-        log.info('Pod volume data is not restored: the restore excludes persistentvolumeclaims or persistentvolumes');
-      }
+      const podVolumeDataRestored = podVolumeRestoreAllowed(restore);
+      if (!podVolumeDataRestored) log.info('Pod volume data is not restored: the restore excludes persistentvolumeclaims or persistentvolumes');
+      const creator = new PodVolumeRestoreCreator({
+        kube: opts.kube,
+        namespace,
+        restore,
+        log,
+        ensureRepository: async (bsl, volumeNamespace) => {
+          await ensureRepository({ kube: opts.kube, namespace, bsl, volumeNamespace, timeoutMs: opts.resourceTimeoutMs });
+        },
+      });
+      // Also when no data is restored: pods are still told apart from volumes whose backup failed.
+      starter = new PodVolumeRestoreStarter(podVolumeBackups, creator, { volumes: unrestored, podVolumeDataRestored });
     }
     const moved = volumeInfos.filter((v) => v.snapshotDataMoved && v.snapshotDataMovementInfo?.snapshotHandle).length;
     if (moved && !dataMovementRestoreAllowed(restore)) log.info(`The backup moved the data of ${moved} volumes; it is not restored (restorePVs is false)`);
@@ -156,6 +157,7 @@ export async function executeRestore(opts: ExecuteRestoreOptions): Promise<Resto
       results,
       resourceTimeoutMs: opts.resourceTimeoutMs,
       podVolumeBackups,
+      notRestored: { volumes: unrestored, movedDataRestored: dataMovementRestoreAllowed(restore) },
       ...(loaded.modifiers ? { resourceModifiers: loaded.modifiers } : {}),
       pluginConfig: pluginConfigReader(opts.kube, namespace),
       ...(starter ? { podVolumes: starter } : {}),
@@ -167,6 +169,8 @@ export async function executeRestore(opts: ExecuteRestoreOptions): Promise<Resto
     });
     progress = { totalItems: run.totalItems, itemsRestored: run.itemsRestored };
     resourceList = run.resourceList;
+    unrestored.report(results);
+    for (const v of unrestored.all) log[v.excluded ? 'warn' : 'error'](`${v.namespace}: ${v.what} was not restored: ${v.reason}`);
     execHooks = run.execHooks;
   } catch (err) {
     failureReason = `restore failed: ${(err as Error).message}`;
@@ -183,7 +187,8 @@ export async function executeRestore(opts: ExecuteRestoreOptions): Promise<Resto
       results: results.toJSON(),
       resourceList,
       itemOperations: [...podVolumeRestoreOperations(restore, started), ...dataDownloadOperations(restore, startedDownloads)],
-      volumeInfo: [],
+      // Finalizing adds the entries of the PVRs and DataDownloads, keeping these.
+      volumeInfo: unrestored.volumeInfos(),
     });
   } catch (err) {
     opts.serverLog.warn({ restore: restoreName, err: (err as Error).message }, 'could not upload the restore files');

@@ -27,6 +27,7 @@ import { isCrdResource, orderGroupResources } from './priorities.js';
 import { decidePv } from './pv-policy.js';
 import type { StoredBackupVolumeInfo } from '../../api/volume-info.js';
 import { resetMetadataAndStatus, shouldRestoreStatus, withRestoreLabels } from './sanitize.js';
+import { claimNotRestored, type NotRestoredVolumes } from './unrestored-volumes.js';
 import type { HookPod } from '../hooks/backup-hooks.js';
 import { restoreExecHooksFor, type PendingRestoreHooks } from '../hooks/restore-hooks.js';
 
@@ -58,6 +59,8 @@ export interface RunRestoreOptions {
   podVolumes?: PodVolumeRestoreHook;
   /** Starts the data download of each claim this restore creates whose data the backup moved. */
   dataDownloads?: DataDownloadHook;
+  /** Records claims this restore creates whose data movement failed in the backup (no data comes back for them). */
+  notRestored?: { volumes: NotRestoredVolumes; movedDataRestored: boolean };
   /** The restore's resource modifiers, applied to each item after the restore item actions. */
   resourceModifiers?: ResourceModifiers;
   /** Reads the configuration ConfigMap of a restore item action (./plugin-config.ts). */
@@ -327,7 +330,10 @@ class RestoreRun {
       await this.startPodVolumeRestores(item.object, obj, created);
       await this.collectExecHooks(obj, created);
     }
-    if (item.groupResource === 'persistentvolumeclaims' && outcome === 'created') await this.startDataDownload(item.object, obj, created);
+    if (item.groupResource === 'persistentvolumeclaims' && outcome === 'created') {
+      await this.startDataDownload(item.object, obj, created);
+      this.noteClaimWithoutData(item.object, obj);
+    }
     await this.rememberForOwners(item.object, obj, created, outcome);
     this.record({ apiVersion: obj.apiVersion, kind: obj.kind, namespace: target, name: obj.metadata.name }, outcome);
     return outcome;
@@ -371,6 +377,19 @@ class RestoreRun {
       this.opts.results.error({ kind: 'velero' }, message);
       this.log.error(message);
     }
+  }
+
+  private noteClaimWithoutData(fromBackup: UnstructuredObject, obj: UnstructuredObject): void {
+    const track = this.opts.notRestored;
+    if (!track) return;
+    const claim = claimNotRestored({
+      volumeInfos: this.opts.volumeInfos,
+      pvcName: fromBackup.metadata.name,
+      sourceNamespace: fromBackup.metadata.namespace ?? '',
+      targetNamespace: obj.metadata.namespace ?? '',
+      movedDataRestored: track.movedDataRestored,
+    });
+    if (claim) track.volumes.add([claim]);
   }
 
   private async rememberForOwners(fromBackup: UnstructuredObject, obj: UnstructuredObject, created: UnstructuredObject | undefined, outcome: ItemOutcome): Promise<void> {
