@@ -301,7 +301,7 @@ describe('CSI snapshot data movement end to end through the CLI', () => {
         const phase = /^Phase:\s+(\S+)/m.exec(d.stdout)?.[1];
         if (phase) phasesSeen.add(phase);
         if (phase === 'InProgress' || phase === 'WaitingForPluginOperations') liveTexts.push(d.stdout);
-        await Promise.race([create, new Promise((r) => setTimeout(r, 200))]);
+        await Promise.race([create, new Promise((r) => setTimeout(r, 1000))]);
       }
     })();
 
