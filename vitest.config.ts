@@ -1,4 +1,10 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+
+/**
+ * End-to-end files that run on the kubelet stand-in (with the integration tier) instead of real nodes, and why:
+ * docs/test-bed.md, "Which tier runs where".
+ */
+const E2E_ON_STAND_IN: string[] = [];
 
 // Three tiers by folder (see docs/testing.md): unit needs nothing; integration runs on one local cluster with the
 // kubelet stand-in, e2e on one cluster of real nodes (kubelet, containerd) running cairn's image; each global setup
@@ -19,7 +25,7 @@ export default defineConfig({
       {
         test: {
           name: 'cluster',
-          include: ['test/integration/**/*.test.ts'],
+          include: ['test/integration/**/*.test.ts', ...E2E_ON_STAND_IN],
           globalSetup: ['test/support/global-setup.ts'],
           testTimeout: 300_000,
           hookTimeout: 600_000,
@@ -30,6 +36,7 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, ...E2E_ON_STAND_IN],
           globalSetup: ['test/support/global-setup-e2e.ts'],
           testTimeout: 300_000,
           hookTimeout: 600_000,

@@ -1,6 +1,6 @@
 /**
  * Where the tests find a node's files on this machine, as an operator with a shell on the node would: pod volumes
- * under the kubelet's root directory, pod logs under /var/log/pods, a claim's data where its storage keeps it.
+ * under the kubelet's root directory, a claim's data where its storage keeps it.
  *
  * - Real nodes (the e2e tier): each node mounts its own directories of the run directory over /var/lib, /run and
  *   /var/log (tools/local-cluster/node/node-config.ts, NODE_MOUNTS), so `/var/lib/k8s/kubelet/pods/<uid>/...` inside
@@ -60,9 +60,4 @@ export async function podVolumeDir(pod: PodRef, volume: string): Promise<string>
   if (v.persistentVolumeClaim) return claimDataPath(pod.metadata?.namespace ?? '', v.persistentVolumeClaim.claimName);
   const { kubeletRootDir } = clusterInfo();
   return nodeFile(pod.spec?.nodeName, `${kubeletRootDir}/pods/${pod.metadata?.uid ?? ''}/volumes/kubernetes.io~empty-dir/${volume}`);
-}
-
-/** The folder of a pod's container logs on its node (`/var/log/pods/<ns>_<pod>_<uid>`), on this machine. */
-export function podLogsDir(nodeName: string | undefined): string {
-  return nodeFile(nodeName, '/var/log/pods');
 }
