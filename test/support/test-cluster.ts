@@ -19,6 +19,11 @@ import { setupToolchain } from '../../tools/local-cluster/toolchain.js';
 import type { ClusterInfo } from './cluster-info.js';
 
 const NODES = 2;
+/**
+ * How long the cluster may take to start: a hang, not a slow machine (a machine shared with other test runs has
+ * taken three minutes for the API server alone; the set-up hook allows ten).
+ */
+const START_TIMEOUT_MS = 420_000;
 const log = (line: string) => process.stderr.write(`[local-cluster] ${line}\n`);
 
 /** The image the stand-in maps to this tree's code (any repository whose last segment is `cairn`). */
@@ -46,7 +51,7 @@ export async function startTestCluster(project: TestProject, opts: TestClusterOp
   const removeInterruptGuard = stopOnInterrupt(runDir);
   let info: ClusterInfo;
   try {
-    const result = await up({ runDir, name: 'test', nodes: NODES, runtime: opts.runtime, log });
+    const result = await up({ runDir, name: 'test', nodes: NODES, runtime: opts.runtime, log, timeoutMs: START_TIMEOUT_MS });
     log(`cluster up in ${result.seconds.toFixed(1)}s (${opts.runtime === 'containerd' ? 'real nodes' : 'kubelet stand-in'}); run dir ${runDir}`);
     info = await toInfo(result.state, opts);
   } catch (err) {
