@@ -327,7 +327,7 @@ function renderRun(run: BenchRun, outFile: string): string {
     '',
     renderReport(run.datasets, run.results, run.machine.cpus),
     '',
-    'Targets:',
+    'Targets (docs/benchmarks.md):',
     renderTargetChecks(targetChecks(run.results, { contended: (run.contended ?? 0) > 0 })),
     '',
     `Results: ${outFile}`,

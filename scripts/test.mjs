@@ -3,7 +3,8 @@
 // end. Fails on any failing or skipped test. Arguments after `--` go to every vitest run (e.g. a file filter).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
+import { runProject } from './test-shards.mjs';
 import { performance } from 'node:perf_hooks';
 import { join } from 'node:path';
 
@@ -17,6 +18,19 @@ function stage(title, fn) {
   const start = performance.now();
   try {
     return fn();
+  } finally {
+    const ms = performance.now() - start;
+    times.push([title, ms]);
+    process.stdout.write(`== ${title}: ${seconds(ms)}\n`);
+  }
+}
+
+/** stage() for work that awaits. */
+async function stageAsync(title, fn) {
+  process.stdout.write(`\n== ${title}\n`);
+  const start = performance.now();
+  try {
+    return await fn();
   } finally {
     const ms = performance.now() - start;
     times.push([title, ms]);
@@ -89,8 +103,25 @@ try {
     if (vitest.status !== 0 || summary.numFailedTests > 0) fail(`${project} tests failed`, vitest.status || 1);
   }
   stage('unit tests', () => tier('unit'));
-  stage('integration tests (kubelet stand-in)', () => tier('cluster'));
-  stage('e2e tests (real nodes, cairn\'s image)', () => tier('e2e'));
+  // The cluster tiers side by side (scripts/test-shards.mjs): they mostly wait on controllers, pods and the object
+  // store, so two cores run several clusters at once. The integration tier (and the e2e files still on the stand-in)
+  // is shared out over stand-in clusters, the e2e tier runs on one cluster of real nodes beside them. CAIRN_TEST_SHARDS
+  // counts every cluster; 1 runs one tier after the other, one file at a time.
+  const shards = Number(process.env.CAIRN_TEST_SHARDS ?? Math.max(2, Math.min(4, availableParallelism() + 1)));
+  const standIn = Math.max(1, shards - 1);
+  await stageAsync(`cluster tests (integration on ${standIn} stand-in cluster${standIn > 1 ? 's' : ''}, e2e on real nodes${shards > 1 ? ', side by side' : ''})`, async () => {
+    const timed = async (project, n) => {
+      const started = performance.now();
+      const result = await runProject(project, n, extra, { label: project });
+      process.stdout.write(`== ${project} tier: ${seconds(performance.now() - started)}\n`);
+      return result;
+    };
+    const results = shards > 1 ? await Promise.all([timed('cluster', standIn), timed('e2e', 1)]) : [await timed('cluster', 1), await timed('e2e', 1)];
+    for (const result of results) for (const key of ['passed', 'failed', 'skipped', 'total']) totals[key] += result[key];
+    const missing = results.flatMap((r) => r.missing);
+    if (missing.length > 0) fail(`vitest wrote no report for: ${missing.join(', ')}`);
+    if (!results.every((r) => r.ok)) fail('cluster tests failed');
+  });
 
   console.log(`\n${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
   if (totals.skipped > 0) fail('skipped tests are not allowed');
