@@ -1,17 +1,14 @@
 /**
- * `npm run demo`: the whole main job on a fresh machine. Builds cairn's image, starts the local cluster (real control
- * plane, two real nodes: kubelet, containerd, runc, CNI; MinIO; a registry) and pushes the image there, installs
- * cairn from it, deploys a sample application with data on a volume (backed up by file-system backup through the
- * node agent), backs it up, deletes it, restores it and shows that everything came back, data included. The cluster
- * is stopped at the end unless --keep is given.
+ * `npm run demo`: the whole main job on a fresh machine. Starts the local cluster (real control plane, local
+ * kubelets, MinIO), installs cairn, deploys a sample application with data on a volume (backed up by file-system
+ * backup through the node agent), backs it up, deletes it, restores it and shows that everything came back, data
+ * included. The cluster is stopped at the end unless --keep is given.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ensureImageArchive, pushCairnImage } from '../tools/image/test-bed-image.js';
 import { down, up } from '../tools/local-cluster/cluster.js';
-import { KUBELET_ROOT_DIR } from '../tools/local-cluster/node/node-config.js';
 import { cacheRoot } from '../tools/local-cluster/paths.js';
 import { setupToolchain } from '../tools/local-cluster/toolchain.js';
 
@@ -74,18 +71,14 @@ spec:
 async function main(): Promise<void> {
   const started = Date.now();
   step('Toolchain (built once, cached under ~/.cache/cairn)');
-  await setupToolchain(log, { nodes: true });
+  await setupToolchain(log);
 
-  step("cairn's image (npm run image: buildah, layers cached) and the local cluster: etcd, kube-apiserver, controller-manager, scheduler, 2 nodes (kubelet + containerd), MinIO, a registry");
-  // The image builds while the cluster starts; it is pushed into the cluster's registry once both are done.
-  const imageStarted = Date.now();
-  const building = ensureImageArchive(log);
-  building.catch(() => undefined);
+  step('Local cluster: etcd, kube-apiserver, controller-manager, scheduler, 2 local kubelets, MinIO');
   // The run directory's parent does not exist on a fresh machine until something makes it.
   mkdirSync(join(cacheRoot(), 'run'), { recursive: true });
   const runDir = mkdtempSync(join(cacheRoot(), 'run', 'demo-'));
-  const { state, seconds } = await up({ runDir, name: 'demo', nodes: 2, runtime: 'containerd', log });
-  log(`cluster ready in ${seconds.toFixed(1)} s; logs in ${runDir}/logs`);
+  const { state, seconds } = await up({ runDir, name: 'demo', nodes: 2, log });
+  log(`ready in ${seconds.toFixed(1)} s; logs in ${runDir}/logs`);
   const kubeconfig = state.kubeconfigPath;
   const kubectl = (args: string[], input?: string) =>
     execFileSync(state.binaries.kubectl, ['--kubeconfig', kubeconfig, ...args], { encoding: 'utf8', ...(input ? { input } : {}) });
@@ -103,16 +96,12 @@ async function main(): Promise<void> {
   };
 
   try {
-    const image = await pushCairnImage({ registryUrl: state.registry.url, log });
-    log(`image ${image.reference}: built in ${image.buildSeconds.toFixed(1)} s, pushed in ${image.pushSeconds.toFixed(1)} s ` +
-      `(${((Date.now() - imageStarted) / 1000).toFixed(1)} s from the start of the build)`);
-
-    step('Install cairn (server + node agent) from that image, with MinIO as the backup storage location');
+    step('Install cairn (server + node agent) with MinIO as the backup storage location');
     const creds = join(mkdtempSync(join(tmpdir(), 'cairn-demo-')), 'credentials');
     writeFileSync(creds, `[default]\naws_access_key_id = ${state.s3.accessKeyId}\naws_secret_access_key = ${state.s3.secretAccessKey}\n`, { mode: 0o600 });
     cairn(['install', '--provider', 'aws', '--bucket', state.s3.bucket, '--secret-file', creds,
       '--backup-location-config', `region=${state.s3.region},s3Url=${state.s3.endpoint},s3ForcePathStyle=true`,
-      '--use-node-agent', '--image', image.reference, '--kubelet-root-dir', KUBELET_ROOT_DIR, '--wait']);
+      '--use-node-agent', '--image', 'ghcr.io/cairn-backup/cairn:dev', '--wait']);
     cairn(['backup-location', 'get']);
 
     step(`Deploy a sample application in namespace ${APP}`);

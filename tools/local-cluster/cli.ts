@@ -2,12 +2,12 @@
  * The local test cluster's command line (npm run cluster:up / cluster:down / cluster:status):
  *   setup [--csi] [--runtime R] [--all]
  *                                  build and cache the binaries (first run only; scripts/test.mjs calls it);
- *                                  --csi also the CSI sidecars and snapshot controller; containerd (for real
- *                                  nodes) unless --runtime local; --all all of these and the tools single tests
- *                                  build on first use (helm)
- *   up [--nodes N] [--runtime containerd|local] [--run-dir D] [--name NAME] [--bucket B] [--csi] [--json]
- *                                  real nodes by default (kubelet, containerd, runc, CNI; see
- *                                  node/real-nodes.ts; root only); --runtime local: the kubelet stand-in
+ *                                  --csi also the CSI sidecars and snapshot controller; --runtime containerd
+ *                                  also containerd (for real nodes); --all all of these and the tools single
+ *                                  tests build on first use (helm)
+ *   up [--nodes N] [--runtime local|containerd] [--run-dir D] [--name NAME] [--bucket B] [--csi] [--json]
+ *                                  --runtime containerd: real nodes (kubelet, containerd, runc, CNI; see
+ *                                  node/real-nodes.ts) instead of the kubelet stand-in
  *                                  --csi: also the CSI snapshot stack (tools/local-cluster/csi/), on a new or a
  *                                  running cluster
  *   push <oci-archive|oci-layout-dir> <repository:tag> [--run-dir D] [--name NAME]
@@ -27,7 +27,7 @@ import { setupToolchain } from './toolchain.js';
 
 const log = (line: string) => process.stderr.write(`[local-cluster] ${line}\n`);
 
-const USAGE = `usage: cli.ts setup [--csi] [--runtime R] [--all] | up [--nodes N] [--runtime containerd|local] [--run-dir DIR] [--name NAME]
+const USAGE = `usage: cli.ts setup [--csi] [--runtime R] [--all] | up [--nodes N] [--runtime local|containerd] [--run-dir DIR] [--name NAME]
          [--bucket B] [--csi] [--json]
        | down [--run-dir DIR] [--name NAME] [--keep] | status [--run-dir DIR] [--name NAME] [--json]
        | push <oci-archive|oci-layout-dir> <repository:tag> [--run-dir DIR] [--name NAME]`;
@@ -43,8 +43,7 @@ async function main(argv: string[]): Promise<number> {
     args: rest,
     allowPositionals: true,
     options: {
-      // Real nodes unless asked otherwise: what users run cairn on (docs/test-bed.md).
-      runtime: { type: 'string', default: 'containerd' },
+      runtime: { type: 'string', default: 'local' },
       nodes: { type: 'string', default: '2' },
       'run-dir': { type: 'string' },
       name: { type: 'string', default: 'cairn' },
