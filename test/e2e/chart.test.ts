@@ -19,15 +19,7 @@ import { waitFor } from '../support/wait.js';
 
 const execFileAsync = promisify(execFile);
 const CHART = 'charts/cairn';
-/** The image values for rendering (any name does); the release installs clusterInfo().image. */
 const IMAGE = { repository: 'ghcr.io/cairn-backup/cairn', tag: 'dev' };
-
-/** `image.repository` and `image.tag` of a full reference (`host:port/repo:tag`). */
-function imageValues(reference: string): { repository: string; tag: string } {
-  const at = reference.lastIndexOf(':');
-  if (at < reference.lastIndexOf('/')) return { repository: reference, tag: 'latest' };
-  return { repository: reference.slice(0, at), tag: reference.slice(at + 1) };
-}
 
 let helmPath: string;
 let kubeconfig: string;
@@ -187,13 +179,12 @@ describe('the Helm chart', () => {
     const ns = 'cairn-helm';
     const app = 'helm-app';
     const values = valuesFile('release', {
-      image: { ...imageValues(info.image), pullPolicy: 'IfNotPresent' },
+      image: { ...IMAGE, pullPolicy: 'IfNotPresent' },
       configuration: {
         backupStorageLocation: [{ name: 'default', provider: 'aws', bucket: info.s3.bucket, prefix: 'helm-e2e', default: true, config: { region: info.s3.region, s3Url: info.s3.endpoint, s3ForcePathStyle: 'true' } }],
       },
       credentials: { secretContents: { cloud: `[default]\naws_access_key_id = ${info.s3.accessKeyId}\naws_secret_access_key = ${info.s3.secretAccessKey}\n` } },
       deployNodeAgent: true,
-      nodeAgent: { podVolumePath: `${info.kubeletRootDir}/pods` },
       schedules: { nightly: { schedule: '0 3 * * *', skipImmediately: true, template: { ttl: '240h', includedNamespaces: [app] } }, off: { disabled: true, schedule: '@daily' } },
     });
     const install = await helm(['install', 'cairn', CHART, '-n', ns, '--create-namespace', '-f', values, '--wait', '--timeout', '5m']);

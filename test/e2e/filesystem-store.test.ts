@@ -108,7 +108,7 @@ describe('backup and restore through the filesystem storage provider', () => {
     const install = await cairn(
       [
         'install', '-n', NS, '--provider', 'filesystem', '--bucket', BUCKET, '--backup-location-config', `root=${root}`,
-        '--image', info.image, '--wait', '--timeout', '4m',
+        '--image', 'ghcr.io/cairn-backup/cairn:dev', '--wait', '--timeout', '4m',
       ],
       { kubeconfig },
     );
