@@ -5,7 +5,7 @@
  * namespaces, restore (the restored pods are adopted by their restored owners, not replaced); a restore with
  * namespace mappings next to the still-present source; deleting a backup leaves an earlier one restorable; a
  * canceled pod volume backup, an empty volume and a crash-looping pod.
- * One install for the whole file; data is written and read on the nodes' disks (test/support/node-paths.ts).
+ * One install for the whole file; data is written and read on the nodes' host paths.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -17,7 +17,6 @@ import type { Kube } from '../../src/kube/client.js';
 import { cleanUp, installCairn, kube as newKube, volumeDirOnNode } from '../integration/node-agent-support.js';
 import { cairn, type CliResult } from '../support/cli.js';
 import { clusterInfo, kubectl } from '../support/cluster.js';
-import { claimDataPath } from '../support/node-paths.js';
 import { waitFor } from '../support/wait.js';
 
 const RUN = Date.now().toString(36).slice(-5);
@@ -332,7 +331,9 @@ describe('fs-backup with workloads as operators run them', () => {
     await kubectl(['delete', 'pods', '--all', '-n', DB, '--wait=false']);
     await waitFor(async () => (await podsOf(DB)).length === 0, { timeoutMs: 120_000, intervalMs: 1000, description: 'db pods gone' });
     // The claims and their volumes stay; the data in them changes after the backup.
-    const dir = await claimDataPath(DB, 'data-db-0');
+    const pvName = (await getJson<{ spec: { volumeName: string } }>(['get', 'pvc', 'data-db-0', '-n', DB])).spec.volumeName;
+    const dir = clusterInfo().nodes.map((n) => join(n.rootDir, 'pv', pvName)).find((d) => existsSync(d)) ?? '';
+    expect(dir, `directory of volume ${pvName}`).not.toBe('');
     writeFileSync(join(dir, 'rows.txt'), 'corrupted after the backup\n');
 
     const r = await run(['restore', 'create', 'db-1-rollback', '--from-backup', 'db-1', '--include-namespaces', DB, '--wait']);
