@@ -61,7 +61,7 @@ stringData: { token: not-a-real-secret }
 apiVersion: v1
 kind: Secret
 metadata: { name: grouped-secret, namespace: ${APP} }
-stringData: { x: y }
+stringData: { x: "y" }
 `;
 
 interface Described {
