@@ -18,6 +18,7 @@ import {
   parseBackupStorageLocation,
   type BackupRepository,
   type BackupStorageLocation,
+  statusTime,
 } from '../api/index.js';
 import { customClient } from '../kube/custom.js';
 import { eventRecorder } from '../kube/events.js';
@@ -83,7 +84,7 @@ export function backupRepositoryReconciler(ctx: ServerContext, options: Reposito
       if (readiness.message) status.message = readiness.message;
       else delete status.message;
       // As Velero: a repository counts as maintained when first connected, so the first run is one period later.
-      if (readiness.phase === 'Ready' && !status.lastMaintenanceTime) status.lastMaintenanceTime = ctx.now().toISOString();
+      if (readiness.phase === 'Ready' && !status.lastMaintenanceTime) status.lastMaintenanceTime = statusTime(ctx.now());
       o.status = status;
     });
     if (written && (before.status?.phase !== readiness.phase || (before.status?.message ?? '') !== readiness.message)) {
@@ -101,7 +102,7 @@ export function backupRepositoryReconciler(ctx: ServerContext, options: Reposito
     const due = Math.max(maintenanceDueInMs(repo, ctx.now()), retryIn);
     if (due > 0) return { requeueAfterMs: Math.min(due, RECHECK_MS) };
 
-    const started = ctx.now().toISOString();
+    const started = statusTime(ctx.now());
     let outcome: Parameters<typeof describeMaintenance>[0];
     try {
       const { password } = await ensureRepositoryPassword({ kube: ctx.kube, namespace: ctx.namespace });
@@ -119,7 +120,7 @@ export function backupRepositoryReconciler(ctx: ServerContext, options: Reposito
       if (options.signal?.aborted) return {};
       outcome = { error };
     }
-    const completed = ctx.now().toISOString();
+    const completed = statusTime(ctx.now());
     const ok = 'result' in outcome;
     const message = describeMaintenance(outcome);
     if (ok) lastFailedMaintenance.delete(key.name);

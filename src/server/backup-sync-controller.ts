@@ -25,6 +25,7 @@ import {
   type ObjectMeta,
   type PodVolumeBackup,
   type Schedule,
+  statusTime,
 } from '../api/index.js';
 import { customClient } from '../kube/custom.js';
 import { startController, type ObjectKey, type ReconcileResult } from '../kube/controller.js';
@@ -244,7 +245,7 @@ export function backupSyncReconciler(ctx: ServerContext, resolver = new Location
 
     await syncLocation({ ctx, location, store: await resolver.open(location) });
     await locations.updateStatus(key.namespace, key.name, (o) => {
-      o.status = { ...(o.status ?? {}), lastSyncedTime: ctx.now().toISOString() };
+      o.status = { ...(o.status ?? {}), lastSyncedTime: statusTime(ctx.now()) };
     });
     return { requeueAfterMs: every };
   };

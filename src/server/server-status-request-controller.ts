@@ -7,6 +7,7 @@ import {
   ServerStatusRequestPhase,
   parseServerStatusRequest,
   type ServerStatusRequest,
+  statusTime,
 } from '../api/index.js';
 import type { ServerContext } from './context.js';
 import { customClient } from '../kube/custom.js';
@@ -26,7 +27,7 @@ export function serverStatusRequestReconciler(opts: ServerStatusRequestControlle
     if (phase === ServerStatusRequestPhase.New) {
       await client.updateStatus(key.namespace, key.name, (o) => {
         if (o.status?.phase === ServerStatusRequestPhase.Processed) return false;
-        o.status = { phase: ServerStatusRequestPhase.Processed, processedTimestamp: now().toISOString(), serverVersion: opts.version, plugins: [] };
+        o.status = { phase: ServerStatusRequestPhase.Processed, processedTimestamp: statusTime(now()), serverVersion: opts.version, plugins: [] };
       });
       return { requeueAfterMs: PROCESSED_TTL_MS };
     }

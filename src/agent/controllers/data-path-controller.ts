@@ -18,6 +18,7 @@
 import type { CoreV1Event, KubernetesObject, V1Pod } from '@kubernetes/client-node';
 import { Labels, LabelValues } from '../../api/constants.js';
 import { DataPathPhase, DataPathTerminalPhases } from '../../api/schema.js';
+import { statusTime } from '../../api/time.js';
 import type { Logger } from '../../cli/logger.js';
 import { call, retryTransient, type Kube } from '../../kube/client.js';
 import { startController, type ObjectKey, type ReconcileResult, type RunningController } from '../../kube/controller.js';
@@ -165,7 +166,7 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
   /** Claims a New CR for this node: a write conditioned on the resourceVersion that was read. */
   async function claim(obj: T): Promise<T | undefined> {
     const body = structuredClone(obj);
-    const stamp = now().toISOString();
+    const stamp = statusTime(now());
     body.status = { ...(body.status ?? {}), phase: DataPathPhase.Accepted, acceptedTimestamp: stamp };
     body.metadata = { ...body.metadata, labels: { ...(body.metadata?.labels ?? {}), [Labels.ExposeOnGoing]: LabelValues.True } };
     spec.onAccepted?.(body, ctx.nodeName);
@@ -189,7 +190,7 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
     await retryTransient(() =>
       update(name, (o) => {
         if (isTerminal(o)) return false;
-        const stamp = now().toISOString();
+        const stamp = statusTime(now());
         o.status = { ...(o.status ?? {}), phase, completionTimestamp: stamp };
         if (!o.status.startTimestamp && phase !== DataPathPhase.Completed) o.status.startTimestamp = stamp;
         if (o.metadata?.labels) delete o.metadata.labels[Labels.ExposeOnGoing];
@@ -464,7 +465,7 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
     startWatch(obj, pod);
     const written = await update(name, (o) => {
       if (phaseOf(o) !== DataPathPhase.Prepared) return false;
-      o.status = { ...(o.status ?? {}), phase: DataPathPhase.InProgress, startTimestamp: now().toISOString() };
+      o.status = { ...(o.status ?? {}), phase: DataPathPhase.InProgress, startTimestamp: statusTime(now()) };
       if (o.metadata?.labels) delete o.metadata.labels[Labels.ExposeOnGoing];
     });
     if (written && phaseOf(written) === DataPathPhase.InProgress) log.info({ [spec.short]: name }, `${spec.short} in progress`);

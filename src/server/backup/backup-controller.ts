@@ -27,6 +27,7 @@ import {
   parseBackup,
   parseDuration,
   type Backup,
+  statusTime,
 } from '../../api/index.js';
 import { customClient, type CustomClient } from '../../kube/custom.js';
 import { startController, type ObjectKey, type ReconcileResult } from '../../kube/controller.js';
@@ -147,8 +148,8 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
         phase: BackupPhase.InProgress,
         version: 1,
         formatVersion: FORMAT_VERSION,
-        startTimestamp: now.toISOString(),
-        expiration: new Date(now.getTime() + ttlMs).toISOString(),
+        startTimestamp: statusTime(now),
+        expiration: statusTime(new Date(now.getTime() + ttlMs)),
         validationErrors: null,
       };
     });
@@ -272,7 +273,7 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
           warnings: outcome.warnings,
           errors: outcome.errors,
           progress: outcome.progress,
-          completionTimestamp: opts.now().toISOString(),
+          completionTimestamp: statusTime(opts.now()),
           // Backup hooks are not run yet; Velero always reports the counts.
           hookStatus: b.status?.hookStatus ?? { hooksAttempted: 0, hooksFailed: 0 },
         };
@@ -302,7 +303,7 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
 
   async function markFailed(key: ObjectKey, reason: string, cancelMessage: (phase: string) => string = backupFailedCancelMessage): Promise<void> {
     const failed = await lenient.updateStatus(key.namespace, key.name, (b) => {
-      b.status = { ...b.status, phase: BackupPhase.Failed, failureReason: reason, completionTimestamp: opts.now().toISOString() };
+      b.status = { ...b.status, phase: BackupPhase.Failed, failureReason: reason, completionTimestamp: statusTime(opts.now()) };
       if (b.metadata?.annotations) delete b.metadata.annotations[ATTEMPTS_ANNOTATION];
       if (b.metadata?.annotations) delete b.metadata.annotations[UPLOADING_ANNOTATION];
       releaseClaim(b.metadata?.annotations);

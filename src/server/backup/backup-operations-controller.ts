@@ -22,6 +22,7 @@ import {
   type Backup,
   type DataUpload,
   type PodVolumeBackup,
+  statusTime,
 } from '../../api/index.js';
 import { customClient } from '../../kube/custom.js';
 import { startController, type ObjectKey, type ReconcileResult } from '../../kube/controller.js';
@@ -169,7 +170,7 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
       // Velero: a backup whose location is gone cannot be finalized and ends PartiallyFailed.
       await backups.updateStatus(key.namespace, name, (b) => {
         if (!ownedByOperations(b)) return false;
-        b.status = { ...b.status, phase: BackupPhase.PartiallyFailed, completionTimestamp: now.toISOString(), failureReason: `backup storage location ${locationName} no longer exists` };
+        b.status = { ...b.status, phase: BackupPhase.PartiallyFailed, completionTimestamp: statusTime(now), failureReason: `backup storage location ${locationName} no longer exists` };
       });
       log.warn({ backup: name, location: locationName }, 'backup storage location is gone; backup ends PartiallyFailed');
       return;
@@ -234,7 +235,7 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
       b.status = {
         ...b.status,
         phase: partially ? BackupPhase.PartiallyFailed : BackupPhase.Completed,
-        completionTimestamp: now.toISOString(),
+        completionTimestamp: statusTime(now),
         errors: count(results.errors),
         warnings: count(results.warnings ?? {}),
         backupItemOperationsAttempted: Math.max(attempted, b.status?.backupItemOperationsAttempted ?? 0),

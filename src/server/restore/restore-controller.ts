@@ -20,6 +20,7 @@ import {
   parseRestore,
   type Backup,
   type Restore,
+  statusTime,
 } from '../../api/index.js';
 import { customClient, type CustomClient } from '../../kube/custom.js';
 import { keyString, startController, type ObjectKey, type ReconcileResult } from '../../kube/controller.js';
@@ -29,7 +30,7 @@ import type { ServerContext, Stoppable } from '../context.js';
 import { LocationResolver } from '../storage/locations.js';
 import { DynamicClient } from './dynamic-client.js';
 import { finalizeRestoreFiles, waitForOperations } from './restore-finalize.js';
-import { executeRestore, rfc3339 } from './restore-run.js';
+import { executeRestore } from './restore-run.js';
 import { validateRestore } from './validate.js';
 
 /** Annotation counting how many times a server started this restore (restart safety). */
@@ -69,7 +70,7 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
   async function markFailed(key: ObjectKey, reason: string): Promise<void> {
     await restores.updateStatus(key.namespace, key.name, (r) => {
       if (TERMINAL.has(r.status?.phase ?? '')) return false;
-      r.status = { ...(r.status ?? {}), phase: RestorePhase.Failed, failureReason: reason, completionTimestamp: rfc3339(opts.now()) };
+      r.status = { ...(r.status ?? {}), phase: RestorePhase.Failed, failureReason: reason, completionTimestamp: statusTime(opts.now()) };
     });
   }
 
@@ -163,7 +164,7 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
         restoreItemOperationsAttempted: state.attempted,
         restoreItemOperationsCompleted: state.completed,
         restoreItemOperationsFailed: state.failed,
-        completionTimestamp: rfc3339(opts.now()),
+        completionTimestamp: statusTime(opts.now()),
       };
     });
     log.info({ restore: key.name, errors: counts.errors, warnings: counts.warnings }, 'restore finished');
@@ -204,7 +205,7 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
       r.status = {
         ...(r.status ?? {}),
         phase: outcome.phase,
-        ...(waiting ? { restoreItemOperationsAttempted: outcome.podVolumeRestores + outcome.dataDownloads } : { completionTimestamp: rfc3339(opts.now()) }),
+        ...(waiting ? { restoreItemOperationsAttempted: outcome.podVolumeRestores + outcome.dataDownloads } : { completionTimestamp: statusTime(opts.now()) }),
         warnings: outcome.warnings,
         errors: outcome.errors,
         progress: outcome.progress,
@@ -244,7 +245,7 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
         // An unset or zero timeout takes the server default, written into the spec as Velero does.
         const timeout = r.spec.itemOperationTimeout;
         if (!timeout || parseDuration(timeout) === 0) r.spec.itemOperationTimeout = formatDuration(opts.config.defaultItemOperationTimeoutMs);
-        r.status = { ...rest, phase: RestorePhase.InProgress, startTimestamp: rfc3339(opts.now()) };
+        r.status = { ...rest, phase: RestorePhase.InProgress, startTimestamp: statusTime(opts.now()) };
       });
       if (started?.status?.phase !== RestorePhase.InProgress) return;
       log.info({ restore: key.name, backup: backup?.metadata.name, backupPhase: backup?.status?.phase ?? BackupPhase.New }, 'restore started');

@@ -55,11 +55,6 @@ export interface RestoreOutcome {
   failureReason?: string;
 }
 
-/** RFC 3339 with seconds, as Kubernetes writes timestamps. */
-export function rfc3339(d: Date): string {
-  return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
-
 export async function executeRestore(opts: ExecuteRestoreOptions): Promise<RestoreOutcome> {
   const { restore, backup } = opts;
   const restoreName = restore.metadata.name ?? '';
