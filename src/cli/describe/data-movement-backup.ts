@@ -44,15 +44,17 @@ export function describeCsiSnapshots(d: Describer, views: readonly CsiSnapshotVi
   }
   d.line('\tCSI Snapshots:');
   for (const { info: v, dataUpload } of views) {
-    d.line(`\t\t${v.pvcNamespace ? `${v.pvcNamespace}/` : ''}${v.pvcName ?? ''}:`);
+    d.line(`\t\t${v.pvcNamespace ?? ''}/${v.pvcName ?? ''}:`);
     if (v.preserveLocalSnapshot) {
       if (!details) d.line('\t\t\tSnapshot: included, specify --details for more information');
       else {
         d.line('\t\t\tSnapshot:');
+        if (!v.snapshotDataMoved && v.csiSnapshotInfo?.operationID) d.line(`\t\t\t\tOperation ID: ${v.csiSnapshotInfo.operationID}`);
         d.line(`\t\t\t\tSnapshot Content Name: ${v.csiSnapshotInfo?.vscName ?? ''}`);
         d.line(`\t\t\t\tStorage Snapshot ID: ${v.csiSnapshotInfo?.snapshotHandle ?? ''}`);
         d.line(`\t\t\t\tSnapshot Size (bytes): ${v.csiSnapshotInfo?.size ?? 0}`);
         d.line(`\t\t\t\tCSI Driver: ${v.csiSnapshotInfo?.driver ?? ''}`);
+        d.line(`\t\t\t\tResult: ${v.result ?? ''}`);
       }
     }
     if (!v.snapshotDataMoved) continue;
