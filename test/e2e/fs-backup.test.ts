@@ -11,6 +11,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, writeFil
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseLogrusLine } from '../../src/api/index.js';
 import { clusterInfo, kubectl } from '../support/cluster.js';
 import { cairn, type CliResult } from '../support/cli.js';
 import { fileBytes, MiB, readTree, timeMismatches, withoutTimes, writeDataset, type Tree } from '../support/volume-tree.js';
@@ -262,6 +263,18 @@ describe('fs-backup end to end through the CLI', () => {
     }
     const brief = await run(['backup', 'describe', FIRST]);
     expect(brief.stdout).toContain('  Pod Volume Backups - kopia (specify --details for more information):\n    Completed:  4\n');
+
+    // The backup's log is logrus text, as Velero writes it: every line parses, names the backup, and nothing failed.
+    const logs = await run(['backup', 'logs', FIRST]);
+    expect(logs.exitCode, logs.stderr).toBe(0);
+    const lines = logs.stdout.trimEnd().split('\n');
+    const parsed = lines.map((l) => ({ line: l, entry: parseLogrusLine(l) }));
+    expect(parsed.filter((p) => !p.entry).map((p) => p.line)).toEqual([]);
+    const entries = parsed.flatMap((p) => (p.entry ? [p.entry] : []));
+    expect(entries.every((e) => e.fields.backup === `${NS}/${FIRST}` && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/.test(e.time))).toBe(true);
+    expect(entries.filter((e) => e.level === 'error')).toEqual([]);
+    const created = entries.filter((e) => e.level === 'info' && e.msg === 'Created PodVolumeBackup').map((e) => `${e.fields.pod}/${e.fields.volume}`);
+    expect(created.sort()).toEqual(PODS.flatMap((p) => VOLUMES.map((v) => `${APP}/${p}/${v}`)));
   }, 300_000);
 
   it('a second backup is incremental: it reuses the stored data and stores under 1 MiB new per volume', async () => {

@@ -59,7 +59,7 @@ export async function executeRestore(opts: ExecuteRestoreOptions): Promise<Resto
   const { restore, backup } = opts;
   const restoreName = restore.metadata.name ?? '';
   const backupName = backup.metadata.name ?? '';
-  const rlog = createRestoreLog({ restore: restoreName, server: opts.serverLog });
+  const rlog = createRestoreLog({ restore: `${restore.metadata.namespace ?? ''}/${restoreName}`, server: opts.serverLog });
   const log = rlog.logger;
   const results = new ResultsCollector();
   let progress: RestoreProgress = { totalItems: 0, itemsRestored: 0 };
