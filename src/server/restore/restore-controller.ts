@@ -21,6 +21,7 @@ import {
   type Backup,
   type Restore,
   statusTime,
+  type HookStatus,
 } from '../../api/index.js';
 import { customClient, type CustomClient } from '../../kube/custom.js';
 import { keyString, startController, type ObjectKey, type ReconcileResult } from '../../kube/controller.js';
@@ -42,6 +43,17 @@ const WAITING: ReadonlySet<string> = new Set([RestorePhase.WaitingForPluginOpera
 const FINALIZING: ReadonlySet<string> = new Set([RestorePhase.Finalizing, RestorePhase.FinalizingPartiallyFailed]);
 /** How often a restore waiting for pod volume restores looks at them again. */
 export const POD_VOLUME_POLL_MS = 2000;
+
+/**
+ * The hook counts a finished restore carries, as Velero's finalizer always sets them (whatever ran hooks wrote
+ * before; zero counts are left out, as Go's omitempty does, so a restore without hooks has `hookStatus: {}` and
+ * `restore describe` prints `HooksAttempted: 0` / `HooksFailed: 0`).
+ */
+export function finishedHookStatus(current: HookStatus | null | undefined): HookStatus {
+  const attempted = current?.hooksAttempted ?? 0;
+  const failed = current?.hooksFailed ?? 0;
+  return { ...(attempted ? { hooksAttempted: attempted } : {}), ...(failed ? { hooksFailed: failed } : {}) };
+}
 
 export interface RestoreControllerOptions extends ServerContext {
   registry?: ItemActionRegistry;
@@ -165,6 +177,7 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
         restoreItemOperationsCompleted: state.completed,
         restoreItemOperationsFailed: state.failed,
         completionTimestamp: statusTime(opts.now()),
+        hookStatus: finishedHookStatus(r.status?.hookStatus),
       };
     });
     log.info({ restore: key.name, errors: counts.errors, warnings: counts.warnings }, 'restore finished');
@@ -205,7 +218,9 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
       r.status = {
         ...(r.status ?? {}),
         phase: outcome.phase,
-        ...(waiting ? { restoreItemOperationsAttempted: outcome.podVolumeRestores + outcome.dataDownloads } : { completionTimestamp: statusTime(opts.now()) }),
+        ...(waiting
+          ? { restoreItemOperationsAttempted: outcome.podVolumeRestores + outcome.dataDownloads }
+          : { completionTimestamp: statusTime(opts.now()), hookStatus: finishedHookStatus(r.status?.hookStatus) }),
         warnings: outcome.warnings,
         errors: outcome.errors,
         progress: outcome.progress,
