@@ -1,6 +1,7 @@
 /**
  * Answers ServerStatusRequests (`cairn version` asks the server for its version this way, as Velero does):
- * New → Processed with the server version, and removes processed requests after a minute so they do not pile up.
+ * New → Processed with the server version and its plugins (built-in actions and object stores, with Velero's plugin
+ * kinds, so `velero plugin get` lists them), and removes processed requests after a minute so they do not pile up.
  */
 import {
   Kinds,
@@ -12,14 +13,20 @@ import {
 import type { ServerContext } from './context.js';
 import { customClient } from '../kube/custom.js';
 import { startController, type ObjectKey, type ReconcileResult, type RunningController } from '../kube/controller.js';
+import { installedPlugins } from '../plugins/installed.js';
 
 export const PROCESSED_TTL_MS = 60_000;
 
-export type ServerStatusRequestControllerOptions = Pick<ServerContext, 'kube' | 'namespace' | 'logger' | 'version'> & { now?: () => Date };
+export type ServerStatusRequestControllerOptions = Pick<ServerContext, 'kube' | 'namespace' | 'logger' | 'version'> & {
+  now?: () => Date;
+  /** What the server runs (default: the built-in actions and stores). */
+  plugins?: () => { name: string; kind: string }[];
+};
 
 export function serverStatusRequestReconciler(opts: ServerStatusRequestControllerOptions) {
   const client = customClient<ServerStatusRequest>(opts.kube, Kinds.ServerStatusRequest, parseServerStatusRequest);
   const now = opts.now ?? (() => new Date());
+  const plugins = opts.plugins ?? (() => installedPlugins());
   return async function reconcile(key: ObjectKey): Promise<ReconcileResult | void> {
     const ssr = await client.get(key.namespace, key.name);
     if (!ssr) return;
@@ -27,7 +34,7 @@ export function serverStatusRequestReconciler(opts: ServerStatusRequestControlle
     if (phase === ServerStatusRequestPhase.New) {
       await client.updateStatus(key.namespace, key.name, (o) => {
         if (o.status?.phase === ServerStatusRequestPhase.Processed) return false;
-        o.status = { phase: ServerStatusRequestPhase.Processed, processedTimestamp: statusTime(now()), serverVersion: opts.version, plugins: [] };
+        o.status = { phase: ServerStatusRequestPhase.Processed, processedTimestamp: statusTime(now()), serverVersion: opts.version, plugins: plugins() };
       });
       return { requeueAfterMs: PROCESSED_TTL_MS };
     }

@@ -34,6 +34,14 @@ export class ItemActionRegistry {
     return this.restore.filter((a) => applies(a.appliesTo(), groupResource, namespace));
   }
 
+  /** Every registered action with the Velero plugin kind it is listed as. */
+  get listed(): { name: string; kind: string }[] {
+    return [
+      ...this.backup.map((a) => ({ name: a.name, kind: a.pluginKind ?? 'BackupItemAction' })),
+      ...this.restore.map((a) => ({ name: a.name, kind: a.pluginKind ?? 'RestoreItemAction' })),
+    ];
+  }
+
   get names(): { backup: string[]; restore: string[] } {
     return { backup: this.backup.map((a) => a.name), restore: this.restore.map((a) => a.name) };
   }

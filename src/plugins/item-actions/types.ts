@@ -50,6 +50,8 @@ export interface BackupItemResult {
 
 export interface BackupItemAction {
   readonly name: string;
+  /** Velero's plugin kind this action is listed as (`velero plugin get`); BackupItemAction unless it says V2. */
+  readonly pluginKind?: 'BackupItemAction' | 'BackupItemActionV2';
   appliesTo(): ResourceSelector;
   execute(item: UnstructuredObject, ctx: BackupItemContext): Promise<BackupItemResult>;
 }
@@ -77,6 +79,8 @@ export interface RestoreItemResult {
 
 export interface RestoreItemAction {
   readonly name: string;
+  /** Velero's plugin kind this action is listed as (`velero plugin get`); RestoreItemAction unless it says V2. */
+  readonly pluginKind?: 'RestoreItemAction' | 'RestoreItemActionV2';
   appliesTo(): ResourceSelector;
   execute(item: UnstructuredObject, ctx: RestoreItemContext): Promise<RestoreItemResult>;
 }

@@ -9,6 +9,7 @@ import type { RestoreItemAction } from '../types.js';
 
 export const pvcDataMoverRestoreAction: RestoreItemAction = {
   name: 'velero.io/csi-pvc-restorer',
+  pluginKind: 'RestoreItemActionV2',
   appliesTo: () => ({ includedResources: ['persistentvolumeclaims'] }),
   async execute(item, ctx) {
     if (!dataMovementRestoreAllowed(ctx.restore)) return { item };

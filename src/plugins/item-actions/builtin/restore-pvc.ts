@@ -21,7 +21,7 @@ export function cleanPvc(item: UnstructuredObject): UnstructuredObject {
 }
 
 export const pvcRestoreAction: RestoreItemAction = {
-  name: 'velero.io/persistentvolumeclaim',
+  name: 'velero.io/pvc',
   appliesTo: () => ({ includedResources: ['persistentvolumeclaims'] }),
   execute: async (item) => ({ item: cleanPvc(item) }),
 };

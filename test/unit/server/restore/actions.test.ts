@@ -22,11 +22,11 @@ describe('built-in restore item actions', () => {
       'velero.io/pod',
       'velero.io/pod-volume-restore',
       'velero.io/service',
-      'velero.io/persistentvolumeclaim',
+      'velero.io/pvc',
       'velero.io/csi-pvc-restorer',
-      'velero.io/persistentvolume-claimref',
+      'cairn.io/pv-claim-ref',
       'velero.io/service-account',
-      'velero.io/service-account-token-secret',
+      'velero.io/secret',
       'velero.io/job',
     ]);
     expect(registry.restoreActionsFor('configmaps')).toEqual([]);
