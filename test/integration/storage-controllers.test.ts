@@ -39,6 +39,9 @@ import { deleteRequestFor, startGcController } from '../../src/server/gc-control
 import { startDeleteBackupRequestController } from '../../src/server/delete-backup-request-controller.js';
 import { startDownloadRequestController } from '../../src/server/download-request-controller.js';
 import { fetchDownload, type ServerTransport } from '../../src/server/download/client.js';
+import { Repository } from '../../src/datapath/repository.js';
+import { backup as backupDirectory } from '../../src/datapath/uploader.js';
+import { openRepositoryStore } from '../../src/server/repository/store.js';
 import { cairn } from '../support/cli.js';
 import { clusterInfo, kubeConfig, kubectl, s3Client } from '../support/cluster.js';
 import { waitFor } from '../support/wait.js';
@@ -244,6 +247,56 @@ describe('backup sync', () => {
 
     await deletePrefix(`${base}/hand-made/`);
     await waitFor(async () => (await backups.get(NS, 'hand-made')) === undefined, { timeoutMs: 30_000, description: 'orphaned Backup hand-made deleted' });
+  });
+});
+
+describe('backup sync of a backup whose files vanished', () => {
+  it('forgets its pod-volume snapshots in the repository before removing the Backup; other backups keep theirs', async () => {
+    const { locations, backups, pvbs } = clients();
+    const password = `repo-pw-${RUN}`;
+    await kubectl(['apply', '-f', '-'], {
+      input: JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'velero-repo-credentials', namespace: NS }, stringData: { 'repository-password': password } }),
+    });
+    const loc = await locations.create(location('forget', { syncPeriod: '1s' }));
+    const repository = await Repository.init({ store: await openRepositoryStore({ location: loc, volumeNamespace: 'app', kube }), password, kdf: { N: 1024, r: 8, p: 1 } });
+    const snapshotOf = async (content: string) => {
+      const dir = mkdtempSync(join(tmpdir(), 'cairn-forget-'));
+      tempDirs.push(dir);
+      writeFileSync(join(dir, 'f.txt'), content);
+      return (await backupDirectory({ source: dir, repository })).snapshotId;
+    };
+    const goneSnapshot = await snapshotOf(`gone ${RUN}`);
+    const keptSnapshot = await snapshotOf(`kept ${RUN}`);
+
+    const finished = { phase: 'Completed' as const, completionTimestamp: '2025-01-01T00:00:00Z', expiration: '2099-01-01T00:00:00Z' };
+    const withPvb = async (name: string, snapshotID: string) => {
+      const backup = await backups.create({ ...newBackup({ namespace: NS, name, spec: { storageLocation: 'forget' } }), status: finished });
+      await putObject(`${PREFIX}/forget/backups/${name}/velero-backup.json`, JSON.stringify(backup, null, 2));
+      const pvb = {
+        apiVersion: 'velero.io/v1',
+        kind: 'PodVolumeBackup',
+        metadata: { name: `${name}-x1`, namespace: NS, labels: { 'velero.io/backup-name': name, 'velero.io/backup-uid': backup.metadata.uid ?? '' } },
+        spec: { backupStorageLocation: 'forget', node: 'n1', pod: { kind: 'Pod', namespace: 'app', name: 'web-0' }, repoIdentifier: '', volume: 'data', uploaderType: 'kopia' },
+      };
+      await pvbs.create(pvb as PodVolumeBackup);
+      await pvbs.updateStatus(NS, pvb.metadata.name, (p) => {
+        p.status = { phase: 'Completed', snapshotID };
+      });
+    };
+    await withPvb(`forget-gone-${RUN}`, goneSnapshot);
+    await withPvb(`forget-kept-${RUN}`, keptSnapshot);
+
+    // Velero (or anyone) deletes one backup's files from the bucket.
+    await deletePrefix(`${PREFIX}/forget/backups/forget-gone-${RUN}/`);
+    await waitFor(async () => (await backups.get(NS, `forget-gone-${RUN}`)) === undefined, { timeoutMs: 45_000, description: 'orphaned Backup deleted by the sync' });
+
+    const reopened = await Repository.open({ store: await openRepositoryStore({ location: loc, volumeNamespace: 'app', kube }), password });
+    const ids = (await reopened.listSnapshots()).map((s) => s.id);
+    expect(ids).toContain(keptSnapshot);
+    expect(ids).not.toContain(goneSnapshot);
+    expect(await pvbs.get(NS, `forget-gone-${RUN}-x1`)).toBeUndefined();
+    expect((await pvbs.get(NS, `forget-kept-${RUN}-x1`))?.status?.snapshotID).toBe(keptSnapshot);
+    expect(await backups.get(NS, `forget-kept-${RUN}`)).toBeDefined();
   });
 });
 

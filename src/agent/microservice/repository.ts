@@ -35,21 +35,25 @@ export async function openRepositoryForVolume(opts: OpenRepositoryForVolumeOptio
   const locations = customClient<BackupStorageLocation>(opts.kube, Kinds.BackupStorageLocation, parseBackupStorageLocation);
   const location = await locations.get(opts.namespace, opts.bslName);
   if (!location) throw new VolumeRepositoryError(`backup storage location "${opts.bslName}" not found in namespace ${opts.namespace}`);
-  const password = await repositoryPassword(opts.kube, opts.namespace);
   // The same store the BackupRepository controller initialised (src/server/repository/store.ts).
   const store = withUploadRate(await openRepositoryStore({ location, volumeNamespace: opts.volumeNamespace, kube: opts.kube }), opts.uploadBytesPerSecond);
+  // Whether a repository is there is a fact of the storage: it is told before the password is looked for.
+  if (!(await store.head('config'))) throw noRepository(opts, store.description);
+  const password = await repositoryPassword(opts.kube, opts.namespace);
   try {
     const repository = await Repository.open({ store, password });
     return { repository, location: store.description };
   } catch (err) {
-    if (err instanceof RepositoryNotFoundError) {
-      throw new VolumeRepositoryError(
-        `no repository for volume namespace "${opts.volumeNamespace}" at ${store.description} (location "${opts.bslName}"); its BackupRepository must be Ready first`,
-        { cause: err },
-      );
-    }
+    if (err instanceof RepositoryNotFoundError) throw noRepository(opts, store.description, err);
     throw err;
   }
+}
+
+function noRepository(opts: OpenRepositoryForVolumeOptions, where: string, cause?: Error): VolumeRepositoryError {
+  return new VolumeRepositoryError(
+    `no repository for volume namespace "${opts.volumeNamespace}" at ${where} (location "${opts.bslName}"); its BackupRepository must be Ready first`,
+    ...(cause ? [{ cause }] : []),
+  );
 }
 
 async function repositoryPassword(kube: Kube, namespace: string): Promise<string> {
