@@ -1,6 +1,8 @@
-// Lint rules that catch real defects: floating promises, unused code, focused or skipped tests.
+// Lint rules that catch real defects (floating promises, unused code, focused or skipped tests) and hold the
+// layer order of src/ (eslint.layers.js).
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { layerRules } from './eslint.layers.js';
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'bin/**', '**/*.d.ts'] },
@@ -9,7 +11,8 @@ export default tseslint.config(
   {
     files: ['**/*.ts'],
     languageOptions: {
-      parserOptions: { project: './tsconfig.check.json', tsconfigRootDir: import.meta.dirname },
+      // The project service finds tsconfig.json (the whole repository as one project) as the editor's TypeScript does.
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
@@ -24,6 +27,7 @@ export default tseslint.config(
       ],
     },
   },
+  ...layerRules(),
   {
     files: ['**/*.js', '**/*.mjs'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },

@@ -9,7 +9,10 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
-          testTimeout: 20_000,
+          // Limits that catch a hang, not a slow machine: the data-path tests take seconds alone and several times
+          // that on two cores shared with other work.
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
         },
       },
       {

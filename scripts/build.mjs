@@ -8,7 +8,7 @@ const run = (cmd, args) => execFileSync(cmd, args, { stdio: 'inherit' });
 const next = `dist.next-${process.pid}`;
 const old = `dist.old-${process.pid}`;
 try {
-  run('tsc', ['-p', 'tsconfig.json', '--outDir', next]);
+  run('tsc', ['-p', 'tsconfig.build.json', '--outDir', next]);
   try {
     renameSync('dist', old);
   } catch {

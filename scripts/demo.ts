@@ -5,7 +5,7 @@
  * included. The cluster is stopped at the end unless --keep is given.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { down, up } from '../tools/local-cluster/cluster.js';
@@ -74,6 +74,8 @@ async function main(): Promise<void> {
   await setupToolchain(log);
 
   step('Local cluster: etcd, kube-apiserver, controller-manager, scheduler, 2 local kubelets, MinIO');
+  // The run directory's parent does not exist on a fresh machine until something makes it.
+  mkdirSync(join(cacheRoot(), 'run'), { recursive: true });
   const runDir = mkdtempSync(join(cacheRoot(), 'run', 'demo-'));
   const { state, seconds } = await up({ runDir, name: 'demo', nodes: 2, log });
   log(`ready in ${seconds.toFixed(1)} s; logs in ${runDir}/logs`);

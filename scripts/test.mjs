@@ -1,52 +1,99 @@
-// The README's test command (`npm test`) and therefore CI's: toolchain set-up, build, manifest check, lint,
-// type check, then every test tier. Fails on any failing or skipped test.
+// The README's test command (`npm test`) and therefore CI's: toolchain set-up, build, manifest check, lint, type
+// check, then the unit and cluster tiers (docs/testing.md). Prints each stage's time as it ends and all of them at the
+// end. Fails on any failing or skipped test. Arguments after `--` go to both vitest runs (e.g. a file filter).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { performance } from 'node:perf_hooks';
 import { join } from 'node:path';
 
-const step = (title) => process.stdout.write(`\n== ${title}\n`);
 const run = (cmd, args, opts = {}) => execFileSync(cmd, args, { stdio: 'inherit', ...opts });
+const times = [];
+const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;
+
+/** Runs one stage, printing its title before and its time after. */
+function stage(title, fn) {
+  process.stdout.write(`\n== ${title}\n`);
+  const start = performance.now();
+  try {
+    return fn();
+  } finally {
+    const ms = performance.now() - start;
+    times.push([title, ms]);
+    process.stdout.write(`== ${title}: ${seconds(ms)}\n`);
+  }
+}
+
+function printTimes() {
+  const width = Math.max(...times.map(([t]) => t.length));
+  process.stdout.write('\nstage times:\n');
+  for (const [title, ms] of times) process.stdout.write(`  ${title.padEnd(width)}  ${seconds(ms).padStart(8)}\n`);
+  const total = times.reduce((n, [, ms]) => n + ms, 0);
+  process.stdout.write(`  ${'total'.padEnd(width)}  ${seconds(total).padStart(8)}\n`);
+}
+
+/** Stops the run: the stage under way still gets its time, then all times print and the process exits. */
+class Failure extends Error {
+  constructor(message, code = 1) {
+    super(message);
+    this.code = code;
+  }
+}
+function fail(message, code = 1) {
+  throw new Failure(message, code);
+}
 
 if (!process.versions.node.startsWith('24.')) {
   console.error(`npm scripts must run on the bundled Node.js 24 (got ${process.versions.node}); run 'npm ci' first`);
   process.exit(1);
 }
 
-step('local cluster toolchain (built once, cached under ~/.cache/cairn)');
-// --csi: the CSI test bed's binaries build alongside the others on a cold machine (cached afterwards).
-run('node', ['--import', 'tsx', 'tools/local-cluster/cli.ts', 'setup', '--csi']);
-
-step('build');
-run('npm', ['run', '--silent', 'build']);
-const manifestDiff = spawnSync('git', ['diff', '--exit-code', '--stat', '--', 'oclif.manifest.json'], { stdio: 'inherit' });
-if (manifestDiff.status !== 0) {
-  console.error('oclif.manifest.json is stale: run `npm run build` and commit it');
-  if (process.env.CI) process.exit(1);
-}
-
-step('lint and type check');
-run('npm', ['run', '--silent', 'lint']);
-
-step('tests');
-const report = join(mkdtempSync(join(tmpdir(), 'cairn-test-')), 'report.json');
-const extra = process.argv.slice(2);
-const vitest = spawnSync('vitest', ['run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...extra], { stdio: 'inherit' });
-let summary;
 try {
-  summary = JSON.parse(readFileSync(report, 'utf8'));
-} catch {
-  console.error('vitest wrote no report');
-  process.exit(vitest.status || 1);
+  // --csi: the CSI test bed's binaries build alongside the others on a cold machine (cached afterwards).
+  stage('toolchain (built once, cached under ~/.cache/cairn)', () => run('node', ['--import', 'tsx', 'tools/local-cluster/cli.ts', 'setup', '--csi']));
+
+  stage('build', () => {
+    run('npm', ['run', '--silent', 'build']);
+    const manifestDiff = spawnSync('git', ['diff', '--exit-code', '--stat', '--', 'oclif.manifest.json'], { stdio: 'inherit' });
+    if (manifestDiff.status !== 0) {
+      console.error('oclif.manifest.json is stale: run `npm run build` and commit it');
+      if (process.env.CI) fail();
+    }
+  });
+
+  // `npm run lint` is these two stages; they run apart here so that each one's time shows.
+  stage('lint (eslint)', () => run('eslint', ['.']));
+  stage('type check (tsc)', () => run('tsc', ['-p', 'tsconfig.json']));
+
+  const extra = process.argv.slice(2);
+  const totals = { passed: 0, failed: 0, skipped: 0, total: 0 };
+  /** One vitest project; adds its counts to the totals and fails the run when vitest does. */
+  function tier(project) {
+    const report = join(mkdtempSync(join(tmpdir(), 'cairn-test-')), 'report.json');
+    const args = ['run', '--project', project, '--passWithNoTests', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...extra];
+    const vitest = spawnSync('vitest', args, { stdio: 'inherit' });
+    let summary;
+    try {
+      summary = JSON.parse(readFileSync(report, 'utf8'));
+    } catch {
+      fail(`vitest wrote no report for the ${project} tests`, vitest.status || 1);
+    }
+    totals.passed += summary.numPassedTests;
+    totals.failed += summary.numFailedTests;
+    totals.skipped += (summary.numPendingTests ?? 0) + (summary.numTodoTests ?? 0);
+    totals.total += summary.numTotalTests;
+    if (vitest.status !== 0 || summary.numFailedTests > 0) fail(`${project} tests failed`, vitest.status || 1);
+  }
+  stage('unit tests', () => tier('unit'));
+  stage('cluster tests (integration, e2e)', () => tier('cluster'));
+
+  console.log(`\n${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
+  if (totals.skipped > 0) fail('skipped tests are not allowed');
+  if (totals.total === 0) fail('no test ran');
+} catch (err) {
+  if (!(err instanceof Failure) && !err?.status) throw err;
+  if (err.message && err instanceof Failure) console.error(err.message);
+  printTimes();
+  process.exit(err instanceof Failure ? err.code : err.status);
 }
-const skipped = (summary.numPendingTests ?? 0) + (summary.numTodoTests ?? 0);
-console.log(`${summary.numPassedTests} passed, ${summary.numFailedTests} failed, ${skipped} skipped`);
-if (vitest.status !== 0 || summary.numFailedTests > 0) process.exit(vitest.status || 1);
-if (skipped > 0) {
-  console.error('skipped tests are not allowed');
-  process.exit(1);
-}
-if (summary.numTotalTests === 0) {
-  console.error('no test ran');
-  process.exit(1);
-}
+printTimes();

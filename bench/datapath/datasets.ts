@@ -146,8 +146,7 @@ export function mixedDataset(corpus: Buffer): Dataset {
 }
 
 /** (a) 2 GiB of large files: 16 x 128 MiB, the first 8 random, the other 8 compressible text. */
-export function largeDataset(corpus: Buffer, fileSize = 128 * MiB): Dataset {
-  const count = 16;
+export function largeDataset(corpus: Buffer, fileSize = 128 * MiB, count = 16): Dataset {
   const path = (i: number): string => `large/file${pad(i, 2)}.${i <= count / 2 ? 'bin' : 'txt'}`;
   const file = (i: number): GeneratedFile => ({
     relPath: path(i),

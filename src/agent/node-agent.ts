@@ -19,14 +19,14 @@ import {
   type PodVolumeBackup,
   type PodVolumeRestore,
 } from '../api/index.js';
-import type { Logger } from '../cli/logger.js';
+import type { Logger } from '../base/logger.js';
 import { call, type Kube } from '../kube/client.js';
 import { waitForApiServer } from '../kube/connect-retry.js';
 import { requireResources } from '../kube/crd-presence.js';
 import { allKindDefinitions } from '../api/kinds.js';
 import { customClient } from '../kube/custom.js';
-import { startHealthServer, type HealthServer } from '../server/health.js';
-import type { Role } from '../server/lifecycle.js';
+import { startHealthServer, type HealthServer } from '../kube/health.js';
+import type { Role } from '../kube/lifecycle.js';
 import { concurrencyForNode, parseNodeAgentConfig, prepareQueueLength, type NodeAgentConfig } from './config.js';
 import { createDataDownloadController } from './controllers/data-download.js';
 import { isTerminal, phaseOf, type DataPathController, type DataPathControllerContext, type DataPathObject } from './controllers/data-path-controller.js';

@@ -7,7 +7,7 @@
 import { Kind, type Static, type TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
-import { CairnError } from '../cli/errors.js';
+import { CairnError } from '../base/errors.js';
 import { Kinds, type KindName, type ObjectOf } from './kinds.js';
 import { Formats } from './schema.js';
 

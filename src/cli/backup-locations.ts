@@ -12,7 +12,7 @@ import {
   type BackupStorageLocation,
   type BackupStorageLocationAccessMode,
 } from '../api/index.js';
-import { UsageError, NotFoundError } from './errors.js';
+import { UsageError, NotFoundError } from '../base/errors.js';
 import { formatAge, type Column } from './output.js';
 import { customClient, type CustomClient } from '../kube/custom.js';
 import type { Kube } from '../kube/client.js';

@@ -25,15 +25,15 @@ import {
   type DownloadTargetKind,
   type PodVolumeBackup,
 } from '../api/index.js';
-import { NotFoundError, UsageError, oneLine } from './errors.js';
-import type { Logger } from './logger.js';
+import { NotFoundError, UsageError, oneLine } from '../base/errors.js';
+import type { Logger } from '../base/logger.js';
 import { fetchDownload } from '../server/download/client.js';
 import { type Column } from './output.js';
 import { formatLabelSelector, parseLabelSelector, parseOrSelectors, type LabelSelectorObject } from './label-selector.js';
 import { customClient, type CustomClient } from '../kube/custom.js';
 import { isTransient, type Kube } from '../kube/client.js';
-import type { Results } from '../server/results.js';
-import type { BackupVolumeInfo } from '../server/volume-info.js';
+import type { Results } from '../api/results.js';
+import type { BackupVolumeInfo } from '../api/volume-info.js';
 
 export function backupClient(kube: Kube): CustomClient<Backup> {
   return customClient<Backup>(kube, Kinds.Backup, parseBackup);

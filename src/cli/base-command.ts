@@ -1,11 +1,11 @@
 /**
  * The base of every cairn command: the shared flags, the logger, and one catch() that turns any error into
- * one clear line on stderr and a documented exit code (src/cli/errors.ts). No stack traces for users;
+ * one clear line on stderr and a documented exit code (src/base/errors.ts). No stack traces for users;
  * `--log-level debug` adds the stack to the log.
  */
 import { Command, Flags, Errors, type Interfaces } from '@oclif/core';
-import { LOG_FORMATS, LOG_LEVELS, createLogger, type Logger, type LogFormat, type LogLevel } from './logger.js';
-import { ExitCode, exitCodeFor, oneLine, CairnError } from './errors.js';
+import { LOG_FORMATS, LOG_LEVELS, createLogger, type Logger, type LogFormat, type LogLevel } from '../base/logger.js';
+import { ExitCode, exitCodeFor, oneLine, CairnError } from '../base/errors.js';
 import { OUTPUT_FORMATS, type OutputFormat } from './output.js';
 
 export const DEFAULT_NAMESPACE = 'velero';

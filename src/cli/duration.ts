@@ -1,4 +1,4 @@
-import { UsageError } from './errors.js';
+import { UsageError } from '../base/errors.js';
 import { parseDuration as parseGoDuration } from '../api/duration.js';
 
 /** Parses a Go-style duration flag ("5m", "1h30m", "90s") into milliseconds, naming the flag on error. */

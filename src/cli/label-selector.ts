@@ -2,7 +2,7 @@
  * Label selectors as users type them (`app=web,tier!=cache,env in (a,b),!legacy,debug`) turned into
  * metav1.LabelSelector objects, and back into text for tables (Velero's FormatLabelSelector).
  */
-import { UsageError } from './errors.js';
+import { UsageError } from '../base/errors.js';
 
 export interface SelectorRequirement {
   key: string;

@@ -3,8 +3,8 @@
  * so it works even when the storage endpoint cannot be reached from where the CLI runs.
  */
 import { isBackupDone, isRestoreDone } from '../api/index.js';
-import type { Logger } from './logger.js';
-import { CairnError, NotFoundError } from './errors.js';
+import type { Logger } from '../base/logger.js';
+import { CairnError, NotFoundError } from '../base/errors.js';
 import { backupClient } from './backups.js';
 import { restoreClient } from './restores.js';
 import type { Kube } from '../kube/client.js';

@@ -18,14 +18,14 @@ import {
   type Restore,
   type RestoreSpec,
 } from '../api/index.js';
-import { UsageError } from './errors.js';
+import { UsageError } from '../base/errors.js';
 import type { Column } from './output.js';
 import { parseLabelSelector, parseOrSelectors } from './label-selector.js';
 import { checkObjectName, formatGoTime, parseKeyValues, selectorText, splitList, type TriState } from './backups.js';
 import { customClient, type CustomClient } from '../kube/custom.js';
 import type { Kube } from '../kube/client.js';
-import type { Results } from '../server/results.js';
-import type { RestoreVolumeInfo } from '../server/volume-info.js';
+import type { Results } from '../api/results.js';
+import type { RestoreVolumeInfo } from '../api/volume-info.js';
 
 export function restoreClient(kube: Kube): CustomClient<Restore> {
   return customClient<Restore>(kube, Kinds.Restore, parseRestore);

@@ -3,7 +3,7 @@
  * namespace matching the optional label selector. Always sorted by name, as Velero lists them.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { NotFoundError } from './errors.js';
+import { NotFoundError } from '../base/errors.js';
 import type { CustomClient } from '../kube/custom.js';
 
 /** Sorts by name. */

@@ -3,7 +3,7 @@
  * showing progress (a bar on a TTY, one plain line per change otherwise). Ctrl-C ends the waiting only: the
  * operation keeps running in the cluster. The caller turns the outcome into messages and an exit code.
  */
-import { ExitCode } from './errors.js';
+import { ExitCode } from '../base/errors.js';
 import type { Progress } from './progress.js';
 
 /** What one read of the followed object shows. */

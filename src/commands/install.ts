@@ -7,7 +7,7 @@ import { parseInstallFlags } from '../install/options.js';
 import { installManifests, redactSecrets } from '../install/manifests.js';
 import { applyAll, type AppliedObject } from '../install/apply.js';
 import { describeReadiness, waitReady } from '../install/readiness.js';
-import { defaultImage } from '../install/image.js';
+import { defaultImage } from '../base/version.js';
 import { parseDuration } from '../cli/duration.js';
 
 export default class Install extends BaseCommand<typeof Install> {

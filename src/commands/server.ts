@@ -1,11 +1,11 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../cli/base-command.js';
-import { createLogger } from '../cli/logger.js';
+import { createLogger } from '../base/logger.js';
 import { connect } from '../kube/client.js';
 import { createServer } from '../server/server.js';
-import { runUntilSignal } from '../server/lifecycle.js';
-import { SERVER_HEALTH_PORT } from '../install/manifests.js';
-import { clientVersion } from '../version.js';
+import { runUntilSignal } from '../kube/lifecycle.js';
+import { SERVER_HEALTH_PORT } from '../api/install-names.js';
+import { clientVersion } from '../base/version.js';
 import { parseDuration } from '../cli/duration.js';
 import { DEFAULT_SERVER_CONFIG, type ServerConfig } from '../server/context.js';
 

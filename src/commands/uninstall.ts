@@ -1,7 +1,7 @@
 import { Flags } from '@oclif/core';
 import { confirm } from '@inquirer/prompts';
 import { BaseCommand } from '../cli/base-command.js';
-import { UsageError } from '../cli/errors.js';
+import { UsageError } from '../base/errors.js';
 import { canPrompt } from '../cli/progress.js';
 import { parseDuration } from '../cli/duration.js';
 import { connect, checkReachable } from '../kube/client.js';

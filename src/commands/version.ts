@@ -1,11 +1,11 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand, outputFlag } from '../cli/base-command.js';
 import { render } from '../cli/output.js';
-import { oneLine } from '../cli/errors.js';
+import { oneLine } from '../base/errors.js';
 import { parseDuration } from '../cli/duration.js';
 import { serverVersion } from '../cli/server-version.js';
 import { connect } from '../kube/client.js';
-import { clientVersion } from '../version.js';
+import { clientVersion } from '../base/version.js';
 
 interface VersionResult {
   client: { version: string; nodeVersion: string };

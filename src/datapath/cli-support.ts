@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { Flags } from '@oclif/core';
-import { CairnError, NotFoundError, OperationFailedError, UsageError } from '../cli/errors.js';
+import { CairnError, NotFoundError, OperationFailedError, UsageError } from '../base/errors.js';
 import { objectStoreFromUrl, InvalidStoreUrlError } from '../plugins/object-store/from-url.js';
 import { ObjectStoreError } from '../plugins/object-store/errors.js';
 import type { ObjectStore } from '../plugins/object-store/types.js';

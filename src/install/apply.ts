@@ -5,7 +5,8 @@
 import { PatchStrategy, type KubernetesObject, type V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { call, type Kube } from '../kube/client.js';
 import { isNotFound } from '../kube/errors.js';
-import { pollUntil, type Clock } from '../kube/wait.js';
+import type { Clock } from '../base/clock.js';
+import { pollUntil } from '../kube/wait.js';
 
 export const FIELD_MANAGER = 'cairn-install';
 

@@ -21,18 +21,20 @@ import type {
 } from '@kubernetes/client-node';
 import { allCrds } from '../api/index.js';
 import type { InstallOptions } from './options.js';
+import {
+  PART_OF_LABEL,
+  PART_OF,
+  SERVER_NAME,
+  NODE_AGENT_NAME,
+  SERVER_SERVICE_ACCOUNT,
+  NODE_AGENT_SERVICE_ACCOUNT,
+  CREDENTIALS_SECRET,
+  CREDENTIALS_KEY,
+  DEFAULT_LOCATION_NAME,
+  SERVER_HEALTH_PORT,
+  NODE_AGENT_HEALTH_PORT,
+} from '../api/install-names.js';
 
-export const PART_OF_LABEL = 'app.kubernetes.io/part-of';
-export const PART_OF = 'cairn';
-export const SERVER_NAME = 'cairn';
-export const NODE_AGENT_NAME = 'node-agent';
-export const SERVER_SERVICE_ACCOUNT = 'cairn';
-export const NODE_AGENT_SERVICE_ACCOUNT = 'cairn-node-agent';
-export const CREDENTIALS_SECRET = 'cloud-credentials';
-export const CREDENTIALS_KEY = 'cloud';
-export const DEFAULT_LOCATION_NAME = 'default';
-export const SERVER_HEALTH_PORT = 8085;
-export const NODE_AGENT_HEALTH_PORT = 8086;
 
 /** An RBAC rule with the reason it is granted; the reason goes into docs and an annotation, not the API. */
 export interface ExplainedRule {

@@ -4,9 +4,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
-import { UsageError } from '../cli/errors.js';
+import { UsageError } from '../base/errors.js';
 import { isValidDnsLabel, isValidName } from '../api/names.js';
-import { CredentialsFormatError, parseAwsCredentialsFile } from '../server/storage/aws-credentials.js';
+import { CredentialsFormatError, parseAwsCredentialsFile } from '../plugins/object-store/aws-credentials.js';
 
 export const PROVIDERS = ['aws', 'filesystem'] as const;
 export type Provider = (typeof PROVIDERS)[number];

@@ -5,7 +5,7 @@
 import { call, type Kube } from '../kube/client.js';
 import { isNotFound } from '../kube/errors.js';
 import { pollUntil } from '../kube/wait.js';
-import { NODE_AGENT_NAME, SERVER_NAME } from './manifests.js';
+import { NODE_AGENT_NAME, SERVER_NAME } from '../api/install-names.js';
 
 export interface ReadinessState {
   server: { ready: number; desired: number };

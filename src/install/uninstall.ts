@@ -8,7 +8,7 @@ import { call, retryTransient, type Kube } from '../kube/client.js';
 import { isNotFound } from '../kube/errors.js';
 import { pollUntil } from '../kube/wait.js';
 import { allCrds } from '../api/index.js';
-import { PART_OF, PART_OF_LABEL } from './manifests.js';
+import { PART_OF, PART_OF_LABEL } from '../api/install-names.js';
 
 export interface UninstallResult {
   deleted: string[];

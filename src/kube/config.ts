@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, delimiter } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
-import { ClusterError, UsageError } from '../cli/errors.js';
+import { ClusterError, UsageError } from '../base/errors.js';
 
 export interface ClusterOptions {
   kubeconfig?: string | undefined;

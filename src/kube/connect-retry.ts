@@ -2,9 +2,9 @@
  * In-cluster roles start before the API server may answer (or during its restart): retry with back-off until it
  * does or the caller gives up, logging each failure once per attempt.
  */
-import type { Logger } from '../cli/logger.js';
+import type { Logger } from '../base/logger.js';
 import { checkReachable, type Kube } from './client.js';
-import { realClock, type Clock } from './wait.js';
+import { realClock, type Clock } from '../base/clock.js';
 
 export async function waitForApiServer(kube: Kube, opts: { logger: Logger; signal?: AbortSignal; clock?: Clock; maxDelayMs?: number }): Promise<string> {
   const clock = opts.clock ?? realClock;

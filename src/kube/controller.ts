@@ -4,7 +4,7 @@
  * again at any time, including after a restart.
  */
 import type { KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
-import type { Logger } from '../cli/logger.js';
+import type { Logger } from '../base/logger.js';
 import type { Kube } from './client.js';
 import { watchResource, type ResourceWatch } from './informer.js';
 import { WorkQueue } from './queue.js';

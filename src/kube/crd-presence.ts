@@ -5,7 +5,7 @@
  * Discovery (GET /apis/<group>/<version>) is open to every authenticated client, so no extra RBAC is needed.
  */
 import { call, type Kube } from './client.js';
-import { NotFoundError } from '../cli/errors.js';
+import { NotFoundError } from '../base/errors.js';
 
 export interface ServedResource {
   group: string;

@@ -4,7 +4,7 @@
  * reduced to the API server's `message`, which never carries secret data.
  */
 import { ApiException } from '@kubernetes/client-node';
-import { CairnError, ClusterError, NotFoundError } from '../cli/errors.js';
+import { CairnError, ClusterError, NotFoundError } from '../base/errors.js';
 
 const NETWORK_CODES: Record<string, string> = {
   ECONNREFUSED: 'connection refused',

@@ -4,7 +4,7 @@
  * once the first list has been delivered, so controllers start from observed state.
  */
 import { ListWatch, Watch, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
-import type { Logger } from '../cli/logger.js';
+import type { Logger } from '../base/logger.js';
 import type { Kube } from './client.js';
 
 export type WatchEventType = 'add' | 'update' | 'delete';

@@ -3,19 +3,7 @@
  * worked on runs once more afterwards, failures retry with exponential back-off and jitter, and delayed re-queues
  * (`addAfter`) replace polling loops. Time is injected so tests drive it without real sleeps.
  */
-export interface QueueClock {
-  now(): number;
-  setTimeout(fn: () => void, ms: number): { cancel(): void };
-}
-
-export const realQueueClock: QueueClock = {
-  now: () => Date.now(),
-  setTimeout: (fn, ms) => {
-    const t = setTimeout(fn, ms);
-    t.unref?.();
-    return { cancel: () => clearTimeout(t) };
-  },
-};
+import { realTimerClock, type TimerClock } from '../base/clock.js';
 
 export interface WorkQueueOptions {
   /** Keys worked on at the same time (different keys only). */
@@ -24,7 +12,7 @@ export interface WorkQueueOptions {
   onError?: (key: string, err: unknown, attempt: number) => void;
   baseBackoffMs?: number;
   maxBackoffMs?: number;
-  clock?: QueueClock;
+  clock?: TimerClock;
   random?: () => number;
 }
 
@@ -37,10 +25,10 @@ export class WorkQueue {
   private readonly failures = new Map<string, number>();
   private stopped = false;
   private idleWaiters: (() => void)[] = [];
-  private readonly clock: QueueClock;
+  private readonly clock: TimerClock;
 
   constructor(private readonly opts: WorkQueueOptions) {
-    this.clock = opts.clock ?? realQueueClock;
+    this.clock = opts.clock ?? realTimerClock;
   }
 
   add(key: string): void {

@@ -1,27 +1,7 @@
 /**
  * Polling with a deadline, for CLI waits and controllers. Time is injectable so tests never sleep for real.
  */
-export interface Clock {
-  now(): number;
-  sleep(ms: number, signal?: AbortSignal): Promise<void>;
-}
-
-export const realClock: Clock = {
-  now: () => Date.now(),
-  sleep: (ms, signal) =>
-    new Promise<void>((resolve, reject) => {
-      if (signal?.aborted) return reject(signal.reason as Error);
-      const t = setTimeout(() => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve();
-      }, ms);
-      const onAbort = () => {
-        clearTimeout(t);
-        reject(signal?.reason as Error);
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
-    }),
-};
+import { realClock, type Clock } from '../base/clock.js';
 
 export class TimeoutError extends Error {
   constructor(what: string, ms: number, last?: string) {

@@ -27,7 +27,7 @@ import { watchResource } from '../kube/informer.js';
 import { ensureRepositoryPassword } from './repository/credentials.js';
 import { connectOrInitialise, describeConnectError, describeMaintenance, runMaintenance } from './repository/connect.js';
 import { maintenanceDueInMs, maintenanceFrequencyMs, withMaintenanceEntry } from './repository/naming.js';
-import { openRepositoryStore, repositoryStoragePrefix } from './repository/store.js';
+import { openRepositoryStore, repositoryStoragePrefix } from '../storage/repository-store.js';
 import type { ServerContext, Stoppable } from './context.js';
 
 /** How often a NotReady repository is retried, and the longest a Ready one goes without its location re-checked. */

@@ -20,8 +20,8 @@ import type { Kube } from '../kube/client.js';
 import { customClient } from '../kube/custom.js';
 import { eventRecorder } from '../kube/events.js';
 import { startController, type ObjectKey, type ReconcileResult } from '../kube/controller.js';
-import { BackupStore } from './storage/backup-store.js';
-import { openLocationStore } from './storage/location-store.js';
+import { BackupStore } from '../storage/backup-store.js';
+import { openLocationStore } from '../storage/location-store.js';
 import { isNotFound as isObjectNotFound } from '../plugins/object-store/index.js';
 import type { ServerContext, Stoppable } from './context.js';
 

@@ -29,8 +29,8 @@ import {
 } from '../api/index.js';
 import { customClient } from '../kube/custom.js';
 import { startController, type ObjectKey, type ReconcileResult } from '../kube/controller.js';
-import { LocationResolver } from './storage/locations.js';
-import type { BackupStore } from './storage/backup-store.js';
+import { LocationResolver } from '../storage/locations.js';
+import type { BackupStore } from '../storage/backup-store.js';
 import type { ServerContext, Stoppable } from './context.js';
 import { forgetOrphanVolumeData, mayForgetOrphanData } from './orphaned-backup.js';
 

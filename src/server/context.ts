@@ -2,9 +2,9 @@
  * What every server controller receives: cluster access, the install namespace, a logger, the clock, and the
  * server's configuration (flags of `cairn server`, Velero's defaults).
  */
-import type { Logger } from '../cli/logger.js';
+import type { Logger } from '../base/logger.js';
 import type { Kube } from '../kube/client.js';
-import type { HttpRoutes } from './health.js';
+import type { HttpRoutes } from '../kube/health.js';
 
 export interface ServerConfig {
   /** Location used when a Backup names none (`--default-backup-storage-location`). */

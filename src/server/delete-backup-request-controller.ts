@@ -27,7 +27,7 @@ import {
 } from '../api/index.js';
 import { customClient } from '../kube/custom.js';
 import { startController, type ObjectKey, type ReconcileResult } from '../kube/controller.js';
-import { LocationResolver } from './storage/locations.js';
+import { LocationResolver } from '../storage/locations.js';
 import { deletePodVolumeBackupObjects, deletePodVolumeSnapshots } from './podvolume/backup-snapshots.js';
 import type { ServerContext, Stoppable } from './context.js';
 import { deleteBackupVolumeSnapshots, deleteDataUploadObjects, deleteMovedSnapshots } from './datamover/backup-cleanup.js';

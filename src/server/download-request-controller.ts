@@ -20,9 +20,9 @@ import {
 } from '../api/index.js';
 import { customClient } from '../kube/custom.js';
 import { startController, type ObjectKey, type ReconcileResult } from '../kube/controller.js';
-import { BackupStore } from './storage/backup-store.js';
-import { openLocationStore } from './storage/location-store.js';
-import { LocationResolver } from './storage/locations.js';
+import { BackupStore } from '../storage/backup-store.js';
+import { openLocationStore } from '../storage/location-store.js';
+import { LocationResolver } from '../storage/locations.js';
 import { DOWNLOAD_PATH_PREFIX, downloadHandler } from './download/endpoint.js';
 import { resolveDownloadTarget } from './download/target.js';
 import type { ServerContext, Stoppable } from './context.js';

@@ -6,7 +6,7 @@
  */
 import { Writable } from 'node:stream';
 import { formatLogrusLine, type LogrusLevel } from '../api/index.js';
-import { createLogger, type Logger } from '../cli/logger.js';
+import { createLogger, type Logger } from '../base/logger.js';
 
 export interface OperationLog {
   logger: Logger;

@@ -10,11 +10,11 @@
  * prefix looks just like that; the data stays, and a sync after the fix brings the backups back).
  */
 import { BackupStorageLocationAccessMode, type Backup, type BackupStorageLocation } from '../api/index.js';
-import type { Logger } from '../cli/logger.js';
+import type { Logger } from '../base/logger.js';
 import type { Kube } from '../kube/client.js';
 import { deleteDataUploadObjects, deleteMovedSnapshots } from './datamover/backup-cleanup.js';
 import { deletePodVolumeBackupObjects, deletePodVolumeSnapshots } from './podvolume/backup-snapshots.js';
-import type { BackupStore } from './storage/backup-store.js';
+import type { BackupStore } from '../storage/backup-store.js';
 
 export type ForgetDecision = { forget: true } | { forget: false; reason: string };
 

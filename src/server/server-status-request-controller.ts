@@ -13,7 +13,7 @@ import {
 import type { ServerContext } from './context.js';
 import { customClient } from '../kube/custom.js';
 import { startController, type ObjectKey, type ReconcileResult, type RunningController } from '../kube/controller.js';
-import { installedPlugins } from '../plugins/installed.js';
+import { installedPlugins } from './installed-plugins.js';
 
 export const PROCESSED_TTL_MS = 60_000;
 

@@ -2,13 +2,13 @@
  * The `server` role: connects to the API server, serves health, and runs the controllers of the install
  * namespace (./controllers.ts). Stops them in reverse order on SIGTERM.
  */
-import type { Logger } from '../cli/logger.js';
+import type { Logger } from '../base/logger.js';
 import type { Kube } from '../kube/client.js';
 import { waitForApiServer } from '../kube/connect-retry.js';
 import { requireResources } from '../kube/crd-presence.js';
 import { allKindDefinitions } from '../api/kinds.js';
-import { startHealthServer, type HealthServer } from './health.js';
-import type { Role } from './lifecycle.js';
+import { startHealthServer, type HealthServer } from '../kube/health.js';
+import type { Role } from '../kube/lifecycle.js';
 import type { ServerConfig, Stoppable } from './context.js';
 import { CONTROLLERS } from './controllers.js';
 

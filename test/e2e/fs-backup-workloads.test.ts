@@ -12,7 +12,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openRepositoryForVolume } from '../../src/agent/microservice/repository.js';
+import { openRepositoryForVolume } from '../../src/storage/volume-repository.js';
 import type { Kube } from '../../src/kube/client.js';
 import { cleanUp, installCairn, kube as newKube, volumeDirOnNode } from '../integration/node-agent-support.js';
 import { cairn, type CliResult } from '../support/cli.js';

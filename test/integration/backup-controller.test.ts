@@ -23,7 +23,7 @@ import {
   type BackupStorageLocation,
   type Restore,
 } from '../../src/api/index.js';
-import { createLogger } from '../../src/cli/logger.js';
+import { createLogger } from '../../src/base/logger.js';
 import { kubeFromConfig, type Kube } from '../../src/kube/client.js';
 import { customClient } from '../../src/kube/custom.js';
 import { DEFAULT_SERVER_CONFIG, type ServerContext, type Stoppable } from '../../src/server/context.js';

@@ -17,7 +17,7 @@ import {
   type BackupRepository,
   type BackupStorageLocation,
 } from '../../src/api/index.js';
-import { createLogger } from '../../src/cli/logger.js';
+import { createLogger } from '../../src/base/logger.js';
 import { Repository } from '../../src/datapath/repository.js';
 import { backup } from '../../src/datapath/uploader.js';
 import { kubeFromConfig, type Kube } from '../../src/kube/client.js';
@@ -26,7 +26,7 @@ import { DEFAULT_SERVER_CONFIG, type ServerContext, type Stoppable } from '../..
 import { startBackupStorageLocationController } from '../../src/server/backup-storage-location-controller.js';
 import { startBackupRepositoryController } from '../../src/server/backup-repository-controller.js';
 import { ensureRepository, RepositoryNotReadyError } from '../../src/server/repository/ensure.js';
-import { openRepositoryStore } from '../../src/server/repository/store.js';
+import { openRepositoryStore } from '../../src/storage/repository-store.js';
 import { cairn } from '../support/cli.js';
 import { clusterInfo, kubeConfig, kubectl, s3Client } from '../support/cluster.js';
 import { waitFor } from '../support/wait.js';

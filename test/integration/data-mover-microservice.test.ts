@@ -31,7 +31,7 @@ import {
 import { Repository } from '../../src/datapath/repository.js';
 import { kubeFromConfig, type Kube } from '../../src/kube/client.js';
 import { customClient } from '../../src/kube/custom.js';
-import { openRepositoryStore } from '../../src/server/repository/store.js';
+import { openRepositoryStore } from '../../src/storage/repository-store.js';
 import { clusterInfo, kubeConfig, kubectl, s3Client } from '../support/cluster.js';
 import { waitFor } from '../support/wait.js';
 

@@ -28,8 +28,8 @@ import {
 import { backup as dataPathBackup } from '../../src/datapath/uploader.js';
 import { kubeFromConfig, type Kube } from '../../src/kube/client.js';
 import { customClient } from '../../src/kube/custom.js';
-import { openRepositoryForVolume } from '../../src/agent/microservice/repository.js';
-import type { BackupVolumeInfo } from '../../src/server/volume-info.js';
+import { openRepositoryForVolume } from '../../src/storage/volume-repository.js';
+import type { BackupVolumeInfo } from '../../src/api/volume-info.js';
 import { enableCsi } from '../../tools/local-cluster/csi/enable.js';
 import { readState } from '../../tools/local-cluster/state.js';
 import { cairn } from '../support/cli.js';

@@ -28,11 +28,11 @@ import {
 import { backup as dataPathBackup } from '../../src/datapath/uploader.js';
 import { kubeFromConfig, type Kube } from '../../src/kube/client.js';
 import { customClient } from '../../src/kube/custom.js';
-import { openRepositoryForVolume } from '../../src/agent/microservice/repository.js';
-import { createLogger } from '../../src/cli/logger.js';
+import { openRepositoryForVolume } from '../../src/storage/volume-repository.js';
+import { createLogger } from '../../src/base/logger.js';
 import { PodVolumeBackupCreator } from '../../src/server/podvolume/backup-creator.js';
 import type { PodLike } from '../../src/server/podvolume/backup-volumes.js';
-import type { BackupVolumeInfo } from '../../src/server/volume-info.js';
+import type { BackupVolumeInfo } from '../../src/api/volume-info.js';
 import { cairn } from '../support/cli.js';
 import { clusterInfo, kubeConfig, kubectl, s3Client } from '../support/cluster.js';
 import { waitFor } from '../support/wait.js';

@@ -23,16 +23,16 @@ import {
   type BackupStorageLocation,
   type Restore,
 } from '../../src/api/index.js';
-import { createLogger } from '../../src/cli/logger.js';
+import { createLogger } from '../../src/base/logger.js';
 import { kubeFromConfig } from '../../src/kube/client.js';
 import { customClient } from '../../src/kube/custom.js';
 import { FORMAT_VERSION, FORMAT_VERSION_PATH, groupResource, itemPath } from '../../src/server/archive/paths.js';
 import { DEFAULT_SERVER_CONFIG } from '../../src/server/context.js';
 import { startRestoreController } from '../../src/server/restore/restore-controller.js';
 import { startBackupController } from '../../src/server/backup/backup-controller.js';
-import { BackupStore } from '../../src/server/storage/backup-store.js';
-import { gunzipText } from '../../src/server/storage/encoding.js';
-import { openLocationStore } from '../../src/server/storage/location-store.js';
+import { BackupStore } from '../../src/storage/backup-store.js';
+import { gunzipText } from '../../src/storage/encoding.js';
+import { openLocationStore } from '../../src/storage/location-store.js';
 import { clusterInfo, kubeConfig, kubectl } from '../support/cluster.js';
 import { waitFor } from '../support/wait.js';
 

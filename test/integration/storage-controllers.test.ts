@@ -29,7 +29,7 @@ import {
   type PodVolumeBackup,
   type Restore,
 } from '../../src/api/index.js';
-import { createLogger } from '../../src/cli/logger.js';
+import { createLogger } from '../../src/base/logger.js';
 import { kubeFromConfig, type Kube } from '../../src/kube/client.js';
 import { customClient } from '../../src/kube/custom.js';
 import { DEFAULT_SERVER_CONFIG, type ServerContext, type Stoppable } from '../../src/server/context.js';
@@ -41,7 +41,7 @@ import { startDownloadRequestController } from '../../src/server/download-reques
 import { fetchDownload, type ServerTransport } from '../../src/server/download/client.js';
 import { Repository } from '../../src/datapath/repository.js';
 import { backup as backupDirectory } from '../../src/datapath/uploader.js';
-import { openRepositoryStore } from '../../src/server/repository/store.js';
+import { openRepositoryStore } from '../../src/storage/repository-store.js';
 import { cairn } from '../support/cli.js';
 import { clusterInfo, kubeConfig, kubectl, s3Client } from '../support/cluster.js';
 import { waitFor } from '../support/wait.js';

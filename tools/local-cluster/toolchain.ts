@@ -157,29 +157,38 @@ export interface SetupOptions {
 
 export async function setupToolchain(log: (line: string) => void, opts: SetupOptions = {}): Promise<SetupResult> {
   mkdirSync(binDir(), { recursive: true });
+  const wanted = GROUPS.filter((g) => !g.feature || (g.feature === 'csi' && opts.csi));
+  const missingAny = wanted.some((g) => g.binaries.some((b) => !existsSync(binaryPath(g, b.name))));
+  const go = missingAny ? await findGo(log) : undefined;
+  // The groups build at the same time: one group's serial link steps and downloads overlap the others' compiles.
+  // Each group has its own lock, so a command that needs only some groups never waits on another's build.
+  const results = await Promise.allSettled(wanted.map((g) => ensureGroup(g, go, log)));
+  const failed = results.find((r) => r.status === 'rejected');
+  if (failed) throw failed.reason;
+  const timings = results.map((r) => (r as PromiseFulfilledResult<SetupResult['timings'][number]>).value);
+  return { paths: binaryPaths(), timings };
+}
+
+async function ensureGroup(g: BuildGroup, go: string | undefined, log: (line: string) => void): Promise<SetupResult['timings'][number]> {
+  const version = pinnedVersion(g);
+  const missing = () => g.binaries.filter((b) => !existsSync(binaryPath(g, b.name)));
+  if (missing().length === 0 || !go) return { group: g.dir, version, seconds: 'cached' };
   return withFileLock(
     {
-      path: join(binDir(), '.setup.lock'),
+      path: join(binDir(), `.setup-${g.dir}.lock`),
       timeoutMs: 90 * 60_000,
-      onWait: (pid) => log(`another setup (pid ${pid}) is building; waiting for it`),
+      onWait: (pid) => log(`another setup (pid ${pid}) is building ${g.dir}; waiting for it`),
     },
     async () => {
-      const todo = GROUPS.filter((g) => !g.feature || (g.feature === 'csi' && opts.csi)).map((g) => ({ g, version: pinnedVersion(g), missing: g.binaries.filter((b) => !existsSync(binaryPath(g, b.name))) }));
-      const go = todo.some((t) => t.missing.length > 0) ? await findGo(log) : undefined;
-      // The groups build at the same time: one group's serial link steps and downloads overlap the others' compiles.
-      const results = await Promise.allSettled(todo.map(async ({ g, version, missing }) => {
-        if (missing.length === 0 || !go) return { group: g.dir, version, seconds: 'cached' as const };
-        log(`building ${missing.map((b) => b.name).join(', ')} ${version} with ${go} (first run only; minutes)`);
-        const started = Date.now();
-        await buildGroup(g, missing, go);
-        const seconds = Math.round((Date.now() - started) / 1000);
-        log(`built ${g.dir} ${version} in ${seconds}s`);
-        return { group: g.dir, version, seconds };
-      }));
-      const failed = results.find((r) => r.status === 'rejected');
-      if (failed) throw failed.reason;
-      const timings = results.map((r) => (r as PromiseFulfilledResult<SetupResult['timings'][number]>).value);
-      return { paths: binaryPaths(), timings };
+      // Built by the process we waited for: nothing left to do.
+      const todo = missing();
+      if (todo.length === 0) return { group: g.dir, version, seconds: 'cached' as const };
+      log(`building ${todo.map((b) => b.name).join(', ')} ${version} with ${go} (first run only; minutes)`);
+      const started = Date.now();
+      await buildGroup(g, todo, go);
+      const seconds = Math.round((Date.now() - started) / 1000);
+      log(`built ${g.dir} ${version} in ${seconds}s`);
+      return { group: g.dir, version, seconds };
     },
   );
 }

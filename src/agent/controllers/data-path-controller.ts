@@ -19,7 +19,7 @@ import type { CoreV1Event, KubernetesObject, V1Pod } from '@kubernetes/client-no
 import { Labels, LabelValues } from '../../api/constants.js';
 import { DataPathPhase, DataPathTerminalPhases } from '../../api/schema.js';
 import { statusTime } from '../../api/time.js';
-import type { Logger } from '../../cli/logger.js';
+import type { Logger } from '../../base/logger.js';
 import { call, retryTransient, type Kube } from '../../kube/client.js';
 import { startController, type ObjectKey, type ReconcileResult, type RunningController } from '../../kube/controller.js';
 import type { CustomClient, ResourceKind } from '../../kube/custom.js';

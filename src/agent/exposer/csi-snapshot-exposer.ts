@@ -12,7 +12,7 @@
  */
 import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { DataUpload } from '../../api/index.js';
-import type { Logger } from '../../cli/logger.js';
+import type { Logger } from '../../base/logger.js';
 import type { Kube } from '../../kube/client.js';
 import type { NodeAgentConfig } from '../config.js';
 import type { ExposeProgress } from '../controllers/data-path-controller.js';

@@ -4,7 +4,7 @@
  * of the same name owned by the same CR counts as exposed), so a node-agent restarted mid-expose just retries.
  */
 import type { V1Pod } from '@kubernetes/client-node';
-import type { Logger } from '../../cli/logger.js';
+import type { Logger } from '../../base/logger.js';
 import { call, type Kube } from '../../kube/client.js';
 import { isAlreadyExists, isNotFound } from '../../kube/errors.js';
 import type { NodeAgentConfig } from '../config.js';

@@ -12,7 +12,7 @@ import { customClient } from '../../kube/custom.js';
 import { backupBlockVolume, checkBlockVolume, restoreBlockVolume } from './block-volume.js';
 import { findParentSnapshot, parallelFilesDownloadSetting, SnapshotTags } from './pod-volume.js';
 import { backupResultMessage, restoreResultMessage, type VolumeMode } from './protocol.js';
-import { openRepositoryForVolume } from './repository.js';
+import { openRepositoryForVolume } from '../../storage/volume-repository.js';
 import type { DataPathWork, RunDataPathResult } from './run.js';
 import { checkFilesystemVolume, isEmptyDirectory, logBackupOutcome, runWatchedTask, type DataMoverTaskOptions } from './task.js';
 import { watchTask } from './watch.js';

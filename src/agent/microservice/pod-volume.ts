@@ -5,13 +5,13 @@
  */
 import { Kinds, parsePodVolumeBackup, parsePodVolumeRestore, type PodVolumeBackup, type PodVolumeRestore } from '../../api/index.js';
 import { Annotations, Labels } from '../../api/constants.js';
-import type { Logger } from '../../cli/logger.js';
+import type { Logger } from '../../base/logger.js';
 import { backup } from '../../datapath/uploader.js';
 import type { Repository } from '../../datapath/repository.js';
 import { restore } from '../../datapath/restorer.js';
 import { customClient } from '../../kube/custom.js';
 import { backupResultMessage, restoreResultMessage } from './protocol.js';
-import { openRepositoryForVolume } from './repository.js';
+import { openRepositoryForVolume } from '../../storage/volume-repository.js';
 import type { RunDataPathResult } from './run.js';
 import { writeCompletionMarker } from './completion-marker.js';
 import { checkFilesystemVolume, isEmptyDirectory, logBackupOutcome, runWatchedTask, type DataMoverTaskOptions } from './task.js';

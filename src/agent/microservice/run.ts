@@ -5,7 +5,7 @@
  * and hand back the termination message. Events go out one after another and are all flushed before this returns,
  * so the watcher sees them in order and none is lost when the pod exits.
  */
-import type { Logger } from '../../cli/logger.js';
+import type { Logger } from '../../base/logger.js';
 import { CANCELED_SUFFIX, EventReasons, messages, progressMessage, type EventReason, type TaskKind } from './protocol.js';
 
 export interface EventSink {

@@ -5,7 +5,7 @@
  * from the object once it is InProgress.
  */
 import { lstatSync, readdirSync } from 'node:fs';
-import type { Logger } from '../../cli/logger.js';
+import type { Logger } from '../../base/logger.js';
 import type { BackupResult } from '../../datapath/uploader.js';
 import type { Kube } from '../../kube/client.js';
 import { dataPathEventRecorder } from './events.js';

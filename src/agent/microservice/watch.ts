@@ -3,7 +3,7 @@
  * it InProgress and reports a cancel request once (spec.cancel true while InProgress or Canceling).
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
-import type { Logger } from '../../cli/logger.js';
+import type { Logger } from '../../base/logger.js';
 import type { Kube } from '../../kube/client.js';
 import type { CustomClient } from '../../kube/custom.js';
 import { watchResource, type ResourceWatch } from '../../kube/informer.js';

@@ -4,7 +4,7 @@
  * a hundred running data movers cost two watches, not two hundred.
  */
 import type { KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
-import type { Logger } from '../../cli/logger.js';
+import type { Logger } from '../../base/logger.js';
 import type { Kube } from '../../kube/client.js';
 import { watchResource, type ResourceWatch, type WatchEventType } from '../../kube/informer.js';
 

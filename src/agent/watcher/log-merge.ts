@@ -4,7 +4,7 @@
  * the node-agent tells the whole story of a volume even after the hosting pod is gone. JSON lines (the data mover
  * logs in the node-agent's format) are re-emitted with their fields; others as plain messages.
  */
-import type { Logger } from '../../cli/logger.js';
+import type { Logger } from '../../base/logger.js';
 
 /** At most this many lines are merged (the tail), so a chatty data mover cannot flood the node-agent's log. */
 export const MAX_MERGED_LINES = 5000;

@@ -3,8 +3,8 @@
  * is fetched by the caller and passed in, so the output can be checked section by section against fixtures.
  */
 import { creationTimestampOf, type Backup, type BackupOperation, type DataUpload, type DeleteBackupRequest, type PodVolumeBackup } from '../../api/index.js';
-import type { Results } from '../../server/results.js';
-import type { BackupVolumeInfo } from '../../server/volume-info.js';
+import type { Results } from '../../api/results.js';
+import type { BackupVolumeInfo } from '../../api/volume-info.js';
 import { formatGoTime, selectorText, valueOr, type BackupDescription, type Fetched } from '../backups.js';
 import type { Colours } from '../colour.js';
 import { Describer, NONE, boolText, describeOperations, describeResourceList, durationText, listOr } from './describer.js';

@@ -7,7 +7,7 @@
  */
 import type { DataUpload } from '../../api/index.js';
 import { dataMovementVolumeInfo } from '../../server/datamover/backup-tracking.js';
-import type { BackupVolumeInfo } from '../../server/volume-info.js';
+import type { BackupVolumeInfo } from '../../api/volume-info.js';
 import { phaseGroup, type Describer } from './describer.js';
 import { progressText } from './pod-volumes.js';
 

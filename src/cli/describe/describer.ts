@@ -4,7 +4,7 @@
  * as in Velero's output.
  */
 import { tabwrite } from '../tabwriter.js';
-import type { Result } from '../../server/results.js';
+import type { Result } from '../../api/results.js';
 import { formatDurationNanos, parseDurationNanos, type BackupOperation, type ResourceIdentifier, type RestoreOperation } from '../../api/index.js';
 
 export const NONE = '<none>';

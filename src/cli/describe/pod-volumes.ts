@@ -6,7 +6,7 @@
  * from the backup's stored volume info.
  */
 import { Annotations, type PodVolumeBackup, type PodVolumeRestore } from '../../api/index.js';
-import type { BackupVolumeInfo } from '../../server/volume-info.js';
+import type { BackupVolumeInfo } from '../../api/volume-info.js';
 import { formatGoTime } from '../backups.js';
 import { NONE, phaseGroup, type Describer } from './describer.js';
 

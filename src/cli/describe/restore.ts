@@ -3,8 +3,8 @@
  * the results, volume info and resource list and passes them in.
  */
 import { deletionTimestampOf, type DataDownload, type PodVolumeRestore, type Restore, type RestoreOperation } from '../../api/index.js';
-import type { Results } from '../../server/results.js';
-import type { RestoreVolumeInfo } from '../../server/volume-info.js';
+import type { Results } from '../../api/results.js';
+import type { RestoreVolumeInfo } from '../../api/volume-info.js';
 import { formatGoTime, selectorText, valueOr, type Fetched } from '../backups.js';
 import type { RestoreDescription } from '../restores.js';
 import type { Colours } from '../colour.js';

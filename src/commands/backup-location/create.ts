@@ -1,6 +1,6 @@
 import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../../cli/base-command.js';
-import { CairnError } from '../../cli/errors.js';
+import { CairnError } from '../../base/errors.js';
 import { formatJson, formatYaml } from '../../cli/output.js';
 import { connect } from '../../kube/client.js';
 import { isAlreadyExists } from '../../kube/errors.js';

@@ -1,6 +1,6 @@
 import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../../cli/base-command.js';
-import { CairnError, UsageError } from '../../cli/errors.js';
+import { CairnError, UsageError } from '../../base/errors.js';
 import { formatJson, formatYaml } from '../../cli/output.js';
 import { createProgress } from '../../cli/progress.js';
 import { backupClient, buildBackup, dataUploadClient, normaliseTriStateArgv, podVolumeBackupClient, volumeBytes } from '../../cli/backups.js';

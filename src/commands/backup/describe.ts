@@ -19,8 +19,8 @@ import {
 import { backupDescription, describeBackup } from '../../cli/describe/backup.js';
 import { Labels, creationTimestampOf, labelValue, parseBackupOperations, selectorFor, type Backup } from '../../api/index.js';
 import { connect, type Kube } from '../../kube/client.js';
-import type { Results } from '../../server/results.js';
-import type { BackupVolumeInfo } from '../../server/volume-info.js';
+import type { Results } from '../../api/results.js';
+import type { BackupVolumeInfo } from '../../api/volume-info.js';
 
 const NOT_STORED = { ok: false, notFound: true, error: 'not stored yet' } as const;
 

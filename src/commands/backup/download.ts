@@ -2,7 +2,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../../cli/base-command.js';
-import { NotFoundError, UsageError } from '../../cli/errors.js';
+import { NotFoundError, UsageError } from '../../base/errors.js';
 import { parseDuration } from '../../cli/duration.js';
 import { backupClient } from '../../cli/backups.js';
 import { connect } from '../../kube/client.js';

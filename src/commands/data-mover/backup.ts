@@ -1,6 +1,6 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../../cli/base-command.js';
-import { dataMoverFlags, uploadRateFlag, runDataMoverCommand, volumeModeFlag } from '../../agent/microservice/command.js';
+import { dataMoverFlags, uploadRateFlag, runDataMoverCommand, volumeModeFlag } from '../../cli/data-mover-command.js';
 import { runDataUpload } from '../../agent/microservice/data-mover.js';
 
 export default class DataMoverBackupCommand extends BaseCommand<typeof DataMoverBackupCommand> {

@@ -1,6 +1,6 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../../cli/base-command.js';
-import { dataMoverFlags, runDataMoverCommand, volumeModeFlag } from '../../agent/microservice/command.js';
+import { dataMoverFlags, runDataMoverCommand, volumeModeFlag } from '../../cli/data-mover-command.js';
 import { runDataDownload } from '../../agent/microservice/data-mover.js';
 
 export default class DataMoverRestoreCommand extends BaseCommand<typeof DataMoverRestoreCommand> {

@@ -1,12 +1,12 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../../cli/base-command.js';
-import { UsageError } from '../../cli/errors.js';
+import { UsageError } from '../../base/errors.js';
 import { parseDuration } from '../../cli/duration.js';
-import { createLogger } from '../../cli/logger.js';
+import { createLogger } from '../../base/logger.js';
 import { connect } from '../../kube/client.js';
 import { createNodeAgent } from '../../agent/node-agent.js';
-import { runUntilSignal } from '../../server/lifecycle.js';
-import { NODE_AGENT_HEALTH_PORT } from '../../install/manifests.js';
+import { runUntilSignal } from '../../kube/lifecycle.js';
+import { NODE_AGENT_HEALTH_PORT } from '../../api/install-names.js';
 
 export default class NodeAgentServer extends BaseCommand<typeof NodeAgentServer> {
   static override summary = 'Run the node agent of one node. Runs in the node-agent DaemonSet.';

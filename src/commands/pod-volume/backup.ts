@@ -1,6 +1,6 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../../cli/base-command.js';
-import { podVolumeFlags, uploadRateFlag, runPodVolumeCommand } from '../../agent/microservice/command.js';
+import { podVolumeFlags, uploadRateFlag, runPodVolumeCommand } from '../../cli/data-mover-command.js';
 import { runPodVolumeBackup } from '../../agent/microservice/pod-volume.js';
 
 export default class PodVolumeBackupCommand extends BaseCommand<typeof PodVolumeBackupCommand> {

@@ -1,6 +1,6 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../../cli/base-command.js';
-import { podVolumeFlags, runPodVolumeCommand } from '../../agent/microservice/command.js';
+import { podVolumeFlags, runPodVolumeCommand } from '../../cli/data-mover-command.js';
 import { runPodVolumeRestore } from '../../agent/microservice/pod-volume.js';
 
 export default class PodVolumeRestoreCommand extends BaseCommand<typeof PodVolumeRestoreCommand> {

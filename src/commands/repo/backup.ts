@@ -2,7 +2,7 @@ import { statSync } from 'node:fs';
 import { Args, Flags } from '@oclif/core';
 import { BaseCommand, outputFlag } from '../../cli/base-command.js';
 import { render } from '../../cli/output.js';
-import { UsageError } from '../../cli/errors.js';
+import { UsageError } from '../../base/errors.js';
 import { createProgress } from '../../cli/progress.js';
 import { formatBytes, interruptSignal, openRepository, repoFlags, toCliError } from '../../datapath/cli-support.js';
 import { backup, bootBackupWorkers, type BackupProgress } from '../../datapath/uploader.js';

@@ -1,7 +1,7 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand, outputFlag } from '../../cli/base-command.js';
 import { render } from '../../cli/output.js';
-import { OperationFailedError } from '../../cli/errors.js';
+import { OperationFailedError } from '../../base/errors.js';
 import { formatBytes, interruptSignal, openRepository, repoFlags, toCliError } from '../../datapath/cli-support.js';
 import { check } from '../../datapath/check.js';
 

@@ -1,7 +1,7 @@
 import { Args, Flags } from '@oclif/core';
 import { BaseCommand, outputFlag } from '../../cli/base-command.js';
 import { formatTable, render } from '../../cli/output.js';
-import { UsageError } from '../../cli/errors.js';
+import { UsageError } from '../../base/errors.js';
 import { openRepository, readPassword, repoFlags, toCliError } from '../../datapath/cli-support.js';
 
 export default class RepoKey extends BaseCommand<typeof RepoKey> {

@@ -1,7 +1,7 @@
 import { Args, Flags } from '@oclif/core';
 import { BaseCommand, outputFlag } from '../../cli/base-command.js';
 import { render } from '../../cli/output.js';
-import { OperationFailedError } from '../../cli/errors.js';
+import { OperationFailedError } from '../../base/errors.js';
 import { createProgress } from '../../cli/progress.js';
 import { formatBytes, interruptSignal, openRepository, repoFlags, toCliError } from '../../datapath/cli-support.js';
 import { bootRestoreWorkers, restore } from '../../datapath/restorer.js';

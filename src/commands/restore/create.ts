@@ -1,7 +1,7 @@
 import { Args, Flags } from '@oclif/core';
 import { select } from '@inquirer/prompts';
 import { BaseCommand } from '../../cli/base-command.js';
-import { CairnError, UsageError } from '../../cli/errors.js';
+import { CairnError, UsageError } from '../../base/errors.js';
 import { formatJson, formatYaml } from '../../cli/output.js';
 import { canPrompt, createProgress } from '../../cli/progress.js';
 import { backupClient, formatGoTime, normaliseTriStateArgv, volumeBytes } from '../../cli/backups.js';

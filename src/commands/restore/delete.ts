@@ -2,7 +2,7 @@ import { Args, Flags } from '@oclif/core';
 import { confirm } from '@inquirer/prompts';
 import { selectObjects } from '../../cli/select.js';
 import { BaseCommand } from '../../cli/base-command.js';
-import { UsageError } from '../../cli/errors.js';
+import { UsageError } from '../../base/errors.js';
 import { canPrompt } from '../../cli/progress.js';
 import { parseLabelSelector } from '../../cli/label-selector.js';
 import { restoreClient } from '../../cli/restores.js';

@@ -10,8 +10,8 @@ import { dataDownloadClient, podVolumeRestoreClient, restoreClient, type Restore
 import { describeRestore, restoreDescription } from '../../cli/describe/restore.js';
 import { Labels, labelValue, parseRestoreOperations, selectorFor, type Restore } from '../../api/index.js';
 import { connect, type Kube } from '../../kube/client.js';
-import type { Results } from '../../server/results.js';
-import type { RestoreVolumeInfo } from '../../server/volume-info.js';
+import type { Results } from '../../api/results.js';
+import type { RestoreVolumeInfo } from '../../api/volume-info.js';
 
 const NOT_STORED = { ok: false, notFound: true, error: 'not stored yet' } as const;
 

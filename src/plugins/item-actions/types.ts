@@ -4,9 +4,9 @@
  * registry (./registry.ts) an external plugin would use.
  */
 import type { Backup, PodVolumeBackup, Restore } from '../../api/index.js';
-import type { Logger } from '../../cli/logger.js';
+import type { Logger } from '../../base/logger.js';
 import type { Kube } from '../../kube/client.js';
-import type { BackupVolumeInfo } from '../../server/restore/pv-policy.js';
+import type { StoredBackupVolumeInfo } from '../../api/volume-info.js';
 
 /** A Kubernetes object as read from the API or an archive: only apiVersion/kind/metadata are known. */
 export interface UnstructuredObject {
@@ -66,7 +66,7 @@ export interface RestoreItemContext {
   /** The backup's PodVolumeBackups (fs-backup), when the restore has them; pods use them to wait for their data. */
   podVolumeBackups?: readonly PodVolumeBackup[];
   /** The backup's volume info (`<backup>-volumeinfo.json.gz`): how each volume's data was backed up. */
-  volumeInfos?: readonly BackupVolumeInfo[];
+  volumeInfos?: readonly StoredBackupVolumeInfo[];
 }
 
 export interface RestoreItemResult {

@@ -31,11 +31,11 @@ import {
 } from '../../api/index.js';
 import { customClient, type CustomClient } from '../../kube/custom.js';
 import { startController, type ObjectKey, type ReconcileResult } from '../../kube/controller.js';
-import { registerBuiltinBackupActions } from '../../plugins/item-actions/builtin.js';
+import { registerBuiltinBackupActions } from '../item-actions/builtin.js';
 import { ItemActionRegistry } from '../../plugins/item-actions/registry.js';
 import { FORMAT_VERSION } from '../archive/paths.js';
 import type { ServerContext, Stoppable } from '../context.js';
-import { LocationResolver } from '../storage/locations.js';
+import { LocationResolver } from '../../storage/locations.js';
 import { apiReader } from './api-reader.js';
 import { createBackupLog } from './backup-log.js';
 import { BackupAbortedError, type BackupProgressUpdate } from './backupper.js';

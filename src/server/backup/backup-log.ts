@@ -3,7 +3,7 @@
  * for the backup's lifetime and mirrored to the server log at warn level and above, so an operator watching the
  * server sees problems without downloading the file. Item contents are never logged.
  */
-import type { Logger } from '../../cli/logger.js';
+import type { Logger } from '../../base/logger.js';
 import { createOperationLog, type OperationLog } from '../operation-log.js';
 
 export type BackupLog = OperationLog;

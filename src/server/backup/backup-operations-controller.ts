@@ -27,9 +27,9 @@ import {
 import { customClient } from '../../kube/custom.js';
 import { startController, type ObjectKey, type ReconcileResult } from '../../kube/controller.js';
 import type { ServerContext, Stoppable } from '../context.js';
-import { count, type Results } from '../results.js';
-import { LocationResolver } from '../storage/locations.js';
-import type { BackupVolumeInfo } from '../volume-info.js';
+import { count, type Results } from '../../api/results.js';
+import { LocationResolver } from '../../storage/locations.js';
+import type { BackupVolumeInfo } from '../../api/volume-info.js';
 import { cancelPodVolumeBackups } from '../podvolume/backup-cancel.js';
 import { backupOperationFor, fsBackupTimeoutMs, mergeVolumeInfo, podVolumeErrors, trackPodVolumeBackups } from '../podvolume/backup-tracking.js';
 import { createBackupLog } from './backup-log.js';
@@ -47,7 +47,7 @@ import {
 } from '../datamover/backup-tracking.js';
 import { itemOperationTimeoutOf } from '../datamover/backup-decision.js';
 import { operationIdOfDataUpload } from '../datamover/backup-objects.js';
-import type { CSISnapshotInfo } from '../volume-info.js';
+import type { CSISnapshotInfo } from '../../api/volume-info.js';
 
 /** How often a waiting backup is looked at even without PVB events (progress counters, the timeout). */
 export const OPERATIONS_RESYNC_MS = 10_000;

@@ -7,14 +7,14 @@
  */
 import type { Backup, DataUpload, PodVolumeBackup } from '../../api/index.js';
 import { Labels } from '../../api/index.js';
-import type { Logger } from '../../cli/logger.js';
+import type { Logger } from '../../base/logger.js';
 import type { Kube } from '../../kube/client.js';
 import { statusCode } from '../../kube/errors.js';
 import type { ItemActionRegistry } from '../../plugins/item-actions/registry.js';
 import type { RelatedItem, UnstructuredObject } from '../../plugins/item-actions/types.js';
 import type { BackupArchiveWriter } from '../archive/writer.js';
-import { ResultsCollector, scopeOf } from '../results.js';
-import { BackupVolumeInfoCollector, type PersistentVolumeClaimLike, type PersistentVolumeLike } from '../volume-info.js';
+import { ResultsCollector, scopeOf } from '../../api/results.js';
+import { BackupVolumeInfoCollector, type PersistentVolumeClaimLike, type PersistentVolumeLike } from './volume-info-collector.js';
 import type { PodVolumeBackupCreator } from '../podvolume/backup-creator.js';
 import type { DataUploadCreator, PersistentVolumeClaimItem } from '../datamover/backup-creator.js';
 import type { PodLike } from '../podvolume/backup-volumes.js';

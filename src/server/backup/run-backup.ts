@@ -6,12 +6,12 @@
  */
 import { createReadStream } from 'node:fs';
 import { ApiVersionV1, BackupPhase, type Backup } from '../../api/index.js';
-import type { Logger } from '../../cli/logger.js';
+import type { Logger } from '../../base/logger.js';
 import type { Kube } from '../../kube/client.js';
 import type { ItemActionRegistry } from '../../plugins/item-actions/registry.js';
 import { BackupArchiveWriter } from '../archive/writer.js';
 import { isNotFound } from '../../plugins/object-store/index.js';
-import type { BackupStore } from '../storage/backup-store.js';
+import type { BackupStore } from '../../storage/backup-store.js';
 import type { ApiReader } from './api-reader.js';
 import { backupItems, type BackupProgressUpdate } from './backupper.js';
 import type { PodVolumeBackupCreator } from '../podvolume/backup-creator.js';

@@ -5,13 +5,13 @@
  * repositories, its DataUploads and any VolumeSnapshot of it still left. Every step is idempotent.
  */
 import { Kinds, Labels, parseDataUpload, type Backup, type DataUpload } from '../../api/index.js';
-import type { Logger } from '../../cli/logger.js';
+import type { Logger } from '../../base/logger.js';
 import type { Kube } from '../../kube/client.js';
 import { customClient } from '../../kube/custom.js';
 import { isNotFound } from '../../kube/errors.js';
 import { deleteRepositorySnapshots, type SnapshotRef } from '../repository/delete-snapshots.js';
-import type { BackupStore } from '../storage/backup-store.js';
-import type { BackupVolumeInfo } from '../volume-info.js';
+import type { BackupStore } from '../../storage/backup-store.js';
+import type { BackupVolumeInfo } from '../../api/volume-info.js';
 import { isDataUploadTerminal } from './backup-tracking.js';
 import { deleteVolumeSnapshot, listVolumeSnapshotsEverywhere } from './backup-snapshots.js';
 

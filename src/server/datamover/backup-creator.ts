@@ -6,11 +6,11 @@
  * from an earlier run is reused, so a backup run again after a server restart never makes a second one.
  */
 import { Kinds, Labels, parseDataUpload, type Backup, type DataUpload } from '../../api/index.js';
-import type { Logger } from '../../cli/logger.js';
+import type { Logger } from '../../base/logger.js';
 import type { Kube } from '../../kube/client.js';
 import { customClient } from '../../kube/custom.js';
 import { ensureRepository } from '../repository/ensure.js';
-import type { BackupVolumeInfo } from '../volume-info.js';
+import type { BackupVolumeInfo } from '../../api/volume-info.js';
 import { decideDataMovement, wantsDataMovement, type ClaimForDataMovement, type SnapshotClassLike } from './backup-decision.js';
 import { dataUploadFor, volumeSnapshotFor } from './backup-objects.js';
 import { createVolumeSnapshot, listSnapshotClasses, listVolumeSnapshots, storageClassProvisioner } from './backup-snapshots.js';

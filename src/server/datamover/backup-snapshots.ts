@@ -6,7 +6,7 @@
  */
 import type { Kube } from '../../kube/client.js';
 import { isNotFound } from '../../kube/errors.js';
-import type { CSISnapshotInfo } from '../volume-info.js';
+import type { CSISnapshotInfo } from '../../api/volume-info.js';
 import type { SnapshotClassLike } from './backup-decision.js';
 import type { VolumeSnapshotObject } from './backup-objects.js';
 

@@ -14,7 +14,7 @@ import {
   type DataUpload,
   optionalStatusTime,
 } from '../../api/index.js';
-import { BackupMethods, inVeleroOrder, type BackupVolumeInfo, type CSISnapshotInfo } from '../volume-info.js';
+import { BackupMethods, inVeleroOrder, type BackupVolumeInfo, type CSISnapshotInfo } from '../../api/volume-info.js';
 import { itemOperationTimeoutOf } from './backup-decision.js';
 import { DEFAULT_DATA_MOVER, operationIdOfDataUpload } from './backup-objects.js';
 import { backupTransferOperation } from '../transfer-operations.js';

@@ -6,11 +6,11 @@
  * restore knows whether to wait.
  */
 import { Kinds, Labels, parseDataDownload, type DataDownload, type Restore } from '../../api/index.js';
-import type { Logger } from '../../cli/logger.js';
+import type { Logger } from '../../base/logger.js';
 import type { Kube } from '../../kube/client.js';
 import { customClient } from '../../kube/custom.js';
 import type { UnstructuredObject } from '../../plugins/item-actions/types.js';
-import type { BackupVolumeInfo } from '../restore/pv-policy.js';
+import type { StoredBackupVolumeInfo } from '../../api/volume-info.js';
 import { dataDownloadOperationId, dynamicPvRestoreValueOf, movedVolumeFor } from './restore-decision.js';
 import { dataDownloadFor } from './restore-objects.js';
 
@@ -31,7 +31,7 @@ export interface DataDownloadCreatorOptions {
   restore: Restore;
   /** The backup's storage location. */
   backupStorageLocation: string;
-  volumeInfos: readonly BackupVolumeInfo[];
+  volumeInfos: readonly StoredBackupVolumeInfo[];
   log: Logger;
   /** Ensures the repository of (location, volume namespace) is Ready; throws with the reason otherwise. */
   ensureRepository: (bsl: string, volumeNamespace: string) => Promise<void>;

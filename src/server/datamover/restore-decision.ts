@@ -7,7 +7,7 @@
 import { randomInt } from 'node:crypto';
 import { AsyncOperationIDPrefix, Labels, labelValue, type Restore } from '../../api/index.js';
 import type { UnstructuredObject } from '../../plugins/item-actions/types.js';
-import type { BackupVolumeInfo } from '../restore/pv-policy.js';
+import type { StoredBackupVolumeInfo } from '../../api/volume-info.js';
 
 /** What a restore needs of one volume whose data the backup moved. */
 export interface MovedVolume {
@@ -26,7 +26,7 @@ export interface MovedVolume {
 }
 
 /** The entry of a claim whose data was moved, or undefined (the claim is restored as before). */
-export function movedVolumeFor(volumeInfos: readonly BackupVolumeInfo[], pvcNamespace: string, pvcName: string): MovedVolume | undefined {
+export function movedVolumeFor(volumeInfos: readonly StoredBackupVolumeInfo[], pvcNamespace: string, pvcName: string): MovedVolume | undefined {
   const info = volumeInfos.find((v) => v.pvcNamespace === pvcNamespace && v.pvcName === pvcName && v.snapshotDataMoved === true && v.snapshotDataMovementInfo?.snapshotHandle);
   const moved = info?.snapshotDataMovementInfo;
   if (!info || !moved?.snapshotHandle) return undefined;

@@ -5,7 +5,7 @@
  * it came from). Pure.
  */
 import { DataDownloadPhase, Labels, OperationPhase, type DataDownload, type Restore, type RestoreOperation } from '../../api/index.js';
-import { inVeleroRestoreOrder, RestoreMethods, type RestoreVolumeInfo } from '../volume-info.js';
+import { inVeleroRestoreOrder, RestoreMethods, type RestoreVolumeInfo } from '../../api/volume-info.js';
 import { dataDownloadError } from './restore-wait.js';
 import { restoreTransferOperation } from '../transfer-operations.js';
 

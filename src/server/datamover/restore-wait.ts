@@ -6,7 +6,7 @@
  * decision is made once and survives restarts.
  */
 import { DataDownloadPhase, Kinds, Labels, formatDuration, parseDataDownload, type DataDownload, type Restore } from '../../api/index.js';
-import type { Logger } from '../../cli/logger.js';
+import type { Logger } from '../../base/logger.js';
 import type { Kube } from '../../kube/client.js';
 import { customClient } from '../../kube/custom.js';
 

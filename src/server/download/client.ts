@@ -20,11 +20,11 @@ import {
   type DownloadRequest,
   type DownloadTargetKind,
 } from '../../api/index.js';
-import { CairnError, NotFoundError } from '../../cli/errors.js';
-import type { Logger } from '../../cli/logger.js';
+import { CairnError, NotFoundError } from '../../base/errors.js';
+import type { Logger } from '../../base/logger.js';
 import { call, type Kube } from '../../kube/client.js';
 import { customClient } from '../../kube/custom.js';
-import { SERVER_HEALTH_PORT, SERVER_NAME } from '../../install/manifests.js';
+import { SERVER_HEALTH_PORT, SERVER_NAME } from '../../api/install-names.js';
 import { DOWNLOAD_PATH_PREFIX } from './endpoint.js';
 
 export interface FetchDownloadOptions {

@@ -8,11 +8,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { DownloadRequestPhase, Kinds, isValidName, parseDownloadRequest, type DownloadRequest } from '../../api/index.js';
-import type { Logger } from '../../cli/logger.js';
+import type { Logger } from '../../base/logger.js';
 import type { Kube } from '../../kube/client.js';
 import { customClient } from '../../kube/custom.js';
 import { isNotFound as isObjectNotFound } from '../../plugins/object-store/index.js';
-import type { LocationResolver } from '../storage/locations.js';
+import type { LocationResolver } from '../../storage/locations.js';
 import { resolveDownloadTarget } from './target.js';
 
 export const DOWNLOAD_PATH_PREFIX = '/download/';

@@ -5,9 +5,9 @@
 import { Kinds, parseBackup, parseRestore, type Backup, type DownloadTarget, type Restore } from '../../api/index.js';
 import type { Kube } from '../../kube/client.js';
 import { customClient } from '../../kube/custom.js';
-import type { BackupStore } from '../storage/backup-store.js';
-import { downloadKey } from '../storage/layout.js';
-import type { LocationResolver } from '../storage/locations.js';
+import type { BackupStore } from '../../storage/backup-store.js';
+import { downloadKey } from '../../storage/layout.js';
+import type { LocationResolver } from '../../storage/locations.js';
 
 export type ResolvedTarget = { found: true; store: BackupStore; key: string; locationName: string } | { found: false; reason: string };
 

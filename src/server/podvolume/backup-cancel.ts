@@ -3,7 +3,7 @@
  * fs-backup timeout passed): `spec.cancel=true` plus a message, on every PVB not already terminal or canceling.
  */
 import { Kinds, Labels, parsePodVolumeBackup, type PodVolumeBackup } from '../../api/index.js';
-import type { Logger } from '../../cli/logger.js';
+import type { Logger } from '../../base/logger.js';
 import type { Kube } from '../../kube/client.js';
 import { customClient } from '../../kube/custom.js';
 import { isTerminal } from './backup-pvb.js';

@@ -6,11 +6,11 @@
  * so a backup run again after a server restart never makes a second one.
  */
 import { Kinds, Labels, LabelValues, parsePodVolumeBackup, type Backup, type PodVolumeBackup } from '../../api/index.js';
-import type { Logger } from '../../cli/logger.js';
+import type { Logger } from '../../base/logger.js';
 import type { Kube } from '../../kube/client.js';
 import { customClient } from '../../kube/custom.js';
 import { ensureRepository } from '../repository/ensure.js';
-import { BackupMethods, type BackupVolumeInfo } from '../volume-info.js';
+import { BackupMethods, type BackupVolumeInfo } from '../../api/volume-info.js';
 import { podVolumeBackupFor, podVolumeKey } from './backup-pvb.js';
 import { SHARED_CLAIM_SKIPPED, SharedClaimTracker } from './backup-shared-claims.js';
 import { volumeInfoFor } from './backup-tracking.js';

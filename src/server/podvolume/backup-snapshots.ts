@@ -5,11 +5,11 @@
  * later reclaims the data nothing references any more.
  */
 import { Kinds, Labels, parsePodVolumeBackup, type Backup, type PodVolumeBackup } from '../../api/index.js';
-import type { Logger } from '../../cli/logger.js';
+import type { Logger } from '../../base/logger.js';
 import type { Kube } from '../../kube/client.js';
 import { customClient } from '../../kube/custom.js';
 import { deleteRepositorySnapshots, type SnapshotRef } from '../repository/delete-snapshots.js';
-import type { BackupStore } from '../storage/backup-store.js';
+import type { BackupStore } from '../../storage/backup-store.js';
 
 export type { SnapshotRef };
 

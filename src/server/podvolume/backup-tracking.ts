@@ -14,7 +14,7 @@ import {
   type PodVolumeBackup,
   optionalStatusTime,
 } from '../../api/index.js';
-import { BackupMethods, inVeleroOrder, type BackupVolumeInfo } from '../volume-info.js';
+import { BackupMethods, inVeleroOrder, type BackupVolumeInfo } from '../../api/volume-info.js';
 import { isTerminal, podVolumeBackupError, succeeded } from './backup-pvb.js';
 import { backupTransferOperation } from '../transfer-operations.js';
 

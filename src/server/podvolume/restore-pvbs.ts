@@ -6,7 +6,7 @@
 import { Kinds, Labels, labelValue, parsePodVolumeBackup, type PodVolumeBackup } from '../../api/index.js';
 import type { Kube } from '../../kube/client.js';
 import { customClient } from '../../kube/custom.js';
-import type { BackupStore } from '../storage/backup-store.js';
+import type { BackupStore } from '../../storage/backup-store.js';
 
 export interface LoadPodVolumeBackupsOptions {
   store: Pick<BackupStore, 'getPodVolumeBackups'>;

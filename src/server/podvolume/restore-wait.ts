@@ -16,7 +16,7 @@ import {
   type PodVolumeRestore,
   type Restore,
 } from '../../api/index.js';
-import type { Logger } from '../../cli/logger.js';
+import type { Logger } from '../../base/logger.js';
 import type { Kube } from '../../kube/client.js';
 import { customClient } from '../../kube/custom.js';
 

@@ -3,9 +3,9 @@
  * pod-volume snapshots and moved (data-mover) snapshots share. A namespace whose repository is gone has nothing left
  * to delete; every other failure is reported and the rest still deleted. Maintenance later reclaims the data.
  */
-import type { Logger } from '../../cli/logger.js';
+import type { Logger } from '../../base/logger.js';
 import type { Kube } from '../../kube/client.js';
-import { VolumeRepositoryError, openRepositoryForVolume } from '../../agent/microservice/repository.js';
+import { VolumeRepositoryError, openRepositoryForVolume } from '../../storage/volume-repository.js';
 
 export interface SnapshotRef {
   volumeNamespace: string;

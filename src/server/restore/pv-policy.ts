@@ -5,25 +5,7 @@
  * restored unbound); volumes kept on release (Retain) are restored as they were, unless one of that name exists.
  */
 import type { UnstructuredObject } from '../../plugins/item-actions/types.js';
-import type { SnapshotDataMovementInfo } from '../volume-info.js';
-
-/** The fields of a BackupVolumeInfo entry (§7) this decision reads. */
-export interface BackupVolumeInfo {
-  pvName?: string;
-  pvcName?: string;
-  pvcNamespace?: string;
-  backupMethod?: string;
-  skipped?: boolean;
-  /** With `snapshotDataMovementInfo.snapshotHandle`: the data is restored by a DataDownload. */
-  snapshotDataMoved?: boolean;
-  snapshotDataMovementInfo?: Partial<SnapshotDataMovementInfo>;
-  pvInfo?: { reclaimPolicy?: string; labels?: Record<string, string> | null };
-}
-
-export function parseVolumeInfos(value: unknown): BackupVolumeInfo[] {
-  if (!Array.isArray(value)) return [];
-  return value.filter((v): v is BackupVolumeInfo => typeof v === 'object' && v !== null);
-}
+import type { StoredBackupVolumeInfo } from '../../api/volume-info.js';
 
 export type PvDecision =
   | { action: 'restore' }
@@ -39,14 +21,14 @@ export interface PodVolumeBackupRef {
 
 export interface DecidePvOptions {
   pv: UnstructuredObject;
-  volumeInfos: readonly BackupVolumeInfo[];
+  volumeInfos: readonly StoredBackupVolumeInfo[];
   /** The backup's PodVolumeBackups: for a PV missing from the volume information (backups older than it). */
   podVolumeBackups?: readonly PodVolumeBackupRef[];
   /** Whether a PV of this name exists in the cluster now. */
   exists: boolean;
 }
 
-function reclaimPolicy(pv: UnstructuredObject, info?: BackupVolumeInfo): string | undefined {
+function reclaimPolicy(pv: UnstructuredObject, info?: StoredBackupVolumeInfo): string | undefined {
   const spec = pv.spec as { persistentVolumeReclaimPolicy?: string } | undefined;
   return info?.pvInfo?.reclaimPolicy ?? spec?.persistentVolumeReclaimPolicy;
 }

@@ -26,9 +26,9 @@ import {
 import { customClient, type CustomClient } from '../../kube/custom.js';
 import { keyString, startController, type ObjectKey, type ReconcileResult } from '../../kube/controller.js';
 import { ItemActionRegistry } from '../../plugins/item-actions/registry.js';
-import { registerBuiltinRestoreActions } from '../../plugins/item-actions/builtin.js';
+import { registerBuiltinRestoreActions } from '../item-actions/builtin.js';
 import type { ServerContext, Stoppable } from '../context.js';
-import { LocationResolver } from '../storage/locations.js';
+import { LocationResolver } from '../../storage/locations.js';
 import { DynamicClient } from './dynamic-client.js';
 import { finalizeRestoreFiles, waitForOperations } from './restore-finalize.js';
 import { executeRestore } from './restore-run.js';

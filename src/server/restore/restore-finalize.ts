@@ -9,17 +9,17 @@
  * restart in any of these phases just carries on.
  */
 import type { DataDownload, PodVolumeRestore, Restore } from '../../api/index.js';
-import type { Logger } from '../../cli/logger.js';
+import type { Logger } from '../../base/logger.js';
 import type { Kube } from '../../kube/client.js';
 import { checkDataDownloads, type DataDownloadWaitState } from '../datamover/restore-wait.js';
 import { dataDownloadOperations, restoreVolumeInfoForDataDownload } from '../datamover/restore-tracking.js';
 import { podVolumeRestoreOperations } from '../podvolume/restore-operations.js';
 import { checkPodVolumeRestores, type PodVolumeRestoreWaitState } from '../podvolume/restore-wait.js';
-import { ResultsCollector, type Result, type Results } from '../results.js';
-import type { BackupStore } from '../storage/backup-store.js';
-import { gunzipText } from '../storage/encoding.js';
-import { restoreVolumeInfoForPodVolumeRestore, type RestoreVolumeInfo } from '../volume-info.js';
-import { parseVolumeInfos } from './pv-policy.js';
+import { ResultsCollector, type Result, type Results } from '../../api/results.js';
+import type { BackupStore } from '../../storage/backup-store.js';
+import { gunzipText } from '../../storage/encoding.js';
+import { restoreVolumeInfoForPodVolumeRestore, type RestoreVolumeInfo } from '../../api/volume-info.js';
+import { parseVolumeInfos } from '../../api/volume-info.js';
 import { createRestoreLog } from './restore-log.js';
 import { patchRestoredPvs, reboundVolume } from './restore-pv-patch.js';
 

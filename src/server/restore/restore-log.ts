@@ -3,7 +3,7 @@
  * `restore-<name>-logs.gz` when the restore ends) and also sent to the server's log. Object contents are never
  * logged, only kinds and names.
  */
-import type { Logger } from '../../cli/logger.js';
+import type { Logger } from '../../base/logger.js';
 import { createOperationLog } from '../operation-log.js';
 
 export interface RestoreLog {

@@ -10,13 +10,13 @@ import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { Labels, labelValue, type Restore } from '../../api/index.js';
 import type { Kube } from '../../kube/client.js';
 import { DynamicClient } from './dynamic-client.js';
-import type { BackupVolumeInfo } from './pv-policy.js';
+import type { StoredBackupVolumeInfo } from '../../api/volume-info.js';
 import { NamespaceMapping } from './namespace-mapping.js';
 
 export interface PatchRestoredPvsOptions {
   kube: Kube;
   restore: Restore;
-  volumeInfos: readonly BackupVolumeInfo[];
+  volumeInfos: readonly StoredBackupVolumeInfo[];
 }
 
 export interface PatchRestoredPvsResult {

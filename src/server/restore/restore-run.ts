@@ -5,7 +5,7 @@
  * could be restored makes the phase Failed with the reason; item failures make it PartiallyFailed.
  */
 import { RestorePhase, type Backup, type Restore } from '../../api/index.js';
-import type { Logger } from '../../cli/logger.js';
+import type { Logger } from '../../base/logger.js';
 import type { Kube } from '../../kube/client.js';
 import type { ItemActionRegistry } from '../../plugins/item-actions/registry.js';
 import { readBackupArchive } from '../archive/reader.js';
@@ -18,10 +18,10 @@ import { podVolumeRestoreOperations } from '../podvolume/restore-operations.js';
 import { loadPodVolumeBackups } from '../podvolume/restore-pvbs.js';
 import { PodVolumeRestoreCreator } from '../podvolume/restore-pvr.js';
 import { PodVolumeRestoreStarter } from '../podvolume/restore-starter.js';
-import { ResultsCollector } from '../results.js';
-import type { LocationResolver } from '../storage/locations.js';
+import { ResultsCollector } from '../../api/results.js';
+import type { LocationResolver } from '../../storage/locations.js';
 import type { ObjectClient } from './dynamic-client.js';
-import { parseVolumeInfos } from './pv-policy.js';
+import { parseVolumeInfos } from '../../api/volume-info.js';
 import { createRestoreLog } from './restore-log.js';
 import { runRestore, type RestoreProgress } from './restorer.js';
 

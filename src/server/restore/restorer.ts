@@ -6,7 +6,7 @@
  * recorded in the resource list and the warnings/errors of the results; nothing here writes the Restore itself.
  */
 import { Labels, labelValue, type Backup, type ExistingResourcePolicy, type PodVolumeBackup, type Restore } from '../../api/index.js';
-import type { Logger } from '../../cli/logger.js';
+import type { Logger } from '../../base/logger.js';
 import type { Kube } from '../../kube/client.js';
 import { retryTransient } from '../../kube/client.js';
 import { pollUntil } from '../../kube/wait.js';
@@ -16,14 +16,15 @@ import type { ArchiveItem, BackupArchive } from '../archive/reader.js';
 import type { DataDownloadHook } from '../datamover/restore-creator.js';
 import { dynamicPvRestoreValueOf } from '../datamover/restore-decision.js';
 import type { PodVolumeRestoreHook } from '../podvolume/restore-starter.js';
-import { scopeOf, type ResultsCollector } from '../results.js';
+import { scopeOf, type ResultsCollector } from '../../api/results.js';
 import { isApiAlreadyExists, ref, type ObjectClient } from './dynamic-client.js';
 import { decideExisting } from './existing.js';
 import { labelsSelected, namespaceFilter, resourceFilter, resourceKey } from './filters.js';
 import { NamespaceMapping } from './namespace-mapping.js';
 import { NamespaceEnsurer } from './namespaces.js';
 import { isCrdResource, orderGroupResources } from './priorities.js';
-import { decidePv, type BackupVolumeInfo } from './pv-policy.js';
+import { decidePv } from './pv-policy.js';
+import type { StoredBackupVolumeInfo } from '../../api/volume-info.js';
 import { resetMetadataAndStatus, shouldRestoreStatus, withRestoreLabels } from './sanitize.js';
 
 export type ItemOutcome = 'created' | 'updated' | 'skipped' | 'failed';
@@ -37,7 +38,7 @@ export interface RunRestoreOptions {
   restore: Restore;
   backup: Backup;
   archive: BackupArchive;
-  volumeInfos: readonly BackupVolumeInfo[];
+  volumeInfos: readonly StoredBackupVolumeInfo[];
   client: ObjectClient;
   kube: Kube;
   registry: ItemActionRegistry;

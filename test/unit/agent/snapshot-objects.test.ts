@@ -6,7 +6,7 @@ import { createCsiSnapshotExposer, sourcePvcFromSnapshot } from '../../../src/ag
 import type { SnapshotApi } from '../../../src/agent/exposer/snapshot-api.js';
 import { parseNodeAgentConfig } from '../../../src/agent/config.js';
 import { newDataUpload, type DataUpload } from '../../../src/api/index.js';
-import { createLogger } from '../../../src/cli/logger.js';
+import { createLogger } from '../../../src/base/logger.js';
 import type { Kube } from '../../../src/kube/client.js';
 import {
   backupContentName,

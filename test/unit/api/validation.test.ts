@@ -22,7 +22,7 @@ import {
   problemsIn,
   type KindName,
 } from '../../../src/api/index.js';
-import { ExitCode, exitCodeFor } from '../../../src/cli/errors.js';
+import { ExitCode, exitCodeFor } from '../../../src/base/errors.js';
 import { requiredSpecFields, validObjects, withField, wrongTypeFields } from './valid-objects.js';
 
 function errorOf(fn: () => unknown): ValidationError {

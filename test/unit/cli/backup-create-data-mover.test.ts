@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildBackup, checkDataMover, normaliseTriStateArgv } from '../../../src/cli/backups.js';
-import { UsageError } from '../../../src/cli/errors.js';
+import { UsageError } from '../../../src/base/errors.js';
 
 function usage(fn: () => unknown): string {
   try {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { UsageError } from '../../../src/cli/errors.js';
+import { UsageError } from '../../../src/base/errors.js';
 import { buildLocation, locationColumns, parseCredential } from '../../../src/cli/backup-locations.js';
 import { formatTable } from '../../../src/cli/output.js';
 import { parseBackupStorageLocation } from '../../../src/api/index.js';

@@ -9,7 +9,7 @@ import {
   shortHumanDuration,
 } from '../../../src/cli/backups.js';
 import { formatTable } from '../../../src/cli/output.js';
-import { UsageError } from '../../../src/cli/errors.js';
+import { UsageError } from '../../../src/base/errors.js';
 import { parseBackup, type Backup } from '../../../src/api/index.js';
 
 function usage(fn: () => unknown): string {

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createLogger, textLine } from '../../../src/cli/logger.js';
+import { createLogger, textLine } from '../../../src/base/logger.js';
 
 function sink(): { stream: Writable; text: () => string } {
   const chunks: string[] = [];

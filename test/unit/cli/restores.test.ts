@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildRestore, defaultRestoreName, parseNamespaceMappings, restorableBackups, restoreColumns } from '../../../src/cli/restores.js';
 import { formatTable } from '../../../src/cli/output.js';
-import { UsageError } from '../../../src/cli/errors.js';
+import { UsageError } from '../../../src/base/errors.js';
 import { parseRestore, type Backup, type Restore } from '../../../src/api/index.js';
 
 function usage(fn: () => unknown): string {

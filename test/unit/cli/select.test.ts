@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { NotFoundError } from '../../../src/cli/errors.js';
+import { NotFoundError } from '../../../src/base/errors.js';
 import { selectObjects } from '../../../src/cli/select.js';
 import type { CustomClient } from '../../../src/kube/custom.js';
 

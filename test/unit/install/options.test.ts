@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { UsageError } from '../../../src/cli/errors.js';
+import { UsageError } from '../../../src/base/errors.js';
 import { parseInstallFlags, parseKeyValueList, type InstallFlags } from '../../../src/install/options.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'cairn-install-'));

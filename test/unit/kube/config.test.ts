@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ClusterError, UsageError } from '../../../src/cli/errors.js';
+import { ClusterError, UsageError } from '../../../src/base/errors.js';
 import { loadKubeConfig } from '../../../src/kube/config.js';
 
 const kubeconfig = (server: string) => `apiVersion: v1

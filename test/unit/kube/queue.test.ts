@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { WorkQueue, type QueueClock } from '../../../src/kube/queue.js';
+import type { TimerClock } from '../../../src/base/clock.js';
+import { WorkQueue } from '../../../src/kube/queue.js';
 
 /** A clock whose timers fire only when the test advances time. */
-function fakeClock(): QueueClock & { advance(ms: number): void } {
+function fakeClock(): TimerClock & { advance(ms: number): void } {
   let now = 0;
   const timers: { at: number; fn: () => void; cancelled: boolean }[] = [];
   return {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { newBackup, newPodVolumeBackup, newRestore, type PodVolumeBackup, type Restore } from '../../../src/api/index.js';
-import { createLogger } from '../../../src/cli/logger.js';
+import { createLogger } from '../../../src/base/logger.js';
 import type { Kube } from '../../../src/kube/client.js';
-import { podVolumeRestoreAction } from '../../../src/plugins/item-actions/builtin/restore-pod-volume.js';
+import { podVolumeRestoreAction } from '../../../src/server/item-actions/restore-pod-volume.js';
 import type { UnstructuredObject } from '../../../src/plugins/item-actions/types.js';
 
 const SERVER_IMAGE = 'ghcr.io/cairn-backup/cairn:dev';

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { newBackup, newRestore, type Restore } from '../../../src/api/index.js';
-import { createLogger } from '../../../src/cli/logger.js';
+import { createLogger } from '../../../src/base/logger.js';
 import type { Kube } from '../../../src/kube/client.js';
-import { pvcDataMoverRestoreAction } from '../../../src/plugins/item-actions/builtin/restore-pvc-data-mover.js';
+import { pvcDataMoverRestoreAction } from '../../../src/server/item-actions/restore-pvc-data-mover.js';
 import type { UnstructuredObject } from '../../../src/plugins/item-actions/types.js';
-import type { BackupVolumeInfo } from '../../../src/server/restore/pv-policy.js';
+import type { StoredBackupVolumeInfo } from '../../../src/api/volume-info.js';
 
 const fromBackup: UnstructuredObject = {
   apiVersion: 'v1',
@@ -12,7 +12,7 @@ const fromBackup: UnstructuredObject = {
   metadata: { name: 'data', namespace: 'app', uid: 'old', annotations: { 'pv.kubernetes.io/bind-completed': 'yes' } },
   spec: { volumeName: 'pvc-1', storageClassName: 'csi-hostpath-sc' },
 };
-const moved: BackupVolumeInfo = {
+const moved: StoredBackupVolumeInfo = {
   pvcName: 'data',
   pvcNamespace: 'app',
   backupMethod: 'CSISnapshot',
@@ -20,7 +20,7 @@ const moved: BackupVolumeInfo = {
   snapshotDataMovementInfo: { snapshotHandle: 'snap-1', dataMover: 'velero', uploaderType: 'kopia' },
 };
 
-async function run(volumeInfos: BackupVolumeInfo[], spec: Partial<Restore['spec']> = {}): Promise<UnstructuredObject> {
+async function run(volumeInfos: StoredBackupVolumeInfo[], spec: Partial<Restore['spec']> = {}): Promise<UnstructuredObject> {
   // The restorer hands actions the claim already in its target namespace.
   const item = { ...structuredClone(fromBackup), metadata: { ...structuredClone(fromBackup.metadata), namespace: 'copy' } };
   const ctx = { restore: newRestore({ name: 'r', spec: { backupName: 'b', ...spec } }), backup: newBackup({ name: 'b' }), kube: {} as Kube, log: createLogger({ level: 'fatal' }), itemFromBackup: fromBackup, volumeInfos };

@@ -5,8 +5,8 @@ import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { newBackup } from '../../../src/api/index.js';
 import { FaultInjectingObjectStore, FilesystemObjectStore } from '../../../src/plugins/object-store/index.js';
-import { BackupStore } from '../../../src/server/storage/backup-store.js';
-import { backupFileKey, downloadKey, restoreFileKey } from '../../../src/server/storage/layout.js';
+import { BackupStore } from '../../../src/storage/backup-store.js';
+import { backupFileKey, downloadKey, restoreFileKey } from '../../../src/storage/layout.js';
 
 function tempStore(): FilesystemObjectStore {
   return new FilesystemObjectStore({ root: mkdtempSync(join(tmpdir(), 'cairn-bsl-')), durability: 'none' });

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Kube } from '../../../src/kube/client.js';
-import { NotFoundError } from '../../../src/cli/errors.js';
+import { NotFoundError } from '../../../src/base/errors.js';
 import { fetchDownload, type ServerFileRequest } from '../../../src/server/download/client.js';
 
 /** Just enough of a Kube for fetchDownload: the server "processes" each DownloadRequest with `answer`. */

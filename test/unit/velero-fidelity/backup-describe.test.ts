@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { Backup, PodVolumeBackup } from '../../../src/api/index.js';
 import { colours } from '../../../src/cli/colour.js';
 import { describeBackup, usesOldResourceFilters } from '../../../src/cli/describe/backup.js';
-import type { BackupVolumeInfo } from '../../../src/server/volume-info.js';
+import type { BackupVolumeInfo } from '../../../src/api/volume-info.js';
 
 const plain = colours(false);
 

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { formatLogrusLine, goQuote, parseLogrusLine } from '../../../src/api/index.js';
 import { createBackupLog } from '../../../src/server/backup/backup-log.js';
 import { createRestoreLog } from '../../../src/server/restore/restore-log.js';
-import { createLogger } from '../../../src/cli/logger.js';
+import { createLogger } from '../../../src/base/logger.js';
 
 const t = new Date('2025-10-01T10:00:00.123Z');
 

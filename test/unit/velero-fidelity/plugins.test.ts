@@ -5,9 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Kube } from '../../../src/kube/client.js';
-import { PluginKinds } from '../../../src/plugins/installed.js';
+import { PluginKinds } from '../../../src/server/installed-plugins.js';
 import { serverStatusRequestReconciler } from '../../../src/server/server-status-request-controller.js';
-import { createLogger } from '../../../src/cli/logger.js';
+import { createLogger } from '../../../src/base/logger.js';
 
 /** Just enough of the custom-objects API for one object. */
 function fakeKube(obj: Record<string, unknown>): { kube: Kube; current: () => Record<string, unknown> } {

@@ -7,15 +7,15 @@
  */
 import { describe, expect, it } from 'vitest';
 import { newBackup, newRestore, type Restore } from '../../../src/api/index.js';
-import { createLogger } from '../../../src/cli/logger.js';
+import { createLogger } from '../../../src/base/logger.js';
 import { colours } from '../../../src/cli/colour.js';
 import { describeRestore } from '../../../src/cli/describe/restore.js';
 import type { Kube } from '../../../src/kube/client.js';
-import { registerBuiltinRestoreActions } from '../../../src/plugins/item-actions/builtin.js';
+import { registerBuiltinRestoreActions } from '../../../src/server/item-actions/builtin.js';
 import { ItemActionRegistry } from '../../../src/plugins/item-actions/registry.js';
 import type { UnstructuredObject } from '../../../src/plugins/item-actions/types.js';
 import type { ArchiveItem } from '../../../src/server/archive/reader.js';
-import { ResultsCollector } from '../../../src/server/results.js';
+import { ResultsCollector } from '../../../src/api/results.js';
 import { ApiError } from '../../../src/server/restore/dynamic-client.js';
 import { listedOutcome, runRestore } from '../../../src/server/restore/restorer.js';
 import { FakeCluster } from '../server/restore/fake-object-client.js';

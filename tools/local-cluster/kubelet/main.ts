@@ -6,7 +6,7 @@ import { createWriteStream, readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createLogger } from '../../../src/cli/logger.js';
+import { createLogger } from '../../../src/base/logger.js';
 import { apiServerAddress, KUBELET_USAGE, parseKubeletArgs } from './args.js';
 import { Kubelet } from './kubelet.js';
 import { errorMessage } from './kube-api.js';

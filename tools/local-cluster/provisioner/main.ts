@@ -6,7 +6,7 @@ import { createWriteStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createLogger } from '../../../src/cli/logger.js';
+import { createLogger } from '../../../src/base/logger.js';
 import { Provisioner } from './provisioner.js';
 import { errorMessage } from '../kubelet/kube-api.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../../../../src/cli/logger.js';
+import { createLogger } from '../../../../src/base/logger.js';
 import { dataUploadRealSource, dataUploadTags } from '../../../../src/agent/microservice/data-mover.js';
 import { findParentSnapshot, parallelFilesDownloadSetting } from '../../../../src/agent/microservice/pod-volume.js';
 import { backupResultMessage, messages, restoreResultMessage } from '../../../../src/agent/microservice/protocol.js';

@@ -2,7 +2,7 @@ import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openRepositoryForVolume } from '../../../../src/agent/microservice/repository.js';
+import { openRepositoryForVolume } from '../../../../src/storage/volume-repository.js';
 import { findParentSnapshot, realSource } from '../../../../src/agent/microservice/pod-volume.js';
 import { Repository } from '../../../../src/datapath/repository.js';
 import { backup } from '../../../../src/datapath/uploader.js';

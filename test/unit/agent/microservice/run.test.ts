@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../../../../src/cli/logger.js';
+import { createLogger } from '../../../../src/base/logger.js';
 import { runDataPath, type DataPathWork } from '../../../../src/agent/microservice/run.js';
 import { backupResultMessage, progressMessage, restoreResultMessage } from '../../../../src/agent/microservice/protocol.js';
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { describeBackup } from '../../../../src/cli/describe/backup.js';
 import { colours } from '../../../../src/cli/colour.js';
 import type { Backup, DataUpload } from '../../../../src/api/index.js';
-import type { BackupVolumeInfo } from '../../../../src/server/volume-info.js';
+import type { BackupVolumeInfo } from '../../../../src/api/volume-info.js';
 
 const plain = colours(false);
 

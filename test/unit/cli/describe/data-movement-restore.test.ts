@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { describeRestore } from '../../../../src/cli/describe/restore.js';
 import { colours } from '../../../../src/cli/colour.js';
 import type { DataDownload, Restore } from '../../../../src/api/index.js';
-import type { RestoreVolumeInfo } from '../../../../src/server/volume-info.js';
+import type { RestoreVolumeInfo } from '../../../../src/api/volume-info.js';
 
 const plain = colours(false);
 

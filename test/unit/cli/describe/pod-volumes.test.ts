@@ -4,7 +4,7 @@ import { describeRestore } from '../../../../src/cli/describe/restore.js';
 import { progressText } from '../../../../src/cli/describe/pod-volumes.js';
 import { colours } from '../../../../src/cli/colour.js';
 import type { Backup, PodVolumeBackup, PodVolumeRestore, Restore } from '../../../../src/api/index.js';
-import type { BackupVolumeInfo } from '../../../../src/server/volume-info.js';
+import type { BackupVolumeInfo } from '../../../../src/api/volume-info.js';
 
 const plain = colours(false);
 

@@ -151,7 +151,8 @@ describe('damaged repositories', () => {
     const dir = copy('velero-default');
     for (const pack of files(dir, 'p')) {
       const b = readFileSync(pack);
-      b[Math.floor(b.length / 2)] ^= 0xff;
+      const at = Math.floor(b.length / 2);
+      b[at] = b[at]! ^ 0xff;
       writeFileSync(pack, b);
     }
     const repo = await KopiaRepository.open({ store: storeOf(dir), password: PASSWORD });

@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { podRelatedItems } from '../../../../src/plugins/item-actions/builtin/backup-pod.js';
-import { pvBackupAction } from '../../../../src/plugins/item-actions/builtin/backup-pv.js';
-import { pvcBackupAction } from '../../../../src/plugins/item-actions/builtin/backup-pvc.js';
-import { serviceAccountRelatedItems } from '../../../../src/plugins/item-actions/builtin/backup-service-account.js';
-import { registerBuiltinActions } from '../../../../src/plugins/item-actions/builtin.js';
+import { podRelatedItems } from '../../../../src/server/item-actions/backup-pod.js';
+import { pvBackupAction } from '../../../../src/server/item-actions/backup-pv.js';
+import { pvcBackupAction } from '../../../../src/server/item-actions/backup-pvc.js';
+import { serviceAccountRelatedItems } from '../../../../src/server/item-actions/backup-service-account.js';
+import { registerBuiltinActions } from '../../../../src/server/item-actions/builtin.js';
 import { ItemActionRegistry } from '../../../../src/plugins/item-actions/registry.js';
 import type { BackupItemContext, UnstructuredObject } from '../../../../src/plugins/item-actions/types.js';
 import { BackedUpItems } from '../../../../src/server/backup/resource-list.js';
-import { BackupVolumeInfoCollector } from '../../../../src/server/volume-info.js';
+import { BackupVolumeInfoCollector } from '../../../../src/server/backup/volume-info-collector.js';
 
 const obj = (kind: string, name: string, namespace: string | undefined, rest: Record<string, unknown> = {}): UnstructuredObject => ({
   apiVersion: 'v1',

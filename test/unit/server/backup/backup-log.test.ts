@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../../../../src/cli/logger.js';
+import { createLogger } from '../../../../src/base/logger.js';
 import { createBackupLog } from '../../../../src/server/backup/backup-log.js';
 
 describe('the per-backup log', () => {

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { newBackup, type BackupSpec } from '../../../../src/api/index.js';
-import { createLogger } from '../../../../src/cli/logger.js';
+import { createLogger } from '../../../../src/base/logger.js';
 import type { Kube } from '../../../../src/kube/client.js';
-import { registerBuiltinBackupActions } from '../../../../src/plugins/item-actions/builtin.js';
+import { registerBuiltinBackupActions } from '../../../../src/server/item-actions/builtin.js';
 import { ItemActionRegistry } from '../../../../src/plugins/item-actions/registry.js';
 import { BackupArchiveWriter } from '../../../../src/server/archive/writer.js';
 import { backupItems, type BackupProgressUpdate } from '../../../../src/server/backup/backupper.js';

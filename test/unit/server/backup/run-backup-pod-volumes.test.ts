@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { newBackup, type PodVolumeBackup } from '../../../../src/api/index.js';
 import type { Kube } from '../../../../src/kube/client.js';
 import { FilesystemObjectStore } from '../../../../src/plugins/object-store/index.js';
-import { registerBuiltinBackupActions } from '../../../../src/plugins/item-actions/builtin.js';
+import { registerBuiltinBackupActions } from '../../../../src/server/item-actions/builtin.js';
 import { ItemActionRegistry } from '../../../../src/plugins/item-actions/registry.js';
 import { createBackupLog } from '../../../../src/server/backup/backup-log.js';
 import { runBackup } from '../../../../src/server/backup/run-backup.js';
@@ -14,7 +14,7 @@ import type { PodVolumeBackupCreator, PodVolumesOutcome } from '../../../../src/
 import { podVolumeBackupFor } from '../../../../src/server/podvolume/backup-pvb.js';
 import { volumeInfoFor } from '../../../../src/server/podvolume/backup-tracking.js';
 import type { PodLike } from '../../../../src/server/podvolume/backup-volumes.js';
-import { BackupStore } from '../../../../src/server/storage/backup-store.js';
+import { BackupStore } from '../../../../src/storage/backup-store.js';
 import { FakeCluster } from './fake-cluster.js';
 
 const kube = { server: 'fake' } as unknown as Kube;

@@ -6,11 +6,11 @@ import { describe, expect, it } from 'vitest';
 import { newBackup } from '../../../../src/api/index.js';
 import type { Kube } from '../../../../src/kube/client.js';
 import { FaultInjectingObjectStore, FilesystemObjectStore } from '../../../../src/plugins/object-store/index.js';
-import { registerBuiltinBackupActions } from '../../../../src/plugins/item-actions/builtin.js';
+import { registerBuiltinBackupActions } from '../../../../src/server/item-actions/builtin.js';
 import { ItemActionRegistry } from '../../../../src/plugins/item-actions/registry.js';
 import { createBackupLog } from '../../../../src/server/backup/backup-log.js';
 import { BackupStorageError, runBackup } from '../../../../src/server/backup/run-backup.js';
-import { BackupStore } from '../../../../src/server/storage/backup-store.js';
+import { BackupStore } from '../../../../src/storage/backup-store.js';
 import { FakeCluster } from './fake-cluster.js';
 import { readTarGz } from './tar.js';
 

@@ -20,7 +20,8 @@ import {
   trackDataUploads,
 } from '../../../../src/server/datamover/backup-tracking.js';
 import { movedSnapshotsOf } from '../../../../src/server/datamover/backup-cleanup.js';
-import { BackupVolumeInfoCollector, NO_DATA_MOVED_REASON, type BackupVolumeInfo } from '../../../../src/server/volume-info.js';
+import { NO_DATA_MOVED_REASON, type BackupVolumeInfo } from '../../../../src/api/volume-info.js';
+import { BackupVolumeInfoCollector } from '../../../../src/server/backup/volume-info-collector.js';
 
 const BACKUP_UID = '11111111-2222-3333-4444-555555555555';
 const PVC_UID = '66666666-7777-8888-9999-000000000000';

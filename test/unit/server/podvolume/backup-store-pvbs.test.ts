@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FilesystemObjectStore } from '../../../../src/plugins/object-store/index.js';
-import { BackupStore } from '../../../../src/server/storage/backup-store.js';
+import { BackupStore } from '../../../../src/storage/backup-store.js';
 
 /** A PodVolumeBackup as Velero 1.17 stores it in `<backup>-podvolumebackups.json.gz` (metadata as the API server returns it). */
 const veleroPvb = {

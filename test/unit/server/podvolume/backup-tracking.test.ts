@@ -11,7 +11,8 @@ import {
 } from '../../../../src/server/podvolume/backup-tracking.js';
 import { snapshotsOf } from '../../../../src/server/podvolume/backup-snapshots.js';
 import type { ClaimInfo, PodLike } from '../../../../src/server/podvolume/backup-volumes.js';
-import { BackupVolumeInfoCollector, NO_DATA_MOVED_REASON } from '../../../../src/server/volume-info.js';
+import { NO_DATA_MOVED_REASON } from '../../../../src/api/volume-info.js';
+import { BackupVolumeInfoCollector } from '../../../../src/server/backup/volume-info-collector.js';
 
 const backup = newBackup({ namespace: 'cairn', name: 'b1', spec: { storageLocation: 'default', uploaderConfig: { parallelFilesUpload: 4 } } });
 backup.metadata.uid = 'backup-uid';

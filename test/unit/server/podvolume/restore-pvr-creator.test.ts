@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { newRestore, type PodVolumeRestore } from '../../../../src/api/index.js';
-import { createLogger } from '../../../../src/cli/logger.js';
+import { createLogger } from '../../../../src/base/logger.js';
 import type { Kube } from '../../../../src/kube/client.js';
 import { PodVolumeRestoreCreator } from '../../../../src/server/podvolume/restore-pvr.js';
 import type { VolumeToRestore } from '../../../../src/server/podvolume/restore-volumes.js';

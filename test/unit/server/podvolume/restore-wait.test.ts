@@ -4,7 +4,7 @@ import { podVolumeRestoreOperations } from '../../../../src/server/podvolume/res
 import { GAVE_UP_ANNOTATION, judgePodVolumeRestore, type JudgeOptions } from '../../../../src/server/podvolume/restore-wait.js';
 import { resultsFrom } from '../../../../src/server/restore/restore-finalize.js';
 import { pvPatchFor } from '../../../../src/server/restore/restore-pv-patch.js';
-import { restoreVolumeInfoForPodVolumeRestore } from '../../../../src/server/volume-info.js';
+import { restoreVolumeInfoForPodVolumeRestore } from '../../../../src/api/volume-info.js';
 
 const CREATED = '2026-01-01T00:00:00Z';
 const at = (seconds: number) => new Date(Date.parse(CREATED) + seconds * 1000);

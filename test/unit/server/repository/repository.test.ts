@@ -20,7 +20,7 @@ import {
   repositorySelector,
   withMaintenanceEntry,
 } from '../../../../src/server/repository/naming.js';
-import { repositoryStoragePrefix } from '../../../../src/server/repository/store.js';
+import { repositoryStoragePrefix } from '../../../../src/storage/repository-store.js';
 
 const HOUR = 3600_000;
 const now = new Date('2026-01-01T12:00:00Z');

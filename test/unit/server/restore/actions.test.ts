@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { newBackup, newRestore } from '../../../../src/api/index.js';
 import type { Kube } from '../../../../src/kube/client.js';
-import { createLogger } from '../../../../src/cli/logger.js';
-import { registerBuiltinRestoreActions } from '../../../../src/plugins/item-actions/builtin.js';
+import { createLogger } from '../../../../src/base/logger.js';
+import { registerBuiltinRestoreActions } from '../../../../src/server/item-actions/builtin.js';
 import { ItemActionRegistry } from '../../../../src/plugins/item-actions/registry.js';
 import type { UnstructuredObject } from '../../../../src/plugins/item-actions/types.js';
 

@@ -9,7 +9,8 @@ import {
 import { dataDownloadFor } from '../../../../src/server/datamover/restore-objects.js';
 import { dataDownloadOperations, restoreVolumeInfoForDataDownload } from '../../../../src/server/datamover/restore-tracking.js';
 import { DD_GAVE_UP_ANNOTATION, judgeDataDownload } from '../../../../src/server/datamover/restore-wait.js';
-import { decidePv, type BackupVolumeInfo } from '../../../../src/server/restore/pv-policy.js';
+import { decidePv } from '../../../../src/server/restore/pv-policy.js';
+import type { StoredBackupVolumeInfo } from '../../../../src/api/volume-info.js';
 import { combineOperations } from '../../../../src/server/restore/restore-finalize.js';
 
 const RESTORE_UID = '11111111-2222-3333-4444-555555555555';
@@ -23,7 +24,7 @@ function restore(spec: Partial<Restore['spec']> = {}): Restore {
   return r;
 }
 
-const moved: BackupVolumeInfo = {
+const moved: StoredBackupVolumeInfo = {
   pvcName: 'data',
   pvcNamespace: 'app',
   pvName: 'pvc-1',

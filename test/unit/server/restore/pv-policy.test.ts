@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { UnstructuredObject } from '../../../../src/plugins/item-actions/types.js';
-import { decidePv, parseVolumeInfos, type BackupVolumeInfo } from '../../../../src/server/restore/pv-policy.js';
+import { decidePv } from '../../../../src/server/restore/pv-policy.js';
+import { parseVolumeInfos, type StoredBackupVolumeInfo } from '../../../../src/api/volume-info.js';
 
 const pv = (reclaim: string): UnstructuredObject => ({
   apiVersion: 'v1',
@@ -8,7 +9,7 @@ const pv = (reclaim: string): UnstructuredObject => ({
   metadata: { name: 'pv-1' },
   spec: { persistentVolumeReclaimPolicy: reclaim },
 });
-const info = (over: Partial<BackupVolumeInfo>): BackupVolumeInfo[] => [{ pvName: 'pv-1', pvcName: 'data', pvcNamespace: 'app', ...over }];
+const info = (over: Partial<StoredBackupVolumeInfo>): StoredBackupVolumeInfo[] => [{ pvName: 'pv-1', pvcName: 'data', pvcNamespace: 'app', ...over }];
 
 describe('what happens to a persistent volume', () => {
   it.each([

@@ -1,16 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { newBackup, newRestore, type Restore } from '../../../../src/api/index.js';
-import { createLogger } from '../../../../src/cli/logger.js';
+import { createLogger } from '../../../../src/base/logger.js';
 import type { Kube } from '../../../../src/kube/client.js';
-import { registerBuiltinRestoreActions } from '../../../../src/plugins/item-actions/builtin.js';
+import { registerBuiltinRestoreActions } from '../../../../src/server/item-actions/builtin.js';
 import { ItemActionRegistry } from '../../../../src/plugins/item-actions/registry.js';
 import type { UnstructuredObject } from '../../../../src/plugins/item-actions/types.js';
 import type { ArchiveItem } from '../../../../src/server/archive/reader.js';
-import { ResultsCollector } from '../../../../src/server/results.js';
+import { ResultsCollector } from '../../../../src/api/results.js';
 import { ApiError } from '../../../../src/server/restore/dynamic-client.js';
 import { FakeCluster } from './fake-object-client.js';
 import { runRestore } from '../../../../src/server/restore/restorer.js';
-import type { BackupVolumeInfo } from '../../../../src/server/restore/pv-policy.js';
+import type { StoredBackupVolumeInfo } from '../../../../src/api/volume-info.js';
 
 const item = (groupResource: string, obj: UnstructuredObject): ArchiveItem => ({
   groupResource,
@@ -38,7 +38,7 @@ const items: ArchiveItem[] = [
   item('customresourcedefinitions.apiextensions.k8s.io', { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'widgets.example.com' }, spec: { group: 'example.com', names: { kind: 'Widget' } } }),
 ];
 
-async function restoreWith(cluster: FakeCluster, spec: Partial<Restore['spec']> = {}, name = 'r1', volumeInfos: BackupVolumeInfo[] = []) {
+async function restoreWith(cluster: FakeCluster, spec: Partial<Restore['spec']> = {}, name = 'r1', volumeInfos: StoredBackupVolumeInfo[] = []) {
   const results = new ResultsCollector();
   const progress: number[] = [];
   const out = await runRestore({
@@ -291,7 +291,7 @@ describe('claims whose data the backup moved (CSI snapshot data movement)', () =
     item('persistentvolumes', { apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'pvc-moved' }, spec: { persistentVolumeReclaimPolicy: 'Retain', claimRef: { namespace: 'app', name: 'data' } } }),
     item('persistentvolumeclaims', { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'other', namespace: 'app', uid: 'o' }, spec: { storageClassName: 'csi-hostpath-sc' } }),
   ];
-  const movedInfo: BackupVolumeInfo = {
+  const movedInfo: StoredBackupVolumeInfo = {
     pvcName: 'data',
     pvcNamespace: 'app',
     pvName: 'pvc-moved',

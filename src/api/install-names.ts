@@ -1,0 +1,16 @@
+/**
+ * Names and ports of what `install` creates that the other roles look up at run time: the server Deployment (whose
+ * image the restore-wait init container reuses, whose health port the download client reaches), the node-agent
+ * DaemonSet, their service accounts, the credentials Secret and the default storage location.
+ */
+export const PART_OF_LABEL = 'app.kubernetes.io/part-of';
+export const PART_OF = 'cairn';
+export const SERVER_NAME = 'cairn';
+export const NODE_AGENT_NAME = 'node-agent';
+export const SERVER_SERVICE_ACCOUNT = 'cairn';
+export const NODE_AGENT_SERVICE_ACCOUNT = 'cairn-node-agent';
+export const CREDENTIALS_SECRET = 'cloud-credentials';
+export const CREDENTIALS_KEY = 'cloud';
+export const DEFAULT_LOCATION_NAME = 'default';
+export const SERVER_HEALTH_PORT = 8085;
+export const NODE_AGENT_HEALTH_PORT = 8086;

@@ -1,0 +1,86 @@
+/**
+ * What all in-pod data mover commands share (`pod-volume backup|restore`, `data-mover backup|restore`): the flags,
+ * the logger, the run, the termination message and the exit status (0 on success, 1 otherwise, as Velero's data
+ * mover exits).
+ */
+import { Flags } from '@oclif/core';
+import { OperationFailedError } from '../base/errors.js';
+import { createLogger, type LogFormat, type LogLevel } from '../base/logger.js';
+import { parseDuration } from './duration.js';
+import { connect } from '../kube/client.js';
+import { VolumeModes, type TaskKind, type VolumeMode } from '../agent/microservice/protocol.js';
+import type { RunDataPathResult } from '../agent/microservice/run.js';
+import type { DataMoverTaskOptions } from '../agent/microservice/task.js';
+import { DEFAULT_TERMINATION_MESSAGE_PATH, writeTerminationMessage } from '../agent/microservice/termination.js';
+
+export const dataMoverFlags = {
+  'volume-path': Flags.string({ description: 'The volume inside this pod.', required: true }),
+  'resource-timeout': Flags.string({ description: 'How long to wait for cluster resources (Go duration).', required: true }),
+  'node-name': Flags.string({ description: 'This node (default: $NODE_NAME), recorded as the Events\' source host.', env: 'NODE_NAME' }),
+  'termination-message-path': Flags.string({ description: 'Where the result goes for the node-agent to read.', default: DEFAULT_TERMINATION_MESSAGE_PATH }),
+  'progress-interval': Flags.string({ description: 'Minimum time between progress Events (Go duration).', default: '10s' }),
+};
+
+/** The pod-volume commands take exactly the shared flags. */
+export const podVolumeFlags = dataMoverFlags;
+
+/** `--upload-bytes-per-second` of the backup commands (the node-agent ConfigMap's `uploadBytesPerSecond`). */
+export const uploadRateFlag = Flags.integer({ description: 'Write at most this many bytes per second to the object store.', min: 1 });
+
+/** `--volume-mode` of the data-mover commands (the exposer knows whether it mounted a file system or a device). */
+export const volumeModeFlag = Flags.string({ description: 'How the volume is exposed: Filesystem (a directory) or Block (a device).', required: true, options: [...VolumeModes] });
+
+export interface DataMoverCommandInput {
+  name: string;
+  kind: TaskKind;
+  flags: {
+    kubeconfig?: string | undefined;
+    context?: string | undefined;
+    namespace: string;
+    'log-level': LogLevel;
+    'log-format': LogFormat;
+    'volume-path': string;
+    'volume-mode'?: string | undefined;
+    'resource-timeout': string;
+    'node-name'?: string | undefined;
+    'termination-message-path': string;
+    'progress-interval': string;
+    'upload-bytes-per-second'?: number | undefined;
+  };
+  run: (opts: DataMoverTaskOptions) => Promise<RunDataPathResult>;
+}
+
+/** Kept for the pod-volume commands. */
+export type PodVolumeCommandInput = DataMoverCommandInput;
+
+export async function runDataMoverCommand(input: DataMoverCommandInput): Promise<void> {
+  const { flags } = input;
+  const resourceTimeoutMs = parseDuration('--resource-timeout', flags['resource-timeout']);
+  const progressIntervalMs = parseDuration('--progress-interval', flags['progress-interval']);
+  // The data mover's log is collected by the node-agent: info by default, as Velero's.
+  const level = flags['log-level'] === 'warn' ? 'info' : flags['log-level'];
+  const logger = createLogger({ level, format: flags['log-format'], bindings: { component: 'data-mover', [input.kind]: input.name } });
+  const kube = connect({ kubeconfig: flags.kubeconfig, context: flags.context });
+  const result = await input.run({
+    kube,
+    namespace: flags.namespace,
+    name: input.name,
+    volumePath: flags['volume-path'],
+    volumeMode: (flags['volume-mode'] as VolumeMode | undefined) ?? 'Filesystem',
+    resourceTimeoutMs,
+    logger,
+    nodeName: flags['node-name'],
+    progressIntervalMs,
+    ...(flags['upload-bytes-per-second'] ? { uploadBytesPerSecond: flags['upload-bytes-per-second'] } : {}),
+  });
+  try {
+    writeTerminationMessage(flags['termination-message-path'], result.terminationMessage);
+  } catch (err) {
+    logger.warn({ path: flags['termination-message-path'], err: (err as Error).message }, 'could not write the termination message');
+  }
+  logger.info({ outcome: result.outcome }, 'data mover exiting');
+  if (result.outcome !== 'completed') throw new OperationFailedError(result.terminationMessage);
+}
+
+/** Kept for the pod-volume commands. */
+export const runPodVolumeCommand = runDataMoverCommand;

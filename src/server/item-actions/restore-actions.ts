@@ -1,0 +1,23 @@
+/** The built-in restore item actions, in the order they run for an item. */
+import type { RestoreItemAction } from '../../plugins/item-actions/types.js';
+import { jobRestoreAction } from './restore-job.js';
+import { podRestoreAction } from './restore-pod.js';
+import { podVolumeRestoreAction } from './restore-pod-volume.js';
+import { pvRestoreAction } from './restore-pv.js';
+import { pvcRestoreAction } from './restore-pvc.js';
+import { pvcDataMoverRestoreAction } from './restore-pvc-data-mover.js';
+import { secretRestoreAction } from './restore-secret.js';
+import { serviceAccountRestoreAction } from './restore-service-account.js';
+import { serviceRestoreAction } from './restore-service.js';
+
+export const BUILTIN_RESTORE_ACTIONS: readonly RestoreItemAction[] = [
+  podRestoreAction,
+  podVolumeRestoreAction,
+  serviceRestoreAction,
+  pvcRestoreAction,
+  pvcDataMoverRestoreAction,
+  pvRestoreAction,
+  serviceAccountRestoreAction,
+  secretRestoreAction,
+  jobRestoreAction,
+];

@@ -1,0 +1,72 @@
+/**
+ * Opens the repository a pod volume's data lives in: the storage location's store under `kopia/<volumeNamespace>/`
+ * (velero-interfaces.md §2.4), unlocked with the password in Secret `velero-repo-credentials`, key
+ * `repository-password`, of the install namespace. The BackupRepository controller creates the repository and the
+ * Secret; the data mover only opens them and fails clearly when they are not there yet.
+ */
+import { Kinds, parseBackupStorageLocation, type BackupStorageLocation } from '../api/index.js';
+import { RepoCredentials } from '../api/constants.js';
+import { RepositoryNotFoundError } from '../datapath/errors.js';
+import { Repository } from '../datapath/repository.js';
+import type { Kube } from '../kube/client.js';
+import { customClient } from '../kube/custom.js';
+import { withUploadRate } from '../plugins/object-store/upload-rate.js';
+import { openRepositoryStore } from './repository-store.js';
+
+export class VolumeRepositoryError extends Error {}
+
+export interface OpenRepositoryForVolumeOptions {
+  kube: Kube;
+  /** The install namespace (locations and the credentials Secret live there). */
+  namespace: string;
+  bslName: string;
+  volumeNamespace: string;
+  /** Caps the bytes per second written to the store (backups; the node-agent ConfigMap's uploadBytesPerSecond). */
+  uploadBytesPerSecond?: number | undefined;
+}
+
+export interface VolumeRepository {
+  repository: Repository;
+  /** Where it is, for messages (never credentials). */
+  location: string;
+}
+
+export async function openRepositoryForVolume(opts: OpenRepositoryForVolumeOptions): Promise<VolumeRepository> {
+  const locations = customClient<BackupStorageLocation>(opts.kube, Kinds.BackupStorageLocation, parseBackupStorageLocation);
+  const location = await locations.get(opts.namespace, opts.bslName);
+  if (!location) throw new VolumeRepositoryError(`backup storage location "${opts.bslName}" not found in namespace ${opts.namespace}`);
+  // The same store the BackupRepository controller initialised (src/storage/repository-store.ts).
+  const store = withUploadRate(await openRepositoryStore({ location, volumeNamespace: opts.volumeNamespace, kube: opts.kube }), opts.uploadBytesPerSecond);
+  // Whether a repository is there is a fact of the storage: it is told before the password is looked for.
+  if (!(await store.head('config'))) throw noRepository(opts, store.description);
+  const password = await repositoryPassword(opts.kube, opts.namespace);
+  try {
+    const repository = await Repository.open({ store, password });
+    return { repository, location: store.description };
+  } catch (err) {
+    if (err instanceof RepositoryNotFoundError) throw noRepository(opts, store.description, err);
+    throw err;
+  }
+}
+
+function noRepository(opts: OpenRepositoryForVolumeOptions, where: string, cause?: Error): VolumeRepositoryError {
+  return new VolumeRepositoryError(
+    `no repository for volume namespace "${opts.volumeNamespace}" at ${where} (location "${opts.bslName}"); its BackupRepository must be Ready first`,
+    ...(cause ? [{ cause }] : []),
+  );
+}
+
+async function repositoryPassword(kube: Kube, namespace: string): Promise<string> {
+  let data: Record<string, string> | undefined;
+  try {
+    const secret = await kube.core.readNamespacedSecret({ name: RepoCredentials.SecretName, namespace });
+    data = secret.data;
+  } catch (err) {
+    const code = (err as { code?: number }).code;
+    if (code === 404) throw new VolumeRepositoryError(`Secret ${RepoCredentials.SecretName} not found in namespace ${namespace}; its BackupRepository must be Ready first`);
+    throw new VolumeRepositoryError(`cannot read Secret ${RepoCredentials.SecretName} in namespace ${namespace} (HTTP ${code ?? 'error'})`);
+  }
+  const value = data?.[RepoCredentials.Key];
+  if (!value) throw new VolumeRepositoryError(`Secret ${RepoCredentials.SecretName} has no key "${RepoCredentials.Key}"`);
+  return Buffer.from(value, 'base64').toString('utf8');
+}

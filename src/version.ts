@@ -1,7 +1,0 @@
-import { readFileSync } from 'node:fs';
-
-/** cairn's version, read from package.json at call time. */
-export function clientVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
-  return pkg.version;
-}

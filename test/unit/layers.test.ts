@@ -1,0 +1,64 @@
+// The layer rule of eslint.layers.js: it refuses an import that runs up or sideways, allows one that runs down, and
+// its folders are exactly the top-level folders of src/.
+import { readdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { ESLint, type Linter } from 'eslint';
+import tseslint from 'typescript-eslint';
+import { beforeAll, describe, expect, it } from 'vitest';
+
+const root = resolve(import.meta.dirname, '../..');
+interface LayersModule {
+  LAYERS: Record<string, string[]>;
+  layerRules(): Linter.Config[];
+}
+let layers: LayersModule;
+let eslint: ESLint;
+
+beforeAll(async () => {
+  layers = (await import(pathToFileURL(join(root, 'eslint.layers.js')).href)) as LayersModule;
+  eslint = new ESLint({
+    cwd: root,
+    overrideConfigFile: true,
+    overrideConfig: [{ files: ['**/*.ts'], languageOptions: { parser: tseslint.parser as Linter.Parser } }, ...layers.layerRules()],
+  });
+});
+
+async function problems(filePath: string, code: string): Promise<string[]> {
+  const [result] = await eslint.lintText(code, { filePath: join(root, filePath) });
+  return (result?.messages ?? []).map((m) => m.message);
+}
+
+describe('layer rule', () => {
+  it.each([
+    ['src/api/kinds/x.ts', "import { x } from '../../server/context.js';"],
+    ['src/kube/x.ts', "import type { Backup } from '../api/index.js';"],
+    ['src/base/x.ts', "export { x } from '../kube/client.js';"],
+    ['src/plugins/item-actions/x.ts', "import type { X } from '../../server/restore/pv-policy.js';"],
+    ['src/server/x.ts', "import { x } from '../agent/node-agent.js';"],
+    ['src/agent/microservice/x.ts', "import { x } from '../../server/health.js';"],
+    ['src/datapath/x.ts', "import { x } from '../storage/layout.js';"],
+    ['src/server/backup/x.ts', "import { x } from '../../cli/logger.js';"],
+  ])('refuses %s importing up or sideways: %s', async (file, code) => {
+    expect(await problems(file, code)).toEqual([expect.stringContaining('layers run one way')]);
+  });
+
+  it.each([
+    ['src/api/x.ts', "import { x } from '../base/errors.js';"],
+    ['src/server/backup/x.ts', "import { x } from '../../storage/layout.js';\nimport { y } from '../restore/pv-policy.js';"],
+    ['src/cli/describe/x.ts', "import { x } from '../../server/download/client.js';"],
+    ['src/commands/backup/x.ts', "import { x } from '../../agent/node-agent.js';"],
+    ['test/unit/x.test.ts', "import { x } from '../../src/server/context.js';"],
+  ])('allows %s importing down: %s', async (file, code) => {
+    expect(await problems(file, code)).toEqual([]);
+  });
+
+  it('names every top-level folder of src/, and no folder inside src/ repeats a layer name', () => {
+    const top = readdirSync(join(root, 'src'), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name);
+    expect(Object.keys(layers.LAYERS).sort()).toEqual(top.sort());
+    const nested = readdirSync(join(root, 'src'), { recursive: true, withFileTypes: true })
+      .filter((d) => d.isDirectory() && d.parentPath !== join(root, 'src') && top.includes(d.name))
+      .map((d) => join(d.parentPath, d.name));
+    expect(nested).toEqual([]);
+  });
+});
