@@ -15,6 +15,14 @@ import { RepositoryCorruptError, RepositoryError, WrongPasswordError } from '../
 const scryptAsync = promisify(scrypt) as (password: string, salt: Buffer, keylen: number, options: { N: number; r: number; p: number; maxmem: number }) => Promise<Buffer>;
 const pbkdf2Async = promisify(pbkdf2);
 
+/** The password does not open the repository's configuration. */
+export class KopiaWrongPasswordError extends WrongPasswordError {
+  constructor() {
+    super();
+    this.message = 'the password does not open the kopia repository';
+  }
+}
+
 /** The repository uses something this reader does not implement (said in the message). */
 export class UnsupportedKopiaRepositoryError extends RepositoryError {}
 
@@ -91,7 +99,7 @@ function hkdf(key: Buffer, salt: Buffer, purpose: string, length: number): Buffe
 export function openFormatSealed(sealed: Buffer, formatKey: Buffer, uniqueID: Buffer): Buffer {
   const aesKey = hkdf(formatKey, uniqueID, 'AES', 32);
   const authData = hkdf(formatKey, uniqueID, 'CHECKSUM', 32);
-  if (sealed.length < 12 + 16) throw new WrongPasswordError();
+  if (sealed.length < 12 + 16) throw new KopiaWrongPasswordError();
   const d = createDecipheriv('aes-256-gcm', aesKey, sealed.subarray(0, 12));
   d.setAAD(authData);
   d.setAuthTag(sealed.subarray(sealed.length - 16));
@@ -99,7 +107,7 @@ export function openFormatSealed(sealed: Buffer, formatKey: Buffer, uniqueID: Bu
     return Buffer.concat([d.update(sealed.subarray(12, sealed.length - 16)), d.final()]);
   } catch {
     // Authentication failed: with an intact blob, the only cause is a key derived from another password.
-    throw new WrongPasswordError();
+    throw new KopiaWrongPasswordError();
   }
 }
 

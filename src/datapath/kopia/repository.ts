@@ -4,7 +4,7 @@
  * Nothing is ever written: no lock, no cache, no maintenance marker (kopia readers need none).
  */
 import { isNotFound, type ObjectStore } from '../../plugins/object-store/index.js';
-import { RepositoryNotFoundError } from '../errors.js';
+import { RepositoryNotFoundError, WrongPasswordError } from '../errors.js';
 import { KopiaBlobStorage } from './blob-storage.js';
 import { KopiaContents } from './contents.js';
 import { contentCipher } from './content-crypto.js';
@@ -17,7 +17,8 @@ import { findSnapshot, loadManifests, readDirectory, snapshotFrom, type KopiaDir
 
 export interface OpenKopiaOptions {
   store: ObjectStore;
-  password: string;
+  /** The password, or candidates tried in order (`passwordIndex` says which one opened it). */
+  password: string | readonly string[];
   /** Check every content read against its ID (default true; authentication alone already catches corruption). */
   verify?: boolean;
   signal?: AbortSignal;
@@ -32,6 +33,8 @@ export class KopiaRepository {
     readonly contents: KopiaContents,
     readonly objects: KopiaObjects,
     private readonly manifests: Map<string, ManifestEntry>,
+    /** Which of the candidate passwords opened the repository. */
+    readonly passwordIndex: number,
   ) {}
 
   /** Whether a kopia repository is at the root of the store (its format blob is there). */
@@ -39,18 +42,48 @@ export class KopiaRepository {
     return KopiaBlobStorage.holdsRepository(store);
   }
 
-  static async open(options: OpenKopiaOptions): Promise<KopiaRepository> {
-    const blobs = await KopiaBlobStorage.open(options.store);
-    if (!blobs) throw new RepositoryNotFoundError(`no kopia repository at ${options.store.description} (no kopia.repository)`);
-    let raw: Buffer;
+  /** The storage and format blob of the repository at the root of the store. */
+  private static async format(store: ObjectStore, signal?: AbortSignal): Promise<{ blobs: KopiaBlobStorage; formatBlob: KopiaFormatBlob }> {
+    const missing = () => new RepositoryNotFoundError(`no kopia repository at ${store.description} (no kopia.repository)`);
+    const blobs = await KopiaBlobStorage.open(store);
+    if (!blobs) throw missing();
     try {
-      raw = await blobs.get('kopia.repository', undefined, options.signal);
+      return { blobs, formatBlob: parseFormatBlob(await blobs.get('kopia.repository', undefined, signal)) };
     } catch (err) {
-      if (isNotFound(err)) throw new RepositoryNotFoundError(`no kopia repository at ${options.store.description} (no kopia.repository)`);
+      if (isNotFound(err)) throw missing();
       throw err;
     }
-    const formatBlob = parseFormatBlob(raw);
-    const config = await openRepositoryConfig(formatBlob, options.password);
+  }
+
+  /** The configuration, with the first candidate password that opens it; WrongPasswordError when none does. */
+  private static async unlock(formatBlob: KopiaFormatBlob, password: string | readonly string[]): Promise<{ config: KopiaRepositoryConfig; passwordIndex: number }> {
+    const candidates = typeof password === 'string' ? [password] : password;
+    let wrong: unknown = new WrongPasswordError();
+    for (const [i, p] of candidates.entries()) {
+      try {
+        return { config: await openRepositoryConfig(formatBlob, p), passwordIndex: i };
+      } catch (err) {
+        if (!(err instanceof WrongPasswordError)) throw err;
+        wrong = err;
+      }
+    }
+    throw wrong;
+  }
+
+  /**
+   * Which candidate password opens the repository, checking only its format blob (a key derivation, no index read);
+   * WrongPasswordError when none does.
+   */
+  static async checkPassword(store: ObjectStore, password: string | readonly string[]): Promise<number> {
+    const { formatBlob } = await KopiaRepository.format(store);
+    const { config, passwordIndex } = await KopiaRepository.unlock(formatBlob, password);
+    checkSupported(config);
+    return passwordIndex;
+  }
+
+  static async open(options: OpenKopiaOptions): Promise<KopiaRepository> {
+    const { blobs, formatBlob } = await KopiaRepository.format(options.store, options.signal);
+    const { config, passwordIndex } = await KopiaRepository.unlock(formatBlob, options.password);
     checkSupported(config);
     const cipher = contentCipher(config.encryption, config.masterKey);
     const hash = options.verify === false ? undefined : contentHash(config.hash, config.hmacSecret);
@@ -58,7 +91,7 @@ export class KopiaRepository {
     const contents = new KopiaContents({ blobs, index, cipher, ...(hash ? { hash } : {}) });
     const objects = new KopiaObjects(contents);
     const manifests = await loadManifests(index, contents, options.signal);
-    return new KopiaRepository(blobs, formatBlob, config, index, contents, objects, manifests);
+    return new KopiaRepository(blobs, formatBlob, config, index, contents, objects, manifests, passwordIndex);
   }
 
   get description(): string {
