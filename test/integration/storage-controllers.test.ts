@@ -312,8 +312,14 @@ describe('TTL expiry and DeleteBackupRequests', () => {
     expect(await listKeys(`${PREFIX}/store/backups/short-ttl/`)).toHaveLength(2);
     await waitFor(async () => (await backups.get(NS, 'short-ttl')) === undefined, { timeoutMs: 40_000, description: 'expired backup deleted' });
     expect(await listKeys(`${PREFIX}/store/backups/short-ttl/`)).toEqual([]);
-    const requests = await dbrs.list(NS, `velero.io/backup-uid=${backup.metadata.uid}`);
-    expect(requests).toHaveLength(1);
+    // The request is marked Processed just after the Backup is deleted.
+    const requests = await waitFor(
+      async () => {
+        const list = await dbrs.list(NS, `velero.io/backup-uid=${backup.metadata.uid}`);
+        return list.length === 1 && list[0]!.status?.phase === 'Processed' ? list : undefined;
+      },
+      { timeoutMs: 20_000, description: 'the DeleteBackupRequest Processed' },
+    );
     expect(requests[0]!.status).toEqual({ phase: 'Processed' });
     expect(requests[0]!.metadata.labels?.['velero.io/backup-name']).toBe('short-ttl');
   });
