@@ -257,7 +257,8 @@ describe('backup sync of a backup whose files vanished', () => {
     await kubectl(['apply', '-f', '-'], {
       input: JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'velero-repo-credentials', namespace: NS }, stringData: { 'repository-password': password } }),
     });
-    const loc = await locations.create(location('forget', { syncPeriod: '1s' }));
+    // Sync starts once every Backup, file and PVB is in place (a Backup whose files are not written yet is an orphan).
+    const loc = await locations.create(location('forget', { syncPeriod: '0s' }));
     const repository = await Repository.init({ store: await openRepositoryStore({ location: loc, volumeNamespace: 'app', kube }), password, kdf: { N: 1024, r: 8, p: 1 } });
     const snapshotOf = async (content: string) => {
       const dir = mkdtempSync(join(tmpdir(), 'cairn-forget-'));
@@ -286,6 +287,7 @@ describe('backup sync of a backup whose files vanished', () => {
     await withPvb(`forget-gone-${RUN}`, goneSnapshot);
     await withPvb(`forget-kept-${RUN}`, keptSnapshot);
 
+    await locations.patch(NS, 'forget', { spec: { backupSyncPeriod: '1s' } });
     // Velero (or anyone) deletes one backup's files from the bucket.
     await deletePrefix(`${PREFIX}/forget/backups/forget-gone-${RUN}/`);
     await waitFor(async () => (await backups.get(NS, `forget-gone-${RUN}`)) === undefined, { timeoutMs: 45_000, description: 'orphaned Backup deleted by the sync' });
