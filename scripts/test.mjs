@@ -49,8 +49,9 @@ if (!process.versions.node.startsWith('24.')) {
 }
 
 try {
-  // --csi: the CSI test bed's binaries build alongside the others on a cold machine (cached afterwards).
-  stage('toolchain (built once, cached under ~/.cache/cairn)', () => run('node', ['--import', 'tsx', 'tools/local-cluster/cli.ts', 'setup', '--csi']));
+  // --csi and --runtime containerd: the CSI test bed's binaries and containerd (real nodes) build alongside the
+  // others on a cold machine (cached afterwards).
+  stage('toolchain (built once, cached under ~/.cache/cairn)', () => run('node', ['--import', 'tsx', 'tools/local-cluster/cli.ts', 'setup', '--csi', '--runtime', 'containerd']));
 
   stage('build', () => {
     run('npm', ['run', '--silent', 'build']);

@@ -4,6 +4,7 @@
  */
 export * from './constants.js';
 export * from './duration.js';
+export * from './cron.js';
 export * from './names.js';
 export * from './label-selectors.js';
 export * from './schema.js';
@@ -13,6 +14,7 @@ export * from './crd-schema.js';
 export * from './crd.js';
 export * from './validation.js';
 export * from './objects.js';
+export * from './schedule-backup.js';
 export * from './kinds/backup.js';
 export * from './kinds/restore.js';
 export * from './kinds/schedule.js';

@@ -144,6 +144,21 @@ export function checkDataMover(name: string): string {
 /** Builds the Backup `backup create` submits; throws UsageError naming the flag for any bad input. */
 export function buildBackup(flags: BackupCreateFlags): Backup {
   checkObjectName('NAME', 'backup', flags.name);
+  const spec = buildBackupSpec(flags);
+  const { labels, annotations } = objectMetaFlags(flags);
+  return newBackup({ namespace: flags.namespace, name: flags.name, ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}), spec });
+}
+
+/** `--labels` and `--annotations` as maps (undefined when not given). */
+export function objectMetaFlags(flags: Pick<BackupCreateFlags, 'labels' | 'annotations'>): { labels?: Record<string, string>; annotations?: Record<string, string> } {
+  return {
+    ...(flags.labels ? { labels: parseKeyValues('--labels', flags.labels) } : {}),
+    ...(flags.annotations ? { annotations: parseKeyValues('--annotations', flags.annotations) } : {}),
+  };
+}
+
+/** The BackupSpec the backup flags describe (`backup create`, and a schedule's template); errors name the flag. */
+export function buildBackupSpec(flags: Omit<BackupCreateFlags, 'name' | 'namespace'>): BackupSpec {
   const spec: BackupSpec = {};
   const include = flags['include-namespaces'] === undefined ? ['*'] : splitList(flags['include-namespaces']);
   spec.includedNamespaces = checkNamespaces('--include-namespaces', include.length ? include : ['*']);
@@ -167,10 +182,34 @@ export function buildBackup(flags: BackupCreateFlags): Backup {
   if (flags['data-mover'] !== undefined) spec.datamover = checkDataMover(flags['data-mover']);
   if (flags['item-operation-timeout'] !== undefined) spec.itemOperationTimeout = canonicalDuration('--item-operation-timeout', flags['item-operation-timeout']);
   if (flags['csi-snapshot-timeout'] !== undefined) spec.csiSnapshotTimeout = canonicalDuration('--csi-snapshot-timeout', flags['csi-snapshot-timeout']);
-  const labels = flags.labels ? parseKeyValues('--labels', flags.labels) : undefined;
-  const annotations = flags.annotations ? parseKeyValues('--annotations', flags.annotations) : undefined;
-  return newBackup({ namespace: flags.namespace, name: flags.name, ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}), spec });
+  return spec;
 }
+
+/** The backup-spec flags that were given (a `--from-schedule` backup takes its spec from the schedule instead). */
+export function givenBackupSpecFlags(flags: Omit<BackupCreateFlags, 'name' | 'namespace'>): string[] {
+  const given = flags as Readonly<Record<string, unknown>>;
+  return BACKUP_SPEC_FLAG_NAMES.filter((k) => given[k] !== undefined).map((k) => `--${k}`);
+}
+
+const BACKUP_SPEC_FLAG_NAMES: readonly string[] = [
+  'include-namespaces',
+  'exclude-namespaces',
+  'include-resources',
+  'exclude-resources',
+  'include-cluster-resources',
+  'selector',
+  'or-selector',
+  'ttl',
+  'storage-location',
+  'default-volumes-to-fs-backup',
+  'snapshot-volumes',
+  'snapshot-move-data',
+  'data-mover',
+  'item-operation-timeout',
+  'csi-snapshot-timeout',
+  'labels',
+  'annotations',
+];
 
 /** Velero's DeleteBackupRequest for a backup: generateName `<backup>-`, labelled with the backup's name and UID. */
 export function deleteRequestFor(backup: Backup): DeleteBackupRequest {

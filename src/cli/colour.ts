@@ -24,6 +24,7 @@ export interface Colours {
   /** Green for Completed, red for Failed/PartiallyFailed/FailedValidation, as Velero does; others unchanged. */
   phase(phase: string, text?: string): string;
   red(text: string): string;
+  green(text: string): string;
   bold(text: string): string;
 }
 
@@ -40,6 +41,7 @@ export function colours(enabled: boolean): Colours {
       return text;
     },
     red: (t) => chalk.red(t),
+    green: (t) => chalk.green(t),
     bold: (t) => chalk.bold(t),
   };
 }

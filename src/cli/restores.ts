@@ -43,7 +43,9 @@ export interface RestoreCreateFlags {
   /** The restore's name; default `<backup>-<YYYYMMDDHHMMSS>`. */
   name?: string | undefined;
   namespace: string;
-  'from-backup': string;
+  /** Exactly one of the two sources. */
+  'from-backup'?: string | undefined;
+  'from-schedule'?: string | undefined;
   'include-namespaces'?: string | undefined;
   'exclude-namespaces'?: string | undefined;
   'include-resources'?: string | undefined;
@@ -92,10 +94,15 @@ function checkNamespaces(flag: string, names: string[]): string[] {
 
 /** Builds the Restore `restore create` submits; throws UsageError naming the flag for any bad input. */
 export function buildRestore(flags: RestoreCreateFlags, now: Date = new Date()): Restore {
-  checkObjectName('--from-backup', 'backup', flags['from-backup']);
-  const name = flags.name ?? defaultRestoreName(flags['from-backup'], now);
-  checkObjectName(flags.name ? 'NAME' : '--from-backup', 'restore', name);
-  const spec: RestoreSpec = { backupName: flags['from-backup'] };
+  const fromBackup = flags['from-backup'];
+  const fromSchedule = flags['from-schedule'];
+  if (fromBackup && fromSchedule) throw new UsageError('--from-schedule', 'cannot be combined with --from-backup: a restore has one source');
+  const [sourceFlag, source] = fromSchedule ? ['--from-schedule', fromSchedule] : ['--from-backup', fromBackup ?? ''];
+  checkObjectName(sourceFlag, fromSchedule ? 'schedule' : 'backup', source);
+  const name = flags.name ?? defaultRestoreName(source, now);
+  checkObjectName(flags.name ? 'NAME' : sourceFlag, 'restore', name);
+  // From a schedule the server picks its latest Completed backup and writes it into spec.backupName.
+  const spec: RestoreSpec = fromSchedule ? { scheduleName: fromSchedule } : { backupName: source };
   const include = flags['include-namespaces'] === undefined ? ['*'] : splitList(flags['include-namespaces']);
   spec.includedNamespaces = checkNamespaces('--include-namespaces', include.length ? include : ['*']);
   const exclude = splitList(flags['exclude-namespaces']);

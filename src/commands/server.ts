@@ -24,6 +24,7 @@ export default class Server extends BaseCommand<typeof Server> {
     'resource-timeout': Flags.string({ description: 'How long to wait on one API object.', default: '10m' }),
     'fs-backup-timeout': Flags.string({ description: 'How long pod volume backups and restores may take.', default: '4h' }),
     'default-item-operation-timeout': Flags.string({ description: 'How long async item operations may take when a backup sets no timeout.', default: '4h' }),
+    'schedule-skip-immediately': Flags.boolean({ description: 'Skip the backup due right away when a schedule is created or unpaused, for schedules that do not set spec.skipImmediately.', default: false }),
   };
 
   async run(): Promise<void> {
@@ -41,6 +42,7 @@ export default class Server extends BaseCommand<typeof Server> {
       defaultVolumesToFsBackup: f['default-volumes-to-fs-backup'],
       defaultCsiSnapshotTimeoutMs: DEFAULT_SERVER_CONFIG.defaultCsiSnapshotTimeoutMs,
       defaultItemOperationTimeoutMs: parseDuration('--default-item-operation-timeout', f['default-item-operation-timeout']),
+      scheduleSkipImmediately: f['schedule-skip-immediately'],
     };
     const role = createServer({ kube, namespace: f.namespace, logger, healthPort: f['health-port'], healthHost: f['health-address'], version: clientVersion(), config });
     await runUntilSignal(role, { logger, name: 'server' });

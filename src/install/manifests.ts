@@ -20,7 +20,7 @@ import type {
   V1VolumeMount,
 } from '@kubernetes/client-node';
 import { allCrds } from '../api/index.js';
-import type { InstallOptions } from './options.js';
+import { DEFAULT_KUBELET_ROOT_DIR, type InstallOptions } from './options.js';
 import {
   PART_OF_LABEL,
   PART_OF,
@@ -157,6 +157,7 @@ function serverDeployment(opts: InstallOptions): V1Deployment {
   const storage = podStorage(opts);
   const args = ['server'];
   if (opts.defaultVolumesToFsBackup) args.push('--default-volumes-to-fs-backup');
+  if (opts.scheduleSkipImmediately) args.push('--schedule-skip-immediately');
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
@@ -233,7 +234,9 @@ function nodeAgentDaemonSet(opts: InstallOptions): V1DaemonSet {
             },
           ],
           volumes: [
-            { name: 'host-pods', hostPath: { path: '/var/lib/kubelet/pods' } },
+            // The kubelet keeps pod volumes under <root-dir>/pods; HostToContainer propagation above shows volumes
+            // mounted after the agent started.
+            { name: 'host-pods', hostPath: { path: `${opts.kubeletRootDir ?? DEFAULT_KUBELET_ROOT_DIR}/pods` } },
             ...storage.volumes,
             { name: 'scratch', emptyDir: {} },
           ],

@@ -34,8 +34,13 @@ export interface InstallFlags {
   cacert?: string | undefined;
   'use-node-agent'?: boolean | undefined;
   'node-agent-configmap'?: string | undefined;
+  'kubelet-root-dir'?: string | undefined;
   'default-volumes-to-fs-backup'?: boolean | undefined;
+  'schedule-skip-immediately'?: boolean | undefined;
 }
+
+/** The kubelet's default --root-dir; distributions that move it (k0s, microk8s...) need --kubelet-root-dir. */
+export const DEFAULT_KUBELET_ROOT_DIR = '/var/lib/kubelet';
 
 export interface StorageLocationOptions {
   provider: Provider;
@@ -55,7 +60,11 @@ export interface InstallOptions {
   useNodeAgent: boolean;
   /** ConfigMap the node agent reads (flag --node-agent-configmap of `node-agent server`). */
   nodeAgentConfigMap?: string;
+  /** The nodes' kubelet root directory (default /var/lib/kubelet): the node agent reads pod volumes from its pods/ folder. */
+  kubeletRootDir?: string;
   defaultVolumesToFsBackup: boolean;
+  /** Server flag --schedule-skip-immediately. */
+  scheduleSkipImmediately?: boolean;
 }
 
 /** Parses `key=value,key2=value2`; a malformed part is a UsageError naming the flag. */
@@ -133,6 +142,15 @@ export function normalisePrefix(prefix: string | undefined): string | undefined 
   return p ? p : undefined;
 }
 
+function parseKubeletRootDir(value: string | undefined): string {
+  if (value === undefined) return DEFAULT_KUBELET_ROOT_DIR;
+  const dir = value.replace(/\/+$/, '');
+  if (!dir.startsWith('/') || dir.split('/').includes('..')) {
+    throw new UsageError('--kubelet-root-dir', `"${value}" must be an absolute path on the nodes`);
+  }
+  return dir;
+}
+
 export function parseInstallFlags(flags: InstallFlags): InstallOptions {
   if (!isValidDnsLabel(flags.namespace)) {
     throw new UsageError('--namespace', `"${flags.namespace}" is not a valid namespace name (lower-case letters, digits and '-', at most 63)`);
@@ -144,6 +162,8 @@ export function parseInstallFlags(flags: InstallFlags): InstallOptions {
     image: flags.image,
     useNodeAgent: flags['use-node-agent'] ?? false,
     defaultVolumesToFsBackup: flags['default-volumes-to-fs-backup'] ?? false,
+    scheduleSkipImmediately: flags['schedule-skip-immediately'] ?? false,
+    kubeletRootDir: parseKubeletRootDir(flags['kubelet-root-dir']),
   };
   const agentConfig = flags['node-agent-configmap'];
   if (agentConfig !== undefined) {

@@ -7,6 +7,7 @@ import type { KubernetesListObject, KubernetesObject } from '@kubernetes/client-
 import type { Logger } from '../base/logger.js';
 import type { Kube } from './client.js';
 import { watchResource, type ResourceWatch } from './informer.js';
+import type { TimerClock } from '../base/clock.js';
 import { WorkQueue } from './queue.js';
 
 export interface ReconcileResult {
@@ -24,6 +25,8 @@ export interface ControllerOptions<T extends KubernetesObject> {
   concurrency?: number;
   /** Also requeue every object this often (resync), e.g. to expire TTLs. */
   resyncMs?: number;
+  /** Time for delayed requeues (`requeueAfterMs`, back-off); tests inject a fake one. Default: real timers. */
+  clock?: TimerClock;
 }
 
 export interface ObjectKey {
@@ -51,6 +54,7 @@ export async function startController<T extends KubernetesObject>(opts: Controll
   const log = opts.logger.child({ controller: opts.name });
   const queue = new WorkQueue({
     concurrency: opts.concurrency ?? 1,
+    ...(opts.clock ? { clock: opts.clock } : {}),
     work: (key) => opts.reconcile(parseKey(key)),
     onError: (key, err, attempt) => log.warn({ key, attempt, err: (err as Error)?.message }, 'reconcile failed; will retry'),
   });

@@ -4,6 +4,7 @@
  */
 import type { Logger } from '../base/logger.js';
 import type { Kube } from '../kube/client.js';
+import type { TimerClock } from '../base/clock.js';
 import type { HttpRoutes } from '../kube/health.js';
 
 export interface ServerConfig {
@@ -27,6 +28,8 @@ export interface ServerConfig {
   defaultCsiSnapshotTimeoutMs: number;
   /** Async item operation timeout of backups and restores that set none (`--default-item-operation-timeout`, 4h). */
   defaultItemOperationTimeoutMs: number;
+  /** Skip the run due right away when a schedule is created or unpaused, unless it says otherwise (`--schedule-skip-immediately`). */
+  scheduleSkipImmediately: boolean;
 }
 
 export const DEFAULT_SERVER_CONFIG: ServerConfig = {
@@ -40,6 +43,7 @@ export const DEFAULT_SERVER_CONFIG: ServerConfig = {
   defaultVolumesToFsBackup: false,
   defaultCsiSnapshotTimeoutMs: 10 * 60_000,
   defaultItemOperationTimeoutMs: 4 * 3600_000,
+  scheduleSkipImmediately: false,
 };
 
 export interface ServerContext {
@@ -50,6 +54,11 @@ export interface ServerContext {
   version: string;
   config: ServerConfig;
   now: () => Date;
+  /**
+   * Timers for delayed requeues of controllers that wait for a time (schedules, TTL expiry); tests pass a fake one
+   * together with a matching `now`. Default: real timers.
+   */
+  clock?: TimerClock;
   /** The server's HTTP port (health and /download/), where controllers may serve extra paths; absent in tests. */
   http?: HttpRoutes;
 }

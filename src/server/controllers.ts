@@ -12,6 +12,7 @@ import { startGcController } from './gc-controller.js';
 import { startDeleteBackupRequestController } from './delete-backup-request-controller.js';
 import { startDownloadRequestController } from './download-request-controller.js';
 import { startBackupRepositoryController } from './backup-repository-controller.js';
+import { startScheduleController } from './schedule/schedule-controller.js';
 
 export const CONTROLLERS: readonly { name: string; start: (ctx: ServerContext) => Promise<Stoppable> }[] = [
   { name: 'server-status-request', start: startServerStatusRequestController },
@@ -19,6 +20,7 @@ export const CONTROLLERS: readonly { name: string; start: (ctx: ServerContext) =
   { name: 'backup-sync', start: startBackupSyncController },
   { name: 'backup', start: startBackupController },
   { name: 'restore', start: startRestoreController },
+  { name: 'schedule', start: startScheduleController },
   { name: 'gc', start: startGcController },
   { name: 'delete-backup-request', start: startDeleteBackupRequestController },
   { name: 'download-request', start: startDownloadRequestController },

@@ -150,5 +150,6 @@ export async function startGcController(ctx: ServerContext): Promise<Stoppable> 
     list: () => client.listForWatch(ctx.namespace),
     reconcile: gcReconciler(ctx),
     resyncMs: ctx.config.gcFrequencyMs,
+    ...(ctx.clock ? { clock: ctx.clock } : {}),
   });
 }

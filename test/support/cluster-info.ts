@@ -19,6 +19,8 @@ export interface ClusterInfo {
     accessKeyId: string;
     secretAccessKey: string;
   };
+  /** The cluster's OCI registry (plain HTTP): `host` is what image references start with. */
+  registry: { host: string; url: string };
   /** The simulated nodes; empty while the kubelet stand-in is not available. */
   nodes: { name: string; ip: string; rootDir: string }[];
 }

@@ -19,7 +19,8 @@ const NODES = 2;
 const log = (line: string) => process.stderr.write(`[local-cluster] ${line}\n`);
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  await setupToolchain(log);
+  // containerd too: tests of real nodes (and the tiers that run on them) start such clusters.
+  await setupToolchain(log, { nodes: true });
   if (process.env.CAIRN_TEST_CLUSTER_REUSE === '1') return reuse(project);
 
   await stopOrphans();
@@ -74,6 +75,7 @@ function toInfo(state: ClusterState): ClusterInfo {
     runDir: state.runDir,
     kubectlPath: state.binaries.kubectl,
     s3: { ...state.s3 },
+    registry: { ...state.registry },
     nodes: state.nodes.map((n) => ({ name: n.name, ip: n.ip, rootDir: n.rootDir })),
   };
 }

@@ -1,31 +1,47 @@
 /**
  * The local test cluster's command line (npm run cluster:up / cluster:down / cluster:status):
- *   setup [--csi]                  build and cache the binaries (first run only; scripts/test.mjs calls it);
- *                                  --csi also the CSI sidecars and snapshot controller
- *   up [--nodes N] [--run-dir D] [--name NAME] [--bucket B] [--csi] [--json]
+ *   setup [--csi] [--runtime R]    build and cache the binaries (first run only; scripts/test.mjs calls it);
+ *                                  --csi also the CSI sidecars and snapshot controller; --runtime containerd
+ *                                  also containerd (for real nodes)
+ *   up [--nodes N] [--runtime local|containerd] [--run-dir D] [--name NAME] [--bucket B] [--csi] [--json]
+ *                                  --runtime containerd: real nodes (kubelet, containerd, runc, CNI; see
+ *                                  node/real-nodes.ts) instead of the kubelet stand-in
  *                                  --csi: also the CSI snapshot stack (tools/local-cluster/csi/), on a new or a
  *                                  running cluster
+ *   push <oci-archive|oci-layout-dir> <repository:tag> [--run-dir D] [--name NAME]
+ *                                  push an image into the cluster's registry
  *   down [--run-dir D] [--name NAME] [--keep]
  *   status [--run-dir D] [--name NAME] [--json]
  * The default run directory is ~/.cache/cairn/run/<name> (name "cairn").
  */
+import { statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { clusterHealth, down, up } from './cluster.js';
+import { clusterHealth, down, up, type NodeRuntime } from './cluster.js';
 import { enableCsi } from './csi/enable.js';
 import { defaultRunDir } from './paths.js';
+import { pushImageLayout, pushOciArchive } from './registry-push.js';
 import { readState, stateFile } from './state.js';
 import { setupToolchain } from './toolchain.js';
 
 const log = (line: string) => process.stderr.write(`[local-cluster] ${line}\n`);
 
-const USAGE = `usage: cli.ts setup [--csi] | up [--nodes N] [--run-dir DIR] [--name NAME] [--bucket B] [--csi] [--json]
-       | down [--run-dir DIR] [--name NAME] [--keep] | status [--run-dir DIR] [--name NAME] [--json]`;
+const USAGE = `usage: cli.ts setup [--csi] [--runtime R] | up [--nodes N] [--runtime local|containerd] [--run-dir DIR] [--name NAME]
+         [--bucket B] [--csi] [--json]
+       | down [--run-dir DIR] [--name NAME] [--keep] | status [--run-dir DIR] [--name NAME] [--json]
+       | push <oci-archive|oci-layout-dir> <repository:tag> [--run-dir DIR] [--name NAME]`;
+
+function runtimeOf(value: string): NodeRuntime {
+  if (value === 'local' || value === 'containerd') return value;
+  throw new Error(`--runtime must be local or containerd, got ${value}`);
+}
 
 async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
-  const { values } = parseArgs({
+  const { values, positionals } = parseArgs({
     args: rest,
+    allowPositionals: true,
     options: {
+      runtime: { type: 'string', default: 'local' },
       nodes: { type: 'string', default: '2' },
       'run-dir': { type: 'string' },
       name: { type: 'string', default: 'cairn' },
@@ -41,7 +57,7 @@ async function main(argv: string[]): Promise<number> {
   switch (cmd) {
     case 'setup': {
       const started = Date.now();
-      const result = await setupToolchain(log, { csi: values.csi });
+      const result = await setupToolchain(log, { csi: values.csi, nodes: runtimeOf(values.runtime) === 'containerd' });
       for (const t of result.timings) {
         log(`${t.group} ${t.version}: ${t.seconds === 'cached' ? 'cached' : `built in ${t.seconds}s`}`);
       }
@@ -51,8 +67,9 @@ async function main(argv: string[]): Promise<number> {
     case 'up': {
       const nodes = Number(values.nodes);
       if (!Number.isInteger(nodes)) throw new Error(`--nodes must be a whole number, got ${values.nodes}`);
-      await setupToolchain(log, { csi: values.csi });
-      const result = await up({ runDir, name: values.name, nodes, bucket: values.bucket, log });
+      const runtime = runtimeOf(values.runtime);
+      await setupToolchain(log, { csi: values.csi, nodes: runtime === 'containerd' });
+      const result = await up({ runDir, name: values.name, nodes, runtime, bucket: values.bucket, log });
       const { state } = result;
       if (values.csi) {
         const csi = await enableCsi({ state, log });
@@ -67,12 +84,25 @@ async function main(argv: string[]): Promise<number> {
           `kubeconfig:  ${state.kubeconfigPath}`,
           `api server:  ${state.apiServerUrl}`,
           `s3:          ${state.s3.endpoint} bucket ${state.s3.bucket} (credentials in ${stateFile(state.runDir)})`,
-          `nodes:       ${state.nodes.map((n) => `${n.name} (${n.ip})`).join(', ') || 'none'}`,
+          `registry:    ${state.registry.host} (plain HTTP; push with tools/local-cluster/registry-push.ts)`,
+          `nodes:       ${state.nodes.map((n) => `${n.name} (${n.ip})`).join(', ') || 'none'} (${state.runtime === 'containerd' ? 'kubelet + containerd' : 'kubelet stand-in'})`,
           `logs:        ${state.runDir}/logs/`,
           `try:         ${state.binaries.kubectl} --kubeconfig ${state.kubeconfigPath} get nodes`,
           '',
         ].join('\n'));
       }
+      return 0;
+    }
+    case 'push': {
+      const [source, target] = positionals;
+      const m = /^([^:]+):([^:]+)$/.exec(target ?? '');
+      if (!source || !m) throw new Error('usage: push <oci-archive|oci-layout-dir> <repository:tag>');
+      const state = readState(runDir);
+      if (!state) throw new Error(`no cluster in ${runDir}`);
+      const opts = { registryUrl: state.registry.url, repository: m[1]!, tag: m[2]! };
+      const pushed = statSync(source).isDirectory() ? await pushImageLayout(source, opts) : await pushOciArchive(source, opts);
+      log(`pushed ${pushed.reference} (${pushed.digest}, ${(pushed.uploadedBytes / 1e6).toFixed(1)} MB uploaded)`);
+      process.stdout.write(`${pushed.reference}\n`);
       return 0;
     }
     case 'down': {

@@ -16,18 +16,28 @@ import { writeAdminKubeconfig } from './kubeconfig.js';
 import { withFileLock } from './lock.js';
 import { DEFAULT_BUCKET, startMinio } from './minio.js';
 import {
-  awaitNodesReady, MAX_NODE_OCTET, MAX_NODES, nodeName, nodeSubnet, readyNodeNames, startNodes, stopPodProcesses,
+  awaitNodesReady, MAX_NODE_OCTET, MAX_NODES, nodeName, nodeSubnet, readyNodeNames, startNodes, startProvisioner, stopPodProcesses,
+  type NodesStart,
 } from './nodes.js';
 import { ensurePki } from './pki.js';
 import { isHealthy } from './probe.js';
+import { startRegistry } from './registry.js';
 import { isRunning, signalGroup, stopProcesses, type ProcessRecord } from './processes.js';
 import { readState, writeState, type ClusterState } from './state.js';
-import { binaryPaths } from './toolchain.js';
+import { binaryPaths, nodeBinaryPaths } from './toolchain.js';
+import { pushTestImages } from './images/test-images.js';
+import { createNetwork, deleteNetwork, readNetwork, type ClusterNetwork } from './network.js';
+import { assertCanRunRealNodes, nodeCgroupRoot, removeCgroup, startRealNodes } from './node/real-nodes.js';
+
+/** What runs the nodes: the TypeScript kubelet stand-in, or real kubelets on containerd (node/real-nodes.ts). */
+export type NodeRuntime = 'local' | 'containerd';
 
 export interface UpOptions {
   runDir: string;
   name: string;
   nodes: number;
+  /** Default 'local'. */
+  runtime?: NodeRuntime;
   bucket?: string;
   /** Deadline for the whole start, from the first process to all nodes Ready. */
   timeoutMs?: number;
@@ -63,8 +73,9 @@ export async function up(opts: UpOptions): Promise<UpResult> {
     const existing = readState(runDir);
     if (existing) {
       const health = await clusterHealth(existing);
-      if (health.healthy && existing.nodes.length === opts.nodes) return { state: existing, started: false, seconds: 0 };
-      opts.log(`cluster in ${runDir} is not healthy or has a different node count: replacing it`);
+      const sameShape = existing.nodes.length === opts.nodes && (existing.runtime ?? 'local') === (opts.runtime ?? 'local');
+      if (health.healthy && sameShape) return { state: existing, started: false, seconds: 0 };
+      opts.log(`cluster in ${runDir} is not healthy or has a different node count or runtime: replacing it`);
     }
     // Leftovers of an earlier cluster here (a failed start, or one being replaced) go first.
     if (existing || readProcesses(runDir).length > 0) await stopAndRemove(runDir, { keep: false, graceMs: 5_000 });
@@ -82,17 +93,30 @@ export async function up(opts: UpOptions): Promise<UpResult> {
 
 async function startAll(opts: UpOptions & { runDir: string }): Promise<ClusterState> {
   const { runDir, log } = opts;
+  const runtime = opts.runtime ?? 'local';
   const deadline = Date.now() + (opts.timeoutMs ?? 180_000);
   const left = () => Math.max(1_000, deadline - Date.now());
   mkdirSync(join(runDir, 'logs'), { recursive: true });
   writeFileSync(join(runDir, MARKER), 'local cluster run directory, deleted by `cluster:down`\n');
   const binaries = binaryPaths();
+  const t0 = Date.now();
+  const lap = (what: string) => log(`${what} (${((Date.now() - t0) / 1000).toFixed(1)}s)`);
+  const names = Array.from({ length: opts.nodes }, (_, i) => nodeName(i + 1));
+  let network: ClusterNetwork | undefined;
+  if (runtime === 'containerd') {
+    assertCanRunRealNodes();
+    network = await createNetwork(runDir, names);
+    lap(`network ${network.bridge} ${network.hostIp}/24, pods ${network.clusterCidr}`);
+  }
+  // The host's servers listen where the nodes can reach them: loopback for the stand-in, the bridge for real nodes.
+  const address = network?.hostIp ?? '127.0.0.1';
   const pki = ensurePki({
     dir: join(runDir, 'pki'),
     kubernetesServiceIp: KUBERNETES_SERVICE_IP,
-    nodeSubnet: nodeSubnet(runDir),
+    nodeSubnet: network?.nodeSubnet ?? nodeSubnet(runDir),
     maxNodeOctet: MAX_NODE_OCTET,
     nodeNames: Array.from({ length: MAX_NODES }, (_, i) => nodeName(i + 1)),
+    apiServerIps: network ? [network.hostIp] : [],
   });
   const processes: ProcessRecord[] = [];
   const onStarted = (p: ProcessRecord) => {
@@ -100,24 +124,38 @@ async function startAll(opts: UpOptions & { runDir: string }): Promise<ClusterSt
     writeFileSync(processesFile(runDir), JSON.stringify(processes, null, 2));
   };
   const kubeconfigPath = join(runDir, 'admin.kubeconfig');
-  const ctx: ControlPlaneContext = { runDir, binaries, pki, kubeconfigPath, onStarted };
-  const t0 = Date.now();
-  const lap = (what: string) => log(`${what} (${((Date.now() - t0) / 1000).toFixed(1)}s)`);
+  const ctx: ControlPlaneContext = {
+    runDir, binaries, pki, kubeconfigPath, onStarted,
+    apiServerAddress: address,
+    // Real kubelets register with the not-ready taint; the node lifecycle controller lifts it once they are Ready.
+    extraControllers: network ? ['node-lifecycle-controller'] : [],
+  };
 
-  const [etcd, minio] = await Promise.all([
+  const [etcd, minio, registry] = await Promise.all([
     startEtcd(ctx, left()),
-    startMinio({ runDir, binary: binaries.minio, bucket: opts.bucket ?? DEFAULT_BUCKET, onStarted, timeoutMs: left() }),
+    startMinio({ runDir, binary: binaries.minio, bucket: opts.bucket ?? DEFAULT_BUCKET, address, onStarted, timeoutMs: left() }),
+    startRegistry({ runDir, binary: binaries.registry, address, onStarted, timeoutMs: left() }),
   ]);
-  lap(`etcd ready at ${etcd.url}; MinIO ready at ${minio.s3.endpoint}, bucket ${minio.s3.bucket}`);
-  const apiserver = await startApiServer(ctx, etcd.url, left());
+  lap(`etcd ready at ${etcd.url}; MinIO ready at ${minio.s3.endpoint}, bucket ${minio.s3.bucket}; registry at ${registry.registry.url}`);
+  const [apiserver] = await Promise.all([
+    startApiServer(ctx, etcd.url, left()),
+    network ? pushTestImages(registry.registry.url, log) : Promise.resolve(),
+  ]);
   writeAdminKubeconfig({ path: kubeconfigPath, apiServerUrl: apiserver.url, pki });
   lap(`kube-apiserver ready at ${apiserver.url}`);
 
   const nodesCtx = { runDir, pki, kubeconfigPath, apiServerUrl: apiserver.url, onStarted, log };
+  const startAllNodes = async (): Promise<NodesStart> => {
+    if (!network) return startNodes(nodesCtx, opts.nodes);
+    const real = await startRealNodes({
+      runDir, pki, kubeconfigPath, binaries, nodeBinaries: nodeBinaryPaths(), network, registryHost: registry.registry.host, onStarted, log,
+    });
+    return { nodes: real.nodes, kubelets: real.processes, provisioner: startProvisioner(nodesCtx) };
+  };
   const [kcm, scheduler, nodes] = await Promise.all([
     startControllerManager(ctx, left()),
     startScheduler(ctx, left()),
-    startNodes(nodesCtx, opts.nodes),
+    startAllNodes(),
   ]);
   lap('kube-controller-manager and kube-scheduler healthy');
   await awaitNodesReady(nodesCtx, nodes, left());
@@ -127,6 +165,7 @@ async function startAll(opts: UpOptions & { runDir: string }): Promise<ClusterSt
     version: 1,
     name: opts.name,
     runDir,
+    runtime,
     startedAt: new Date().toISOString(),
     kubeconfigPath,
     apiServerUrl: apiserver.url,
@@ -135,9 +174,10 @@ async function startAll(opts: UpOptions & { runDir: string }): Promise<ClusterSt
     binaries,
     pki,
     s3: minio.s3,
+    registry: registry.registry,
     nodes: nodes.kubelets.length > 0 ? nodes.nodes : [],
     processes,
-    health: [etcd.health, minio.health, apiserver.health, kcm.health, scheduler.health],
+    health: [etcd.health, minio.health, registry.health, apiserver.health, kcm.health, scheduler.health],
   };
   writeState(state);
   return state;
@@ -180,10 +220,11 @@ async function stopAndRemove(runDir: string, opts: { keep: boolean; graceMs: num
   // storage and the whole stop takes seconds longer. Kubelets go first and stop their pods; pod processes
   // they left are stopped next.
   const tier = (p: ProcessRecord) =>
-    p.name.startsWith('kubelet-') ? 0 : p.name === 'kube-apiserver' ? 2 : p.name === 'etcd' || p.name === 'minio' ? 3 : 1;
+    p.name.startsWith('kubelet-') || p.name.startsWith('node-') ? 0 : p.name === 'kube-apiserver' ? 2 : ['etcd', 'minio', 'registry'].includes(p.name) ? 3 : 1;
   await stopProcesses(running.filter((p) => tier(p) === 0), { graceMs: opts.graceMs });
   const podProcesses = await stopPodProcesses(nodeRootsOf(runDir), opts.graceMs);
   for (const t of [1, 2, 3]) await stopProcesses(running.filter((p) => tier(p) === t), { graceMs: opts.graceMs });
+  await removeRealNodeLeftovers(runDir);
   let removed = false;
   if (!opts.keep && existsSync(runDir)) {
     assertDeletable(runDir);
@@ -193,6 +234,18 @@ async function stopAndRemove(runDir: string, opts: { keep: boolean; graceMs: num
     removed = true;
   }
   return { stopped: running.length, podProcesses, removed };
+}
+
+/**
+ * What real nodes leave outside their namespaces once their processes are gone: their cgroups and the network
+ * (namespaces, bridge, veths, routes). Nothing for the stand-in.
+ */
+async function removeRealNodeLeftovers(runDir: string): Promise<void> {
+  const network = readNetwork(runDir);
+  if (!network) return;
+  const left = network.nodes.flatMap((n) => removeCgroup(nodeCgroupRoot(network, n.name)));
+  if (left.length > 0) throw new Error(`could not remove the cgroups ${left.join(', ')}: processes still in them`);
+  await deleteNetwork(runDir);
 }
 
 function nodeRootsOf(runDir: string): string[] {

@@ -43,6 +43,14 @@ export interface EtcdStart extends ComponentStart {
 
 export interface ControlPlaneContext {
   runDir: string;
+  /**
+   * Where the API server listens and what it advertises. Loopback for the kubelet stand-in; with real nodes the
+   * host's address on their bridge, which pods reach through the `kubernetes` Service (its endpoint is kept by
+   * the API server's lease reconciler, as in any cluster).
+   */
+  apiServerAddress?: string;
+  /** Controllers run in addition to CONTROLLERS (real nodes need the node lifecycle controller). */
+  extraControllers?: string[];
   binaries: BinaryPaths;
   pki: Pki;
   kubeconfigPath: string;
@@ -79,15 +87,17 @@ export interface ApiServerStart extends ComponentStart {
 }
 
 export async function startApiServer(ctx: ControlPlaneContext, etcdUrl: string, timeoutMs: number): Promise<ApiServerStart> {
-  const [port] = await freePorts(1);
-  const url = `https://127.0.0.1:${port}`;
+  const address = ctx.apiServerAddress ?? '127.0.0.1';
+  const loopback = address === '127.0.0.1';
+  const [port] = await freePorts(1, address);
+  const url = `https://${address}:${port}`;
   const { pki } = ctx;
   const proc = startProcess({
     name: 'kube-apiserver',
     command: ctx.binaries.kubeApiserver,
     args: [
       `--etcd-servers=${etcdUrl}`,
-      '--bind-address=127.0.0.1', '--advertise-address=127.0.0.1', `--secure-port=${port}`,
+      `--bind-address=${address}`, `--advertise-address=${address}`, `--secure-port=${port}`,
       `--cert-dir=${join(ctx.runDir, 'pki', 'apiserver-generated')}`,
       `--tls-cert-file=${pki.apiserverCert}`, `--tls-private-key-file=${pki.apiserverKey}`,
       `--client-ca-file=${pki.caCert}`,
@@ -106,8 +116,8 @@ export async function startApiServer(ctx: ControlPlaneContext, etcdUrl: string, 
       `--kubelet-certificate-authority=${pki.caCert}`,
       '--kubelet-preferred-address-types=InternalIP',
       // Endpoints may not hold loopback addresses: the reconciler would retry (and log) every 10 s forever.
-      // Pods reach the API server at 127.0.0.1 directly (the kubelet stand-in sets KUBERNETES_SERVICE_HOST).
-      '--endpoint-reconciler-type=none',
+      // Pods of the stand-in reach the API server at 127.0.0.1 directly (it sets KUBERNETES_SERVICE_HOST).
+      ...(loopback ? ['--endpoint-reconciler-type=none'] : []),
       '--profiling=false', '--v=1',
     ],
     logFile: logFile(ctx.runDir, 'kube-apiserver'),
@@ -129,7 +139,7 @@ export async function startControllerManager(ctx: ControlPlaneContext, timeoutMs
       `--authentication-kubeconfig=${kubeconfigPath}`, `--authorization-kubeconfig=${kubeconfigPath}`,
       '--bind-address=127.0.0.1', `--secure-port=${port}`,
       `--cert-dir=${join(ctx.runDir, 'pki', 'controller-manager-generated')}`,
-      `--controllers=${CONTROLLERS.join(',')}`,
+      `--controllers=${[...CONTROLLERS, ...(ctx.extraControllers ?? [])].join(',')}`,
       '--use-service-account-credentials=true',
       `--service-account-private-key-file=${pki.serviceAccountKey}`,
       `--root-ca-file=${pki.caCert}`,

@@ -22,13 +22,16 @@ export interface MinioOptions {
   runDir: string;
   binary: string;
   bucket: string;
+  /** Address to listen on (loopback, or the host's address on the real nodes' bridge). */
+  address?: string;
   onStarted: (p: ProcessRecord) => void;
   timeoutMs: number;
 }
 
 export async function startMinio(opts: MinioOptions): Promise<MinioStart> {
-  const [port, consolePort] = await freePorts(2);
-  const endpoint = `http://127.0.0.1:${port}`;
+  const address = opts.address ?? '127.0.0.1';
+  const [port, consolePort] = await freePorts(2, address);
+  const endpoint = `http://${address}:${port}`;
   const s3: S3Info = {
     endpoint,
     region: S3_REGION,
@@ -39,7 +42,7 @@ export async function startMinio(opts: MinioOptions): Promise<MinioStart> {
   const proc = startProcess({
     name: 'minio',
     command: opts.binary,
-    args: ['server', '--quiet', '--address', `127.0.0.1:${port}`, '--console-address', `127.0.0.1:${consolePort}`, join(opts.runDir, 'minio')],
+    args: ['server', '--quiet', '--address', `${address}:${port}`, '--console-address', `${address}:${consolePort}`, join(opts.runDir, 'minio')],
     env: {
       ...process.env,
       MINIO_ROOT_USER: s3.accessKeyId,

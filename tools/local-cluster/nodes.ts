@@ -91,15 +91,22 @@ export async function startNodes(ctx: NodesContext, count: number): Promise<Node
   }
   if (!haveKubelet) ctx.log(`warning: ${KUBELET_MAIN} does not exist yet: no kubelet started, nodes will not register`);
 
-  if (existsSync(join(repoRoot(), PROVISIONER_MAIN))) {
-    result.provisioner = startTsTool('provisioner', PROVISIONER_MAIN, [
-      '--kubeconfig', ctx.kubeconfigPath, '--run-dir', ctx.runDir, '--log-file', join(logs, 'provisioner.log'),
-    ], join(logs, 'provisioner.stdout.log'));
-    ctx.onStarted(result.provisioner);
-  } else {
-    ctx.log(`warning: ${PROVISIONER_MAIN} does not exist yet: no volume provisioner started`);
-  }
+  result.provisioner = startProvisioner(ctx);
   return result;
+}
+
+/** The volume provisioner of the default StorageClass (once per cluster, whatever runs the nodes). */
+export function startProvisioner(ctx: NodesContext): ProcessRecord | undefined {
+  if (!existsSync(join(repoRoot(), PROVISIONER_MAIN))) {
+    ctx.log(`warning: ${PROVISIONER_MAIN} does not exist yet: no volume provisioner started`);
+    return undefined;
+  }
+  const logs = join(ctx.runDir, 'logs');
+  const proc = startTsTool('provisioner', PROVISIONER_MAIN, [
+    '--kubeconfig', ctx.kubeconfigPath, '--run-dir', ctx.runDir, '--log-file', join(logs, 'provisioner.log'),
+  ], join(logs, 'provisioner.stdout.log'));
+  ctx.onStarted(proc);
+  return proc;
 }
 
 interface NodeList {

@@ -36,6 +36,8 @@ export interface PkiOptions {
   maxNodeOctet: number;
   /** Node names the kubelet certificate also covers as DNS names. */
   nodeNames: string[];
+  /** Further addresses the API server listens on (the host's address on the real nodes' bridge). */
+  apiServerIps?: string[];
 }
 
 export function ensurePki(opts: PkiOptions): Pki {
@@ -65,7 +67,7 @@ export function ensurePki(opts: PkiOptions): Pki {
     if (!existsSync(cert)) issue({ dir, cert, key, subject, extensions, ca: pki });
   };
   leaf(pki.apiserverCert, pki.apiserverKey, { CN: 'kube-apiserver' }, serverExtensions([
-    'IP:127.0.0.1', `IP:${opts.kubernetesServiceIp}`, 'DNS:localhost', 'DNS:kubernetes', 'DNS:kubernetes.default',
+    'IP:127.0.0.1', `IP:${opts.kubernetesServiceIp}`, ...(opts.apiServerIps ?? []).map((ip) => `IP:${ip}`), 'DNS:localhost', 'DNS:kubernetes', 'DNS:kubernetes.default',
     'DNS:kubernetes.default.svc', 'DNS:kubernetes.default.svc.cluster.local',
   ]));
   leaf(pki.adminCert, pki.adminKey, { CN: 'cairn-admin', O: 'system:masters' }, CLIENT_EXTENSIONS);

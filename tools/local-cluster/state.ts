@@ -6,6 +6,7 @@ import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Pki } from './pki.js';
 import type { ProcessRecord } from './processes.js';
+import type { RegistryInfo } from './registry.js';
 import type { BinaryPaths } from './toolchain.js';
 
 export interface S3Info {
@@ -38,6 +39,8 @@ export interface ClusterState {
   version: 1;
   name: string;
   runDir: string;
+  /** What runs the nodes (absent in state files written before real nodes existed: the stand-in). */
+  runtime?: 'local' | 'containerd';
   startedAt: string;
   kubeconfigPath: string;
   apiServerUrl: string;
@@ -46,6 +49,8 @@ export interface ClusterState {
   binaries: BinaryPaths;
   pki: Pki;
   s3: S3Info;
+  /** The OCI registry nodes pull images from (plain HTTP). */
+  registry: RegistryInfo;
   nodes: NodeInfo[];
   /** Every process `down` stops, in start order. */
   processes: ProcessRecord[];

@@ -15,8 +15,18 @@ export interface BinaryPaths {
   kubeControllerManager: string;
   kubeScheduler: string;
   kubectl: string;
+  kubelet: string;
+  kubeProxy: string;
   etcd: string;
   minio: string;
+  registry: string;
+}
+
+/** The real nodes' container runtime, built only when a cluster with `--runtime containerd` is asked for. */
+export interface NodeBinaryPaths {
+  containerd: string;
+  containerdShim: string;
+  ctr: string;
 }
 
 /** The CSI test-bed binaries, built only when a cluster with CSI is asked for (see tools/local-cluster/csi/). */
@@ -31,12 +41,18 @@ interface BuildGroup {
   dir: string;
   /** The module whose pinned version names the binaries. */
   module: string;
-  binaries: { key: keyof BinaryPaths | keyof CsiBinaryPaths; name: string; pkg: string }[];
+  binaries: { key: keyof BinaryPaths | keyof CsiBinaryPaths | keyof NodeBinaryPaths; name: string; pkg: string }[];
   /** Optional feature the group belongs to: built only when that feature is asked for. */
-  feature?: 'csi';
+  feature?: Feature;
   /** Extra -X linker flags for the version variables the upstream release build stamps. */
   versionFlags?: (version: string) => string[];
+  /** Build tags (`go build -tags`). */
+  tags?: string[];
+  /** Extra environment for the build (CGO_ENABLED...). */
+  env?: Record<string, string>;
 }
+
+type Feature = 'csi' | 'nodes';
 
 /**
  * Kubernetes reads its own version from variables its release build sets with -X; without them every binary
@@ -58,6 +74,9 @@ const GROUPS: BuildGroup[] = [
       { key: 'kubeControllerManager', name: 'kube-controller-manager', pkg: 'k8s.io/kubernetes/cmd/kube-controller-manager' },
       { key: 'kubeScheduler', name: 'kube-scheduler', pkg: 'k8s.io/kubernetes/cmd/kube-scheduler' },
       { key: 'kubectl', name: 'kubectl', pkg: 'k8s.io/kubernetes/cmd/kubectl' },
+      // The real nodes' agents: built with the control plane, they share most of its packages.
+      { key: 'kubelet', name: 'kubelet', pkg: 'k8s.io/kubernetes/cmd/kubelet' },
+      { key: 'kubeProxy', name: 'kube-proxy', pkg: 'k8s.io/kubernetes/cmd/kube-proxy' },
     ],
     versionFlags: kubernetesVersionFlags,
   },
@@ -70,6 +89,27 @@ const GROUPS: BuildGroup[] = [
     dir: 'minio',
     module: 'github.com/minio/minio',
     binaries: [{ key: 'minio', name: 'minio', pkg: 'github.com/minio/minio' }],
+  },
+  {
+    dir: 'registry',
+    module: 'github.com/distribution/distribution/v3',
+    binaries: [{ key: 'registry', name: 'registry', pkg: 'github.com/distribution/distribution/v3/cmd/registry' }],
+  },
+  {
+    dir: 'containerd',
+    module: 'github.com/containerd/containerd/v2',
+    feature: 'nodes',
+    binaries: [
+      { key: 'containerd', name: 'containerd', pkg: 'github.com/containerd/containerd/v2/cmd/containerd' },
+      { key: 'containerdShim', name: 'containerd-shim-runc-v2', pkg: 'github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2' },
+      { key: 'ctr', name: 'ctr', pkg: 'github.com/containerd/containerd/v2/cmd/ctr' },
+    ],
+    // The snapshotters that need C headers (btrfs) or a device-mapper pool are not used by the test bed; a static
+    // build, as containerd's release build makes the shim.
+    tags: ['no_btrfs', 'no_devmapper'],
+    env: { CGO_ENABLED: '0' },
+    // Stamped as the release build does (without the leading v): nodes report `containerd://2.x.y`.
+    versionFlags: (version) => [`-X github.com/containerd/containerd/v2/version.Version=${version.replace(/^v/, '')}`],
   },
   {
     dir: 'csi-provisioner',
@@ -109,7 +149,7 @@ function binaryPath(group: BuildGroup, name: string): string {
   return join(binDir(), `${name}-${pinnedVersion(group)}`);
 }
 
-function groupPaths(feature: BuildGroup['feature'], hint: string): Record<string, string> {
+function groupPaths(feature: Feature | undefined, hint: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const g of GROUPS.filter((x) => x.feature === feature)) {
     for (const b of g.binaries) {
@@ -126,6 +166,11 @@ export function binaryPaths(): BinaryPaths {
   return groupPaths(undefined, 'setup') as unknown as BinaryPaths;
 }
 
+/** Paths of the cached container runtime binaries; throws if `setup --runtime containerd` has not built them yet. */
+export function nodeBinaryPaths(): NodeBinaryPaths {
+  return groupPaths('nodes', 'setup --runtime containerd') as unknown as NodeBinaryPaths;
+}
+
 /** Paths of the cached CSI binaries; throws if `setup --csi` has not built them yet. */
 export function csiBinaryPaths(): CsiBinaryPaths {
   return groupPaths('csi', 'setup --csi') as unknown as CsiBinaryPaths;
@@ -133,15 +178,20 @@ export function csiBinaryPaths(): CsiBinaryPaths {
 
 /** The module folder of `module` at the version the CSI groups' go.mod pins, downloaded into the module cache. */
 export async function csiModuleDir(module: string, log: (line: string) => void): Promise<string> {
+  return moduleDir('csi-snapshotter', module, log);
+}
+
+/** The module folder of `module` at the version group `dir`'s go.mod pins, downloaded into the module cache. */
+export async function moduleDir(dir: string, module: string, log: (line: string) => void): Promise<string> {
   const go = await findGo(log);
   const out = execFileSync(go, ['mod', 'download', '-json', module], {
-    cwd: join(repoRoot(), 'tools/local-cluster/go/csi-snapshotter'),
+    cwd: join(repoRoot(), 'tools/local-cluster/go', dir),
     encoding: 'utf8',
     env: { ...process.env, GOFLAGS: '-mod=readonly', GOTOOLCHAIN: 'local' },
   });
-  const dir = (JSON.parse(out) as { Dir?: string }).Dir;
-  if (!dir) throw new Error(`go mod download ${module} gave no directory`);
-  return dir;
+  const found = (JSON.parse(out) as { Dir?: string }).Dir;
+  if (!found) throw new Error(`go mod download ${module} gave no directory`);
+  return found;
 }
 
 export interface SetupResult {
@@ -153,11 +203,13 @@ export interface SetupResult {
 export interface SetupOptions {
   /** Also build the CSI test-bed binaries (csi-provisioner, csi-snapshotter, snapshot-controller). */
   csi?: boolean;
+  /** Also build the real nodes' container runtime (containerd, its runc shim, ctr). */
+  nodes?: boolean;
 }
 
 export async function setupToolchain(log: (line: string) => void, opts: SetupOptions = {}): Promise<SetupResult> {
   mkdirSync(binDir(), { recursive: true });
-  const wanted = GROUPS.filter((g) => !g.feature || (g.feature === 'csi' && opts.csi));
+  const wanted = GROUPS.filter((g) => !g.feature || (g.feature === 'csi' && opts.csi) || (g.feature === 'nodes' && opts.nodes));
   const missingAny = wanted.some((g) => g.binaries.some((b) => !existsSync(binaryPath(g, b.name))));
   const go = missingAny ? await findGo(log) : undefined;
   // The groups build at the same time: one group's serial link steps and downloads overlap the others' compiles.
@@ -199,13 +251,14 @@ async function buildGroup(g: BuildGroup, binaries: BuildGroup['binaries'], go: s
   rmSync(out, { recursive: true, force: true });
   mkdirSync(out, { recursive: true });
   const ldflags = ['-s', '-w', ...(g.versionFlags?.(pinnedVersion(g)) ?? [])].join(' ');
-  const args = ['build', '-trimpath', `-ldflags=${ldflags}`, '-o', binaries.length > 1 ? `${out}/` : join(out, binaries[0]!.name)];
+  const args = ['build', '-trimpath', `-ldflags=${ldflags}`, ...(g.tags ? [`-tags=${g.tags.join(',')}`] : []), '-o', binaries.length > 1 ? `${out}/` : join(out, binaries[0]!.name)];
   args.push(...binaries.map((b) => b.pkg));
   const env = {
     ...process.env,
     // go.mod and go.sum are committed and complete: a build must neither change them nor resolve anything else.
     GOFLAGS: '-mod=readonly -buildvcs=false',
     GOTOOLCHAIN: 'local',
+    ...g.env,
   };
   try {
     await run(go, args, { cwd: join(repoRoot(), 'tools/local-cluster/go', g.dir), env });

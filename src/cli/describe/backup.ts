@@ -84,7 +84,7 @@ export function describeBackup(input: BackupDescribeInput): string {
   describeResults(d, status.warnings ?? 0, status.errors ?? 0, input.results);
 
   d.line();
-  describeSpec(d, backup);
+  describeBackupSpec(d, backup.spec);
 
   d.line();
   describeStatus(d, input);
@@ -128,8 +128,8 @@ export function usesOldResourceFilters(spec: Backup['spec']): boolean {
   return (spec.includeClusterResources !== undefined && spec.includeClusterResources !== null) || !!spec.includedResources?.length || !!spec.excludedResources?.length;
 }
 
-function describeSpec(d: Describer, backup: Backup): void {
-  const spec = backup.spec;
+/** The spec part of `backup describe`, also a schedule's "Backup Template" (Velero's DescribeBackupSpec). */
+export function describeBackupSpec(d: Describer, spec: Backup['spec']): void {
   d.line('Namespaces:');
   d.line(`\tIncluded:\t${listOr(spec.includedNamespaces, '*')}`);
   d.line(`\tExcluded:\t${listOr(spec.excludedNamespaces, NONE)}`);

@@ -11,6 +11,8 @@ export const NONE = '<none>';
 
 export class Describer {
   private text = '';
+  /** Put before every line (Velero's Describer.Prefix): a schedule's backup template is the backup spec indented. */
+  prefix = '';
 
   /** Appends raw text (may hold several lines and tabs). */
   print(text: string): void {
@@ -18,7 +20,7 @@ export class Describer {
   }
 
   line(text = ''): void {
-    this.text += text + '\n';
+    this.text += this.prefix + text + '\n';
   }
 
   /** `Name:\tk=v` with further pairs on continuation lines, sorted by key; `<none>` when empty. */

@@ -6,6 +6,7 @@ import { formatJson, formatYaml } from '../../cli/output.js';
 import { canPrompt, createProgress } from '../../cli/progress.js';
 import { backupClient, formatGoTime, normaliseTriStateArgv, volumeBytes } from '../../cli/backups.js';
 import { buildRestore, podVolumeRestoreClient, restorableBackups, restoreClient } from '../../cli/restores.js';
+import { scheduleClient } from '../../cli/schedules.js';
 import { interruptSignal, waitAndReport } from '../../cli/wait.js';
 import { Labels, isRestoreDone, labelValue, selectorFor } from '../../api/index.js';
 import { connect, type Kube } from '../../kube/client.js';
@@ -14,17 +15,19 @@ import { isAlreadyExists } from '../../kube/errors.js';
 const TRI_STATE = ['include-cluster-resources', 'restore-volumes', 'preserve-nodeports'];
 
 export default class RestoreCreate extends BaseCommand<typeof RestoreCreate> {
-  static override summary = 'Create a restore from a backup.';
+  static override summary = 'Create a restore from a backup, or from the latest Completed backup of a schedule.';
   static override description =
-    'Without --from-backup, in a terminal, offers the Completed and PartiallyFailed backups to choose from; without a terminal --from-backup is required.';
+    'Without --from-backup or --from-schedule, in a terminal, offers the Completed and PartiallyFailed backups to choose from; without a terminal one of them is required.';
   static override examples = [
     '<%= config.bin %> restore create --from-backup shop --wait',
     '<%= config.bin %> restore create shop-copy --from-backup shop --namespace-mappings shop:shop-copy',
     '<%= config.bin %> restore create --from-backup shop --existing-resource-policy update',
+    '<%= config.bin %> restore create --from-schedule nightly --wait',
   ];
-  static override args = { name: Args.string({ description: 'Name of the restore (default: <backup>-<YYYYMMDDHHMMSS>).' }) };
+  static override args = { name: Args.string({ description: 'Name of the restore (default: <backup or schedule>-<YYYYMMDDHHMMSS>).' }) };
   static override flags = {
     'from-backup': Flags.string({ description: 'Backup to restore from.' }),
+    'from-schedule': Flags.string({ description: "Restore the schedule's latest Completed backup (chosen by the server when the restore starts)." }),
     'include-namespaces': Flags.string({ description: 'Namespaces to restore, comma-separated ("*" = all in the backup).', default: '*' }),
     'exclude-namespaces': Flags.string({ description: 'Namespaces not to restore, comma-separated.' }),
     'include-resources': Flags.string({ description: 'Resources to restore (resource or resource.group), comma-separated; default all.' }),
@@ -51,9 +54,10 @@ export default class RestoreCreate extends BaseCommand<typeof RestoreCreate> {
     const namespace = this.flags.namespace;
     let kube: Kube | undefined;
     const kubeOnce = () => (kube ??= connect({ kubeconfig: this.flags.kubeconfig, context: this.flags.context }));
+    const fromSchedule = this.flags['from-schedule'];
     let fromBackup = this.flags['from-backup'];
-    if (!fromBackup) {
-      if (!canPrompt()) throw new UsageError('--from-backup', 'required when no terminal is attached');
+    if (!fromBackup && !fromSchedule) {
+      if (!canPrompt()) throw new UsageError('--from-backup', 'required (or --from-schedule) when no terminal is attached');
       fromBackup = await this.chooseBackup(kubeOnce(), namespace);
     }
     const restore = buildRestore({ ...this.flags, 'from-backup': fromBackup, name: this.args.name, namespace });
@@ -63,7 +67,11 @@ export default class RestoreCreate extends BaseCommand<typeof RestoreCreate> {
       return;
     }
     const client = restoreClient(kubeOnce());
-    if (!(await backupClient(kubeOnce()).get(namespace, fromBackup))) {
+    if (fromSchedule) {
+      if (!(await scheduleClient(kubeOnce()).get(namespace, fromSchedule))) {
+        throw new UsageError('--from-schedule', `schedule "${fromSchedule}" not found in namespace "${namespace}"`);
+      }
+    } else if (fromBackup && !(await backupClient(kubeOnce()).get(namespace, fromBackup))) {
       throw new UsageError('--from-backup', `backup "${fromBackup}" not found in namespace "${namespace}"`);
     }
     try {

@@ -137,7 +137,8 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
         ...b.spec,
         storageLocation: locationName,
         ttl: formatDuration(ttlMs),
-        defaultVolumesToFsBackup: b.spec?.defaultVolumesToFsBackup ?? opts.config.defaultVolumesToFsBackup,
+        // The deprecated defaultVolumesToRestic: true still means fs-backup for all volumes, as Velero remaps it.
+        defaultVolumesToFsBackup: b.spec?.defaultVolumesToRestic === true ? true : (b.spec?.defaultVolumesToFsBackup ?? opts.config.defaultVolumesToFsBackup),
         snapshotMoveData: b.spec?.snapshotMoveData ?? false,
         // Unset or zero timeouts take the server defaults, as Velero writes them into the spec.
         csiSnapshotTimeout: nonZero(b.spec?.csiSnapshotTimeout) ?? formatDuration(opts.config.defaultCsiSnapshotTimeoutMs),

@@ -31,6 +31,7 @@ import {
   type LabelMatcher,
 } from './filters.js';
 import { BackedUpItems } from './resource-list.js';
+import { backupFieldWarnings } from './validation.js';
 
 export const LIST_PAGE_SIZE = 500;
 const PODS = 'pods';
@@ -108,6 +109,7 @@ class ItemBackupper {
     const { discovery, problems } = await Discovery.load(this.opts.api);
     this.discovery = discovery;
     for (const p of problems) this.warn(undefined, p);
+    for (const w of backupFieldWarnings(this.spec)) this.warn(undefined, w);
     this.policy = new ResourcePolicy(this.spec, this.nsFilter, (name) => this.resolveFilterEntry(name));
     await this.loadNamespaces();
 

@@ -14,7 +14,10 @@ import {
   BackupPhase,
   Finalizers,
   Kinds,
+  Labels,
   deletionTimestampOf,
+  labelValue,
+  selectorFor,
   RestorePhase,
   parseBackup,
   parseRestore,
@@ -32,7 +35,7 @@ import { LocationResolver } from '../../storage/locations.js';
 import { DynamicClient } from './dynamic-client.js';
 import { finalizeRestoreFiles, waitForOperations } from './restore-finalize.js';
 import { executeRestore } from './restore-run.js';
-import { validateRestore } from './validate.js';
+import { backupOfSchedule, restoreSpecProblems, validateRestore } from './validate.js';
 
 /** Annotation counting how many times a server started this restore (restart safety). */
 export const ATTEMPTS_ANNOTATION = 'restore.cairn.io/attempts';
@@ -249,13 +252,18 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
     const phase = restore.status?.phase ?? RestorePhase.New;
     if (TERMINAL.has(phase) || running.has(keyString(key))) return;
     if (phase === RestorePhase.New) {
-      const backup = restore.spec.backupName ? await backups.get(key.namespace, restore.spec.backupName) : undefined;
+      // A restore from a schedule restores the schedule's latest Completed backup, written into spec.backupName.
+      const fromSchedule = restore.spec.scheduleName && !restore.spec.backupName ? backupOfSchedule(await backups.list(key.namespace, selectorFor({ [Labels.ScheduleName]: labelValue(restore.spec.scheduleName) }))) : undefined;
+      if (fromSchedule && 'problem' in fromSchedule) return failValidation(key, [...restoreSpecProblems(restore), fromSchedule.problem]);
+      const backupName = restore.spec.backupName || (fromSchedule && 'backupName' in fromSchedule ? fromSchedule.backupName : '');
+      const backup = backupName ? await backups.get(key.namespace, backupName) : undefined;
       const locName = backup?.spec.storageLocation ?? opts.config.defaultBackupLocation;
       const location = backup ? await locations.get(locName) : undefined;
-      const problems = validateRestore({ restore, backup, location });
+      const problems = validateRestore({ restore, backup, location, backupName });
       if (problems.length) return failValidation(key, problems);
       const started = await restores.update(key.namespace, key.name, (r) => {
         if ((r.status?.phase ?? RestorePhase.New) !== RestorePhase.New) return false;
+        if (!r.spec.backupName) r.spec.backupName = backupName;
         const { validationErrors: _none, ...rest } = r.status ?? {};
         // An unset or zero timeout takes the server default, written into the spec as Velero does.
         const timeout = r.spec.itemOperationTimeout;

@@ -8,8 +8,10 @@ import { namespaceMappingProblems } from './namespace-mapping.js';
 
 export interface ValidateRestoreOptions {
   restore: Restore;
-  /** The Backup CR named by spec.backupName, undefined when there is none. */
+  /** The Backup CR restored from (spec.backupName, or the one chosen for spec.scheduleName), undefined when there is none. */
   backup: Backup | undefined;
+  /** The name of that backup when it was chosen for spec.scheduleName. */
+  backupName?: string;
   /** The backup's storage location, undefined when it does not exist. */
   location: BackupStorageLocation | undefined;
 }
@@ -18,17 +20,38 @@ export function restoreSpecProblems(restore: Restore): string[] {
   const problems: string[] = [];
   const { backupName, scheduleName } = restore.spec;
   if (!!backupName === !!scheduleName) problems.push('Either a backup or schedule must be specified as a source for the restore, but not both');
-  else if (scheduleName) problems.push('restoring from a schedule (spec.scheduleName) is not supported yet; name the backup in spec.backupName');
   const policy = restore.spec.existingResourcePolicy;
   if (policy && !(ExistingResourcePolicies as readonly string[]).includes(policy)) problems.push(`Invalid ExistingResourcePolicy: ${policy}`);
   problems.push(...filterProblems(restore));
   problems.push(...namespaceMappingProblems(restore.spec.namespaceMapping));
+  problems.push(...unsupportedRestoreFields(restore));
   return problems;
+}
+
+/** Spec fields cairn does not act on yet: refused, so nothing is restored other than asked (differences-from-velero.md). */
+export function unsupportedRestoreFields(restore: Restore): string[] {
+  const problems: string[] = [];
+  const modifier = restore.spec.resourceModifier;
+  if (modifier) {
+    problems.push(`spec.resourceModifier: resource modifiers (${modifier.kind} "${modifier.name}") are not supported by cairn yet; remove the field to restore the objects unchanged`);
+  }
+  return problems;
+}
+
+/**
+ * The backup a restore with `spec.scheduleName` restores: the schedule's Completed backup that started last
+ * (Velero's rule; PartiallyFailed ones are passed over). `backups` are those labelled with the schedule's name.
+ */
+export function backupOfSchedule(backups: readonly Backup[]): { backupName: string } | { problem: string } {
+  if (!backups.length) return { problem: 'No backups found for schedule' };
+  const started = (b: Backup) => Date.parse(b.status?.startTimestamp ?? '') || 0;
+  const latest = [...backups].filter((b) => b.status?.phase === BackupPhase.Completed).sort((a, b) => started(b) - started(a))[0];
+  return latest ? { backupName: latest.metadata.name ?? '' } : { problem: 'No completed backups found for schedule' };
 }
 
 export function validateRestore(opts: ValidateRestoreOptions): string[] {
   const problems = restoreSpecProblems(opts.restore);
-  const name = opts.restore.spec.backupName;
+  const name = opts.restore.spec.backupName || opts.backupName;
   if (!name) return problems;
   const { backup } = opts;
   if (!backup) {

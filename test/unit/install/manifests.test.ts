@@ -54,6 +54,12 @@ describe('install manifests', () => {
     expect(ds.spec?.template.spec?.volumes?.find((v) => v.name === 'host-pods')?.hostPath?.path).toBe('/var/lib/kubelet/pods');
   });
 
+  it('reads pod volumes from the pods folder of the kubelet root directory it is given', () => {
+    const { objects } = installManifests({ ...withAws, kubeletRootDir: '/var/lib/k0s/kubelet' });
+    const ds = find<V1DaemonSet>(objects, 'DaemonSet');
+    expect(ds.spec?.template.spec?.volumes?.find((v) => v.name === 'host-pods')?.hostPath?.path).toBe('/var/lib/k0s/kubelet/pods');
+  });
+
   it('gives the node agent no wildcard permissions and no cluster-wide pod creation', () => {
     const { objects } = installManifests(withAws);
     const agentRole = find<V1ClusterRole>(objects, 'ClusterRole', 'cairn-node-agent');

@@ -22,6 +22,13 @@ function usageError(flags: InstallFlags): UsageError {
 }
 
 describe('install flags', () => {
+  it('takes the kubelet root directory as an absolute path, /var/lib/kubelet by default', () => {
+    expect(parseInstallFlags(base).kubeletRootDir).toBe('/var/lib/kubelet');
+    expect(parseInstallFlags({ ...base, 'kubelet-root-dir': '/var/lib/k0s/kubelet/' }).kubeletRootDir).toBe('/var/lib/k0s/kubelet');
+    expect(usageError({ ...base, 'kubelet-root-dir': 'var/lib/kubelet' }).message).toMatch(/--kubelet-root-dir/);
+    expect(usageError({ ...base, 'kubelet-root-dir': '/var/lib/../etc' }).message).toMatch(/absolute path/);
+  });
+
   it('accepts a complete aws location', () => {
     const opts = parseInstallFlags({
       ...base,

@@ -24,8 +24,8 @@ describe('statusTime', () => {
   });
 });
 
-/** Where a millisecond ISO time is still right: annotations, log and event payloads that no Velero reader parses. */
-const NOT_STATUS_TIMES = new Set(['src/api/time.ts', 'src/api/operation-log.ts', 'src/server/backup/run-claim.ts', 'src/agent/watcher/log-merge.ts', 'src/agent/microservice/block-volume.ts']);
+/** Where a millisecond ISO time is still right: annotations, log and event payloads that no Velero reader parses, a backup name's stamp. */
+const NOT_STATUS_TIMES = new Set(['src/api/time.ts', 'src/api/operation-log.ts', 'src/api/schedule-backup.ts', 'src/server/backup/run-claim.ts', 'src/agent/watcher/log-merge.ts', 'src/agent/microservice/block-volume.ts']);
 
 function tsFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

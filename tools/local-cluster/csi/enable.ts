@@ -16,6 +16,9 @@ import {
   CONTROLLER_DEPLOYMENT, CSI_NAMESPACE, csiManifests, NODE_DAEMONSET, SNAPSHOT_CLASS, SNAPSHOT_CONTROLLER, STORAGE_CLASS,
 } from './manifests.js';
 import { csiProtoPath } from './proto.js';
+import { csiImages, DRIVER_CSI_PROTO, DRIVER_REGISTRATION_PROTO } from './images.js';
+import { KUBELET_ROOT_DIR } from '../node/node-config.js';
+import { pushImageLayout } from '../registry-push.js';
 
 const run = promisify(execFile);
 
@@ -65,7 +68,20 @@ export async function enableCsi(opts: EnableCsiOptions): Promise<EnableCsiResult
     await new Promise((r) => setTimeout(r, 250));
   }
 
-  const manifests = csiManifests({ stateDir, protoPath: csiProtoPath(state.runDir) });
+  let manifests;
+  if (state.runtime === 'containerd') {
+    // Real nodes pull the stack's images from the cluster's registry like any other.
+    for (const image of await csiImages(log)) {
+      for (const n of image.names) await pushImageLayout(image.layoutDir, { registryUrl: state.registry.url, ...n });
+    }
+    manifests = csiManifests({
+      stateDir,
+      protoPath: DRIVER_CSI_PROTO,
+      realNodes: { kubeletRootDir: KUBELET_ROOT_DIR, registrationProto: DRIVER_REGISTRATION_PROTO },
+    });
+  } else {
+    manifests = csiManifests({ stateDir, protoPath: csiProtoPath(state.runDir) });
+  }
   const file = join(csiDir, 'manifests.json');
   writeFileSync(file, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: manifests }, null, 2));
   await kubectl(['apply', '--server-side', '--force-conflicts', '-f', file]);

@@ -24,23 +24,77 @@ export const IMAGES = {
 export interface ManifestOptions {
   /** `<run-dir>/csi/hostpath`: volumes and snapshots. */
   stateDir: string;
-  /** `<run-dir>/csi/csi.proto`. */
+  /** csi.proto as the driver sees it: `<run-dir>/csi/csi.proto` on the stand-in, the driver image's own on real nodes. */
   protoPath: string;
+  /**
+   * Real nodes: the kubelet's root directory (the driver's node side mounts it where the kubelet has it and
+   * registers itself through its plugins_registry), and the registration api.proto inside the driver image.
+   * Without it, the stand-in's layout (/var/lib/kubelet, re-rooted per node; the stand-in finds the driver itself).
+   */
+  realNodes?: { kubeletRootDir: string; registrationProto: string };
 }
 
 type Obj = Record<string, unknown>;
 
 const socketDir = { name: 'socket-dir', mountPath: '/csi' };
 
-function driverContainer(o: ManifestOptions, extra: Obj = {}): Obj {
+/** Real nodes see the run directory only through a hostPath (the stand-in's containers see the host's files). */
+const stateVolume = (o: ManifestOptions) => (o.realNodes ? [{ name: 'state-dir', hostPath: { path: o.stateDir, type: 'DirectoryOrCreate' } }] : []);
+const stateMount = (o: ManifestOptions) => (o.realNodes ? [{ name: 'state-dir', mountPath: o.stateDir }] : []);
+
+function driverContainer(o: ManifestOptions, extra: Obj = {}, extraArgs: string[] = []): Obj {
   return {
     name: 'hostpath',
     image: IMAGES.driver,
-    args: ['--endpoint=unix:///csi/csi.sock', '--nodeid=$(NODE_NAME)', `--state-dir=${o.stateDir}`, `--proto=${o.protoPath}`],
+    args: ['--endpoint=unix:///csi/csi.sock', '--nodeid=$(NODE_NAME)', `--state-dir=${o.stateDir}`, `--proto=${o.protoPath}`, ...extraArgs],
     env: [{ name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }],
     securityContext: { privileged: true },
     ...extra,
   };
+}
+
+function nodeDriverContainer(o: ManifestOptions): Obj {
+  if (!o.realNodes) {
+    return driverContainer(o, {
+      volumeMounts: [
+        socketDir,
+        // The driver's stage/publish mounts must reach the node (and so the workload's containers).
+        { name: 'kubelet-dir', mountPath: '/var/lib/kubelet', mountPropagation: 'Bidirectional' },
+      ],
+    });
+  }
+  const root = o.realNodes.kubeletRootDir;
+  return driverContainer(o, {
+    volumeMounts: [
+      socketDir,
+      // Where the kubelet has it: the paths it passes to NodeStage/NodePublish are valid in the container too.
+      { name: 'kubelet-dir', mountPath: root, mountPropagation: 'Bidirectional' },
+      { name: 'registration-dir', mountPath: '/registration' },
+      ...stateMount(o),
+    ],
+  }, [
+    '--registration-dir=/registration',
+    `--registration-proto=${o.realNodes.registrationProto}`,
+    `--kubelet-endpoint=${root}/plugins/${DRIVER_NAME}/csi.sock`,
+  ]);
+}
+
+function nodeVolumes(o: ManifestOptions): Obj[] {
+  if (!o.realNodes) {
+    return [
+      // The local kubelet finds drivers by their socket in <node-root>/var/lib/kubelet/plugins/<driver>/.
+      { name: 'socket-dir', hostPath: { path: `/var/lib/kubelet/plugins/${DRIVER_NAME}`, type: 'DirectoryOrCreate' } },
+      { name: 'kubelet-dir', hostPath: { path: '/var/lib/kubelet', type: 'Directory' } },
+    ];
+  }
+  const root = o.realNodes.kubeletRootDir;
+  return [
+    { name: 'socket-dir', hostPath: { path: `${root}/plugins/${DRIVER_NAME}`, type: 'DirectoryOrCreate' } },
+    { name: 'kubelet-dir', hostPath: { path: root, type: 'Directory' } },
+    // The kubelet's plugin watcher finds the driver by its registration socket here.
+    { name: 'registration-dir', hostPath: { path: `${root}/plugins_registry`, type: 'DirectoryOrCreate' } },
+    ...stateVolume(o),
+  ];
 }
 
 export function csiManifests(o: ManifestOptions): Obj[] {
@@ -94,7 +148,7 @@ export function csiManifests(o: ManifestOptions): Obj[] {
           spec: {
             serviceAccountName: 'csi-hostpath',
             containers: [
-              driverContainer(o, { volumeMounts: [socketDir] }),
+              driverContainer(o, { volumeMounts: [socketDir, ...stateMount(o)] }),
               {
                 name: 'csi-provisioner',
                 image: IMAGES.provisioner,
@@ -108,7 +162,7 @@ export function csiManifests(o: ManifestOptions): Obj[] {
                 volumeMounts: [socketDir],
               },
             ],
-            volumes: [{ name: 'socket-dir', emptyDir: {} }],
+            volumes: [{ name: 'socket-dir', emptyDir: {} }, ...stateVolume(o)],
           },
         },
       },
@@ -123,20 +177,8 @@ export function csiManifests(o: ManifestOptions): Obj[] {
           metadata: { labels: { app: NODE_DAEMONSET } },
           spec: {
             serviceAccountName: 'csi-hostpath',
-            containers: [
-              driverContainer(o, {
-                volumeMounts: [
-                  socketDir,
-                  // The driver's stage/publish mounts must reach the node (and so the workload's containers).
-                  { name: 'kubelet-dir', mountPath: '/var/lib/kubelet', mountPropagation: 'Bidirectional' },
-                ],
-              }),
-            ],
-            volumes: [
-              // The local kubelet finds drivers by their socket in <node-root>/var/lib/kubelet/plugins/<driver>/.
-              { name: 'socket-dir', hostPath: { path: `/var/lib/kubelet/plugins/${DRIVER_NAME}`, type: 'DirectoryOrCreate' } },
-              { name: 'kubelet-dir', hostPath: { path: '/var/lib/kubelet', type: 'Directory' } },
-            ],
+            containers: [nodeDriverContainer(o)],
+            volumes: nodeVolumes(o),
           },
         },
       },

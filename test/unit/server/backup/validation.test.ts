@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { newBackup, newBackupStorageLocation, type BackupSpec, type BackupStorageLocation } from '../../../../src/api/index.js';
-import { backupValidationErrors } from '../../../../src/server/backup/validation.js';
+import { backupFieldWarnings, backupValidationErrors } from '../../../../src/server/backup/validation.js';
 
 const bsl = (patch: { accessMode?: 'ReadOnly' | 'ReadWrite'; phase?: 'Available' | 'Unavailable' } = {}): BackupStorageLocation => {
   const l = newBackupStorageLocation({ namespace: 'velero', name: 'default', spec: { provider: 'aws', objectStorage: { bucket: 'b' }, ...(patch.accessMode ? { accessMode: patch.accessMode } : {}) } });
@@ -54,5 +54,27 @@ describe('backup validation', () => {
 
   it('rejects bad selector operators', () => {
     expect(errorsOf({ labelSelector: { matchExpressions: [{ key: 'a', operator: 'Near' }] } })).toEqual(['Invalid label selector: "Near" is not a valid label selector operator']);
+  });
+
+  it('refuses spec.resourcePolicy, which cairn does not act on yet', () => {
+    expect(errorsOf({ resourcePolicy: { kind: 'configmap', name: 'policies' } })).toEqual([
+      'spec.resourcePolicy: resource policies (configmap "policies") are not supported by cairn yet; remove the field to back up without them',
+    ]);
+  });
+
+  it('refuses spec.orderedResources, which cairn does not act on yet', () => {
+    expect(errorsOf({ orderedResources: { pods: 'ns/a,ns/b' } })).toEqual([
+      'spec.orderedResources: backing up resources in a given order is not supported by cairn yet (pods); remove the field to back up in the default order',
+    ]);
+    expect(errorsOf({ orderedResources: {} })).toEqual([]);
+  });
+
+  it('warns about spec.volumeSnapshotLocations and spec.volumeGroupSnapshotLabelKey (the backup is still useful)', () => {
+    expect(errorsOf({ volumeSnapshotLocations: ['aws-ebs'], volumeGroupSnapshotLabelKey: 'velero.io/volume-group' })).toEqual([]);
+    expect(backupFieldWarnings({ volumeSnapshotLocations: ['aws-ebs'] })).toEqual([
+      'spec.volumeSnapshotLocations (aws-ebs) is not acted on: cairn has no volume snapshotter plugins, so no native volume snapshots are taken',
+    ]);
+    expect(backupFieldWarnings({ volumeGroupSnapshotLabelKey: 'velero.io/volume-group' })[0]).toContain('spec.volumeGroupSnapshotLabelKey (velero.io/volume-group) is not acted on');
+    expect(backupFieldWarnings({ includedNamespaces: ['a'] })).toEqual([]);
   });
 });

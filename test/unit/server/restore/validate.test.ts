@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BackupPhase, newBackup, newBackupStorageLocation, newRestore, type Backup, type Restore } from '../../../../src/api/index.js';
-import { validateRestore } from '../../../../src/server/restore/validate.js';
+import { backupOfSchedule, validateRestore } from '../../../../src/server/restore/validate.js';
 
 const backup = (phase: Backup['status'] extends infer S ? (S extends { phase?: infer P } ? P : never) : never): Backup => ({
   ...newBackup({ name: 'b', spec: { storageLocation: 'default' } }),
@@ -24,16 +24,39 @@ describe('restore validation', () => {
     ]);
   });
 
-  it('needs exactly one source, and says schedules are not supported yet', () => {
+  it('needs exactly one source', () => {
     expect(validateRestore({ restore: restore({}), backup: undefined, location })).toEqual([
       'Either a backup or schedule must be specified as a source for the restore, but not both',
     ]);
     expect(validateRestore({ restore: restore({ backupName: 'b', scheduleName: 's' }), backup: backup(BackupPhase.Completed), location })[0]).toBe(
       'Either a backup or schedule must be specified as a source for the restore, but not both',
     );
-    expect(validateRestore({ restore: restore({ scheduleName: 's' }), backup: undefined, location })).toEqual([
-      'restoring from a schedule (spec.scheduleName) is not supported yet; name the backup in spec.backupName',
-    ]);
+  });
+
+  it('restores from a schedule through the backup chosen for it', () => {
+    expect(validateRestore({ restore: restore({ scheduleName: 's' }), backup: backup(BackupPhase.Completed), backupName: 'b', location })).toEqual([]);
+    expect(validateRestore({ restore: restore({ scheduleName: 's' }), backup: undefined, backupName: 'gone', location })).toEqual(['backup "gone" does not exist']);
+  });
+
+  it("picks the schedule's Completed backup that started last", () => {
+    const made = (name: string, phase: BackupPhase, start: string): Backup => ({ ...newBackup({ name, spec: {} }), status: { phase, startTimestamp: start } });
+    expect(backupOfSchedule([])).toEqual({ problem: 'No backups found for schedule' });
+    expect(backupOfSchedule([made('a', BackupPhase.PartiallyFailed, '2026-03-01T01:00:00Z'), made('b', BackupPhase.InProgress, '2026-03-01T02:00:00Z')])).toEqual({
+      problem: 'No completed backups found for schedule',
+    });
+    expect(
+      backupOfSchedule([
+        made('s-1', BackupPhase.Completed, '2026-03-01T01:00:00Z'),
+        made('s-3', BackupPhase.PartiallyFailed, '2026-03-01T03:00:00Z'),
+        made('s-2', BackupPhase.Completed, '2026-03-01T02:00:00Z'),
+        made('s-4', BackupPhase.InProgress, '2026-03-01T04:00:00Z'),
+      ]),
+    ).toEqual({ backupName: 's-2' });
+  });
+
+  it('refuses spec.resourceModifier, which cairn does not act on yet', () => {
+    const problems = validateRestore({ restore: restore({ backupName: 'b', resourceModifier: { kind: 'configmap', name: 'mods' } }), backup: backup(BackupPhase.Completed), location });
+    expect(problems).toEqual(['spec.resourceModifier: resource modifiers (configmap "mods") are not supported by cairn yet; remove the field to restore the objects unchanged']);
   });
 
   it('names a missing backup and an unavailable location', () => {

@@ -1,0 +1,41 @@
+/** `schedule pause|unpause`: which schedules (names, --selector or --all) and Velero's runPause on each. */
+import { Flags } from '@oclif/core';
+import { connect } from '../kube/client.js';
+import { UsageError } from '../base/errors.js';
+import { parseLabelSelector } from './label-selector.js';
+import { pauseChange, scheduleClient } from './schedules.js';
+import { selectObjects } from './select.js';
+
+export const pauseFlags = {
+  all: Flags.boolean({ description: 'All schedules.', default: false }),
+  selector: Flags.string({ char: 'l', description: 'The schedules whose labels match this selector.' }),
+  'skip-immediately': Flags.boolean({ allowNo: true, description: 'Skip the backup due right away when unpaused (unset: the server default).' }),
+};
+
+export interface RunPauseOptions {
+  flags: { all: boolean; selector?: string | undefined; 'skip-immediately'?: boolean | undefined; namespace: string; kubeconfig?: string | undefined; context?: string | undefined };
+  names: readonly string[];
+  paused: boolean;
+  out: (line: string) => void;
+}
+
+export async function runPause(opts: RunPauseOptions): Promise<void> {
+  const { flags, names } = opts;
+  const given = [names.length > 0, flags.all, Boolean(flags.selector)].filter(Boolean).length;
+  if (given === 0) throw new UsageError('NAMES', 'give schedule names, --selector or --all');
+  if (given > 1) throw new UsageError('--all', 'use only one of schedule names, --selector and --all');
+  if (flags.selector) parseLabelSelector('--selector', flags.selector);
+  const client = scheduleClient(connect({ kubeconfig: flags.kubeconfig, context: flags.context }));
+  const schedules = await selectObjects(client, { namespace: flags.namespace, names, selector: flags.selector, what: 'schedule' });
+  if (!schedules.length) {
+    opts.out('No schedules found');
+    return;
+  }
+  for (const schedule of schedules) {
+    const change = pauseChange(schedule, opts.paused, flags['skip-immediately']);
+    if (change.change) {
+      await client.update(flags.namespace, schedule.metadata.name ?? '', (s) => change.apply(s));
+    }
+    opts.out(change.message);
+  }
+}
