@@ -1,9 +1,24 @@
 #!/usr/bin/env node
 import module from 'node:module';
+import { tmpdir, userInfo } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { ensureNode24 } from './node24.js';
 
 ensureNode24(fileURLToPath(import.meta.url));
+// A container may run as a user ID the image's /etc/passwd does not list (any runAsUser a pod spec picks: the
+// restore helper's 1000, OpenShift's random IDs), and without $HOME or $SHELL. oclif asks for the home directory
+// and, without $SHELL, for the login shell (os.userInfo), and both then throw before any command starts. The
+// temporary directory and a plain sh are all oclif needs them for.
+let noPasswdEntry = false;
+try {
+  userInfo();
+} catch {
+  noPasswdEntry = true;
+}
+if (noPasswdEntry) {
+  process.env.HOME ??= tmpdir();
+  process.env.SHELL ??= '/bin/sh';
+}
 // V8's code cache on disk (under the OS temp dir): every command starts ~40 ms sooner, which short commands (an
 // unchanged `repo backup` takes ~0.4 s) notice. It never throws; where the directory cannot be written it stays off.
 module.enableCompileCache?.();

@@ -49,9 +49,9 @@ if (!process.versions.node.startsWith('24.')) {
 }
 
 try {
-  // --csi and --runtime containerd: the CSI test bed's binaries and containerd (real nodes) build alongside the
-  // others on a cold machine (cached afterwards).
-  stage('toolchain (built once, cached under ~/.cache/cairn)', () => run('node', ['--import', 'tsx', 'tools/local-cluster/cli.ts', 'setup', '--csi', '--runtime', 'containerd']));
+  // --all: the CSI test bed's binaries, containerd (real nodes) and the tools single tests use (helm) build
+  // alongside the others on a cold machine (cached afterwards).
+  stage('toolchain (built once, cached under ~/.cache/cairn)', () => run('node', ['--import', 'tsx', 'tools/local-cluster/cli.ts', 'setup', '--all']));
 
   stage('build', () => {
     run('npm', ['run', '--silent', 'build']);
@@ -61,6 +61,9 @@ try {
       if (process.env.CI) fail();
     }
   });
+
+  // cairn's image (buildah, layers cached: seconds when nothing changed); the image tests and real nodes run it.
+  stage('image (npm run image)', () => run('node', ['--import', 'tsx', 'tools/image/cli.ts']));
 
   // `npm run lint` is these two stages; they run apart here so that each one's time shows.
   stage('lint (eslint)', () => run('eslint', ['.']));

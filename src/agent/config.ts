@@ -2,10 +2,12 @@
  * The node-agent ConfigMap (velero-interfaces.md §4.9, flag `--node-agent-configmap`): one JSON document in the
  * ConfigMap's data (the key name is free). cairn reads `loadConcurrency`, `podResources`, `priorityClassName`,
  * `privilegedFsBackup` and its own `uploadBytesPerSecond` (not in Velero: a cap on what each backup pod writes to the
- * object store); other keys (data-mover settings) are accepted and ignored. Read once at startup, as Velero.
+ * object store) and `storeRetryTimeout` (how long each data-mover pod retries an unreachable or throttling object
+ * store before it fails); other keys (data-mover settings) are accepted and ignored. Read once at startup, as Velero.
  */
 import type { V1ResourceRequirements } from '@kubernetes/client-node';
 import { matchesLabelSelector, type LabelSelectorLike } from '../api/label-selectors.js';
+import { isGoDuration, parseDuration } from '../api/duration.js';
 import { InvalidUploadRateError, validUploadRate } from '../plugins/object-store/upload-rate.js';
 
 export interface PerNodeConcurrency {
@@ -24,6 +26,12 @@ export interface NodeAgentConfig {
   privilegedFsBackup?: boolean;
   /** cairn's own: bytes per second each backup pod (PVB or DataUpload) may write to the object store. */
   uploadBytesPerSecond?: number;
+  /**
+   * cairn's own: how long a data-mover pod keeps retrying one object-store operation that fails transiently
+   * (connection refused or reset, timeouts, throttling, 5xx) before the PVB/PVR/DataUpload/DataDownload fails
+   * (a Go duration; default 5m).
+   */
+  storeRetryTimeout?: string;
 }
 
 export class NodeAgentConfigError extends Error {
@@ -99,6 +107,11 @@ export function parseNodeAgentConfig(data: Record<string, string> | undefined): 
       if (err instanceof InvalidUploadRateError) throw new NodeAgentConfigError(err.message);
       throw err;
     }
+  }
+  const retry = optionalString(raw.storeRetryTimeout, 'storeRetryTimeout');
+  if (retry !== undefined) {
+    if (!isGoDuration(retry) || parseDuration(retry) < 0) throw new NodeAgentConfigError(`storeRetryTimeout must be a duration such as "5m" or "90s" (got "${retry}")`);
+    out.storeRetryTimeout = retry;
   }
   return out;
 }

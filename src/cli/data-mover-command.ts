@@ -8,6 +8,7 @@ import { OperationFailedError } from '../base/errors.js';
 import { createLogger, type LogFormat, type LogLevel } from '../base/logger.js';
 import { parseDuration } from './duration.js';
 import { connect } from '../kube/client.js';
+import { lockOwnerFromEnv } from '../storage/lock-owner.js';
 import { VolumeModes, type TaskKind, type VolumeMode } from '../agent/microservice/protocol.js';
 import type { RunDataPathResult } from '../agent/microservice/run.js';
 import type { DataMoverTaskOptions } from '../agent/microservice/task.js';
@@ -19,6 +20,10 @@ export const dataMoverFlags = {
   'node-name': Flags.string({ description: 'This node (default: $NODE_NAME), recorded as the Events\' source host.', env: 'NODE_NAME' }),
   'termination-message-path': Flags.string({ description: 'Where the result goes for the node-agent to read.', default: DEFAULT_TERMINATION_MESSAGE_PATH }),
   'progress-interval': Flags.string({ description: 'Minimum time between progress Events (Go duration).', default: '10s' }),
+  'store-retry-timeout': Flags.string({
+    description: 'How long to keep retrying an object-store call that fails transiently (refused, reset, timeout, throttled, 5xx) before failing (Go duration; 0s = no retries).',
+    default: '5m',
+  }),
 };
 
 /** The pod-volume commands take exactly the shared flags. */
@@ -45,6 +50,7 @@ export interface DataMoverCommandInput {
     'node-name'?: string | undefined;
     'termination-message-path': string;
     'progress-interval': string;
+    'store-retry-timeout': string;
     'upload-bytes-per-second'?: number | undefined;
   };
   run: (opts: DataMoverTaskOptions) => Promise<RunDataPathResult>;
@@ -57,10 +63,16 @@ export async function runDataMoverCommand(input: DataMoverCommandInput): Promise
   const { flags } = input;
   const resourceTimeoutMs = parseDuration('--resource-timeout', flags['resource-timeout']);
   const progressIntervalMs = parseDuration('--progress-interval', flags['progress-interval']);
+  const storeRetryForMs = parseDuration('--store-retry-timeout', flags['store-retry-timeout']);
   // The data mover's log is collected by the node-agent: info by default, as Velero's.
   const level = flags['log-level'] === 'warn' ? 'info' : flags['log-level'];
   const logger = createLogger({ level, format: flags['log-format'], bindings: { component: 'data-mover', [input.kind]: input.name } });
   const kube = connect({ kubeconfig: flags.kubeconfig, context: flags.context });
+  // Deleting the pod sends SIGTERM: stop the transfer cleanly (its repository lock released) instead of dying mid-way.
+  const stop = new AbortController();
+  const onSignal = (signal: NodeJS.Signals) => stop.abort(new Error(`the data mover was stopped (${signal}) before it finished`));
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
   const result = await input.run({
     kube,
     namespace: flags.namespace,
@@ -71,8 +83,13 @@ export async function runDataMoverCommand(input: DataMoverCommandInput): Promise
     logger,
     nodeName: flags['node-name'],
     progressIntervalMs,
+    storeRetryForMs,
+    lockOwner: lockOwnerFromEnv(process.env),
+    signal: stop.signal,
     ...(flags['upload-bytes-per-second'] ? { uploadBytesPerSecond: flags['upload-bytes-per-second'] } : {}),
   });
+  process.removeListener('SIGTERM', onSignal);
+  process.removeListener('SIGINT', onSignal);
   try {
     writeTerminationMessage(flags['termination-message-path'], result.terminationMessage);
   } catch (err) {

@@ -4,16 +4,19 @@ import { formatJson, formatTable, formatYaml } from '../cli/output.js';
 import { createProgress } from '../cli/progress.js';
 import { connect, checkReachable } from '../kube/client.js';
 import { parseInstallFlags } from '../install/options.js';
-import { installManifests, redactSecrets } from '../install/manifests.js';
+import { installManifests, printableObjects } from '../install/manifests.js';
 import { applyAll, type AppliedObject } from '../install/apply.js';
 import { describeReadiness, waitReady } from '../install/readiness.js';
 import { defaultImage } from '../base/version.js';
 import { parseDuration } from '../cli/duration.js';
+import { UsageError } from '../base/errors.js';
+import { CREDENTIALS_KEY, CREDENTIALS_SECRET } from '../api/install-names.js';
 
 export default class Install extends BaseCommand<typeof Install> {
   static override summary = 'Install cairn into a cluster: CRDs, RBAC, a storage location, the server and optionally the node agent.';
   static override description = `Objects are applied with server-side apply, so running install again changes nothing.
-With --dry-run nothing is created; -o yaml|json prints every object (Secret values are redacted).`;
+With --dry-run nothing is created; -o yaml|json prints every object but the credentials Secret, so the output can be
+piped to \`kubectl apply -f -\` without credentials reaching the terminal; --include-secrets prints it too.`;
   static override examples = [
     '<%= config.bin %> install --provider aws --bucket backups --secret-file ./credentials --backup-location-config region=us-east-1,s3Url=http://minio:9000,s3ForcePathStyle=true --use-node-agent --wait',
     '<%= config.bin %> install --provider filesystem --bucket backups --dry-run -o yaml',
@@ -34,6 +37,8 @@ With --dry-run nothing is created; -o yaml|json prints every object (Secret valu
     'schedule-skip-immediately': Flags.boolean({ description: 'Skip the backup due right away when a schedule is created or unpaused (for schedules that do not set skipImmediately).', default: false }),
     image: Flags.string({ description: 'Container image for the server and node agent.', default: defaultImage() }),
     'dry-run': Flags.boolean({ description: 'Create nothing; with -o print the objects that would be created.', default: false }),
+    'crds-only': Flags.boolean({ description: 'Apply (or with --dry-run print) only the CustomResourceDefinitions: updates the CRDs of an existing install.', default: false }),
+    'include-secrets': Flags.boolean({ description: 'With --dry-run -o yaml|json: also print the credentials Secret (its values in the clear).', default: false }),
     output: Flags.option({ char: 'o', options: ['table', 'json', 'yaml'] as const, default: 'table' as const, description: 'Output format: the applied objects (or, with --dry-run, the objects themselves).' })(),
     wait: Flags.boolean({ description: 'Wait until the server and node agent are ready.', default: false }),
     timeout: Flags.string({ description: 'How long --wait waits (e.g. 5m, 90s).', default: '5m' }),
@@ -42,10 +47,15 @@ With --dry-run nothing is created; -o yaml|json prints every object (Secret valu
   async run(): Promise<void> {
     const options = parseInstallFlags(this.flags);
     const timeoutMs = parseDuration('--timeout', this.flags.timeout);
-    const { objects } = installManifests(options);
+    if (this.flags['crds-only'] && this.flags.wait) throw new UsageError('--wait', 'has nothing to wait for with --crds-only');
+    const all = installManifests(options).objects;
+    const objects = this.flags['crds-only'] ? all.filter((o) => o.kind === 'CustomResourceDefinition') : all;
 
     if (this.flags['dry-run']) {
-      const printable = redactSecrets(objects);
+      const { objects: printable, omitted } = printableObjects(objects, this.flags['include-secrets']);
+      if (omitted.length > 0 && this.flags.output !== 'table') {
+        process.stderr.write(`note: Secret ${omitted.join(', ')} is left out of the output (it holds credentials): add --include-secrets to print it, or create it with: kubectl -n ${options.namespace} create secret generic ${CREDENTIALS_SECRET} --from-file=${CREDENTIALS_KEY}=<credentials file>\n`);
+      }
       if (this.flags.output === 'yaml') this.out(printable.map((o) => formatYaml(o)).join('\n---\n'));
       else if (this.flags.output === 'json') this.out(formatJson({ apiVersion: 'v1', kind: 'List', items: printable }));
       else this.out(formatTable([{ header: 'kind', value: (o: (typeof objects)[number]) => o.kind ?? '' }, { header: 'name', value: (o) => (o.metadata?.namespace ? `${o.metadata.namespace}/` : '') + (o.metadata?.name ?? '') }], objects));
@@ -72,6 +82,7 @@ With --dry-run nothing is created; -o yaml|json prints every object (Secret valu
     }
     if (this.flags.output === 'json') this.out(formatJson({ objects: applied }));
     else if (this.flags.output === 'yaml') this.out(formatYaml({ objects: applied }));
+    else if (this.flags['crds-only']) this.out(`cairn's ${objects.length} CustomResourceDefinitions are applied.`);
     else if (!this.flags.wait) this.out(`cairn is installed in namespace "${options.namespace}". Use 'kubectl -n ${options.namespace} get pods' or 'install --wait' to see it ready.`);
   }
 }

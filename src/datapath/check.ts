@@ -4,6 +4,7 @@
  * its name (hash) verified and every blob authenticated and checked against its ID.
  */
 import { plainHash } from './crypto.js';
+import { describeLock, LOCK_STALE_MS } from './locks.js';
 import { parsePackHeader } from './pack.js';
 import type { Repository } from './repository.js';
 import { walkSnapshot } from './walk-snapshots.js';
@@ -30,6 +31,11 @@ export async function check(options: CheckOptions): Promise<CheckResult> {
   const repo = options.repository;
   const result: CheckResult = { snapshots: 0, packs: 0, blobs: 0, readBytes: 0, errors: [], warnings: [] };
   const lock = await repo.lock({ exclusive: false });
+  for (const o of lock.others) {
+    const whose = o.info ? describeLock(o.info) : `unreadable lock ${o.key}`;
+    if (o.verdict === 'owner-gone') result.warnings.push(`removed ${whose}: its command is gone (left by an interrupted command)`);
+    if (o.verdict === 'stale') result.warnings.push(`removed ${whose}: not refreshed for ${Math.round(LOCK_STALE_MS / 60_000)} minutes`);
+  }
   try {
     try {
       await repo.loadIndex();

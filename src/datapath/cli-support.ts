@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { Flags } from '@oclif/core';
+import { parseDuration } from '../api/duration.js';
 import { CairnError, NotFoundError, OperationFailedError, UsageError } from '../base/errors.js';
 import { objectStoreFromUrl, InvalidStoreUrlError } from '../plugins/object-store/from-url.js';
 import { ObjectStoreError } from '../plugins/object-store/errors.js';
@@ -29,7 +30,24 @@ export const repoFlags = {
     env: 'CAIRN_REPO',
   }),
   'password-file': Flags.string({ description: 'File holding the repository password (default: $CAIRN_REPO_PASSWORD).' }),
+  'store-retry-timeout': Flags.string({
+    description: 'How long to keep retrying an object-store call that fails transiently (refused, reset, timeout, throttled, 5xx) before failing (Go duration; 0s = no retries).',
+    default: '5m',
+  }),
 };
+
+/** The retry budget of --store-retry-timeout, in milliseconds. */
+export function storeRetryForMs(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  let ms: number;
+  try {
+    ms = parseDuration(text);
+  } catch {
+    throw new UsageError('--store-retry-timeout', `"${text}" is not a duration (examples: 90s, 5m, 1h30m)`);
+  }
+  if (ms < 0) throw new UsageError('--store-retry-timeout', `"${text}" is negative`);
+  return ms;
+}
 
 export function readPassword(file: string | undefined, envName = 'CAIRN_REPO_PASSWORD', flag = '--password-file'): string {
   if (file) {
@@ -48,9 +66,10 @@ export function readPassword(file: string | undefined, envName = 'CAIRN_REPO_PAS
   return pw;
 }
 
-export async function openStore(url: string): Promise<ObjectStore> {
+export async function openStore(url: string, retryTimeout?: string): Promise<ObjectStore> {
+  const retryForMs = storeRetryForMs(retryTimeout);
   try {
-    return await objectStoreFromUrl({ url });
+    return await objectStoreFromUrl({ url, ...(retryForMs !== undefined ? { retry: { retryForMs } } : {}) });
   } catch (err) {
     if (err instanceof InvalidStoreUrlError) throw new UsageError('--repo', err.message);
     throw err;
@@ -58,11 +77,11 @@ export async function openStore(url: string): Promise<ObjectStore> {
 }
 
 export async function openRepository(
-  flags: { repo: string; 'password-file'?: string | undefined },
+  flags: { repo: string; 'password-file'?: string | undefined; 'store-retry-timeout'?: string | undefined },
   options: { prefetchIndex?: boolean; uploadBytesPerSecond?: number | undefined } = {},
 ): Promise<Repository> {
   const password = readPassword(flags['password-file']);
-  const store = withUploadRate(await openStore(flags.repo), options.uploadBytesPerSecond);
+  const store = withUploadRate(await openStore(flags.repo, flags['store-retry-timeout']), options.uploadBytesPerSecond);
   return Repository.open({ store, password, ...(options.prefetchIndex !== undefined ? { prefetchIndex: options.prefetchIndex } : {}) });
 }
 

@@ -1,13 +1,15 @@
 /**
  * Maintenance (docs/repository-format.md §8): under an exclusive lock, drop content no snapshot references and
  * repack partly used packs. New packs and a consolidated index are written before anything is deleted, so at every
- * moment each referenced blob is in an indexed pack. Packs younger than the grace period are left alone, as are
- * unindexed packs younger than it (an interrupted backup that is resumed soon still finds its uploads).
+ * moment each referenced blob is in an indexed pack. Packs younger than the grace period are left alone (an
+ * interrupted backup that is resumed soon still finds its uploads). Packs in no index are useless to everyone but
+ * the backup still writing them: they go at once when the exclusive lock showed no other writer could still be
+ * running (no other lock, or only those of commands known to be gone), else once older than the grace period.
  */
 import { BlobWriter } from './blob-writer.js';
 import { decodeIndex, encodeIndex, type IndexedPack } from './index-file.js';
 import { packKey, type PackEntry } from './pack.js';
-import { LOCK_STALE_MS, type Repository } from './repository.js';
+import type { Repository } from './repository.js';
 import { walkSnapshot } from './walk-snapshots.js';
 
 export interface MaintenanceOptions {
@@ -42,8 +44,12 @@ export async function maintenance(options: MaintenanceOptions): Promise<Maintena
   try {
     const result: MaintenanceResult = {
       snapshots: 0, packsBefore: 0, packsDeleted: 0, packsRepacked: 0, packsWritten: 0, unindexedPacksDeleted: 0,
-      blobsRemoved: 0, bytesFreed: 0, indexFilesBefore: 0, indexFilesAfter: 0, staleLocksRemoved: 0,
+      blobsRemoved: 0, bytesFreed: 0, indexFilesBefore: 0, indexFilesAfter: 0,
+      // Taking the exclusive lock removed the leftovers of commands that are gone.
+      staleLocksRemoved: lock.others.filter((o) => o.verdict === 'owner-gone' || o.verdict === 'stale').length,
     };
+    // A lock whose owner nobody could check on (stale by age only) may belong to a writer still uploading.
+    const writersMayRun = lock.others.some((o) => o.verdict !== 'owner-gone');
     // All index files, pack by pack (a pack may be listed by several files; merge them).
     const indexNames: string[] = [];
     for await (const { key } of repo.store.list('index/')) indexNames.push(key.slice('index/'.length));
@@ -131,7 +137,7 @@ export async function maintenance(options: MaintenanceOptions): Promise<Maintena
     }
     result.packsDeleted = toDelete.length;
     for (const [id, info] of stored) {
-      if (packs.has(id) || now - info.lastModified.getTime() < grace) continue;
+      if (packs.has(id) || (writersMayRun && now - info.lastModified.getTime() < grace)) continue;
       await repo.store.delete(packKey(id));
       result.unindexedPacksDeleted++;
       result.bytesFreed += info.size;
@@ -139,15 +145,6 @@ export async function maintenance(options: MaintenanceOptions): Promise<Maintena
     let after = 0;
     for await (const _ of repo.store.list('index/')) after++;
     result.indexFilesAfter = after;
-
-    for (const l of await repo.readLocks()) {
-      if (l.key === lock.key) continue;
-      const t = l.info ? Date.parse(l.info.time) : l.lastModified.getTime();
-      if (now - t > LOCK_STALE_MS) {
-        await repo.store.delete(l.key);
-        result.staleLocksRemoved++;
-      }
-    }
     return result;
   } finally {
     await lock.release().catch(() => undefined);

@@ -2,7 +2,6 @@
  * A repository: config, keys, index, blobs, snapshots and locks over an object store (docs/repository-format.md).
  */
 import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
 import type { ObjectStore } from '../plugins/object-store/types.js';
 import { isNotFound } from '../plugins/object-store/errors.js';
 import { ContentHasher, newMasterKeys, openBlob, openFile, sealFile, type MasterKeys } from './crypto.js';
@@ -12,6 +11,7 @@ import { DEFAULT_CHUNK_SIZES, type ChunkerParams } from './chunker.js';
 import { decompress } from './compress.js';
 import { FLAG_ZSTD, packKey, parsePackHeader, type PackEntry } from './pack.js';
 import { OpenPool, type BlobLease } from './open-pool.js';
+import { RepositoryLocks, type HeldLock, type LockOptions, type LockingOptions, type StoredLock } from './locks.js';
 import {
   RepositoryCorruptError,
   RepositoryExistsError,
@@ -125,27 +125,11 @@ export interface OpenOptions {
   password: string;
   /** Read the index files while the key is derived (for a loadIndex() that follows). */
   prefetchIndex?: boolean;
+  /** Who this process's locks name, and how to tell whether other locks' commands still run. */
+  locking?: LockingOptions;
 }
 
-export interface LockOptions {
-  exclusive: boolean;
-  staleMs?: number;
-  refreshMs?: number;
-}
-
-export interface LockInfo {
-  exclusive: boolean;
-  time: string;
-  hostname: string;
-  pid: number;
-}
-
-export interface HeldLock {
-  key: string;
-  release(): Promise<void>;
-}
-
-export const LOCK_STALE_MS = 30 * 60_000;
+export { LOCK_STALE_MS, type HeldLock, type LockInfo, type LockOptions, type LockingOptions } from './locks.js';
 
 /** The end of the last blob (of `ends`, sorted) that ends after `start` and by `limit`; `limit` when none does. */
 function lastBlobEnd(ends: number[], start: number, limit: number): number {
@@ -178,11 +162,11 @@ interface ReadWindow {
  * adds up to one window per reader, hence 24.
  */
 const MAX_WINDOWS = 24;
-const LOCK_REFRESH_MS = 5 * 60_000;
 
 export class Repository {
   readonly index = new MasterIndex();
   readonly hasher: ContentHasher;
+  private readonly locks: RepositoryLocks;
   private readonly treeCache = new Map<string, Buffer>();
   private readonly packSizes = new Map<string, number>();
   private openPool: OpenPool | undefined;
@@ -200,8 +184,10 @@ export class Repository {
     readonly keys: MasterKeys,
     readonly config: RepoConfig,
     readonly keyId: string,
+    locking: LockingOptions = {},
   ) {
     this.hasher = new ContentHasher(keys.id);
+    this.locks = new RepositoryLocks(store, keys, locking);
   }
 
   static async init(options: InitOptions): Promise<Repository> {
@@ -256,7 +242,7 @@ export class Repository {
       if (!COMPRESSIONS.includes(config.compression)) throw new RepositoryCorruptError(`repository compression ${JSON.stringify(config.compression)} is not supported (this cairn knows ${COMPRESSIONS.join(', ')})`);
       const unknown = (config.features ?? []).filter((f) => !(REPO_FEATURES as readonly string[]).includes(f));
       if (unknown.length > 0) throw new RepositoryCorruptError(`repository uses format features this cairn does not know: ${unknown.join(', ')} (this cairn knows ${REPO_FEATURES.join(', ')}); use a newer cairn`);
-      const repo = new Repository(store, keys, config, key.slice('keys/'.length));
+      const repo = new Repository(store, keys, config, key.slice('keys/'.length), options.locking);
       repo.indexPrefetch = indexPrefetch;
       return repo;
     }
@@ -557,49 +543,13 @@ export class Repository {
 
   // ---- locks ----
 
-  async readLocks(): Promise<{ key: string; info: LockInfo | undefined; lastModified: Date }[]> {
-    const out: { key: string; info: LockInfo | undefined; lastModified: Date }[] = [];
-    for await (const o of this.store.list('locks/')) {
-      try {
-        const sealed = await this.store.get(o.key);
-        out.push({ key: o.key, info: JSON.parse(openFile(this.keys, 'lock', sealed, 'lock').toString()) as LockInfo, lastModified: o.lastModified });
-      } catch (err) {
-        if (!isNotFound(err)) out.push({ key: o.key, info: undefined, lastModified: o.lastModified });
-      }
-    }
-    return out;
+  async readLocks(): Promise<StoredLock[]> {
+    return this.locks.read();
   }
 
-  /**
-   * Takes a shared or exclusive lock: write ours, then look at the others (both sides write before they look, so
-   * two conflicting commands cannot both proceed). Refreshed in the background until released.
-   */
-  async lock(options: LockOptions): Promise<HeldLock> {
-    const staleMs = options.staleMs ?? LOCK_STALE_MS;
-    const key = `locks/${randomBytes(16).toString('hex')}`;
-    const write = () =>
-      this.store.put(key, sealFile(this.keys, 'lock', Buffer.from(JSON.stringify({ exclusive: options.exclusive, time: new Date().toISOString(), hostname: hostname(), pid: process.pid } satisfies LockInfo))));
-    await write();
-    const now = Date.now();
-    for (const other of await this.readLocks()) {
-      if (other.key === key || !other.info) continue;
-      const age = now - Date.parse(other.info.time);
-      if (age > staleMs) continue;
-      if (options.exclusive || other.info.exclusive) {
-        await this.store.delete(key);
-        const what = other.info.exclusive ? 'an exclusive lock (maintenance)' : 'a lock';
-        throw new RepositoryLockedError(`repository is locked: ${what} held by pid ${other.info.pid} on ${other.info.hostname} since ${other.info.time}`);
-      }
-    }
-    const timer = setInterval(() => void write().catch(() => undefined), options.refreshMs ?? LOCK_REFRESH_MS);
-    timer.unref();
-    return {
-      key,
-      release: async () => {
-        clearInterval(timer);
-        await this.store.delete(key);
-      },
-    };
+  /** A shared or exclusive lock (locks.ts); leftovers of commands that are gone are removed on the way. */
+  lock(options: LockOptions): Promise<HeldLock> {
+    return this.locks.lock(options);
   }
 }
 

@@ -18,6 +18,8 @@ import type {
   V1EnvVar,
   V1Volume,
   V1VolumeMount,
+  V1PodSecurityContext,
+  V1SecurityContext,
 } from '@kubernetes/client-node';
 import { allCrds } from '../api/index.js';
 import { DEFAULT_KUBELET_ROOT_DIR, type InstallOptions } from './options.js';
@@ -54,6 +56,10 @@ export const SERVER_CLUSTER_RULES: readonly ExplainedRule[] = [
   { rule: { apiGroups: ['*'], resources: ['*'], verbs: ['create', 'patch', 'update'] }, why: 'restore recreates any backed-up resource; existingResourcePolicy=update patches existing ones' },
   { rule: { apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterroles', 'roles'], verbs: ['bind', 'escalate'] }, why: 'restoring Roles and bindings that grant more than cairn itself holds' },
   { rule: { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] }, why: 'reports progress and failures as Events' },
+  {
+    rule: { apiGroups: [''], resources: ['pods/exec'], verbs: ['create'] },
+    why: 'runs the backup and restore exec hooks (pod annotations, spec.hooks) in the pods they name, as Velero does',
+  },
   {
     rule: { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshots'], verbs: ['delete'] },
     why: 'snapshot data movement deletes the VolumeSnapshots a backup took once their data is moved (and when the backup is deleted)',
@@ -153,6 +159,26 @@ function podStorage(opts: InstallOptions): PodStorage {
   return out;
 }
 
+/** The image's unprivileged user; the server runs as it. */
+export const SERVER_USER = 65532;
+
+/**
+ * The server needs no privilege: it talks to the API server and the object store. It runs as the image's
+ * unprivileged user with a read-only root filesystem (writable /tmp and /scratch are emptyDirs), no privilege
+ * escalation, no capabilities and the runtime's default seccomp profile. Only with the filesystem provider does it
+ * run as root: it writes the storage directory on the node, which belongs to root.
+ */
+function serverPodSecurity(opts: InstallOptions): V1PodSecurityContext {
+  if (opts.storageLocation?.provider === 'filesystem') return { runAsUser: 0, seccompProfile: { type: 'RuntimeDefault' } };
+  return { runAsNonRoot: true, runAsUser: SERVER_USER, runAsGroup: SERVER_USER, fsGroup: SERVER_USER, seccompProfile: { type: 'RuntimeDefault' } };
+}
+
+const SERVER_CONTAINER_SECURITY: V1SecurityContext = {
+  allowPrivilegeEscalation: false,
+  readOnlyRootFilesystem: true,
+  capabilities: { drop: ['ALL'] },
+};
+
 function serverDeployment(opts: InstallOptions): V1Deployment {
   const storage = podStorage(opts);
   const args = ['server'];
@@ -174,7 +200,7 @@ function serverDeployment(opts: InstallOptions): V1Deployment {
           serviceAccountName: SERVER_SERVICE_ACCOUNT,
           restartPolicy: 'Always',
           terminationGracePeriodSeconds: 30,
-          securityContext: { runAsNonRoot: false },
+          securityContext: serverPodSecurity(opts),
           containers: [
             {
               name: SERVER_NAME,
@@ -187,10 +213,11 @@ function serverDeployment(opts: InstallOptions): V1Deployment {
               readinessProbe: { httpGet: { path: '/readyz', port: 'health' }, periodSeconds: 5 },
               livenessProbe: { httpGet: { path: '/healthz', port: 'health' }, periodSeconds: 30, failureThreshold: 5 },
               resources: { requests: { cpu: '500m', memory: '128Mi' }, limits: { memory: '512Mi' } },
-              volumeMounts: [...storage.mounts, { name: 'scratch', mountPath: '/scratch' }],
+              securityContext: SERVER_CONTAINER_SECURITY,
+              volumeMounts: [...storage.mounts, { name: 'scratch', mountPath: '/scratch' }, { name: 'tmp', mountPath: '/tmp' }],
             },
           ],
-          volumes: [...storage.volumes, { name: 'scratch', emptyDir: {} }],
+          volumes: [...storage.volumes, { name: 'scratch', emptyDir: {} }, { name: 'tmp', emptyDir: {} }],
         },
       },
     },
@@ -221,8 +248,14 @@ function nodeAgentDaemonSet(opts: InstallOptions): V1DaemonSet {
               imagePullPolicy: 'IfNotPresent',
               command: ['/cairn'],
               args,
-              // POD_NAME: data-mover pods copy this pod's image, volumes and env.
-              env: [...commonEnv(), { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }, ...storage.env],
+              // POD_NAME: data-mover pods copy this pod's image, volumes and env; there POD_NAME and POD_UID name the
+              // data-mover pod itself, recorded in the repository locks it takes (so a leftover lock can be told apart).
+              env: [
+                ...commonEnv(),
+                { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+                { name: 'POD_UID', valueFrom: { fieldRef: { fieldPath: 'metadata.uid' } } },
+                ...storage.env,
+              ],
               ports: [{ name: 'health', containerPort: NODE_AGENT_HEALTH_PORT }],
               readinessProbe: { httpGet: { path: '/readyz', port: 'health' }, periodSeconds: 5 },
               resources: { requests: { cpu: '500m', memory: '128Mi' }, limits: { memory: '1Gi' } },
@@ -318,12 +351,13 @@ export function installManifests(opts: InstallOptions): InstallManifests {
   return { objects };
 }
 
-/** A copy safe to print: Secret values replaced, so credentials never reach a terminal or CI log by accident. */
-export function redactSecrets(objects: readonly KubernetesObject[]): KubernetesObject[] {
-  return objects.map((o) => {
-    if (o.kind !== 'Secret') return o;
-    const s = o as V1Secret;
-    const data = Object.fromEntries(Object.keys(s.data ?? {}).map((k) => [k, '<redacted>']));
-    return { ...s, data };
-  });
+/**
+ * What `install --dry-run -o yaml|json` prints: every object but the Secrets, unless asked for them. Output that
+ * leaves a Secret out still applies (`| kubectl apply -f -`), and credentials never reach a terminal or CI log by
+ * accident; `omitted` names what was left out so the command can say so.
+ */
+export function printableObjects(objects: readonly KubernetesObject[], includeSecrets: boolean): { objects: KubernetesObject[]; omitted: string[] } {
+  if (includeSecrets) return { objects: [...objects], omitted: [] };
+  const omitted = objects.filter((o) => o.kind === 'Secret').map((o) => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`);
+  return { objects: objects.filter((o) => o.kind !== 'Secret'), omitted };
 }

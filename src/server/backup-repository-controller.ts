@@ -30,6 +30,7 @@ import { connectOrInitialise, describeConnectError, describeMaintenance, runMain
 import { maintenanceDueInMs, maintenanceFrequencyMs, withMaintenanceEntry } from './repository/naming.js';
 import type { ObjectStore } from '../plugins/object-store/index.js';
 import { holdsVeleroKopiaRepository, veleroKopiaPassword } from '../storage/velero-kopia.js';
+import { podLockLiveness } from '../storage/lock-owner.js';
 import { openRepositoryStore, repositoryStoragePrefix } from '../storage/repository-store.js';
 import type { ServerContext, Stoppable } from './context.js';
 
@@ -116,6 +117,8 @@ export function backupRepositoryReconciler(ctx: ServerContext, options: Reposito
         result: await runMaintenance({
           store,
           password,
+          // Locks left by data-mover pods that are gone are cleared now rather than after they go stale.
+          locking: { liveness: podLockLiveness(ctx.kube) },
           ...(options.maintenanceGracePeriodMs !== undefined ? { gracePeriodMs: options.maintenanceGracePeriodMs } : {}),
           ...(options.signal ? { signal: options.signal } : {}),
         }),

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BackupStorageLocation } from '../api/index.js';
 import type { Kube } from '../kube/client.js';
-import { FilesystemObjectStore, RetryingObjectStore, S3ObjectStore, type ObjectStore } from '../plugins/object-store/index.js';
+import { FilesystemObjectStore, RetryingObjectStore, S3ObjectStore, type ObjectStore, type RetryOptions } from '../plugins/object-store/index.js';
 import { parseAwsCredentialsFile, type AwsCredentials } from '../plugins/object-store/aws-credentials.js';
 
 export class LocationConfigError extends Error {}
@@ -25,8 +25,11 @@ export interface OpenLocationOptions {
   /** Needed only when the location names a credential Secret. */
   kube?: Kube;
   env?: LocationEnv;
-  /** Wrap in retries with back-off (default true). */
-  retry?: boolean;
+  /**
+   * Retry transient failures with back-off: true (the default budget, 5 minutes per operation), false (never: the
+   * location check reports an unreachable store at once), or the retry options (budget, clock, a log callback).
+   */
+  retry?: boolean | RetryOptions;
 }
 
 async function credentialsFor(opts: OpenLocationOptions): Promise<AwsCredentials | undefined> {
@@ -87,5 +90,6 @@ export async function openLocationStore(opts: OpenLocationOptions): Promise<Obje
     default:
       throw new LocationConfigError(`provider "${location.spec.provider}" is not supported (use aws or filesystem)`);
   }
-  return opts.retry === false ? store : new RetryingObjectStore(store);
+  if (opts.retry === false) return store;
+  return new RetryingObjectStore(store, opts.retry === true || opts.retry === undefined ? {} : opts.retry);
 }

@@ -4,7 +4,7 @@
  */
 import type { BackupStorageLocation } from '../api/index.js';
 import type { Kube } from '../kube/client.js';
-import type { ObjectStore } from '../plugins/object-store/index.js';
+import type { ObjectStore, RetryOptions } from '../plugins/object-store/index.js';
 import { repositoryPrefix } from './layout.js';
 import { openLocationStore } from './location-store.js';
 
@@ -18,11 +18,13 @@ export interface OpenRepositoryStoreOptions {
   location: BackupStorageLocation;
   volumeNamespace: string;
   kube: Kube;
+  /** How transient store failures are retried (default: 5 minutes per operation). */
+  retry?: RetryOptions;
 }
 
 export async function openRepositoryStore(opts: OpenRepositoryStoreOptions): Promise<ObjectStore> {
   const { location } = opts;
   const prefix = repositoryStoragePrefix(location.spec.objectStorage.prefix, opts.volumeNamespace);
   const scoped: BackupStorageLocation = { ...location, spec: { ...location.spec, objectStorage: { ...location.spec.objectStorage, prefix } } };
-  return openLocationStore({ location: scoped, kube: opts.kube });
+  return openLocationStore({ location: scoped, kube: opts.kube, ...(opts.retry ? { retry: opts.retry } : {}) });
 }

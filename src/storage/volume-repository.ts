@@ -10,9 +10,12 @@
 import { Kinds, parseBackupStorageLocation, type BackupStorageLocation } from '../api/index.js';
 import { RepoCredentials } from '../api/constants.js';
 import { RepositoryNotFoundError } from '../datapath/errors.js';
+import type { LockOwnerPod } from '../datapath/locks.js';
 import { Repository } from '../datapath/repository.js';
+import { podLockLiveness } from './lock-owner.js';
 import type { Kube } from '../kube/client.js';
 import { customClient } from '../kube/custom.js';
+import type { RetryOptions } from '../plugins/object-store/retry.js';
 import { withUploadRate } from '../plugins/object-store/upload-rate.js';
 import type { KopiaRepository } from '../datapath/kopia/repository.js';
 import { openRepositoryStore } from './repository-store.js';
@@ -31,6 +34,10 @@ export interface OpenRepositoryForVolumeOptions {
   volumeNamespace: string;
   /** Caps the bytes per second written to the store (backups; the node-agent ConfigMap's uploadBytesPerSecond). */
   uploadBytesPerSecond?: number | undefined;
+  /** How transient store failures are retried (the node-agent ConfigMap's storeRetryTimeout; default 5 minutes). */
+  retry?: RetryOptions;
+  /** The data-mover pod this runs in, recorded in the repository locks it takes (lock-owner.ts). */
+  lockOwner?: LockOwnerPod | undefined;
 }
 
 export interface VolumeRepository {
@@ -42,7 +49,7 @@ export interface VolumeRepository {
 export async function openRepositoryForVolume(opts: OpenRepositoryForVolumeOptions): Promise<VolumeRepository> {
   const location = await locationOf(opts);
   // The same store the BackupRepository controller initialised (src/storage/repository-store.ts).
-  const store = withUploadRate(await openRepositoryStore({ location, volumeNamespace: opts.volumeNamespace, kube: opts.kube }), opts.uploadBytesPerSecond);
+  const store = withUploadRate(await openRepositoryStore({ location, volumeNamespace: opts.volumeNamespace, kube: opts.kube, ...(opts.retry ? { retry: opts.retry } : {}) }), opts.uploadBytesPerSecond);
   // Whether a repository is there is a fact of the storage: it is told before the password is looked for.
   if (!(await store.head('config'))) {
     if (await holdsVeleroKopiaRepository(store)) {
@@ -54,7 +61,12 @@ export async function openRepositoryForVolume(opts: OpenRepositoryForVolumeOptio
   }
   const password = await repositoryPassword(opts.kube, opts.namespace);
   try {
-    const repository = await Repository.open({ store, password });
+    const repository = await Repository.open({
+      store,
+      password,
+      // Locks name this pod, and leftovers of data-mover pods that are gone are cleared when this one locks.
+      locking: { ...(opts.lockOwner ? { pod: opts.lockOwner } : {}), liveness: podLockLiveness(opts.kube) },
+    });
     return { repository, location: store.description };
   } catch (err) {
     if (err instanceof RepositoryNotFoundError) throw noRepository(opts, store.description, err);
@@ -76,7 +88,7 @@ export async function openRestoreSource(opts: OpenRepositoryForVolumeOptions & {
     if (!(err instanceof ReadOnlyKopiaRepositoryError)) throw err;
   }
   const location = await locationOf(opts);
-  const store = await openRepositoryStore({ location, volumeNamespace: opts.volumeNamespace, kube: opts.kube });
+  const store = await openRepositoryStore({ location, volumeNamespace: opts.volumeNamespace, kube: opts.kube, ...(opts.retry ? { retry: opts.retry } : {}) });
   const secretPassword = await repositoryPassword(opts.kube, opts.namespace);
   const { repository, passwordSource } = await openVeleroKopiaRepository({ store, secretPassword, ...(opts.signal ? { signal: opts.signal } : {}) });
   return { kind: 'kopia', repository, location: store.description, passwordSource };

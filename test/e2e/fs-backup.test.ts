@@ -7,7 +7,7 @@
  * restored, and every file's bytes, mode, owner and mtime match. Files are written and read on the nodes' host
  * paths (the local kubelet keeps them under the run directory), as an operator with node access would check them.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,6 +16,7 @@ import { clusterInfo, kubectl } from '../support/cluster.js';
 import { cairn, type CliResult } from '../support/cli.js';
 import { fileBytes, MiB, readTree, timeMismatches, withoutTimes, writeDataset, type Tree } from '../support/volume-tree.js';
 import { waitFor } from '../support/wait.js';
+import { removeStaleRestoreMountPoints } from '../support/restore-mounts.js';
 
 const NS = 'cairn-e2e-fsb';
 const APP = 'e2e-fsb-app';
@@ -25,39 +26,6 @@ const SECOND = 'fsb-2';
 const RESTORE = 'fsb-2-restore';
 const PODS = ['web-0', 'web-1'] as const;
 const VOLUMES = ['data', 'scratch'] as const;
-
-/**
- * Test-bed workaround: local containers see the host's file system, and the local kubelet creates missing mount
- * points on the host, so `/restores` keeps an empty directory for every volume name any earlier restore-wait
- * mounted. restore-helper waits for a marker in every directory under `/restores`, so a leftover name that this
- * test's pods do not have would hold them in Init forever. Empty directories nothing mounts are removed first.
- */
-function removeStaleRestoreMountPoints(): void {
-  const root = '/restores';
-  if (!existsSync(root)) return;
-  const mounted = new Set<string>();
-  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
-    let info: string;
-    try {
-      info = readFileSync(`/proc/${pid}/mountinfo`, 'utf8');
-    } catch {
-      continue; // the process has ended
-    }
-    for (const line of info.split('\n')) {
-      const target = line.split(' ')[4];
-      if (target?.startsWith(`${root}/`)) mounted.add(target);
-    }
-  }
-  for (const name of readdirSync(root)) {
-    const dir = join(root, name);
-    if (mounted.has(dir)) continue;
-    try {
-      rmdirSync(dir); // only ever removes an empty directory
-    } catch {
-      // not empty, not a directory, or just taken into use: leave it
-    }
-  }
-}
 
 function appObjects(nodes: readonly string[]): string {
   const docs = [`apiVersion: v1\nkind: Namespace\nmetadata: { name: ${APP} }`];

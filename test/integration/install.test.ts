@@ -80,6 +80,39 @@ describe('install against the local cluster', () => {
     expect(lines.filter((l) => !l.endsWith(': unchanged'))).toEqual([]);
   });
 
+  it('install --dry-run -o yaml applies with kubectl, credentials left out unless --include-secrets', async () => {
+    const ns = 'cairn-install-dryrun';
+    const args = installArgs.map((a) => (a === NS ? ns : a));
+    try {
+      const dry = await cairn([...args, '--dry-run', '-o', 'yaml'], { kubeconfig });
+      expect(dry.exitCode, dry.stderr).toBe(0);
+      expect(dry.stdout).not.toContain('kind: Secret');
+      expect(dry.stderr).toContain(`note: Secret ${ns}/cloud-credentials is left out of the output`);
+      const applied = await kubectl(['apply', '-f', '-'], { input: dry.stdout });
+      expect(applied.stdout).toContain('deployment.apps/cairn');
+      const withSecret = await cairn([...args, '--dry-run', '-o', 'yaml', '--include-secrets'], { kubeconfig });
+      expect(withSecret.stdout).toContain('kind: Secret');
+      await kubectl(['apply', '-f', '-'], { input: withSecret.stdout });
+      const secret = await kubectl(['-n', ns, 'get', 'secret', 'cloud-credentials', '-o', 'jsonpath={.data.cloud}']);
+      expect(Buffer.from(secret.stdout, 'base64').toString()).toContain('aws_access_key_id');
+    } finally {
+      await kubectl(['delete', 'namespace', ns, '--wait=false'], { allowFailure: true });
+      await kubectl(['delete', 'clusterrole,clusterrolebinding', `cairn-server-${ns}`, `cairn-node-agent-${ns}`], { allowFailure: true });
+    }
+  });
+
+  it('install --wait with an image that cannot be pulled reports the pull failure and exits non-zero', async () => {
+    const ns = 'cairn-install-badimage';
+    try {
+      const r = await cairn(['install', '-n', ns, '--provider', 'filesystem', '--bucket', 'b', '--image', 'registry.invalid/nothing-here:nope', '--wait', '--timeout', '3m'], { kubeconfig });
+      expect(r.exitCode).toBe(1);
+      expect(r.stderr).toMatch(/cairn cannot become ready: pod cairn-\S+ container cairn: ImagePullBackOff \(image "registry\.invalid\/nothing-here:nope"\)/);
+    } finally {
+      await kubectl(['delete', 'namespace', ns, '--wait=false'], { allowFailure: true });
+      await kubectl(['delete', 'clusterrole,clusterrolebinding', `cairn-server-${ns}`], { allowFailure: true });
+    }
+  });
+
   it('uninstalls everything but leaves storage alone', async () => {
     const s3 = s3Client();
     const key = 'install-test/backups/kept/velero-backup.json';

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { S3ObjectStore, RetryingObjectStore, ObjectStoreError } from '../../src/plugins/object-store/index.js';
+import { S3ObjectStore, RetryingObjectStore, ObjectStoreError, RetriesExhaustedError } from '../../src/plugins/object-store/index.js';
 import { Repository } from '../../src/datapath/repository.js';
 import { backup } from '../../src/datapath/uploader.js';
 import { restore } from '../../src/datapath/restorer.js';
@@ -82,8 +82,9 @@ describe('S3 object store (MinIO)', () => {
       { attempts: 2, baseDelayMs: 1 },
     );
     const err = await store.get('x').catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(ObjectStoreError);
-    expect((err as ObjectStoreError).retryable).toBe(true);
+    expect(err).toBeInstanceOf(RetriesExhaustedError);
+    expect((err as Error).message).toMatch(/ECONNREFUSED/);
+    expect(((err as Error).cause as ObjectStoreError).retryable).toBe(true);
     expect((err as Error).message).not.toContain('secret');
   });
 });

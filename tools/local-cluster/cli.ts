@@ -1,8 +1,10 @@
 /**
  * The local test cluster's command line (npm run cluster:up / cluster:down / cluster:status):
- *   setup [--csi] [--runtime R]    build and cache the binaries (first run only; scripts/test.mjs calls it);
+ *   setup [--csi] [--runtime R] [--all]
+ *                                  build and cache the binaries (first run only; scripts/test.mjs calls it);
  *                                  --csi also the CSI sidecars and snapshot controller; --runtime containerd
- *                                  also containerd (for real nodes)
+ *                                  also containerd (for real nodes); --all all of these and the tools single
+ *                                  tests build on first use (helm)
  *   up [--nodes N] [--runtime local|containerd] [--run-dir D] [--name NAME] [--bucket B] [--csi] [--json]
  *                                  --runtime containerd: real nodes (kubelet, containerd, runc, CNI; see
  *                                  node/real-nodes.ts) instead of the kubelet stand-in
@@ -25,7 +27,7 @@ import { setupToolchain } from './toolchain.js';
 
 const log = (line: string) => process.stderr.write(`[local-cluster] ${line}\n`);
 
-const USAGE = `usage: cli.ts setup [--csi] [--runtime R] | up [--nodes N] [--runtime local|containerd] [--run-dir DIR] [--name NAME]
+const USAGE = `usage: cli.ts setup [--csi] [--runtime R] [--all] | up [--nodes N] [--runtime local|containerd] [--run-dir DIR] [--name NAME]
          [--bucket B] [--csi] [--json]
        | down [--run-dir DIR] [--name NAME] [--keep] | status [--run-dir DIR] [--name NAME] [--json]
        | push <oci-archive|oci-layout-dir> <repository:tag> [--run-dir DIR] [--name NAME]`;
@@ -49,6 +51,7 @@ async function main(argv: string[]): Promise<number> {
       keep: { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
       csi: { type: 'boolean', default: false },
+      all: { type: 'boolean', default: false },
     },
     strict: true,
   });
@@ -57,7 +60,7 @@ async function main(argv: string[]): Promise<number> {
   switch (cmd) {
     case 'setup': {
       const started = Date.now();
-      const result = await setupToolchain(log, { csi: values.csi, nodes: runtimeOf(values.runtime) === 'containerd' });
+      const result = await setupToolchain(log, { csi: values.csi || values.all, nodes: values.all || runtimeOf(values.runtime) === 'containerd', tools: values.all });
       for (const t of result.timings) {
         log(`${t.group} ${t.version}: ${t.seconds === 'cached' ? 'cached' : `built in ${t.seconds}s`}`);
       }

@@ -30,6 +30,11 @@ export interface NodeBinaryPaths {
 }
 
 /** The CSI test-bed binaries, built only when a cluster with CSI is asked for (see tools/local-cluster/csi/). */
+/** Binaries of the 'tool' groups, each built the first time something asks for it. */
+export interface ToolBinaryPaths {
+  helm: string;
+}
+
 export interface CsiBinaryPaths {
   csiProvisioner: string;
   csiSnapshotter: string;
@@ -41,8 +46,11 @@ interface BuildGroup {
   dir: string;
   /** The module whose pinned version names the binaries. */
   module: string;
-  binaries: { key: keyof BinaryPaths | keyof CsiBinaryPaths | keyof NodeBinaryPaths; name: string; pkg: string }[];
-  /** Optional feature the group belongs to: built only when that feature is asked for. */
+  binaries: { key: keyof BinaryPaths | keyof CsiBinaryPaths | keyof NodeBinaryPaths | keyof ToolBinaryPaths; name: string; pkg: string }[];
+  /**
+   * Optional feature the group belongs to: built only when that feature is asked for (setupToolchain's options),
+   * or on its own through ensureToolBinary(). 'tool' groups serve single tests and scripts (helm, ...).
+   */
   feature?: Feature;
   /** Extra -X linker flags for the version variables the upstream release build stamps. */
   versionFlags?: (version: string) => string[];
@@ -52,7 +60,7 @@ interface BuildGroup {
   env?: Record<string, string>;
 }
 
-type Feature = 'csi' | 'nodes';
+type Feature = 'csi' | 'nodes' | 'tool';
 
 /**
  * Kubernetes reads its own version from variables its release build sets with -X; without them every binary
@@ -126,6 +134,14 @@ const GROUPS: BuildGroup[] = [
       { key: 'snapshotController', name: 'snapshot-controller', pkg: 'github.com/kubernetes-csi/external-snapshotter/v8/cmd/snapshot-controller' },
     ],
   },
+  {
+    dir: 'helm',
+    module: 'helm.sh/helm/v4',
+    feature: 'tool',
+    binaries: [{ key: 'helm', name: 'helm', pkg: 'helm.sh/helm/v4/cmd/helm' }],
+    // `helm version` prints this; the release build sets it the same way.
+    versionFlags: (version) => [`-X helm.sh/helm/v4/internal/version.version=${version}`],
+  },
 ];
 
 /** Minimum Go the pinned modules declare (`go 1.26.0` in their go.mod files). */
@@ -194,6 +210,21 @@ export async function moduleDir(dir: string, module: string, log: (line: string)
   return found;
 }
 
+/**
+ * The binary `key` of a 'tool' group, built (under that group's own lock) the first time it is asked for: a test
+ * that needs helm builds helm, and nothing else waits for it.
+ */
+export async function ensureToolBinary(key: keyof ToolBinaryPaths, log: (line: string) => void): Promise<string> {
+  const group = GROUPS.find((g) => g.binaries.some((b) => b.key === key));
+  if (!group) throw new Error(`no build group provides ${key}`);
+  const binary = group.binaries.find((b) => b.key === key)!;
+  const path = binaryPath(group, binary.name);
+  if (existsSync(path)) return path;
+  mkdirSync(binDir(), { recursive: true });
+  await ensureGroup(group, await findGo(log), log);
+  return path;
+}
+
 export interface SetupResult {
   paths: BinaryPaths;
   /** Per group: seconds spent building, or 'cached'. */
@@ -205,11 +236,15 @@ export interface SetupOptions {
   csi?: boolean;
   /** Also build the real nodes' container runtime (containerd, its runc shim, ctr). */
   nodes?: boolean;
+  /** Also build the tools single tests use (helm...), which otherwise build when first asked for. */
+  tools?: boolean;
 }
 
 export async function setupToolchain(log: (line: string) => void, opts: SetupOptions = {}): Promise<SetupResult> {
   mkdirSync(binDir(), { recursive: true });
-  const wanted = GROUPS.filter((g) => !g.feature || (g.feature === 'csi' && opts.csi) || (g.feature === 'nodes' && opts.nodes));
+  const wanted = GROUPS.filter(
+    (g) => !g.feature || (g.feature === 'csi' && opts.csi) || (g.feature === 'nodes' && opts.nodes) || (g.feature === 'tool' && opts.tools),
+  );
   const missingAny = wanted.some((g) => g.binaries.some((b) => !existsSync(binaryPath(g, b.name))));
   const go = missingAny ? await findGo(log) : undefined;
   // The groups build at the same time: one group's serial link steps and downloads overlap the others' compiles.

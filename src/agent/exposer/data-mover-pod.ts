@@ -8,7 +8,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { VolumeMode } from '../microservice/protocol.js';
 import type { NodeAgentConfig } from '../config.js';
-import { commonDataMoverArgs, dataMoverPodShell, uploadRateArgs, volumePathOf } from './hosting-pod.js';
+import { commonDataMoverArgs, dataMoverPodShell, storeRetryArgs, uploadRateArgs, volumePathOf } from './hosting-pod.js';
 
 export interface DataMoverPodInput {
   kind: 'DataUpload' | 'DataDownload';
@@ -50,6 +50,7 @@ export function dataMoverPod(input: DataMoverPodInput): V1Pod {
       `--volume-mode=${input.volumeMode}`,
       `${crFlag}=${owner.name}`,
       ...commonDataMoverArgs(input),
+      ...storeRetryArgs(input.config),
       ...(verb === 'backup' ? uploadRateArgs(input.config) : []),
     ],
     volume: { name: owner.uid, persistentVolumeClaim: { claimName: input.claimName } },

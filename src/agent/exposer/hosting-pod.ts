@@ -62,6 +62,11 @@ export function uploadRateArgs(config: NodeAgentConfig): string[] {
   return config.uploadBytesPerSecond ? [`--upload-bytes-per-second=${config.uploadBytesPerSecond}`] : [];
 }
 
+/** The retry budget of the node-agent ConfigMap, for every data mover (restores read through outages too). */
+export function storeRetryArgs(config: NodeAgentConfig): string[] {
+  return config.storeRetryTimeout ? [`--store-retry-timeout=${config.storeRetryTimeout}`] : [];
+}
+
 /** The flags every data mover takes after its own: timeouts, logging, progress. */
 export function commonDataMoverArgs(opts: { resourceTimeoutMs: number; logLevel: string }): string[] {
   return [
@@ -88,6 +93,9 @@ export interface DataMoverPodShellInput {
   placement: Pick<V1PodSpec, 'nodeName' | 'affinity'>;
   privileged?: boolean;
 }
+
+/** How long a deleted data-mover pod has to stop cleanly (its lock released) before it is killed. */
+export const DATA_MOVER_GRACE_SECONDS = 10;
 
 /** The path the data mover sees its volume at: /<owner uid>. */
 export const volumePathOf = (uid: string) => `/${uid}`;
@@ -131,7 +139,8 @@ export function dataMoverPodShell(input: DataMoverPodShellInput): V1Pod {
       nodeSelector: { 'kubernetes.io/os': 'linux' },
       os: { name: 'linux' },
       restartPolicy: 'Never',
-      terminationGracePeriodSeconds: 0,
+      // Time to stop on SIGTERM as on cancel: abort the transfer, release the repository lock, report.
+      terminationGracePeriodSeconds: DATA_MOVER_GRACE_SECONDS,
       securityContext: { runAsUser: 0 },
       ...(agentSpec?.serviceAccountName ? { serviceAccountName: agentSpec.serviceAccountName } : {}),
       ...(agentSpec?.dnsPolicy ? { dnsPolicy: agentSpec.dnsPolicy } : {}),
@@ -161,6 +170,7 @@ export function hostingPod(input: HostingPodInput): V1Pod {
       `--volume-path=${volumePathOf(owner.uid)}`,
       `${crFlag}=${owner.name}`,
       ...commonDataMoverArgs(input),
+      ...storeRetryArgs(input.config),
       ...(verb === 'backup' ? uploadRateArgs(input.config) : []),
     ],
     volume: { name: owner.uid, hostPath: { path: input.hostPath } },

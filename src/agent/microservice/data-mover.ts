@@ -14,7 +14,7 @@ import { backupResultMessage, restoreResultMessage, type VolumeMode } from './pr
 import { openRepositoryForVolume, openRestoreSource } from '../../storage/volume-repository.js';
 import { logRestoreSource, restoreBlockFromSource, restoreFromSource, writeSparseFilesSetting } from './restore-source.js';
 import type { DataPathWork, RunDataPathResult } from './run.js';
-import { checkFilesystemVolume, isEmptyDirectory, logBackupOutcome, runWatchedTask, type DataMoverTaskOptions } from './task.js';
+import { checkFilesystemVolume, isEmptyDirectory, logBackupOutcome, runWatchedTask, storeRetryOptions, type DataMoverTaskOptions } from './task.js';
 import { watchTask } from './watch.js';
 
 /** Velero's requester tag value for data-mover snapshots. */
@@ -58,6 +58,8 @@ export async function runDataUpload(opts: DataMoverTaskOptions): Promise<RunData
       bslName: du.spec.backupStorageLocation,
       volumeNamespace: du.spec.sourceNamespace,
       uploadBytesPerSecond: opts.uploadBytesPerSecond,
+      retry: storeRetryOptions(opts),
+      lockOwner: opts.lockOwner,
     });
     const source = dataUploadRealSource(du);
     const tags = dataUploadTags(du, mode);
@@ -102,7 +104,14 @@ export async function runDataDownload(opts: DataMoverTaskOptions): Promise<RunDa
   return runWatchedTask(opts, 'DD', watch, async (dd): Promise<DataPathWork> => {
     checkVolume(opts.volumePath, mode);
     // cairn's own repository, or Velero's kopia repository of a backup Velero made (read, never written).
-    const source = await openRestoreSource({ kube: opts.kube, namespace: opts.namespace, bslName: dd.spec.backupStorageLocation, volumeNamespace: dd.spec.sourceNamespace });
+    const source = await openRestoreSource({
+      kube: opts.kube,
+      namespace: opts.namespace,
+      bslName: dd.spec.backupStorageLocation,
+      volumeNamespace: dd.spec.sourceNamespace,
+      retry: storeRetryOptions(opts),
+      lockOwner: opts.lockOwner,
+    });
     logRestoreSource(opts.logger, { DD: opts.name, snapshotID: dd.spec.snapshotID, volumeMode: mode }, source);
     return {
       async run({ signal, onProgress }) {

@@ -14,7 +14,7 @@ import { openRepositoryForVolume, openRestoreSource } from '../../storage/volume
 import { logRestoreSource, restoreFromSource, writeSparseFilesSetting } from './restore-source.js';
 import type { RunDataPathResult } from './run.js';
 import { writeCompletionMarker } from './completion-marker.js';
-import { checkFilesystemVolume, isEmptyDirectory, logBackupOutcome, runWatchedTask, type DataMoverTaskOptions } from './task.js';
+import { checkFilesystemVolume, isEmptyDirectory, logBackupOutcome, runWatchedTask, storeRetryOptions, type DataMoverTaskOptions } from './task.js';
 import { watchTask } from './watch.js';
 
 /** Snapshot tags that identify fs-backup snapshots (Velero's keys) and their source across pod re-creations. */
@@ -75,6 +75,8 @@ export async function runPodVolumeBackup(opts: PodVolumeTaskOptions): Promise<Ru
       bslName: pvb.spec.backupStorageLocation,
       volumeNamespace,
       uploadBytesPerSecond: opts.uploadBytesPerSecond,
+      retry: storeRetryOptions(opts),
+      lockOwner: opts.lockOwner,
     });
     const source = realSource(pvb);
     opts.logger.info({ PVB: opts.name, repository: location, source }, 'repository opened');
@@ -116,6 +118,8 @@ export async function runPodVolumeRestore(opts: PodVolumeTaskOptions): Promise<R
       namespace: opts.namespace,
       bslName: pvr.spec.backupStorageLocation,
       volumeNamespace: pvr.spec.sourceNamespace,
+      retry: storeRetryOptions(opts),
+      lockOwner: opts.lockOwner,
     });
     logRestoreSource(opts.logger, { PVR: opts.name, snapshotID: pvr.spec.snapshotID }, source);
     return {

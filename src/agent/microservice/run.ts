@@ -35,6 +35,11 @@ export interface RunDataPathOptions {
   prepare: (signal: AbortSignal) => Promise<DataPathWork>;
   /** Minimum time between two Progress events (Velero throttles to 10 s). */
   progressIntervalMs: number;
+  /**
+   * Aborted when the process is told to stop (SIGTERM, the pod deleted): the transfer stops as it would on cancel,
+   * releasing what it holds (the repository lock), and ends Failed with the abort reason as its message.
+   */
+  stop?: AbortSignal | undefined;
   now?: () => number;
 }
 
@@ -66,8 +71,17 @@ export async function runDataPath(opts: RunDataPathOptions): Promise<RunDataPath
     void emit(EventReasons.Canceling, messages.canceling(kind, name));
     abort.abort(new Error(CANCELED_SUFFIX));
   });
+  let stopReason: string | undefined;
+  const onStop = () => {
+    stopReason ??= errorText(opts.stop?.reason ?? 'stopped');
+    logger.warn({ [kind]: name, reason: stopReason }, 'stopping the data path');
+    abort.abort(new Error(stopReason));
+  };
+  if (opts.stop?.aborted) onStop();
+  else opts.stop?.addEventListener('abort', onStop, { once: true });
   const finish = async (outcome: DataPathOutcome, terminationMessage: string): Promise<RunDataPathResult> => {
     unsubscribe();
+    opts.stop?.removeEventListener('abort', onStop);
     await emit(EventReasons.Stopped, messages.stopped(name));
     await queue;
     return { outcome, terminationMessage };
@@ -81,8 +95,9 @@ export async function runDataPath(opts: RunDataPathOptions): Promise<RunDataPath
     await opts.waitUntilInProgress(abort.signal);
   } catch (err) {
     unsubscribe();
+    opts.stop?.removeEventListener('abort', onStop);
     if (cancelRequested) return { outcome: 'canceled', terminationMessage: messages.runFailed(kind, name, CANCELED_SUFFIX) };
-    return { outcome: 'failed', terminationMessage: messages.runFailed(kind, name, errorText(err)) };
+    return { outcome: 'failed', terminationMessage: messages.runFailed(kind, name, stopReason ?? errorText(err)) };
   }
   logger.info({ [kind]: name }, `${kind} is in progress; starting the data path`);
 
@@ -91,7 +106,7 @@ export async function runDataPath(opts: RunDataPathOptions): Promise<RunDataPath
     work = await opts.prepare(abort.signal);
   } catch (err) {
     if (cancelRequested) return canceled();
-    const text = errorText(err);
+    const text = stopReason ?? errorText(err);
     logger.error({ [kind]: name, err: text }, 'could not set up the data path');
     await emit(EventReasons.Failed, messages.failed(kind, name, text));
     return finish('failed', messages.initFailed(kind, name, text));
@@ -120,7 +135,7 @@ export async function runDataPath(opts: RunDataPathOptions): Promise<RunDataPath
       logger.info({ [kind]: name }, 'data path canceled');
       return canceled();
     }
-    const text = errorText(err);
+    const text = stopReason ?? errorText(err);
     logger.error({ [kind]: name, err: text }, 'data path failed');
     await emit(EventReasons.Failed, messages.failed(kind, name, text));
     return finish('failed', messages.runFailed(kind, name, text));

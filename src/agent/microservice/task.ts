@@ -8,6 +8,8 @@ import { lstatSync, readdirSync } from 'node:fs';
 import type { Logger } from '../../base/logger.js';
 import type { BackupResult } from '../../datapath/uploader.js';
 import type { Kube } from '../../kube/client.js';
+import type { RetryOptions } from '../../plugins/object-store/retry.js';
+import type { LockOwnerPod } from '../../datapath/locks.js';
 import { dataPathEventRecorder } from './events.js';
 import type { TaskKind, VolumeMode } from './protocol.js';
 import { runDataPath, type DataPathWork, type EventSink, type RunDataPathResult } from './run.js';
@@ -29,6 +31,29 @@ export interface DataMoverTaskOptions {
   progressIntervalMs?: number;
   /** Backups: the most bytes per second written to the object store. */
   uploadBytesPerSecond?: number;
+  /** How long one object-store call that fails transiently is retried (default 5 minutes). */
+  storeRetryForMs?: number;
+  /** This pod, named in the repository locks the task takes. */
+  lockOwner?: LockOwnerPod | undefined;
+  /** Aborts the task (SIGTERM): it stops, releases its repository lock and reports a failure. */
+  signal?: AbortSignal;
+}
+
+/**
+ * How this task retries its object store: the budget from the options, and a warning in the log when a call starts
+ * failing and then every few attempts, so an outage is visible while the data mover rides it out.
+ */
+export function storeRetryOptions(opts: Pick<DataMoverTaskOptions, 'storeRetryForMs' | 'logger' | 'name'>): RetryOptions {
+  return {
+    ...(opts.storeRetryForMs !== undefined ? { retryForMs: opts.storeRetryForMs } : {}),
+    onRetry: (e) => {
+      if (e.attempt !== 1 && e.attempt % 5 !== 0) return;
+      opts.logger.warn(
+        { task: opts.name, operation: e.operation, attempt: e.attempt, retryingInMs: Math.round(e.delayMs), failingForMs: Math.round(e.elapsedMs), err: e.error.message },
+        'object store call failed; retrying',
+      );
+    },
+  };
 }
 
 /** Runs one task: watch, wait for InProgress, prepare, transfer, report. The watch is stopped whatever happens. */
@@ -59,6 +84,7 @@ export async function runWatchedTask<T extends DataPathResource>(
         inProgress = await watch.waitUntilInProgress({ timeoutMs: opts.resourceTimeoutMs, signal });
       },
       onCancelRequested: (l) => watch.onCancelRequested(l),
+      stop: opts.signal,
       prepare: (signal) => {
         if (!inProgress) throw new Error(`${kind} ${opts.name} is not InProgress`);
         return prepare(inProgress, signal);

@@ -9,7 +9,7 @@ export default class RepoInit extends BaseCommand<typeof RepoInit> {
 
   async run(): Promise<void> {
     try {
-      const store = await openStore(this.flags.repo);
+      const store = await openStore(this.flags.repo, this.flags['store-retry-timeout']);
       const repo = await Repository.init({ store, password: readPassword(this.flags['password-file']) });
       const result = { id: repo.config.id, location: store.description, keyId: repo.keyId };
       this.out(render(this.flags.output, result, (r) => `created repository ${r.id} at ${r.location}`));

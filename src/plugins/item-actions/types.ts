@@ -67,6 +67,8 @@ export interface RestoreItemContext {
   podVolumeBackups?: readonly PodVolumeBackup[];
   /** The backup's volume info (`<backup>-volumeinfo.json.gz`): how each volume's data was backed up. */
   volumeInfos?: readonly StoredBackupVolumeInfo[];
+  /** Reports a warning in the restore's results (something asked for that is not acted on). */
+  warn?: (message: string) => void;
 }
 
 export interface RestoreItemResult {

@@ -23,3 +23,21 @@ export function isNotFound(err: unknown): err is ObjectNotFoundError {
 export function isRetryable(err: unknown): boolean {
   return err instanceof ObjectStoreError && err.retryable;
 }
+
+/**
+ * A transient failure that went on for longer than the retry budget: the last error, with how long and how often the
+ * operation was tried. Not retryable any more (nobody above should start the wait over).
+ */
+export class RetriesExhaustedError extends ObjectStoreError {
+  readonly attempts: number;
+  readonly elapsedMs: number;
+  constructor(last: Error, options: { attempts: number; elapsedMs: number }) {
+    super(`${last.message} (still failing after ${options.attempts} attempts over ${formatSeconds(options.elapsedMs)})`, { retryable: false, cause: last });
+    this.attempts = options.attempts;
+    this.elapsedMs = options.elapsedMs;
+  }
+}
+
+function formatSeconds(ms: number): string {
+  return ms < 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`;
+}

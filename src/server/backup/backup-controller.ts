@@ -48,6 +48,8 @@ import { backupFailedCancelMessage, cancelPodVolumeBackups, serverStartCancelMes
 import { UPLOADING_ANNOTATION, ownedByOperations, startBackupOperationsController } from './backup-operations-controller.js';
 import { DataUploadCreator } from '../datamover/backup-creator.js';
 import { cancelDataUploads, deleteSourceSnapshots, listDataUploads } from '../datamover/backup-cleanup.js';
+import { podExecutor } from '../../kube/pod-exec.js';
+import { PENDING_POST_HOOKS_ANNOTATION, readPendingPostHooks, writePendingPostHooks } from '../hooks/pending-post-hooks.js';
 
 /** A backup this controller (re)runs: InProgress, Finalizing* without PVBs, or one whose upload did not finish. */
 function mustRun(backup: Backup): boolean {
@@ -185,12 +187,15 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
     }
     const restarted = !startedHere.has(key.name);
     startedHere.delete(key.name);
+    // Pods whose pre hook ran in a run that did not finish: their post hooks run first in this one.
+    const leftoverPostHooks = readPendingPostHooks(backup.metadata?.annotations);
     backup = await strict.update(key.namespace, key.name, (b) => {
       b.metadata = b.metadata ?? {};
       b.metadata.annotations = { ...b.metadata.annotations, [ATTEMPTS_ANNOTATION]: String(attempts), ...claimAnnotations(me, opts.now()) };
       delete b.metadata.annotations[UPLOADING_ANNOTATION];
       b.status = { ...b.status, phase: BackupPhase.InProgress, progress: {} };
       delete b.status.completionTimestamp;
+      delete b.status.hookStatus;
       // Counted again by this run (its PVBs are found again).
       delete b.status.backupItemOperationsAttempted;
       delete b.status.backupItemOperationsCompleted;
@@ -237,7 +242,7 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
         onFinalizing: async (s) => {
           await progress.stop();
           const written = await strict.updateStatus(key.namespace, key.name, (b) => {
-            b.status = { ...b.status, phase: s.phase, warnings: s.warnings, errors: s.errors, progress: s.progress };
+            b.status = { ...b.status, phase: s.phase, warnings: s.warnings, errors: s.errors, progress: s.progress, hookStatus: { hooksAttempted: s.hooks.attempted, hooksFailed: s.hooks.failed } };
             if (s.itemOperations > 0) {
               // Until the upload is done the backup stays this controller's: a server dying mid-upload leaves it
               // to be run again, not finalized without its tarball.
@@ -255,11 +260,30 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
         now: opts.now,
         podVolumes,
         dataMover,
+        exec: podExecutor(opts.kube),
+        leftoverPostHooks,
+        onPendingPostHooks: async (pending) => {
+          await strict.update(key.namespace, key.name, (b) => {
+            const before = b.metadata?.annotations?.[PENDING_POST_HOOKS_ANNOTATION];
+            b.metadata = b.metadata ?? {};
+            b.metadata.annotations = { ...b.metadata.annotations };
+            writePendingPostHooks(b.metadata.annotations, pending);
+            if (before === b.metadata.annotations[PENDING_POST_HOOKS_ANNOTATION]) return false;
+          });
+        },
       });
       if (isWaitingPhase(outcome.phase)) {
         // The items are stored; the operations controller waits for the PodVolumeBackups and completes the backup.
         await strict.update(key.namespace, key.name, (b) => {
-          b.status = { ...b.status, phase: outcome.phase, warnings: outcome.warnings, errors: outcome.errors, progress: outcome.progress, backupItemOperationsAttempted: outcome.itemOperations };
+          b.status = {
+            ...b.status,
+            phase: outcome.phase,
+            warnings: outcome.warnings,
+            errors: outcome.errors,
+            progress: outcome.progress,
+            backupItemOperationsAttempted: outcome.itemOperations,
+            hookStatus: { hooksAttempted: outcome.hooks.attempted, hooksFailed: outcome.hooks.failed },
+          };
           if (b.metadata?.annotations) delete b.metadata.annotations[ATTEMPTS_ANNOTATION];
           if (b.metadata?.annotations) delete b.metadata.annotations[UPLOADING_ANNOTATION];
           releaseClaim(b.metadata?.annotations);
@@ -275,8 +299,7 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
           errors: outcome.errors,
           progress: outcome.progress,
           completionTimestamp: statusTime(opts.now()),
-          // Backup hooks are not run yet; Velero always reports the counts.
-          hookStatus: b.status?.hookStatus ?? { hooksAttempted: 0, hooksFailed: 0 },
+          hookStatus: { hooksAttempted: outcome.hooks.attempted, hooksFailed: outcome.hooks.failed },
         };
         if (b.metadata?.annotations) delete b.metadata.annotations[ATTEMPTS_ANNOTATION];
         releaseClaim(b.metadata?.annotations);

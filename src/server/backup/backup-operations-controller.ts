@@ -48,6 +48,8 @@ import {
 import { itemOperationTimeoutOf } from '../datamover/backup-decision.js';
 import { operationIdOfDataUpload } from '../datamover/backup-objects.js';
 import type { CSISnapshotInfo } from '../../api/volume-info.js';
+import { podExecutor } from '../../kube/pod-exec.js';
+import { runReadyPostHooks } from '../hooks/backup-post-hooks.js';
 
 /** How often a waiting backup is looked at even without PVB events (progress counters, the timeout). */
 export const OPERATIONS_RESYNC_MS = 10_000;
@@ -87,6 +89,7 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
   const backups = customClient<Backup>(ctx.kube, Kinds.Backup, parseBackup);
   const pvbClient = customClient<PodVolumeBackup>(ctx.kube, Kinds.PodVolumeBackup, parsePodVolumeBackup);
   const log = ctx.logger.child({ controller: 'backup-operations' });
+  const exec = podExecutor(ctx.kube);
 
   const listPvbs = async (backup: Backup) => {
     const uid = backup.metadata.uid ?? '';
@@ -129,7 +132,18 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
       });
     }
     const expired = state.timedOut || duState.expired.length > 0;
-    const done = (state.allTerminal || state.timedOut) && duState.done;
+    // Post hooks of pods whose volumes are now backed up (or whose snapshots are taken) run now.
+    const hooks = await runReadyPostHooks({
+      kube: ctx.kube,
+      backup,
+      pvbs,
+      dus,
+      backups,
+      store: async () => (await resolver.resolve(backup.spec.storageLocation ?? ctx.config.defaultBackupLocation))?.store,
+      exec,
+      log,
+    });
+    const done = (state.allTerminal || state.timedOut) && duState.done && hooks.waiting === 0;
     const phase = done
       ? partially || expired
         ? BackupPhase.FinalizingPartiallyFailed

@@ -32,6 +32,10 @@ import {
 } from './filters.js';
 import { BackedUpItems } from './resource-list.js';
 import { backupFieldWarnings } from './validation.js';
+import { ExecError, type PodExecutor } from '../../kube/pod-exec.js';
+import { backupHooksFor, type HookPod } from '../hooks/backup-hooks.js';
+import { runExecHooks, type HookRunOutcome } from '../hooks/hook-runner.js';
+import { pendingPod, samePod, type PendingPostHooks } from '../hooks/pending-post-hooks.js';
 
 export const LIST_PAGE_SIZE = 500;
 const PODS = 'pods';
@@ -57,6 +61,12 @@ export interface BackupItemsOptions {
   podVolumes?: PodVolumeBackupCreator;
   /** Creates the DataUploads of backed-up PVCs (CSI snapshot data movement); absent = none. */
   dataMover?: DataUploadCreator;
+  /** Runs backup hooks in pods (`pods/exec`); absent = a pod with hooks gets a hook error. */
+  exec?: PodExecutor;
+  /** Told the pods whose post hooks wait for their volumes, each time that list changes (it is recorded on the Backup). */
+  onPendingPostHooks?: (pending: readonly PendingPostHooks[]) => Promise<void>;
+  /** Post hooks an earlier run of this backup put off and never ran (the server stopped): run first. */
+  leftoverPostHooks?: readonly PendingPostHooks[];
 }
 
 export interface BackupItemsResult {
@@ -69,6 +79,10 @@ export interface BackupItemsResult {
   podVolumeBackups: PodVolumeBackup[];
   /** DataUploads of this backup (waited for like the PodVolumeBackups). */
   dataUploads: DataUpload[];
+  /** Hooks run in this run (status.hookStatus). */
+  hooks: { attempted: number; failed: number };
+  /** Pods whose post hooks wait for their PodVolumeBackups or snapshots (run by the operations controller). */
+  pendingPostHooks: PendingPostHooks[];
 }
 
 interface RawList {
@@ -97,6 +111,9 @@ class ItemBackupper {
   private itemsBackedUp = 0;
   /** The resource being listed and the item count when it started (its estimate shrinks as items are written). */
   private current: { groupResource: string; startedAt: number } | undefined;
+  private readonly hookCounts = { attempted: 0, failed: 0 };
+  /** Pods whose post hooks wait: for the end of the item pass (data movement), then for their volumes. */
+  private pendingPostHooks: PendingPostHooks[] = [];
 
   constructor(private readonly opts: BackupItemsOptions) {
     this.spec = opts.backup.spec ?? {};
@@ -106,6 +123,21 @@ class ItemBackupper {
   }
 
   async run(): Promise<BackupItemsResult> {
+    try {
+      return await this.runItems();
+    } catch (err) {
+      // A pod whose pre hook ran is never left without its post hook: run them before the failure goes up.
+      await this.releasePendingPostHooks('the backup stopped before its volumes were backed up').catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private async runItems(): Promise<BackupItemsResult> {
+    if (this.opts.leftoverPostHooks?.length) {
+      this.log.info({ pods: this.opts.leftoverPostHooks.map((p) => `${p.namespace}/${p.pod}`) }, 'Running the post hooks an earlier run of this backup left waiting');
+      for (const entry of this.opts.leftoverPostHooks) await this.runHooks(podOf(entry), 'post', entry.hooks);
+      await this.setPending([]);
+    }
     const { discovery, problems } = await Discovery.load(this.opts.api);
     this.discovery = discovery;
     for (const p of problems) this.warn(undefined, p);
@@ -125,6 +157,7 @@ class ItemBackupper {
     }
     await this.backupNamespaces();
     const dataUploads = await this.backupDataMovement();
+    await this.postHooksAfterItems(dataUploads);
     this.log.info({ itemsBackedUp: this.itemsBackedUp }, 'Backed up all items');
     return {
       results: this.results,
@@ -134,7 +167,69 @@ class ItemBackupper {
       totalItems: this.itemsBackedUp,
       podVolumeBackups: this.opts.podVolumes?.podVolumeBackups ?? [],
       dataUploads,
+      hooks: { ...this.hookCounts },
+      pendingPostHooks: [...this.pendingPostHooks],
     };
+  }
+
+  // ---- hooks --------------------------------------------------------------------------------------------------
+
+  private async runHooks(pod: UnstructuredObject, phase: 'pre' | 'post', hooks: PendingPostHooks['hooks']): Promise<HookRunOutcome> {
+    const exec: PodExecutor = this.opts.exec ?? (() => Promise.reject(new ExecError('pod exec is not available to this backup run')));
+    const outcome = await runExecHooks({ pod: pod as unknown as HookPod, phase, hooks, exec, log: this.log });
+    this.hookCounts.attempted += outcome.attempted;
+    this.hookCounts.failed += outcome.failed;
+    for (const e of outcome.errors) this.error(pod.metadata.namespace, e);
+    return outcome;
+  }
+
+  private async setPending(pending: PendingPostHooks[]): Promise<void> {
+    this.pendingPostHooks = pending;
+    await this.opts.onPendingPostHooks?.(pending);
+  }
+
+  /**
+   * After a pod's item: its post hooks run now, unless its volumes are still being backed up (PodVolumeBackups of
+   * this run) or may be moved by snapshot (decided at the end of the item pass): then they wait, recorded.
+   */
+  private async afterPod(pod: UnstructuredObject, namespace: string): Promise<void> {
+    const hooks = backupHooksFor(pod as unknown as HookPod, 'post', this.spec);
+    if (!hooks.length) return;
+    const name = pod.metadata.name;
+    const hasPvbs = (this.opts.podVolumes?.podVolumeBackups ?? []).some((p) => p.spec.pod.namespace === namespace && p.spec.pod.name === name);
+    const claims = ((pod.spec as { volumes?: { persistentVolumeClaim?: { claimName?: string } }[] } | undefined)?.volumes ?? [])
+      .map((v) => v.persistentVolumeClaim?.claimName ?? '')
+      .filter(Boolean);
+    const mayMove = Boolean(this.opts.dataMover?.enabled) && claims.length > 0;
+    if (!hasPvbs && !mayMove) {
+      await this.runHooks(pod, 'post', hooks);
+      return;
+    }
+    const entry: PendingPostHooks = { namespace, pod: name, uid: pod.metadata.uid ?? '', claims, hooks };
+    await this.setPending([...this.pendingPostHooks.filter((p) => !samePod(p, entry)), entry]);
+    this.log.info({ pod: `${namespace}/${name}` }, 'Post hooks of the pod wait until its volumes are backed up');
+  }
+
+  /** At the end of the item pass: pods with neither PodVolumeBackups nor DataUploads run their post hooks now. */
+  private async postHooksAfterItems(dataUploads: readonly DataUpload[]): Promise<void> {
+    const pvbs = this.opts.podVolumes?.podVolumeBackups ?? [];
+    const still: PendingPostHooks[] = [];
+    for (const entry of this.pendingPostHooks) {
+      const waits =
+        pvbs.some((p) => p.spec.pod.namespace === entry.namespace && p.spec.pod.name === entry.pod) ||
+        dataUploads.some((d) => d.spec.sourceNamespace === entry.namespace && entry.claims.includes(d.spec.sourcePVC));
+      if (waits) still.push(entry);
+      else await this.runHooks(podOf(entry), 'post', entry.hooks);
+    }
+    if (still.length !== this.pendingPostHooks.length) await this.setPending(still);
+  }
+
+  /** Runs every waiting post hook now (the run is failing or stopping). */
+  private async releasePendingPostHooks(why: string): Promise<void> {
+    if (!this.pendingPostHooks.length) return;
+    this.log.warn({ pods: this.pendingPostHooks.map((p) => `${p.namespace}/${p.pod}`) }, `Running the post hooks of pods now: ${why}`);
+    for (const entry of this.pendingPostHooks) await this.runHooks(podOf(entry), 'post', entry.hooks);
+    await this.setPending([]);
   }
 
   /**
@@ -299,6 +394,14 @@ class ItemBackupper {
     if (!this.items.claim(r.groupResource, namespace, name)) return;
 
     this.log.info(where, 'Backing up item');
+    if (r.groupResource === PODS && namespace) {
+      const pre = await this.runHooks(item, 'pre', backupHooksFor(item as unknown as HookPod, 'pre', this.spec));
+      if (pre.failedHard) {
+        // Velero: the pod is flagged as backed up and left out; its post hooks do not run.
+        this.error(namespace, `Error running pre hooks for pod ${namespace}/${name}: the pod is not backed up`);
+        return;
+      }
+    }
     let current = item;
     const additional: RelatedItem[] = [];
     for (const action of this.opts.registry.backupActionsFor(r.groupResource, namespace)) {
@@ -324,6 +427,7 @@ class ItemBackupper {
     }
     this.itemsBackedUp++;
     this.reportProgress();
+    if (r.groupResource === PODS && namespace) await this.afterPod(item, namespace);
   }
 
   /** fs-backup of a pod's volumes: PVBs created now, waited for after all items (a problem is an item error). */
@@ -391,4 +495,8 @@ export class BackupAbortedError extends Error {
   constructor() {
     super('backup stopped because the server is shutting down');
   }
+}
+
+function podOf(entry: PendingPostHooks): UnstructuredObject {
+  return { apiVersion: 'v1', kind: 'Pod', ...pendingPod(entry) };
 }

@@ -13,7 +13,10 @@ import { BackupArchiveWriter } from '../archive/writer.js';
 import { isNotFound } from '../../plugins/object-store/index.js';
 import type { BackupStore } from '../../storage/backup-store.js';
 import type { ApiReader } from './api-reader.js';
-import { backupItems, type BackupProgressUpdate } from './backupper.js';
+import { backupItems, type BackupItemsResult, type BackupProgressUpdate } from './backupper.js';
+import type { PodExecutor } from '../../kube/pod-exec.js';
+import { runExecHooks } from '../hooks/hook-runner.js';
+import { pendingPod, type PendingPostHooks } from '../hooks/pending-post-hooks.js';
 import type { PodVolumeBackupCreator } from '../podvolume/backup-creator.js';
 import { backupOperationFor } from '../podvolume/backup-tracking.js';
 import type { DataUploadCreator } from '../datamover/backup-creator.js';
@@ -38,6 +41,12 @@ export interface RunBackupOptions {
   podVolumes?: PodVolumeBackupCreator;
   /** Creates DataUploads for PVCs (CSI snapshot data movement). */
   dataMover?: DataUploadCreator;
+  /** Runs backup hooks in pods. */
+  exec?: PodExecutor;
+  /** Records the pods whose post hooks wait for their volumes (see ../hooks/pending-post-hooks.ts). */
+  onPendingPostHooks?: (pending: readonly PendingPostHooks[]) => Promise<void>;
+  /** Post hooks an earlier, unfinished run of this backup left waiting: run first. */
+  leftoverPostHooks?: readonly PendingPostHooks[];
 }
 
 export type WaitingPhase = typeof BackupPhase.WaitingForPluginOperations | typeof BackupPhase.WaitingForPluginOperationsPartiallyFailed;
@@ -50,6 +59,10 @@ export interface FinalizingStatus {
   progress: BackupProgressUpdate;
   /** How many PodVolumeBackups and DataUploads the backup waits for (status.backupItemOperationsAttempted). */
   itemOperations: number;
+  /** Hooks run so far (status.hookStatus). */
+  hooks: { attempted: number; failed: number };
+  /** Pods whose post hooks wait for their volumes. */
+  pendingPostHooks: PendingPostHooks[];
 }
 
 export interface RunBackupOutcome {
@@ -60,6 +73,7 @@ export interface RunBackupOutcome {
   errors: number;
   progress: BackupProgressUpdate;
   archiveBytes: number;
+  hooks: { attempted: number; failed: number };
 }
 
 export async function runBackup(opts: RunBackupOptions): Promise<RunBackupOutcome> {
@@ -78,57 +92,79 @@ export async function runBackup(opts: RunBackupOptions): Promise<RunBackupOutcom
       ...(opts.signal ? { signal: opts.signal } : {}),
       ...(opts.podVolumes ? { podVolumes: opts.podVolumes } : {}),
       ...(opts.dataMover ? { dataMover: opts.dataMover } : {}),
+      ...(opts.exec ? { exec: opts.exec } : {}),
+      ...(opts.onPendingPostHooks ? { onPendingPostHooks: opts.onPendingPostHooks } : {}),
+      ...(opts.leftoverPostHooks ? { leftoverPostHooks: opts.leftoverPostHooks } : {}),
     });
-    const finished = await archive.finish();
-    const warnings = items.results.warningCount;
-    const errors = items.results.errorCount;
-    const progress = { totalItems: items.totalItems, itemsBackedUp: items.itemsBackedUp };
-    const pvbs = items.podVolumeBackups;
-    const dus = items.dataUploads;
-    const operationCount = pvbs.length + dus.length;
-    const waiting = operationCount > 0;
-    const phase = waiting
-      ? errors > 0
-        ? BackupPhase.WaitingForPluginOperationsPartiallyFailed
-        : BackupPhase.WaitingForPluginOperations
-      : errors > 0
-        ? BackupPhase.FinalizingPartiallyFailed
-        : BackupPhase.Finalizing;
-    opts.log.info(
-      { phase, warnings, errors, itemsBackedUp: items.itemsBackedUp, archiveBytes: finished.size, podVolumeBackups: pvbs.length, ...(dus.length ? { dataUploads: dus.length } : {}) },
-      'Backup items done; uploading',
-    );
-    const metadata = opts.onFinalizing ? await opts.onFinalizing({ phase, warnings, errors, progress, itemOperations: operationCount }) : opts.backup;
-    const now = opts.now ?? (() => new Date());
-
-    await putOrExplain(opts.store, opts.backup.spec?.storageLocation ?? '', () => opts.store.putBackup({
-      name,
-      metadata: withTypeMeta(metadata),
-      contents: createReadStream(finished.path),
-      contentsLength: finished.size,
-      log: opts.logText(),
-      files: {
-        results: items.results.toJSON(),
-        resourceList: items.resourceList,
-        volumeInfo: items.volumeInfo.toJSON(),
-        // Written now with the PVBs and DataUploads as they are; the operations controller writes them again once they are done.
-        itemOperations: [...pvbs.map((pvb) => backupOperationFor({ backup: metadata, pvb, now: now() })), ...dus.map((du) => dataUploadOperationFor({ backup: metadata, du, now: now() }))],
-        podVolumeBackups: pvbs,
-        volumeSnapshots: [],
-        csiVolumeSnapshotClasses: [],
-      },
-    }));
-    return {
-      phase: waiting ? (phase as WaitingPhase) : errors > 0 ? BackupPhase.PartiallyFailed : BackupPhase.Completed,
-      itemOperations: operationCount,
-      warnings,
-      errors,
-      progress,
-      archiveBytes: finished.size,
-    };
+    try {
+      return await finishAndUpload(opts, archive, items, name);
+    } catch (err) {
+      // The backup will not reach the operations controller: the pods waiting for their post hooks get them now.
+      if (items.pendingPostHooks.length && opts.exec) {
+        opts.log.warn('The backup failed before its volumes were backed up; running the waiting post hooks now');
+        for (const entry of items.pendingPostHooks) {
+          await runExecHooks({ pod: pendingPod(entry), phase: 'post', hooks: entry.hooks, exec: opts.exec, log: opts.log }).catch(() => undefined);
+        }
+        await opts.onPendingPostHooks?.([]).catch(() => undefined);
+      }
+      throw err;
+    }
   } finally {
     await archive.dispose();
   }
+}
+
+async function finishAndUpload(opts: RunBackupOptions, archive: BackupArchiveWriter, items: BackupItemsResult, name: string): Promise<RunBackupOutcome> {
+  const finished = await archive.finish();
+  const warnings = items.results.warningCount;
+  const errors = items.results.errorCount;
+  const progress = { totalItems: items.totalItems, itemsBackedUp: items.itemsBackedUp };
+  const pvbs = items.podVolumeBackups;
+  const dus = items.dataUploads;
+  const operationCount = pvbs.length + dus.length;
+  const waiting = operationCount > 0;
+  const phase = waiting
+    ? errors > 0
+      ? BackupPhase.WaitingForPluginOperationsPartiallyFailed
+      : BackupPhase.WaitingForPluginOperations
+    : errors > 0
+      ? BackupPhase.FinalizingPartiallyFailed
+      : BackupPhase.Finalizing;
+  opts.log.info(
+    { phase, warnings, errors, itemsBackedUp: items.itemsBackedUp, archiveBytes: finished.size, podVolumeBackups: pvbs.length, ...(dus.length ? { dataUploads: dus.length } : {}) },
+    'Backup items done; uploading',
+  );
+  const metadata = opts.onFinalizing
+    ? await opts.onFinalizing({ phase, warnings, errors, progress, itemOperations: operationCount, hooks: items.hooks, pendingPostHooks: items.pendingPostHooks })
+    : opts.backup;
+  const now = opts.now ?? (() => new Date());
+
+  await putOrExplain(opts.store, opts.backup.spec?.storageLocation ?? '', () => opts.store.putBackup({
+    name,
+    metadata: withTypeMeta(metadata),
+    contents: createReadStream(finished.path),
+    contentsLength: finished.size,
+    log: opts.logText(),
+    files: {
+      results: items.results.toJSON(),
+      resourceList: items.resourceList,
+      volumeInfo: items.volumeInfo.toJSON(),
+      // Written now with the PVBs and DataUploads as they are; the operations controller writes them again once they are done.
+      itemOperations: [...pvbs.map((pvb) => backupOperationFor({ backup: metadata, pvb, now: now() })), ...dus.map((du) => dataUploadOperationFor({ backup: metadata, du, now: now() }))],
+      podVolumeBackups: pvbs,
+      volumeSnapshots: [],
+      csiVolumeSnapshotClasses: [],
+    },
+  }));
+  return {
+    phase: waiting ? (phase as WaitingPhase) : errors > 0 ? BackupPhase.PartiallyFailed : BackupPhase.Completed,
+    itemOperations: operationCount,
+    warnings,
+    errors,
+    progress,
+    archiveBytes: finished.size,
+    hooks: items.hooks,
+  };
 }
 
 /** A failure to write the location, said as such (it becomes the backup's failureReason). */

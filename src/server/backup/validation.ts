@@ -3,6 +3,7 @@
  * Velero's wording where Velero has one. Pure: the caller looks up the storage location.
  */
 import { isGoDuration, type Backup, type BackupSpec, type BackupStorageLocation } from '../../api/index.js';
+import { backupHookSpecProblems } from '../hooks/backup-hooks.js';
 import { includesExcludesProblems, labelSelectorProblems, usesOldResourceFilters, usesScopedFilters } from './filters.js';
 
 export interface BackupValidationInput {
@@ -47,6 +48,7 @@ export function backupSpecProblems(spec: BackupSpec): string[] {
   ] as const) {
     if (value !== undefined && value !== '' && !isGoDuration(value)) errors.push(`invalid ${field} "${value}": not a duration such as 720h0m0s`);
   }
+  errors.push(...backupHookSpecProblems(spec));
   errors.push(...unsupportedBackupFields(spec));
   return errors;
 }

@@ -3,6 +3,7 @@ import type { RestoreItemAction } from '../../plugins/item-actions/types.js';
 import { jobRestoreAction } from './restore-job.js';
 import { podRestoreAction } from './restore-pod.js';
 import { podVolumeRestoreAction } from './restore-pod-volume.js';
+import { initRestoreHookAction } from './restore-init-hooks.js';
 import { pvRestoreAction } from './restore-pv.js';
 import { pvcRestoreAction } from './restore-pvc.js';
 import { pvcDataMoverRestoreAction } from './restore-pvc-data-mover.js';
@@ -13,6 +14,8 @@ import { serviceRestoreAction } from './restore-service.js';
 export const BUILTIN_RESTORE_ACTIONS: readonly RestoreItemAction[] = [
   podRestoreAction,
   podVolumeRestoreAction,
+  // After restore-wait is in place: hook init containers go right behind it.
+  initRestoreHookAction,
   serviceRestoreAction,
   pvcRestoreAction,
   pvcDataMoverRestoreAction,

@@ -2,7 +2,7 @@
  * Connects to a repository with the data path: opens it when it exists, initialises it (fresh random master keys)
  * when it does not. Also runs its maintenance. Errors say what went wrong without the password.
  */
-import { Repository } from '../../datapath/repository.js';
+import { Repository, type LockingOptions } from '../../datapath/repository.js';
 import { RepositoryExistsError, RepositoryNotFoundError, WrongPasswordError } from '../../datapath/errors.js';
 import { maintenance, type MaintenanceResult } from '../../datapath/maintenance.js';
 import { UnsupportedKopiaRepositoryError } from '../../datapath/kopia/format.js';
@@ -67,8 +67,10 @@ export function describeConnectError(err: unknown, where: string): string {
 }
 
 /** Runs the data path's maintenance (it never removes what a running backup references: grace period and locks). */
-export async function runMaintenance(opts: ConnectOptions & { gracePeriodMs?: number; signal?: AbortSignal }): Promise<MaintenanceResult> {
-  const repository = await Repository.open(opts);
+export async function runMaintenance(
+  opts: ConnectOptions & { gracePeriodMs?: number; signal?: AbortSignal; locking?: LockingOptions },
+): Promise<MaintenanceResult> {
+  const repository = await Repository.open({ store: opts.store, password: opts.password, ...(opts.locking ? { locking: opts.locking } : {}) });
   return maintenance({
     repository,
     ...(opts.gracePeriodMs !== undefined ? { gracePeriodMs: opts.gracePeriodMs } : {}),

@@ -22,10 +22,14 @@ import {
   parseBackup,
   parseRestore,
   type Backup,
+  type PodVolumeRestore,
   type Restore,
   statusTime,
   type HookStatus,
+  ValidationError,
 } from '../../api/index.js';
+import { podExecutor } from '../../kube/pod-exec.js';
+import { advanceRestoreExecHooks, readPendingRestoreHooks, writePendingRestoreHooks } from '../hooks/restore-exec-step.js';
 import { customClient, type CustomClient } from '../../kube/custom.js';
 import { keyString, startController, type ObjectKey, type ReconcileResult } from '../../kube/controller.js';
 import { ItemActionRegistry } from '../../plugins/item-actions/registry.js';
@@ -67,16 +71,19 @@ export interface RestoreControllerOptions extends ServerContext {
 
 export function restoreReconciler(opts: RestoreControllerOptions) {
   const restores = customClient<Restore>(opts.kube, Kinds.Restore, parseRestore);
+  const lenient = customClient<Restore>(opts.kube, Kinds.Restore, (o) => o as Restore);
   const backups = customClient<Backup>(opts.kube, Kinds.Backup, parseBackup);
   const locations = new LocationResolver(opts.kube, opts.namespace);
   const registry = opts.registry ?? registerBuiltinRestoreActions(new ItemActionRegistry());
   const client = new DynamicClient(opts.kube);
   const running = new Set<string>();
   const log = opts.logger.child({ controller: 'restore' });
+  const exec = podExecutor(opts.kube);
 
   async function failValidation(key: ObjectKey, problems: string[]): Promise<void> {
     log.info({ restore: key.name, problems }, 'restore failed validation');
-    await restores.updateStatus(key.namespace, key.name, (r) => {
+    // Written through an unvalidated read: a Restore whose spec does not parse must still be marked.
+    await lenient.updateStatus(key.namespace, key.name, (r) => {
       if ((r.status?.phase ?? RestorePhase.New) !== RestorePhase.New) return false;
       r.status = { ...(r.status ?? {}), phase: RestorePhase.FailedValidation, validationErrors: problems };
     });
@@ -137,9 +144,28 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
     });
   }
 
+  /** Exec hooks of restored pods whose containers are up run (or fail) now; how many containers still wait. */
+  async function hooksStep(restore: Restore, podVolumeRestores: readonly PodVolumeRestore[]): Promise<number> {
+    if (!readPendingRestoreHooks(restore.metadata.annotations).length) return 0;
+    const backup = await backups.get(restore.metadata.namespace ?? '', restore.spec.backupName ?? '');
+    const { waiting } = await advanceRestoreExecHooks({
+      kube: opts.kube,
+      restore,
+      restores,
+      podVolumeRestores,
+      store: async () => (await locations.resolve(backup?.spec.storageLocation ?? opts.config.defaultBackupLocation))?.store,
+      exec,
+      now: opts.now(),
+      limitMs: operationTimeoutMs(restore),
+      log,
+    });
+    return waiting;
+  }
+
   /** WaitingForPluginOperations*: look at the PVRs and DataDownloads; when none is left to wait for, go on to Finalizing*. */
   async function waitStep(key: ObjectKey, restore: Restore): Promise<ReconcileResult | void> {
     const state = await waitState(restore);
+    await hooksStep(restore, state.podVolumes.podVolumeRestores);
     const counts = { restoreItemOperationsAttempted: state.attempted, restoreItemOperationsCompleted: state.completed, restoreItemOperationsFailed: state.failed };
     const updated = await restores.updateStatus(key.namespace, key.name, (r) => {
       const phase = r.status?.phase ?? '';
@@ -152,11 +178,11 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
     });
     if (!state.done) return { requeueAfterMs: opts.pollMs ?? POD_VOLUME_POLL_MS };
     log.info({ restore: key.name, completed: state.completed, failed: state.failed }, 'restore item operations finished');
-    if (updated && FINALIZING.has(updated.status?.phase ?? '')) await finalizeStep(key);
+    if (updated && FINALIZING.has(updated.status?.phase ?? '')) return finalizeStep(key);
   }
 
   /** Finalizing*: complete the restore's files in storage, then Completed or PartiallyFailed. */
-  async function finalizeStep(key: ObjectKey): Promise<void> {
+  async function finalizeStep(key: ObjectKey): Promise<ReconcileResult | void> {
     const restore = await restores.get(key.namespace, key.name);
     if (!restore || !FINALIZING.has(restore.status?.phase ?? '')) return;
     const backup = await backups.get(key.namespace, restore.spec.backupName ?? '');
@@ -166,6 +192,8 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
     if (!resolved) throw new Error(`storage location "${locName}" of restore ${key.name} not found; cannot finish the restore's files`);
     const { store } = resolved;
     const state = await waitState(restore);
+    // The restore ends once the exec hooks of its pods have run (Velero waits for them while finalizing).
+    if ((await hooksStep(restore, state.podVolumes.podVolumeRestores)) > 0) return { requeueAfterMs: opts.pollMs ?? POD_VOLUME_POLL_MS };
     const counts = await finalizeRestoreFiles({ kube: opts.kube, namespace: key.namespace, restore, store, state, serverLog: log });
     await restores.updateStatus(key.namespace, key.name, (r) => {
       const phase = r.status?.phase ?? '';
@@ -216,14 +244,19 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
       },
     });
     const waiting = WAITING.has(outcome.phase);
-    await restores.updateStatus(key.namespace, key.name, (r) => {
+    const finalizing = FINALIZING.has(outcome.phase);
+    await restores.update(key.namespace, key.name, (r) => {
       if (TERMINAL.has(r.status?.phase ?? '')) return false;
+      r.metadata.annotations = { ...(r.metadata.annotations ?? {}) };
+      writePendingRestoreHooks(r.metadata.annotations, outcome.execHooks);
       r.status = {
         ...(r.status ?? {}),
         phase: outcome.phase,
         ...(waiting
           ? { restoreItemOperationsAttempted: outcome.podVolumeRestores + outcome.dataDownloads }
-          : { completionTimestamp: statusTime(opts.now()), hookStatus: finishedHookStatus(r.status?.hookStatus) }),
+          : finalizing
+            ? {}
+            : { completionTimestamp: statusTime(opts.now()), hookStatus: finishedHookStatus(r.status?.hookStatus) }),
         warnings: outcome.warnings,
         errors: outcome.errors,
         progress: outcome.progress,
@@ -232,6 +265,10 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
       // The attempt counter only matters while the restore runs.
       if (r.metadata.annotations) delete r.metadata.annotations[ATTEMPTS_ANNOTATION];
     });
+    if (finalizing) {
+      log.info({ restore: key.name, containers: outcome.execHooks.length }, 'restore items done; waiting for the exec hooks of restored pods');
+      return { requeueAfterMs: opts.pollMs ?? POD_VOLUME_POLL_MS };
+    }
     if (waiting) {
       log.info(
         { restore: key.name, phase: outcome.phase, podVolumeRestores: outcome.podVolumeRestores, dataDownloads: outcome.dataDownloads },
@@ -243,7 +280,17 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
   }
 
   return async function reconcile(key: ObjectKey): Promise<ReconcileResult | void> {
-    const restore = await restores.get(key.namespace, key.name);
+    let restore: Restore | undefined;
+    try {
+      restore = await restores.get(key.namespace, key.name);
+    } catch (err) {
+      // A malformed spec (a hook timeout that is not a duration, an unknown onError...) fails validation, naming the field.
+      const invalid = err instanceof ValidationError ? err : (err as { cause?: unknown }).cause instanceof ValidationError ? ((err as { cause: ValidationError }).cause) : undefined;
+      if (!invalid) throw err;
+      const raw = await lenient.get(key.namespace, key.name);
+      if (raw && (raw.status?.phase ?? RestorePhase.New) === RestorePhase.New) await failValidation(key, invalid.problems.map((p) => `${p.field ? `${p.field}: ` : ''}${p.problem}`));
+      return;
+    }
     if (!restore) return;
     if (deletionTimestampOf(restore)) {
       if (!running.has(keyString(key))) await removeFiles(restore, key);

@@ -26,6 +26,8 @@ import { isCrdResource, orderGroupResources } from './priorities.js';
 import { decidePv } from './pv-policy.js';
 import type { StoredBackupVolumeInfo } from '../../api/volume-info.js';
 import { resetMetadataAndStatus, shouldRestoreStatus, withRestoreLabels } from './sanitize.js';
+import type { HookPod } from '../hooks/backup-hooks.js';
+import { restoreExecHooksFor, type PendingRestoreHooks } from '../hooks/restore-hooks.js';
 
 export type ItemOutcome = 'created' | 'updated' | 'skipped' | 'failed';
 
@@ -60,6 +62,8 @@ export interface RunRestoreOptions {
 export interface RunRestoreResult extends RestoreProgress {
   /** `{"<apiVersion>/<Kind>": ["ns/name(created)", ...]}`, lists sorted. */
   resourceList: Record<string, string[]>;
+  /** Exec hooks of the restored pods, by container, to run once their containers are up. */
+  execHooks: PendingRestoreHooks[];
 }
 
 type Scoped = { namespace?: string | undefined };
@@ -161,6 +165,7 @@ class RestoreRun {
   private readonly ownedItems: { ref: ReturnType<typeof ref>; ownerReferences: OwnerRef[] }[] = [];
   private progress: RestoreProgress = { totalItems: 0, itemsRestored: 0 };
   private lastProgressAt = 0;
+  private readonly execHooks: PendingRestoreHooks[] = [];
 
   constructor(private readonly opts: RunRestoreOptions) {
     this.mapping = NamespaceMapping.of(opts.restore);
@@ -207,7 +212,7 @@ class RestoreRun {
     await this.reportProgress(true);
     this.log.info(`Restored ${this.progress.itemsRestored} items out of an estimated total of ${this.progress.totalItems}`);
     const resourceList = Object.fromEntries([...this.resourceList.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, [...v].sort()]));
-    return { ...this.progress, resourceList };
+    return { ...this.progress, resourceList, execHooks: [...this.execHooks] };
   }
 
   private async reportProgress(force: boolean): Promise<void> {
@@ -290,6 +295,10 @@ class RestoreRun {
         itemFromBackup: item.object,
         volumeInfos: this.opts.volumeInfos,
         ...(this.opts.podVolumeBackups ? { podVolumeBackups: this.opts.podVolumeBackups } : {}),
+        warn: (message) => {
+          this.opts.results.warn(scopeOf(target), message);
+          this.log.warn(message);
+        },
       });
       if (res.skip) {
         this.log.info(`Skipping ${item.object.kind} ${item.name}: action ${action.name}: ${res.skip.reason}`);
@@ -324,7 +333,10 @@ class RestoreRun {
       }
     }
     if (isCrdResource(item.groupResource)) await this.waitEstablished(obj);
-    if (item.groupResource === 'pods' && outcome === 'created') await this.startPodVolumeRestores(item.object, obj, created);
+    if (item.groupResource === 'pods' && outcome === 'created') {
+      await this.startPodVolumeRestores(item.object, obj, created);
+      await this.collectExecHooks(obj, created);
+    }
     if (item.groupResource === 'persistentvolumeclaims' && outcome === 'created') await this.startDataDownload(item.object, obj, created);
     await this.rememberForOwners(item.object, obj, created, outcome);
     return { outcome, recorded: { apiVersion: obj.apiVersion, kind: obj.kind, namespace: target, name: obj.metadata.name } };
@@ -343,6 +355,15 @@ class RestoreRun {
       this.opts.results.error({ kind: 'velero' }, message);
       this.log.error(message);
     }
+  }
+
+  /** The exec hooks of a pod this restore created, run once its containers are up (./../hooks/restore-exec-step.ts). */
+  private async collectExecHooks(obj: UnstructuredObject, created: UnstructuredObject | undefined): Promise<void> {
+    const pod = created ?? (await this.opts.client.get(ref(obj)));
+    if (!pod) return;
+    const groups = restoreExecHooksFor(pod as unknown as HookPod, this.opts.restore.spec.hooks?.resources ?? []);
+    if (groups.length) this.log.info({ pod: `${pod.metadata.namespace ?? ''}/${pod.metadata.name}`, containers: groups.map((g) => g.container) }, 'Exec hooks will run in the restored pod once its containers are up');
+    this.execHooks.push(...groups);
   }
 
   /**

@@ -236,9 +236,10 @@ describe('local kubelet: containers', () => {
     expect(logs).toBe(`${ns}\nsystem:serviceaccount:${ns}:default\n`);
   });
 
-  it('leaves a pod with an unknown image Waiting in ErrImagePull with a Failed event', async () => {
+  it('leaves a pod with an unknown image Waiting in ErrImagePull, then ImagePullBackOff, with a Failed event', async () => {
     await createPod(ns, { metadata: { name: 'no-image' }, spec: { containers: [{ name: 'c', image: 'nginx:1.27' }] } });
-    const pod = await waitForPod(ns, 'no-image', 'waiting in ErrImagePull', (p) => containerStatus(p, 'c')?.state?.waiting?.reason === 'ErrImagePull');
+    const pod = await waitForPod(ns, 'no-image', 'waiting in ImagePullBackOff', (p) => containerStatus(p, 'c')?.state?.waiting?.reason === 'ImagePullBackOff');
+    expect(containerStatus(pod, 'c')?.state?.waiting?.message).toContain('Back-off pulling image "nginx:1.27"');
     expect(pod.status?.phase).toBe('Pending');
     const ev = await waitForEvent(ns, 'no-image', 'Failed');
     expect(ev.type).toBe('Warning');

@@ -31,6 +31,14 @@ describe('node-agent ConfigMap', () => {
     expect(() => parseNodeAgentConfig({ c: '{"uploadBytesPerSecond":0}' })).toThrow('uploadBytesPerSecond must be a whole number of bytes per second, at least 1');
   });
 
+  it('reads cairn\'s store retry budget, a duration', () => {
+    expect(parseNodeAgentConfig({ c: '{"storeRetryTimeout":"10m"}' })).toEqual({ storeRetryTimeout: '10m' });
+    expect(parseNodeAgentConfig({ c: '{"storeRetryTimeout":"0s"}' })).toEqual({ storeRetryTimeout: '0s' });
+    expect(() => parseNodeAgentConfig({ c: '{"storeRetryTimeout":"ten minutes"}' })).toThrow('storeRetryTimeout must be a duration');
+    expect(() => parseNodeAgentConfig({ c: '{"storeRetryTimeout":"-1m"}' })).toThrow('storeRetryTimeout must be a duration');
+    expect(() => parseNodeAgentConfig({ c: '{"storeRetryTimeout":300}' })).toThrow('storeRetryTimeout must be a string');
+  });
+
   it('reads cairn\'s upload cap for backup pods', () => {
     expect(parseNodeAgentConfig({ c: '{"uploadBytesPerSecond":8388608}' })).toEqual({ uploadBytesPerSecond: 8388608 });
   });

@@ -105,6 +105,19 @@ describe('data-mover pod of a DataUpload/DataDownload', () => {
     expect(pvr.spec?.containers[0]?.args?.some((a) => a.startsWith('--upload-bytes-per-second'))).toBe(false);
   });
 
+  it('passes the ConfigMap\'s store retry budget to every data mover, backups and restores alike', () => {
+    const config = { storeRetryTimeout: '10m' };
+    for (const kind of ['DataUpload', 'DataDownload'] as const) {
+      expect(dataMoverPod({ ...base, config, kind, volumeMode: 'Block' }).spec?.containers[0]?.args).toContain('--store-retry-timeout=10m');
+    }
+    for (const kind of ['PodVolumeBackup', 'PodVolumeRestore'] as const) {
+      const pod = hostingPod({ kind, owner: base.owner, nodeName: 'n', hostPath: '/h', nodeAgentPod: nodeAgent, resourceTimeoutMs: 60_000, logLevel: 'info', config });
+      expect(pod.spec?.containers[0]?.args).toContain('--store-retry-timeout=10m');
+    }
+    const unset = hostingPod({ kind: 'PodVolumeBackup', owner: base.owner, nodeName: 'n', hostPath: '/h', nodeAgentPod: nodeAgent, resourceTimeoutMs: 60_000, logLevel: 'info', config: {} });
+    expect(unset.spec?.containers[0]?.args?.some((a) => a.startsWith('--store-retry-timeout'))).toBe(false);
+  });
+
   it('labels pods of every kind with the key the node-agent maps back to the CR', () => {
     expect(['PodVolumeBackup', 'PodVolumeRestore', 'DataUpload', 'DataDownload'].map((k) => hostingPodLabel(k as Parameters<typeof hostingPodLabel>[0]))).toEqual([
       'velero.io/pod-volume-backup',

@@ -100,7 +100,7 @@ describe('data-mover pod', () => {
     expect(pod.spec).toMatchObject({
       nodeName: 'node-1',
       restartPolicy: 'Never',
-      terminationGracePeriodSeconds: 0,
+      terminationGracePeriodSeconds: 10,
       securityContext: { runAsUser: 0 },
       serviceAccountName: 'cairn-node-agent',
       priorityClassName: 'data-movers',

@@ -104,6 +104,15 @@ describe('cairn repo', () => {
     expect(describeTree(dst)).toEqual(describeTree(src));
   });
 
+  it('takes a store retry budget, and refuses one that is not a duration', async () => {
+    const repo = join(tempDir('cli'), 'repo');
+    expect((await run(RepoInit, ['--repo', repo, '--store-retry-timeout', '30s'])).code).toBe(0);
+    const bad = await run(RepoSnapshots, ['--repo', repo, '--store-retry-timeout', 'soon']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--store-retry-timeout.*"soon" is not a duration/);
+    expect((await run(RepoSnapshots, ['--repo', repo, '--store-retry-timeout', '0s'])).code).toBe(0);
+  });
+
   it('says "wrong password" in one line with exit code 2', async () => {
     const repo = join(tempDir('cli'), 'repo');
     await run(RepoInit, ['--repo', repo]);

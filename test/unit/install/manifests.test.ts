@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { V1ClusterRole, V1DaemonSet, V1Deployment, V1Role, V1Secret } from '@kubernetes/client-node';
 import { allCrds } from '../../../src/api/index.js';
-import { installManifests, redactSecrets, NODE_AGENT_CLUSTER_RULES } from '../../../src/install/manifests.js';
+import { installManifests, printableObjects, NODE_AGENT_CLUSTER_RULES } from '../../../src/install/manifests.js';
 import type { InstallOptions } from '../../../src/install/options.js';
 
 const base: InstallOptions = { namespace: 'velero', image: 'cairn/cairn:test', useNodeAgent: false, defaultVolumesToFsBackup: false };
@@ -79,12 +79,15 @@ describe('install manifests', () => {
     expect(objects.some((o) => o.kind === 'ClusterRole' && o.metadata?.name === 'cairn-server-backup-system')).toBe(true);
   });
 
-  it('redacts Secret values for printing and leaves the rest intact', () => {
+  it('leaves the credentials Secret out of printed objects unless asked, and names what it left out', () => {
     const { objects } = installManifests(withAws);
-    const printable = redactSecrets(objects);
-    const secret = find<V1Secret>(printable, 'Secret');
-    expect(secret.data).toEqual({ cloud: '<redacted>' });
-    expect(JSON.stringify(printable)).not.toContain(withAws.credentials?.toString('base64'));
-    expect(find<V1Secret>(objects, 'Secret').data?.cloud).toBe(withAws.credentials?.toString('base64'));
+    const printable = printableObjects(objects, false);
+    expect(printable.objects.some((o) => o.kind === 'Secret')).toBe(false);
+    expect(printable.objects).toHaveLength(objects.length - 1);
+    expect(printable.omitted).toEqual([`${withAws.namespace}/cloud-credentials`]);
+    expect(JSON.stringify(printable.objects)).not.toContain(withAws.credentials?.toString('base64'));
+    const all = printableObjects(objects, true);
+    expect(find<V1Secret>(all.objects, 'Secret').data?.cloud).toBe(withAws.credentials?.toString('base64'));
+    expect(all.omitted).toEqual([]);
   });
 });

@@ -36,6 +36,7 @@ velero.io/service-account             BackupItemAction
 velero.io/aws                         ObjectStore
 velero.io/filesystem                  ObjectStore
 cairn.io/pv-claim-ref                 RestoreItemAction
+velero.io/init-restore-hook           RestoreItemAction
 velero.io/job                         RestoreItemAction
 velero.io/pod                         RestoreItemAction
 velero.io/pod-volume-restore          RestoreItemAction

@@ -269,7 +269,17 @@ export class PodWorker {
   }
 
   private async start(s: Slot): Promise<void> {
-    if (s.pullFailed || this.done) return;
+    if (this.done) return;
+    if (s.pullFailed) {
+      // As the kubelet does after a failed pull: it backs off and says so (ImagePullBackOff) from then on.
+      const cur = s.record.current;
+      if (cur.state === 'waiting' && cur.reason === 'ErrImagePull') {
+        const message = `Back-off pulling image "${s.spec.image ?? ''}"`;
+        s.record.current = { state: 'waiting', reason: 'ImagePullBackOff', message };
+        this.deps.events.record({ pod: this.pod, fieldPath: this.fieldPath(s), type: 'Normal', reason: 'BackOff', message });
+      }
+      return;
+    }
     const { layout } = this.deps;
     const restartCount = s.record.restartCount;
     const tlog = terminationLogFile(layout, this.uid, s.spec.name, restartCount);
@@ -292,6 +302,7 @@ export class PodWorker {
         s.pullFailed = true;
         this.deps.events.record({ pod: this.pod, fieldPath, type: 'Warning', reason: 'Failed', message: `Failed to pull image "${s.spec.image ?? ''}": ${cfg.message}` });
         this.deps.events.record({ pod: this.pod, fieldPath, type: 'Warning', reason: 'Failed', message: 'Error: ErrImagePull' });
+        this.retryIn(1000);
       } else {
         this.deps.events.record({ pod: this.pod, fieldPath, type: 'Warning', reason: 'Failed', message: `Error: ${cfg.message}` });
         this.retryIn(3000);

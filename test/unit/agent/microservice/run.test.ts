@@ -5,7 +5,7 @@ import { backupResultMessage, progressMessage, restoreResultMessage } from '../.
 
 const logger = createLogger({ level: 'fatal' });
 
-function harness(opts: { work?: DataPathWork; prepareError?: Error; waitError?: Error; progressIntervalMs?: number; clock?: () => number } = {}) {
+function harness(opts: { work?: DataPathWork; prepareError?: Error; waitError?: Error; progressIntervalMs?: number; clock?: () => number; stop?: AbortSignal } = {}) {
   const events: { reason: string; message: string }[] = [];
   let cancel: (() => void) | undefined;
   const run = runDataPath({
@@ -26,6 +26,7 @@ function harness(opts: { work?: DataPathWork; prepareError?: Error; waitError?: 
     },
     progressIntervalMs: opts.progressIntervalMs ?? 0,
     ...(opts.clock ? { now: opts.clock } : {}),
+    stop: opts.stop,
   });
   return { run, events, requestCancel: () => cancel?.() };
 }
@@ -120,6 +121,32 @@ describe('the data mover protocol', () => {
       { reason: 'Data-Path-Canceled', message: 'Data path for PVB pvb-1 canceled' },
       { reason: 'Data-Path-Stopped', message: 'Data path for pvb-1 stopped' },
     ]);
+  });
+
+  it('a stop (SIGTERM) aborts the work like a cancel, lets it clean up, and ends Failed saying why', async () => {
+    let started!: () => void;
+    const running = new Promise<void>((r) => (started = r));
+    let cleanedUp = false;
+    const stop = new AbortController();
+    const h = harness({
+      stop: stop.signal,
+      work: {
+        run: ({ signal }) =>
+          new Promise<string>((_resolve, reject) => {
+            started();
+            signal.addEventListener('abort', () => {
+              cleanedUp = true; // the data path's finally: the repository lock released
+              reject(new Error('cancelled'));
+            }, { once: true });
+          }),
+      },
+    });
+    await running;
+    stop.abort(new Error('the data mover was stopped (SIGTERM) before it finished'));
+    const out = await h.run;
+    expect(cleanedUp).toBe(true);
+    expect(out).toEqual({ outcome: 'failed', terminationMessage: 'Failed to run data path service for PVB pvb-1: the data mover was stopped (SIGTERM) before it finished' });
+    expect(h.events.map((e) => e.reason)).toEqual(['Data-Path-Started', 'Data-Path-Failed', 'Data-Path-Stopped']);
   });
 
   it('a repository that cannot be opened is an init failure, and nothing is started', async () => {

@@ -21,6 +21,7 @@ describe('built-in restore item actions', () => {
     expect(registry.names.restore).toEqual([
       'velero.io/pod',
       'velero.io/pod-volume-restore',
+      'velero.io/init-restore-hook',
       'velero.io/service',
       'velero.io/pvc',
       'velero.io/csi-pvc-restorer',

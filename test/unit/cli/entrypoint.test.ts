@@ -1,0 +1,19 @@
+// The entry point works for a user ID with no /etc/passwd entry and no $SHELL, as in a container whose pod spec
+// picks a runAsUser the image does not list (the restore helper runs as 1000; OpenShift assigns random IDs).
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+
+const exec = promisify(execFile);
+const RUN_JS = fileURLToPath(new URL('../../../bin/run.js', import.meta.url));
+
+describe('bin/run.js', () => {
+  it('starts as a user ID without a passwd entry and without $SHELL', async () => {
+    const uid = '48213';
+    const { stdout } = await exec('setpriv', ['--reuid', uid, '--regid', uid, '--clear-groups', process.execPath, RUN_JS, '--version'], {
+      env: { PATH: '/usr/bin:/bin', HOME: '/tmp' },
+    });
+    expect(stdout).toMatch(/^cairn\/\d+\.\d+\.\d+/);
+  });
+});
