@@ -87,6 +87,11 @@ export interface RestoreVolumeInfo {
   snapshotDataMovementInfo?: SnapshotDataMovementInfo;
   nativeSnapshotInfo?: NativeSnapshotInfo;
   pvrInfo?: PodVolumeInfo;
+  /**
+   * cairn's own (Velero has no such field, and its readers ignore it): why this volume's data was not restored, when
+   * the backup of it failed or was canceled. The entry names the volume as the restore would have restored it.
+   */
+  notRestored?: string;
 }
 
 /**
@@ -102,6 +107,8 @@ export interface StoredBackupVolumeInfo {
   /** With `snapshotDataMovementInfo.snapshotHandle`: the data is restored by a DataDownload. */
   snapshotDataMoved?: boolean;
   snapshotDataMovementInfo?: Partial<SnapshotDataMovementInfo>;
+  /** `failed` when the volume's data could not be backed up (a DataUpload Failed or Canceled). */
+  result?: string;
   pvInfo?: { reclaimPolicy?: string; labels?: Record<string, string> | null };
 }
 
@@ -149,6 +156,7 @@ const RESTORE_VOLUME_INFO_KEYS: readonly (keyof RestoreVolumeInfo)[] = [
   'snapshotDataMovementInfo',
   'nativeSnapshotInfo',
   'pvrInfo',
+  'notRestored',
 ];
 
 const POD_VOLUME_INFO_KEYS: readonly (keyof PodVolumeInfo)[] = ['snapshotHandle', 'size', 'uploaderType', 'volumeName', 'podName', 'podNamespace', 'nodeName', 'Phase'];

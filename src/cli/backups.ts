@@ -63,6 +63,12 @@ export interface BackupCreateFlags {
   'include-resources'?: string | undefined;
   'exclude-resources'?: string | undefined;
   'include-cluster-resources'?: TriState;
+  'include-cluster-scoped-resources'?: string | undefined;
+  'exclude-cluster-scoped-resources'?: string | undefined;
+  'include-namespace-scoped-resources'?: string | undefined;
+  'exclude-namespace-scoped-resources'?: string | undefined;
+  'ordered-resources'?: string | undefined;
+  'resource-policies-configmap'?: string | undefined;
   selector?: string | undefined;
   'or-selector'?: string | undefined;
   ttl?: string | undefined;
@@ -100,7 +106,7 @@ export function parseKeyValues(flag: string, text: string): Record<string, strin
 
 function checkNamespaces(flag: string, names: string[]): string[] {
   for (const n of names) {
-    if (n === '*' || /^[a-z0-9*?[\]-]+$/.test(n)) continue;
+    if (n === '*' || /^[a-z0-9*-]+$/.test(n)) continue;
     throw new UsageError(flag, `"${n}" is not a namespace name or pattern`);
   }
   return names;
@@ -112,6 +118,24 @@ function checkResources(flag: string, names: string[]): string[] {
     throw new UsageError(flag, `"${n}" is not a resource (resource or resource.group)`);
   }
   return names;
+}
+
+/**
+ * `--ordered-resources`: Velero's `kind=ns/name,ns/name;kind=name` text as the spec's map of resource → object list
+ * (each value stays the comma-separated text Velero stores).
+ */
+export function parseOrderedResources(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of text.split(';').map((p) => p.trim()).filter(Boolean)) {
+    const eq = part.indexOf('=');
+    const resource = eq > 0 ? part.slice(0, eq).trim() : '';
+    const objects = eq > 0 ? part.slice(eq + 1).split(',').map((o) => o.trim()).filter(Boolean) : [];
+    if (!resource || !objects.length) throw new UsageError('--ordered-resources', `"${part}" is not resource=name[,name...] (e.g. pods=ns1/pod1,ns1/pod2;persistentvolumes=pv1)`);
+    if (!/^[A-Za-z0-9.-]+$/.test(resource)) throw new UsageError('--ordered-resources', `"${resource}" is not a resource (resource or resource.group)`);
+    if (resource in out) throw new UsageError('--ordered-resources', `"${resource}" given twice`);
+    out[resource] = objects.join(',');
+  }
+  return out;
 }
 
 /** A Go duration flag → its canonical form ("24h" → "24h0m0s"), as Velero's metav1.Duration serialises it. */
@@ -169,6 +193,26 @@ export function buildBackupSpec(flags: Omit<BackupCreateFlags, 'name' | 'namespa
   const excRes = splitList(flags['exclude-resources']);
   if (excRes.length) spec.excludedResources = checkResources('--exclude-resources', excRes);
   if (flags['include-cluster-resources'] !== undefined) spec.includeClusterResources = flags['include-cluster-resources'];
+  const scoped = [
+    ['include-cluster-scoped-resources', 'includedClusterScopedResources'],
+    ['exclude-cluster-scoped-resources', 'excludedClusterScopedResources'],
+    ['include-namespace-scoped-resources', 'includedNamespaceScopedResources'],
+    ['exclude-namespace-scoped-resources', 'excludedNamespaceScopedResources'],
+  ] as const;
+  for (const [flag, field] of scoped) {
+    const list = splitList(flags[flag]);
+    if (list.length) spec[field] = checkResources(`--${flag}`, list);
+  }
+  const old = Boolean(spec.includedResources?.length || spec.excludedResources?.length || spec.includeClusterResources !== undefined);
+  const scopedGiven = scoped.find(([flag]) => splitList(flags[flag]).length > 0);
+  if (old && scopedGiven) {
+    throw new UsageError(
+      `--${scopedGiven[0]}`,
+      'include-resources, exclude-resources and include-cluster-resources are old filter parameters; include-cluster-scoped-resources, exclude-cluster-scoped-resources, include-namespace-scoped-resources and exclude-namespace-scoped-resources are new filter parameters. They cannot be used together',
+    );
+  }
+  if (flags['ordered-resources'] !== undefined) spec.orderedResources = parseOrderedResources(flags['ordered-resources']);
+  if (flags['resource-policies-configmap']) spec.resourcePolicy = { kind: 'configmap', name: checkObjectName('--resource-policies-configmap', 'ConfigMap', flags['resource-policies-configmap']) };
   if (flags.selector && flags['or-selector']) {
     throw new UsageError('--or-selector', 'cannot be combined with --selector (use one or the other)');
   }

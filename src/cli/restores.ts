@@ -57,6 +57,7 @@ export interface RestoreCreateFlags {
   'or-selector'?: string | undefined;
   'restore-volumes'?: TriState;
   'preserve-nodeports'?: TriState;
+  'resource-modifier-configmap'?: string | undefined;
   labels?: string | undefined;
   annotations?: string | undefined;
 }
@@ -125,6 +126,7 @@ export function buildRestore(flags: RestoreCreateFlags, now: Date = new Date()):
   if (flags['or-selector']) spec.orLabelSelectors = parseOrSelectors('--or-selector', flags['or-selector']);
   if (flags['restore-volumes'] !== undefined) spec.restorePVs = flags['restore-volumes'];
   if (flags['preserve-nodeports'] !== undefined) spec.preserveNodePorts = flags['preserve-nodeports'];
+  if (flags['resource-modifier-configmap']) spec.resourceModifier = { kind: 'configmap', name: checkObjectName('--resource-modifier-configmap', 'ConfigMap', flags['resource-modifier-configmap']) };
   const labels = flags.labels ? parseKeyValues('--labels', flags.labels) : undefined;
   const annotations = flags.annotations ? parseKeyValues('--annotations', flags.annotations) : undefined;
   return newRestore({ namespace: flags.namespace, name, ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}), spec });

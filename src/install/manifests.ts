@@ -62,7 +62,11 @@ export const SERVER_CLUSTER_RULES: readonly ExplainedRule[] = [
   },
   {
     rule: { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshots'], verbs: ['delete'] },
-    why: 'snapshot data movement deletes the VolumeSnapshots a backup took once their data is moved (and when the backup is deleted)',
+    why: 'deletes the VolumeSnapshots a backup took once their data is moved or they are stored in the backup, and those of failed or deleted backups',
+  },
+  {
+    rule: { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshotcontents'], verbs: ['delete'] },
+    why: 'lets a kept CSI snapshot go from the cluster once it is in the backup (its storage snapshot stays), and deletes the storage snapshot through a temporary content when the backup is deleted',
   },
 ];
 

@@ -4,7 +4,8 @@
  * New: the request is checked (backup exists, is not being written, its location exists and is not ReadOnly); a
  * request that cannot proceed goes straight to Processed with the reason in `status.errors`. Otherwise the request
  * becomes InProgress and the Backup `Deleting`. InProgress: the backup's pod-volume snapshots and moved CSI snapshots
- * (data movement) are deleted from their repositories, then everything of the backup in storage, then the Restores
+ * (data movement) are deleted from their repositories and its kept CSI snapshots from the storage system (through
+ * VolumeSnapshotContents with deletion policy Delete), then everything of the backup in storage, then the Restores
  * made from it (their `restores/<name>/` files, then the objects), then its PodVolumeBackups, DataUploads, any
  * VolumeSnapshot of it still left, and the Backup object. Every step is
  * idempotent, so a server restart in the middle simply runs the InProgress step again. Processed requests are
@@ -31,6 +32,7 @@ import { LocationResolver } from '../storage/locations.js';
 import { deletePodVolumeBackupObjects, deletePodVolumeSnapshots } from './podvolume/backup-snapshots.js';
 import type { ServerContext, Stoppable } from './context.js';
 import { deleteBackupVolumeSnapshots, deleteDataUploadObjects, deleteMovedSnapshots } from './datamover/backup-cleanup.js';
+import { deleteKeptCsiSnapshots } from './csi/snapshot-delete.js';
 
 /** How long processed requests are kept (Velero's deleteBackupRequestMaxAge). */
 export const PROCESSED_REQUEST_MAX_AGE_MS = 24 * 3600_000;
@@ -131,7 +133,14 @@ export function deleteBackupRequestReconciler(ctx: ServerContext, resolver = new
     }));
     errors.push(...moved.errors.map((e) => e.split('\n')[0]!.slice(0, 300)));
     if (moved.deleted) log.info({ backup: backupName, snapshots: moved.deleted }, 'moved volume snapshots deleted');
-    if (resolved && snapshots.errors.length === 0 && moved.errors.length === 0) {
+    const kept = await deleteKeptCsiSnapshots({ kube: ctx.kube, namespace: key.namespace, backup, store: resolved?.store, log, timeoutMs: ctx.config.resourceTimeoutMs }).catch((err: unknown) => ({
+      deleted: 0,
+      kept: 0,
+      errors: [`error deleting CSI snapshots: ${oneLine(err)}`],
+    }));
+    errors.push(...kept.errors.map((e) => e.split('\n')[0]!.slice(0, 300)));
+    if (kept.deleted || kept.kept) log.info({ backup: backupName, deleted: kept.deleted, keptByClassPolicy: kept.kept }, 'CSI snapshots deleted');
+    if (resolved && snapshots.errors.length === 0 && moved.errors.length === 0 && kept.errors.length === 0) {
       try {
         const n = await resolved.store.deleteBackup(backupName);
         log.info({ backup: backupName, objects: n }, 'backup objects deleted from storage');

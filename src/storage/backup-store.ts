@@ -121,6 +121,11 @@ export class BackupStore {
     await this.objects.put(backupFileKey(name, 'log'), gzipText(text));
   }
 
+  /** Replaces the backup's tarball (the finalizer re-puts it with the items its operations changed). */
+  async putBackupContents(name: string, contents: Readable, contentLength: number): Promise<void> {
+    await this.objects.put(backupFileKey(name, 'contents'), contents, { contentLength });
+  }
+
   async getBackupContents(name: string): Promise<Readable> {
     return this.objects.getStream(backupFileKey(name, 'contents'));
   }

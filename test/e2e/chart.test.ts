@@ -175,6 +175,7 @@ describe('the Helm chart', () => {
       },
       credentials: { secretContents: { cloud: `[default]\naws_access_key_id = ${info.s3.accessKeyId}\naws_secret_access_key = ${info.s3.secretAccessKey}\n` } },
       deployNodeAgent: true,
+      schedules: { nightly: { schedule: '0 3 * * *', skipImmediately: true, template: { ttl: '240h', includedNamespaces: [app] } }, off: { disabled: true, schedule: '@daily' } },
     });
     const install = await helm(['install', 'cairn', CHART, '-n', ns, '--create-namespace', '-f', values, '--wait', '--timeout', '5m']);
     expect(install.exitCode, install.stderr).toBe(0);
@@ -182,6 +183,9 @@ describe('the Helm chart', () => {
     expect(install.stdout).not.toContain(info.s3.secretAccessKey);
     const run = (args: string[]) => cairn([...args, '-n', ns], { kubeconfig });
     await waitFor(async () => (await run(['backup-location', 'get', '-o', 'json'])).stdout.includes('"phase": "Available"'), { timeoutMs: 120_000, description: 'the chart’s location Available' });
+    // The chart's schedules: a disabled one is not created; the other is taken up by the server.
+    await waitFor(async () => (await kubectl(['-n', ns, 'get', 'schedules.velero.io', 'cairn-nightly', '-o', 'jsonpath={.status.phase}'])).stdout === 'Enabled', { timeoutMs: 120_000, description: 'Schedule cairn-nightly Enabled' });
+    expect((await kubectl(['-n', ns, 'get', 'schedules.velero.io', '-o', 'name'])).stdout.trim()).toBe('schedule.velero.io/cairn-nightly');
 
     await kubectl(['apply', '-f', '-'], { input: `apiVersion: v1
 kind: Namespace

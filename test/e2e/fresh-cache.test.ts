@@ -5,8 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cacheRoot } from '../../tools/local-cluster/paths.js';
 
@@ -35,7 +34,9 @@ function runScript(args: string[], timeoutMs: number): Promise<Run> {
 }
 
 beforeAll(() => {
-  scratch = mkdtempSync(join(tmpdir(), 'cairn-fresh-cache-'));
+  // Beside the real cache rather than under /tmp: the kubelet stand-in runs pods as host processes, and the server
+  // pod mounts an emptyDir over /tmp, which would hide a node root kept under /tmp (docs/test-bed.md).
+  scratch = mkdtempSync(join(dirname(cacheRoot()), 'cairn-fresh-cache-'));
   // The built toolchain (and the Debian packages), as a machine has them after its first build; nothing else.
   for (const dir of ['bin', 'debian', 'containers']) {
     if (existsSync(join(cacheRoot(), dir))) symlinkSync(join(cacheRoot(), dir), join(scratch, dir));

@@ -195,9 +195,9 @@ beforeAll(async () => {
     description: 'location Available',
   });
 
-  // A resource backup of the claim and its volume, then the volume info a data-mover backup would have written.
+  // A resource backup of the claim and its volume (no CSI snapshot), then the volume info a data-mover backup would have written.
   const backups = customClient<Backup>(kube, Kinds.Backup, parseBackup);
-  await backups.create(newBackup({ namespace: NS, name: BACKUP, spec: { includedNamespaces: [APP], includedResources: ['persistentvolumeclaims', 'persistentvolumes'] } }));
+  await backups.create(newBackup({ namespace: NS, name: BACKUP, spec: { includedNamespaces: [APP], includedResources: ['persistentvolumeclaims', 'persistentvolumes'], snapshotVolumes: false } }));
   await waitFor(async () => (await backups.get(NS, BACKUP))?.status?.phase === 'Completed', { timeoutMs: 120_000, description: 'backup Completed' });
   const infoKey = `${PREFIX}/backups/${BACKUP}/${BACKUP}-volumeinfo.json.gz`;
   const infos = (await getJsonGz(infoKey)) as { pvcName?: string; pvName?: string }[];

@@ -119,12 +119,17 @@ async function stopOrphans(): Promise<void> {
     if (!entry.startsWith('test-')) continue;
     const dir = join(parent, entry);
     const ownerFile = join(dir, OWNER_FILE);
-    if (!existsSync(ownerFile)) continue;
-    const owner = Number(readFileSync(ownerFile, 'utf8').trim());
-    if (owner > 0 && isAlive(owner)) continue;
-    const result = await down({ runDir: dir, keep: true, graceMs: 3_000 });
-    if (result.stopped > 0) log(`stopped ${result.stopped} leftover processes of an interrupted test run (${dir})`);
-    finished.push({ dir, mtimeMs: statSync(ownerFile).mtimeMs });
+    try {
+      if (!existsSync(ownerFile)) continue;
+      const owner = Number(readFileSync(ownerFile, 'utf8').trim());
+      if (owner > 0 && isAlive(owner)) continue;
+      const result = await down({ runDir: dir, keep: true, graceMs: 3_000 });
+      if (result.stopped > 0) log(`stopped ${result.stopped} leftover processes of an interrupted test run (${dir})`);
+      finished.push({ dir, mtimeMs: statSync(ownerFile).mtimeMs });
+    } catch (err) {
+      // Another test run on this machine may be removing the same directory right now; housekeeping never fails a run.
+      log(`skipped ${dir}: ${(err as Error).message}`);
+    }
   }
   for (const { dir } of finished.filter((f) => Date.now() - f.mtimeMs > KEEP_FINISHED_RUN_DIRS_MS)) {
     // Housekeeping must never fail a test run: report and carry on.

@@ -294,15 +294,35 @@ function describeVolumes(d: Describer, input: BackupDescribeInput): void {
   const views = input.podVolumeBackups.length ? podVolumeBackupViews(input.podVolumeBackups) : volumeInfoViews(infos);
   if (!views.length) {
     d.line('\tPod Volume Backups: <none included>');
+  } else {
+    const uploader = (input.podVolumeBackups.length ? input.podVolumeBackups[0]?.spec.uploaderType : views[0]?.uploaderType) ?? 'kopia';
+    d.line(details ? `\tPod Volume Backups - ${uploader}:` : `\tPod Volume Backups - ${uploader} (specify --details for more information):`);
+    describePhaseGroups(d, views, PVB_PHASE_ORDER, 2, details);
+    if (details) {
+      d.line();
+      d.line('\tPod Volume Backup Details:');
+      describePodVolumeDetails(d, views, 2);
+    }
+  }
+  describeSkippedVolumes(d, infos, details);
+}
+
+/**
+ * cairn's addition: the volumes whose data no method took, with the volume info's reason (which names the volume
+ * policy that matched, when one did). Velero keeps these reasons in the volume info only.
+ */
+function describeSkippedVolumes(d: Describer, infos: readonly BackupVolumeInfo[], details: boolean): void {
+  const skipped = infos.filter((v) => v.skipped);
+  if (!skipped.length) return;
+  d.line();
+  if (!details) {
+    d.line(`\tSkipped Volumes: ${skipped.length} (specify --details for the reasons)`);
     return;
   }
-  const uploader = (input.podVolumeBackups.length ? input.podVolumeBackups[0]?.spec.uploaderType : views[0]?.uploaderType) ?? 'kopia';
-  d.line(details ? `\tPod Volume Backups - ${uploader}:` : `\tPod Volume Backups - ${uploader} (specify --details for more information):`);
-  describePhaseGroups(d, views, PVB_PHASE_ORDER, 2, details);
-  if (details) {
-    d.line();
-    d.line('\tPod Volume Backup Details:');
-    describePodVolumeDetails(d, views, 2);
+  d.line('\tSkipped Volumes:');
+  for (const v of skipped) {
+    const claim = v.pvcName ? `${v.pvcNamespace ? `${v.pvcNamespace}/` : ''}${v.pvcName}` : '';
+    d.line(`\t\t${claim || v.pvName || ''}${claim && v.pvName ? ` (${v.pvName})` : ''}: ${v.skippedReason ?? ''}`);
   }
 }
 

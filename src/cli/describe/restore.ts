@@ -119,6 +119,12 @@ export function describeRestore(input: RestoreDescribeInput): string {
     describeDataDownloads(d, input.dataDownloads, input.details);
   }
 
+  const notRestored = input.volumeInfo?.ok ? (input.volumeInfo.value ?? []).filter((v) => v.notRestored) : [];
+  if (notRestored.length) {
+    d.line();
+    describeVolumesNotRestored(d, notRestored, c);
+  }
+
   if (input.volumeInfo?.ok) {
     d.line();
     describeCsiSnapshotRestores(d, input.volumeInfo.value ?? [], input.details);
@@ -166,6 +172,16 @@ export function describeRestore(input: RestoreDescribeInput): string {
   return d.toString();
 }
 
+/** Volumes whose backup failed or was canceled: each one, with why its data is not back. */
+function describeVolumesNotRestored(d: Describer, volumes: readonly RestoreVolumeInfo[], c: Colours): void {
+  d.line('Volumes Not Restored:');
+  for (const v of volumes) {
+    const p = v.pvrInfo;
+    const what = p ? `${p.podNamespace}/${p.podName}: volume ${p.volumeName}` : `${v.pvcNamespace ?? ''}/${v.pvcName ?? ''}: persistent volume claim`;
+    d.line(`\t${what}:\t${c.red(`not restored: ${v.notRestored ?? ''}`)}`);
+  }
+}
+
 function describeRestoreResults(d: Describer, warnings: number, errors: number, results: Fetched<Results> | undefined): void {
   if (warnings === 0 && errors === 0) return;
   if (!results || !results.ok) {
@@ -199,7 +215,7 @@ function describePodVolumeRestores(d: Describer, pvrs: readonly PodVolumeRestore
 
 /** Velero's "CSI Snapshot Restores:" section: snapshots restored in place first, then data-moved volumes. */
 function describeCsiSnapshotRestores(d: Describer, infos: readonly RestoreVolumeInfo[], details: boolean): void {
-  const csi = infos.filter((v) => v.restoreMethod === 'CSISnapshot');
+  const csi = infos.filter((v) => v.restoreMethod === 'CSISnapshot' && !v.notRestored);
   const ordered = [...csi.filter((v) => !v.snapshotDataMoved), ...csi.filter((v) => v.snapshotDataMoved)];
   if (!ordered.length) {
     d.line('CSI Snapshot Restores: <none included>');

@@ -39,6 +39,7 @@ export default class RestoreCreate extends BaseCommand<typeof RestoreCreate> {
     'or-selector': Flags.string({ description: 'Restore objects matching any of these selectors ("a=b or c=d").' }),
     'restore-volumes': Flags.boolean({ allowNo: true, description: 'Restore persistent volumes (unset: auto).' }),
     'preserve-nodeports': Flags.boolean({ allowNo: true, description: 'Keep the node ports of Services (unset: auto).' }),
+    'resource-modifier-configmap': Flags.string({ description: 'ConfigMap (in the install namespace) holding resource modifiers: rules that patch restored objects.' }),
     labels: Flags.string({ description: 'Labels for the Restore object, key=value pairs separated by commas.' }),
     annotations: Flags.string({ description: 'Annotations for the Restore object, key=value pairs separated by commas.' }),
     wait: Flags.boolean({ char: 'w', description: 'Wait for the restore to finish; exit non-zero unless it Completed.', default: false }),

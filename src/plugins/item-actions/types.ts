@@ -67,6 +67,12 @@ export interface RestoreItemContext {
   podVolumeBackups?: readonly PodVolumeBackup[];
   /** The backup's volume info (`<backup>-volumeinfo.json.gz`): how each volume's data was backed up. */
   volumeInfos?: readonly StoredBackupVolumeInfo[];
+  /**
+   * An action's configuration, as Velero's plugins read it: the data of the one ConfigMap in the install namespace
+   * labelled `velero.io/plugin-config` and `<action name>: RestoreItemAction` (undefined when there is none; more
+   * than one is an error).
+   */
+  pluginConfig?: (action: string) => Promise<Record<string, string> | undefined>;
   /** Reports a warning in the restore's results (something asked for that is not acted on). */
   warn?: (message: string) => void;
 }

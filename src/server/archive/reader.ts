@@ -30,6 +30,8 @@ export interface BackupArchive {
 export interface ReadArchiveOptions {
   /** Refuse single entries bigger than this (a corrupt or hostile archive must not exhaust memory). */
   maxEntryBytes?: number;
+  /** Keep only the items of these group-resources (the rest is read past, never parsed or held). */
+  onlyGroupResources?: readonly string[];
 }
 
 const DEFAULT_MAX_ENTRY_BYTES = 64 * 1024 * 1024;
@@ -51,9 +53,14 @@ export async function readBackupArchive(input: Readable, opts: ReadArchiveOption
         entry.resume();
         continue;
       }
+      const path = stripDotSlash(name);
+      if (opts.onlyGroupResources && !opts.onlyGroupResources.includes(parseItemPath(path)?.groupResource ?? '')) {
+        entry.resume();
+        continue;
+      }
       const chunks: Buffer[] = [];
       for await (const c of entry) chunks.push(c as Buffer);
-      addEntry(result, stripDotSlash(name), Buffer.concat(chunks));
+      addEntry(result, path, Buffer.concat(chunks));
     }
   })();
   await Promise.all([pipeline(input, createGunzip(), tar), consume]);

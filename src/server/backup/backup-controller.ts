@@ -46,7 +46,10 @@ import { backupValidationErrors } from './validation.js';
 import { PodVolumeBackupCreator } from '../podvolume/backup-creator.js';
 import { backupFailedCancelMessage, cancelPodVolumeBackups, serverStartCancelMessage } from '../podvolume/backup-cancel.js';
 import { UPLOADING_ANNOTATION, ownedByOperations, startBackupOperationsController } from './backup-operations-controller.js';
-import { DataUploadCreator } from '../datamover/backup-creator.js';
+import { VolumeSnapshotCreator } from '../datamover/backup-creator.js';
+import { cleanupCsiSnapshots } from '../csi/snapshot-cleanup.js';
+import { loadResourcePolicies } from './resource-policies-load.js';
+import { anyPolicySnapshots, matchVolumePolicy, persistentVolumeFacts } from './volume-policies.js';
 import { cancelDataUploads, deleteSourceSnapshots, listDataUploads } from '../datamover/backup-cleanup.js';
 import { podExecutor } from '../../kube/pod-exec.js';
 import { PENDING_POST_HOOKS_ANNOTATION, readPendingPostHooks, writePendingPostHooks } from '../hooks/pending-post-hooks.js';
@@ -111,6 +114,8 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
     const location = fromSpec ? await locations.get(spec.storageLocation as string) : await locations.defaultLocation(opts.config.defaultBackupLocation);
     const locationName = fromSpec ? (spec.storageLocation as string) : (location?.metadata.name ?? opts.config.defaultBackupLocation);
     const errors = backupValidationErrors({ backup, location, locationName, locationFromSpec: fromSpec });
+    const policies = await loadResourcePolicies(opts.kube, backup);
+    if (policies.problem) errors.push(policies.problem);
     if (errors.length > 0) {
       opts.logger.info({ backup: key.name, errors }, 'backup failed validation');
       await failValidation(strict, key, errors);
@@ -228,8 +233,20 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
       const storageLocation = backup.spec?.storageLocation ?? opts.config.defaultBackupLocation;
       const resolved = await locations.resolve(storageLocation);
       if (!resolved) throw new StorageError(`backup storage location ${storageLocation} no longer exists`);
-      const podVolumes = new PodVolumeBackupCreator({ kube: opts.kube, namespace: opts.namespace, backup, ...(opts.signal ? { signal: opts.signal } : {}) });
-      const dataMover = new DataUploadCreator({ kube: opts.kube, namespace: opts.namespace, backup, ...(opts.signal ? { signal: opts.signal } : {}) });
+      // Read again for this run: validation read them, but the run may come after a restart.
+      const loaded = await loadResourcePolicies(opts.kube, backup);
+      if (loaded.problem) throw new PolicyError(loaded.problem);
+      const policies = loaded.policies;
+      if (policies) backupLog.logger.info({ resourcePolicies: policies.source, volumePolicies: policies.volumePolicies.length, includeExcludePolicy: Boolean(policies.includeExcludePolicy) }, 'Using resource policies');
+      const podVolumes = new PodVolumeBackupCreator({ kube: opts.kube, namespace: opts.namespace, backup, policies, ...(opts.signal ? { signal: opts.signal } : {}) });
+      const volumeSnapshots = new VolumeSnapshotCreator({
+        kube: opts.kube,
+        namespace: opts.namespace,
+        backup,
+        ...(opts.signal ? { signal: opts.signal } : {}),
+        ...(policies?.volumePolicies.length ? { policyFor: (claim, pv) => matchVolumePolicy(policies, persistentVolumeFacts(pv, { metadata: { labels: claim.labels ?? {} }, status: { phase: claim.phase } })) } : {}),
+        policiesMaySnapshot: anyPolicySnapshots(policies),
+      });
       const outcome = await runBackup({
         kube: opts.kube,
         api,
@@ -259,7 +276,8 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
         tmpDir: opts.tmpDir ?? scratchDir(),
         now: opts.now,
         podVolumes,
-        dataMover,
+        volumeSnapshots,
+        ...(policies?.includeExcludePolicy ? { includeExcludePolicy: policies.includeExcludePolicy } : {}),
         exec: podExecutor(opts.kube),
         leftoverPostHooks,
         onPendingPostHooks: async (pending) => {
@@ -345,6 +363,12 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
       } catch (err) {
         opts.logger.warn({ backup: key.name, err: (err as Error).message }, 'could not cancel the data uploads of a failed backup');
       }
+      // Its kept CSI snapshots are not part of any backup: deleted with the storage's snapshot.
+      if (failed?.spec?.snapshotMoveData !== true) {
+        await cleanupCsiSnapshots({ kube: opts.kube, backupUid: uid, log: opts.logger }).catch((err: unknown) =>
+          opts.logger.warn({ backup: key.name, err: (err as Error).message }, 'could not delete the CSI snapshots of a failed backup'),
+        );
+      }
     }
   }
 }
@@ -357,6 +381,9 @@ async function failValidation(client: CustomClient<Backup>, key: ObjectKey, erro
 }
 
 class StorageError extends BackupStorageError {}
+
+/** The resource policies cannot be used any more (changed or deleted since validation): the run fails with that. */
+class PolicyError extends Error {}
 
 /**
  * Where archives are built: $CAIRN_SCRATCH_DIR, else the server pod's `/scratch` emptyDir (install mounts it;

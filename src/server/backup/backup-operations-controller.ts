@@ -34,6 +34,7 @@ import { cancelPodVolumeBackups } from '../podvolume/backup-cancel.js';
 import { backupOperationFor, fsBackupTimeoutMs, mergeVolumeInfo, podVolumeErrors, trackPodVolumeBackups } from '../podvolume/backup-tracking.js';
 import { createBackupLog } from './backup-log.js';
 import { withTypeMeta } from './run-backup.js';
+import { scratchDir } from './backup-controller.js';
 import { cancelDataUploads, deleteSourceSnapshots, listDataUploads } from '../datamover/backup-cleanup.js';
 import { readCsiSnapshotInfo } from '../datamover/backup-snapshots.js';
 import {
@@ -48,6 +49,9 @@ import {
 import { itemOperationTimeoutOf } from '../datamover/backup-decision.js';
 import { operationIdOfDataUpload } from '../datamover/backup-objects.js';
 import type { CSISnapshotInfo } from '../../api/volume-info.js';
+import { finalCsiVolumeInfo, keepsCsiSnapshots, planCsiFinalization, releaseCsiSnapshots, storeCsiSnapshots } from '../csi/backup-finalize.js';
+import { csiSnapshotTimeoutMs, readCsiSnapshotStates, trackCsiSnapshots } from '../csi/snapshot-tracking.js';
+import { csiSnapshotTimeoutOf } from '../datamover/backup-decision.js';
 import { podExecutor } from '../../kube/pod-exec.js';
 import { runReadyPostHooks } from '../hooks/backup-post-hooks.js';
 
@@ -59,6 +63,10 @@ export const TIMED_OUT_MESSAGE = 'timed out waiting for all PodVolumeBackups to 
 export const POD_VOLUMES_DONE_LOG = 'Pod volume backups done';
 /** The same for the data uploads' lines. */
 export const DATA_UPLOADS_DONE_LOG = 'Data uploads done';
+/** The same for the CSI snapshots' lines. */
+export const CSI_SNAPSHOTS_DONE_LOG = 'CSI snapshots done';
+/** How often a backup waiting for CSI snapshots to be ready looks at them (no watch on VolumeSnapshots). */
+export const CSI_SNAPSHOT_POLL_MS = 2000;
 
 const WAITING: ReadonlySet<string> = new Set([BackupPhase.WaitingForPluginOperations, BackupPhase.WaitingForPluginOperationsPartiallyFailed]);
 const FINALIZING: ReadonlySet<string> = new Set([BackupPhase.Finalizing, BackupPhase.FinalizingPartiallyFailed]);
@@ -104,7 +112,8 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
     const timeoutMs = fsBackupTimeoutMs(backup, ctx.config.fsBackupTimeoutMs);
     const state = trackPodVolumeBackups({ pvbs, startedMs, timeoutMs, nowMs });
     const duState = trackDataUploads({ dataUploads: dus, timeoutMs: itemOperationTimeoutMs(backup), startedMs, nowMs });
-    const failed = state.failed + duState.failed;
+    const csiState = trackCsiSnapshots({ states: await readCsiSnapshotStates(ctx.kube, backup), timeoutMs: csiSnapshotTimeoutMs(backup), timeout: csiSnapshotTimeoutOf(backup), nowMs });
+    const failed = state.failed + duState.failed + csiState.failed;
     const partially = backup.status?.phase === BackupPhase.WaitingForPluginOperationsPartiallyFailed || failed > 0;
 
     if (state.timedOut) {
@@ -143,7 +152,7 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
       exec,
       log,
     });
-    const done = (state.allTerminal || state.timedOut) && duState.done && hooks.waiting === 0;
+    const done = (state.allTerminal || state.timedOut) && duState.done && csiState.done && hooks.waiting === 0;
     const phase = done
       ? partially || expired
         ? BackupPhase.FinalizingPartiallyFailed
@@ -151,8 +160,8 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
       : partially || expired
         ? BackupPhase.WaitingForPluginOperationsPartiallyFailed
         : BackupPhase.WaitingForPluginOperations;
-    const attempted = state.attempted + duState.attempted;
-    const completed = state.completed + duState.completed;
+    const attempted = state.attempted + duState.attempted + csiState.attempted;
+    const completed = state.completed + duState.completed + csiState.completed;
     await backups.updateStatus(key.namespace, key.name, (b) => {
       if (!WAITING.has(b.status?.phase ?? '')) return false;
       const s = b.status ?? {};
@@ -163,6 +172,7 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
         backupItemOperationsAttempted: Math.max(attempted, s.backupItemOperationsAttempted ?? 0),
         backupItemOperationsCompleted: completed,
         backupItemOperationsFailed: failed,
+        ...(csiState.attempted ? { csiVolumeSnapshotsAttempted: csiState.attempted, csiVolumeSnapshotsCompleted: csiState.completed } : {}),
       };
     });
     if (done) {
@@ -170,6 +180,7 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
       return { requeueAfterMs: 0 };
     }
     const deadlines = [...(state.allTerminal ? [] : [state.deadlineMs]), ...(duState.nextDeadlineMs !== undefined ? [duState.nextDeadlineMs] : [])];
+    if (csiState.nextDeadlineMs !== undefined) deadlines.push(Math.min(csiState.nextDeadlineMs, nowMs + CSI_SNAPSHOT_POLL_MS));
     const next = deadlines.length ? Math.min(...deadlines) : nowMs + OPERATIONS_RESYNC_MS;
     return { requeueAfterMs: Math.max(1000, Math.min(OPERATIONS_RESYNC_MS, next - nowMs)) };
   }
@@ -197,31 +208,44 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
     const dus = await listDataUploads(ctx.kube, ctx.namespace, backup.metadata.uid ?? '');
     const dusTimedOut = new Set(dus.filter((d) => !isDataUploadTerminal(d)).map((d) => d.metadata.name ?? ''));
     const duErrors = dataUploadErrors(dus, dusTimedOut);
-    const errors = [...pvbErrors, ...(timedOut ? [{ message: TIMED_OUT_MESSAGE }] : []), ...duErrors];
+    const csi = keepsCsiSnapshots(backup) ? await planCsiFinalization({ kube: ctx.kube, backup, store, now }) : undefined;
+    const errors = [...pvbErrors, ...(timedOut ? [{ message: TIMED_OUT_MESSAGE }] : []), ...duErrors, ...(csi?.errors ?? [])];
 
     const storedResults = ((await store.getBackupJson(name, 'results')) as Results | undefined) ?? { warnings: {}, errors: {} };
     const results = addErrors({ warnings: storedResults.warnings ?? {}, errors: storedResults.errors ?? {} }, errors);
     const storedInfo = ((await store.getBackupJson(name, 'volumeInfo')) as BackupVolumeInfo[] | null | undefined) ?? [];
     // The source snapshots' details are read before they are deleted (a re-run finds them in the stored entries).
-    const csi = new Map<string, CSISnapshotInfo>();
+    const sourceSnapshots = new Map<string, CSISnapshotInfo>();
     for (const du of dus) {
       const info = du.spec.csiSnapshot?.volumeSnapshot ? await readCsiSnapshotInfo(ctx.kube, du.spec.sourceNamespace, du.spec.csiSnapshot.volumeSnapshot) : undefined;
-      if (info) csi.set(du.metadata.name ?? '', info);
+      if (info) sourceSnapshots.set(du.metadata.name ?? '', info);
     }
     const withPodVolumes = mergeVolumeInfo(storedInfo, pvbs);
-    const volumeInfo = dus.length ? mergeDataMovementVolumeInfo({ stored: withPodVolumes, dataUploads: dus, csi, timedOut: dusTimedOut }) : withPodVolumes;
+    const withMoved = dus.length ? mergeDataMovementVolumeInfo({ stored: withPodVolumes, dataUploads: dus, csi: sourceSnapshots, timedOut: dusTimedOut }) : withPodVolumes;
+    const volumeInfo = csi ? finalCsiVolumeInfo(withMoved, csi, now) : withMoved;
     const operations = [
       ...pvbs.map((pvb) => backupOperationFor({ backup, pvb, timedOut, now })),
       ...dus.map((du) => dataUploadOperationFor({ backup, du, timedOut: dusTimedOut.has(du.metadata.name ?? ''), now })),
+      ...(csi?.operations ?? []),
     ];
     const storedPvbs = pvbs.map((p) => ({ ...p, apiVersion: ApiVersionV1, kind: 'PodVolumeBackup' }));
 
     const logText = (await store.getBackupLog(name)) ?? '';
     const extra = createBackupLog({ backup: `${key.namespace}/${name}` });
-    if ((pvbs.length || !dus.length) && !logText.includes(POD_VOLUMES_DONE_LOG)) {
+    if ((pvbs.length || (!dus.length && !csi?.attempted)) && !logText.includes(POD_VOLUMES_DONE_LOG)) {
       for (const e of [...pvbErrors, ...(timedOut ? [{ message: TIMED_OUT_MESSAGE }] : [])]) extra.logger.error(e.message);
       for (const p of pvbs) extra.logger.info({ podVolumeBackup: p.metadata.name, pod: `${p.spec.pod.namespace ?? ''}/${p.spec.pod.name ?? ''}`, volume: p.spec.volume, phase: p.status?.phase ?? '', snapshotID: p.status?.snapshotID ?? '' }, 'Pod volume backup');
       extra.logger.info({ podVolumeBackups: pvbs.length, errors: pvbErrors.length }, POD_VOLUMES_DONE_LOG);
+    }
+    if (csi?.attempted && !logText.includes(CSI_SNAPSHOTS_DONE_LOG)) {
+      for (const f of csi.failed) extra.logger.error(f.error);
+      for (const k of csi.kept) {
+        extra.logger.info(
+          { volumeSnapshot: `${k.ref.namespace}/${k.ref.name}`, pvc: `${k.ref.namespace}/${k.ref.pvcName}`, volumeSnapshotContent: k.content.metadata.name, snapshotHandle: k.content.status?.snapshotHandle ?? '' },
+          'CSI snapshot',
+        );
+      }
+      extra.logger.info({ csiSnapshots: csi.attempted, errors: csi.failed.length }, CSI_SNAPSHOTS_DONE_LOG);
     }
     if (dus.length && !logText.includes(DATA_UPLOADS_DONE_LOG)) {
       for (const e of duErrors) extra.logger.error(e.message);
@@ -240,10 +264,15 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
     await store.putBackupJson(name, 'results', results);
     // The data is in the repository (or given up on): the local snapshots are not kept.
     if (dus.length) await deleteSourceSnapshots({ kube: ctx.kube, dataUploads: dus, log });
+    // Kept CSI snapshots go into the backup's files, then leave the cluster (their storage snapshot stays).
+    if (csi?.attempted) {
+      await storeCsiSnapshots({ store, backup, plan: csi, log, tmpDir: scratchDir() });
+      await releaseCsiSnapshots({ kube: ctx.kube, plan: csi, log });
+    }
 
     const partially = backup.status?.phase === BackupPhase.FinalizingPartiallyFailed || errors.length > 0 || count(results.errors) > 0;
-    const attempted = pvbs.length + dus.length;
-    const completed = pvbs.filter((p) => p.status?.phase === 'Completed').length + dus.filter((d) => d.status?.phase === 'Completed').length;
+    const attempted = pvbs.length + dus.length + (csi?.attempted ?? 0);
+    const completed = pvbs.filter((p) => p.status?.phase === 'Completed').length + dus.filter((d) => d.status?.phase === 'Completed').length + (csi?.completed ?? 0);
     const final = await backups.updateStatus(key.namespace, name, (b) => {
       if (!ownedByOperations(b) || !FINALIZING.has(b.status?.phase ?? '')) return false;
       b.status = {
@@ -255,11 +284,12 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
         backupItemOperationsAttempted: Math.max(attempted, b.status?.backupItemOperationsAttempted ?? 0),
         backupItemOperationsCompleted: completed,
         backupItemOperationsFailed: attempted - completed,
+        ...(csi?.attempted ? { csiVolumeSnapshotsAttempted: csi.attempted, csiVolumeSnapshotsCompleted: csi.completed } : {}),
         hookStatus: b.status?.hookStatus ?? { hooksAttempted: 0, hooksFailed: 0 },
       };
     });
     if (final && !ownedByOperations(final)) await store.putBackupMetadata(name, withTypeMeta(final));
-    log.info({ backup: name, phase: final?.status?.phase, podVolumeBackups: pvbs.length, dataUploads: dus.length, failed: attempted - completed }, 'backup done');
+    log.info({ backup: name, phase: final?.status?.phase, podVolumeBackups: pvbs.length, dataUploads: dus.length, csiSnapshots: csi?.attempted ?? 0, failed: attempted - completed }, 'backup done');
   }
 
   return async function reconcile(key: ObjectKey): Promise<ReconcileResult | void> {

@@ -16,7 +16,9 @@ import type { BackupArchiveWriter } from '../archive/writer.js';
 import { ResultsCollector, scopeOf } from '../../api/results.js';
 import { BackupVolumeInfoCollector, type PersistentVolumeClaimLike, type PersistentVolumeLike } from './volume-info-collector.js';
 import type { PodVolumeBackupCreator } from '../podvolume/backup-creator.js';
-import type { DataUploadCreator, PersistentVolumeClaimItem } from '../datamover/backup-creator.js';
+import type { PersistentVolumeClaimItem, VolumeSnapshotCreator } from '../datamover/backup-creator.js';
+import type { CsiSnapshotRef } from '../csi/snapshot-objects.js';
+import type { IncludeExcludePolicy } from './volume-policies.js';
 import type { PodLike } from '../podvolume/backup-volumes.js';
 import type { ApiReader } from './api-reader.js';
 import { Discovery, type ApiResource } from './discovery.js';
@@ -59,8 +61,10 @@ export interface BackupItemsOptions {
   pageSize?: number;
   /** Creates the PodVolumeBackups of backed-up pods (fs-backup); absent = no fs-backup. */
   podVolumes?: PodVolumeBackupCreator;
-  /** Creates the DataUploads of backed-up PVCs (CSI snapshot data movement); absent = none. */
-  dataMover?: DataUploadCreator;
+  /** Takes the CSI snapshots of backed-up PVCs (kept, or moved by DataUploads); absent = none. */
+  volumeSnapshots?: VolumeSnapshotCreator;
+  /** The resource policies' scoped filters, added to the spec's (which take precedence). */
+  includeExcludePolicy?: IncludeExcludePolicy;
   /** Runs backup hooks in pods (`pods/exec`); absent = a pod with hooks gets a hook error. */
   exec?: PodExecutor;
   /** Told the pods whose post hooks wait for their volumes, each time that list changes (it is recorded on the Backup). */
@@ -79,6 +83,8 @@ export interface BackupItemsResult {
   podVolumeBackups: PodVolumeBackup[];
   /** DataUploads of this backup (waited for like the PodVolumeBackups). */
   dataUploads: DataUpload[];
+  /** CSI snapshots this backup keeps (waited for until they are ready). */
+  csiSnapshots: CsiSnapshotRef[];
   /** Hooks run in this run (status.hookStatus). */
   hooks: { attempted: number; failed: number };
   /** Pods whose post hooks wait for their PodVolumeBackups or snapshots (run by the operations controller). */
@@ -142,7 +148,12 @@ class ItemBackupper {
     this.discovery = discovery;
     for (const p of problems) this.warn(undefined, p);
     for (const w of backupFieldWarnings(this.spec)) this.warn(undefined, w);
-    this.policy = new ResourcePolicy(this.spec, this.nsFilter, (name) => this.resolveFilterEntry(name));
+    this.policy = new ResourcePolicy(this.spec, this.nsFilter, (name) => this.resolveFilterEntry(name), this.opts.includeExcludePolicy);
+    for (const key of Object.keys(this.spec.orderedResources ?? {})) {
+      const gr = this.discovery.resources.find((r) => r.resource === key)?.groupResource ?? this.discovery.resolve(key);
+      if (!gr) this.warn(undefined, `resource "${key}" named in orderedResources is not served by the cluster`);
+      else if (!this.policy.collects(gr, this.discovery.byGroupResource(gr)?.namespaced ?? true)) this.warn(undefined, `resource "${key}" named in orderedResources is not included in the backup`);
+    }
     await this.loadNamespaces();
 
     const resources = this.orderedResources().filter((r) => r.groupResource !== NAMESPACES && this.policy.collects(r.groupResource, r.namespaced));
@@ -156,7 +167,7 @@ class ItemBackupper {
       this.reportProgress();
     }
     await this.backupNamespaces();
-    const dataUploads = await this.backupDataMovement();
+    const { dataUploads, csiSnapshots } = await this.backupVolumeSnapshots();
     await this.postHooksAfterItems(dataUploads);
     this.log.info({ itemsBackedUp: this.itemsBackedUp }, 'Backed up all items');
     return {
@@ -167,6 +178,7 @@ class ItemBackupper {
       totalItems: this.itemsBackedUp,
       podVolumeBackups: this.opts.podVolumes?.podVolumeBackups ?? [],
       dataUploads,
+      csiSnapshots,
       hooks: { ...this.hookCounts },
       pendingPostHooks: [...this.pendingPostHooks],
     };
@@ -200,7 +212,7 @@ class ItemBackupper {
     const claims = ((pod.spec as { volumes?: { persistentVolumeClaim?: { claimName?: string } }[] } | undefined)?.volumes ?? [])
       .map((v) => v.persistentVolumeClaim?.claimName ?? '')
       .filter(Boolean);
-    const mayMove = Boolean(this.opts.dataMover?.enabled) && claims.length > 0;
+    const mayMove = Boolean(this.opts.volumeSnapshots?.maySnapshot) && claims.length > 0;
     if (!hasPvbs && !mayMove) {
       await this.runHooks(pod, 'post', hooks);
       return;
@@ -233,12 +245,12 @@ class ItemBackupper {
   }
 
   /**
-   * CSI snapshot data movement of the backed-up PVCs, decided once every pod is done so the claims fs-backup took
-   * in this backup are known (they are not moved twice).
+   * CSI snapshots of the backed-up PVCs (kept, or moved with snapshot data movement), decided once every pod is done
+   * so the claims fs-backup took in this backup are known (they are not snapshotted too).
    */
-  private async backupDataMovement(): Promise<DataUpload[]> {
-    const mover = this.opts.dataMover;
-    if (!mover?.enabled) return [];
+  private async backupVolumeSnapshots(): Promise<{ dataUploads: DataUpload[]; csiSnapshots: CsiSnapshotRef[] }> {
+    const mover = this.opts.volumeSnapshots;
+    if (!mover?.enabled) return { dataUploads: [], csiSnapshots: [] };
     this.checkAborted();
     const takenByFsBackup = new Set((this.opts.podVolumes?.podVolumeBackups ?? []).map((p) => p.metadata.labels?.[Labels.PVCUID] ?? '').filter(Boolean));
     const outcome = await mover.createAll({ takenByFsBackup, log: this.log });
@@ -246,12 +258,13 @@ class ItemBackupper {
     for (const v of outcome.volumeInfo) this.volumeInfo.addDataMovement(v);
     for (const w of outcome.warnings) this.warn(w.namespace, w.message);
     for (const e of outcome.errors) this.error(e.namespace, e.message);
-    return outcome.dataUploads;
+    return { dataUploads: outcome.dataUploads, csiSnapshots: outcome.csiSnapshots };
   }
 
   // ---- what to back up ----------------------------------------------------------------------------------------
 
   private resolveFilterEntry(name: string): string {
+    if (IncludesExcludes.isPattern(name)) return name;
     const gr = this.discovery.resolve(name);
     if (!gr) {
       this.warn(undefined, `resource "${name}" named in a filter is not served by the cluster`);
@@ -279,7 +292,11 @@ class ItemBackupper {
       this.namespaces.set(name, ns);
     }
     for (const name of this.nsFilter.includes) {
-      if (name !== '*' && !this.namespaces.has(name)) this.warn(undefined, `included namespace "${name}" does not exist or is excluded`);
+      if (name === '*') continue;
+      if (IncludesExcludes.isPattern(name)) {
+        const matched = [...this.namespaces.keys()].some((ns) => new IncludesExcludes([name], []).shouldInclude(ns));
+        if (!matched) this.warn(undefined, `no namespace matches the included namespace pattern "${name}"`);
+      } else if (!this.namespaces.has(name)) this.warn(undefined, `included namespace "${name}" does not exist or is excluded`);
     }
   }
 
@@ -313,8 +330,40 @@ class ItemBackupper {
     return this.spec.labelSelector ? { labelSelector: labelSelectorString(this.spec.labelSelector) } : {};
   }
 
+  /**
+   * `spec.orderedResources`: the objects of a resource named there (`ns/name` or `name`), in that order, before the
+   * rest of the resource, as Velero sorts them. Keys are matched like filter entries (`pods`, `deployments.apps`).
+   * A named object that is not there, or that the filters leave out, is a warning (Velero: "Cannot find resource").
+   */
+  private orderedNames(r: ApiResource): string[] {
+    const ordered = this.spec.orderedResources ?? {};
+    for (const [key, value] of Object.entries(ordered)) {
+      if (key === r.resource || this.discovery.resolve(key) === r.groupResource) return orderedResourceNames(value);
+    }
+    return [];
+  }
+
+  private async backupOrderedItems(r: ApiResource): Promise<void> {
+    const names = this.orderedNames(r);
+    if (!names.length) return;
+    this.log.info({ resource: r.groupResource, order: names }, 'Backing up ordered resources first');
+    for (const full of names) {
+      const slash = full.indexOf('/');
+      const namespace = r.namespaced && slash > 0 ? full.slice(0, slash) : undefined;
+      const name = slash > 0 ? full.slice(slash + 1) : full;
+      const item = await this.opts.api.tryGet<UnstructuredObject>(Discovery.itemPath(r, name, namespace)).catch(() => undefined);
+      const wanted = item && (!r.namespaced || (namespace !== undefined && this.namespaces.has(namespace))) && this.matcher(item.metadata.labels);
+      if (!item || !wanted) {
+        this.warn(namespace, `Cannot find resource '${full}' of ${r.groupResource} named in orderedResources (it does not exist or the backup's filters leave it out)`);
+        continue;
+      }
+      await this.backupItem(r, { ...item, apiVersion: r.apiVersion, kind: r.kind }, false);
+    }
+  }
+
   private async backupResource(r: ApiResource): Promise<void> {
     this.log.info({ resource: r.groupResource }, 'Backing up resource');
+    await this.backupOrderedItems(r);
     for (const ns of this.scopesOf(r)) {
       try {
         for await (const item of this.listAll(r, ns, this.serverSelector().labelSelector)) {
@@ -423,7 +472,7 @@ class ItemBackupper {
     if (r.groupResource === PERSISTENT_VOLUMES) this.volumeInfo.addSkippedPv(current as unknown as PersistentVolumeLike);
     if (r.groupResource === PERSISTENT_VOLUME_CLAIMS) {
       this.volumeInfo.addSkippedPvc(current as unknown as PersistentVolumeClaimLike);
-      if (this.opts.dataMover?.enabled) this.opts.dataMover.consider(current as unknown as PersistentVolumeClaimItem);
+      if (this.opts.volumeSnapshots?.enabled) this.opts.volumeSnapshots.consider(current as unknown as PersistentVolumeClaimItem);
     }
     this.itemsBackedUp++;
     this.reportProgress();
@@ -489,6 +538,14 @@ class ItemBackupper {
   private checkAborted(): void {
     if (this.opts.signal?.aborted) throw new BackupAbortedError();
   }
+}
+
+/** The object names of one orderedResources entry (`ns1/pod1,ns1/pod2`), in order. */
+export function orderedResourceNames(value: string): string[] {
+  return value
+    .split(',')
+    .map((n) => n.trim())
+    .filter(Boolean);
 }
 
 export class BackupAbortedError extends Error {

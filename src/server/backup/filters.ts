@@ -5,6 +5,37 @@
  */
 import { matchesLabelSelector, type BackupSpec } from '../../api/index.js';
 
+/**
+ * A glob as Velero matches include/exclude entries (gobwas/glob without separators): `*` any run of characters,
+ * `?` one character, `[abc]`/`[a-z]`/`[!abc]` one of a set. Plain names match themselves only.
+ */
+export function globPattern(pattern: string): RegExp | undefined {
+  if (!/[*?[]/.test(pattern)) return undefined;
+  let re = '';
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i] as string;
+    if (c === '*') re += '.*';
+    else if (c === '?') re += '.';
+    else if (c === '[') {
+      const end = pattern.indexOf(']', i + 1);
+      if (end < 0) {
+        re += '\\[';
+        continue;
+      }
+      let body = pattern.slice(i + 1, end);
+      if (body.startsWith('!')) body = `^${body.slice(1)}`;
+      re += `[${body.replace(/\\/g, '\\\\')}]`;
+      i = end;
+    } else re += c.replace(/[.+^${}()|\\]/g, '\\$&');
+  }
+  return new RegExp(`^${re}$`);
+}
+
+function entryMatches(entry: string, item: string): boolean {
+  if (entry === item) return true;
+  return globPattern(entry)?.test(item) ?? false;
+}
+
 export class IncludesExcludes {
   readonly includes: readonly string[];
   readonly excludes: readonly string[];
@@ -24,8 +55,13 @@ export class IncludesExcludes {
   }
 
   shouldInclude(item: string): boolean {
-    if (this.excludes.includes(item)) return false;
-    return this.includesAll || this.includes.includes(item);
+    if (this.excludes.some((e) => entryMatches(e, item))) return false;
+    return this.includesAll || this.includes.some((i) => entryMatches(i, item));
+  }
+
+  /** Whether an include entry is a pattern rather than a name. */
+  static isPattern(entry: string): boolean {
+    return globPattern(entry) !== undefined;
   }
 }
 
@@ -131,7 +167,7 @@ export const PERSISTENT_VOLUME_CLAIMS = 'persistentvolumeclaims';
 export const CRDS = 'customresourcedefinitions.apiextensions.k8s.io';
 
 /** Whether the spec uses the newer scoped resource filters. */
-export function usesScopedFilters(spec: BackupSpec): boolean {
+export function usesScopedFilters(spec: Pick<BackupSpec, 'includedClusterScopedResources' | 'excludedClusterScopedResources' | 'includedNamespaceScopedResources' | 'excludedNamespaceScopedResources'>): boolean {
   return [spec.includedClusterScopedResources, spec.excludedClusterScopedResources, spec.includedNamespaceScopedResources, spec.excludedNamespaceScopedResources].some(
     (l) => (l?.length ?? 0) > 0,
   );
@@ -139,6 +175,40 @@ export function usesScopedFilters(spec: BackupSpec): boolean {
 
 export function usesOldResourceFilters(spec: BackupSpec): boolean {
   return (spec.includedResources?.length ?? 0) > 0 || (spec.excludedResources?.length ?? 0) > 0 || (spec.includeClusterResources ?? null) !== null;
+}
+
+/** The four scoped resource lists (of a Backup spec, or of resource policies' includeExcludePolicy). */
+export interface ScopedFilterLists {
+  includedClusterScopedResources: string[];
+  excludedClusterScopedResources: string[];
+  includedNamespaceScopedResources: string[];
+  excludedNamespaceScopedResources: string[];
+}
+
+/**
+ * The spec's scoped lists with the policy's added, as Velero combines them: an entry of the policy counts only when
+ * the spec's lists of the same scope neither include nor exclude it already (the spec wins; `*` matches all).
+ */
+export function combineScopedFilters(spec: ScopedFilterLists, policy: ScopedFilterLists | undefined): ScopedFilterLists {
+  if (!policy) return spec;
+  const out: ScopedFilterLists = {
+    includedClusterScopedResources: [...spec.includedClusterScopedResources],
+    excludedClusterScopedResources: [...spec.excludedClusterScopedResources],
+    includedNamespaceScopedResources: [...spec.includedNamespaceScopedResources],
+    excludedNamespaceScopedResources: [...spec.excludedNamespaceScopedResources],
+  };
+  const matches = (list: readonly string[], item: string) => list.includes('*') || list.includes(item);
+  const add = (scope: 'ClusterScoped' | 'NamespaceScoped') => {
+    const inc = out[`included${scope}Resources`];
+    const exc = out[`excluded${scope}Resources`];
+    const specInc = [...inc];
+    const specExc = [...exc];
+    for (const item of policy[`excluded${scope}Resources`]) if (!matches(specInc, item) && !matches(specExc, item) && !exc.includes(item)) exc.push(item);
+    for (const item of policy[`included${scope}Resources`]) if (!matches(specInc, item) && !matches(specExc, item) && !inc.includes(item)) inc.push(item);
+  };
+  add('NamespaceScoped');
+  add('ClusterScoped');
+  return out;
 }
 
 /**
@@ -155,12 +225,28 @@ export class ResourcePolicy {
     private readonly spec: BackupSpec,
     private readonly namespaces: IncludesExcludes,
     resolve: (name: string) => string = (n) => n,
+    /** The resource policies' scoped filters: added where the spec's own lists say nothing (Velero's CombineWithPolicy). */
+    policy?: ScopedFilterLists,
   ) {
     const r = (l: readonly string[] | null | undefined) => (l ?? []).map((x) => (x === '*' ? x : resolve(x)));
-    this.scoped = usesScopedFilters(spec);
+    const combined = combineScopedFilters(
+      {
+        includedNamespaceScopedResources: r(spec.includedNamespaceScopedResources),
+        excludedNamespaceScopedResources: r(spec.excludedNamespaceScopedResources),
+        includedClusterScopedResources: r(spec.includedClusterScopedResources),
+        excludedClusterScopedResources: r(spec.excludedClusterScopedResources),
+      },
+      policy && {
+        includedNamespaceScopedResources: r(policy.includedNamespaceScopedResources),
+        excludedNamespaceScopedResources: r(policy.excludedNamespaceScopedResources),
+        includedClusterScopedResources: r(policy.includedClusterScopedResources),
+        excludedClusterScopedResources: r(policy.excludedClusterScopedResources),
+      },
+    );
+    this.scoped = usesScopedFilters(combined);
     this.old = new IncludesExcludes(r(spec.includedResources), r(spec.excludedResources));
-    this.namespaced = new IncludesExcludes(spec.includedNamespaceScopedResources?.length ? r(spec.includedNamespaceScopedResources) : ['*'], r(spec.excludedNamespaceScopedResources));
-    this.cluster = new IncludesExcludes(r(spec.includedClusterScopedResources).length ? r(spec.includedClusterScopedResources) : [], r(spec.excludedClusterScopedResources));
+    this.namespaced = new IncludesExcludes(combined.includedNamespaceScopedResources.length ? combined.includedNamespaceScopedResources : ['*'], combined.excludedNamespaceScopedResources);
+    this.cluster = new IncludesExcludes(combined.includedClusterScopedResources, combined.excludedClusterScopedResources);
   }
 
   /** Whether items of this resource are collected (listed) at all. */

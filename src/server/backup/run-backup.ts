@@ -5,7 +5,7 @@
  * through the callbacks it is given.
  */
 import { createReadStream } from 'node:fs';
-import { ApiVersionV1, BackupPhase, type Backup } from '../../api/index.js';
+import { ApiVersionV1, BackupPhase, OperationPhase, type Backup } from '../../api/index.js';
 import type { Logger } from '../../base/logger.js';
 import type { Kube } from '../../kube/client.js';
 import type { ItemActionRegistry } from '../../plugins/item-actions/registry.js';
@@ -19,8 +19,10 @@ import { runExecHooks } from '../hooks/hook-runner.js';
 import { pendingPod, type PendingPostHooks } from '../hooks/pending-post-hooks.js';
 import type { PodVolumeBackupCreator } from '../podvolume/backup-creator.js';
 import { backupOperationFor } from '../podvolume/backup-tracking.js';
-import type { DataUploadCreator } from '../datamover/backup-creator.js';
+import type { VolumeSnapshotCreator } from '../datamover/backup-creator.js';
 import { dataUploadOperationFor } from '../datamover/backup-tracking.js';
+import { csiSnapshotOperation } from '../csi/snapshot-objects.js';
+import type { IncludeExcludePolicy } from './volume-policies.js';
 
 export interface RunBackupOptions {
   kube: Kube;
@@ -39,8 +41,10 @@ export interface RunBackupOptions {
   now?: () => Date;
   /** Creates PodVolumeBackups for pods' volumes (fs-backup). */
   podVolumes?: PodVolumeBackupCreator;
-  /** Creates DataUploads for PVCs (CSI snapshot data movement). */
-  dataMover?: DataUploadCreator;
+  /** Takes CSI snapshots of PVCs (kept, or moved by DataUploads). */
+  volumeSnapshots?: VolumeSnapshotCreator;
+  /** The resource policies' scoped filters, added to the spec's (which take precedence). */
+  includeExcludePolicy?: IncludeExcludePolicy;
   /** Runs backup hooks in pods. */
   exec?: PodExecutor;
   /** Records the pods whose post hooks wait for their volumes (see ../hooks/pending-post-hooks.ts). */
@@ -66,7 +70,7 @@ export interface FinalizingStatus {
 }
 
 export interface RunBackupOutcome {
-  /** WaitingForPluginOperations*: the items are stored, the PVBs and DataUploads are tracked by the operations controller. */
+  /** WaitingForPluginOperations*: the items are stored, the PVBs, DataUploads and CSI snapshots are tracked by the operations controller. */
   phase: typeof BackupPhase.Completed | typeof BackupPhase.PartiallyFailed | WaitingPhase;
   itemOperations: number;
   warnings: number;
@@ -91,7 +95,8 @@ export async function runBackup(opts: RunBackupOptions): Promise<RunBackupOutcom
       ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
       ...(opts.signal ? { signal: opts.signal } : {}),
       ...(opts.podVolumes ? { podVolumes: opts.podVolumes } : {}),
-      ...(opts.dataMover ? { dataMover: opts.dataMover } : {}),
+      ...(opts.volumeSnapshots ? { volumeSnapshots: opts.volumeSnapshots } : {}),
+      ...(opts.includeExcludePolicy ? { includeExcludePolicy: opts.includeExcludePolicy } : {}),
       ...(opts.exec ? { exec: opts.exec } : {}),
       ...(opts.onPendingPostHooks ? { onPendingPostHooks: opts.onPendingPostHooks } : {}),
       ...(opts.leftoverPostHooks ? { leftoverPostHooks: opts.leftoverPostHooks } : {}),
@@ -121,7 +126,8 @@ async function finishAndUpload(opts: RunBackupOptions, archive: BackupArchiveWri
   const progress = { totalItems: items.totalItems, itemsBackedUp: items.itemsBackedUp };
   const pvbs = items.podVolumeBackups;
   const dus = items.dataUploads;
-  const operationCount = pvbs.length + dus.length;
+  const snaps = items.csiSnapshots;
+  const operationCount = pvbs.length + dus.length + snaps.length;
   const waiting = operationCount > 0;
   const phase = waiting
     ? errors > 0
@@ -131,7 +137,7 @@ async function finishAndUpload(opts: RunBackupOptions, archive: BackupArchiveWri
       ? BackupPhase.FinalizingPartiallyFailed
       : BackupPhase.Finalizing;
   opts.log.info(
-    { phase, warnings, errors, itemsBackedUp: items.itemsBackedUp, archiveBytes: finished.size, podVolumeBackups: pvbs.length, ...(dus.length ? { dataUploads: dus.length } : {}) },
+    { phase, warnings, errors, itemsBackedUp: items.itemsBackedUp, archiveBytes: finished.size, podVolumeBackups: pvbs.length, ...(dus.length ? { dataUploads: dus.length } : {}), ...(snaps.length ? { csiSnapshots: snaps.length } : {}) },
     'Backup items done; uploading',
   );
   const metadata = opts.onFinalizing
@@ -150,7 +156,11 @@ async function finishAndUpload(opts: RunBackupOptions, archive: BackupArchiveWri
       resourceList: items.resourceList,
       volumeInfo: items.volumeInfo.toJSON(),
       // Written now with the PVBs and DataUploads as they are; the operations controller writes them again once they are done.
-      itemOperations: [...pvbs.map((pvb) => backupOperationFor({ backup: metadata, pvb, now: now() })), ...dus.map((du) => dataUploadOperationFor({ backup: metadata, du, now: now() }))],
+      itemOperations: [
+        ...pvbs.map((pvb) => backupOperationFor({ backup: metadata, pvb, now: now() })),
+        ...dus.map((du) => dataUploadOperationFor({ backup: metadata, du, now: now() })),
+        ...snaps.map((ref) => csiSnapshotOperation({ backup: metadata, state: { ref }, phase: OperationPhase.New, now: now() })),
+      ],
       podVolumeBackups: pvbs,
       volumeSnapshots: [],
       csiVolumeSnapshotClasses: [],

@@ -16,11 +16,26 @@ export interface BackupValidationInput {
   locationFromSpec: boolean;
 }
 
+/**
+ * Velero's check of a namespace entry: with each `*` taken as a letter it must be a namespace name (so `*`, `app-*`
+ * and `*-prod` are patterns Velero 1.17 accepts, while `?` and `[...]` are not).
+ */
+export function namespacePatternProblem(ns: string): string | undefined {
+  if (ns === '' || ns === '*') return undefined;
+  const name = ns.replaceAll('*', 'x');
+  if (name.length <= 63 && /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name)) return undefined;
+  return `invalid namespace "${ns}": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`;
+}
+
 /** The problems of a backup spec on its own (no storage location): also what a Schedule's template is checked for. */
 export function backupSpecProblems(spec: BackupSpec): string[] {
   const errors: string[] = [];
   for (const p of includesExcludesProblems(spec.includedResources, spec.excludedResources)) errors.push(`Invalid included/excluded resource lists: ${p}`);
   for (const p of includesExcludesProblems(spec.includedNamespaces, spec.excludedNamespaces)) errors.push(`Invalid included/excluded namespace lists: ${p}`);
+  for (const ns of [...(spec.includedNamespaces ?? []), ...(spec.excludedNamespaces ?? [])]) {
+    const problem = namespacePatternProblem(ns);
+    if (problem) errors.push(`Invalid included/excluded namespace lists: ${problem}`);
+  }
   for (const p of includesExcludesProblems(spec.includedClusterScopedResources, spec.excludedClusterScopedResources)) {
     errors.push(`Invalid cluster-scoped included/excluded resource lists: ${p}`);
   }
@@ -49,23 +64,7 @@ export function backupSpecProblems(spec: BackupSpec): string[] {
     if (value !== undefined && value !== '' && !isGoDuration(value)) errors.push(`invalid ${field} "${value}": not a duration such as 720h0m0s`);
   }
   errors.push(...backupHookSpecProblems(spec));
-  errors.push(...unsupportedBackupFields(spec));
   return errors;
-}
-
-/**
- * Spec fields cairn does not act on yet: refused, so a backup is never made without what its author asked for
- * (docs/differences-from-velero.md lists them).
- */
-export function unsupportedBackupFields(spec: BackupSpec): string[] {
-  const problems: string[] = [];
-  if (spec.resourcePolicy) {
-    problems.push(`spec.resourcePolicy: resource policies (${spec.resourcePolicy.kind} "${spec.resourcePolicy.name}") are not supported by cairn yet; remove the field to back up without them`);
-  }
-  if (spec.orderedResources && Object.keys(spec.orderedResources).length > 0) {
-    problems.push(`spec.orderedResources: backing up resources in a given order is not supported by cairn yet (${Object.keys(spec.orderedResources).join(', ')}); remove the field to back up in the default order`);
-  }
-  return problems;
 }
 
 /** Spec fields cairn does not act on that still allow a useful backup: each becomes a warning in the results. */

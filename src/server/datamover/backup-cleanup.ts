@@ -89,7 +89,8 @@ export async function deleteSourceSnapshots(opts: { kube: Kube; dataUploads: rea
 export async function deleteBackupVolumeSnapshots(opts: { kube: Kube; backupUid: string; log: Logger }): Promise<number> {
   if (!opts.backupUid) return 0;
   let n = 0;
-  for (const vs of await listVolumeSnapshotsEverywhere(opts.kube, `${Labels.BackupUID}=${opts.backupUid}`)) {
+  // Not the ones a restore made from the backup (they carry the restore's name).
+  for (const vs of await listVolumeSnapshotsEverywhere(opts.kube, `${Labels.BackupUID}=${opts.backupUid},!${Labels.RestoreName}`)) {
     if (vs.metadata.namespace && vs.metadata.name && (await deleteVolumeSnapshot(opts.kube, vs.metadata.namespace, vs.metadata.name))) n++;
   }
   if (n) opts.log.info({ backupUid: opts.backupUid, volumeSnapshots: n }, 'Deleted VolumeSnapshots left by the backup');

@@ -1,10 +1,11 @@
 /**
- * Which PVCs of a backup get CSI snapshot data movement, and with which VolumeSnapshotClass (the contract of issue
- * 7): the backup asks for it (`snapshotMoveData`, `snapshotVolumes` not false), the claim is Bound, fs-backup did
- * not take it in this backup, and its driver has a snapshot class: the one the PVC's annotation names, else the one
- * the Backup's annotation names for the driver, else the labelled/default/only class. Every "no" comes with the
- * reason recorded in the volume info (`csiSnapshot: <reason>;`); a class named by an annotation that cannot be used
- * also with a warning for the backup's results. Pure functions.
+ * Which PVCs of a backup are snapshotted through CSI, and with which VolumeSnapshotClass: no volume policy says
+ * otherwise, `snapshotVolumes` is not false, the claim is Bound to a CSI volume, fs-backup did not take it in this
+ * backup, and its driver has a snapshot class: the one the PVC's annotation names, else the one the Backup's
+ * annotation names for the driver, else the labelled/default/only class. With `snapshotMoveData` the snapshot's
+ * data is then moved (DataUploads); without, the CSI snapshot is kept. Every "no" comes with the reason recorded in
+ * the volume info (`csiSnapshot: <reason>;`); a CSI volume that cannot be snapshotted (no usable class) also with a
+ * warning for the backup's results. Pure functions.
  */
 import { Annotations, AsyncOperationIDPrefix, Labels, labelValue, type Backup } from '../../api/index.js';
 
@@ -86,14 +87,26 @@ export interface ClaimForDataMovement {
   storageClassName: string;
   /** The PVC's annotations (the snapshot class override is one). */
   annotations?: Record<string, string> | undefined;
+  /** The PVC's labels (Velero copies them onto the VolumeSnapshot). */
+  labels?: Record<string, string> | undefined;
 }
 
-export interface DataMovementChoice {
-  /** Move the claim's data: the driver and snapshot class to use, and where the class came from. */
-  move?: { driver: string; snapshotClass: string; classSource: SnapshotClassSource };
-  /** Not moved: the volume info reason, `csiSnapshot: ...;`. */
+/** What a volume policy said about a claim's volume (first matching policy), when one matched. */
+export interface VolumePolicyVerdict {
+  action: 'skip' | 'fs-backup' | 'snapshot';
+  /** Which policy matched, for the volume info and the log: `volume policy #2 of ConfigMap velero/policies`. */
+  policy: string;
+}
+
+/** How a claim's volume is snapshotted: kept as a CSI snapshot, or moved into the backup repository. */
+export type SnapshotMethod = 'csi-snapshot' | 'data-movement';
+
+export interface VolumeSnapshotChoice {
+  /** Snapshot the claim: how, with which driver and class, and where the class came from. */
+  snapshot?: { method: SnapshotMethod; driver: string; snapshotClass: string; classSource: SnapshotClassSource };
+  /** Not snapshotted: the volume info reason, `csiSnapshot: ...;`. */
   skippedReason?: string;
-  /** Not moved although the user asked for it (an unusable class override): a warning for the backup's results. */
+  /** Not snapshotted although it would have been (an unusable class, no class for a CSI volume): for the results. */
   warning?: string;
 }
 
@@ -102,38 +115,59 @@ export interface DecideOptions {
   claim: ClaimForDataMovement;
   /** UIDs of the claims fs-backup took in this backup (a PVB exists for them). */
   takenByFsBackup: ReadonlySet<string>;
-  /** The claim's CSI driver: its StorageClass's provisioner (or the PV's csi.driver); '' when unknown. */
+  /** The CSI driver of the claim's volume (its PV's `spec.csi.driver`); '' when the volume is not a CSI volume. */
   driver: string;
   classes: readonly SnapshotClassLike[];
+  /** The volume policy that matched the claim's volume, if any. */
+  policy?: VolumePolicyVerdict | undefined;
 }
 
 const reason = (text: string) => `csiSnapshot: ${text};`;
 
-/** Whether a backup asks for snapshot data movement at all (a backup that does not is left exactly as before). */
+/** Whether a backup moves snapshot data (DataUploads) rather than keeping CSI snapshots. */
 export function wantsDataMovement(backup: Backup): boolean {
   return backup.spec?.snapshotMoveData === true;
 }
 
-export function decideDataMovement(opts: DecideOptions): DataMovementChoice {
-  const { backup, claim } = opts;
-  if (!wantsDataMovement(backup)) return { skippedReason: reason('the backup does not ask for snapshot data movement') };
-  if (backup.spec?.snapshotVolumes === false) return { skippedReason: reason('the backup has snapshotVolumes set to false') };
+/**
+ * Whether a backup may take snapshots at all. `snapshotVolumes: false` turns them off, unless a volume policy
+ * with the action `snapshot` asks for one (Velero's volume helper gives the policy the first word).
+ */
+export function mayTakeSnapshots(backup: Backup, policiesMaySnapshot = false): boolean {
+  return backup.spec?.snapshotVolumes !== false || policiesMaySnapshot;
+}
+
+/**
+ * Velero's order (its volume helper, then the CSI PVC action): a matching volume policy decides first (`snapshot`
+ * takes the snapshot even with snapshotVolumes false; `skip` and `fs-backup` never snapshot); then a claim fs-backup
+ * took is not snapshotted; then snapshotVolumes false; then the claim must be bound to a CSI volume whose driver has
+ * a usable VolumeSnapshotClass. With snapshotMoveData the snapshot's data is moved (a DataUpload), else the CSI
+ * snapshot itself is kept.
+ */
+export function decideVolumeSnapshot(opts: DecideOptions): VolumeSnapshotChoice {
+  const { backup, claim, policy } = opts;
+  if (policy && policy.action !== 'snapshot') {
+    return { skippedReason: reason(`${policy.policy} has the action ${policy.action}`) };
+  }
   if (claim.phase !== 'Bound' || !claim.volumeName) return { skippedReason: reason(`PVC ${claim.namespace}/${claim.name} is not bound`) };
   if (opts.takenByFsBackup.has(claim.uid)) return { skippedReason: reason('the volume is backed up by pod volume backup') };
-  if (!opts.driver) {
-    const sc = claim.storageClassName ? `storage class ${claim.storageClassName} has no provisioner` : 'PVC has no storage class and its volume is not a CSI volume';
-    return { skippedReason: reason(sc) };
-  }
+  if (!policy && backup.spec?.snapshotVolumes === false) return { skippedReason: reason('the backup has snapshotVolumes set to false') };
+  if (!opts.driver) return { skippedReason: reason('the volume is not a CSI volume') };
   const choice = chooseSnapshotClass({ backup, claimAnnotations: claim.annotations, driver: opts.driver, classes: opts.classes });
-  if ('none' in choice) return { skippedReason: reason(`no VolumeSnapshotClass for the CSI driver ${opts.driver}`) };
+  const verb = wantsDataMovement(backup) ? 'moved' : 'snapshotted';
+  if ('none' in choice) {
+    const why = `no VolumeSnapshotClass for the CSI driver ${opts.driver}`;
+    return { skippedReason: reason(why), warning: `PVC ${claim.namespace}/${claim.name} is not ${verb}: ${why}` };
+  }
   if ('problem' in choice) {
     const where = choice.on === 'PVC' ? 'the PVC' : 'the backup';
     return {
       skippedReason: reason(`${choice.problem} (named by ${where}'s annotation ${choice.annotation})`),
-      warning: `PVC ${claim.namespace}/${claim.name} is not moved: ${choice.problem} (named by ${where}'s annotation ${choice.annotation})`,
+      warning: `PVC ${claim.namespace}/${claim.name} is not ${verb}: ${choice.problem} (named by ${where}'s annotation ${choice.annotation})`,
     };
   }
-  return { move: { driver: opts.driver, snapshotClass: choice.cls.metadata.name, classSource: choice.source } };
+  const method: SnapshotMethod = wantsDataMovement(backup) ? 'data-movement' : 'csi-snapshot';
+  return { snapshot: { method, driver: opts.driver, snapshotClass: choice.cls.metadata.name, classSource: choice.source } };
 }
 
 /**

@@ -29,11 +29,12 @@ function backupLabels(backup: Backup): Record<string, string> {
   return { [Labels.BackupName]: labelValue(backup.metadata.name ?? ''), [Labels.BackupUID]: backup.metadata.uid ?? '' };
 }
 
+/** The claim's snapshot: the PVC's labels (as Velero copies them) plus the backup's name and UID. */
 export function volumeSnapshotFor(opts: { backup: Backup; claim: ClaimForDataMovement; snapshotClass: string }): VolumeSnapshotObject {
   return {
     apiVersion: VOLUME_SNAPSHOT_API_VERSION,
     kind: 'VolumeSnapshot',
-    metadata: { generateName: volumeSnapshotGenerateName(opts.claim.name), namespace: opts.claim.namespace, labels: backupLabels(opts.backup) },
+    metadata: { generateName: volumeSnapshotGenerateName(opts.claim.name), namespace: opts.claim.namespace, labels: { ...(opts.claim.labels ?? {}), ...backupLabels(opts.backup) } },
     spec: { source: { persistentVolumeClaimName: opts.claim.name }, volumeSnapshotClassName: opts.snapshotClass },
   };
 }

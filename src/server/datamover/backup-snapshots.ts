@@ -14,7 +14,7 @@ const GROUP = 'snapshot.storage.k8s.io';
 const VERSION = 'v1';
 
 export interface VolumeSnapshotLike {
-  metadata: { name?: string; namespace?: string; labels?: Record<string, string>; deletionTimestamp?: unknown };
+  metadata: { name?: string; namespace?: string; labels?: Record<string, string>; deletionTimestamp?: unknown; creationTimestamp?: unknown };
   spec?: { source?: { persistentVolumeClaimName?: string }; volumeSnapshotClassName?: string };
   status?: { readyToUse?: boolean; boundVolumeSnapshotContentName?: string; restoreSize?: string | number; error?: { message?: string } };
 }

@@ -7,6 +7,10 @@ import { initRestoreHookAction } from './restore-init-hooks.js';
 import { pvRestoreAction } from './restore-pv.js';
 import { pvcRestoreAction } from './restore-pvc.js';
 import { pvcDataMoverRestoreAction } from './restore-pvc-data-mover.js';
+import { changeImageNameAction } from './restore-change-image-name.js';
+import { changeStorageClassAction } from './restore-change-storage-class.js';
+import { clusterRoleBindingRestoreAction, roleBindingRestoreAction } from './restore-role-bindings.js';
+import { volumeSnapshotClassRestoreAction, volumeSnapshotContentRestoreAction, volumeSnapshotRestoreAction } from './restore-csi-snapshot.js';
 import { secretRestoreAction } from './restore-secret.js';
 import { serviceAccountRestoreAction } from './restore-service-account.js';
 import { serviceRestoreAction } from './restore-service.js';
@@ -19,8 +23,15 @@ export const BUILTIN_RESTORE_ACTIONS: readonly RestoreItemAction[] = [
   serviceRestoreAction,
   pvcRestoreAction,
   pvcDataMoverRestoreAction,
+  volumeSnapshotRestoreAction,
+  volumeSnapshotContentRestoreAction,
+  volumeSnapshotClassRestoreAction,
   pvRestoreAction,
   serviceAccountRestoreAction,
   secretRestoreAction,
   jobRestoreAction,
+  changeStorageClassAction,
+  changeImageNameAction,
+  roleBindingRestoreAction,
+  clusterRoleBindingRestoreAction,
 ];

@@ -14,7 +14,9 @@ import { BackupMethods, type BackupVolumeInfo } from '../../api/volume-info.js';
 import { podVolumeBackupFor, podVolumeKey } from './backup-pvb.js';
 import { SHARED_CLAIM_SKIPPED, SharedClaimTracker } from './backup-shared-claims.js';
 import { volumeInfoFor } from './backup-tracking.js';
+import type { ResourcePolicies } from '../backup/volume-policies.js';
 import {
+  applyVolumePolicies,
   claimNamesByVolume,
   nodeAgentNotRunningReason,
   podNotRunningReason,
@@ -33,6 +35,8 @@ export interface PodVolumeBackupCreatorOptions {
   /** How long to wait for a BackupRepository to become Ready (default 5 minutes). */
   repositoryTimeoutMs?: number;
   signal?: AbortSignal;
+  /** The backup's resource policies (their volume policies decide before the pods' annotations). */
+  policies?: ResourcePolicies | undefined;
 }
 
 export interface PodVolumesOutcome {
@@ -69,13 +73,25 @@ export class PodVolumeBackupCreator {
   async backupPod(pod: PodLike, opts: { pvcsIncluded: boolean; log: Logger }): Promise<PodVolumesOutcome> {
     const out: PodVolumesOutcome = { pvbs: [], skipped: [], errors: [], volumeInfo: [], pvSkips: [] };
     const defaultVolumesToFsBackup = Boolean(this.opts.backup.spec?.defaultVolumesToFsBackup);
-    const wanted = wantedVolumes(pod, defaultVolumesToFsBackup);
-    if (wanted.length === 0) return out;
     const where = `${pod.metadata.namespace ?? ''}/${pod.metadata.name}`;
+    let wanted = wantedVolumes(pod, defaultVolumesToFsBackup);
+    let claims: Map<string, ClaimInfo>;
+    const policies = this.opts.policies;
+    if (policies?.volumePolicies.length) {
+      claims = await this.claimsOf(pod, new Set((pod.spec?.volumes ?? []).map((v) => v.name)));
+      const decided = applyVolumePolicies({ pod, legacyWanted: wanted, policies, claims });
+      for (const [volume, verdict] of decided.verdicts) opts.log.info({ pod: where, volume, volumePolicy: verdict.policy, action: verdict.action }, 'A volume policy matched the pod volume');
+      out.skipped.push(...decided.redirected);
+      for (const s of decided.redirected) if (s.claim?.pv) out.pvSkips.push({ pvName: s.claim.pv.metadata.name, reason: s.reason });
+      wanted = decided.wanted;
+    } else {
+      if (wanted.length === 0) return out;
+      claims = await this.claimsOf(pod, new Set(wanted));
+    }
+    if (wanted.length === 0) return out;
     opts.log.info({ pod: where, volumes: wanted }, `pod ${where} has volumes to backup: ${wanted.join(',')}`);
 
-    const claims = await this.claimsOf(pod, new Set(wanted));
-    const selection = selectPodVolumes({ pod, defaultVolumesToFsBackup, pvcsIncluded: opts.pvcsIncluded, claims });
+    const selection = selectPodVolumes({ pod, defaultVolumesToFsBackup, pvcsIncluded: opts.pvcsIncluded, claims, wanted });
     out.skipped.push(...selection.skipped);
     for (const s of selection.skipped) if (s.claim?.pv) out.pvSkips.push({ pvName: s.claim.pv.metadata.name, reason: s.reason });
     if (selection.chosen.length === 0) return out;
@@ -149,13 +165,29 @@ export class PodVolumeBackupCreator {
       if (!wanted.has(volume)) continue;
       try {
         const pvc = await this.opts.kube.core.readNamespacedPersistentVolumeClaim({ namespace, name: claimName });
-        const info: ClaimInfo = { pvc: { metadata: { name: claimName, namespace, uid: pvc.metadata?.uid ?? '' }, spec: { volumeName: pvc.spec?.volumeName ?? '' } } };
+        const info: ClaimInfo = {
+          pvc: {
+            metadata: { name: claimName, namespace, uid: pvc.metadata?.uid ?? '', ...(pvc.metadata?.labels ? { labels: pvc.metadata.labels } : {}) },
+            spec: { volumeName: pvc.spec?.volumeName ?? '' },
+            ...(pvc.status?.phase ? { status: { phase: pvc.status.phase } } : {}),
+          },
+        };
         const pvName = pvc.spec?.volumeName;
         if (pvName) {
           const pv = await this.opts.kube.core.readPersistentVolume({ name: pvName });
+          const spec = pv.spec;
           info.pv = {
             metadata: { name: pvName, ...(pv.metadata?.labels ? { labels: pv.metadata.labels } : {}) },
-            spec: { ...(pv.spec?.hostPath ? { hostPath: pv.spec.hostPath } : {}), persistentVolumeReclaimPolicy: pv.spec?.persistentVolumeReclaimPolicy ?? '' },
+            // What fs-backup and the volume policies read of it.
+            spec: {
+              ...(spec?.hostPath ? { hostPath: spec.hostPath } : {}),
+              persistentVolumeReclaimPolicy: spec?.persistentVolumeReclaimPolicy ?? '',
+              ...(spec?.capacity ? { capacity: Object.fromEntries(Object.entries(spec.capacity).map(([k, v]) => [k, String(v)])) } : {}),
+              ...(spec?.storageClassName ? { storageClassName: spec.storageClassName } : {}),
+              ...(spec?.nfs ? { nfs: spec.nfs } : {}),
+              ...(spec?.csi ? { csi: { driver: spec.csi.driver, ...(spec.csi.volumeAttributes ? { volumeAttributes: spec.csi.volumeAttributes } : {}) } } : {}),
+              ...(spec?.local ? { local: spec.local } : {}),
+            },
           };
         }
         out.set(volume, info);

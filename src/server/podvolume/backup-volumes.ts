@@ -5,6 +5,7 @@
  * reasons. Pure: the caller fetches the pod's claims and their volumes first.
  */
 import { Annotations } from '../../api/index.js';
+import { matchVolumePolicy, persistentVolumeFacts, podVolumeFacts, type ClaimFacts, type PersistentVolumeFacts, type ResourcePolicies, type VolumePolicyMatch } from '../backup/volume-policies.js';
 
 /** The parts of a Pod this decision reads. */
 export interface PodLike {
@@ -30,8 +31,8 @@ export interface PodVolumeLike {
 
 /** A claim a pod volume uses, with its volume when bound (undefined `pvc` = the claim could not be read). */
 export interface ClaimInfo {
-  pvc?: { metadata: { name: string; namespace?: string; uid?: string }; spec?: { volumeName?: string } };
-  pv?: { metadata: { name: string; labels?: Record<string, string> }; spec?: { hostPath?: unknown; persistentVolumeReclaimPolicy?: string } };
+  pvc?: { metadata: { name: string; namespace?: string; uid?: string; labels?: Record<string, string> }; spec?: { volumeName?: string }; status?: { phase?: string } };
+  pv?: { metadata: { name: string; labels?: Record<string, string> }; spec?: { hostPath?: unknown; persistentVolumeReclaimPolicy?: string } & PersistentVolumeFacts['spec'] };
 }
 
 export interface ChosenVolume {
@@ -63,6 +64,8 @@ export interface SelectPodVolumesOptions {
   pvcsIncluded: boolean;
   /** Claims of the pod's PVC volumes, by volume name. */
   claims?: ReadonlyMap<string, ClaimInfo>;
+  /** The volumes asked for, when volume policies decided them (default: the pod's annotations). */
+  wanted?: readonly string[];
 }
 
 /** A comma-separated annotation value as a list of names. */
@@ -99,7 +102,7 @@ export function selectPodVolumes(opts: SelectPodVolumesOptions): VolumeSelection
   const where = `${pod.metadata.namespace ?? ''}/${pod.metadata.name}`;
   const volumes = pod.spec?.volumes ?? [];
   const byName = new Map(volumes.map((v) => [v.name, v]));
-  const wanted = wantedVolumes(pod, opts.defaultVolumesToFsBackup);
+  const wanted = opts.wanted ?? wantedVolumes(pod, opts.defaultVolumesToFsBackup);
 
   const mounted = new Set<string>();
   const devices = new Set<string>();
@@ -161,5 +164,49 @@ export function nodeAgentNotRunningReason(node: string): string {
 export function claimNamesByVolume(pod: PodLike): Map<string, string> {
   const out = new Map<string, string>();
   for (const v of pod.spec?.volumes ?? []) if (v.persistentVolumeClaim?.claimName) out.set(v.name, v.persistentVolumeClaim.claimName);
+  return out;
+}
+
+/** What volume policies make of a pod's volumes: the ones fs-backup takes, and the ones a policy kept from it. */
+export interface PolicyVolumeSelection {
+  wanted: string[];
+  /** Volumes the annotations asked for that a policy gave another action. */
+  redirected: SkippedVolume[];
+  /** The verdict per volume name, for the log. */
+  verdicts: Map<string, VolumePolicyMatch>;
+}
+
+/**
+ * Velero's volume helper for fs-backup: a volume a policy matches goes to fs-backup exactly when the policy's action
+ * is `fs-backup` (whatever the annotations say); a volume no policy matches follows the annotations (opt-in, or
+ * opt-out with defaultVolumesToFsBackup). A PVC volume is judged by its PV and claim, any other by the pod volume.
+ */
+export function applyVolumePolicies(opts: {
+  pod: PodLike;
+  legacyWanted: readonly string[];
+  policies: ResourcePolicies;
+  claims: ReadonlyMap<string, ClaimInfo>;
+}): PolicyVolumeSelection {
+  const where = `${opts.pod.metadata.namespace ?? ''}/${opts.pod.metadata.name}`;
+  const out: PolicyVolumeSelection = { wanted: [], redirected: [], verdicts: new Map() };
+  for (const v of opts.pod.spec?.volumes ?? []) {
+    const claim = v.persistentVolumeClaim ? opts.claims.get(v.name) : undefined;
+    const facts = v.persistentVolumeClaim
+      ? persistentVolumeFacts(claim?.pv as PersistentVolumeFacts | undefined, claim?.pvc as ClaimFacts | undefined)
+      : podVolumeFacts(v as Record<string, unknown>);
+    const verdict = matchVolumePolicy(opts.policies, facts);
+    if (!verdict) {
+      if (opts.legacyWanted.includes(v.name)) out.wanted.push(v.name);
+      continue;
+    }
+    out.verdicts.set(v.name, verdict);
+    if (verdict.action === 'fs-backup') out.wanted.push(v.name);
+    else if (opts.legacyWanted.includes(v.name)) {
+      out.redirected.push({ volume: v.name, reason: `volume ${v.name} of pod ${where} is not backed up by fs-backup: ${verdict.policy} has the action ${verdict.action}`, quiet: true, ...(claim ? { claim } : {}) });
+    } else if (verdict.action === 'skip' && claim?.pv) {
+      // Not asked for by the annotations either: only the volume info says why.
+      out.redirected.push({ volume: v.name, reason: `${verdict.policy} has the action skip`, quiet: true, claim });
+    }
+  }
   return out;
 }

@@ -5,6 +5,7 @@
  */
 import type { PodVolumeBackup, PodVolumeRestore } from '../../api/index.js';
 import type { UnstructuredObject } from '../../plugins/item-actions/types.js';
+import { podVolumesNotRestored, type NotRestoredVolumes } from '../restore/unrestored-volumes.js';
 import type { PodVolumeRestoreCreator } from './restore-pvr.js';
 import { podVolumesOf, volumesToRestore } from './restore-volumes.js';
 
@@ -26,10 +27,25 @@ export class PodVolumeRestoreStarter implements PodVolumeRestoreHook {
   constructor(
     private readonly podVolumeBackups: readonly PodVolumeBackup[],
     private readonly creator: Pick<PodVolumeRestoreCreator, 'createForPod'>,
+    /** Where volumes whose backup did not complete are recorded; and whether the restore brings pod volume data back at all. */
+    private readonly unrestored?: { volumes: NotRestoredVolumes; podVolumeDataRestored: boolean },
   ) {}
 
   async afterPodCreated(opts: PodCreatedOptions): Promise<string[]> {
     const sourceNamespace = opts.podFromBackup.metadata.namespace ?? '';
+    if (this.unrestored) {
+      this.unrestored.volumes.add(
+        podVolumesNotRestored({
+          podVolumeBackups: this.podVolumeBackups,
+          podName: opts.podFromBackup.metadata.name,
+          sourceNamespace,
+          targetNamespace: opts.pod.metadata.namespace ?? '',
+          podVolumes: podVolumesOf(opts.pod),
+          podVolumeDataRestored: this.unrestored.podVolumeDataRestored,
+        }),
+      );
+      if (!this.unrestored.podVolumeDataRestored) return [];
+    }
     const volumes = volumesToRestore({
       podVolumeBackups: this.podVolumeBackups,
       podName: opts.podFromBackup.metadata.name,

@@ -40,6 +40,7 @@ import { DynamicClient } from './dynamic-client.js';
 import { finalizeRestoreFiles, waitForOperations } from './restore-finalize.js';
 import { executeRestore } from './restore-run.js';
 import { backupOfSchedule, restoreSpecProblems, validateRestore } from './validate.js';
+import { loadResourceModifiers } from './resource-modifiers-load.js';
 
 /** Annotation counting how many times a server started this restore (restart safety). */
 export const ATTEMPTS_ANNOTATION = 'restore.cairn.io/attempts';
@@ -307,6 +308,8 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
       const locName = backup?.spec.storageLocation ?? opts.config.defaultBackupLocation;
       const location = backup ? await locations.get(locName) : undefined;
       const problems = validateRestore({ restore, backup, location, backupName });
+      const modifiers = await loadResourceModifiers(opts.kube, restore);
+      if (modifiers.problem) problems.push(modifiers.problem);
       if (problems.length) return failValidation(key, problems);
       const started = await restores.update(key.namespace, key.name, (r) => {
         if ((r.status?.phase ?? RestorePhase.New) !== RestorePhase.New) return false;

@@ -117,6 +117,10 @@ export async function dataDownloadVolumeInfos(kube: Kube, dds: readonly DataDown
   return out;
 }
 
+function notRestoredEntries(stored: unknown): RestoreVolumeInfo[] {
+  return Array.isArray(stored) ? stored.filter((v): v is RestoreVolumeInfo => typeof v === 'object' && v !== null && typeof (v as RestoreVolumeInfo).notRestored === 'string') : [];
+}
+
 export interface FinalizeOptions {
   kube: Kube;
   namespace: string;
@@ -177,7 +181,12 @@ export async function finalizeRestoreFiles(opts: FinalizeOptions): Promise<Final
     log: logText,
     results: results.toJSON(),
     itemOperations: [...podVolumeRestoreOperations(opts.restore, opts.state.podVolumes.podVolumeRestores), ...dataDownloadOperations(opts.restore, opts.state.dataDownloads.dataDownloads)],
-    volumeInfo: [...(await restoreVolumeInfos(opts.kube, opts.state.podVolumes.podVolumeRestores)), ...(await dataDownloadVolumeInfos(opts.kube, opts.state.dataDownloads.dataDownloads))],
+    volumeInfo: [
+      ...(await restoreVolumeInfos(opts.kube, opts.state.podVolumes.podVolumeRestores)),
+      ...(await dataDownloadVolumeInfos(opts.kube, opts.state.dataDownloads.dataDownloads)),
+      // Volumes whose backup failed, recorded when the items were restored.
+      ...notRestoredEntries(await opts.store.getRestoreJson(name, 'volumeInfo')),
+    ],
   });
   return { warnings: results.warningCount, errors: results.errorCount };
 }

@@ -24,6 +24,9 @@ import type { ObjectClient } from './dynamic-client.js';
 import { parseVolumeInfos } from '../../api/volume-info.js';
 import { createRestoreLog } from './restore-log.js';
 import { runRestore, type RestoreProgress } from './restorer.js';
+import { NotRestoredVolumes } from './unrestored-volumes.js';
+import { loadResourceModifiers } from './resource-modifiers-load.js';
+import { pluginConfigReader } from './plugin-config.js';
 import type { PendingRestoreHooks } from '../hooks/restore-hooks.js';
 
 export interface ExecuteRestoreOptions {
@@ -83,6 +86,7 @@ export async function executeRestore(opts: ExecuteRestoreOptions): Promise<Resto
   let resourceList: Record<string, string[]> = {};
   let starter: PodVolumeRestoreStarter | undefined;
   let downloads: DataDownloadCreator | undefined;
+  const unrestored = new NotRestoredVolumes();
   let execHooks: PendingRestoreHooks[] = [];
   try {
     log.info(`Starting restore of backup ${backupName} from location ${locName}`);
@@ -93,6 +97,10 @@ export async function executeRestore(opts: ExecuteRestoreOptions): Promise<Resto
     }
     log.info({ formatVersion: archive.formatVersion, items: archive.items.length }, 'read the backup archive');
     const volumeInfos = parseVolumeInfos(await store.getBackupJson(backupName, 'volumeInfo'));
+    // Read again for this run (validation read them; a restart may come between).
+    const loaded = await loadResourceModifiers(opts.kube, restore);
+    if (loaded.problem) throw new Error(loaded.problem);
+    if (loaded.modifiers) log.info(`Using resource modifiers from ${loaded.modifiers.source} (${loaded.modifiers.rules.length} rules)`);
     const namespace = restore.metadata.namespace ?? '';
     // Without them pods are restored as they are, without their volume data: reported, not fatal.
     const { podVolumeBackups, source } = await loadPodVolumeBackups({ store, kube: opts.kube, namespace, backupName }).catch((err: unknown) => {
@@ -103,20 +111,19 @@ export async function executeRestore(opts: ExecuteRestoreOptions): Promise<Resto
     });
     if (podVolumeBackups.length) {
       log.info(`The backup has ${podVolumeBackups.length} pod volume backups (read from ${source === 'storage' ? 'the storage location' : 'the cluster'})`);
-      if (podVolumeRestoreAllowed(restore)) {
-        const creator = new PodVolumeRestoreCreator({
-          kube: opts.kube,
-          namespace,
-          restore,
-          log,
-          ensureRepository: async (bsl, volumeNamespace) => {
-            await ensureRepository({ kube: opts.kube, namespace, bsl, volumeNamespace, timeoutMs: opts.resourceTimeoutMs });
-          },
-        });
-        starter = new PodVolumeRestoreStarter(podVolumeBackups, creator);
-      } else {
-        log.info('Pod volume data is not restored: the restore excludes persistentvolumeclaims or persistentvolumes');
-      }
+      const podVolumeDataRestored = podVolumeRestoreAllowed(restore);
+      if (!podVolumeDataRestored) log.info('Pod volume data is not restored: the restore excludes persistentvolumeclaims or persistentvolumes');
+      const creator = new PodVolumeRestoreCreator({
+        kube: opts.kube,
+        namespace,
+        restore,
+        log,
+        ensureRepository: async (bsl, volumeNamespace) => {
+          await ensureRepository({ kube: opts.kube, namespace, bsl, volumeNamespace, timeoutMs: opts.resourceTimeoutMs });
+        },
+      });
+      // Also when no data is restored: pods are still told apart from volumes whose backup failed.
+      starter = new PodVolumeRestoreStarter(podVolumeBackups, creator, { volumes: unrestored, podVolumeDataRestored });
     }
     const moved = volumeInfos.filter((v) => v.snapshotDataMoved && v.snapshotDataMovementInfo?.snapshotHandle).length;
     if (moved && !dataMovementRestoreAllowed(restore)) log.info(`The backup moved the data of ${moved} volumes; it is not restored (restorePVs is false)`);
@@ -145,6 +152,9 @@ export async function executeRestore(opts: ExecuteRestoreOptions): Promise<Resto
       results,
       resourceTimeoutMs: opts.resourceTimeoutMs,
       podVolumeBackups,
+      notRestored: { volumes: unrestored, movedDataRestored: dataMovementRestoreAllowed(restore) },
+      ...(loaded.modifiers ? { resourceModifiers: loaded.modifiers } : {}),
+      pluginConfig: pluginConfigReader(opts.kube, namespace),
       ...(starter ? { podVolumes: starter } : {}),
       ...(downloads ? { dataDownloads: downloads } : {}),
       onProgress: async (p) => {
@@ -154,6 +164,8 @@ export async function executeRestore(opts: ExecuteRestoreOptions): Promise<Resto
     });
     progress = { totalItems: run.totalItems, itemsRestored: run.itemsRestored };
     resourceList = run.resourceList;
+    unrestored.report(results);
+    for (const v of unrestored.all) log[v.excluded ? 'warn' : 'error'](`${v.namespace}: ${v.what} was not restored: ${v.reason}`);
     execHooks = run.execHooks;
   } catch (err) {
     failureReason = `restore failed: ${(err as Error).message}`;
@@ -170,7 +182,8 @@ export async function executeRestore(opts: ExecuteRestoreOptions): Promise<Resto
       results: results.toJSON(),
       resourceList,
       itemOperations: [...podVolumeRestoreOperations(restore, started), ...dataDownloadOperations(restore, startedDownloads)],
-      volumeInfo: [],
+      // Finalizing adds the entries of the PVRs and DataDownloads, keeping these.
+      volumeInfo: unrestored.volumeInfos(),
     });
   } catch (err) {
     opts.serverLog.warn({ restore: restoreName, err: (err as Error).message }, 'could not upload the restore files');

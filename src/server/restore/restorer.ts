@@ -21,11 +21,13 @@ import { isApiAlreadyExists, ref, type ObjectClient } from './dynamic-client.js'
 import { decideExisting } from './existing.js';
 import { labelsSelected, namespaceFilter, resourceFilter, resourceKey } from './filters.js';
 import { NamespaceMapping } from './namespace-mapping.js';
+import { applyResourceModifiers, type ResourceModifiers } from './resource-modifiers.js';
 import { NamespaceEnsurer } from './namespaces.js';
 import { isCrdResource, orderGroupResources } from './priorities.js';
 import { decidePv } from './pv-policy.js';
 import type { StoredBackupVolumeInfo } from '../../api/volume-info.js';
 import { resetMetadataAndStatus, shouldRestoreStatus, withRestoreLabels } from './sanitize.js';
+import { claimNotRestored, type NotRestoredVolumes } from './unrestored-volumes.js';
 import type { HookPod } from '../hooks/backup-hooks.js';
 import { restoreExecHooksFor, type PendingRestoreHooks } from '../hooks/restore-hooks.js';
 
@@ -57,6 +59,12 @@ export interface RunRestoreOptions {
   podVolumes?: PodVolumeRestoreHook;
   /** Starts the data download of each claim this restore creates whose data the backup moved. */
   dataDownloads?: DataDownloadHook;
+  /** Records claims this restore creates whose data movement failed in the backup (no data comes back for them). */
+  notRestored?: { volumes: NotRestoredVolumes; movedDataRestored: boolean };
+  /** The restore's resource modifiers, applied to each item after the restore item actions. */
+  resourceModifiers?: ResourceModifiers;
+  /** Reads the configuration ConfigMap of a restore item action (./plugin-config.ts). */
+  pluginConfig?: (action: string) => Promise<Record<string, string> | undefined>;
 }
 
 export interface RunRestoreResult extends RestoreProgress {
@@ -295,6 +303,7 @@ class RestoreRun {
         itemFromBackup: item.object,
         volumeInfos: this.opts.volumeInfos,
         ...(this.opts.podVolumeBackups ? { podVolumeBackups: this.opts.podVolumeBackups } : {}),
+        ...(this.opts.pluginConfig ? { pluginConfig: this.opts.pluginConfig } : {}),
         warn: (message) => {
           this.opts.results.warn(scopeOf(target), message);
           this.log.warn(message);
@@ -312,6 +321,7 @@ class RestoreRun {
     }
 
     if (item.groupResource === 'persistentvolumeclaims') await this.unbindIfReprovisioned(obj);
+    if (this.opts.resourceModifiers) obj = this.modify(obj, item);
     withRestoreLabels(obj, backupName, restoreName);
     if (target !== undefined) obj.metadata.namespace = target;
 
@@ -337,7 +347,10 @@ class RestoreRun {
       await this.startPodVolumeRestores(item.object, obj, created);
       await this.collectExecHooks(obj, created);
     }
-    if (item.groupResource === 'persistentvolumeclaims' && outcome === 'created') await this.startDataDownload(item.object, obj, created);
+    if (item.groupResource === 'persistentvolumeclaims' && outcome === 'created') {
+      await this.startDataDownload(item.object, obj, created);
+      this.noteClaimWithoutData(item.object, obj);
+    }
     await this.rememberForOwners(item.object, obj, created, outcome);
     return { outcome, recorded: { apiVersion: obj.apiVersion, kind: obj.kind, namespace: target, name: obj.metadata.name } };
   }
@@ -382,6 +395,19 @@ class RestoreRun {
     }
   }
 
+  private noteClaimWithoutData(fromBackup: UnstructuredObject, obj: UnstructuredObject): void {
+    const track = this.opts.notRestored;
+    if (!track) return;
+    const claim = claimNotRestored({
+      volumeInfos: this.opts.volumeInfos,
+      pvcName: fromBackup.metadata.name,
+      sourceNamespace: fromBackup.metadata.namespace ?? '',
+      targetNamespace: obj.metadata.namespace ?? '',
+      movedDataRestored: track.movedDataRestored,
+    });
+    if (claim) track.volumes.add([claim]);
+  }
+
   private async rememberForOwners(fromBackup: UnstructuredObject, obj: UnstructuredObject, created: UnstructuredObject | undefined, outcome: ItemOutcome): Promise<void> {
     const oldUid = fromBackup.metadata.uid;
     const live = created ?? (outcome === 'failed' ? undefined : await this.opts.client.get(ref(obj)));
@@ -414,6 +440,25 @@ class RestoreRun {
         this.log.warn(message);
       }
     }
+  }
+
+  /**
+   * Resource modifiers, as Velero applies them: after the item actions, on the item with its backed-up namespace
+   * (conditions name the namespaces of the backup); a rule that fails is an error of the item, which is restored
+   * without that rule's change.
+   */
+  private modify(obj: UnstructuredObject, item: ArchiveItem): UnstructuredObject {
+    const target = obj.metadata.namespace;
+    const asBackedUp = item.namespace !== undefined ? { ...obj, metadata: { ...obj.metadata, namespace: item.namespace } } : obj;
+    const out = applyResourceModifiers(this.opts.resourceModifiers as ResourceModifiers, asBackedUp, item.groupResource);
+    for (const a of out.applied) this.log.info(`Applied resource modifier ${a} to ${item.groupResource} ${item.namespace ? `${item.namespace}/` : ''}${item.name}`);
+    for (const e of out.errors) {
+      this.opts.results.error(scopeOf(target), e);
+      this.log.error(e);
+    }
+    const modified = out.object;
+    if (target !== undefined) modified.metadata.namespace = target;
+    return modified;
   }
 
   /** A claim whose volume is provisioned anew (or is nowhere to be found) is restored without `spec.volumeName`. */

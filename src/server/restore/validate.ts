@@ -24,17 +24,6 @@ export function restoreSpecProblems(restore: Restore): string[] {
   if (policy && !(ExistingResourcePolicies as readonly string[]).includes(policy)) problems.push(`Invalid ExistingResourcePolicy: ${policy}`);
   problems.push(...filterProblems(restore));
   problems.push(...namespaceMappingProblems(restore.spec.namespaceMapping));
-  problems.push(...unsupportedRestoreFields(restore));
-  return problems;
-}
-
-/** Spec fields cairn does not act on yet: refused, so nothing is restored other than asked (differences-from-velero.md). */
-export function unsupportedRestoreFields(restore: Restore): string[] {
-  const problems: string[] = [];
-  const modifier = restore.spec.resourceModifier;
-  if (modifier) {
-    problems.push(`spec.resourceModifier: resource modifiers (${modifier.kind} "${modifier.name}") are not supported by cairn yet; remove the field to restore the objects unchanged`);
-  }
   return problems;
 }
 

@@ -126,4 +126,27 @@ describe('restore describe: data downloads', () => {
       '      Uploader Type: kopia',
     ]);
   });
+
+  it('lists each volume whose backup failed, with why it was not restored', () => {
+    const info: RestoreVolumeInfo[] = [
+      {
+        pvcName: 'data-web',
+        pvcNamespace: 'app',
+        restoreMethod: 'PodVolumeRestore',
+        snapshotDataMoved: false,
+        pvrInfo: { uploaderType: 'kopia', volumeName: 'data', podName: 'web', podNamespace: 'app', Phase: 'Failed' },
+        notRestored: 'its backup (PodVolumeBackup b1-x) failed: data path backup failed: s3: ECONNREFUSED',
+      },
+      { pvcName: 'db', pvcNamespace: 'app', restoreMethod: 'CSISnapshot', snapshotDataMoved: true, notRestored: 'its data movement (operation du-1) was canceled' },
+    ];
+    const done = { ...restore(), status: { phase: 'PartiallyFailed' } } as Restore;
+    const text = describeRestore({ restore: done, details: false, colours: plain, podVolumeRestores: [], volumeInfo: { ok: true, value: info } });
+    expect(section(text, 'Volumes Not Restored')).toEqual([
+      'Volumes Not Restored:',
+      '  app/web: volume data:             not restored: its backup (PodVolumeBackup b1-x) failed: data path backup failed: s3: ECONNREFUSED',
+      '  app/db: persistent volume claim:  not restored: its data movement (operation du-1) was canceled',
+    ]);
+    expect(section(text, 'CSI Snapshot Restores')).toEqual(['CSI Snapshot Restores: <none included>']);
+  });
 });
+

@@ -10,7 +10,7 @@ import { registerBuiltinBackupActions } from '../../../../src/server/item-action
 import { ItemActionRegistry } from '../../../../src/plugins/item-actions/registry.js';
 import { createBackupLog } from '../../../../src/server/backup/backup-log.js';
 import { runBackup } from '../../../../src/server/backup/run-backup.js';
-import type { DataUploadCreator, DataUploadsOutcome, PersistentVolumeClaimItem } from '../../../../src/server/datamover/backup-creator.js';
+import type { DataUploadsOutcome, PersistentVolumeClaimItem, VolumeSnapshotCreator } from '../../../../src/server/datamover/backup-creator.js';
 import { dataUploadFor } from '../../../../src/server/datamover/backup-objects.js';
 import { initialDataMovementEntry } from '../../../../src/server/datamover/backup-tracking.js';
 import type { PodVolumeBackupCreator, PodVolumesOutcome } from '../../../../src/server/podvolume/backup-creator.js';
@@ -47,7 +47,7 @@ function recordingMover(backup: Backup, enabled: boolean, warnAbout?: string) {
     consider: (pvc: PersistentVolumeClaimItem) => considered.push(pvc.metadata.name),
     createAll: async (opts: { takenByFsBackup: ReadonlySet<string> }): Promise<DataUploadsOutcome> => {
       taken.push([...opts.takenByFsBackup]);
-      const out: DataUploadsOutcome = { dataUploads: [], skipped: [], volumeInfo: [], errors: [], warnings: [] };
+      const out: DataUploadsOutcome = { dataUploads: [], csiSnapshots: [], skipped: [], volumeInfo: [], errors: [], warnings: [] };
       for (const name of considered) {
         const uid = `uid-persistentvolumeclaims-app-${name}`;
         if (name === warnAbout) {
@@ -68,7 +68,7 @@ function recordingMover(backup: Backup, enabled: boolean, warnAbout?: string) {
       }
       return out;
     },
-  } as unknown as DataUploadCreator;
+  } as unknown as VolumeSnapshotCreator;
   return { mover, considered, taken };
 }
 
@@ -98,7 +98,7 @@ function setup(snapshotMoveData: boolean, warnAbout?: string) {
     log: log.logger,
     logText: log.text,
     podVolumes: fsBackupOfLogs(backup),
-    dataMover: mover,
+    volumeSnapshots: mover,
     onFinalizing: async (s: { phase: string; itemOperations: number }) => ({ ...backup, status: { phase: s.phase as 'Finalizing', backupItemOperationsAttempted: s.itemOperations } }),
   };
   const gz = async (k: string) => JSON.parse(gunzipSync(await fs.get(`backups/b1/${k}`)).toString('utf8')) as unknown;

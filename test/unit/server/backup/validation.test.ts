@@ -56,17 +56,9 @@ describe('backup validation', () => {
     expect(errorsOf({ labelSelector: { matchExpressions: [{ key: 'a', operator: 'Near' }] } })).toEqual(['Invalid label selector: "Near" is not a valid label selector operator']);
   });
 
-  it('refuses spec.resourcePolicy, which cairn does not act on yet', () => {
-    expect(errorsOf({ resourcePolicy: { kind: 'configmap', name: 'policies' } })).toEqual([
-      'spec.resourcePolicy: resource policies (configmap "policies") are not supported by cairn yet; remove the field to back up without them',
-    ]);
-  });
-
-  it('refuses spec.orderedResources, which cairn does not act on yet', () => {
-    expect(errorsOf({ orderedResources: { pods: 'ns/a,ns/b' } })).toEqual([
-      'spec.orderedResources: backing up resources in a given order is not supported by cairn yet (pods); remove the field to back up in the default order',
-    ]);
-    expect(errorsOf({ orderedResources: {} })).toEqual([]);
+  it('accepts spec.resourcePolicy (its ConfigMap is read and checked by the controller) and spec.orderedResources', () => {
+    expect(errorsOf({ resourcePolicy: { kind: 'configmap', name: 'policies' } })).toEqual([]);
+    expect(errorsOf({ orderedResources: { pods: 'ns/a,ns/b' } })).toEqual([]);
   });
 
   it('warns about spec.volumeSnapshotLocations and spec.volumeGroupSnapshotLabelKey (the backup is still useful)', () => {

@@ -5,7 +5,7 @@ import {
   chooseSnapshotClass,
   csiSnapshotTimeoutOf,
   dataUploadOperationId,
-  decideDataMovement,
+  decideVolumeSnapshot,
   pickSnapshotClass,
   type ClaimForDataMovement,
   type SnapshotClassLike,
@@ -56,7 +56,7 @@ describe('which VolumeSnapshotClass', () => {
 
 describe('which PVCs are moved', () => {
   const decide = (over: { backup?: Backup; claim?: Partial<ClaimForDataMovement>; taken?: string[]; driver?: string; classes?: SnapshotClassLike[] } = {}) =>
-    decideDataMovement({
+    decideVolumeSnapshot({
       backup: over.backup ?? backupWith(),
       claim: { ...claim, ...over.claim },
       takenByFsBackup: new Set(over.taken ?? []),
@@ -64,21 +64,40 @@ describe('which PVCs are moved', () => {
       classes: over.classes ?? [cls('csi-hostpath-snapclass')],
     });
 
-  it('a bound claim of a driver with a snapshot class, not taken by fs-backup', () => {
-    expect(decide()).toEqual({ move: { driver: DRIVER, snapshotClass: 'csi-hostpath-snapclass', classSource: 'default' } });
+  it('a bound claim of a driver with a snapshot class, not taken by fs-backup: moved with snapshotMoveData, else kept', () => {
+    expect(decide()).toEqual({ snapshot: { method: 'data-movement', driver: DRIVER, snapshotClass: 'csi-hostpath-snapclass', classSource: 'default' } });
+    expect(decide({ backup: backupWith({ snapshotMoveData: false }) })).toEqual({ snapshot: { method: 'csi-snapshot', driver: DRIVER, snapshotClass: 'csi-hostpath-snapclass', classSource: 'default' } });
   });
 
   it('every "no" has its csiSnapshot reason', () => {
-    expect(decide({ backup: backupWith({ snapshotMoveData: false }) }).skippedReason).toMatch(/^csiSnapshot: .*;$/);
     expect(decide({ backup: backupWith({ snapshotVolumes: false }) }).skippedReason).toBe('csiSnapshot: the backup has snapshotVolumes set to false;');
     expect(decide({ claim: { phase: 'Pending', volumeName: '' } }).skippedReason).toBe('csiSnapshot: PVC shop/data is not bound;');
     expect(decide({ taken: [PVC_UID] }).skippedReason).toBe('csiSnapshot: the volume is backed up by pod volume backup;');
-    expect(decide({ driver: 'cairn.local/local-path', classes: [cls('csi-hostpath-snapclass')] }).skippedReason).toBe('csiSnapshot: no VolumeSnapshotClass for the CSI driver cairn.local/local-path;');
-    expect(decide({ driver: '' }).skippedReason).toBe('csiSnapshot: storage class csi-hostpath-sc has no provisioner;');
+    expect(decide({ driver: '' }).skippedReason).toBe('csiSnapshot: the volume is not a CSI volume;');
+  });
+
+  it('a CSI volume whose driver has no snapshot class: skipped, with a warning (Velero fails the item)', () => {
+    expect(decide({ driver: 'other.csi.example', classes: [cls('csi-hostpath-snapclass')] })).toEqual({
+      skippedReason: 'csiSnapshot: no VolumeSnapshotClass for the CSI driver other.csi.example;',
+      warning: 'PVC shop/data is not moved: no VolumeSnapshotClass for the CSI driver other.csi.example',
+    });
+    expect(decide({ backup: backupWith({ snapshotMoveData: false }), driver: 'other.csi.example' }).warning).toBe('PVC shop/data is not snapshotted: no VolumeSnapshotClass for the CSI driver other.csi.example');
   });
 
   it('snapshotVolumes unset counts as yes', () => {
-    expect(decide({ backup: backupWith({ snapshotVolumes: undefined }) }).move).toBeDefined();
+    expect(decide({ backup: backupWith({ snapshotVolumes: undefined }) }).snapshot).toBeDefined();
+  });
+
+  it('a matching volume policy decides first: snapshot even with snapshotVolumes false; skip and fs-backup never snapshot', () => {
+    const policy = (action: 'skip' | 'fs-backup' | 'snapshot') => ({ action, policy: 'volume policy #1 of ConfigMap cairn/p' });
+    const off = backupWith({ snapshotVolumes: false, snapshotMoveData: false });
+    expect(decideVolumeSnapshot({ backup: off, claim, takenByFsBackup: new Set(), driver: DRIVER, classes: [cls('c')], policy: policy('snapshot') }).snapshot?.method).toBe('csi-snapshot');
+    expect(decideVolumeSnapshot({ backup: backupWith(), claim, takenByFsBackup: new Set(), driver: DRIVER, classes: [cls('c')], policy: policy('skip') })).toEqual({
+      skippedReason: 'csiSnapshot: volume policy #1 of ConfigMap cairn/p has the action skip;',
+    });
+    expect(decideVolumeSnapshot({ backup: backupWith(), claim, takenByFsBackup: new Set(), driver: DRIVER, classes: [cls('c')], policy: policy('fs-backup') }).skippedReason).toBe(
+      'csiSnapshot: volume policy #1 of ConfigMap cairn/p has the action fs-backup;',
+    );
   });
 });
 
@@ -91,23 +110,24 @@ describe('snapshot class overrides (Velero annotations)', () => {
     return b;
   };
   const decide = (opts: { backup?: Backup; pvcAnnotations?: Record<string, string> }) =>
-    decideDataMovement({ backup: opts.backup ?? backupWith(), claim: { ...claim, annotations: opts.pvcAnnotations }, takenByFsBackup: new Set(), driver: DRIVER, classes });
+    decideVolumeSnapshot({ backup: opts.backup ?? backupWith(), claim: { ...claim, annotations: opts.pvcAnnotations }, takenByFsBackup: new Set(), driver: DRIVER, classes });
 
   it('the Backup annotation velero.io/csi-volumesnapshot-class_<driver> beats the labelled class', () => {
     expect(backupSnapshotClassAnnotation('Hostpath.CSI.k8s.io')).toBe('velero.io/csi-volumesnapshot-class_hostpath.csi.k8s.io');
     const backup = annotated({ [backupSnapshotClassAnnotation(DRIVER)]: GOLD, 'velero.io/csi-volumesnapshot-class_ebs.csi.aws.com': 'ebs-snap' });
-    expect(decide({ backup })).toEqual({ move: { driver: DRIVER, snapshotClass: GOLD, classSource: 'backup-annotation' } });
+    expect(decide({ backup })).toEqual({ snapshot: { method: 'data-movement', driver: DRIVER, snapshotClass: GOLD, classSource: 'backup-annotation' } });
   });
 
   it('the PVC annotation velero.io/csi-volumesnapshot-class beats the Backup annotation', () => {
     const backup = annotated({ [backupSnapshotClassAnnotation(DRIVER)]: GOLD });
     expect(decide({ backup, pvcAnnotations: { 'velero.io/csi-volumesnapshot-class': 'silver' } })).toEqual({
-      move: { driver: DRIVER, snapshotClass: 'silver', classSource: 'pvc-annotation' },
+      snapshot: { method: 'data-movement', driver: DRIVER, snapshotClass: 'silver', classSource: 'pvc-annotation' },
     });
   });
 
   it('an annotation for another driver, or none, leaves the labelled/default choice', () => {
-    expect(decide({ backup: annotated({ 'velero.io/csi-volumesnapshot-class_ebs.csi.aws.com': 'ebs-snap' }) }).move).toEqual({
+    expect(decide({ backup: annotated({ 'velero.io/csi-volumesnapshot-class_ebs.csi.aws.com': 'ebs-snap' }) }).snapshot).toEqual({
+      method: 'data-movement',
       driver: DRIVER,
       snapshotClass: 'csi-hostpath-snapclass',
       classSource: 'default',
@@ -116,7 +136,7 @@ describe('snapshot class overrides (Velero annotations)', () => {
   });
 
   it('names are matched without regard to case, as Velero does', () => {
-    expect(decide({ pvcAnnotations: { 'velero.io/csi-volumesnapshot-class': 'Gold' } }).move?.snapshotClass).toBe(GOLD);
+    expect(decide({ pvcAnnotations: { 'velero.io/csi-volumesnapshot-class': 'Gold' } }).snapshot?.snapshotClass).toBe(GOLD);
   });
 
   it('a PVC annotation naming a class that does not exist: not moved, the reason in volume info and a warning', () => {
@@ -137,7 +157,7 @@ describe('snapshot class overrides (Velero annotations)', () => {
   });
 
   it('the other reasons still come first (a claim fs-backup took is not warned about)', () => {
-    const d = decideDataMovement({
+    const d = decideVolumeSnapshot({
       backup: backupWith(),
       claim: { ...claim, annotations: { 'velero.io/csi-volumesnapshot-class': 'platinum' } },
       takenByFsBackup: new Set([PVC_UID]),

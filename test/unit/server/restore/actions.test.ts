@@ -25,10 +25,17 @@ describe('built-in restore item actions', () => {
       'velero.io/service',
       'velero.io/pvc',
       'velero.io/csi-pvc-restorer',
+      'velero.io/csi-volumesnapshot-restorer',
+      'velero.io/csi-volumesnapshotcontent-restorer',
+      'velero.io/csi-volumesnapshotclass-restorer',
       'cairn.io/pv-claim-ref',
       'velero.io/service-account',
       'velero.io/secret',
       'velero.io/job',
+      'velero.io/change-storage-class',
+      'velero.io/change-image-name',
+      'velero.io/role-bindings',
+      'velero.io/cluster-role-bindings',
     ]);
     expect(registry.restoreActionsFor('configmaps')).toEqual([]);
   });
@@ -73,7 +80,7 @@ describe('built-in restore item actions', () => {
     });
   });
 
-  it('claims: drops binding and selected-node annotations, keeps the others', async () => {
+  it('claims: drops binding, provisioner and selected-node annotations, keeps the others', async () => {
     const pvc = await run('persistentvolumeclaims', {
       apiVersion: 'v1',
       kind: 'PersistentVolumeClaim',
@@ -85,11 +92,13 @@ describe('built-in restore item actions', () => {
           'pv.kubernetes.io/bound-by-controller': 'yes',
           'volume.kubernetes.io/selected-node': 'node-1',
           'volume.kubernetes.io/storage-provisioner': 'cairn.local/local-path',
+          'app.example/owner': 'team-a',
         },
       },
       spec: { volumeName: 'pvc-1' },
     });
-    expect(pvc.metadata.annotations).toEqual({ 'volume.kubernetes.io/storage-provisioner': 'cairn.local/local-path' });
+    // Velero's list: the provisioner annotations go too (the new volume is provisioned by whoever serves the class).
+    expect(pvc.metadata.annotations).toEqual({ 'app.example/owner': 'team-a' });
     expect(pvc.spec).toEqual({ volumeName: 'pvc-1' });
   });
 

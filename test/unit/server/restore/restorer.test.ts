@@ -378,3 +378,152 @@ describe('claims whose data the backup moved (CSI snapshot data movement)', () =
     expect(results.toJSON().errors).toEqual({ velero: ['could not create the data download of persistent volume claim app/data: denied'] });
   });
 });
+
+describe('resource modifiers during a restore', () => {
+  it('apply after the item actions, judged on the backed-up namespace, and the item lands in the mapped one', async () => {
+    const { parseResourceModifiers } = await import('../../../../src/server/restore/resource-modifiers.js');
+    const modifiers = parseResourceModifiers(
+      `version: v1
+resourceModifierRules:
+- conditions: {groupResource: configmaps, namespaces: [app]}
+  mergePatches: [{patchData: '{"data": {"a": "changed"}}'}]
+- conditions: {groupResource: deployments.apps, namespaces: [app]}
+  patches: [{operation: remove, path: /spec/nothing}]
+`,
+      'ConfigMap velero/m',
+    );
+    const cluster = new FakeCluster();
+    const results = new ResultsCollector();
+    await runRestore({
+      restore: newRestore({ name: 'r-mod', spec: { backupName: 'b1', namespaceMapping: { app: 'app2' } } }),
+      backup: newBackup({ name: 'b1' }),
+      archive: { items, warnings: [] },
+      volumeInfos: [],
+      client: cluster,
+      kube: {} as Kube,
+      registry: registerBuiltinRestoreActions(new ItemActionRegistry()),
+      log: createLogger({ level: 'fatal' }),
+      results,
+      resourceTimeoutMs: 1000,
+      pollIntervalMs: 1,
+      resourceModifiers: modifiers,
+    });
+    const cm = await cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'app2', name: 'settings' });
+    expect(cm?.data).toEqual({ a: 'changed' });
+    expect(cm?.metadata.namespace).toBe('app2');
+    // The failing rule is an error of the item, which is restored without that change.
+    expect(results.toJSON().errors.namespaces?.app2?.[0]).toMatch(/^error applying rule #2 of ConfigMap velero\/m to deployments.apps app\/web: /);
+    expect(await cluster.get({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'app2', name: 'web' })).toBeDefined();
+  });
+});
+
+describe('restoring a Velero-shaped backup with a kept CSI snapshot', () => {
+  // The objects as Velero 1.17's CSI actions leave them in the tarball (field and annotation names from its code).
+  const vsName = 'velero-data-8xk2p';
+  const csiItems: ArchiveItem[] = [
+    item('namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'db' } }),
+    item('persistentvolumeclaims', {
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: {
+        name: 'data',
+        namespace: 'db',
+        uid: 'pvc-uid',
+        labels: { 'velero.io/volume-snapshot-name': vsName, 'velero.io/backup-name': 'b1' },
+        annotations: { 'velero.io/volume-snapshot-name': vsName, 'backup.velero.io/must-include-additional-items': 'true', 'pv.kubernetes.io/bind-completed': 'yes' },
+      },
+      spec: { storageClassName: 'csi-sc', volumeName: 'pvc-1111', accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+      status: { phase: 'Bound' },
+    }),
+    item('persistentvolumes', {
+      apiVersion: 'v1',
+      kind: 'PersistentVolume',
+      metadata: { name: 'pvc-1111' },
+      spec: { persistentVolumeReclaimPolicy: 'Delete', csi: { driver: 'hostpath.csi.k8s.io', volumeHandle: 'vol-1' }, claimRef: { namespace: 'db', name: 'data' } },
+    }),
+    item('volumesnapshots.snapshot.storage.k8s.io', {
+      apiVersion: 'snapshot.storage.k8s.io/v1',
+      kind: 'VolumeSnapshot',
+      metadata: {
+        name: vsName,
+        namespace: 'db',
+        labels: { 'velero.io/backup-name': 'b1' },
+        annotations: {
+          'velero.io/csi-vsc-deletion-policy': 'Delete',
+          'velero.io/csi-volumesnapshot-handle': 'snap-77',
+          'velero.io/csi-driver-name': 'hostpath.csi.k8s.io',
+          'velero.io/csi-volumesnapshot-restore-size': '1Gi',
+          'backup.velero.io/must-include-additional-items': 'true',
+        },
+      },
+      spec: { source: { persistentVolumeClaimName: 'data' }, volumeSnapshotClassName: 'csi-snapclass' },
+      status: { boundVolumeSnapshotContentName: 'snapcontent-abc', readyToUse: true, restoreSize: '1Gi' },
+    }),
+    item('volumesnapshotcontents.snapshot.storage.k8s.io', {
+      apiVersion: 'snapshot.storage.k8s.io/v1',
+      kind: 'VolumeSnapshotContent',
+      metadata: { name: 'snapcontent-abc', labels: { 'velero.io/backup-name': 'b1' } },
+      spec: {
+        deletionPolicy: 'Retain',
+        driver: 'hostpath.csi.k8s.io',
+        source: { volumeHandle: 'vol-1' },
+        volumeSnapshotClassName: 'csi-snapclass',
+        volumeSnapshotRef: { apiVersion: 'snapshot.storage.k8s.io/v1', kind: 'VolumeSnapshot', namespace: 'db', name: vsName, uid: 'vs-uid', resourceVersion: '42' },
+      },
+      status: { snapshotHandle: 'snap-77', readyToUse: true, restoreSize: 1073741824 },
+    }),
+    item('volumesnapshotclasses.snapshot.storage.k8s.io', {
+      apiVersion: 'snapshot.storage.k8s.io/v1',
+      kind: 'VolumeSnapshotClass',
+      metadata: { name: 'csi-snapclass', labels: { 'velero.io/csi-volumesnapshot-class': 'true' } },
+      driver: 'hostpath.csi.k8s.io',
+      deletionPolicy: 'Delete',
+    } as UnstructuredObject),
+  ];
+  const volumeInfos: StoredBackupVolumeInfo[] = [
+    { pvName: 'pvc-1111', pvcName: 'data', pvcNamespace: 'db', backupMethod: 'CSISnapshot', snapshotDataMoved: false, pvInfo: { reclaimPolicy: 'Delete', labels: null } },
+  ];
+
+  it('brings the claim back from a VolumeSnapshot bound statically to the stored snapshot handle; the PV is not restored', async () => {
+    const cluster = new FakeCluster();
+    const restore = newRestore({ name: 'r-csi', spec: { backupName: 'b1' } });
+    restore.metadata.uid = 'restore-uid';
+    const results = new ResultsCollector();
+    await runRestore({
+      restore,
+      backup: newBackup({ name: 'b1' }),
+      archive: { items: csiItems, warnings: [] },
+      volumeInfos,
+      client: cluster,
+      kube: {} as Kube,
+      registry: registerBuiltinRestoreActions(new ItemActionRegistry()),
+      log: createLogger({ level: 'fatal' }),
+      results,
+      resourceTimeoutMs: 1000,
+      pollIntervalMs: 1,
+    });
+    expect(results.toJSON()).toEqual({ warnings: {}, errors: {} });
+    const { restoredSnapshotName } = await import('../../../../src/server/item-actions/restore-csi-snapshot.js');
+    const name = restoredSnapshotName('restore-uid', vsName);
+    expect(cluster.created).toEqual([
+      'Namespace db',
+      'VolumeSnapshotClass csi-snapclass',
+      `VolumeSnapshotContent ${name}`,
+      `VolumeSnapshot db/${name}`,
+      'PersistentVolumeClaim db/data',
+    ]);
+    const vsc = await cluster.get({ apiVersion: 'snapshot.storage.k8s.io/v1', kind: 'VolumeSnapshotContent', name });
+    expect(vsc?.spec).toEqual({
+      deletionPolicy: 'Retain',
+      driver: 'hostpath.csi.k8s.io',
+      source: { snapshotHandle: 'snap-77' },
+      volumeSnapshotClassName: 'csi-snapclass',
+      volumeSnapshotRef: { apiVersion: 'snapshot.storage.k8s.io/v1', kind: 'VolumeSnapshot', namespace: 'db', name },
+    });
+    const vs = await cluster.get({ apiVersion: 'snapshot.storage.k8s.io/v1', kind: 'VolumeSnapshot', namespace: 'db', name });
+    expect(vs?.spec).toEqual({ source: { volumeSnapshotContentName: name }, volumeSnapshotClassName: 'csi-snapclass' });
+    const pvc = await cluster.get({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace: 'db', name: 'data' });
+    expect(pvc?.spec).toMatchObject({ dataSource: { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name } });
+    expect((pvc?.spec as { volumeName?: string }).volumeName).toBeUndefined();
+  });
+});

@@ -54,9 +54,9 @@ describe('restore validation', () => {
     ).toEqual({ backupName: 's-2' });
   });
 
-  it('refuses spec.resourceModifier, which cairn does not act on yet', () => {
+  it('accepts spec.resourceModifier (its ConfigMap is read and checked by the controller)', () => {
     const problems = validateRestore({ restore: restore({ backupName: 'b', resourceModifier: { kind: 'configmap', name: 'mods' } }), backup: backup(BackupPhase.Completed), location });
-    expect(problems).toEqual(['spec.resourceModifier: resource modifiers (configmap "mods") are not supported by cairn yet; remove the field to restore the objects unchanged']);
+    expect(problems).toEqual([]);
   });
 
   it('names a missing backup and an unavailable location', () => {

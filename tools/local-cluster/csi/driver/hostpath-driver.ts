@@ -45,6 +45,9 @@ interface VolumeRecord {
   source?: { snapshotId?: string; volumeId?: string };
 }
 
+/** The VolumeSnapshotClass parameter that makes CreateSnapshot fail (see createSnapshot). */
+export const FAIL_SNAPSHOT_PARAMETER = 'failSnapshot';
+
 interface SnapshotRecord {
   id: string;
   name: string;
@@ -100,7 +103,7 @@ export class HostPathDriver {
         await this.readVolume(req.volume_id);
         return { confirmed: { volume_capabilities: req.volume_capabilities } };
       }),
-      CreateSnapshot: this.unary('CreateSnapshot', (r) => this.createSnapshot(r as { name: string; source_volume_id: string })),
+      CreateSnapshot: this.unary('CreateSnapshot', (r) => this.createSnapshot(r as { name: string; source_volume_id: string; parameters?: Record<string, string> })),
       DeleteSnapshot: this.unary('DeleteSnapshot', (r) => this.deleteSnapshot((r as { snapshot_id: string }).snapshot_id)),
       ListSnapshots: this.unary('ListSnapshots', (r) => this.listSnapshots(r as { snapshot_id?: string; source_volume_id?: string })),
     });
@@ -206,8 +209,12 @@ export class HostPathDriver {
     return {};
   }
 
-  private async createSnapshot(req: { name: string; source_volume_id: string }): Promise<object> {
+  private async createSnapshot(req: { name: string; source_volume_id: string; parameters?: Record<string, string> }): Promise<object> {
     if (!req.name || !req.source_volume_id) throw new CsiError(grpc.status.INVALID_ARGUMENT, 'name and source_volume_id are required');
+    // A test hook: a VolumeSnapshotClass with the parameter `failSnapshot: <message>` makes every snapshot of it
+    // fail with that message, so the snapshot is never ready (tests of snapshot timeouts).
+    const fail = req.parameters?.[FAIL_SNAPSHOT_PARAMETER];
+    if (fail) throw new CsiError(grpc.status.INTERNAL, fail);
     const id = idFor('snap', req.name);
     const existing = await this.readSnapshot(id).catch(() => undefined);
     if (existing) {
