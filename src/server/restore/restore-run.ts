@@ -117,6 +117,7 @@ export async function executeRestore(opts: ExecuteRestoreOptions): Promise<Resto
         kube: opts.kube,
         namespace,
         restore,
+        backupStorageLocation: locName,
         log,
         ensureRepository: async (bsl, volumeNamespace) => {
           await ensureRepository({ kube: opts.kube, namespace, bsl, volumeNamespace, timeoutMs: opts.resourceTimeoutMs });

@@ -27,24 +27,31 @@ function veleroPluginGet(plugins: { name: string; kind: string }[]): string {
   return ['NAME'.padEnd(width) + 'KIND', ...rows.map((r) => r.name.padEnd(width) + r.kind)].join('\n') + '\n';
 }
 
-const EXPECTED = `NAME                                  KIND
-cairn.io/custom-resource-definition   BackupItemAction
-cairn.io/pv-claim                     BackupItemAction
-velero.io/pod                         BackupItemAction
-velero.io/pv                          BackupItemAction
-velero.io/service-account             BackupItemAction
-velero.io/aws                         ObjectStore
-velero.io/filesystem                  ObjectStore
-cairn.io/pv-claim-ref                 RestoreItemAction
-velero.io/init-restore-hook           RestoreItemAction
-velero.io/job                         RestoreItemAction
-velero.io/pod                         RestoreItemAction
-velero.io/pod-volume-restore          RestoreItemAction
-velero.io/pvc                         RestoreItemAction
-velero.io/secret                      RestoreItemAction
-velero.io/service                     RestoreItemAction
-velero.io/service-account             RestoreItemAction
-velero.io/csi-pvc-restorer            RestoreItemActionV2
+const EXPECTED = `NAME                                           KIND
+cairn.io/custom-resource-definition            BackupItemAction
+cairn.io/pv-claim                              BackupItemAction
+velero.io/pod                                  BackupItemAction
+velero.io/pv                                   BackupItemAction
+velero.io/service-account                      BackupItemAction
+velero.io/aws                                  ObjectStore
+velero.io/filesystem                           ObjectStore
+cairn.io/pv-claim-ref                          RestoreItemAction
+velero.io/change-image-name                    RestoreItemAction
+velero.io/change-storage-class                 RestoreItemAction
+velero.io/cluster-role-bindings                RestoreItemAction
+velero.io/init-restore-hook                    RestoreItemAction
+velero.io/job                                  RestoreItemAction
+velero.io/pod                                  RestoreItemAction
+velero.io/pod-volume-restore                   RestoreItemAction
+velero.io/pvc                                  RestoreItemAction
+velero.io/role-bindings                        RestoreItemAction
+velero.io/secret                               RestoreItemAction
+velero.io/service                              RestoreItemAction
+velero.io/service-account                      RestoreItemAction
+velero.io/csi-pvc-restorer                     RestoreItemActionV2
+velero.io/csi-volumesnapshot-restorer          RestoreItemActionV2
+velero.io/csi-volumesnapshotclass-restorer     RestoreItemActionV2
+velero.io/csi-volumesnapshotcontent-restorer   RestoreItemActionV2
 `;
 
 describe('ServerStatusRequest plugins', () => {
