@@ -20,10 +20,12 @@ import {
 import { findMinioBinary, startMinio, type MinioServer } from './datapath/minio.js';
 import { renderReport, renderTargetChecks, targetChecks } from './datapath/report.js';
 import type { BenchRun, DatasetInfo, ScenarioResult, ToolDescription } from './datapath/results.js';
-import { runScenario, type ScenarioOptions } from './datapath/scenario.js';
+import { defaultRealSources, loadOrBuildRealManifest } from './datapath/real-dataset.js';
+import { runInterleaved, Scenario, type ScenarioOptions } from './datapath/scenario.js';
 import { cairnTool } from './datapath/tools/cairn.js';
 import { kopiaTool } from './datapath/tools/kopia.js';
-import { resticTool } from './datapath/tools/restic.js';
+import { newestResticBinary, resticTool } from './datapath/tools/restic.js';
+import { loadAverageText, startCpuLoad, type CpuLoad } from './datapath/cpu-load.js';
 import type { Availability, BackupTool, ToolName } from './datapath/tools/types.js';
 import { Trash } from './datapath/trash.js';
 import { digestTree, type TreeDigest } from './datapath/tree-digest.js';
@@ -128,10 +130,12 @@ async function runBench(args: BenchArgs): Promise<void> {
   const candidates: Record<ToolName, () => BackupTool> = {
     cairn: () => cairnTool(projectRoot),
     restic: () => resticTool(),
+    'restic-new': () => resticTool(newestResticBinary(), 'restic-new'),
     kopia: () => kopiaTool(),
   };
   const installers: Partial<Record<ToolName, string>> = {
     restic: 'tools/peers/install-restic.sh',
+    'restic-new': 'tools/peers/install-restic-latest.sh',
     kopia: 'tools/peers/install-kopia.sh',
   };
   for (const name of args.tools) {
@@ -183,7 +187,16 @@ async function runBench(args: BenchArgs): Promise<void> {
     'MB = 10^6 bytes. Peak RSS = max of per-process VmHWM and sampled tree RSS (100 ms).',
     'S3 rows: MinIO runs on the same cores; its CPU seconds follow the "+" in the CPU column.',
     '"others CPU s" is what every other process on the machine used during the first backup (a shared machine is noisy).',
+    'The tools run interleaved: every first backup, then every unchanged run (order rotated each round), then each ' +
+      'change followed by every tool\'s backup of it, then every restore.',
+    `At the start: ${loadAverageText()}.`,
   ];
+  if (args.contended > 0) {
+    notes.push(
+      `Contended: ${args.contended} busy-loop process(es) (one per core unless told) competed for the CPU during every ` +
+        'step of every tool; "others CPU s" includes them.',
+    );
+  }
 
   const trash = new Trash(join(args.dataDir, 'trash'));
   if (trash.pending) {
@@ -202,6 +215,7 @@ async function runBench(args: BenchArgs): Promise<void> {
       machine: { cpus: availableParallelism(), memoryGiB: Math.round(totalmem() / 2 ** 30), kernel: release(), node: process.version },
       tools: descriptions,
       ...(minioVersion ? { minio: minioVersion } : {}),
+      ...(args.contended > 0 ? { contended: args.contended } : {}),
       notes,
       datasets: datasetInfos,
       results,
@@ -215,11 +229,14 @@ async function runBench(args: BenchArgs): Promise<void> {
     interrupted.value = true;
     log('interrupted: finishing the current step, then writing what was measured');
   });
+  let cpuLoad: CpuLoad | undefined;
   try {
     const corpus = loadCorpus();
     for (const name of args.datasets) {
       if (interrupted.value) break;
-      const dataset = makeDataset(name, corpus.bytes);
+      const dataset = makeDataset(name, corpus.bytes, () =>
+        loadOrBuildRealManifest(args.dataDir, defaultRealSources(projectRoot), args.realBytes, log),
+      );
       const stored: StoredDataset = prepareDataset({ dataset, scratchDir: args.dataDir, corpusSha256: corpus.sha256, log });
       datasetInfos.push(datasetInfo(name, stored));
       const digests = new Map<number, TreeDigest>();
@@ -229,24 +246,25 @@ async function runBench(args: BenchArgs): Promise<void> {
         return known;
       };
       for (const store of args.stores) {
+        if (interrupted.value) break;
+        const scenarios: Scenario[] = [];
+        let server: MinioServer | undefined;
+        if (store === 's3') {
+          const ready = await readyMinio();
+          if (!ready.server) {
+            for (const tool of tools) results.push({ tool: tool.name, store, dataset: name, status: 'skipped', reason: ready.skip ?? 'skipped' });
+            continue;
+          }
+          server = ready.server;
+        }
         for (const tool of tools) {
-          if (interrupted.value) break;
           const probed = availability.get(tool.name)!;
           if (!probed.available) {
             results.push({ tool: tool.name, store, dataset: name, status: 'not available', reason: probed.reason });
             continue;
           }
-          let server: MinioServer | undefined;
-          if (store === 's3') {
-            const ready = await readyMinio();
-            if (!ready.server) {
-              results.push({ tool: tool.name, store, dataset: name, status: 'skipped', reason: ready.skip ?? 'skipped' });
-              continue;
-            }
-            server = ready.server;
-          }
-          results.push(
-            await runScenario({
+          scenarios.push(
+            new Scenario({
               tool,
               store,
               stored,
@@ -261,13 +279,29 @@ async function runBench(args: BenchArgs): Promise<void> {
               log,
             }),
           );
-          writeResults();
         }
+        log(`${name}/${store}: ${scenarios.map((sc) => sc.result.tool).join(', ')} interleaved; ${loadAverageText()}`);
+        // The load runs only around the measured steps: preparing a dataset under it would just take longer.
+        if (args.contended > 0) {
+          cpuLoad = startCpuLoad(args.contended);
+          log(`contended: ${args.contended} busy loop(s) running (pids ${cpuLoad.pids.join(', ')})`);
+        }
+        try {
+          results.push(
+            ...(await runInterleaved({ scenarios, stored, scratchDir: args.dataDir, runs: args.runs, interrupted: () => interrupted.value })),
+          );
+        } finally {
+          await cpuLoad?.stop();
+          cpuLoad = undefined;
+        }
+        writeResults();
       }
     }
   } finally {
+    await cpuLoad?.stop();
     await minio?.stop();
   }
+  notes.push(`At the end: ${loadAverageText()}.`);
   const run = writeResults();
   process.stdout.write(renderRun(run, outFile));
   if (trash.pending) {
@@ -293,8 +327,8 @@ function renderRun(run: BenchRun, outFile: string): string {
     '',
     renderReport(run.datasets, run.results, run.machine.cpus),
     '',
-    'Targets (issue 4):',
-    renderTargetChecks(targetChecks(run.results)),
+    'Targets:',
+    renderTargetChecks(targetChecks(run.results, { contended: (run.contended ?? 0) > 0 })),
     '',
     `Results: ${outFile}`,
     '',

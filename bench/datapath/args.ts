@@ -1,8 +1,8 @@
 // Command-line options of `npm run bench:datapath -- ...`.
-import { homedir } from 'node:os';
+import { availableParallelism, homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { DATASET_NAMES, type DatasetName } from './datasets.js';
+import { DATASET_NAMES, GENERATED_DATASETS, type DatasetName } from './datasets.js';
 import { STORE_NAMES, TOOL_NAMES, type StoreName, type ToolName } from './tools/types.js';
 
 export interface BenchArgs {
@@ -18,6 +18,10 @@ export interface BenchArgs {
   dropCaches: boolean;
   /** Restore into a fresh ext4 filesystem (sparse image, loop device) each time; off with --no-fresh-fs. */
   freshFs: boolean;
+  /** Busy-loop processes competing for the CPU during every step (0: none). */
+  contended: number;
+  /** Size of the real dataset, bytes. */
+  realBytes: number;
   /** Only print the report of an earlier results JSON. */
   report?: string;
   help: boolean;
@@ -26,9 +30,13 @@ export interface BenchArgs {
 export const USAGE = `usage: npm run bench:datapath -- [options]
 
   --dataset LIST   datasets to run, comma-separated: ${DATASET_NAMES.join(', ')} (default: mixed)
-  --all            every dataset (mixed, large 2 GiB, small 200k files, tiny 1M files)
+                   real: Go modules, node_modules and toolchain binaries of this machine, copied into the data dir,
+                   plus logs and a database file; its change is a dependency upgrade, a log rotation and a checkpoint
+  --all            every generated dataset (mixed, large 2 GiB, small 200k files, tiny 1M files)
+  --real-mb N      size of the real dataset in MB (default 1000; chosen once, kept in <data-dir>/real.manifest.json)
+  --contended [N]  run N busy-loop processes (default: one per core) during every step of every tool
   --store LIST     fs, s3 (default: fs,s3; s3 needs the MinIO binary the test bed builds)
-  --tools LIST     cairn, restic, kopia (default: all three)
+  --tools LIST     cairn, restic (Debian's), restic-new (newest, built from the Go module proxy), kopia (default: all)
   --data-dir DIR   scratch dir for datasets, repositories and restores (default: ~/.cache/cairn/bench-data)
   --out FILE       results JSON (default: bench/results/<date>.json)
   --runs N         repeat the unchanged and the 5%-changed runs N times, report the median (default 3)
@@ -56,7 +64,7 @@ function list<T extends string>(value: string | undefined, allowed: readonly T[]
 }
 
 export function parseBenchArgs(argv: string[]): BenchArgs {
-  const { values } = parseArgs({
+  const { values, positionals } = parseArgs({
     args: argv,
     options: {
       dataset: { type: 'string' },
@@ -72,14 +80,23 @@ export function parseBenchArgs(argv: string[]): BenchArgs {
       'drop-caches': { type: 'boolean', default: false },
       'no-fresh-fs': { type: 'boolean', default: false },
       report: { type: 'string' },
+      contended: { type: 'boolean', default: false },
+      'real-mb': { type: 'string', default: '1000' },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
-    allowPositionals: false,
+    allowPositionals: true,
   });
   const runs = Number(values.runs);
   if (!Number.isInteger(runs) || runs < 1 || runs > 20) throw new BenchUsageError(`--runs: expected a whole number from 1 to 20, got "${values.runs}"`);
-  const datasets = values.all ? [...DATASET_NAMES] : list(values.dataset, DATASET_NAMES, ['mixed'], 'dataset');
+  const datasets = values.all ? [...GENERATED_DATASETS] : list(values.dataset, DATASET_NAMES, ['mixed'], 'dataset');
+  const realMb = Number(values['real-mb']);
+  if (!Number.isInteger(realMb) || realMb < 100) throw new BenchUsageError(`--real-mb: expected a whole number of at least 100, got "${values['real-mb']}"`);
+  // `--contended 3` leaves "3" as a positional (node's parseArgs has no optional values): take it from there.
+  const contendedCount = positionals.length > 0 ? Number(positionals[0]) : availableParallelism();
+  if (positionals.length > 1 || (positionals.length === 1 && (!values.contended || !Number.isInteger(contendedCount) || contendedCount < 1))) {
+    throw new BenchUsageError(`unexpected argument "${positionals.join(' ')}" (only --contended takes an optional count)`);
+  }
   return {
     datasets,
     stores: list(values.store, STORE_NAMES, [...STORE_NAMES], 'store'),
@@ -92,6 +109,8 @@ export function parseBenchArgs(argv: string[]): BenchArgs {
     build: values.build,
     dropCaches: values['drop-caches'],
     freshFs: !values['no-fresh-fs'],
+    contended: values.contended ? contendedCount : 0,
+    realBytes: realMb * 1e6,
     ...(values.report ? { report: resolve(values.report) } : {}),
     help: values.help,
   };

@@ -2,7 +2,7 @@
 // <dir>/<name>/ and its record in <dir>/<name>.state.json (outside the tree, so no tool ever backs it up).
 // A copy whose recipe hash matches is reused; the "5 % changed" step is applied and undone in place.
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { RECIPE_VERSION, type Dataset, type GeneratedFile } from './datasets.js';
 
@@ -30,7 +30,7 @@ export interface ModifiedTotals extends DatasetTotals {
 export function modifiedTotals(dataset: Dataset, base: DatasetTotals, variant = 1): ModifiedTotals {
   const before = sumSizes(dataset.baseOfModifiedFiles());
   const after = sumSizes(dataset.modifiedFiles(variant));
-  return { files: base.files, bytes: base.bytes - before.bytes + after.bytes, changedFiles: after.count, changedBytes: after.bytes };
+  return { files: base.files - before.count + after.count, bytes: base.bytes - before.bytes + after.bytes, changedFiles: after.count, changedBytes: after.bytes };
 }
 
 interface StateFile {
@@ -56,12 +56,13 @@ export function writeFiles(root: string, files: Iterable<GeneratedFile>): Datase
       mkdirSync(dir, { recursive: true });
       lastDir = dir;
     }
-    const fd = openSync(path, 'w');
+    const fd = openSync(path, 'w', file.mode);
     try {
       for (const piece of file.chunks()) writeSync(fd, piece);
     } finally {
       closeSync(fd);
     }
+    if (file.mode !== undefined) chmodSync(path, file.mode);
     count++;
     bytes += file.size;
   }
@@ -102,6 +103,7 @@ export function prepareDataset({ dataset, scratchDir, corpusSha256, log }: Prepa
   if (state && state.recipeHash === hash && existsSync(root)) {
     if (state.state === 'modified') {
       log(`dataset ${dataset.name}: undoing a modification left by an interrupted run`);
+      for (const dir of dataset.removedDirs?.() ?? []) rmSync(join(root, dir), { recursive: true, force: true });
       writeFiles(root, dataset.baseOfModifiedFiles());
       state = { ...state, state: 'base' };
       writeFileSync(statePath, JSON.stringify(state));
@@ -148,10 +150,16 @@ function setState(scratchDir: string, stored: StoredDataset, state: StateFile['s
 /** Applies the "5 % changed" step, variant 1 unless told (recorded first, so an interrupted run is undone next time). */
 export function applyModification(scratchDir: string, stored: StoredDataset, variant = 1): void {
   setState(scratchDir, stored, 'modified');
+  removeDirs(stored);
   writeFiles(stored.root, stored.dataset.modifiedFiles(variant));
 }
 
+function removeDirs(stored: StoredDataset): void {
+  for (const dir of stored.dataset.removedDirs?.() ?? []) rmSync(join(stored.root, dir), { recursive: true, force: true });
+}
+
 export function undoModification(scratchDir: string, stored: StoredDataset): void {
+  removeDirs(stored);
   writeFiles(stored.root, stored.dataset.baseOfModifiedFiles());
   setState(scratchDir, stored, 'base');
 }

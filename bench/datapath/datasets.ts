@@ -1,13 +1,18 @@
 // The benchmark datasets as pure recipes: each lists its files (path, size, bytes on demand) for the base state and
 // for the "5 % changed" step. Nothing here touches the disk (see dataset-store.ts), so the recipes are cheap to test.
 import { Lcg, KeyStream } from './prng.js';
+import { realDataset, type RealManifest } from './real-dataset.js';
 
-export type DatasetName = 'mixed' | 'large' | 'small' | 'tiny';
-export const DATASET_NAMES: readonly DatasetName[] = ['mixed', 'large', 'small', 'tiny'];
+export type DatasetName = 'mixed' | 'large' | 'small' | 'tiny' | 'real';
+export const DATASET_NAMES: readonly DatasetName[] = ['mixed', 'large', 'small', 'tiny', 'real'];
+/** What --all runs: the generated datasets (real is built from this machine's trees and asked for by name). */
+export const GENERATED_DATASETS: readonly DatasetName[] = ['mixed', 'large', 'small', 'tiny'];
 
 export interface GeneratedFile {
   relPath: string;
   size: number;
+  /** Permission bits; the process's default (0666 less the umask) when absent. */
+  mode?: number;
   /** The file's bytes, in pieces of bounded size (large files never sit whole in memory). */
   chunks(): Iterable<Buffer>;
 }
@@ -27,6 +32,11 @@ export interface Dataset {
   modifiedFiles(variant?: number): Iterable<GeneratedFile>;
   /** The base contents of exactly the files modifiedFiles() rewrites, to undo the step. */
   baseOfModifiedFiles(): Iterable<GeneratedFile>;
+  /**
+   * Directories the change (and its undo) deletes whole before writing its files: a dependency upgrade replaces a
+   * module's tree, adding and removing files. Every base file inside them is in baseOfModifiedFiles().
+   */
+  removedDirs?(): string[];
 }
 
 /** Bump when a generator changes the bytes it produces, so stale copies on disk are regenerated. */
@@ -232,8 +242,11 @@ export function tinyDataset(corpus: Buffer, count = 1_000_000): Dataset {
   };
 }
 
-export function makeDataset(name: DatasetName, corpus: Buffer): Dataset {
+export function makeDataset(name: DatasetName, corpus: Buffer, real?: () => RealManifest): Dataset {
   switch (name) {
+    case 'real':
+      if (!real) throw new Error('the real dataset needs its manifest');
+      return realDataset(real(), corpus);
     case 'mixed':
       return mixedDataset(corpus);
     case 'large':

@@ -86,6 +86,8 @@ export interface BenchRun {
   machine: { cpus: number; memoryGiB: number; kernel: string; node: string };
   tools: ToolDescription[];
   minio?: string;
+  /** Busy-loop processes that competed for the CPU during every step (--contended). */
+  contended?: number;
   notes: string[];
   datasets: DatasetInfo[];
   results: ScenarioResult[];

@@ -1,5 +1,5 @@
-// One tool x store x dataset: init, first backup, unchanged re-run, 5 %-changed run, full restore with
-// verification. The dataset is always put back to its base state afterwards, whatever happened.
+// One tool x store x dataset: init, first backup, unchanged re-runs, changed runs, full restore with
+// verification, with the tools' steps interleaved. The dataset is always put back to its base state afterwards.
 import { existsSync, lstatSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { openFreshFilesystem, type RestoreContent } from './fresh-fs.js';
@@ -8,7 +8,7 @@ import type { Measurement } from './measure.js';
 import type { MinioServer } from './minio.js';
 import type { FirstBackupFigures, RssCheckpoint, ScenarioResult, StepFigures } from './results.js';
 import { digestTree, firstDifference, type TreeDigest } from './tree-digest.js';
-import type { BackupTool, RepositoryPlace, StoreName } from './tools/types.js';
+import type { BackupTool, RepositoryPlace, StoreName, ToolSession } from './tools/types.js';
 import type { Trash } from './trash.js';
 
 export interface ScenarioOptions {
@@ -17,7 +17,7 @@ export interface ScenarioOptions {
   stored: StoredDataset;
   scratchDir: string;
   minio?: MinioServer;
-  /** Digest of the source tree after modification `variant` (computed once per dataset and variant, then reused). */
+  /** Digest of the source tree after modification `variant`, 0 the base (computed once per dataset and variant). */
   modifiedDigest: (variant: number) => TreeDigest;
   /** How many times the unchanged and the 5 %-changed runs are repeated (the median is reported). */
   runs: number;
@@ -106,118 +106,199 @@ function openRestoreTarget(options: ScenarioOptions, workDir: string, content: R
   return { dir, kind: 'directory', release: () => options.trash.discard(dir) };
 }
 
-function fmtRuns(seconds: number[]): string {
-  const each = `${seconds.map((x) => x.toFixed(2)).join(' / ')} s`;
-  if (seconds.length === 1) return each;
-  const median = medianRun(seconds.map((wallSeconds) => ({ wallSeconds }))).wallSeconds;
-  return `${each} (median ${median.toFixed(2)})`;
-}
 
-export async function runScenario(options: ScenarioOptions): Promise<ScenarioResult> {
-  const { tool, store, stored, scratchDir, minio, log } = options;
-  const dataset = stored.dataset.name;
-  const result: ScenarioResult = { tool: tool.name, store, dataset, status: 'ok' };
-  const workDir = join(scratchDir, 'runs', `${dataset}-${store}-${tool.name}`);
-  options.trash.discard(workDir);
-  mkdirSync(workDir, { recursive: true });
-  const prefix = `${dataset}-${tool.name}-${Date.now()}`;
-  const place: RepositoryPlace = {
-    store,
-    dir: join(workDir, 'repo'),
-    workDir,
-    ...(store === 's3' && minio ? { s3: minio.location(prefix), serverPid: minio.pid } : {}),
-  };
-  const repositoryBytes = async (): Promise<number> =>
-    store === 's3' && minio ? minio.objectBytes(prefix) : directoryBytes(place.dir);
-  const session = tool.open(place);
-  const label = `${tool.name}/${store}/${dataset}`;
-  let modified = false;
-  try {
-    result.init = stepFigures(await session.init());
+/**
+ * One tool x store x dataset, step by step, so that a driver can interleave the tools: every tool's first backup,
+ * then every tool's unchanged runs, then (after the driver changed the dataset) every tool's changed run, then the
+ * restores. On a machine whose speed drifts (other work, a fixed competing load), interleaving puts the same
+ * drift on every tool. A step that fails marks the row failed; later steps of that tool are skipped.
+ */
+export class Scenario {
+  readonly result: ScenarioResult;
+  private readonly label: string;
+  private readonly workDir: string;
+  private readonly prefix: string;
+  private readonly session: ToolSession;
+  private readonly repositoryBytes: () => Promise<number>;
+  private readonly summaries: (Record<string, unknown> | undefined)[] = [];
+  private readonly unchangedRuns: StepFigures[] = [];
+  private readonly changedRuns: StepFigures[] = [];
 
-    options.beforeTimedStep?.();
-    const first = await session.backup(stored.root, { wantProgress: stored.base.files >= MEMORY_CHECKPOINTS[0]! });
-    const firstFigures: FirstBackupFigures = {
-      ...stepFigures(first.measurement),
-      mbPerSecond: stored.base.bytes / 1e6 / first.measurement.wallSeconds,
-      filesPerSecond: stored.base.files / first.measurement.wallSeconds,
-      rssCheckpoints: rssCheckpoints(first.measurement, stored.base.files),
-      rssTimeline: timeline(first.measurement),
+  constructor(private readonly options: ScenarioOptions) {
+    const { tool, store, stored, scratchDir, minio } = options;
+    const dataset = stored.dataset.name;
+    this.result = { tool: tool.name, store, dataset, status: 'ok' };
+    this.workDir = join(scratchDir, 'runs', `${dataset}-${store}-${tool.name}`);
+    options.trash.discard(this.workDir);
+    mkdirSync(this.workDir, { recursive: true });
+    this.prefix = `${dataset}-${tool.name}-${Date.now()}`;
+    const place: RepositoryPlace = {
+      store,
+      dir: join(this.workDir, 'repo'),
+      workDir: this.workDir,
+      ...(store === 's3' && minio ? { s3: minio.location(this.prefix), serverPid: minio.pid } : {}),
     };
-    result.first = firstFigures;
-    result.repositoryBytesAfterFirst = await repositoryBytes();
-    log(`${label}: first backup ${first.measurement.wallSeconds.toFixed(2)} s (${firstFigures.mbPerSecond.toFixed(0)} MB/s)`);
+    this.repositoryBytes = async (): Promise<number> =>
+      store === 's3' && minio ? minio.objectBytes(this.prefix) : directoryBytes(place.dir);
+    this.session = tool.open(place);
+    this.label = `${tool.name}/${store}/${dataset}`;
+  }
 
-    const runs = Math.max(1, options.runs);
-    const summaries: (Record<string, unknown> | undefined)[] = [first.summary];
-    const unchangedRuns: StepFigures[] = [];
-    for (let i = 0; i < runs; i++) {
-      const unchanged = await session.backup(stored.root);
-      unchangedRuns.push(stepFigures(unchanged.measurement));
-      summaries.push(unchanged.summary);
-    }
-    result.unchanged = medianRun(unchangedRuns);
-    result.unchangedRunsSeconds = unchangedRuns.map((r) => r.wallSeconds);
-    log(`${label}: unchanged re-run ${fmtRuns(result.unchangedRunsSeconds)}`);
+  get ok(): boolean {
+    return this.result.status === 'ok';
+  }
 
-    // Each changed run writes new contents into the same 5 % of the files (variant 1 is the recipe's).
-    const changedRuns: StepFigures[] = [];
-    for (let variant = 1; variant <= runs; variant++) {
-      applyModification(scratchDir, stored, variant);
-      modified = true;
-      const changed = await session.backup(stored.root);
-      changedRuns.push(stepFigures(changed.measurement));
-      summaries.push(changed.summary);
-    }
-    result.changed = medianRun(changedRuns);
-    result.changedRunsSeconds = changedRuns.map((r) => r.wallSeconds);
-    result.repositoryBytesAfterChanged = await repositoryBytes();
-    log(`${label}: 5 %-changed run ${fmtRuns(result.changedRunsSeconds)}`);
-    result.toolSummaries = summaries.filter((s): s is Record<string, unknown> => s !== undefined);
-
-    const restoredBytes = modifiedTotals(stored.dataset, stored.base, runs).bytes;
-    const target = openRestoreTarget(options, workDir, { bytes: restoredBytes, files: stored.base.files });
+  private async step(what: () => Promise<void>): Promise<void> {
+    if (!this.ok) return;
     try {
-      options.beforeTimedStep?.();
-      const restored = await session.restore(stored.root, target.dir);
-      const expected = options.modifiedDigest(runs);
-      const actual = existsSync(restored.restoredRoot) ? digestTree(restored.restoredRoot) : undefined;
-      const verified = actual?.sha256 === expected.sha256;
-      result.restore = {
-        ...stepFigures(restored.measurement),
-        mbPerSecond: restoredBytes / 1e6 / restored.measurement.wallSeconds,
-        filesPerSecond: stored.base.files / restored.measurement.wallSeconds,
-        verified,
-        into: target.kind,
-        ...(verified
-          ? {}
-          : {
-              verifyDetail: actual
-                ? (firstDifference(stored.root, restored.restoredRoot) ?? 'digest differs')
-                : `nothing restored at ${restored.restoredRoot}`,
-            }),
-      };
-      log(
-        `${label}: restore ${restored.measurement.wallSeconds.toFixed(2)} s into a ${target.kind}, ` +
-          `${verified ? 'verified' : `NOT VERIFIED: ${result.restore.verifyDetail}`}`,
-      );
-    } finally {
-      try {
-        target.release();
-      } catch (error) {
-        log(`${label}: could not remove the restore target: ${(error as Error).message}`);
-      }
-    }
-  } catch (error) {
-    result.status = 'failed';
-    result.reason = (error as Error).message;
-    log(`${label}: FAILED: ${result.reason}`);
-  } finally {
-    if (modified) undoModification(scratchDir, stored);
-    if (!options.keepRepositories) {
-      options.trash.discard(workDir);
-      if (store === 's3' && minio) await minio.deletePrefix(prefix).catch(() => undefined);
+      await what();
+    } catch (error) {
+      this.result.status = 'failed';
+      this.result.reason = (error as Error).message;
+      this.options.log(`${this.label}: FAILED: ${this.result.reason}`);
     }
   }
-  return result;
+
+  async init(): Promise<void> {
+    await this.step(async () => {
+      this.result.init = stepFigures(await this.session.init());
+    });
+  }
+
+  async firstBackup(): Promise<void> {
+    const { stored } = this.options;
+    await this.step(async () => {
+      this.options.beforeTimedStep?.();
+      const first = await this.session.backup(stored.root, { wantProgress: stored.base.files >= MEMORY_CHECKPOINTS[0]! });
+      const figures: FirstBackupFigures = {
+        ...stepFigures(first.measurement),
+        mbPerSecond: stored.base.bytes / 1e6 / first.measurement.wallSeconds,
+        filesPerSecond: stored.base.files / first.measurement.wallSeconds,
+        rssCheckpoints: rssCheckpoints(first.measurement, stored.base.files),
+        rssTimeline: timeline(first.measurement),
+      };
+      this.result.first = figures;
+      this.result.repositoryBytesAfterFirst = await this.repositoryBytes();
+      this.summaries.push(first.summary);
+      this.options.log(`${this.label}: first backup ${first.measurement.wallSeconds.toFixed(2)} s (${figures.mbPerSecond.toFixed(0)} MB/s, ${first.measurement.cpuSeconds.toFixed(1)} CPU-s)`);
+    });
+  }
+
+  async unchangedBackup(): Promise<void> {
+    await this.step(async () => {
+      const unchanged = await this.session.backup(this.options.stored.root);
+      this.unchangedRuns.push(stepFigures(unchanged.measurement));
+      this.summaries.push(unchanged.summary);
+      this.result.unchanged = medianRun(this.unchangedRuns);
+      this.result.unchangedRunsSeconds = this.unchangedRuns.map((r) => r.wallSeconds);
+      this.options.log(`${this.label}: unchanged re-run ${unchanged.measurement.wallSeconds.toFixed(2)} s, ${unchanged.measurement.cpuSeconds.toFixed(1)} CPU-s`);
+    });
+  }
+
+  /** A backup after the driver applied the next variant of the dataset's change. */
+  async changedBackup(): Promise<void> {
+    await this.step(async () => {
+      const changed = await this.session.backup(this.options.stored.root);
+      this.changedRuns.push(stepFigures(changed.measurement));
+      this.summaries.push(changed.summary);
+      this.result.changed = medianRun(this.changedRuns);
+      this.result.changedRunsSeconds = this.changedRuns.map((r) => r.wallSeconds);
+      this.result.repositoryBytesAfterChanged = await this.repositoryBytes();
+      this.options.log(`${this.label}: changed run ${changed.measurement.wallSeconds.toFixed(2)} s, ${changed.measurement.cpuSeconds.toFixed(1)} CPU-s`);
+    });
+  }
+
+  /** Restores the latest snapshot (taken after `variant` changes) and verifies it against the source. */
+  async restore(variant: number): Promise<void> {
+    const { stored } = this.options;
+    await this.step(async () => {
+      const totals = modifiedTotals(stored.dataset, stored.base, variant);
+      const restoredBytes = variant === 0 ? stored.base.bytes : totals.bytes;
+      const restoredFiles = variant === 0 ? stored.base.files : totals.files;
+      const target = openRestoreTarget(this.options, this.workDir, { bytes: restoredBytes, files: restoredFiles });
+      try {
+        this.options.beforeTimedStep?.();
+        const restored = await this.session.restore(stored.root, target.dir);
+        const expected = this.options.modifiedDigest(variant);
+        const actual = existsSync(restored.restoredRoot) ? digestTree(restored.restoredRoot) : undefined;
+        const verified = actual?.sha256 === expected.sha256;
+        this.result.restore = {
+          ...stepFigures(restored.measurement),
+          mbPerSecond: restoredBytes / 1e6 / restored.measurement.wallSeconds,
+          filesPerSecond: restoredFiles / restored.measurement.wallSeconds,
+          verified,
+          into: target.kind,
+          ...(verified
+            ? {}
+            : {
+                verifyDetail: actual
+                  ? (firstDifference(stored.root, restored.restoredRoot) ?? 'digest differs')
+                  : `nothing restored at ${restored.restoredRoot}`,
+              }),
+        };
+        this.options.log(
+          `${this.label}: restore ${restored.measurement.wallSeconds.toFixed(2)} s (${restored.measurement.cpuSeconds.toFixed(1)} CPU-s) into a ${target.kind}, ` +
+            `${verified ? 'verified' : `NOT VERIFIED: ${this.result.restore.verifyDetail}`}`,
+        );
+      } finally {
+        try {
+          target.release();
+        } catch (error) {
+          this.options.log(`${this.label}: could not remove the restore target: ${(error as Error).message}`);
+        }
+      }
+    });
+  }
+
+  /** Deletes the repository (unless kept) and returns the row. */
+  async finish(): Promise<ScenarioResult> {
+    this.result.toolSummaries = this.summaries.filter((s): s is Record<string, unknown> => s !== undefined);
+    if (!this.options.keepRepositories) {
+      this.options.trash.discard(this.workDir);
+      if (this.options.store === 's3' && this.options.minio) await this.options.minio.deletePrefix(this.prefix).catch(() => undefined);
+    }
+    return this.result;
+  }
+}
+
+/** Rotates a list by `by` places, so repeated rounds do not always run the tools in the same order. */
+export function rotated<T>(items: T[], by: number): T[] {
+  if (items.length === 0) return items;
+  const k = by % items.length;
+  return [...items.slice(k), ...items.slice(0, k)];
+}
+
+export interface InterleavedOptions {
+  scenarios: Scenario[];
+  stored: StoredDataset;
+  scratchDir: string;
+  runs: number;
+  interrupted: () => boolean;
+}
+
+/**
+ * Runs the steps of several tools' scenarios interleaved (see Scenario). The dataset is changed once per variant,
+ * before every tool's changed run, and always put back to its base state afterwards.
+ */
+export async function runInterleaved({ scenarios, stored, scratchDir, runs, interrupted }: InterleavedOptions): Promise<ScenarioResult[]> {
+  let modified = false;
+  let variant = 0;
+  try {
+    for (const s of scenarios) await s.init();
+    for (const s of scenarios) if (!interrupted()) await s.firstBackup();
+    for (let i = 0; i < runs && !interrupted(); i++) for (const s of rotated(scenarios, i)) await s.unchangedBackup();
+    for (let v = 1; v <= runs && !interrupted(); v++) {
+      if (!scenarios.some((s) => s.ok)) break;
+      modified = true;
+      applyModification(scratchDir, stored, v);
+      variant = v;
+      for (const s of rotated(scenarios, v - 1)) await s.changedBackup();
+    }
+    for (const s of scenarios) if (!interrupted()) await s.restore(variant);
+  } finally {
+    if (modified) undoModification(scratchDir, stored);
+  }
+  const results: ScenarioResult[] = [];
+  for (const s of scenarios) results.push(await s.finish());
+  return results;
 }

@@ -1,6 +1,8 @@
-// restic from Debian (tools/peers/install-restic.sh). Repository format 2 with `--compression auto` (zstd at its
-// default level); everything else at restic's defaults.
+// restic from Debian (tools/peers/install-restic.sh) and the newest release built from the Go module proxy
+// (tools/peers/install-restic-latest.sh). Repository format 2 with `--compression auto` (zstd at its default
+// level); everything else at restic's defaults.
 import { execFile } from 'node:child_process';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { measureCommand } from '../measure.js';
@@ -40,15 +42,22 @@ function parseMessage(line: string): ResticMessage | undefined {
   }
 }
 
-export function resticTool(binary = 'restic'): BackupTool {
+/** Where install-restic-latest.sh puts the newest release (RESTIC_VERSION overrides the pin, as for the script). */
+export function newestResticBinary(): string {
+  const version = process.env.RESTIC_VERSION ?? 'v0.19.1';
+  return join(process.env.CAIRN_CACHE ?? join(homedir(), '.cache', 'cairn'), 'bin', `restic-${version}`, 'restic');
+}
+
+export function resticTool(binary = 'restic', name: 'restic' | 'restic-new' = 'restic'): BackupTool {
+  const installer = name === 'restic' ? 'tools/peers/install-restic.sh' : 'tools/peers/install-restic-latest.sh';
   return {
-    name: 'restic',
+    name,
     async probe(): Promise<Availability> {
       try {
         const { stdout } = await run(binary, ['version']);
         return { available: true, version: stdout.trim(), settings: RESTIC_SETTINGS };
       } catch {
-        return { available: false, reason: 'restic not installed (tools/peers/install-restic.sh)' };
+        return { available: false, reason: `${binary} not installed (${installer})` };
       }
     },
     open(place: RepositoryPlace): ToolSession {
@@ -64,7 +73,7 @@ export function resticTool(binary = 'restic'): BackupTool {
         measureCommand({ command: binary, args, env, serverPid: place.serverPid, onLine });
       return {
         async init() {
-          return ensureSucceeded('restic', 'init', await measure(['init', '--repository-version', '2']));
+          return ensureSucceeded(name, 'init', await measure(['init', '--repository-version', '2']));
         },
         async backup(source) {
           let summary: ResticMessage | undefined;
@@ -73,7 +82,7 @@ export function resticTool(binary = 'restic'): BackupTool {
             if (message?.message_type === 'summary') summary = message;
             return message?.message_type === 'status' ? message.files_done : undefined;
           });
-          ensureSucceeded('restic', 'backup', measurement);
+          ensureSucceeded(name, 'backup', measurement);
           return {
             measurement,
             ...(summary?.snapshot_id ? { snapshotId: summary.snapshot_id } : {}),
@@ -81,7 +90,7 @@ export function resticTool(binary = 'restic'): BackupTool {
           };
         },
         async restore(source, target) {
-          const measurement = ensureSucceeded('restic', 'restore', await measure(['restore', 'latest', '--target', target]));
+          const measurement = ensureSucceeded(name, 'restore', await measure(['restore', 'latest', '--target', target]));
           // restic recreates the source's absolute path below the target.
           return { measurement, restoredRoot: join(target, source) };
         },

@@ -1,8 +1,11 @@
 // What the harness needs from each backup tool: set a repository up, back up, restore, and say how it was set.
 import type { Measurement } from '../measure.js';
 
-export type ToolName = 'cairn' | 'restic' | 'kopia';
-export const TOOL_NAMES: readonly ToolName[] = ['cairn', 'restic', 'kopia'];
+/** restic: Debian's package (0.14); restic-new: the newest release, built from the Go module proxy. */
+export type ToolName = 'cairn' | 'restic' | 'restic-new' | 'kopia';
+export const TOOL_NAMES: readonly ToolName[] = ['cairn', 'restic', 'restic-new', 'kopia'];
+/** The tools cairn is compared with, in report order. */
+export const PEER_NAMES: readonly ToolName[] = ['restic', 'restic-new', 'kopia'];
 
 export type StoreName = 'fs' | 's3';
 export const STORE_NAMES: readonly StoreName[] = ['fs', 's3'];

@@ -8,3 +8,18 @@ describe('bench:datapath arguments', () => {
     expect(USAGE).toContain('--no-fresh-fs');
   });
 });
+
+describe('bench:datapath --contended and --real-mb', () => {
+  it('runs one busy loop per core unless a count is given, and none without the flag', () => {
+    expect(parseBenchArgs([]).contended).toBe(0);
+    expect(parseBenchArgs(['--contended']).contended).toBeGreaterThanOrEqual(1);
+    expect(parseBenchArgs(['--contended', '3']).contended).toBe(3);
+    expect(() => parseBenchArgs(['3'])).toThrow(/unexpected argument/);
+  });
+
+  it('sizes the real dataset in MB and keeps it out of --all', () => {
+    expect(parseBenchArgs(['--dataset', 'real', '--real-mb', '500']).realBytes).toBe(500e6);
+    expect(parseBenchArgs(['--all']).datasets).not.toContain('real');
+    expect(() => parseBenchArgs(['--real-mb', '5'])).toThrow(/real-mb/);
+  });
+});
