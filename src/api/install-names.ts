@@ -14,3 +14,11 @@ export const CREDENTIALS_KEY = 'cloud';
 export const DEFAULT_LOCATION_NAME = 'default';
 export const SERVER_HEALTH_PORT = 8085;
 export const NODE_AGENT_HEALTH_PORT = 8086;
+
+/** Cluster-scoped names include the namespace so two installs in different namespaces do not collide. */
+export function clusterScopedName(base: string, ns: string): string {
+  return ns === 'velero' ? base : `${base}-${ns}`;
+}
+
+/** The ClusterRole listing what restore may create (docs/rbac.md): the server keeps it current in the `all` scope. */
+export const restoreRoleName = (ns: string): string => clusterScopedName('cairn-restore', ns);

@@ -35,6 +35,9 @@ piped to \`kubectl apply -f -\` without credentials reaching the terminal; --inc
     'kubelet-root-dir': Flags.string({ description: 'The kubelet root directory on the nodes (the kubelet\'s --root-dir); the node agent reads pod volumes from its pods/ folder.', default: '/var/lib/kubelet' }),
     'default-volumes-to-fs-backup': Flags.boolean({ description: 'Back up all pod volumes with file-system backup unless excluded.', default: false }),
     'schedule-skip-immediately': Flags.boolean({ description: 'Skip the backup due right away when a schedule is created or unpaused (for schedules that do not set skipImmediately).', default: false }),
+    'restore-resources': Flags.string({
+      description: 'Resources restore may create, as resource[.group] separated by commas (e.g. deployments.apps,configmaps,persistentvolumeclaims); default: everything the API server serves. Without rbac.authorization.k8s.io resources the server holds no bind or escalate (docs/rbac.md).',
+    }),
     image: Flags.string({ description: 'Container image for the server and node agent.', default: defaultImage() }),
     'dry-run': Flags.boolean({ description: 'Create nothing; with -o print the objects that would be created.', default: false }),
     'crds-only': Flags.boolean({ description: 'Apply (or with --dry-run print) only the CustomResourceDefinitions: updates the CRDs of an existing install.', default: false }),

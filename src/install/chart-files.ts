@@ -5,7 +5,16 @@
  * rest object by object.
  */
 import { renderCrdFiles } from '../api/crd.js';
-import { NODE_AGENT_CLUSTER_RULES, NODE_AGENT_NAMESPACE_RULES, SERVER_CLUSTER_RULES, SERVER_NAMESPACE_RULES, type ExplainedRule } from './manifests.js';
+import { NEVER_RESTORED } from '../api/restore-scope.js';
+import {
+  NODE_AGENT_CLUSTER_RULES,
+  NODE_AGENT_NAMESPACE_RULES,
+  SERVER_CLUSTER_RULES,
+  SERVER_NAMESPACE_RULES,
+  SERVER_RBAC_RESTORE_RULES,
+  serverRestoreRoleUpkeep,
+  type ExplainedRule,
+} from './rbac.js';
 
 export interface ChartFile {
   path: string;
@@ -22,6 +31,12 @@ export function renderChartFiles(): ChartFile[] {
   const crds = renderCrdFiles().map((f) => ({ path: `${CHART}/crds/${f.path.split('/').pop()!}`, content: f.content }));
   const rbac = {
     serverCluster: rules(SERVER_CLUSTER_RULES),
+    // Added when the restore scope includes RBAC objects (the default, every resource, does).
+    serverRbacRestore: rules(SERVER_RBAC_RESTORE_RULES),
+    // Added in the default scope; the template fills in the restore ClusterRole's name.
+    serverRestoreRoleUpkeep: rules(serverRestoreRoleUpkeep('RESTORE_ROLE')),
+    // restoreResources entries the chart refuses, as install's --restore-resources does.
+    neverRestored: NEVER_RESTORED,
     serverNamespace: rules(SERVER_NAMESPACE_RULES),
     nodeAgentCluster: rules(NODE_AGENT_CLUSTER_RULES),
     nodeAgentNamespace: rules(NODE_AGENT_NAMESPACE_RULES),

@@ -22,7 +22,17 @@ import type {
   V1SecurityContext,
 } from '@kubernetes/client-node';
 import { allCrds } from '../api/index.js';
+import { RESTORE_SCOPE_ANNOTATION } from '../api/restore-scope.js';
 import { DEFAULT_KUBELET_ROOT_DIR, type InstallOptions } from './options.js';
+import {
+  NODE_AGENT_CLUSTER_RULES,
+  NODE_AGENT_NAMESPACE_RULES,
+  SERVER_NAMESPACE_RULES,
+  restoreScopeRules,
+  serverClusterRules,
+  type ExplainedRule,
+  type RestoreScope,
+} from './rbac.js';
 import {
   PART_OF_LABEL,
   PART_OF,
@@ -33,16 +43,12 @@ import {
   CREDENTIALS_SECRET,
   CREDENTIALS_KEY,
   DEFAULT_LOCATION_NAME,
+  clusterScopedName,
+  restoreRoleName,
   SERVER_HEALTH_PORT,
   NODE_AGENT_HEALTH_PORT,
 } from '../api/install-names.js';
 
-
-/** An RBAC rule with the reason it is granted; the reason goes into docs and an annotation, not the API. */
-export interface ExplainedRule {
-  rule: V1PolicyRule;
-  why: string;
-}
 
 const labels = (component: string): Record<string, string> => ({
   [PART_OF_LABEL]: PART_OF,
@@ -50,50 +56,7 @@ const labels = (component: string): Record<string, string> => ({
   component: 'velero',
 });
 
-export const SERVER_CLUSTER_RULES: readonly ExplainedRule[] = [
-  { rule: { apiGroups: ['velero.io'], resources: ['*'], verbs: ['*'] }, why: 'owns every velero.io resource: reconciles them and writes their status' },
-  { rule: { apiGroups: ['*'], resources: ['*'], verbs: ['get', 'list', 'watch'] }, why: 'backup reads every resource it is asked to include, in any API group' },
-  { rule: { apiGroups: ['*'], resources: ['*'], verbs: ['create', 'patch', 'update'] }, why: 'restore recreates any backed-up resource; existingResourcePolicy=update patches existing ones' },
-  { rule: { apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterroles', 'roles'], verbs: ['bind', 'escalate'] }, why: 'restoring Roles and bindings that grant more than cairn itself holds' },
-  { rule: { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] }, why: 'reports progress and failures as Events' },
-  {
-    rule: { apiGroups: [''], resources: ['pods/exec'], verbs: ['create'] },
-    why: 'runs the backup and restore exec hooks (pod annotations, spec.hooks) in the pods they name, as Velero does',
-  },
-  {
-    rule: { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshots'], verbs: ['delete'] },
-    why: 'deletes the VolumeSnapshots a backup took once their data is moved or they are stored in the backup, and those of failed or deleted backups',
-  },
-  {
-    rule: { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshotcontents'], verbs: ['delete'] },
-    why: 'lets a kept CSI snapshot go from the cluster once it is in the backup (its storage snapshot stays), and deletes the storage snapshot through a temporary content when the backup is deleted',
-  },
-];
-
-export const SERVER_NAMESPACE_RULES: readonly ExplainedRule[] = [
-  { rule: { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create', 'update'] }, why: 'storage credentials and per-repository key material live in the install namespace' },
-  { rule: { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] }, why: 'leader election between server replicas' },
-];
-
-export const NODE_AGENT_CLUSTER_RULES: readonly ExplainedRule[] = [
-  { rule: { apiGroups: ['velero.io'], resources: ['podvolumebackups', 'podvolumerestores', 'datauploads', 'datadownloads'], verbs: ['get', 'list', 'watch', 'update', 'patch'] }, why: 'claims and runs the data movement work on its node' },
-  { rule: { apiGroups: ['velero.io'], resources: ['podvolumebackups/status', 'podvolumerestores/status', 'datauploads/status', 'datadownloads/status'], verbs: ['get', 'update', 'patch'] }, why: 'reports phase and progress of that work' },
-  { rule: { apiGroups: ['velero.io'], resources: ['backuprepositories', 'backupstoragelocations'], verbs: ['get', 'list', 'watch'] }, why: 'finds where the data goes' },
-  { rule: { apiGroups: [''], resources: ['pods', 'persistentvolumeclaims', 'persistentvolumes', 'nodes'], verbs: ['get', 'list', 'watch'] }, why: 'locates the volume of the workload pod on this node' },
-  { rule: { apiGroups: [''], resources: ['events'], verbs: ['create', 'update', 'patch', 'list', 'watch'] }, why: 'the data mover reports progress through Events the node-agent watches' },
-  { rule: { apiGroups: [''], resources: ['persistentvolumes'], verbs: ['update', 'patch'] }, why: 'hands a restored volume over to the workload claim it was restored for (reclaim policy, claimRef)' },
-  { rule: { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshots'], verbs: ['get', 'list', 'watch'] }, why: 'waits for the snapshot a DataUpload moves to be ready, in the workload namespace' },
-  { rule: { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshotcontents'], verbs: ['get', 'list', 'watch', 'create', 'delete', 'patch', 'update'] }, why: 'reads the snapshot handle and makes a Retain copy of the content to restore the snapshot from' },
-];
-
-export const NODE_AGENT_NAMESPACE_RULES: readonly ExplainedRule[] = [
-  { rule: { apiGroups: [''], resources: ['pods'], verbs: ['create', 'delete'] }, why: 'starts and removes the backup/restore pods of the data mover, only in the install namespace' },
-  { rule: { apiGroups: [''], resources: ['pods/log'], verbs: ['get'] }, why: 'collects the data mover logs into its own' },
-  { rule: { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['create', 'delete'] }, why: 'creates and removes the temporary volumes of snapshot data movement, only in the install namespace' },
-  { rule: { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshots'], verbs: ['create', 'delete', 'patch', 'update'] }, why: 'creates and removes the snapshot the temporary backup volume is restored from, only in the install namespace' },
-  { rule: { apiGroups: [''], resources: ['secrets'], verbs: ['get'] }, why: 'reads storage credentials and repository keys' },
-  { rule: { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] }, why: 'reads its configuration (concurrency, pod resources)' },
-];
+export { NODE_AGENT_CLUSTER_RULES, NODE_AGENT_NAMESPACE_RULES, SERVER_CLUSTER_RULES, SERVER_NAMESPACE_RULES, type ExplainedRule } from './rbac.js';
 
 function rulesOf(explained: readonly ExplainedRule[]): V1PolicyRule[] {
   return explained.map((e) => e.rule);
@@ -101,6 +64,20 @@ function rulesOf(explained: readonly ExplainedRule[]): V1PolicyRule[] {
 
 function clusterRole(name: string, rules: readonly ExplainedRule[]): V1ClusterRole {
   return { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name, labels: labels(name) }, rules: rulesOf(rules) };
+}
+
+/**
+ * The ClusterRole of what restore may create. In the `all` scope it has no rules here: the server writes them (what
+ * the API server serves) and install, which never names the field, leaves them alone when run again.
+ */
+function restoreClusterRole(name: string, scope: RestoreScope): V1ClusterRole {
+  const role: V1ClusterRole = {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: { name, labels: labels(name), annotations: { [RESTORE_SCOPE_ANNOTATION]: scope === 'all' ? 'all' : 'listed' } },
+  };
+  if (scope !== 'all') role.rules = rulesOf(restoreScopeRules(scope));
+  return role;
 }
 
 function role(ns: string, name: string, rules: readonly ExplainedRule[]): V1Role {
@@ -127,10 +104,6 @@ function roleBinding(ns: string, name: string, sa: string): V1RoleBinding {
   };
 }
 
-/** Cluster-scoped names include the namespace so two installs in different namespaces do not collide. */
-export function clusterScopedName(base: string, ns: string): string {
-  return ns === 'velero' ? base : `${base}-${ns}`;
-}
 
 function commonEnv(): V1EnvVar[] {
   return [
@@ -305,6 +278,8 @@ export interface InstallManifests {
 export function installManifests(opts: InstallOptions): InstallManifests {
   const ns = opts.namespace;
   const serverRole = clusterScopedName('cairn-server', ns);
+  const restoreRole = restoreRoleName(ns);
+  const scope = opts.restoreScope ?? 'all';
   const agentRole = clusterScopedName('cairn-node-agent', ns);
   const namespace: V1Namespace = {
     apiVersion: 'v1',
@@ -324,8 +299,10 @@ export function installManifests(opts: InstallOptions): InstallManifests {
     ...allCrds(),
     namespace,
     sa(SERVER_SERVICE_ACCOUNT),
-    clusterRole(serverRole, SERVER_CLUSTER_RULES),
+    clusterRole(serverRole, serverClusterRules(scope, restoreRole)),
     clusterRoleBinding(ns, serverRole, SERVER_SERVICE_ACCOUNT),
+    restoreClusterRole(restoreRole, scope),
+    clusterRoleBinding(ns, restoreRole, SERVER_SERVICE_ACCOUNT),
     role(ns, 'cairn-server', SERVER_NAMESPACE_RULES),
     roleBinding(ns, 'cairn-server', SERVER_SERVICE_ACCOUNT),
   ];

@@ -6,6 +6,8 @@ import { readFileSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import { UsageError } from '../base/errors.js';
 import { isValidDnsLabel, isValidName } from '../api/names.js';
+import { InvalidRestoreScopeError, parseRestoreScope } from '../api/restore-scope.js';
+import type { RestoreScope } from './rbac.js';
 import { CredentialsFormatError, parseAwsCredentialsFile } from '../plugins/object-store/aws-credentials.js';
 
 export const PROVIDERS = ['aws', 'filesystem'] as const;
@@ -37,6 +39,7 @@ export interface InstallFlags {
   'kubelet-root-dir'?: string | undefined;
   'default-volumes-to-fs-backup'?: boolean | undefined;
   'schedule-skip-immediately'?: boolean | undefined;
+  'restore-resources'?: string | undefined;
 }
 
 /** The kubelet's default --root-dir; distributions that move it (k0s, microk8s...) need --kubelet-root-dir. */
@@ -65,6 +68,8 @@ export interface InstallOptions {
   defaultVolumesToFsBackup: boolean;
   /** Server flag --schedule-skip-immediately. */
   scheduleSkipImmediately?: boolean;
+  /** What restore may create: everything the API server serves (default), or the resources of --restore-resources. */
+  restoreScope?: RestoreScope;
 }
 
 /** Parses `key=value,key2=value2`; a malformed part is a UsageError naming the flag. */
@@ -165,6 +170,14 @@ export function parseInstallFlags(flags: InstallFlags): InstallOptions {
     scheduleSkipImmediately: flags['schedule-skip-immediately'] ?? false,
     kubeletRootDir: parseKubeletRootDir(flags['kubelet-root-dir']),
   };
+  if (flags['restore-resources'] !== undefined) {
+    try {
+      options.restoreScope = parseRestoreScope(flags['restore-resources'].split(','));
+    } catch (err) {
+      if (err instanceof InvalidRestoreScopeError) throw new UsageError('--restore-resources', err.message);
+      throw err;
+    }
+  }
   const agentConfig = flags['node-agent-configmap'];
   if (agentConfig !== undefined) {
     if (!isValidName(agentConfig)) throw new UsageError('--node-agent-configmap', `"${agentConfig}" is not a valid ConfigMap name`);

@@ -2,6 +2,7 @@
  * What every server controller receives: cluster access, the install namespace, a logger, the clock, and the
  * server's configuration (flags of `cairn server`, Velero's defaults).
  */
+import type { RestoreRoleKeeper } from './rbac/restore-role.js';
 import type { Logger } from '../base/logger.js';
 import type { Kube } from '../kube/client.js';
 import type { TimerClock } from '../base/clock.js';
@@ -61,6 +62,8 @@ export interface ServerContext {
   clock?: TimerClock;
   /** The server's HTTP port (health and /download/), where controllers may serve extra paths; absent in tests. */
   http?: HttpRoutes;
+  /** Keeps the restore ClusterRole current (rbac/restore-role.ts); absent in tests. */
+  restoreRole?: RestoreRoleKeeper;
 }
 
 /** Something a controller start function returns. */

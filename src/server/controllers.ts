@@ -13,8 +13,11 @@ import { startDeleteBackupRequestController } from './delete-backup-request-cont
 import { startDownloadRequestController } from './download-request-controller.js';
 import { startBackupRepositoryController } from './backup-repository-controller.js';
 import { startScheduleController } from './schedule/schedule-controller.js';
+import { startRestoreRoleRefresh } from './rbac/restore-role-refresh.js';
 
 export const CONTROLLERS: readonly { name: string; start: (ctx: ServerContext) => Promise<Stoppable> }[] = [
+  // First: restores need the restore ClusterRole current.
+  { name: 'restore-role', start: startRestoreRoleRefresh },
   { name: 'server-status-request', start: startServerStatusRequestController },
   { name: 'backup-storage-location', start: startBackupStorageLocationController },
   { name: 'backup-sync', start: startBackupSyncController },

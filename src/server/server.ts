@@ -11,6 +11,9 @@ import { startHealthServer, type HealthServer } from '../kube/health.js';
 import type { Role } from '../kube/lifecycle.js';
 import type { ServerConfig, Stoppable } from './context.js';
 import { CONTROLLERS } from './controllers.js';
+import { apiReader } from './backup/api-reader.js';
+import { restoreRoleKeeper } from './rbac/restore-role.js';
+import { restoreRoleName } from '../api/install-names.js';
 
 export interface ServerOptions {
   kube: Kube;
@@ -33,7 +36,8 @@ export function createServer(opts: ServerOptions): Role {
       // Every velero.io kind: a missing CRD would otherwise leave a controller retrying its list forever.
       await requireResources(opts.kube, 'the server', allKindDefinitions);
       opts.logger.info({ apiServer: opts.kube.server, apiVersion, namespace: opts.namespace }, 'connected to the API server');
-      const ctx = { kube: opts.kube, namespace: opts.namespace, logger: opts.logger, version: opts.version, config: opts.config, now: () => new Date(), http: health };
+      const restoreRole = restoreRoleKeeper({ kube: opts.kube, api: apiReader(opts.kube), name: restoreRoleName(opts.namespace), logger: opts.logger.child({ controller: 'restore-role' }) });
+      const ctx = { kube: opts.kube, namespace: opts.namespace, logger: opts.logger, version: opts.version, config: opts.config, now: () => new Date(), http: health, restoreRole };
       for (const c of CONTROLLERS) {
         running.push(await c.start({ ...ctx, logger: opts.logger.child({ controller: c.name }) }));
       }

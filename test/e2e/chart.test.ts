@@ -127,6 +127,16 @@ describe('the Helm chart', () => {
       values: () => ({ configuration: { backupStorageLocation: [{ name: 'default', provider: 'aws', bucket: 'backups', default: true, config: { region: 'eu-west-1' } }] }, credentials: { useSecret: false } }),
     },
     { name: 'no location at all', flags: () => [], values: () => ({}) },
+    {
+      name: 'a narrow restore scope (with one RBAC kind, so bind and escalate stay)',
+      flags: () => ['--restore-resources', 'deployments.apps,configmaps,rolebindings.rbac.authorization.k8s.io,Widgets.example.com'],
+      values: () => ({ restoreResources: ['deployments.apps', 'configmaps', 'rolebindings.rbac.authorization.k8s.io', 'Widgets.example.com'] }),
+    },
+    {
+      name: 'a narrow restore scope without RBAC kinds',
+      flags: () => ['--restore-resources', 'pods,services'],
+      values: () => ({ restoreResources: ['pods', 'services'] }),
+    },
   ];
 
   for (const c of cases) {

@@ -1,9 +1,15 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, beforeAll } from 'vitest';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { clusterInfo, kubectl, s3Client } from '../support/cluster.js';
+import { AuthorizationV1Api, type KubernetesObject, type V1ClusterRole } from '@kubernetes/client-node';
+import { restoreRulesFor } from '../../src/api/restore-scope.js';
+import { ACCESS_CHECKS, EXAMPLE_NARROW_SCOPE, describeCheck, type AccessCheck } from '../../src/install/rbac-model.js';
+import { kubeFromConfig } from '../../src/kube/client.js';
+import { apiReader } from '../../src/server/backup/api-reader.js';
+import { servedResources } from '../../src/server/rbac/restore-role.js';
+import { clusterInfo, kubeConfig, kubectl, s3Client } from '../support/cluster.js';
 import { cairn } from '../support/cli.js';
 import { waitFor } from '../support/wait.js';
 
@@ -16,6 +22,44 @@ interface PodList {
 async function pods(selector: string): Promise<PodList['items']> {
   const r = await kubectl(['-n', NS, 'get', 'pods', '-l', selector, '-o', 'json']);
   return (JSON.parse(r.stdout) as PodList).items;
+}
+
+/** docs/rbac.md's access matrix: per row (as describeCheck prints it), the answers of its three columns. */
+function docMatrix(): Map<string, { server: boolean; narrow: boolean; agent: boolean }> {
+  const doc = readFileSync(new URL('../../docs/rbac.md', import.meta.url), 'utf8');
+  const block = doc.slice(doc.indexOf('<!-- generated:access-matrix -->'), doc.indexOf('<!-- end:access-matrix -->'));
+  const out = new Map<string, { server: boolean; narrow: boolean; agent: boolean }>();
+  for (const line of block.split('\n')) {
+    const cells = line.split('|').map((c) => c.trim());
+    const m = /^`(.+)`$/.exec(cells[1] ?? '');
+    if (m) out.set(m[1]!, { server: cells[3] === 'yes', narrow: cells[4] === 'yes', agent: cells[5] === 'yes' });
+  }
+  return out;
+}
+
+/** What `kubectl auth can-i --as=system:serviceaccount:<ns>:<sa>` asks: a SubjectAccessReview with the account's groups. */
+async function canI(ns: string, sa: string, c: AccessCheck): Promise<boolean> {
+  const namespace = c.namespace === 'install' ? ns : c.namespace === 'other' ? 'default' : undefined;
+  const review = await kubeConfig().makeApiClient(AuthorizationV1Api).createSubjectAccessReview({
+    body: {
+      apiVersion: 'authorization.k8s.io/v1',
+      kind: 'SubjectAccessReview',
+      spec: {
+        user: `system:serviceaccount:${ns}:${sa}`,
+        // As a real token of the account carries them, so grants to every service account would show too.
+        groups: ['system:serviceaccounts', `system:serviceaccounts:${ns}`, 'system:authenticated'],
+        resourceAttributes: {
+          verb: c.verb,
+          group: c.group,
+          resource: c.resource,
+          ...(c.subresource ? { subresource: c.subresource } : {}),
+          ...(namespace ? { namespace } : {}),
+          ...(c.name ? { name: c.name } : {}),
+        },
+      },
+    },
+  });
+  return review.status?.allowed === true;
 }
 
 describe('install against the local cluster', () => {
@@ -72,12 +116,54 @@ describe('install against the local cluster', () => {
     expect(JSON.parse(loc.stdout).items[0]).toMatchObject({ metadata: { name: 'default' }, spec: { provider: 'aws', default: true } });
   });
 
+  it('the server fills its restore ClusterRole with exactly what the API server serves, no sub-resource but status', async () => {
+    const k = kubeFromConfig(kubeConfig());
+    const role = await waitFor(
+      async () => {
+        const r: V1ClusterRole = await k.rbac.readClusterRole({ name: `cairn-restore-${NS}` });
+        return (r.rules ?? []).length > 0 ? r : undefined;
+      },
+      { timeoutMs: 120_000, description: 'the restore ClusterRole filled in by the server' },
+    );
+    expect(role.rules).toEqual(restoreRulesFor(await servedResources(apiReader(k))));
+    const subresources = (role.rules ?? []).flatMap((r) => r.resources ?? []).filter((r) => r.includes('/') && !r.endsWith('/status'));
+    expect(subresources).toEqual([]);
+  });
+
   it('changes nothing when run again', async () => {
     const r = await cairn(installArgs, { kubeconfig });
     expect(r.exitCode, r.stderr).toBe(0);
     const lines = r.stdout.split('\n').filter((l) => /: (created|configured|unchanged)$/.test(l));
     expect(lines.length).toBeGreaterThan(20);
     expect(lines.filter((l) => !l.endsWith(': unchanged'))).toEqual([]);
+  });
+
+  it('the API server answers every question of docs/rbac.md\'s access matrix as the doc does, for every account', async () => {
+    // A narrow install's RBAC objects, exactly as install makes them (its pods are not needed to ask the API server).
+    const narrowNs = 'cairn-install-narrow';
+    try {
+      const dry = await cairn(['install', '-n', narrowNs, '--restore-resources', EXAMPLE_NARROW_SCOPE.join(','), '--dry-run', '-o', 'json'], { kubeconfig });
+      expect(dry.exitCode, dry.stderr).toBe(0);
+      const rbacKinds = new Set(['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);
+      const items = (JSON.parse(dry.stdout) as { items: KubernetesObject[] }).items.filter((o) => rbacKinds.has(o.kind ?? ''));
+      await kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items }) });
+
+      const doc = docMatrix();
+      expect(doc.size).toBe(ACCESS_CHECKS.length);
+      const mismatches: string[] = [];
+      for (const c of ACCESS_CHECKS) {
+        const row = doc.get(describeCheck(c));
+        expect(row, describeCheck(c)).toBeDefined();
+        const got = { server: await canI(NS, 'cairn', c), narrow: await canI(narrowNs, 'cairn', c), agent: await canI(NS, 'cairn-node-agent', c) };
+        for (const col of ['server', 'narrow', 'agent'] as const) {
+          if (got[col] !== row![col]) mismatches.push(`${describeCheck(c)} as ${col}: the API server says ${got[col] ? 'yes' : 'no'}, the doc ${row![col] ? 'yes' : 'no'}`);
+        }
+      }
+      expect(mismatches).toEqual([]);
+    } finally {
+      await kubectl(['delete', 'namespace', narrowNs, '--wait=false'], { allowFailure: true });
+      await kubectl(['delete', 'clusterrole,clusterrolebinding', `cairn-server-${narrowNs}`, `cairn-restore-${narrowNs}`], { allowFailure: true });
+    }
   });
 
   it('install --dry-run -o yaml applies with kubectl, credentials left out unless --include-secrets', async () => {
@@ -97,7 +183,7 @@ describe('install against the local cluster', () => {
       expect(Buffer.from(secret.stdout, 'base64').toString()).toContain('aws_access_key_id');
     } finally {
       await kubectl(['delete', 'namespace', ns, '--wait=false'], { allowFailure: true });
-      await kubectl(['delete', 'clusterrole,clusterrolebinding', `cairn-server-${ns}`, `cairn-node-agent-${ns}`], { allowFailure: true });
+      await kubectl(['delete', 'clusterrole,clusterrolebinding', `cairn-server-${ns}`, `cairn-node-agent-${ns}`, `cairn-restore-${ns}`], { allowFailure: true });
     }
   });
 
@@ -109,7 +195,7 @@ describe('install against the local cluster', () => {
       expect(r.stderr).toMatch(/cairn cannot become ready: pod cairn-\S+ container cairn: ImagePullBackOff \(image "registry\.invalid\/nothing-here:nope"\)/);
     } finally {
       await kubectl(['delete', 'namespace', ns, '--wait=false'], { allowFailure: true });
-      await kubectl(['delete', 'clusterrole,clusterrolebinding', `cairn-server-${ns}`], { allowFailure: true });
+      await kubectl(['delete', 'clusterrole,clusterrolebinding', `cairn-server-${ns}`, `cairn-restore-${ns}`], { allowFailure: true });
     }
   });
 

@@ -82,7 +82,7 @@ export async function cleanUp(k: Kube, installNs: string, namespaces: string[]):
   for (const ns of [...namespaces, installNs]) await kubectl(['delete', 'namespace', ns, '--wait=false'], { allowFailure: true });
   // The install's cluster-scoped RBAC is named after its namespace.
   for (const kind of ['clusterrolebinding', 'clusterrole']) {
-    await kubectl(['delete', kind, `cairn-server-${installNs}`, `cairn-node-agent-${installNs}`, '--ignore-not-found'], { allowFailure: true });
+    await kubectl(['delete', kind, `cairn-server-${installNs}`, `cairn-node-agent-${installNs}`, `cairn-restore-${installNs}`, '--ignore-not-found'], { allowFailure: true });
   }
 }
 

@@ -351,7 +351,7 @@ class ItemBackupper {
       const slash = full.indexOf('/');
       const namespace = r.namespaced && slash > 0 ? full.slice(0, slash) : undefined;
       const name = slash > 0 ? full.slice(slash + 1) : full;
-      const item = await this.opts.api.tryGet<UnstructuredObject>(Discovery.itemPath(r, name, namespace)).catch(() => undefined);
+      const item = await this.itemByName(r, name, namespace).catch(() => undefined);
       const wanted = item && (!r.namespaced || (namespace !== undefined && this.namespaces.has(namespace))) && this.matcher(item.metadata.labels);
       if (!item || !wanted) {
         this.warn(namespace, `Cannot find resource '${full}' of ${r.groupResource} named in orderedResources (it does not exist or the backup's filters leave it out)`);
@@ -504,7 +504,7 @@ class ItemBackupper {
       this.warn(rel.namespace, `related item ${rel.groupResource} ${rel.namespace ? `${rel.namespace}/` : ''}${rel.name} cannot be backed up: the cluster does not serve ${rel.groupResource}`);
       return;
     }
-    const obj = await this.opts.api.tryGet<UnstructuredObject>(Discovery.itemPath(r, rel.name, rel.namespace)).catch((err: unknown) => {
+    const obj = await this.itemByName(r, rel.name, rel.namespace).catch((err: unknown) => {
       this.error(rel.namespace, `error getting related item ${rel.groupResource} ${rel.namespace ? `${rel.namespace}/` : ''}${rel.name}: ${(err as Error).message}`);
       return undefined;
     });
@@ -513,6 +513,15 @@ class ItemBackupper {
       return;
     }
     await this.backupItem(r, { ...obj, apiVersion: r.apiVersion, kind: r.kind }, true);
+  }
+
+  /**
+   * One object, read as a list filtered on its name: backup holds `list` on every resource, never `get` (on `*` that
+   * would include sub-resources such as pods/log and nodes/proxy).
+   */
+  private async itemByName(r: ApiResource, name: string, namespace: string | undefined): Promise<UnstructuredObject | undefined> {
+    const list = await this.opts.api.get<RawList>(Discovery.collectionPath(r, namespace), { fieldSelector: `metadata.name=${name}`, limit: 1 });
+    return list.items?.[0];
   }
 
   // ---- bookkeeping --------------------------------------------------------------------------------------------

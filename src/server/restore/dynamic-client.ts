@@ -65,13 +65,22 @@ export class DynamicClient implements ObjectClient {
     return undefined;
   }
 
+  /**
+   * One object by name, read with a list filtered on `metadata.name`: restore then needs `list` on the resources it
+   * reads (which never reaches a sub-resource), not `get` (which on `*` would include pods/log and nodes/proxy).
+   */
   async get(obj: ObjectRef): Promise<UnstructuredObject | undefined> {
+    const path = `${await this.objectPath(obj, false)}?fieldSelector=${encodeURIComponent(`metadata.name=${obj.name}`)}`;
+    let list: { items?: UnstructuredObject[] } | undefined;
     try {
-      return (await this.request('GET', await this.objectPath(obj, true))) as UnstructuredObject;
+      list = (await this.request('GET', path)) as { items?: UnstructuredObject[] } | undefined;
     } catch (err) {
       if (isApiNotFound(err)) return undefined;
       throw err;
     }
+    const found = list?.items?.[0];
+    // List items carry no apiVersion and kind: put back those of the object asked for.
+    return found ? { ...found, apiVersion: obj.apiVersion, kind: obj.kind } : undefined;
   }
 
   async create(obj: UnstructuredObject): Promise<UnstructuredObject> {

@@ -237,6 +237,7 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
       registry,
       serverLog: log,
       resourceTimeoutMs: opts.config.resourceTimeoutMs,
+      ...(opts.restoreRole ? { restoreRole: opts.restoreRole } : {}),
       onProgress: async (p) => {
         await restores.updateStatus(key.namespace, key.name, (r) => {
           if (r.status?.phase !== RestorePhase.InProgress) return false;

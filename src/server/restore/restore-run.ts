@@ -27,6 +27,7 @@ import { runRestore, type RestoreProgress } from './restorer.js';
 import { NotRestoredVolumes } from './unrestored-volumes.js';
 import { loadResourceModifiers } from './resource-modifiers-load.js';
 import { pluginConfigReader } from './plugin-config.js';
+import type { RestoreRoleKeeper } from '../rbac/restore-role.js';
 import type { PendingRestoreHooks } from '../hooks/restore-hooks.js';
 
 export interface ExecuteRestoreOptions {
@@ -39,6 +40,8 @@ export interface ExecuteRestoreOptions {
   serverLog: Logger;
   resourceTimeoutMs: number;
   onProgress?: (p: RestoreProgress) => Promise<void>;
+  /** Keeps the restore ClusterRole current: refreshed after a CRD is created, and when a create is forbidden. */
+  restoreRole?: RestoreRoleKeeper;
 }
 
 export interface RestoreOutcome {
@@ -156,6 +159,7 @@ export async function executeRestore(opts: ExecuteRestoreOptions): Promise<Resto
       notRestored: { volumes: unrestored, movedDataRestored: dataMovementRestoreAllowed(restore) },
       ...(loaded.modifiers ? { resourceModifiers: loaded.modifiers } : {}),
       pluginConfig: pluginConfigReader(opts.kube, namespace),
+      ...(opts.restoreRole ? { restoreRole: opts.restoreRole } : {}),
       ...(starter ? { podVolumes: starter } : {}),
       ...(downloads ? { dataDownloads: downloads } : {}),
       onProgress: async (p) => {

@@ -17,7 +17,8 @@ import type { DataDownloadHook } from '../datamover/restore-creator.js';
 import { dynamicPvRestoreValueOf } from '../datamover/restore-decision.js';
 import type { PodVolumeRestoreHook } from '../podvolume/restore-starter.js';
 import { scopeOf, type ResultsCollector } from '../../api/results.js';
-import { isApiAlreadyExists, ref, type ObjectClient } from './dynamic-client.js';
+import { ApiError, isApiAlreadyExists, ref, type ObjectClient } from './dynamic-client.js';
+import type { RestoreRoleKeeper } from '../rbac/restore-role.js';
 import { decideExisting } from './existing.js';
 import { labelsSelected, namespaceFilter, resourceFilter, resourceKey } from './filters.js';
 import { NamespaceMapping } from './namespace-mapping.js';
@@ -65,6 +66,8 @@ export interface RunRestoreOptions {
   resourceModifiers?: ResourceModifiers;
   /** Reads the configuration ConfigMap of a restore item action (./plugin-config.ts). */
   pluginConfig?: (action: string) => Promise<Record<string, string> | undefined>;
+  /** The restore ClusterRole, refreshed after a CRD is established so its custom resources can be created. */
+  restoreRole?: RestoreRoleKeeper;
 }
 
 export interface RunRestoreResult extends RestoreProgress {
@@ -329,7 +332,7 @@ class RestoreRun {
     let outcome: ItemOutcome;
     let created: UnstructuredObject | undefined;
     try {
-      created = await retryTransient(() => client.create(obj));
+      created = await this.createAllowed(() => retryTransient(() => client.create(obj)));
       outcome = 'created';
     } catch (err) {
       if (!isApiAlreadyExists(err)) throw err;
@@ -342,7 +345,10 @@ class RestoreRun {
         this.opts.results.warn(scopeOf(target), `could not restore status of ${obj.kind} ${obj.metadata.name}: ${(err as Error).message}`);
       }
     }
-    if (isCrdResource(item.groupResource)) await this.waitEstablished(obj);
+    if (isCrdResource(item.groupResource)) {
+      await this.waitEstablished(obj);
+      await this.opts.restoreRole?.refresh().catch((err: unknown) => this.log.warn(`could not refresh the restore ClusterRole: ${(err as Error).message}`));
+    }
     if (item.groupResource === 'pods' && outcome === 'created') {
       await this.startPodVolumeRestores(item.object, obj, created);
       await this.collectExecHooks(obj, created);
@@ -392,6 +398,35 @@ class RestoreRun {
     for (const message of await hook.afterPvcCreated({ pvcFromBackup: fromBackup, pvc })) {
       this.opts.results.error({ kind: 'velero' }, message);
       this.log.error(message);
+    }
+  }
+
+  /**
+   * A create the API server forbids may be of a kind the restore ClusterRole does not list yet (served since its last
+   * refresh): refresh it and try again while the authorizer catches up (a few seconds at most).
+   */
+  private async createAllowed<T>(create: () => Promise<T>): Promise<T> {
+    try {
+      return await create();
+    } catch (err) {
+      const keeper = this.opts.restoreRole;
+      if (!keeper || !(err instanceof ApiError) || err.code !== 403) throw err;
+      const changed = await keeper.refresh().catch(() => false);
+      if (!changed) throw err;
+      let result: T | undefined;
+      await pollUntil(
+        async () => {
+          try {
+            result = await create();
+            return { done: true, state: 'created' };
+          } catch (again) {
+            if (again instanceof ApiError && again.code === 403) return { done: false, state: 'still forbidden' };
+            throw again;
+          }
+        },
+        { what: 'the refreshed restore ClusterRole to take effect', timeoutMs: 15_000, intervalMs: 500 },
+      );
+      return result as T;
     }
   }
 

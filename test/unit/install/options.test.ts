@@ -22,6 +22,17 @@ function usageError(flags: InstallFlags): UsageError {
 }
 
 describe('install flags', () => {
+  it('takes a restore scope of resource[.group] names, and refuses sub-resources and wildcards', () => {
+    expect(parseInstallFlags(base).restoreScope).toBeUndefined();
+    expect(parseInstallFlags({ ...base, 'restore-resources': 'deployments.apps, configmaps' }).restoreScope).toEqual([
+      { group: 'apps', resource: 'deployments' },
+      { group: '', resource: 'configmaps' },
+    ]);
+    for (const bad of ['pods/exec', '*', 'nodes', '']) {
+      expect(() => parseInstallFlags({ ...base, 'restore-resources': bad })).toThrow(/--restore-resources/);
+    }
+  });
+
   it('takes the kubelet root directory as an absolute path, /var/lib/kubelet by default', () => {
     expect(parseInstallFlags(base).kubeletRootDir).toBe('/var/lib/kubelet');
     expect(parseInstallFlags({ ...base, 'kubelet-root-dir': '/var/lib/k0s/kubelet/' }).kubeletRootDir).toBe('/var/lib/k0s/kubelet');

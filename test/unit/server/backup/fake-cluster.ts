@@ -105,7 +105,8 @@ export class FakeCluster implements ApiReader {
     }
     const r = this.resources.find((x) => x.group === group && x.resource === resource);
     if (!r) return undefined;
-    const all = (this.objects.get(resource) ?? []).filter((o) => !ns || o.metadata.namespace === ns);
+    const byName = typeof query.fieldSelector === 'string' ? /^metadata\.name=(.+)$/.exec(query.fieldSelector)?.[1] : undefined;
+    const all = (this.objects.get(resource) ?? []).filter((o) => (!ns || o.metadata.namespace === ns) && (byName === undefined || o.metadata.name === byName));
     if (name) return all.find((o) => o.metadata.name === name);
     const offset = Number(query.continue ?? 0);
     const limit = Number(query.limit ?? all.length);
