@@ -1,8 +1,8 @@
 // Lint rules that catch real defects (floating promises, unused code, focused or skipped tests) and hold the
-// layer order of src/ (eslint.layers.js).
+// rules of the house for src/ (eslint.rules.js): the layer order, no code in strings, no Node internals.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
-import { layerRules } from './eslint.layers.js';
+import { layerRules, sourceRules } from './eslint.rules.js';
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'bin/**', '**/*.d.ts'] },
@@ -28,6 +28,7 @@ export default tseslint.config(
     },
   },
   ...layerRules(),
+  ...sourceRules(),
   {
     files: ['**/*.js', '**/*.mjs'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },

@@ -129,6 +129,7 @@ async function runBench(args: BenchArgs): Promise<void> {
   if (args.tools.includes('cairn')) buildCairnIfNeeded(args.build);
   const candidates: Record<ToolName, () => BackupTool> = {
     cairn: () => cairnTool(projectRoot),
+    'cairn-before': () => cairnTool(args.baseline ?? projectRoot, 'cairn-before'),
     restic: () => resticTool(),
     'restic-new': () => resticTool(newestResticBinary(), 'restic-new'),
     kopia: () => kopiaTool(),
@@ -138,7 +139,7 @@ async function runBench(args: BenchArgs): Promise<void> {
     'restic-new': 'tools/peers/install-restic-latest.sh',
     kopia: 'tools/peers/install-kopia.sh',
   };
-  for (const name of args.tools) {
+  for (const name of args.baseline ? [...args.tools, 'cairn-before' as const] : args.tools) {
     let tool = candidates[name]();
     let probed = await tool.probe();
     const installer = installers[name];
@@ -327,7 +328,7 @@ function renderRun(run: BenchRun, outFile: string): string {
     '',
     renderReport(run.datasets, run.results, run.machine.cpus),
     '',
-    'Targets:',
+    'Targets (docs/benchmarks.md):',
     renderTargetChecks(targetChecks(run.results, { contended: (run.contended ?? 0) > 0 })),
     '',
     `Results: ${outFile}`,

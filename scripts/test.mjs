@@ -3,7 +3,8 @@
 // end. Fails on any failing or skipped test. Arguments after `--` go to both vitest runs (e.g. a file filter).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
+import { runProject } from './test-shards.mjs';
 import { performance } from 'node:perf_hooks';
 import { join } from 'node:path';
 
@@ -17,6 +18,19 @@ function stage(title, fn) {
   const start = performance.now();
   try {
     return fn();
+  } finally {
+    const ms = performance.now() - start;
+    times.push([title, ms]);
+    process.stdout.write(`== ${title}: ${seconds(ms)}\n`);
+  }
+}
+
+/** stage() for work that awaits. */
+async function stageAsync(title, fn) {
+  process.stdout.write(`\n== ${title}\n`);
+  const start = performance.now();
+  try {
+    return await fn();
   } finally {
     const ms = performance.now() - start;
     times.push([title, ms]);
@@ -89,7 +103,15 @@ try {
     if (vitest.status !== 0 || summary.numFailedTests > 0) fail(`${project} tests failed`, vitest.status || 1);
   }
   stage('unit tests', () => tier('unit'));
-  stage('cluster tests (integration, e2e)', () => tier('cluster'));
+  // Several clusters side by side (scripts/test-shards.mjs): the cluster tests mostly wait, so on two cores three
+  // shards take well under half the time of one. CAIRN_TEST_SHARDS=1 runs them one file at a time as before.
+  const shards = Number(process.env.CAIRN_TEST_SHARDS ?? Math.max(2, Math.min(4, availableParallelism() + 1)));
+  await stageAsync(`cluster tests (integration, e2e; ${shards} clusters side by side)`, async () => {
+    const result = await runProject('cluster', shards, extra);
+    for (const key of ['passed', 'failed', 'skipped', 'total']) totals[key] += result[key];
+    if (result.missing.length > 0) fail(`vitest wrote no report for: ${result.missing.join(', ')}`);
+    if (!result.ok) fail('cluster tests failed');
+  });
 
   console.log(`\n${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
   if (totals.skipped > 0) fail('skipped tests are not allowed');

@@ -24,6 +24,8 @@ export interface BenchArgs {
   realBytes: number;
   /** Only print the report of an earlier results JSON. */
   report?: string;
+  /** Another cairn checkout (dist/ built) run beside this one as tool cairn-before: before/after from one run. */
+  baseline?: string;
   help: boolean;
 }
 
@@ -37,6 +39,8 @@ export const USAGE = `usage: npm run bench:datapath -- [options]
   --contended [N]  run N busy-loop processes (default: one per core) during every step of every tool
   --store LIST     fs, s3 (default: fs,s3; s3 needs the MinIO binary the test bed builds)
   --tools LIST     cairn, restic (Debian's), restic-new (newest, built from the Go module proxy), kopia (default: all)
+  --baseline DIR   also run the cairn of another checkout (built: DIR/dist) as tool cairn-before, and print this
+                   cairn's ratios to it: before/after figures from the same run (e.g. a worktree of main)
   --data-dir DIR   scratch dir for datasets, repositories and restores (default: ~/.cache/cairn/bench-data)
   --out FILE       results JSON (default: bench/results/<date>.json)
   --runs N         repeat the unchanged and the 5%-changed runs N times, report the median (default 3)
@@ -82,6 +86,7 @@ export function parseBenchArgs(argv: string[]): BenchArgs {
       report: { type: 'string' },
       contended: { type: 'boolean', default: false },
       'real-mb': { type: 'string', default: '1000' },
+      baseline: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -112,6 +117,7 @@ export function parseBenchArgs(argv: string[]): BenchArgs {
     contended: values.contended ? contendedCount : 0,
     realBytes: realMb * 1e6,
     ...(values.report ? { report: resolve(values.report) } : {}),
+    ...(values.baseline ? { baseline: resolve(values.baseline) } : {}),
     help: values.help,
   };
 }

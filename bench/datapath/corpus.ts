@@ -1,4 +1,4 @@
-// The text corpus the small files are sliced from (reference Appendix A): *.py and *.h files under 200 KiB from
+// The text corpus the small files are sliced from (docs/benchmarks.md, Datasets): *.py and *.h files under 200 KiB from
 // /usr/lib/python3* and /usr/include, the first 20,000 in sorted path order, concatenated. Sorted (not `find`
 // order) so two machines with the same packages build the same corpus; its hash goes into every recipe hash.
 import { createHash } from 'node:crypto';

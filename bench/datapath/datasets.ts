@@ -111,7 +111,7 @@ function sliceFile(relPath: string, corpus: Buffer, slice: Slice, suffix?: Buffe
 
 const pad = (n: number, width: number): string => String(n).padStart(width, '0');
 
-/** Reference Appendix A: 20 x 50 MiB random + 20,000 text files (100 dirs x 200) of 1–16 KiB; LCG seed 12345. */
+/** The mixed dataset (docs/benchmarks.md): 20 x 50 MiB random + 20,000 text files (100 dirs x 200) of 1–16 KiB; LCG seed 12345. */
 export function mixedDataset(corpus: Buffer): Dataset {
   const bigCount = 20;
   const bigSize = 50 * MiB;

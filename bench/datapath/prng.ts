@@ -2,7 +2,7 @@
 // every run, so a dataset on disk can be reused and a modified file can be put back exactly.
 import { createCipheriv, createHash } from 'node:crypto';
 
-/** The 32-bit LCG of the dataset recipe (reference Appendix A): seed = seed * 1103515245 + 12345 mod 2^32. */
+/** The 32-bit LCG of the dataset recipe (docs/benchmarks.md, Datasets): seed = seed * 1103515245 + 12345 mod 2^32. */
 export class Lcg {
   private state: number;
 

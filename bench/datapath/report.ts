@@ -1,5 +1,5 @@
 // Turns results into what a reader sees: one table per dataset x store, cairn's ratios to each peer, and the
-// issue's targets as PASS/FAIL lines. Pure functions of the results, so they are unit-tested.
+// performance targets (docs/benchmarks.md) as PASS/FAIL lines. Pure functions of the results, so they are unit-tested.
 import type { DatasetInfo, ScenarioResult } from './results.js';
 import { PEER_NAMES, type StoreName, type ToolName } from './tools/types.js';
 
@@ -264,8 +264,9 @@ function memoryChecks(results: ScenarioResult[]): TargetCheck[] {
 }
 
 /**
- * The targets, each PASS, FAIL or N/A (when the dataset, store or a tool was not run). Only the targets of datasets
- * that ran are listed; a contended run is judged by the contended targets alone (its absolute figures say little).
+ * The performance targets (docs/benchmarks.md), each PASS, FAIL or N/A (when the dataset, store or a tool was not
+ * run). Only the targets of datasets that ran are listed; a contended run is judged by the contended targets alone
+ * (its absolute figures say little).
  */
 export function targetChecks(results: ScenarioResult[], options: { contended?: boolean } = {}): TargetCheck[] {
   const ran = new Set(results.map((r) => r.dataset));

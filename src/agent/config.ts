@@ -1,5 +1,5 @@
 /**
- * The node-agent ConfigMap (velero-interfaces.md §4.9, flag `--node-agent-configmap`): one JSON document in the
+ * The node-agent ConfigMap (docs/node-agent.md, flag `--node-agent-configmap`): one JSON document in the
  * ConfigMap's data (the key name is free). cairn reads `loadConcurrency`, `podResources`, `priorityClassName`,
  * `privilegedFsBackup` and its own `uploadBytesPerSecond` (not in Velero: a cap on what each backup pod writes to the
  * object store) and `storeRetryTimeout` (how long each data-mover pod retries an unreachable or throttling object

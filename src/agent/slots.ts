@@ -1,5 +1,5 @@
 /**
- * The per-node concurrency of data-path pods (loadConcurrency, velero-interfaces.md §4.9): a PVB/PVR holds a slot
+ * The per-node concurrency of data-path pods (loadConcurrency, docs/node-agent.md): a PVB/PVR holds a slot
  * from the moment this node accepts it until it ends, so the hosting pods of Accepted, Prepared and InProgress work
  * on a node never outnumber the limit. Acquiring is synchronous, so the PVB and PVR controllers cannot both take
  * the last slot.

@@ -1,5 +1,5 @@
 /**
- * Label, annotation and finalizer keys Velero puts on objects (velero-interfaces.md §3). cairn uses the same keys
+ * Label, annotation and finalizer keys Velero puts on objects (docs/api.md). cairn uses the same keys
  * so that objects it creates are found by Velero and the other way round. Label *values* derived from names must go
  * through `labelValue()` (names.ts), as Velero does.
  */

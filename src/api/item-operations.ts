@@ -1,6 +1,6 @@
 /**
  * The async item-operation records a backup or restore stores as `<name>-itemoperations.json.gz` /
- * `restore-<name>-itemoperations.json.gz` (velero-interfaces.md §1.13). Not a CRD: a JSON array in the bucket.
+ * `restore-<name>-itemoperations.json.gz` (docs/backup.md). Not a CRD: a JSON array in the bucket.
  * Note the resource identifier has no JSON tags in Velero, so its keys are capitalised.
  */
 import { Type, type Static } from '@sinclair/typebox';

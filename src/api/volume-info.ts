@@ -1,5 +1,5 @@
 /**
- * Velero's VolumeInfo files (velero-interfaces.md §7): `<backup>-volumeinfo.json.gz` (an array of BackupVolumeInfo)
+ * Velero's VolumeInfo files (docs/backup.md): `<backup>-volumeinfo.json.gz` (an array of BackupVolumeInfo)
  * and `restores/<r>/<r>-volumeinfo.json.gz` (RestoreVolumeInfo). Field names and which fields are always present
  * follow Velero's JSON exactly, including the capitalised `Phase`/`ReadyToUse` keys that have no JSON tag there.
  *

@@ -40,3 +40,12 @@ export const realTimerClock: TimerClock = {
     return { cancel: () => clearTimeout(t) };
   },
 };
+
+/** Like realTimerClock, but its timers keep the process alive (a watch waiting to restart is work still to do). */
+export const keepAliveTimerClock: TimerClock = {
+  now: () => Date.now(),
+  setTimeout: (fn, ms) => {
+    const t = setTimeout(fn, ms);
+    return { cancel: () => clearTimeout(t) };
+  },
+};

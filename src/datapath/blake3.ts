@@ -1,5 +1,5 @@
 /**
- * BLAKE3 from the native module of @napi-rs/blake-hash (5.5 GB/s here, see the performance reference). We load the
+ * BLAKE3 from the native module of @napi-rs/blake-hash (5.5 GB/s on the test machine; docs/benchmarks.md). We load the
  * platform package directly: the wrapper package lists optional builds for platforms that were never published,
  * which breaks `npm ci` from a lockfile. cairn's data path runs on linux-x64 (glibc) nodes.
  */

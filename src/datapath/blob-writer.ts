@@ -5,7 +5,7 @@
  * Ordering (docs/repository-format.md §8): a blob becomes known to the in-memory index only once its pack is
  * uploaded; an index file names only uploaded packs; callers write the snapshot after flush().
  */
-import { compress, worthCompressing, ZstdContext } from './compress.js';
+import { BlobCompressor, compress, worthCompressing } from './compress.js';
 import { plainHash, sealBlobInto, SEAL_OVERHEAD } from './crypto.js';
 import { encodeIndex, type IndexedPack } from './index-file.js';
 import { BlobType, ENTRY_BYTES, FLAG_ZSTD, PackBuilder, packKey, type PackEntry } from './pack.js';
@@ -38,8 +38,6 @@ interface Queued {
 }
 
 const BATCH_BYTES = 1 << 20;
-/** A compressed blob is kept only when it saves at least 3 % (as in the seal workers). */
-const KEEP_RATIO = 0.97;
 const BATCH_COUNT = 128;
 /** Bytes sealed on this thread between two minor GCs (see collectYoungGarbage). */
 const INLINE_GC_BYTES = 4 << 20;
@@ -86,8 +84,7 @@ export class BlobWriter {
   private batchInput: Buffer | undefined;
   private batchBytes = 0;
   private readonly batches = new Set<Promise<void>>();
-  private inlineZstd: ZstdContext | undefined;
-  private inlineScratch: Buffer | undefined;
+  private inlineCompressor: BlobCompressor | undefined;
   private inlineSinceGc = 0;
   /** zstd level from the repository config. */
   private readonly level: number;
@@ -205,24 +202,13 @@ export class BlobWriter {
 
   /** Compresses and seals a batch on this thread, straight into the packs. */
   private sealInline(items: Queued[], jobs: SealJob[], input: Buffer): void {
-    this.inlineZstd ??= new ZstdContext('compress', this.level);
+    this.inlineCompressor ??= new BlobCompressor(this.level);
     for (let k = 0; k < items.length; k++) {
       const item = items[k]!;
       const job = jobs[k]!;
-      let payload = input.subarray(job.offset, job.offset + job.length);
-      let flags = 0;
-      if (job.compress) {
-        const limit = Math.floor(job.length * KEEP_RATIO);
-        if (!this.inlineScratch || this.inlineScratch.length < limit) this.inlineScratch = Buffer.allocUnsafe(Math.max(limit, 1 << 20));
-        const n = this.inlineZstd.compressInto(payload, this.inlineScratch, limit);
-        if (n >= 0) {
-          payload = this.inlineScratch.subarray(0, n);
-          flags = FLAG_ZSTD;
-        }
-      }
-      const plain = payload;
-      this.appendSealed(item.type, item.id, flags, item.rawLength, plain.length + SEAL_OVERHEAD, (buf, at) => sealBlobInto(this.repo.keys, item.id, plain, buf, at));
-      this.inlineSinceGc += plain.length;
+      const { bytes, flags } = this.inlineCompressor.payload(input.subarray(job.offset, job.offset + job.length), job.compress);
+      this.appendSealed(item.type, item.id, flags, item.rawLength, bytes.length + SEAL_OVERHEAD, (buf, at) => sealBlobInto(this.repo.keys, item.id, bytes, buf, at));
+      this.inlineSinceGc += bytes.length;
     }
     this.pool?.giveInput(input);
     // The cipher's output buffers are garbage at once; free them before they add up.

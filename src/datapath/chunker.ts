@@ -63,7 +63,7 @@ export function referenceCut(params: ChunkerParams, data: Uint8Array, start: num
   return n;
 }
 
-/** The tables and masks the fast cut loop needs (plain numbers and typed arrays: they can go to a worker thread). */
+/** The tables and masks the fast cut loop needs. */
 export interface CutTables {
   min: number;
   avg: number;
@@ -86,15 +86,17 @@ export function cutTables(params: ChunkerParams): CutTables {
   return { min, avg, max, gear, gearLs: gear.map((g) => (g << 1) | 0), maskS, maskL, maskSls: (maskS << 1) | 0, maskLls: (maskL << 1) | 0 };
 }
 
+type CutLoop = (data: Uint8Array, start: number, end: number) => number;
+
 /**
- * The fast cut loop as JavaScript source: the body of a function of one argument `t` (CutTables) that returns
- * `next(data, start, end)`. It is kept as source so that this thread and the chunk worker (chunk-pool.ts, evaluated
- * from a string) run the very same loop; the tests check it against referenceCut.
- * Two bytes per step: fp<<2 + (gear<<1) is the one-byte hash shifted left once, tested with the shifted mask.
+ * The fast cut loop: `next(data, start, end)` over the tables of cutTables(). The backup's thread and the chunk
+ * worker (chunk-worker.ts) both run it, so both cut a file at the same places; the tests check it against
+ * referenceCut. Two bytes per step: fp<<2 + (gear<<1) is the one-byte hash shifted left once, tested with the
+ * shifted mask.
  */
-export const CUT_LOOP_SOURCE = `
+export function cutLoop(t: CutTables): CutLoop {
   const { min, avg, max, gear, gearLs, maskS, maskL, maskSls, maskLls } = t;
-  return function next(data, start, end) {
+  return function next(data: Uint8Array, start: number, end: number): number {
     let n = end - start;
     if (n <= min) return n;
     if (n > max) n = max;
@@ -103,34 +105,30 @@ export const CUT_LOOP_SOURCE = `
     let fp = 0;
     let i = start + min;
     for (; i + 1 < normal; i += 2) {
-      fp = ((fp << 2) + gearLs[data[i]]) | 0;
+      fp = ((fp << 2) + gearLs[data[i]!]!) | 0;
       if ((fp & maskSls) === 0) return i + 1 - start;
-      fp = (fp + gear[data[i + 1]]) | 0;
+      fp = (fp + gear[data[i + 1]!]!) | 0;
       if ((fp & maskS) === 0) return i + 2 - start;
     }
     if (i < normal) {
-      fp = ((fp << 1) + gear[data[i]]) | 0;
+      fp = ((fp << 1) + gear[data[i]!]!) | 0;
       if ((fp & maskS) === 0) return i + 1 - start;
       i++;
     }
     for (; i + 1 < limit; i += 2) {
-      fp = ((fp << 2) + gearLs[data[i]]) | 0;
+      fp = ((fp << 2) + gearLs[data[i]!]!) | 0;
       if ((fp & maskLls) === 0) return i + 1 - start;
-      fp = (fp + gear[data[i + 1]]) | 0;
+      fp = (fp + gear[data[i + 1]!]!) | 0;
       if ((fp & maskL) === 0) return i + 2 - start;
     }
     if (i < limit) {
-      fp = ((fp << 1) + gear[data[i]]) | 0;
+      fp = ((fp << 1) + gear[data[i]!]!) | 0;
       if ((fp & maskL) === 0) return i + 1 - start;
     }
     return n;
   };
-`;
-
-type CutLoop = (data: Uint8Array, start: number, end: number) => number;
+}
 
 export function createChunker(params: ChunkerParams): Chunker {
-  // Our own constant source, shared with the chunk worker.
-  const makeNext = new Function('t', CUT_LOOP_SOURCE) as (t: CutTables) => CutLoop;
-  return { params, next: makeNext(cutTables(params)) };
+  return { params, next: cutLoop(cutTables(params)) };
 }

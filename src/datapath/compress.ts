@@ -2,13 +2,22 @@
  * zstd compression from node:zlib, on the libuv thread pool so it runs beside the main thread, skipping data that
  * would not shrink: a byte-entropy estimate on a few samples spots random and already-compressed data for
  * almost nothing, and a result that saves less than 3 % is thrown away.
+ *
+ * ZstdContext is the one place in cairn that uses a Node internal (see there why, and its fallback);
+ * test/unit/datapath/compress.test.ts fails loudly when a Node upgrade takes it away.
  */
 import { createZstdCompress, createZstdDecompress, zstdCompress, zstdCompressSync, zstdDecompress, zstdDecompressSync, constants as zc } from 'node:zlib';
+import { FLAG_ZSTD } from './pack.js';
 
 const MIN_SIZE = 128;
 const SAMPLE = 4096;
 const ENTROPY_LIMIT = 7.5;
 const KEEP_RATIO = 0.97;
+
+/** The largest zstd frame worth keeping for `length` bytes of data: it must save at least 3 %. */
+export function compressionLimit(length: number): number {
+  return Math.floor(length * KEEP_RATIO);
+}
 
 const log2 = new Float64Array(SAMPLE * 4 + 1);
 for (let i = 1; i < log2.length; i++) log2[i] = Math.log2(i);
@@ -73,8 +82,9 @@ interface ZlibInternals {
  * call, which costs as much as compressing or decompressing a small file; here the context of one zlib stream
  * object is driven synchronously through its native handle (each frame written straight into the caller's
  * buffer), the way zlib's own sync functions drive it once. Node does not document that handle: when it is not
- * there (another Node version) the one-shot functions are used. seal-pool.ts and open-pool.ts carry the same logic
- * in their worker sources.
+ * there (another Node version) the one-shot functions are used, which cost 40-100 µs more per frame (a context and
+ * its tables built and freed each time): 20,000 small files would pay about a second of CPU. The seal and open
+ * workers (seal-worker.ts, open-worker.ts) use this class too.
  */
 export class ZstdContext {
   /** undefined: none yet; null: this Node has no usable handle (one-shot functions). */
@@ -82,11 +92,22 @@ export class ZstdContext {
   /** Decompression: the plaintext length the current frame must have. */
   private expect = -1;
 
-  /** `level` is the compression level (compress mode only; 0 is zstd's default, 3). */
+  /**
+   * `level` is the compression level (compress mode only; 0 is zstd's default, 3). `reuse: false` takes the one-shot
+   * functions even where the handle is there (the tests run both paths).
+   */
   constructor(
     private readonly mode: 'compress' | 'decompress',
     private readonly level = 0,
-  ) {}
+    options: { reuse?: boolean } = {},
+  ) {
+    if (options.reuse === false) this.engine = null;
+  }
+
+  /** Whether frames go through the reused context (true on the Node versions cairn is tested on). */
+  get reusesContext(): boolean {
+    return this.handle() !== null;
+  }
 
   private handle(): ZlibInternals | null {
     if (this.engine === null) return null;
@@ -137,17 +158,42 @@ export class ZstdContext {
 
   /** Decompresses one frame that must hold exactly rawLength bytes; throws when it does not. */
   decompress(frame: Uint8Array, rawLength: number): Buffer {
-    const e = this.handle();
-    if (!e) return zstdDecompressSync(frame, { maxOutputLength: Math.max(rawLength, 1) });
     // One spare byte: a frame with more than rawLength bytes fills the buffer and is caught.
     const out = Buffer.allocUnsafe(rawLength + 1);
-    this.expect = rawLength;
-    const n = this.run(frame, out, out.length, e);
-    if (n < 0) throw new Error('zstd frame is larger than its index entry says');
+    return out.subarray(0, this.decompressInto(frame, out, rawLength));
+  }
+
+  /**
+   * Decompresses one frame that must hold exactly rawLength bytes into `out`; returns rawLength, or throws when the
+   * frame holds more or less or is not valid zstd. With room for rawLength + 1 bytes in `out` (the spare byte catches
+   * a frame that holds more) nothing is allocated.
+   */
+  decompressInto(frame: Uint8Array, out: Buffer, rawLength: number): number {
+    if (out.length < rawLength) throw new RangeError(`decompressInto needs room for ${rawLength} bytes, got ${out.length}`);
+    // No room for the spare byte (a buffer of exactly rawLength): through one that has it.
+    if (out.length === rawLength) return this.decompress(frame, rawLength).copy(out, 0);
+    const e = this.handle();
+    let n: number;
+    if (e) {
+      this.expect = rawLength;
+      n = this.run(frame, out, rawLength + 1, e);
+    } else {
+      let unpacked: Buffer;
+      try {
+        unpacked = zstdDecompressSync(frame, { maxOutputLength: rawLength + 1 });
+      } catch (err) {
+        if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw new Error(FRAME_TOO_LARGE, { cause: err });
+        throw err;
+      }
+      n = unpacked.length > rawLength ? -1 : unpacked.copy(out, 0);
+    }
+    if (n < 0 || n > rawLength) throw new Error(FRAME_TOO_LARGE);
     if (n !== rawLength) throw new Error('zstd frame is shorter than its index entry says');
-    return out.subarray(0, n);
+    return n;
   }
 }
+
+const FRAME_TOO_LARGE = 'zstd frame is larger than its index entry says';
 
 let decompressor: ZstdContext | undefined;
 
@@ -165,4 +211,27 @@ export function decompress(data: Uint8Array, rawLength: number): Promise<Buffer>
   return new Promise((resolve, reject) =>
     zstdDecompress(data, { maxOutputLength: Math.max(rawLength, 1) }, (err, out) => (err ? reject(err) : resolve(out))),
   );
+}
+
+/**
+ * What a blob is sealed as: its zstd frame when compression was asked for and saves at least 3 %, else the data
+ * itself. One per thread (the seal workers and the backup's own thread each keep one): the zstd context and the
+ * scratch buffer the frame is written into are reused across blobs.
+ */
+export class BlobCompressor {
+  private readonly zstd: ZstdContext;
+  private scratch = Buffer.allocUnsafe(1 << 20);
+
+  constructor(level: number) {
+    this.zstd = new ZstdContext('compress', level);
+  }
+
+  /** The bytes to seal and their flags (FLAG_ZSTD when compressed); a frame stays valid until the next call. */
+  payload(data: Uint8Array, compress: boolean): { bytes: Uint8Array; flags: number } {
+    if (!compress) return { bytes: data, flags: 0 };
+    const limit = compressionLimit(data.length);
+    if (this.scratch.length < limit) this.scratch = Buffer.allocUnsafe(Math.max(limit, 1 << 20));
+    const n = this.zstd.compressInto(data, this.scratch, limit);
+    return n >= 0 ? { bytes: this.scratch.subarray(0, n), flags: FLAG_ZSTD } : { bytes: data, flags: 0 };
+  }
 }

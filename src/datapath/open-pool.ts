@@ -1,240 +1,16 @@
 /**
  * Worker threads that open blobs for restore and check: authenticate and decrypt (AES-256-GCM with the per-blob key),
- * decompress, and recompute the keyed BLAKE3 ID. The main thread only reads packs and writes files. Like seal-pool,
- * the worker is plain JavaScript from a string and implements docs/repository-format.md §3.1 as crypto.ts does; the
- * restore round-trip tests compare the results byte for byte.
+ * decompress, and recompute the keyed BLAKE3 ID. The main thread only reads packs and writes files. The thread's
+ * side is open-worker.ts.
  */
-import { blake3ModulePath } from './blake3.js';
-import { startWorker } from './worker-threads.js';
 import type { Worker } from 'node:worker_threads';
+import type { OpenBlobMessage, OpenBlobReply, RestoreFilesMessage, RestoreFilesReply, SmallFileJob, SmallFileResult } from './open-worker.js';
+import { startWorker } from './worker-threads.js';
 
-const WORKER_SOURCE = `
-const { parentPort } = require('node:worker_threads');
-const { createDecipheriv, createHmac, createSecretKey } = require('node:crypto');
-const zlib = require('node:zlib');
-const { Blake3Hasher } = require(workerData.blakePath);
-// KeyObjects: Node 24 validates a Buffer key for ~10 µs per createHmac/createDecipheriv, a KeyObject for ~1 µs.
-const encKey = createSecretKey(Buffer.from(workerData.encKey));
-const hasher = Blake3Hasher.newKeyed(Buffer.from(workerData.idKey));
-const prefix = Buffer.from('cairn blob ');
-const SLICE = 65536;
-// One zstd context for every blob, as compress.ts ZstdContext does (see there why and how).
-let engine;
-function zstdEngine() {
-  if (engine === undefined || (engine && engine.destroyed)) {
-    const e = zlib.createZstdDecompress();
-    e.on('error', () => undefined);
-    engine = e._handle && typeof e._handle.writeSync === 'function' && e._writeState instanceof Uint32Array ? e : null;
-  }
-  return engine;
-}
-// Decompresses frame into out; returns the plaintext length, or an error message.
-function decompressInto(frame, out, rawLength) {
-  const e = zstdEngine();
-  if (!e || out.length <= rawLength) {
-    const unpacked = zlib.zstdDecompressSync(frame, { maxOutputLength: Math.max(rawLength, 1) });
-    if (unpacked.length > out.length) return 'does not match its ID';
-    return unpacked.copy(out, 0);
-  }
-  // One spare byte: a frame holding more than rawLength bytes fills it and is caught by the length check.
-  e._handle.writeSync(e._finishFlushFlag, frame, 0, frame.length, out, 0, rawLength + 1);
-  if (e.destroyed) throw new Error('invalid zstd data');
-  const availOut = e._writeState[0];
-  const availIn = e._writeState[1];
-  const n = rawLength + 1 - availOut;
-  // After a whole frame of the expected length the context is ready for the next one; else a clean session.
-  if (availIn !== 0 || n !== rawLength) e._handle.reset();
-  if (availIn !== 0) return 'does not match its ID';
-  return n;
-}
-let scratch = Buffer.allocUnsafe(1 << 20);
-// Decrypts into out (a transferred buffer of the caller's), or into a scratch buffer first when compressed.
-function open(id, sealed, flags, rawLength, out) {
-  const key = createSecretKey(createHmac('sha256', encKey).update(prefix).update(id).digest());
-  const d = createDecipheriv('aes-256-gcm', key, sealed.subarray(0, 12));
-  d.setAAD(id);
-  d.setAuthTag(sealed.subarray(sealed.length - 16));
-  const body = sealed.subarray(12, sealed.length - 16);
-  const compressed = (flags & 1) !== 0;
-  if (compressed && scratch.length < body.length) scratch = Buffer.allocUnsafe(body.length);
-  const dec = compressed ? scratch : out;
-  if (body.length > dec.length) return { error: 'is larger than its index entry says' };
-  let at = 0;
-  try {
-    for (let i = 0; i < body.length; i += SLICE) {
-      const part = d.update(body.subarray(i, Math.min(body.length, i + SLICE)));
-      part.copy(dec, at);
-      at += part.length;
-    }
-    d.final();
-  } catch {
-    return { error: 'failed authentication (wrong key, or the data was corrupted or tampered with)' };
-  }
-  let plain = dec.subarray(0, at);
-  if (compressed) {
-    try {
-      const n = decompressInto(plain, out, rawLength);
-      if (typeof n === 'string') return { error: n };
-      plain = out.subarray(0, n);
-    } catch (err) {
-      return { error: 'cannot be decompressed: ' + err.message };
-    }
-  }
-  if (plain.length !== rawLength) return { error: 'does not match its ID' };
-  hasher.reset();
-  hasher.update(plain);
-  if (!hasher.digestBuffer().equals(id)) return { error: 'does not match its ID' };
-  return { length: plain.length };
-}
-const fs = require('node:fs');
-const CREATE = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL;
-let plainScratch = Buffer.allocUnsafe(1 << 20);
-function fsError(err, what) {
-  return { kind: 'fs', code: err.code, message: (what ? what + ': ' : '') + String(err.message).split(',')[0] };
-}
-// Writes one small file from the batch slab: to its temp name, attributes on the open descriptor, renamed into place.
-// parts: 6 numbers per piece: offset, length, flags, rawLength, slice start, slice length; flags -1 = plaintext
-// (inline content), else the 32-byte ID at offset followed by the sealed blob. A slice start of -1 = the whole blob;
-// else the piece is that slice of a bundle, and consecutive files of a bundle open it once (bundleAt).
-let bundlePlain = Buffer.allocUnsafe(1 << 19);
-let bundleSlab;
-let bundleAt = -1;
-let bundleLength = 0;
-function restoreFile(f, slab) {
-  let fd;
-  try {
-    fd = fs.openSync(f.tmp, CREATE, f.mode & 0o777);
-  } catch (err) {
-    return { error: fsError(err) };
-  }
-  const issues = [];
-  let pos = 0;
-  try {
-    const p = f.parts;
-    for (let k = 0; k < p.length; k += 6) {
-      let plain;
-      if (p[k + 2] === -1) {
-        plain = slab.subarray(p[k], p[k] + p[k + 1]);
-      } else if (p[k + 4] >= 0) {
-        if (bundleSlab !== slab || bundleAt !== p[k]) {
-          const rawLength = p[k + 3];
-          if (bundlePlain.length <= rawLength) bundlePlain = Buffer.allocUnsafe(rawLength + 1 + (1 << 16));
-          bundleSlab = undefined;
-          const id = slab.subarray(p[k], p[k] + 32);
-          const r = open(id, slab.subarray(p[k] + 32, p[k] + 32 + p[k + 1]), p[k + 2], rawLength, bundlePlain);
-          if (r.error) throw { blob: k / 6, message: r.error };
-          bundleSlab = slab;
-          bundleAt = p[k];
-          bundleLength = r.length;
-        }
-        if (p[k + 4] + p[k + 5] > bundleLength) throw { blob: k / 6, message: 'is shorter than the slice a file names in it' };
-        plain = bundlePlain.subarray(p[k + 4], p[k + 4] + p[k + 5]);
-      } else {
-        const rawLength = p[k + 3];
-        if (plainScratch.length <= rawLength) plainScratch = Buffer.allocUnsafe(rawLength + 1 + (1 << 16));
-        const id = slab.subarray(p[k], p[k] + 32);
-        const r = open(id, slab.subarray(p[k] + 32, p[k] + 32 + p[k + 1]), p[k + 2], rawLength, plainScratch);
-        if (r.error) throw { blob: k / 6, message: r.error };
-        plain = plainScratch.subarray(0, r.length);
-      }
-      let done = 0;
-      while (done < plain.length) done += fs.writeSync(fd, plain, done, plain.length - done, pos + done);
-      pos += plain.length;
-    }
-    if (f.chown) {
-      try {
-        fs.fchownSync(fd, f.uid, f.gid);
-      } catch (err) {
-        issues.push(fsError(err, 'cannot restore owner ' + f.uid + ':' + f.gid));
-      }
-    }
-    if (f.chmod) {
-      try {
-        fs.fchmodSync(fd, f.mode);
-      } catch (err) {
-        issues.push(fsError(err));
-      }
-    }
-    try {
-      fs.futimesSync(fd, f.mtime, f.mtime);
-    } catch (err) {
-      issues.push(fsError(err));
-    }
-    fs.closeSync(fd);
-    fd = undefined;
-    fs.renameSync(f.tmp, f.path);
-    return { bytes: pos, issues };
-  } catch (err) {
-    if (fd !== undefined) {
-      try { fs.closeSync(fd); } catch {}
-    }
-    try { fs.unlinkSync(f.tmp); } catch {}
-    return { error: err && err.blob !== undefined ? { kind: 'blob', blob: err.blob, message: err.message } : fsError(err), issues };
-  }
-}
-// Decipher update() returns a fresh buffer per call, freed only when a GC runs, which this small heap rarely needs:
-// a large-file restore left hundreds of MB of dead buffers here. A minor GC every 4 MB opened frees them (see
-// seal-pool.ts; --expose-gc set at run time exposes gc to new contexts only, hence vm).
-require('node:v8').setFlagsFromString('--expose-gc');
-const collectGarbage = require('node:vm').runInNewContext('gc');
-const GC_EVERY = 4 << 20;
-let sinceGc = 0;
-function maybeCollect(bytes) {
-  sinceGc += bytes;
-  if (sinceGc > GC_EVERY) { sinceGc = 0; collectGarbage({ type: 'minor' }); }
-}
-parentPort.on('message', (msg) => {
-  if (msg.files) {
-    const slab = Buffer.from(msg.slab);
-    const results = [];
-    for (const f of msg.files) results.push(restoreFile(f, slab));
-    const bytes = msg.slab.byteLength; // before the transfer detaches it
-    parentPort.postMessage({ seq: msg.seq, slab: msg.slab, results }, [msg.slab]);
-    maybeCollect(bytes);
-    return;
-  }
-  const sealed = Buffer.from(msg.sealed, 0, msg.sealedLength);
-  const out = Buffer.from(msg.out);
-  const r = open(Buffer.from(msg.id), sealed, msg.flags, msg.rawLength, out);
-  parentPort.postMessage({ seq: msg.seq, sealed: msg.sealed, out: msg.out, ...r }, [msg.sealed, msg.out]);
-  maybeCollect(msg.rawLength);
-});
-`;
+export type { SmallFileIssue, SmallFileJob, SmallFileResult } from './open-worker.js';
+
 
 export class BlobOpenError extends Error {}
-
-/**
- * One small file for restoreFiles(): its content is in the batch slab, as sealed blobs (ID then sealed bytes) or
- * inline plaintext. `parts` holds 6 numbers per piece: offset, length, flags (-1 = plaintext), rawLength, and the
- * slice of a bundle blob the piece is (start, length; start -1 = the whole blob).
- */
-export interface SmallFileJob {
-  tmp: string;
-  path: string;
-  mode: number;
-  chmod: boolean;
-  chown: boolean;
-  uid: number;
-  gid: number;
-  /** Seconds (atime and mtime). */
-  mtime: number;
-  parts: number[];
-}
-
-export interface SmallFileIssue {
-  kind: 'fs' | 'blob';
-  code?: string;
-  message: string;
-  /** Which piece (kind 'blob'). */
-  blob?: number;
-}
-
-/** Per file: bytes written, or the error that stopped it (its temp file is removed), plus attribute issues. */
-export interface SmallFileResult {
-  bytes?: number;
-  error?: SmallFileIssue;
-  issues?: SmallFileIssue[];
-}
 
 /** A blob's plaintext in a pooled buffer; call release() once it is written out. */
 export interface BlobLease {
@@ -269,17 +45,16 @@ export class OpenPool {
     maxBlob = 0,
   ) {
     this.bigSize = maxBlob > slabSize ? maxBlob + 64 * 1024 : 0;
-    const blakePath = blake3ModulePath();
     for (let i = 0; i < size; i++) {
-      const w = startWorker(WORKER_SOURCE, { encKey: Uint8Array.from(keys.encryption), idKey: Uint8Array.from(keys.id), blakePath });
-      w.on('message', (msg: { seq: number; sealed: ArrayBuffer; out: ArrayBuffer; length?: number; error?: string; slab?: ArrayBuffer; results?: SmallFileResult[] }) => {
-        if (msg.results) {
+      const w = startWorker('open-worker', { encKey: Uint8Array.from(keys.encryption), idKey: Uint8Array.from(keys.id) });
+      w.on('message', (msg: OpenBlobReply | RestoreFilesReply) => {
+        if ('results' in msg) {
           const f = this.pendingFiles.get(msg.seq);
           if (!f) return;
           this.pendingFiles.delete(msg.seq);
           this.busy[f.worker]!--;
           this.leaveDirs(f.dirs);
-          f.resolve({ results: msg.results, slab: msg.slab! });
+          f.resolve({ results: msg.results, slab: msg.slab });
           return;
         }
         const p = this.pending.get(msg.seq);
@@ -337,7 +112,8 @@ export class OpenPool {
     const sealed = buffer.buffer as ArrayBuffer;
     return new Promise<BlobLease>((resolve, reject) => {
       this.pending.set(seq, { resolve, reject, worker: w });
-      this.workers[w]!.postMessage({ seq, id: Uint8Array.from(id), sealed, sealedLength, out, flags, rawLength }, [sealed, out]);
+      const msg: OpenBlobMessage = { seq, id: Uint8Array.from(id), sealed, sealedLength, out, flags, rawLength };
+      this.workers[w]!.postMessage(msg, [sealed, out]);
     });
   }
 
@@ -382,7 +158,8 @@ export class OpenPool {
     const seq = ++this.seq;
     return new Promise((resolve, reject) => {
       this.pendingFiles.set(seq, { resolve, reject, worker: w, dirs: taken });
-      this.workers[w]!.postMessage({ seq, slab, files }, [slab]);
+      const msg: RestoreFilesMessage = { seq, slab, files };
+      this.workers[w]!.postMessage(msg, [slab]);
     });
   }
 

@@ -102,7 +102,7 @@ export interface KeyInfo {
 }
 
 /**
- * Data packs of new repositories (format §4.2). A backup holds a few pack buffers at once (one filling, two uploading),
+ * Data packs of new repositories (docs/repository-format.md §4.2). A backup holds a few pack buffers at once (one filling, two uploading),
  * so this size is most of its memory beyond the baseline: 8 MiB instead of 16 took a first backup's peak RSS from
  * ~280 to ~240 MB at the same CPU time and speed.
  */

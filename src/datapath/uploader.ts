@@ -19,6 +19,8 @@ import { OrderedEntries } from './ordered-entries.js';
 import { isBundleSlice, isZeroRun, readTree, TreeWriter, type BundleSlice, type ContentItem, type TreeEntry } from './tree.js';
 import { tuneHeapForBackup, type HeapTuning } from './heap-tuning.js';
 import { bootSpareWorkers } from './worker-threads.js';
+import { ScanAhead, type ScannedDir } from './scan-ahead.js';
+import { TreeAhead } from './tree-ahead.js';
 
 export interface BackupProgress {
   totalBytes: number;
@@ -199,6 +201,10 @@ class BackupRun {
   private heapTuning: HeapTuning | undefined;
   /** The open bundle of small files, when the repository takes bundles. */
   private readonly bundle: Bundle | undefined;
+  /** readdir and lstat of the next directories on the thread pool (scan-ahead.ts). */
+  private scanAhead: ScanAhead | undefined;
+  /** The parent snapshot's listings, read ahead of the walk (tree-ahead.ts). */
+  private treeAhead: TreeAhead | undefined;
 
   constructor(
     private readonly repo: Repository,
@@ -217,6 +223,8 @@ class BackupRun {
     const scan = this.options.onProgress ? this.countTotals() : undefined;
     const heapTuning = tuneHeapForBackup();
     this.heapTuning = heapTuning;
+    this.scanAhead = new ScanAhead(this.source, (rel, name) => this.excluded(rel, name));
+    if (parentTree) this.treeAhead = new TreeAhead(parentTree, (id) => this.repo.loadTreeBlob(id));
     try {
       const { listing } = await this.dir(this.source, '', parentTree);
       const tree = await listing;
@@ -233,6 +241,8 @@ class BackupRun {
       if (this.options.signal?.aborted) throw new CancelledError();
       throw err;
     } finally {
+      this.scanAhead?.stop();
+      this.treeAhead?.stop();
       heapTuning.release();
       await this.chunkWorker?.close();
     }
@@ -255,6 +265,8 @@ class BackupRun {
 
   private async parentEntries(sub: string[] | undefined): Promise<Map<string, TreeEntry> | undefined> {
     if (!sub) return undefined;
+    const ahead = await this.treeAhead?.take(sub);
+    if (ahead) return ahead;
     const map = new Map<string, TreeEntry>();
     for await (const e of readTree(sub, (id) => this.repo.loadTreeBlob(id))) map.set(e.n, e);
     return map;
@@ -266,16 +278,26 @@ class BackupRun {
    */
   private async dir(abs: string, rel: string, parentSub: string[] | undefined): Promise<{ listing: Promise<string[]> }> {
     this.options.signal?.throwIfAborted();
+    const ahead = this.scanAhead?.take(abs);
+    const parentLoad = this.parentEntries(parentSub);
+    // Awaited below; a corrupt parent listing must not count as an unhandled rejection meanwhile.
+    parentLoad.catch(() => undefined);
+    const scanned: ScannedDir | undefined = ahead ? await ahead : undefined;
     let names: string[];
-    try {
-      names = readdirSync(abs);
-    } catch (err) {
-      if (rel === '') throw err;
-      this.report(rel, err);
-      names = [];
+    if (scanned?.names) {
+      names = scanned.names;
+    } else {
+      try {
+        names = readdirSync(abs);
+      } catch (err) {
+        if (rel === '') throw err;
+        this.report(rel, err);
+        names = [];
+      }
+      names.sort();
     }
-    names.sort();
-    const parent = await this.parentEntries(parentSub);
+    const stats = scanned?.names ? scanned.stats : undefined;
+    const parent = await parentLoad;
     const entries = new OrderedEntries(
       this.held,
       new TreeWriter(async (data) => {
@@ -286,7 +308,8 @@ class BackupRun {
       }),
     );
     let sinceYield = 0;
-    for (const name of names) {
+    for (let index = 0; index < names.length; index++) {
+      const name = names[index]!;
       if (this.chunkJobFailure) throw this.chunkJobFailure.error;
       // Entries held behind a large file still on the worker are bounded: past the limit, wait for the oldest one.
       while (this.held.count > MAX_HELD_ENTRIES && this.chunkJobs.length > 0) await this.chunkJobs[0];
@@ -305,7 +328,7 @@ class BackupRun {
       const childAbs = `${abs}/${name}`;
       let st: BigIntStats;
       try {
-        st = lstatSync(childAbs, { bigint: true });
+        st = stats?.[index] ?? lstatSync(childAbs, { bigint: true });
       } catch (err) {
         this.report(childRel, err);
         continue;

@@ -1,21 +1,53 @@
 /**
- * How the data path starts its worker threads (seal-pool, chunk-pool, open-pool). Node's own start-up of a worker
- * thread takes ~80 ms of CPU here before the worker's code runs. A command that will need workers can boot spares
- * first (bootSpareWorkers) and open the repository meanwhile: the key derivation (scrypt, ~0.1 s on the thread pool)
- * leaves this thread idle, and the spares' start-up fills that time instead of competing with the backup's first
- * files. A spare waits for its code and data in its first message; without spares a worker is started directly.
+ * How the data path starts its worker threads (seal-pool, chunk-pool, open-pool). A worker runs an ordinary module
+ * of this folder (seal-worker.ts, chunk-worker.ts, open-worker.ts), compiled with the rest: every thread starts at
+ * worker-entry.ts, which imports the module it is told to and runs its `main`.
  *
- * Worker code is plain CommonJS JavaScript in a string that reads `workerData` and requires what it needs.
+ * Node's own start-up of a worker thread takes ~80 ms of CPU here before the worker's code runs. A command that will
+ * need workers can boot spares first (bootSpareWorkers) and open the repository meanwhile: the key derivation
+ * (scrypt, ~0.1 s on the thread pool) leaves this thread idle, and the spares' start-up fills that time instead of
+ * competing with the backup's first files. A spare waits for its module and data in its first message; without
+ * spares a worker is started directly.
+ *
+ * From dist/ the modules are the compiled .js files. From the TypeScript sources (tests, `bin/dev.js`) they are the
+ * .ts files, which a worker thread loads through tsx (a development dependency), as the main thread does.
  */
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import type { ChunkWorkerData } from './chunk-worker.js';
+import type { OpenWorkerData } from './open-worker.js';
+import type { SealWorkerData } from './seal-worker.js';
+import type { WorkerStart } from './worker-entry.js';
+
+/** Each worker module and the data its `main` takes. */
+export interface WorkerModules {
+  'seal-worker': SealWorkerData;
+  'open-worker': OpenWorkerData;
+  'chunk-worker': ChunkWorkerData;
+}
 
 /** A small young generation makes workers drop the temporary buffers of zstd and the ciphers promptly. */
 const RESOURCE_LIMITS = { maxYoungGenerationSizeMb: 4 };
 
-const SPARE_SOURCE = `
-const { parentPort } = require('node:worker_threads');
-parentPort.once('message', ({ source, workerData }) => new Function('require', 'workerData', source)(require, workerData));
-`;
+const FROM_SOURCE = import.meta.url.endsWith('.ts');
+const EXTENSION = FROM_SOURCE ? '.ts' : '.js';
+
+/** Node options of a worker: the process's own, plus tsx when running from the sources without it. */
+function workerExecArgv(): string[] | undefined {
+  if (!FROM_SOURCE || process.execArgv.some((a) => a.includes('tsx'))) return undefined;
+  return [...process.execArgv, '--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href];
+}
+
+const execArgv = workerExecArgv();
+
+function newWorker(start?: WorkerStart): Worker {
+  return new Worker(new URL(`./worker-entry${EXTENSION}`, import.meta.url), {
+    ...(start ? { workerData: start } : {}),
+    ...(execArgv ? { execArgv } : {}),
+    resourceLimits: RESOURCE_LIMITS,
+  });
+}
 
 const spares: Worker[] = [];
 
@@ -30,7 +62,7 @@ function dropSpare(this: Worker): void {
  */
 export function bootSpareWorkers(count: number): void {
   while (spares.length < count) {
-    const worker = new Worker(SPARE_SOURCE, { eval: true, resourceLimits: RESOURCE_LIMITS });
+    const worker = newWorker();
     worker.unref();
     worker.on('error', dropSpare);
     spares.push(worker);
@@ -42,14 +74,15 @@ export function spareWorkerCount(): number {
   return spares.length;
 }
 
-/** Runs `source` on a worker thread with `workerData`: a booted spare when one is waiting, else a new thread. */
-export function startWorker(source: string, workerData: unknown): Worker {
+/** Runs a worker module with its data: on a booted spare when one is waiting, else on a new thread. */
+export function startWorker<N extends keyof WorkerModules>(name: N, data: WorkerModules[N]): Worker {
+  const start: WorkerStart = { module: new URL(`./${name}${EXTENSION}`, import.meta.url).href, data };
   const spare = spares.shift();
   if (spare) {
     spare.off('error', dropSpare);
     spare.ref();
-    spare.postMessage({ source, workerData });
+    spare.postMessage(start);
     return spare;
   }
-  return new Worker(`const { workerData } = require('node:worker_threads');\n${source}`, { eval: true, workerData, resourceLimits: RESOURCE_LIMITS });
+  return newWorker(start);
 }

@@ -2,6 +2,8 @@
  * One place that makes API clients from a KubeConfig. Commands and controllers take a `Kube` and never build
  * clients themselves, so tests can point everything at the local cluster.
  */
+import { backoffMs } from '../base/backoff.js';
+import { realClock, type Clock } from '../base/clock.js';
 import {
   ApiextensionsV1Api,
   AppsV1Api,
@@ -70,15 +72,14 @@ export function isTransient(err: unknown): boolean {
 }
 
 /** Retries an idempotent call on transient failures with exponential back-off (about 30 s in all by default). */
-export async function retryTransient<T>(fn: () => Promise<T>, opts: { attempts?: number; baseMs?: number } = {}): Promise<T> {
+export async function retryTransient<T>(fn: () => Promise<T>, opts: { attempts?: number; baseMs?: number; clock?: Clock; random?: () => number } = {}): Promise<T> {
   const attempts = opts.attempts ?? 8;
   for (let i = 1; ; i++) {
     try {
       return await fn();
     } catch (err) {
       if (i >= attempts || !isTransient(err)) throw err;
-      const delay = Math.min(8000, (opts.baseMs ?? 250) * 2 ** (i - 1)) * (0.8 + Math.random() * 0.4);
-      await new Promise((r) => setTimeout(r, delay));
+      await (opts.clock ?? realClock).sleep(backoffMs(i, { baseMs: opts.baseMs ?? 250, maxMs: 8000, ...(opts.random ? { random: opts.random } : {}) }));
     }
   }
 }

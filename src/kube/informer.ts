@@ -4,6 +4,8 @@
  * once the first list has been delivered, so controllers start from observed state.
  */
 import { ListWatch, Watch, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
+import { backoffMs } from '../base/backoff.js';
+import { keepAliveTimerClock, type TimerClock } from '../base/clock.js';
 import type { Logger } from '../base/logger.js';
 import type { Kube } from './client.js';
 
@@ -20,6 +22,9 @@ export interface ResourceWatchOptions<T extends KubernetesObject> {
   onEvent: (type: WatchEventType, obj: T) => void;
   logger?: Logger;
   maxBackoffMs?: number;
+  /** The restart timer's clock and the jitter's randomness (tests inject both). */
+  clock?: TimerClock;
+  random?: () => number;
 }
 
 export interface ResourceWatch<T extends KubernetesObject> {
@@ -30,36 +35,44 @@ export interface ResourceWatch<T extends KubernetesObject> {
   get(name: string, namespace?: string): T | undefined;
 }
 
+/** A watch that has run this long since its last failure starts its back-off afresh. */
+const FAILURES_FORGOTTEN_AFTER_MS = 5 * 60_000;
+
 export function watchResource<T extends KubernetesObject>(opts: ResourceWatchOptions<T>): ResourceWatch<T> {
   const informer = new ListWatch<T>(opts.path, new Watch(opts.kube.config), opts.list, false, opts.labelSelector, opts.fieldSelector);
   let stopped = false;
   let failures = 0;
-  let restartTimer: NodeJS.Timeout | undefined;
+  let restartTimer: { cancel(): void } | undefined;
+  let lastFailureAt = Number.NEGATIVE_INFINITY;
+  const clock = opts.clock ?? keepAliveTimerClock;
   let resolveSynced: () => void = () => {};
   const synced = new Promise<void>((r) => (resolveSynced = r));
 
   informer.on('add', (o) => opts.onEvent('add', o));
   informer.on('update', (o) => opts.onEvent('update', o));
   informer.on('delete', (o) => opts.onEvent('delete', o));
-  informer.on('connect', () => {
-    failures = 0;
-  });
   let errored = false;
   // informer.start() resolves even when its list failed (it reports through 'error'): only a start without an
   // error counts as synced.
   const tryStart = async () => {
     errored = false;
     await informer.start();
-    if (!errored) resolveSynced();
+    if (!errored) {
+      failures = 0;
+      resolveSynced();
+    }
   };
   informer.on('error', (err) => {
     errored = true;
     if (stopped) return;
+    // client-node reports 'connect' before it lists, so a failing list says nothing about the connection: failures
+    // count up until a start succeeds, or until a quiet spell shows the last outage is over.
+    if (clock.now() - lastFailureAt > FAILURES_FORGOTTEN_AFTER_MS) failures = 0;
+    lastFailureAt = clock.now();
     failures++;
-    const base = Math.min(opts.maxBackoffMs ?? 30_000, 500 * 2 ** Math.min(failures - 1, 10));
-    const delay = Math.round(base * (0.8 + Math.random() * 0.4));
+    const delay = backoffMs(failures, { baseMs: 500, maxMs: opts.maxBackoffMs ?? 30_000, ...(opts.random ? { random: opts.random } : {}) });
     opts.logger?.warn({ path: opts.path, err: (err as Error)?.message, retryInMs: delay }, 'watch failed; restarting');
-    restartTimer = setTimeout(() => {
+    restartTimer = clock.setTimeout(() => {
       if (!stopped) tryStart().catch(() => undefined);
     }, delay);
   });
@@ -73,7 +86,7 @@ export function watchResource<T extends KubernetesObject>(opts: ResourceWatchOpt
     },
     async stop() {
       stopped = true;
-      if (restartTimer) clearTimeout(restartTimer);
+      restartTimer?.cancel();
       await informer.stop();
     },
     list: () => [...informer.list()],

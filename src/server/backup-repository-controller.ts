@@ -1,5 +1,5 @@
 /**
- * BackupRepository controller (velero-interfaces.md §1.8, §2.4): connects each repository with the data path and
+ * BackupRepository controller (docs/repositories.md): connects each repository with the data path and
  * keeps it maintained.
  *
  * New or NotReady → open the repository under the location's `kopia/<volumeNamespace>/`, or initialise it there →

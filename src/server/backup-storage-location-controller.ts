@@ -1,5 +1,5 @@
 /**
- * Validates storage locations periodically: Available or Unavailable with the reason (velero-interfaces.md §1.4).
+ * Validates storage locations periodically: Available or Unavailable with the reason (docs/storage-locations.md).
  *
  * Every `spec.validationFrequency` (default: the server's --store-validation-frequency) the location is opened and
  * its top level listed: the listing proves the bucket exists and the credentials work, and anything at the top level

@@ -1,6 +1,7 @@
 /**
  * Creates Backup objects for backups found in storage but not in the cluster, and removes Backup objects whose
- * directory vanished from storage, after forgetting their volume snapshots in the repositories (./orphaned-backup.ts).
+ * directory vanished from storage, after forgetting their volume snapshots in the repositories (./orphaned-backup.ts;
+ * docs/storage-locations.md).
  *
  * Each location is synced every `spec.backupSyncPeriod` (default: the server's --backup-sync-period; 0 disables),
  * only while it is Available. A backup directory counts only when it has `velero-backup.json`. Imported backups get

@@ -1,5 +1,5 @@
 /**
- * Processes DeleteBackupRequests (velero-interfaces.md §1.9): New → InProgress → Processed.
+ * Processes DeleteBackupRequests (docs/storage-locations.md): New → InProgress → Processed.
  *
  * New: the request is checked (backup exists, is not being written, its location exists and is not ReadOnly); a
  * request that cannot proceed goes straight to Processed with the reason in `status.errors`. Otherwise the request

@@ -1,5 +1,5 @@
 /**
- * Processes DownloadRequests (velero-interfaces.md §1.10, §2.6): New → Processed with a pre-signed `downloadURL`
+ * Processes DownloadRequests (docs/storage-locations.md): New → Processed with a pre-signed `downloadURL`
  * valid 10 minutes and `expiration`; expired requests are deleted. When the file does not exist (or the backup,
  * restore or location is gone) the request is Processed without a URL, which clients read as "not found", as
  * Velero's CLI does.

@@ -1,5 +1,5 @@
 /**
- * Expires backups past their TTL by creating DeleteBackupRequests (velero-interfaces.md §1.9, §3.1 gc-failure).
+ * Expires backups past their TTL by creating DeleteBackupRequests (docs/storage-locations.md gc-failure).
  *
  * Each Backup is requeued at its `status.expiration` (so a 5 s TTL is honoured within seconds) and every
  * --garbage-collection-frequency as a sweep. An expired backup gets one DeleteBackupRequest; while one is pending no

@@ -1,5 +1,5 @@
 /**
- * The item-operation records (velero-interfaces.md §1.13) of the custom resources that move a volume's bytes:
+ * The item-operation records (docs/backup.md) of the custom resources that move a volume's bytes:
  * PodVolumeBackups and DataUploads for a backup, PodVolumeRestores and DataDownloads for a restore. Each kind says
  * which action, resource and phase mapping it has; how its status becomes the record's status is the same here.
  */

@@ -165,7 +165,7 @@ export class BackupStore {
 
   /**
    * Problems with the location's layout: anything at the top level that Velero would not put there makes the
-   * location Unavailable (velero-interfaces.md §2.1). Also proves the location can be listed.
+   * location Unavailable (docs/storage-locations.md). Also proves the location can be listed.
    */
   async layoutProblems(): Promise<string[]> {
     const top = await this.objects.listCommonPrefixes('', '/');

@@ -1,5 +1,5 @@
 /**
- * Object keys of a backup storage location, exactly as Velero lays them out (velero-interfaces.md §2), relative
+ * Object keys of a backup storage location, exactly as Velero lays them out (docs/backup.md), relative
  * to the location's bucket/prefix. Every key cairn reads or writes in a location comes from here.
  */
 export const TopLevelDirs = ['backups', 'restores', 'kopia', 'restic', 'metadata', 'plugins', 'cairn'] as const;
@@ -57,7 +57,7 @@ export function repositoryPrefix(volumeNamespace: string): string {
   return `kopia/${volumeNamespace}/`;
 }
 
-/** DownloadRequest target kinds (velero-interfaces.md §2.6) → object key. */
+/** DownloadRequest target kinds (docs/storage-locations.md) → object key. */
 export const DownloadTargetKinds = {
   BackupContents: (n: string) => backupFileKey(n, 'contents'),
   BackupLog: (n: string) => backupFileKey(n, 'log'),

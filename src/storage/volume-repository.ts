@@ -1,6 +1,6 @@
 /**
  * Opens the repository a pod volume's data lives in: the storage location's store under `kopia/<volumeNamespace>/`
- * (velero-interfaces.md §2.4), unlocked with the password in Secret `velero-repo-credentials`, key
+ * (docs/repositories.md), unlocked with the password in Secret `velero-repo-credentials`, key
  * `repository-password`, of the install namespace. The BackupRepository controller creates the repository and the
  * Secret; the data mover only opens them and fails clearly when they are not there yet.
  *

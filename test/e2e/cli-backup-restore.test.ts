@@ -114,7 +114,7 @@ describe('backup and restore through the CLI', () => {
     expect(noLocation.exitCode).toBe(2);
     expect(noLocation.stderr).toContain(`--storage-location: backup storage location "nowhere" not found in namespace "${NS}"`);
     expect(noSource.exitCode).toBe(2);
-    expect(noSource.stderr.trim()).toBe('error: --from-backup: required when no terminal is attached');
+    expect(noSource.stderr.trim()).toBe('error: --from-backup: required (or --from-schedule) when no terminal is attached');
   });
 
   it('backs up a namespace with --wait and exits 0 when Completed', async () => {

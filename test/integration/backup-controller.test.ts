@@ -3,13 +3,10 @@
  * for one namespace (fast, isolated); the last ones go through a real installed server, including a restart of
  * its pod while a backup runs.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { GetObjectCommand } from '@aws-sdk/client-s3';
 import {
   Kinds,
   newBackup,
@@ -29,8 +26,8 @@ import { customClient } from '../../src/kube/custom.js';
 import { DEFAULT_SERVER_CONFIG, type ServerContext, type Stoppable } from '../../src/server/context.js';
 import { startBackupController, startBackupControllerWith } from '../../src/server/backup/backup-controller.js';
 import { startRestoreController } from '../../src/server/restore/restore-controller.js';
-import { cairn } from '../support/cli.js';
 import { clusterInfo, kubeConfig, kubectl, s3Client } from '../support/cluster.js';
+import { applyList, credentialsText, deletePrefix, installServer, listKeys, serverRolledOut } from '../support/server-install.js';
 import { waitFor } from '../support/wait.js';
 import { readTarGz } from '../unit/server/backup/tar.js';
 
@@ -45,23 +42,11 @@ const CRD = `widgets.${GROUP}`;
 const TERMINAL = ['Completed', 'PartiallyFailed', 'Failed', 'FailedValidation'];
 
 let kube: Kube;
-let kubeconfig: string;
 let controller: Stoppable | undefined;
 let ctx: ServerContext;
 
 const bucket = () => clusterInfo().s3.bucket;
 const backups = () => customClient<Backup>(kube, Kinds.Backup, parseBackup);
-
-async function listKeys(prefix: string): Promise<string[]> {
-  const keys: string[] = [];
-  let token: string | undefined;
-  do {
-    const res = await s3Client().send(new ListObjectsV2Command({ Bucket: bucket(), Prefix: prefix, ...(token ? { ContinuationToken: token } : {}) }));
-    keys.push(...(res.Contents ?? []).map((c) => c.Key ?? ''));
-    token = res.NextContinuationToken;
-  } while (token);
-  return keys;
-}
 
 async function getObject(key: string): Promise<Buffer> {
   const res = await s3Client().send(new GetObjectCommand({ Bucket: bucket(), Key: key }));
@@ -84,38 +69,12 @@ async function finished(namespace: string, name: string, timeoutMs = 60_000): Pr
   );
 }
 
-function applyList(items: object[]): Promise<unknown> {
-  return kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items }) });
-}
-
 beforeAll(async () => {
   const info = clusterInfo();
-  kubeconfig = info.kubeconfigPath;
   kube = kubeFromConfig(kubeConfig());
-  const dir = mkdtempSync(join(tmpdir(), 'cairn-backup-it-'));
-  const creds = join(dir, 'credentials');
-  const credentials = `[default]\naws_access_key_id = ${info.s3.accessKeyId}\naws_secret_access_key = ${info.s3.secretAccessKey}\n`;
-  writeFileSync(creds, credentials);
-
+  const credentials = credentialsText();
   // A real server (also installs the CRDs the in-process controller needs).
-  const install = await cairn(
-    [
-      'install', '-n', SERVER_NS, '--provider', 'aws', '--bucket', info.s3.bucket, '--prefix', `${PREFIX}/server`, '--secret-file', creds,
-      '--backup-location-config', `region=${info.s3.region},s3Url=${info.s3.endpoint},s3ForcePathStyle=true`,
-      '--image', 'ghcr.io/cairn-backup/cairn:dev',
-    ],
-    { kubeconfig },
-  );
-  expect(install.exitCode, install.stderr).toBe(0);
-  // Pods share their node's address in the test bed: give this server its own health port.
-  const port = 20000 + Math.floor(Math.random() * 20000);
-  await kubectl([
-    '-n', SERVER_NS, 'patch', 'deployment', 'cairn', '--type=json', '-p',
-    JSON.stringify([
-      { op: 'add', path: '/spec/template/spec/containers/0/args/-', value: `--health-port=${port}` },
-      { op: 'replace', path: '/spec/template/spec/containers/0/ports/0/containerPort', value: port },
-    ]),
-  ]);
+  await installServer({ namespace: SERVER_NS, prefix: `${PREFIX}/server` });
 
   await kubectl(['create', 'namespace', NS]);
   await kubectl(['create', 'namespace', APP]);
@@ -201,10 +160,7 @@ afterAll(async () => {
   await controller?.stop();
   await kubectl(['delete', 'namespace', NS, SERVER_NS, APP, OTHER, '--wait=false'], { allowFailure: true });
   await kubectl(['delete', 'crd', CRD, '--wait=false'], { allowFailure: true });
-  const keys = await listKeys(`${PREFIX}/`);
-  for (let i = 0; i < keys.length; i += 500) {
-    await s3Client().send(new DeleteObjectsCommand({ Bucket: bucket(), Delete: { Objects: keys.slice(i, i + 500).map((Key) => ({ Key })) } }));
-  }
+  await deletePrefix(`${PREFIX}/`);
 });
 
 describe('backup controller (in process)', () => {
@@ -436,7 +392,7 @@ describe('backup controller (in process)', () => {
 
 describe('backup through the installed server', () => {
   it('completes a backup and survives a restart of the server pod mid-backup', async () => {
-    await kubectl(['-n', SERVER_NS, 'rollout', 'status', 'deployment/cairn', '--timeout=180s'], { timeoutMs: 200_000 });
+    await serverRolledOut(SERVER_NS);
     const first = `srv-${RUN}`;
     await createBackup(SERVER_NS, first, { includedNamespaces: [APP] });
     const done = await finished(SERVER_NS, first, 120_000);

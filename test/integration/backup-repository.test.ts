@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DeleteObjectsCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import {
   Kinds,
   newBackupStorageLocation,
@@ -29,6 +29,7 @@ import { ensureRepository, RepositoryNotReadyError } from '../../src/server/repo
 import { openRepositoryStore } from '../../src/storage/repository-store.js';
 import { cairn } from '../support/cli.js';
 import { clusterInfo, kubeConfig, kubectl, s3Client } from '../support/cluster.js';
+import { credentialsText, deletePrefix, installServer, listKeys } from '../support/server-install.js';
 import { createVeleroKopiaRepository } from '../../tools/peers/velero-kopia.js';
 import { waitFor } from '../support/wait.js';
 
@@ -47,24 +48,6 @@ const tempDirs: string[] = [];
 const bucket = () => clusterInfo().s3.bucket;
 const repos = () => customClient<BackupRepository>(kube, Kinds.BackupRepository, parseBackupRepository);
 const locations = () => customClient<BackupStorageLocation>(kube, Kinds.BackupStorageLocation, parseBackupStorageLocation);
-
-async function listKeys(prefix: string): Promise<string[]> {
-  const keys: string[] = [];
-  let token: string | undefined;
-  do {
-    const res = await s3Client().send(new ListObjectsV2Command({ Bucket: bucket(), Prefix: prefix, ...(token ? { ContinuationToken: token } : {}) }));
-    keys.push(...(res.Contents ?? []).map((c) => c.Key ?? ''));
-    token = res.NextContinuationToken;
-  } while (token);
-  return keys;
-}
-
-async function deletePrefix(prefix: string): Promise<void> {
-  const keys = await listKeys(prefix);
-  for (let i = 0; i < keys.length; i += 1000) {
-    await s3Client().send(new DeleteObjectsCommand({ Bucket: bucket(), Delete: { Objects: keys.slice(i, i + 1000).map((Key) => ({ Key })) } }));
-  }
-}
 
 function location(name: string, opts: { bucket?: string } = {}): BackupStorageLocation {
   const { s3 } = clusterInfo();
@@ -92,28 +75,9 @@ beforeAll(async () => {
   kube = kubeFromConfig(kubeConfig());
   const dir = mkdtempSync(join(tmpdir(), 'cairn-repo-it-'));
   tempDirs.push(dir);
-  const credentials = `[default]\naws_access_key_id = ${info.s3.accessKeyId}\naws_secret_access_key = ${info.s3.secretAccessKey}\n`;
-  writeFileSync(join(dir, 'credentials'), credentials);
-
+  const credentials = credentialsText();
   // A real server for the last check (the install also brings the CRDs the in-process controllers need).
-  const install = await cairn(
-    [
-      'install', '-n', SERVER_NS, '--provider', 'aws', '--bucket', info.s3.bucket, '--prefix', `${PREFIX}/server`, '--secret-file', join(dir, 'credentials'),
-      '--backup-location-config', `region=${info.s3.region},s3Url=${info.s3.endpoint},s3ForcePathStyle=true`,
-      '--image', 'ghcr.io/cairn-backup/cairn:dev',
-    ],
-    { kubeconfig },
-  );
-  expect(install.exitCode, install.stderr).toBe(0);
-  // Pods share their node's address in the test bed: give this server its own health port.
-  const port = 20000 + Math.floor(Math.random() * 20000);
-  await kubectl([
-    '-n', SERVER_NS, 'patch', 'deployment', 'cairn', '--type=json', '-p',
-    JSON.stringify([
-      { op: 'add', path: '/spec/template/spec/containers/0/args/-', value: `--health-port=${port}` },
-      { op: 'replace', path: '/spec/template/spec/containers/0/ports/0/containerPort', value: port },
-    ]),
-  ]);
+  await installServer({ namespace: SERVER_NS, prefix: `${PREFIX}/server` });
 
   await kubectl(['create', 'namespace', NS]);
   await kubectl(['apply', '-f', '-'], {

@@ -1,6 +1,6 @@
 /**
  * The node agent's snapshot data movement on the local cluster with CSI and MinIO, driven the way the server drives
- * it (the issue-7 contract): the test takes the VolumeSnapshot and creates the DataUpload by hand, then a target PVC
+ * it (docs/data-mover.md): the test takes the VolumeSnapshot and creates the DataUpload by hand, then a target PVC
  * with the dynamic-pv-restore selector and the DataDownload by hand. A DataUpload goes to Completed with a snapshot
  * ID and leaves none of the objects it exposed (the source snapshot survives); a DataDownload brings the bytes into
  * a new volume that ends up bound to the target PVC, where a pod that waited for it reads them. Block mode does the

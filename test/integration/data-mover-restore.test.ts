@@ -1,7 +1,7 @@
 /**
  * The server's restore side of CSI snapshot data movement against the local cluster (with CSI) and MinIO, with an
  * installed server and NO node agent: the test plays the node agent's part (it fills in the DataDownloads' status
- * and re-binds a volume to the restored claim, as the contract of issue 7 says the node agent does).
+ * and re-binds a volume to the restored claim, as the node agent does: docs/data-mover.md).
  *
  * A real backup of an app namespace with a CSI claim (csi-hostpath-sc) gets its volume info rewritten in MinIO to
  * say the claim's data was moved (what a data-mover backup records). Restoring it: the claim comes back with the
@@ -13,11 +13,11 @@
  * PartiallyFailed with an error naming the claim; a DataDownload nobody finishes is canceled at itemOperationTimeout.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
+import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Kinds, newBackup, newRestore, parseBackup, parseDataDownload, parseRestore, type Backup, type DataDownload, type Restore } from '../../src/api/index.js';
 import { kubeFromConfig, type Kube } from '../../src/kube/client.js';
@@ -26,6 +26,7 @@ import { enableCsi } from '../../tools/local-cluster/csi/enable.js';
 import { readState } from '../../tools/local-cluster/state.js';
 import { cairn } from '../support/cli.js';
 import { clusterInfo, kubeConfig, kubectl, s3Client } from '../support/cluster.js';
+import { deletePrefix, installServer } from '../support/server-install.js';
 import { waitFor } from '../support/wait.js';
 
 const RUN = randomBytes(3).toString('hex');
@@ -35,7 +36,6 @@ const COPY = `ddr-copy-${RUN}`;
 const LOST = `ddr-lost-${RUN}`;
 const PREFIX = `ddr-${RUN}`;
 const BACKUP = 'b1';
-const IMAGE = 'ghcr.io/cairn-backup/cairn:dev';
 const SNAPSHOT = 'kopia-snapshot-of-data';
 /** On the volumes this test creates (and the restore labels from pvInfo), so they are cleaned up. */
 const TEST_LABEL = 'ddr.cairn.test/run';
@@ -59,17 +59,6 @@ interface PvJson {
 async function getJson<T>(args: string[]): Promise<T | undefined> {
   const r = await kubectl([...args, '-o', 'json'], { allowFailure: true });
   return r.exitCode === 0 ? (JSON.parse(r.stdout) as T) : undefined;
-}
-
-async function listKeys(prefix: string): Promise<string[]> {
-  const keys: string[] = [];
-  let token: string | undefined;
-  do {
-    const res = await s3Client().send(new ListObjectsV2Command({ Bucket: bucket(), Prefix: prefix, ContinuationToken: token }));
-    keys.push(...(res.Contents ?? []).map((c) => c.Key ?? ''));
-    token = res.NextContinuationToken;
-  } while (token);
-  return keys;
 }
 
 async function getGz(key: string): Promise<string> {
@@ -144,27 +133,8 @@ beforeAll(async () => {
   await enableCsi({ state, log: (line) => process.stderr.write(`[csi] ${line}\n`) });
   kubeconfig = info.kubeconfigPath;
   kube = kubeFromConfig(kubeConfig());
-  const dir = mkdtempSync(join(tmpdir(), 'cairn-ddr-it-'));
-  const creds = join(dir, 'credentials');
-  writeFileSync(creds, `[default]\naws_access_key_id = ${info.s3.accessKeyId}\naws_secret_access_key = ${info.s3.secretAccessKey}\n`);
   // No --use-node-agent: nothing but this test touches the DataDownloads.
-  const install = await cairn(
-    [
-      'install', '-n', NS, '--provider', 'aws', '--bucket', info.s3.bucket, '--prefix', PREFIX, '--secret-file', creds,
-      '--backup-location-config', `region=${info.s3.region},s3Url=${info.s3.endpoint},s3ForcePathStyle=true`,
-      '--image', IMAGE,
-    ],
-    { kubeconfig },
-  );
-  expect(install.exitCode, install.stderr).toBe(0);
-  const port = 20000 + Math.floor(Math.random() * 20000);
-  await kubectl([
-    '-n', NS, 'patch', 'deployment', 'cairn', '--type=json', '-p',
-    JSON.stringify([
-      { op: 'add', path: '/spec/template/spec/containers/0/args/-', value: `--health-port=${port}` },
-      { op: 'replace', path: '/spec/template/spec/containers/0/ports/0/containerPort', value: port },
-    ]),
-  ]);
+  await installServer({ namespace: NS, prefix: PREFIX });
 
   // An app whose CSI claim is bound (WaitForFirstConsumer: a pod uses it once).
   await kubectl(['apply', '-f', '-'], {
@@ -228,10 +198,7 @@ afterAll(async () => {
   await kubectl(['-n', NS, 'delete', 'restores', '--all', '--wait=true', '--timeout=60s'], { allowFailure: true });
   await kubectl(['delete', 'namespace', APP, COPY, LOST, NS, '--wait=false'], { allowFailure: true });
   await kubectl(['delete', 'pv', '-l', `${TEST_LABEL}=${RUN}`, '--wait=false'], { allowFailure: true });
-  const keys = await listKeys(`${PREFIX}/`);
-  for (let i = 0; i < keys.length; i += 500) {
-    await s3Client().send(new DeleteObjectsCommand({ Bucket: bucket(), Delete: { Objects: keys.slice(i, i + 500).map((Key) => ({ Key })) } }));
-  }
+  await deletePrefix(`${PREFIX}/`);
 });
 
 describe('restoring claims whose data the backup moved (installed server, node agent played by the test)', () => {

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { GetObjectCommand } from '@aws-sdk/client-s3';
 import {
   Kinds,
   newBackup,
@@ -34,6 +34,7 @@ import { enableCsi } from '../../tools/local-cluster/csi/enable.js';
 import { readState } from '../../tools/local-cluster/state.js';
 import { cairn } from '../support/cli.js';
 import { clusterInfo, kubeConfig, kubectl, s3Client } from '../support/cluster.js';
+import { applyList, deletePrefix, installServer, listKeys, podRunning, serverRolledOut, standInNodeAgents } from '../support/server-install.js';
 import { waitFor } from '../support/wait.js';
 
 const RUN = randomBytes(3).toString('hex');
@@ -53,17 +54,6 @@ const backups = () => customClient<Backup>(kube, Kinds.Backup, parseBackup);
 const duClient = () => customClient<DataUpload>(kube, Kinds.DataUpload, parseDataUpload);
 const pvbClient = () => customClient<PodVolumeBackup>(kube, Kinds.PodVolumeBackup, parsePodVolumeBackup);
 
-async function listKeys(prefix: string): Promise<string[]> {
-  const keys: string[] = [];
-  let token: string | undefined;
-  do {
-    const res = await s3Client().send(new ListObjectsV2Command({ Bucket: bucket(), Prefix: prefix, ...(token ? { ContinuationToken: token } : {}) }));
-    keys.push(...(res.Contents ?? []).map((c) => c.Key ?? ''));
-    token = res.NextContinuationToken;
-  } while (token);
-  return keys;
-}
-
 async function getObject(key: string): Promise<Buffer> {
   const res = await s3Client().send(new GetObjectCommand({ Bucket: bucket(), Key: key }));
   return Buffer.from(await (res.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray());
@@ -72,10 +62,6 @@ async function getObject(key: string): Promise<Buffer> {
 const getJsonGz = async <T>(key: string): Promise<T> => JSON.parse(gunzipSync(await getObject(key)).toString('utf8')) as T;
 const backupKey = (name: string, suffix: string) => `${PREFIX}/backups/${name}/${name}${suffix}`;
 const storedBackup = async (name: string) => JSON.parse((await getObject(`${PREFIX}/backups/${name}/velero-backup.json`)).toString('utf8')) as Backup;
-
-function applyList(items: object[]): Promise<unknown> {
-  return kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items }) });
-}
 
 async function startBackup(name: string, namespaces: string[], spec: Partial<Backup['spec']> = {}, annotations?: Record<string, string>): Promise<void> {
   await backups().create(newBackup({ namespace: NS, name, ...(annotations ? { annotations } : {}), spec: { includedNamespaces: namespaces, snapshotMoveData: true, ...spec } }));
@@ -147,29 +133,9 @@ beforeAll(async () => {
   await enableCsi({ state, log: (line) => process.stderr.write(`[csi] ${line}\n`) });
   kubeconfig = info.kubeconfigPath;
   kube = kubeFromConfig(kubeConfig());
-  const dir = mkdtempSync(join(tmpdir(), 'cairn-dm-server-it-'));
-  const creds = join(dir, 'credentials');
-  writeFileSync(creds, `[default]\naws_access_key_id = ${info.s3.accessKeyId}\naws_secret_access_key = ${info.s3.secretAccessKey}\n`);
-  process.env.AWS_SHARED_CREDENTIALS_FILE = creds;
-  const install = await cairn(
-    [
-      'install', '-n', NS, '--provider', 'aws', '--bucket', info.s3.bucket, '--prefix', PREFIX, '--secret-file', creds,
-      '--backup-location-config', `region=${info.s3.region},s3Url=${info.s3.endpoint},s3ForcePathStyle=true`,
-      '--image', 'ghcr.io/cairn-backup/cairn:dev',
-    ],
-    { kubeconfig },
-  );
-  expect(install.exitCode, install.stderr).toBe(0);
-  const port = 20000 + Math.floor(Math.random() * 20000);
-  await kubectl([
-    '-n', NS, 'patch', 'deployment', 'cairn', '--type=json', '-p',
-    JSON.stringify([
-      { op: 'add', path: '/spec/template/spec/containers/0/args/-', value: `--health-port=${port}` },
-      { op: 'replace', path: '/spec/template/spec/containers/0/ports/0/containerPort', value: port },
-    ]),
-  ]);
-  await kubectl(['-n', NS, 'create', 'configmap', 'stand-in-owner']);
-  const ownerUid = (await kubectl(['-n', NS, 'get', 'configmap', 'stand-in-owner', '-o', 'jsonpath={.metadata.uid}'])).stdout.trim();
+  const { credentials } = await installServer({ namespace: NS, prefix: PREFIX });
+  process.env.AWS_SHARED_CREDENTIALS_FILE = credentials;
+  await standInNodeAgents(NS, NODES);
   await kubectl(['create', 'namespace', APP]);
   await kubectl(['create', 'namespace', OTHER]);
   const claim = (name: string, storageClassName: string) => ({
@@ -179,17 +145,6 @@ beforeAll(async () => {
     spec: { storageClassName, accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '16Mi' } } },
   });
   await applyList([
-    ...NODES.map((node, i) => ({
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: {
-        name: `stand-in-node-agent-${i}`,
-        namespace: NS,
-        labels: { name: 'node-agent', role: 'node-agent' },
-        ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'stand-in-owner', uid: ownerUid, controller: true }],
-      },
-      spec: { nodeName: node, restartPolicy: 'Never', containers: [{ name: 'sleep', image: 'busybox', command: ['sleep', '3600'] }] },
-    })),
     claim('data', 'csi-hostpath-sc'),
     claim('logs', 'csi-hostpath-sc'),
     claim('scratch', 'local-path'),
@@ -216,18 +171,13 @@ beforeAll(async () => {
     },
     { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: OTHER }, data: { a: 'b' } },
   ]);
-  const running = (ns: string, name: string) => async () => (await kubectl(['-n', ns, 'get', 'pod', name, '-o', 'jsonpath={.status.phase}'], { allowFailure: true })).stdout === 'Running' || undefined;
-  await waitFor(running(APP, 'db'), { timeoutMs: 180_000, description: 'workload pod running' });
-  for (let i = 0; i < NODES.length; i++) await waitFor(running(NS, `stand-in-node-agent-${i}`), { timeoutMs: 60_000, description: `stand-in node agent ${i} running` });
-  await kubectl(['-n', NS, 'rollout', 'status', 'deployment/cairn', '--timeout=180s'], { timeoutMs: 200_000 });
+  await waitFor(podRunning(APP, 'db'), { timeoutMs: 180_000, description: 'workload pod running' });
+  await serverRolledOut(NS);
 }, 45 * 60_000);
 
 afterAll(async () => {
   await kubectl(['delete', 'namespace', NS, APP, OTHER, '--wait=false'], { allowFailure: true });
-  const keys = await listKeys(`${PREFIX}/`);
-  for (let i = 0; i < keys.length; i += 500) {
-    await s3Client().send(new DeleteObjectsCommand({ Bucket: bucket(), Delete: { Objects: keys.slice(i, i + 500).map((Key) => ({ Key })) } }));
-  }
+  await deletePrefix(`${PREFIX}/`);
 });
 
 describe('CSI snapshot data movement, server side', () => {
@@ -410,7 +360,7 @@ describe('CSI snapshot data movement, server side', () => {
       const now = await serverPod();
       return now && now !== before ? now : undefined;
     }, { timeoutMs: 150_000, description: 'a new server pod running' });
-    await kubectl(['-n', NS, 'rollout', 'status', 'deployment/cairn', '--timeout=180s'], { timeoutMs: 200_000 });
+    await serverRolledOut(NS);
     expect((await backups().get(NS, name))?.status?.phase).toBe('WaitingForPluginOperations');
     await finishPvbs(waiting);
     await completeDu(await onlyDu(waiting), snapshotID, 4096);

@@ -9,9 +9,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import {
   Kinds,
   newBackup,
@@ -33,8 +31,8 @@ import { createLogger } from '../../src/base/logger.js';
 import { PodVolumeBackupCreator } from '../../src/server/podvolume/backup-creator.js';
 import type { PodLike } from '../../src/server/podvolume/backup-volumes.js';
 import type { BackupVolumeInfo } from '../../src/api/volume-info.js';
-import { cairn } from '../support/cli.js';
-import { clusterInfo, kubeConfig, kubectl, s3Client } from '../support/cluster.js';
+import { kubeConfig, kubectl } from '../support/cluster.js';
+import { applyList, deletePrefix, getJsonGz, getObject, installServer, listKeys, podRunning, serverRolledOut, standInNodeAgents } from '../support/server-install.js';
 import { waitFor } from '../support/wait.js';
 
 const RUN = randomBytes(3).toString('hex');
@@ -46,34 +44,11 @@ const NODES = ['local-node-1', 'local-node-2'];
 const TERMINAL = ['Completed', 'PartiallyFailed', 'Failed', 'FailedValidation'];
 
 let kube: Kube;
-let kubeconfig: string;
 
-const bucket = () => clusterInfo().s3.bucket;
 const backups = () => customClient<Backup>(kube, Kinds.Backup, parseBackup);
 const pvbClient = () => customClient<PodVolumeBackup>(kube, Kinds.PodVolumeBackup, parsePodVolumeBackup);
 
-async function listKeys(prefix: string): Promise<string[]> {
-  const keys: string[] = [];
-  let token: string | undefined;
-  do {
-    const res = await s3Client().send(new ListObjectsV2Command({ Bucket: bucket(), Prefix: prefix, ...(token ? { ContinuationToken: token } : {}) }));
-    keys.push(...(res.Contents ?? []).map((c) => c.Key ?? ''));
-    token = res.NextContinuationToken;
-  } while (token);
-  return keys;
-}
-
-async function getJsonGz<T>(key: string): Promise<T> {
-  const res = await s3Client().send(new GetObjectCommand({ Bucket: bucket(), Key: key }));
-  const data = Buffer.from(await (res.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray());
-  return JSON.parse(gunzipSync(data).toString('utf8')) as T;
-}
-
 const backupKey = (name: string, suffix: string) => `${PREFIX}/backups/${name}/${name}${suffix}`;
-
-function applyList(items: object[]): Promise<unknown> {
-  return kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items }) });
-}
 
 async function startBackup(name: string, namespaces: string[], annotations?: Record<string, string>): Promise<void> {
   await backups().create(newBackup({ namespace: NS, name, ...(annotations ? { annotations } : {}), spec: { includedNamespaces: namespaces } }));
@@ -116,49 +91,14 @@ async function serverPod(): Promise<string | undefined> {
 }
 
 beforeAll(async () => {
-  const info = clusterInfo();
-  kubeconfig = info.kubeconfigPath;
   kube = kubeFromConfig(kubeConfig());
-  const dir = mkdtempSync(join(tmpdir(), 'cairn-fsb-server-it-'));
-  const creds = join(dir, 'credentials');
-  writeFileSync(creds, `[default]\naws_access_key_id = ${info.s3.accessKeyId}\naws_secret_access_key = ${info.s3.secretAccessKey}\n`);
+  const { credentials } = await installServer({ namespace: NS, prefix: PREFIX });
   // The test opens the namespace's repository the way the server does: the location's credentials file.
-  process.env.AWS_SHARED_CREDENTIALS_FILE = creds;
-  const install = await cairn(
-    [
-      'install', '-n', NS, '--provider', 'aws', '--bucket', info.s3.bucket, '--prefix', PREFIX, '--secret-file', creds,
-      '--backup-location-config', `region=${info.s3.region},s3Url=${info.s3.endpoint},s3ForcePathStyle=true`,
-      '--image', 'ghcr.io/cairn-backup/cairn:dev',
-    ],
-    { kubeconfig },
-  );
-  expect(install.exitCode, install.stderr).toBe(0);
-  // Pods share their node's address in the test bed: give this server its own health port.
-  const port = 20000 + Math.floor(Math.random() * 20000);
-  await kubectl([
-    '-n', NS, 'patch', 'deployment', 'cairn', '--type=json', '-p',
-    JSON.stringify([
-      { op: 'add', path: '/spec/template/spec/containers/0/args/-', value: `--health-port=${port}` },
-      { op: 'replace', path: '/spec/template/spec/containers/0/ports/0/containerPort', value: port },
-    ]),
-  ]);
-  await kubectl(['-n', NS, 'create', 'configmap', 'stand-in-owner']);
-  const ownerUid = (await kubectl(['-n', NS, 'get', 'configmap', 'stand-in-owner', '-o', 'jsonpath={.metadata.uid}'])).stdout.trim();
+  process.env.AWS_SHARED_CREDENTIALS_FILE = credentials;
+  await standInNodeAgents(NS, NODES);
   await kubectl(['create', 'namespace', APP]);
   await kubectl(['create', 'namespace', OTHER]);
   await applyList([
-    ...NODES.map((node, i) => ({
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: {
-        name: `stand-in-node-agent-${i}`,
-        namespace: NS,
-        labels: { name: 'node-agent', role: 'node-agent' },
-        // Owned by something else, so the DaemonSet controller does not adopt (and delete) it.
-        ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'stand-in-owner', uid: ownerUid, controller: true }],
-      },
-      spec: { nodeName: node, restartPolicy: 'Never', containers: [{ name: 'sleep', image: 'busybox', command: ['sleep', '3600'] }] },
-    })),
     { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data-pvc', namespace: APP }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '10Mi' } } } },
     {
       apiVersion: 'v1',
@@ -174,18 +114,13 @@ beforeAll(async () => {
     },
     { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: OTHER }, data: { a: 'b' } },
   ]);
-  const running = (ns: string, name: string) => async () => (await kubectl(['-n', ns, 'get', 'pod', name, '-o', 'jsonpath={.status.phase}'], { allowFailure: true })).stdout === 'Running' || undefined;
-  await waitFor(running(APP, 'web'), { timeoutMs: 120_000, description: 'workload pod running' });
-  for (let i = 0; i < NODES.length; i++) await waitFor(running(NS, `stand-in-node-agent-${i}`), { timeoutMs: 60_000, description: `stand-in node agent ${i} running` });
-  await kubectl(['-n', NS, 'rollout', 'status', 'deployment/cairn', '--timeout=180s'], { timeoutMs: 200_000 });
+  await waitFor(podRunning(APP, 'web'), { timeoutMs: 120_000, description: 'workload pod running' });
+  await serverRolledOut(NS);
 }, 400_000);
 
 afterAll(async () => {
   await kubectl(['delete', 'namespace', NS, APP, OTHER, '--wait=false'], { allowFailure: true });
-  const keys = await listKeys(`${PREFIX}/`);
-  for (let i = 0; i < keys.length; i += 500) {
-    await s3Client().send(new DeleteObjectsCommand({ Bucket: bucket(), Delete: { Objects: keys.slice(i, i + 500).map((Key) => ({ Key })) } }));
-  }
+  await deletePrefix(`${PREFIX}/`);
 });
 
 describe('fs-backup, server side', () => {
@@ -290,7 +225,7 @@ describe('fs-backup, server side', () => {
     });
     expect(pvc?.pvName).toBeTruthy();
     expect(info.find((e) => e.pvbInfo?.volumeName === 'cache')).toMatchObject({ backupMethod: 'PodVolumeBackup', result: 'succeeded', pvbInfo: { podName: 'web', Phase: 'Completed' } });
-    const metadata = JSON.parse((await s3Client().send(new GetObjectCommand({ Bucket: bucket(), Key: `${PREFIX}/backups/${first}/velero-backup.json` })).then((r) => (r.Body as { transformToString(): Promise<string> }).transformToString()))) as Backup;
+    const metadata = JSON.parse((await getObject(`${PREFIX}/backups/${first}/velero-backup.json`)).toString('utf8')) as Backup;
     expect(metadata.status?.phase).toBe('Completed');
   }, 180_000);
 

@@ -11,11 +11,9 @@
  * mapped namespace with a Failed PVR ends PartiallyFailed with the error.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
+import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   Kinds,
@@ -31,8 +29,8 @@ import {
 import { writeCompletionMarker } from '../../src/agent/microservice/completion-marker.js';
 import { kubeFromConfig, type Kube } from '../../src/kube/client.js';
 import { customClient } from '../../src/kube/custom.js';
-import { cairn } from '../support/cli.js';
 import { clusterInfo, kubeConfig, kubectl, s3Client } from '../support/cluster.js';
+import { deletePrefix, getJsonGz, installServer, standInNodeAgents } from '../support/server-install.js';
 import { waitFor } from '../support/wait.js';
 
 const RUN = randomBytes(3).toString('hex');
@@ -45,7 +43,6 @@ const BACKUP = 'b1';
 const IMAGE = 'ghcr.io/cairn-backup/cairn:dev';
 
 let kube: Kube;
-let kubeconfig: string;
 const bucket = () => clusterInfo().s3.bucket;
 
 type PodJson = {
@@ -59,23 +56,6 @@ const restricted = { allowPrivilegeEscalation: false, capabilities: { drop: ['AL
 async function getJson<T>(args: string[]): Promise<T | undefined> {
   const r = await kubectl([...args, '-o', 'json'], { allowFailure: true });
   return r.exitCode === 0 ? (JSON.parse(r.stdout) as T) : undefined;
-}
-
-async function listKeys(prefix: string): Promise<string[]> {
-  const keys: string[] = [];
-  let token: string | undefined;
-  do {
-    const res = await s3Client().send(new ListObjectsV2Command({ Bucket: bucket(), Prefix: prefix, ContinuationToken: token }));
-    keys.push(...(res.Contents ?? []).map((c) => c.Key ?? ''));
-    token = res.NextContinuationToken;
-  } while (token);
-  return keys;
-}
-
-async function getJsonGz(key: string): Promise<unknown> {
-  const res = await s3Client().send(new GetObjectCommand({ Bucket: bucket(), Key: key }));
-  const body = Buffer.from(await (res.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray());
-  return JSON.parse(gunzipSync(body).toString('utf8')) as unknown;
 }
 
 const restores = () => customClient<Restore>(kube, Kinds.Restore, parseRestore);
@@ -142,48 +122,12 @@ async function appPod(namespace: string): Promise<PodJson> {
 
 beforeAll(async () => {
   const info = clusterInfo();
-  kubeconfig = info.kubeconfigPath;
   kube = kubeFromConfig(kubeConfig());
-  const dir = mkdtempSync(join(tmpdir(), 'cairn-fsr-it-'));
-  const creds = join(dir, 'credentials');
-  writeFileSync(creds, `[default]\naws_access_key_id = ${info.s3.accessKeyId}\naws_secret_access_key = ${info.s3.secretAccessKey}\n`);
-  const install = await cairn(
-    [
-      'install', '-n', NS, '--provider', 'aws', '--bucket', info.s3.bucket, '--prefix', PREFIX, '--secret-file', creds,
-      '--backup-location-config', `region=${info.s3.region},s3Url=${info.s3.endpoint},s3ForcePathStyle=true`,
-      '--image', IMAGE, '--use-node-agent',
-    ],
-    { kubeconfig },
-  );
-  expect(install.exitCode, install.stderr).toBe(0);
-  const port = 20000 + Math.floor(Math.random() * 20000);
-  await kubectl([
-    '-n', NS, 'patch', 'deployment', 'cairn', '--type=json', '-p',
-    JSON.stringify([
-      { op: 'add', path: '/spec/template/spec/containers/0/args/-', value: `--health-port=${port}` },
-      { op: 'replace', path: '/spec/template/spec/containers/0/ports/0/containerPort', value: port },
-    ]),
-  ]);
+  await installServer({ namespace: NS, prefix: PREFIX, args: ['--use-node-agent'] });
   // The real node agent stays away; stand-ins (owned by a ConfigMap, so the DaemonSet does not adopt them) say
   // "a node agent runs here" on every node.
   await kubectl(['-n', NS, 'patch', 'daemonset', 'node-agent', '--type=merge', '-p', JSON.stringify({ spec: { template: { spec: { nodeSelector: { 'cairn.test/no-such-node': 'true' } } } } })]);
-  await kubectl(['-n', NS, 'create', 'configmap', 'stand-in-owner']);
-  const owner = JSON.parse((await kubectl(['-n', NS, 'get', 'configmap', 'stand-in-owner', '-o', 'json'])).stdout) as { metadata: { uid: string } };
-  for (const node of info.nodes) {
-    await kubectl(['apply', '-f', '-'], {
-      input: JSON.stringify({
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: {
-          name: `stand-in-${node.name}`,
-          namespace: NS,
-          labels: { name: 'node-agent', role: 'node-agent' },
-          ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'stand-in-owner', uid: owner.metadata.uid, controller: true }],
-        },
-        spec: { nodeName: node.name, containers: [{ name: 'sleep', image: 'busybox', command: ['sleep', '3600'] }] },
-      }),
-    });
-  }
+  await standInNodeAgents(NS, info.nodes.map((n) => n.name), (node) => `stand-in-${node}`);
 
   await kubectl(['apply', '-f', '-'], {
     input: JSON.stringify({
@@ -249,10 +193,7 @@ afterAll(async () => {
   await kubectl(['delete', 'namespace', APP, COPY, LOST, NS, '--wait=false'], { allowFailure: true });
   // Volumes the restore set to Retain stay behind their claims otherwise.
   await kubectl(['delete', 'pv', '-l', 'fsr.cairn.test/kept=yes', '--wait=false'], { allowFailure: true });
-  const keys = await listKeys(`${PREFIX}/`);
-  for (let i = 0; i < keys.length; i += 500) {
-    await s3Client().send(new DeleteObjectsCommand({ Bucket: bucket(), Delete: { Objects: keys.slice(i, i + 500).map((Key) => ({ Key })) } }));
-  }
+  await deletePrefix(`${PREFIX}/`);
 });
 
 describe('restoring pods with fs-backup volumes (installed server, node agent played by the test)', () => {

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DeleteObjectsCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import {
   Kinds,
   newBackup,
@@ -42,8 +42,8 @@ import { fetchDownload, type ServerTransport } from '../../src/server/download/c
 import { Repository } from '../../src/datapath/repository.js';
 import { backup as backupDirectory } from '../../src/datapath/uploader.js';
 import { openRepositoryStore } from '../../src/storage/repository-store.js';
-import { cairn } from '../support/cli.js';
 import { clusterInfo, kubeConfig, kubectl, s3Client } from '../support/cluster.js';
+import { deletePrefix, installServer, listKeys, serverRolledOut } from '../support/server-install.js';
 import { waitFor } from '../support/wait.js';
 
 const RUN = randomBytes(3).toString('hex');
@@ -53,7 +53,6 @@ const PREFIX = `storage-it-${RUN}`;
 
 let kube: Kube;
 let running: Stoppable[] = [];
-let kubeconfig: string;
 const tempDirs: string[] = [];
 
 const bucket = () => clusterInfo().s3.bucket;
@@ -72,16 +71,6 @@ function credentialsFile(accessKeyId: string, secret: string): string {
 
 async function putObject(key: string, body: string | Buffer): Promise<void> {
   await s3Client().send(new PutObjectCommand({ Bucket: bucket(), Key: key, Body: body }));
-}
-
-async function listKeys(prefix: string): Promise<string[]> {
-  const res = await s3Client().send(new ListObjectsV2Command({ Bucket: bucket(), Prefix: prefix }));
-  return (res.Contents ?? []).map((c) => c.Key ?? '');
-}
-
-async function deletePrefix(prefix: string): Promise<void> {
-  const keys = await listKeys(prefix);
-  if (keys.length) await s3Client().send(new DeleteObjectsCommand({ Bucket: bucket(), Delete: { Objects: keys.map((Key) => ({ Key })) } }));
 }
 
 function location(name: string, opts: { prefix?: string; bucket?: string; secret?: string; s3Url?: string; syncPeriod?: string; extraConfig?: Record<string, string> } = {}): BackupStorageLocation {
@@ -122,32 +111,11 @@ async function phaseOf(name: string): Promise<{ phase?: string; message?: string
 
 beforeAll(async () => {
   const info = clusterInfo();
-  kubeconfig = info.kubeconfigPath;
   kube = kubeFromConfig(kubeConfig());
   const dir = mkdtempSync(join(tmpdir(), 'cairn-storage-it-'));
   tempDirs.push(dir);
-  const creds = join(dir, 'credentials');
-  writeFileSync(creds, credentialsFile(info.s3.accessKeyId, info.s3.secretAccessKey));
-
   // A real server for the pod-proxy download path; the install also brings the CRDs the in-process controllers need.
-  const install = await cairn(
-    [
-      'install', '-n', SERVER_NS, '--provider', 'aws', '--bucket', info.s3.bucket, '--prefix', `${PREFIX}/server`, '--secret-file', creds,
-      '--backup-location-config', `region=${info.s3.region},s3Url=${info.s3.endpoint},s3ForcePathStyle=true,publicUrl=http://127.0.0.1:9`,
-      '--image', 'ghcr.io/cairn-backup/cairn:dev',
-    ],
-    { kubeconfig },
-  );
-  expect(install.exitCode, install.stderr).toBe(0);
-  // Pods share their node's address in the test bed: give this server its own port, away from other installs.
-  const port = 20000 + Math.floor(Math.random() * 20000);
-  await kubectl([
-    '-n', SERVER_NS, 'patch', 'deployment', 'cairn', '--type=json', '-p',
-    JSON.stringify([
-      { op: 'add', path: '/spec/template/spec/containers/0/args/-', value: `--health-port=${port}` },
-      { op: 'replace', path: '/spec/template/spec/containers/0/ports/0/containerPort', value: port },
-    ]),
-  ]);
+  await installServer({ namespace: SERVER_NS, prefix: `${PREFIX}/server`, locationConfig: 'publicUrl=http://127.0.0.1:9' });
 
   await kubectl(['create', 'namespace', NS]);
   const secret = (name: string, content: string) => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: NS }, stringData: { cloud: content } });
@@ -435,7 +403,7 @@ describe('DownloadRequests', () => {
   });
 
   it('fetchDownload streams through the server pod when the signed URL is unusable', async () => {
-    await kubectl(['-n', SERVER_NS, 'rollout', 'status', 'deployment/cairn', '--timeout=180s'], { timeoutMs: 200_000 });
+    await serverRolledOut(SERVER_NS);
     // The installed server validated its own location (the same controller, running in the pod).
     const serverLocation = await waitFor(async () => {
       const l = await customClient<BackupStorageLocation>(kube, Kinds.BackupStorageLocation, parseBackupStorageLocation).get(SERVER_NS, 'default');

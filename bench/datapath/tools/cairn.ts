@@ -1,5 +1,6 @@
 // cairn through its own CLI (the fixed contract of `cairn repo ...`), run from this checkout's dist/ with the Node
 // that runs the harness. Settings are cairn's defaults; compression is always on in cairn.
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { measureCommand } from '../measure.js';
@@ -44,13 +45,14 @@ function parseProgress(line: string): number | undefined {
   return match ? Number(match[1]) : undefined;
 }
 
-export function cairnTool(projectRoot: string): BackupTool {
+/** cairn from `projectRoot` (its bin/run.js and dist/); `name` tells this checkout from a --baseline one. */
+export function cairnTool(projectRoot: string, name: 'cairn' | 'cairn-before' = 'cairn'): BackupTool {
   const runJs = join(projectRoot, 'bin', 'run.js');
   const commandsBuilt = ['init', 'backup', 'restore'].every((verb) =>
     existsSync(join(projectRoot, 'dist', 'commands', 'repo', `${verb}.js`)),
   );
   return {
-    name: 'cairn',
+    name,
     async probe(): Promise<Availability> {
       if (!commandsBuilt) {
         const hasSource = existsSync(join(projectRoot, 'src', 'commands', 'repo', 'backup.ts'));
@@ -60,7 +62,8 @@ export function cairnTool(projectRoot: string): BackupTool {
         };
       }
       const pkg = JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { version?: string };
-      return { available: true, version: `cairn ${pkg.version ?? '?'}`, settings: CAIRN_SETTINGS };
+      const at = name === 'cairn' ? '' : ` at ${projectRoot}${gitHead(projectRoot)}`;
+      return { available: true, version: `cairn ${pkg.version ?? '?'}${at}`, settings: CAIRN_SETTINGS };
     },
     open(place: RepositoryPlace): ToolSession {
       const env = baseEnv({ CAIRN_REPO_PASSWORD: BENCH_PASSWORD, ...s3Credentials(place) });
@@ -97,4 +100,13 @@ export function cairnTool(projectRoot: string): BackupTool {
       };
     },
   };
+}
+
+/** " (commit abc1234)" for a git checkout, else "". */
+function gitHead(dir: string): string {
+  try {
+    return ` (commit ${execFileSync('git', ['-C', dir, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim()})`;
+  } catch {
+    return '';
+  }
 }

@@ -1,11 +1,15 @@
 // What the harness needs from each backup tool: set a repository up, back up, restore, and say how it was set.
 import type { Measurement } from '../measure.js';
 
-/** restic: Debian's package (0.14); restic-new: the newest release, built from the Go module proxy. */
-export type ToolName = 'cairn' | 'restic' | 'restic-new' | 'kopia';
+/**
+ * restic: Debian's package (0.14); restic-new: the newest release, built from the Go module proxy; cairn-before:
+ * another cairn checkout (--baseline), for before/after figures from the same run.
+ */
+export type ToolName = 'cairn' | 'restic' | 'restic-new' | 'kopia' | 'cairn-before';
+/** The tools --tools may name (cairn-before comes with --baseline). */
 export const TOOL_NAMES: readonly ToolName[] = ['cairn', 'restic', 'restic-new', 'kopia'];
 /** The tools cairn is compared with, in report order. */
-export const PEER_NAMES: readonly ToolName[] = ['restic', 'restic-new', 'kopia'];
+export const PEER_NAMES: readonly ToolName[] = ['restic', 'restic-new', 'kopia', 'cairn-before'];
 
 export type StoreName = 'fs' | 's3';
 export const STORE_NAMES: readonly StoreName[] = ['fs', 's3'];

@@ -1,17 +1,19 @@
 /**
- * The node-agent's DataDownload controller (snapshot data movement, restore side; the issue-7 contract): any
+ * The node-agent's DataDownload controller (snapshot data movement, restore side; docs/data-mover.md): any
  * node-agent may claim a New DataDownload of the built-in data mover once its target PVC exists (until then it
  * waits, within the prepare timeout counted from the DD's creation). The generic restore exposer makes a restore PVC
  * and pod; when the data mover has succeeded, the restored PV is re-bound to the target PVC before the DD is
  * Completed (a failed re-bind fails it).
  */
+import { realTimerClock } from '../../base/clock.js';
 import { Finalizers } from '../../api/constants.js';
 import { Kinds, creationTimestampOf, parseDataDownload, type DataDownload } from '../../api/index.js';
 import { customClient } from '../../kube/custom.js';
 import { readPvc } from '../exposer/exposed-objects.js';
 import { targetRefOf, type GenericRestoreExposer } from '../exposer/generic-restore-exposer.js';
 import { RESTORED_PV_ANNOTATION } from '../exposer/rebind.js';
-import { createDataPathController, type AcceptDecision, type DataPathController, type DataPathControllerContext, type DataPathKindSpec } from './data-path-controller.js';
+import { createDataPathController, type DataPathController, type DataPathControllerContext, type DataPathKindSpec } from './data-path-controller.js';
+import type { AcceptDecision } from './data-path-decisions.js';
 import { isBuiltInDataMover } from './data-upload.js';
 
 export interface DataDownloadControllerContext extends DataPathControllerContext {
@@ -30,7 +32,7 @@ export function targetPvcDecision(opts: { targetExists: boolean; createdAt: Date
 
 export function dataDownloadSpec(ctx: DataDownloadControllerContext): DataPathKindSpec<DataDownload> {
   const client = customClient<DataDownload>(ctx.kube, Kinds.DataDownload, parseDataDownload);
-  const now = ctx.now ?? (() => new Date());
+  const now = () => new Date((ctx.clock ?? realTimerClock).now());
   const annotate = (name: string, pvName: string, progress?: { totalBytes: number }) =>
     client.update(ctx.namespace, name, (o) => {
       if (o.metadata.annotations?.[RESTORED_PV_ANNOTATION] === pvName && !progress) return false;

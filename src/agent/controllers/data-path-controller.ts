@@ -1,6 +1,6 @@
 /**
- * The state machine every node-agent controller shares (velero-interfaces.md §4.2, §4.8; DataUpload/DataDownload of
- * issue 7), one instance per kind (PVB, PVR, DU, DD):
+ * The state machine every node-agent controller shares (docs/node-agent.md; DataUpload/DataDownload:
+ * docs/data-mover.md), one instance per kind (PVB, PVR, DU, DD):
  *
  *   New → Accepted (this node claims it: optimistic-concurrency write, slot taken, expose started)
  *       → Prepared (data-mover pod Running) → InProgress (watcher started, startTimestamp)
@@ -14,44 +14,40 @@
  * an InProgress CR gets a new watcher on its existing pod (or fails with a reason when the pod is gone). spec.cancel
  * is honoured in every phase. Status is written only through the custom client's read-mutate-write helpers; the
  * one exception is the claim, which must fail on conflict instead of retrying (another node or instance won).
+ *
+ * The decisions are pure functions in data-path-decisions.ts; this file carries them out.
  */
-import type { CoreV1Event, KubernetesObject, V1Pod } from '@kubernetes/client-node';
+import type { CoreV1Event, V1Pod } from '@kubernetes/client-node';
 import { Labels, LabelValues } from '../../api/constants.js';
-import { DataPathPhase, DataPathTerminalPhases } from '../../api/schema.js';
+import { DataPathPhase } from '../../api/schema.js';
 import { statusTime } from '../../api/time.js';
+import { realTimerClock, type TimerClock } from '../../base/clock.js';
 import type { Logger } from '../../base/logger.js';
+import { throttledWriter, type ThrottledWriter } from '../../base/throttle.js';
 import { call, retryTransient, type Kube } from '../../kube/client.js';
 import { startController, type ObjectKey, type ReconcileResult, type RunningController } from '../../kube/controller.js';
 import type { CustomClient, ResourceKind } from '../../kube/custom.js';
 import { isConflict, isNotFound } from '../../kube/errors.js';
-import { unrecoverableReason, type DataPathKind } from '../exposer/hosting-pod.js';
+import type { DataPathKind } from '../exposer/hosting-pod.js';
 import type { ResultMessage, TaskKind } from '../microservice/protocol.js';
 import type { NodeSlots } from '../slots.js';
 import type { Hub } from '../watcher/hub.js';
 import { mergeLog } from '../watcher/log-merge.js';
 import { MicroServiceWatch, byResourceVersion, type WatchOutcome, type WatchProgress } from '../watcher/microservice-watch.js';
+import {
+  REQUEUE_BUSY_MS,
+  REQUEUE_SOON_MS,
+  dataPathStep,
+  isTerminal,
+  newStep,
+  phaseOf,
+  prepareStep,
+  runStep,
+  watchEndStep,
+  type AcceptDecision,
+  type DataPathObject,
+} from './data-path-decisions.js';
 
-/** What the controller reads and writes on a PVB, PVR, DU or DD. */
-export interface DataPathObject extends KubernetesObject {
-  spec: { cancel?: boolean | undefined };
-  status?:
-    | {
-        phase?: string | undefined;
-        message?: string | undefined;
-        startTimestamp?: string | null | undefined;
-        completionTimestamp?: string | null | undefined;
-        acceptedTimestamp?: string | null | undefined;
-        progress?: { totalBytes?: number | undefined; bytesDone?: number | undefined } | undefined;
-      }
-    | undefined;
-}
-
-export const TERMINAL_PHASES: ReadonlySet<string> = new Set(DataPathTerminalPhases);
-export const phaseOf = (o: DataPathObject): string => o.status?.phase || DataPathPhase.New;
-export const isTerminal = (o: DataPathObject): boolean => TERMINAL_PHASES.has(phaseOf(o));
-
-/** Whether this node claims a New CR now; a claimed CR whose expose cannot work fails in the expose step. */
-export type AcceptDecision = { accept: true } | { accept: false; retryAfterMs?: number; why?: string };
 
 /** How far an expose got: `ready` once the data-mover pod exists; otherwise it is called again. Throwing fails the CR. */
 export type ExposeProgress = { ready: true } | { ready: false; why: string };
@@ -119,10 +115,13 @@ export interface DataPathControllerContext {
   prepareTimeoutMs: number;
   eventWaitMs: number;
   progressWriteIntervalMs: number;
-  now?: () => Date;
+  /** Time, and the timers of the progress throttle and the watcher (tests drive it). */
+  clock?: TimerClock;
 }
 
 export interface DataPathController<T extends DataPathObject> {
+  /** One reconcile of one CR (what the controller's queue runs; tests call it directly). */
+  reconcile(key: ObjectKey): Promise<ReconcileResult | void>;
   start(): Promise<void>;
   stop(): Promise<void>;
   enqueue(key: ObjectKey): void;
@@ -131,28 +130,19 @@ export interface DataPathController<T extends DataPathObject> {
   cached(): T[];
 }
 
-const REQUEUE_SOON_MS = 2000;
 /** An expose waiting on something outside (a snapshot becoming ready) looks again this soon. */
 const EXPOSE_RETRY_MS = 1000;
-const REQUEUE_BUSY_MS = 5000;
-/** A cancel not carried out within this long is forced (Velero's cancel watchdog): 1 h while running, else 5 min. */
-export const CANCEL_DELAY_IN_PROGRESS_MS = 60 * 60_000;
-export const CANCEL_DELAY_OTHERS_MS = 5 * 60_000;
-
-/** Whether a cancel seen at `seenAt` has waited too long in `phase`. */
-export function cancelOverdue(phase: string, seenAt: number, now: number): boolean {
-  const limit = phase === DataPathPhase.InProgress || phase === DataPathPhase.Canceling ? CANCEL_DELAY_IN_PROGRESS_MS : CANCEL_DELAY_OTHERS_MS;
-  return now - seenAt >= limit;
-}
 
 interface ActiveWatch {
   watch: MicroServiceWatch;
+  progress: ThrottledWriter<WatchProgress>;
   unsubscribe: () => void;
 }
 
 export function createDataPathController<T extends DataPathObject>(spec: DataPathKindSpec<T>, ctx: DataPathControllerContext): DataPathController<T> {
   const log = ctx.logger.child({ controller: spec.kind });
-  const now = ctx.now ?? (() => new Date());
+  const clock = ctx.clock ?? realTimerClock;
+  const now = () => new Date(clock.now());
   const watches = new Map<string, ActiveWatch>();
   /** CRs whose pod this instance created: their pod missing later means it was deleted, not never made. */
   const exposedHere = new Set<string>();
@@ -226,6 +216,7 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
     if (!w) return;
     w.unsubscribe();
     w.watch.close();
+    void w.progress.stop();
     watches.delete(name);
   }
 
@@ -240,12 +231,13 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
   async function onWatchEnd(name: string, uid: string, outcome: WatchOutcome): Promise<void> {
     const pod = ctx.hostingPods.cached(name)[0];
     await collectLogs(pod, uid);
-    if (outcome.outcome === 'completed' && spec.beforeCompleted) {
+    const end = watchEndStep(outcome, { hasBeforeCompleted: spec.beforeCompleted !== undefined, failurePrefix: spec.failurePrefix });
+    if (end.step === 'before-completed' && outcome.outcome === 'completed') {
       // The watch stays registered until the success is recorded, so no reconcile in between starts another one.
       try {
         const obj = await read(name);
         if (obj && !isTerminal(obj)) {
-          await spec.beforeCompleted.begin(obj, outcome.result);
+          await spec.beforeCompleted?.begin(obj, outcome.result);
           log.info({ [spec.short]: name }, 'data mover succeeded; finishing before Completed');
         }
       } catch (err) {
@@ -258,18 +250,14 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
     }
     stopWatch(name);
     try {
-      if (outcome.outcome === 'completed') {
+      if (end.step === 'complete' && outcome.outcome === 'completed') {
         await finish(name, DataPathPhase.Completed, (o) => {
           o.status = { ...(o.status ?? {}), progress: { totalBytes: outcome.result.totalBytes, bytesDone: outcome.result.totalBytes } };
           spec.onCompleted(o, outcome.result);
         });
-      } else if (outcome.outcome === 'canceled') {
-        await finish(name, DataPathPhase.Canceled, (o) => {
-          o.status = { ...(o.status ?? {}), message: o.status?.message || outcome.message };
-        });
-      } else {
-        await finish(name, DataPathPhase.Failed, (o) => {
-          o.status = { ...(o.status ?? {}), message: `${spec.failurePrefix}: ${outcome.message}` };
+      } else if (end.step === 'finish') {
+        await finish(name, end.phase, (o) => {
+          o.status = { ...(o.status ?? {}), message: (end.keepMessage && o.status?.message) || end.message };
         });
       }
       await cleanUpNamed(name);
@@ -284,49 +272,30 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
     const name = obj.metadata?.name ?? '';
     const uid = obj.metadata?.uid ?? '';
     if (watches.has(name)) return;
-    let pending: WatchProgress | undefined;
-    let lastWrite = 0;
-    let writing = false;
-    let timer: NodeJS.Timeout | undefined;
-    const writeProgress = async () => {
-      if (writing || !pending) return;
-      writing = true;
-      const p = pending;
-      pending = undefined;
-      lastWrite = Date.now();
-      try {
-        await update(name, (o) => {
+    // Progress is written at most once per interval, the latest value each time.
+    const progress = throttledWriter<WatchProgress>({
+      intervalMs: ctx.progressWriteIntervalMs,
+      sinceLastWrite: true,
+      clock,
+      write: (p) =>
+        update(name, (o) => {
           const phase = phaseOf(o);
           if (phase !== DataPathPhase.InProgress && phase !== DataPathPhase.Canceling) return false;
           const cur = o.status?.progress;
           if (cur?.totalBytes === p.totalBytes && cur.bytesDone === p.bytesDone) return false;
           o.status = { ...(o.status ?? {}), progress: { totalBytes: p.totalBytes, bytesDone: p.bytesDone } };
-        });
-      } catch (err) {
-        log.debug({ [spec.short]: name, err: (err as Error).message }, 'progress not written');
-      } finally {
-        writing = false;
-      }
-    };
+        }),
+      onError: (err) => log.debug({ [spec.short]: name, err: (err as Error).message }, 'progress not written'),
+    });
     const watch = new MicroServiceWatch({
       podRef: `${ctx.namespace}/${name}`,
       container: uid,
       eventWaitMs: ctx.eventWaitMs,
       onLog: (fields, msg) => log.debug({ [spec.short]: name, ...fields }, msg),
-      onProgress: (p) => {
-        pending = p;
-        if (timer) return;
-        const wait = Math.max(0, ctx.progressWriteIntervalMs - (Date.now() - lastWrite));
-        timer = setTimeout(() => {
-          timer = undefined;
-          void writeProgress();
-        }, wait);
-        timer.unref();
-      },
+      onProgress: (p) => progress.report(p),
+      setTimer: (fn, ms) => clock.setTimeout(fn, ms),
       onEnd: (outcome) => {
-        if (timer) clearTimeout(timer);
-        timer = undefined;
-        pending = undefined;
+        void progress.stop();
         log.info({ [spec.short]: name, outcome: outcome.outcome, ...(outcome.outcome !== 'completed' ? { message: outcome.message } : {}) }, 'data mover finished');
         void onWatchEnd(name, uid, outcome);
       },
@@ -335,10 +304,10 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
     const unsubPod = ctx.hostingPods.subscribe(name, (type, p) => watch.onPod(type === 'delete' ? undefined : p));
     watches.set(name, {
       watch,
+      progress,
       unsubscribe: () => {
         unsubEvents();
         unsubPod();
-        if (timer) clearTimeout(timer);
       },
     });
     // What happened before this watch existed (a resumed node-agent): the cached Events in write order, then the pod.
@@ -368,11 +337,6 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
     return { requeueAfterMs: REQUEUE_SOON_MS };
   }
 
-  const prepareTimedOut = (obj: T) => {
-    const accepted = Date.parse(obj.status?.acceptedTimestamp ?? '');
-    return Number.isFinite(accepted) && now().getTime() - accepted >= ctx.prepareTimeoutMs;
-  };
-
   async function failPrepareTimeout(obj: T, pod: V1Pod | undefined): Promise<void> {
     const name = obj.metadata?.name ?? '';
     log.warn(
@@ -387,18 +351,10 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
 
   async function reconcileNew(obj: T): Promise<ReconcileResult | void> {
     const name = obj.metadata?.name ?? '';
-    if (obj.spec.cancel) {
-      await finish(name, DataPathPhase.Canceled);
-      return;
-    }
-    const decision = await spec.acceptDecision(obj);
-    if (!decision.accept) {
-      if (decision.why) log.debug({ [spec.short]: name, why: decision.why }, 'not accepting yet');
-      return decision.retryAfterMs !== undefined ? { requeueAfterMs: decision.retryAfterMs } : undefined;
-    }
-    if (ctx.prepareQueueLength > 0 && ctx.exposeOnGoing() >= ctx.prepareQueueLength) {
-      log.debug({ [spec.short]: name, limit: ctx.prepareQueueLength }, 'prepare queue is full');
-      return { requeueAfterMs: REQUEUE_BUSY_MS };
+    const next = newStep({ accept: await spec.acceptDecision(obj), exposeOnGoing: ctx.exposeOnGoing(), prepareQueueLength: ctx.prepareQueueLength });
+    if (next.step === 'wait') {
+      if (next.why) log.debug({ [spec.short]: name, why: next.why }, 'not accepting yet');
+      return next.retryAfterMs !== undefined ? { requeueAfterMs: next.retryAfterMs } : undefined;
     }
     const key = slotKey(name);
     if (!ctx.slots.tryAcquire(key)) {
@@ -423,53 +379,43 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
 
   async function reconcilePreparing(obj: T): Promise<ReconcileResult | void> {
     const name = obj.metadata?.name ?? '';
-    const phase = phaseOf(obj);
     ctx.slots.hold(slotKey(name));
-    if (obj.spec.cancel) {
-      await spec.cleanUp(obj);
-      await finish(name, DataPathPhase.Canceled);
-      return;
-    }
-    const pod = await spec.getExposed(name);
-    if (!pod || pod.metadata?.deletionTimestamp) {
-      if (phase === DataPathPhase.Accepted && !pod && !exposedHere.has(name)) {
-        // Claimed but the pod is not there yet (an expose in steps, or a restart in between): carry on exposing.
-        if (prepareTimedOut(obj)) {
-          await failPrepareTimeout(obj, undefined);
-          return;
-        }
+    const pod = obj.spec.cancel ? undefined : await spec.getExposed(name);
+    const next = prepareStep({ obj, pod, exposedHere: exposedHere.has(name), now: clock.now(), prepareTimeoutMs: ctx.prepareTimeoutMs, ref: `${ctx.namespace}/${name}`, short: spec.short });
+    switch (next.step) {
+      case 'cancel':
+        await spec.cleanUp(obj);
+        await finish(name, DataPathPhase.Canceled);
+        return;
+      case 'expose':
         return expose(obj);
+      case 'timeout':
+        await failPrepareTimeout(obj, pod);
+        return;
+      case 'mark-cancel':
+        await markCancel(name, next.message);
+        return;
+      case 'wait':
+        return { requeueAfterMs: next.retryAfterMs };
+      case 'prepared':
+        await update(name, (o) => {
+          if (phaseOf(o) !== DataPathPhase.Accepted) return false;
+          o.status = { ...(o.status ?? {}), phase: DataPathPhase.Prepared };
+        });
+        log.info({ [spec.short]: name }, `${spec.short} prepared`);
+        return;
+      case 'start': {
+        // Follow the data mover first, then let it start (it waits for InProgress).
+        startWatch(obj, pod!);
+        const written = await update(name, (o) => {
+          if (phaseOf(o) !== DataPathPhase.Prepared) return false;
+          o.status = { ...(o.status ?? {}), phase: DataPathPhase.InProgress, startTimestamp: statusTime(now()) };
+          if (o.metadata?.labels) delete o.metadata.labels[Labels.ExposeOnGoing];
+        });
+        if (written && phaseOf(written) === DataPathPhase.InProgress) log.info({ [spec.short]: name }, `${spec.short} in progress`);
+        return;
       }
-      await markCancel(name, `Cancel ${spec.short} because the exposing pod ${ctx.namespace}/${name} is gone`);
-      return;
     }
-    const broken = unrecoverableReason(pod);
-    if (broken) {
-      await markCancel(name, `found a ${spec.short} ${ctx.namespace}/${name} with expose error: ${broken}. mark it as cancel`);
-      return;
-    }
-    if (prepareTimedOut(obj)) {
-      await failPrepareTimeout(obj, pod);
-      return;
-    }
-    if (pod.status?.phase !== 'Running') return { requeueAfterMs: REQUEUE_SOON_MS };
-    if (phase === DataPathPhase.Accepted) {
-      await update(name, (o) => {
-        if (phaseOf(o) !== DataPathPhase.Accepted) return false;
-        o.status = { ...(o.status ?? {}), phase: DataPathPhase.Prepared };
-      });
-      log.info({ [spec.short]: name }, `${spec.short} prepared`);
-      return;
-    }
-    // Prepared: follow the data mover first, then let it start (it waits for InProgress).
-    startWatch(obj, pod);
-    const written = await update(name, (o) => {
-      if (phaseOf(o) !== DataPathPhase.Prepared) return false;
-      o.status = { ...(o.status ?? {}), phase: DataPathPhase.InProgress, startTimestamp: statusTime(now()) };
-      if (o.metadata?.labels) delete o.metadata.labels[Labels.ExposeOnGoing];
-    });
-    if (written && phaseOf(written) === DataPathPhase.InProgress) log.info({ [spec.short]: name }, `${spec.short} in progress`);
-    return;
   }
 
   /** The kind's step between the data mover's success and Completed, one turn. */
@@ -502,26 +448,26 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
 
   async function reconcileRunning(obj: T): Promise<ReconcileResult | void> {
     const name = obj.metadata?.name ?? '';
-    const phase = phaseOf(obj);
     ctx.slots.hold(slotKey(name));
-    if (spec.beforeCompleted?.pending(obj)) {
+    const pending = spec.beforeCompleted?.pending(obj) === true;
+    const watching = watches.has(name);
+    const pod = pending || watching ? undefined : await spec.getExposed(name);
+    const next = runStep({ obj, beforeCompletedPending: pending, watching, podFound: pod !== undefined });
+    if (next.step === 'before-completed') {
       stopWatch(name);
-      return reconcileBeforeCompleted(obj, spec.beforeCompleted);
+      return reconcileBeforeCompleted(obj, spec.beforeCompleted!);
     }
-    if (!watches.has(name)) {
-      const pod = await spec.getExposed(name);
-      if (!pod) {
-        if (phase === DataPathPhase.Canceling) await finish(name, DataPathPhase.Canceled);
-        else
-          await finish(name, DataPathPhase.Failed, (o) => {
-            o.status = { ...(o.status ?? {}), message: `${spec.failurePrefix}: data-mover pod ${ctx.namespace}/${name} is gone` };
-          });
-        return;
-      }
-      log.info({ [spec.short]: name, phase }, 'following the running data mover');
+    if (next.step === 'pod-gone') {
+      await finish(name, next.phase, (o) => {
+        if (next.phase === DataPathPhase.Failed) o.status = { ...(o.status ?? {}), message: `${spec.failurePrefix}: data-mover pod ${ctx.namespace}/${name} is gone` };
+      });
+      return;
+    }
+    if (next.startWatch && pod) {
+      log.info({ [spec.short]: name, phase: phaseOf(obj) }, 'following the running data mover');
       startWatch(obj, pod);
     }
-    if (phase === DataPathPhase.InProgress && obj.spec.cancel) {
+    if (next.canceling) {
       // The data mover sees spec.cancel itself and stops; the watcher then reports Canceled.
       await update(name, (o) => {
         if (phaseOf(o) !== DataPathPhase.InProgress) return false;
@@ -529,77 +475,75 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
       });
       log.info({ [spec.short]: name }, `${spec.short} canceling`);
     }
-    return;
+  }
+
+  /** Forgets what this instance kept about a CR that is gone or finished. */
+  function forget(name: string): void {
+    cancelSeen.delete(name);
+    exposedHere.delete(name);
+    stopWatch(name);
+    ctx.slots.release(slotKey(name));
   }
 
   async function reconcile(key: ObjectKey): Promise<ReconcileResult | void> {
     if (key.namespace !== ctx.namespace) return;
-    const obj = await spec.client.get(key.namespace, key.name);
-    if (!obj) {
-      cancelSeen.delete(key.name);
-      exposedHere.delete(key.name);
-      stopWatch(key.name);
-      ctx.slots.release(slotKey(key.name));
-      return;
-    }
-    if (spec.ignored(obj)) return;
     const name = key.name;
-    const phase = phaseOf(obj);
-    const mine = phase !== DataPathPhase.New && spec.processingNode(obj) === ctx.nodeName;
-    const finalizer = spec.finalizer;
-    if (isTerminal(obj)) {
-      cancelSeen.delete(name);
-      exposedHere.delete(name);
-      stopWatch(name);
-      ctx.slots.release(slotKey(name));
-      // The finalizer goes only after a clean-up, so a restart between the two still cleans up.
-      const hasFinalizer = obj.metadata?.finalizers?.includes(finalizer) === true;
-      if (mine && (hasFinalizer || ctx.hostingPods.cached(name).length > 0)) await spec.cleanUp(obj);
-      if (hasFinalizer) {
+    const obj = await spec.client.get(key.namespace, name);
+    const nowMs = clock.now();
+    if (obj?.spec.cancel && !isTerminal(obj)) cancelSeen.set(name, cancelSeen.get(name) ?? nowMs);
+    const next = dataPathStep({
+      obj,
+      ignored: obj !== undefined && spec.ignored(obj),
+      node: ctx.nodeName,
+      processingNode: obj ? spec.processingNode(obj) : undefined,
+      finalizer: spec.finalizer,
+      hostingPodCached: ctx.hostingPods.cached(name).length > 0,
+      cancelSeenAt: cancelSeen.get(name),
+      now: nowMs,
+    });
+    switch (next.step) {
+      case 'forget':
+        forget(name);
+        return;
+      case 'ignore':
+      case 'none':
+        return;
+      case 'finished':
+        forget(name);
+        if (next.cleanUp) await spec.cleanUp(obj!);
+        if (next.removeFinalizer) {
+          await spec.client.update(ctx.namespace, name, (o) => {
+            const f = o.metadata?.finalizers ?? [];
+            if (!f.includes(spec.finalizer)) return false;
+            o.metadata = { ...o.metadata, finalizers: f.filter((x) => x !== spec.finalizer) };
+          });
+        }
+        return;
+      case 'cancel-deleting':
+        await markCancel(name, `Cancel ${spec.short} because it is being deleted`);
+        return;
+      case 'add-finalizer':
         await spec.client.update(ctx.namespace, name, (o) => {
           const f = o.metadata?.finalizers ?? [];
-          if (!f.includes(finalizer)) return false;
-          o.metadata = { ...o.metadata, finalizers: f.filter((x) => x !== finalizer) };
+          if (f.includes(spec.finalizer) || isTerminal(o)) return false;
+          o.metadata = { ...o.metadata, finalizers: [...f, spec.finalizer] };
         });
-      }
-      return;
-    }
-    if (obj.metadata?.deletionTimestamp && !obj.spec.cancel) {
-      await markCancel(name, `Cancel ${spec.short} because it is being deleted`);
-      return;
-    }
-    if (!obj.metadata?.finalizers?.includes(finalizer) && !obj.metadata?.deletionTimestamp) {
-      await spec.client.update(ctx.namespace, name, (o) => {
-        const f = o.metadata?.finalizers ?? [];
-        if (f.includes(finalizer) || isTerminal(o)) return false;
-        o.metadata = { ...o.metadata, finalizers: [...f, finalizer] };
-      });
-      return;
-    }
-    if (obj.spec.cancel && (phase === DataPathPhase.New || mine)) {
-      const seenAt = cancelSeen.get(name) ?? now().getTime();
-      cancelSeen.set(name, seenAt);
-      if (cancelOverdue(phase, seenAt, now().getTime())) {
-        log.warn({ [spec.short]: name, phase }, 'cancel was not carried out in time; forcing Canceled');
+        return;
+      case 'force-cancel':
+        log.warn({ [spec.short]: name, phase: phaseOf(obj!) }, 'cancel was not carried out in time; forcing Canceled');
         stopWatch(name);
-        await spec.cleanUp(obj);
+        await spec.cleanUp(obj!);
         await finish(name, DataPathPhase.Canceled);
         return;
-      }
-    }
-    switch (phase) {
-      case DataPathPhase.New:
-        return reconcileNew(obj);
-      case DataPathPhase.Accepted:
-      case DataPathPhase.Prepared:
-        if (!mine) return;
-        return reconcilePreparing(obj);
-      case DataPathPhase.InProgress:
-      case DataPathPhase.Canceling:
-        if (!mine) return;
-        return reconcileRunning(obj);
-      default:
+      case 'cancel-new':
+        await finish(name, DataPathPhase.Canceled);
         return;
+      case 'new':
+        return reconcileNew(obj!);
+      case 'prepare':
+        return reconcilePreparing(obj!);
+      case 'run':
+        return reconcileRunning(obj!);
     }
   }
 
@@ -611,6 +555,7 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
   });
 
   return {
+    reconcile,
     async start() {
       controller = await startController<T>({
         name: spec.kind,

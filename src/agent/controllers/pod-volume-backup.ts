@@ -1,5 +1,5 @@
 /**
- * The node-agent's PodVolumeBackup controller (velero-interfaces.md §4.2): only the node-agent of spec.node claims
+ * The node-agent's PodVolumeBackup controller (docs/node-agent.md): only the node-agent of spec.node claims
  * a PVB; completion records the snapshot ID and the in-pod path, or Velero's message for an empty volume.
  */
 import { Kinds, parsePodVolumeBackup, type PodVolumeBackup } from '../../api/index.js';

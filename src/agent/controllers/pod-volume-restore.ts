@@ -1,5 +1,5 @@
 /**
- * The node-agent's PodVolumeRestore controller (velero-interfaces.md §4.8): a PVR is claimed by the node the
+ * The node-agent's PodVolumeRestore controller (docs/node-agent.md): a PVR is claimed by the node the
  * restored pod runs on, and only once the pod's `restore-wait` init container is Running (its volumes are then set
  * up on the node and the workload waits for the done marker). The claim records status.node.
  */

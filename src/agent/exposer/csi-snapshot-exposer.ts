@@ -1,5 +1,5 @@
 /**
- * The CSI snapshot exposer (backup side of snapshot data movement, the issue-7 contract). For a DataUpload it makes,
+ * The CSI snapshot exposer (backup side of snapshot data movement, docs/data-mover.md). For a DataUpload it makes,
  * in order and each step idempotently, so an expose interrupted anywhere resumes from what exists:
  *   1. waits (the caller retries within the prepare timeout) for the source VolumeSnapshot to be ready to use, at
  *      most the DataUpload's operationTimeout (the backup's csiSnapshotTimeout) from its acceptance, as Velero does;

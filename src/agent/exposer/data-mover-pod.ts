@@ -1,5 +1,5 @@
 /**
- * The backup/restore pod of a DataUpload/DataDownload (the issue-7 contract), a pure function: name = CR name, owned
+ * The backup/restore pod of a DataUpload/DataDownload (docs/data-mover.md), a pure function: name = CR name, owned
  * by and labelled with the CR, `cairn data-mover backup|restore` in one container named after the CR's UID, the
  * exposed PVC mounted at /<uid> (Filesystem) or attached there as a device (Block). It is placed by a required node
  * affinity on the claiming node rather than nodeName, so the scheduler runs and a WaitForFirstConsumer PVC gets

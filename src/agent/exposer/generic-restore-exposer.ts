@@ -1,5 +1,5 @@
 /**
- * The generic restore exposer (restore side of snapshot data movement, the issue-7 contract). For a DataDownload it
+ * The generic restore exposer (restore side of snapshot data movement, docs/data-mover.md). For a DataDownload it
  * makes a restore PVC in the install namespace (name = DD name) shaped like the target PVC but without its selector,
  * and the restore pod writing into it, required to run on the claiming node; both idempotently. Once the data mover
  * has succeeded, `rebind` moves the restored PV over to the target PVC, one observed-state step per call (rebind.ts).

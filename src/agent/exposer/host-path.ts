@@ -1,5 +1,5 @@
 /**
- * Where a pod volume's data lives on the node (velero-interfaces.md §4.3): the kubelet keeps it under
+ * Where a pod volume's data lives on the node (docs/node-agent.md): the kubelet keeps it under
  * `<kubelet>/pods/<podUID>/volumes/<plugin>/<dir>`. The node-agent sees that tree at `/host_pods`; the hosting pod
  * needs the real host path, so the `/host_pods` prefix is replaced by the host directory of the node-agent's own
  * `host-pods` volume.

@@ -1,5 +1,5 @@
 /**
- * The pods the node-agent starts to run a data mover (velero-interfaces.md §4.3), as pure functions: name = CR name,
+ * The pods the node-agent starts to run a data mover (docs/node-agent.md), as pure functions: name = CR name,
  * owned by the CR, labelled with it, one container named after the CR's UID running `/cairn <command>`, root, never
  * restarted. Everything that configures the node-agent (env, credentials volumes, service account, image, DNS, pull
  * secrets, priority class, pod resources) is inherited by `dataMoverPodShell`, so every data mover reaches the same

@@ -1,5 +1,5 @@
 /**
- * The PV re-bind that ends a DataDownload (the issue-7 contract), decided one step at a time from observed state so
+ * The PV re-bind that ends a DataDownload (docs/data-mover.md), decided one step at a time from observed state so
  * that a node-agent restarted anywhere in it carries on: the restore PVC's volume holds the restored data; it must
  * end up bound to the workload's target PVC, which waits unbound with a selector (so no provisioner serves it).
  *

@@ -1,5 +1,5 @@
 /**
- * The done marker of a pod volume restore (velero-interfaces.md §5): `<volume>/.velero/<restore UID>`, an empty file
+ * The done marker of a pod volume restore (docs/fs-backup.md): `<volume>/.velero/<restore UID>`, an empty file
  * the `restore-wait` init container waits for. `.velero` is recreated so markers of earlier restores do not linger.
  */
 import { mkdirSync, rmSync, writeFileSync, chmodSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * `cairn data-mover backup|restore` behind the command: the snapshot data mover's in-pod half (seed 002). It follows
+ * `cairn data-mover backup|restore` behind the command: the snapshot data mover's in-pod half (Velero's data mover micro service design). It follows
  * the DataUpload/DataDownload, moves the data of the volume the exposer mounted (a directory, or a block device) to or
  * from the repository of (spec.backupStorageLocation, spec.sourceNamespace), emits the protocol Events on the CR and
  * returns the termination message. Like the pod-volume commands it never writes the CR's status.

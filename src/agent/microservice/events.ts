@@ -1,5 +1,5 @@
 /**
- * Events on the PVB/PVR, recorded the way Velero's data mover records them (velero-interfaces.md §4.6): a reason
+ * Events on the PVB/PVR, recorded the way Velero's data mover records them (docs/microservice.md): a reason
  * seen before on the same object updates that Event (message, count, lastTimestamp) instead of creating another,
  * so a long backup leaves one Progress Event that moves rather than thousands. Watchers therefore follow Event
  * updates as well as creations. If an update fails (the Event expired), a new Event is created.

@@ -1,5 +1,5 @@
 /**
- * The wire protocol between the in-pod data mover and the node-agent's watcher (velero-interfaces.md §4.6, §4.7):
+ * The wire protocol between the in-pod data mover and the node-agent's watcher (docs/microservice.md):
  * Event reasons and messages, the result JSON shared by the Completed event and the termination message, and the
  * progress JSON. The strings are Velero's, so a Velero node-agent and cairn's read each other's pods alike.
  */
@@ -35,7 +35,7 @@ export function serviceNoun(kind: TaskKind): string {
 export type VolumeMode = 'Filesystem' | 'Block';
 export const VolumeModes: readonly VolumeMode[] = ['Filesystem', 'Block'];
 
-/** The watcher treats a failed pod whose termination message ends with this as canceled (§4.7). */
+/** The watcher treats a failed pod whose termination message ends with this as canceled (docs/microservice.md). */
 export const CANCELED_SUFFIX = 'data path is canceled';
 
 export interface AccessPoint {
@@ -43,7 +43,7 @@ export interface AccessPoint {
   volumeMode: VolumeMode;
 }
 
-/** BackupResult of seed 000/002, plus `totalBytes` as Velero's watcher reads it. */
+/** The BackupResult of Velero's data-mover micro services (fs-backup and snapshot data movement), plus `totalBytes` as Velero's watcher reads it. */
 export interface BackupResultMessage {
   snapshotID: string;
   emptySnapshot: boolean;
@@ -87,7 +87,7 @@ export const messages = {
   failed: (kind: TaskKind, name: string, error: string) => `Data path for ${eventNoun(kind)} ${name} failed, error ${error}`,
   canceled: (kind: TaskKind, name: string) => `Data path for ${eventNoun(kind)} ${name} canceled`,
   canceling: (kind: TaskKind, name: string) => `Canceling for ${eventNoun(kind)} ${name}`,
-  /** Termination message when the data path itself failed or was canceled (§4.4). */
+  /** Termination message when the data path itself failed or was canceled (docs/microservice.md). */
   runFailed: (kind: TaskKind, name: string, error: string) => `Failed to run data path service for ${serviceNoun(kind)} ${name}: ${error}`,
   /** Termination message when the data path could not be set up (repository, volume path). */
   initFailed: (kind: TaskKind, name: string, error: string) => `Failed to init data path service for ${serviceNoun(kind)} ${name}: ${error}`,

@@ -1,5 +1,5 @@
 /**
- * The `restore-wait` init container's program (velero-interfaces.md §5): every second, look for
+ * The `restore-wait` init container's program (docs/fs-backup.md): every second, look for
  * `<restoresDir>/<volume>/.velero/<restore UID>` in every volume directory mounted under `/restores`; when all are
  * there, remove the `.velero` directories and return. No timeout: the pod stays in Init until the markers appear,
  * as in Velero. Lines go to `print` (stdout in the container) so `kubectl logs -c restore-wait` tells what it waits for.

@@ -1,5 +1,5 @@
 /**
- * The node-agent's view of one data-mover pod (velero-interfaces.md §4.7), free of Kubernetes so it can be tested
+ * The node-agent's view of one data-mover pod (docs/microservice.md), free of Kubernetes so it can be tested
  * with fakes. Two sources are combined: the Events the data mover records on its PVB/PVR (progress, Started,
  * Completed, Stopped...) and the hosting pod's phase and termination message. Events arrive as creates and updates
  * (a repeated reason updates one Event); each (Event, resourceVersion) is handled once and stale updates are dropped.

@@ -1,4 +1,4 @@
-/** velero.io/v1 BackupRepository (velero-interfaces.md §1.8). */
+/** velero.io/v1 BackupRepository (docs/api.md). */
 import { Type, type Static } from '@sinclair/typebox';
 import { V1 } from '../constants.js';
 import { AgeColumn, defineKind } from '../meta.js';

@@ -1,4 +1,4 @@
-/** velero.io/v1 BackupStorageLocation (velero-interfaces.md §1.4). */
+/** velero.io/v1 BackupStorageLocation (docs/api.md). */
 import { Type, type Static } from '@sinclair/typebox';
 import { V1 } from '../constants.js';
 import { AgeColumn, defineKind } from '../meta.js';

@@ -1,4 +1,4 @@
-/** velero.io/v1 Backup (velero-interfaces.md §1.1). */
+/** velero.io/v1 Backup (docs/api.md). */
 import { Type, type Static } from '@sinclair/typebox';
 import { V1 } from '../constants.js';
 import { defineKind } from '../meta.js';

@@ -1,4 +1,4 @@
-/** velero.io/v2alpha1 DataUpload (velero-interfaces.md §1.12). */
+/** velero.io/v2alpha1 DataUpload (docs/api.md). */
 import { Type, type Static } from '@sinclair/typebox';
 import { V2Alpha1 } from '../constants.js';
 import { defineKind, type PrinterColumn } from '../meta.js';

@@ -1,4 +1,4 @@
-/** velero.io/v1 DownloadRequest (velero-interfaces.md §1.10, §2.6). */
+/** velero.io/v1 DownloadRequest (docs/api.md). */
 import { Type, type Static } from '@sinclair/typebox';
 import { V1 } from '../constants.js';
 import { defineKind } from '../meta.js';

@@ -1,5 +1,5 @@
 /**
- * velero.io/v1 PodVolumeBackup (velero-interfaces.md §1.6), exactly as the v1.17 CRD in seed 000: fields, enums and
+ * velero.io/v1 PodVolumeBackup (docs/api.md), exactly as Velero 1.17's CRD (its fs-backup micro service design): fields, enums and
  * printer columns (including the `Node` column that reads `.status.node`, a field PVB status does not have).
  */
 import { Type, type Static } from '@sinclair/typebox';
@@ -52,7 +52,7 @@ export const PodVolumeBackupStatus = Type.Object(
 );
 export type PodVolumeBackupStatus = Static<typeof PodVolumeBackupStatus>;
 
-/** The columns of seed 000's PVB CRD, in order. */
+/** The printer columns of Velero 1.17's PVB CRD, in order. */
 export const PodVolumeBackupPrinterColumns: readonly PrinterColumn[] = [
   { name: 'Status', type: 'string', jsonPath: '.status.phase', description: 'PodVolumeBackup status such as New/InProgress' },
   { name: 'Started', type: 'date', jsonPath: '.status.startTimestamp', description: 'Time duration since this PodVolumeBackup was started' },

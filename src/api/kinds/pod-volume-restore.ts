@@ -1,4 +1,4 @@
-/** velero.io/v1 PodVolumeRestore (velero-interfaces.md §1.7), exactly as the v1.17 CRD in seed 000. */
+/** velero.io/v1 PodVolumeRestore (docs/api.md), exactly as Velero 1.17's CRD (its fs-backup micro service design). */
 import { Type, type Static } from '@sinclair/typebox';
 import { V1 } from '../constants.js';
 import { defineKind, type PrinterColumn } from '../meta.js';
@@ -48,7 +48,7 @@ export const PodVolumeRestoreStatus = Type.Object(
 );
 export type PodVolumeRestoreStatus = Static<typeof PodVolumeRestoreStatus>;
 
-/** The columns of seed 000's PVR CRD, in order. */
+/** The printer columns of Velero 1.17's PVR CRD, in order. */
 export const PodVolumeRestorePrinterColumns: readonly PrinterColumn[] = [
   { name: 'Status', type: 'string', jsonPath: '.status.phase', description: 'PodVolumeRestore status such as New/InProgress' },
   { name: 'Started', type: 'date', jsonPath: '.status.startTimestamp', description: 'Time duration since this PodVolumeRestore was started' },

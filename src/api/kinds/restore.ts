@@ -1,4 +1,4 @@
-/** velero.io/v1 Restore (velero-interfaces.md §1.2). */
+/** velero.io/v1 Restore (docs/api.md). */
 import { Type, type Static } from '@sinclair/typebox';
 import { V1 } from '../constants.js';
 import { defineKind } from '../meta.js';

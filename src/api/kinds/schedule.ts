@@ -1,4 +1,4 @@
-/** velero.io/v1 Schedule (velero-interfaces.md §1.3). */
+/** velero.io/v1 Schedule (docs/api.md). */
 import { Type, type Static } from '@sinclair/typebox';
 import { V1 } from '../constants.js';
 import { AgeColumn, defineKind } from '../meta.js';

@@ -1,4 +1,4 @@
-/** velero.io/v1 ServerStatusRequest (velero-interfaces.md §1.11). */
+/** velero.io/v1 ServerStatusRequest (docs/api.md). */
 import { Type, type Static } from '@sinclair/typebox';
 import { V1 } from '../constants.js';
 import { defineKind } from '../meta.js';

@@ -1,5 +1,5 @@
 /**
- * `backup describe` text in Velero's section order (velero-interfaces.md §8.6). Pure: every file and object it shows
+ * `backup describe` text in Velero's section order (docs/cli.md). Pure: every file and object it shows
  * is fetched by the caller and passed in, so the output can be checked section by section against fixtures.
  */
 import { creationTimestampOf, type Backup, type BackupOperation, type DataUpload, type DeleteBackupRequest, type PodVolumeBackup } from '../../api/index.js';

@@ -1,5 +1,5 @@
 /**
- * `restore describe` text in Velero's section order (velero-interfaces.md §8.6, restore). Pure: the caller fetches
+ * `restore describe` text in Velero's section order (docs/cli.md, restore). Pure: the caller fetches
  * the results, volume info and resource list and passes them in.
  */
 import { deletionTimestampOf, type DataDownload, type PodVolumeRestore, type Restore, type RestoreOperation } from '../../api/index.js';

@@ -1,5 +1,5 @@
 /**
- * Paths inside a backup tarball (velero-interfaces.md §2.5): `metadata/version`, then
+ * Paths inside a backup tarball (docs/backup.md): `metadata/version`, then
  * `resources/<resource.group>/[<version>-preferredversion/]<namespaces/<ns>|cluster>/<name>.json`.
  * The writer (backup) and the reader (restore) both use these functions, so they cannot disagree.
  */

@@ -1,5 +1,5 @@
 /**
- * Reads a backup tarball (`<backup>.tar.gz`, velero-interfaces.md §2.5) from a stream: gunzip → tar entries →
+ * Reads a backup tarball (`<backup>.tar.gz`, docs/backup.md) from a stream: gunzip → tar entries →
  * items keyed by their path (parsed with ./paths.ts, the same functions the writer uses). The restore reads the
  * unversioned copy of each item; the `<version>-preferredversion/` copies are expected and passed over, anything
  * else unexpected becomes a warning, never a failure.

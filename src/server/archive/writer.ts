@@ -1,5 +1,5 @@
 /**
- * Writes a backup tarball as Velero does (velero-interfaces.md §2.5): a gzip'd tar of regular files (mode 0755,
+ * Writes a backup tarball as Velero does (docs/backup.md): a gzip'd tar of regular files (mode 0755,
  * no directory entries), `metadata/version` first, then every item twice — the plain path and the
  * `<version>-preferredversion/` copy. The archive goes to a temporary file, not memory, so a backup of a huge
  * cluster needs disk, not RAM; the caller uploads the file and removes it.

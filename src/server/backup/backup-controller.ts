@@ -17,35 +17,25 @@
  */
 import { accessSync, constants } from 'node:fs';
 import { tmpdir } from 'node:os';
-import {
-  Annotations,
-  BackupPhase,
-  Kinds,
-  Labels,
-  formatDuration,
-  labelValue,
-  parseBackup,
-  parseDuration,
-  type Backup,
-  statusTime,
-} from '../../api/index.js';
+import { BackupPhase, Kinds, parseBackup, statusTime, type Backup } from '../../api/index.js';
 import { customClient, type CustomClient } from '../../kube/custom.js';
 import { startController, type ObjectKey, type ReconcileResult } from '../../kube/controller.js';
 import { registerBuiltinBackupActions } from '../item-actions/builtin.js';
 import { ItemActionRegistry } from '../../plugins/item-actions/registry.js';
-import { FORMAT_VERSION } from '../archive/paths.js';
 import type { ServerContext, Stoppable } from '../context.js';
 import { LocationResolver } from '../../storage/locations.js';
 import { apiReader } from './api-reader.js';
 import { createBackupLog } from './backup-log.js';
 import { BackupAbortedError, type BackupProgressUpdate } from './backupper.js';
 import { BackupStorageError, runBackup } from './run-backup.js';
-import { HEARTBEAT_INTERVAL_MS, RUNNER_ANNOTATION, claimAnnotations, claimState, releaseClaim, runnerIdentity } from './run-claim.js';
-import { throttledWriter } from './throttled-writer.js';
+import { HEARTBEAT_INTERVAL_MS, RUNNER_ANNOTATION, claimAnnotations, releaseClaim, runnerIdentity } from './run-claim.js';
+import { ATTEMPTS_ANNOTATION, MAX_ATTEMPTS, backupStep, mustRun, runStep, startBackup } from './backup-decisions.js';
+import { throttledWriter } from '../../base/throttle.js';
 import { backupValidationErrors } from './validation.js';
 import { PodVolumeBackupCreator } from '../podvolume/backup-creator.js';
 import { backupFailedCancelMessage, cancelPodVolumeBackups, serverStartCancelMessage } from '../podvolume/backup-cancel.js';
-import { UPLOADING_ANNOTATION, ownedByOperations, startBackupOperationsController } from './backup-operations-controller.js';
+import { startBackupOperationsController } from './backup-operations-controller.js';
+import { UPLOADING_ANNOTATION } from './operations-decisions.js';
 import { VolumeSnapshotCreator } from '../datamover/backup-creator.js';
 import { cleanupCsiSnapshots } from '../csi/snapshot-cleanup.js';
 import { loadResourcePolicies } from './resource-policies-load.js';
@@ -54,24 +44,12 @@ import { cancelDataUploads, deleteSourceSnapshots, listDataUploads } from '../da
 import { podExecutor } from '../../kube/pod-exec.js';
 import { PENDING_POST_HOOKS_ANNOTATION, readPendingPostHooks, writePendingPostHooks } from '../hooks/pending-post-hooks.js';
 
-/** A backup this controller (re)runs: InProgress, Finalizing* without PVBs, or one whose upload did not finish. */
-function mustRun(backup: Backup): boolean {
-  if (backup.metadata?.annotations?.[UPLOADING_ANNOTATION] === 'true') return true;
-  return RERUN_PHASES.has(backup.status?.phase ?? '') && !ownedByOperations(backup);
-}
-
 function isWaitingPhase(phase: string): phase is typeof BackupPhase.WaitingForPluginOperations | typeof BackupPhase.WaitingForPluginOperationsPartiallyFailed {
   return phase === BackupPhase.WaitingForPluginOperations || phase === BackupPhase.WaitingForPluginOperationsPartiallyFailed;
 }
 
-/** How many times a backup interrupted by server restarts is started before it is marked Failed. */
-export const MAX_ATTEMPTS = 3;
-/** Counts the runs of a backup across server restarts. */
-export const ATTEMPTS_ANNOTATION = 'backup.cairn.io/attempts';
 /** Progress is written at most this often. */
 export const PROGRESS_INTERVAL_MS = 1000;
-
-const RERUN_PHASES: ReadonlySet<string> = new Set([BackupPhase.InProgress, BackupPhase.Finalizing, BackupPhase.FinalizingPartiallyFailed]);
 
 export interface BackupControllerOptions extends ServerContext {
   registry?: ItemActionRegistry;
@@ -96,9 +74,9 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
     if (key.namespace !== opts.namespace) return;
     const raw = await lenient.get(key.namespace, key.name);
     if (!raw) return;
-    const phase = raw.status?.phase ?? '';
-    if (phase === '' || phase === BackupPhase.New) return validateAndStart(key, raw);
-    if (mustRun(raw) && !running.has(key.name)) return run(key);
+    const next = backupStep(raw, { running: running.has(key.name) });
+    if (next.step === 'validate') return validateAndStart(key, raw);
+    if (next.step === 'run') return run(key);
   };
 
   async function validateAndStart(key: ObjectKey, raw: Backup): Promise<void> {
@@ -121,52 +99,11 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
       await failValidation(strict, key, errors);
       return;
     }
-    // No TTL, or a zero one, means the server default (as Velero).
-    const ttlMs = (spec.ttl ? parseDuration(spec.ttl) : 0) || opts.config.defaultBackupTtlMs;
     const k8s = await opts.kube.version.getCode().catch(() => undefined);
-    const now = opts.now();
-    await strict.update(key.namespace, key.name, (b) => {
-      if ((b.status?.phase ?? '') !== '' && b.status?.phase !== BackupPhase.New) return false;
-      b.metadata = b.metadata ?? {};
-      b.metadata.labels = { ...b.metadata.labels, [Labels.StorageLocation]: labelValue(locationName) };
-      b.metadata.annotations = {
-        ...b.metadata.annotations,
-        [Annotations.ResourceTimeout]: formatDuration(opts.config.resourceTimeoutMs),
-        ...(k8s
-          ? {
-              [Annotations.SourceClusterK8sGitVersion]: k8s.gitVersion,
-              [Annotations.SourceClusterK8sMajorVersion]: k8s.major,
-              [Annotations.SourceClusterK8sMinorVersion]: k8s.minor,
-            }
-          : {}),
-      };
-      b.spec = {
-        ...b.spec,
-        storageLocation: locationName,
-        ttl: formatDuration(ttlMs),
-        // The deprecated defaultVolumesToRestic: true still means fs-backup for all volumes, as Velero remaps it.
-        defaultVolumesToFsBackup: b.spec?.defaultVolumesToRestic === true ? true : (b.spec?.defaultVolumesToFsBackup ?? opts.config.defaultVolumesToFsBackup),
-        snapshotMoveData: b.spec?.snapshotMoveData ?? false,
-        // Unset or zero timeouts take the server defaults, as Velero writes them into the spec.
-        csiSnapshotTimeout: nonZero(b.spec?.csiSnapshotTimeout) ?? formatDuration(opts.config.defaultCsiSnapshotTimeoutMs),
-        itemOperationTimeout: nonZero(b.spec?.itemOperationTimeout) ?? formatDuration(opts.config.defaultItemOperationTimeoutMs),
-      };
-      b.status = {
-        ...b.status,
-        phase: BackupPhase.InProgress,
-        version: 1,
-        formatVersion: FORMAT_VERSION,
-        startTimestamp: statusTime(now),
-        expiration: statusTime(new Date(now.getTime() + ttlMs)),
-        validationErrors: null,
-      };
-    });
+    const start = { locationName, k8s, now: opts.now(), config: opts.config };
+    await strict.update(key.namespace, key.name, (b) => startBackup(b, start));
     startedHere.add(key.name);
     // The update's watch event brings the key back: the run happens in its own reconcile.
-  }
-
-  function nonZero(duration: string | undefined): string | undefined {
-    return duration && parseDuration(duration) > 0 ? duration : undefined;
   }
 
   async function run(key: ObjectKey): Promise<ReconcileResult | void> {
@@ -179,18 +116,16 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
     }
     if (!backup || !mustRun(backup)) return;
 
-    const claim = claimState(backup.metadata?.annotations, me, opts.now().getTime(), opts.claimStaleAfterMs);
-    if (!claim.free) {
-      // Another server process (the old pod of a rolling update) is still running it.
-      opts.logger.info({ backup: key.name, runner: claim.runner }, 'backup is being run by another server process; waiting for it');
-      return { requeueAfterMs: claim.retryInMs };
+    const next = runStep(backup, { me, nowMs: opts.now().getTime(), ...(opts.claimStaleAfterMs !== undefined ? { claimStaleAfterMs: opts.claimStaleAfterMs } : {}), startedHere: startedHere.has(key.name) });
+    if (next.step === 'wait') {
+      opts.logger.info({ backup: key.name, runner: next.runner }, 'backup is being run by another server process; waiting for it');
+      return { requeueAfterMs: next.retryInMs };
     }
-    const attempts = Number(backup.metadata?.annotations?.[ATTEMPTS_ANNOTATION] ?? '0') + 1;
-    if (attempts > MAX_ATTEMPTS) {
+    if (next.step === 'give-up') {
       await markFailed(key, `the server stopped ${MAX_ATTEMPTS} times while running this backup; giving up`, serverStartCancelMessage);
       return;
     }
-    const restarted = !startedHere.has(key.name);
+    const { attempts, restarted } = next;
     startedHere.delete(key.name);
     // Pods whose pre hook ran in a run that did not finish: their post hooks run first in this one.
     const leftoverPostHooks = readPendingPostHooks(backup.metadata?.annotations);

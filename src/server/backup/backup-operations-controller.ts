@@ -1,5 +1,5 @@
 /**
- * Tracks the PodVolumeBackups and DataUploads of backups whose items are stored (seed 004), on its own queue so the
+ * Tracks the PodVolumeBackups and DataUploads of backups whose items are stored (Velero's upload progress monitoring: item operations), on its own queue so the
  * backup controller can run the next backup meanwhile:
  *   WaitingForPluginOperations*  → counts PVBs and DataUploads into status.backupItemOperationsAttempted/Completed/
  *                                  Failed; when all are terminal → Finalizing*; PVBs past the fs-backup timeout and
@@ -24,7 +24,8 @@ import {
   type PodVolumeBackup,
   statusTime,
 } from '../../api/index.js';
-import { customClient } from '../../kube/custom.js';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { customClient, type ResourceKind } from '../../kube/custom.js';
 import { startController, type ObjectKey, type ReconcileResult } from '../../kube/controller.js';
 import type { ServerContext, Stoppable } from '../context.js';
 import { count, type Results } from '../../api/results.js';
@@ -48,6 +49,7 @@ import {
 } from '../datamover/backup-tracking.js';
 import { itemOperationTimeoutOf } from '../datamover/backup-decision.js';
 import { operationIdOfDataUpload } from '../datamover/backup-objects.js';
+import { FINALIZING, OPERATIONS_RESYNC_MS, WAITING, addErrors, finalPhase, operationsStep, ownedByOperations, trackOutcome } from './operations-decisions.js';
 import type { CSISnapshotInfo } from '../../api/volume-info.js';
 import { finalCsiVolumeInfo, keepsCsiSnapshots, planCsiFinalization, releaseCsiSnapshots, storeCsiSnapshots } from '../csi/backup-finalize.js';
 import { csiSnapshotTimeoutMs, readCsiSnapshotStates, trackCsiSnapshots } from '../csi/snapshot-tracking.js';
@@ -55,8 +57,6 @@ import { csiSnapshotTimeoutOf } from '../datamover/backup-decision.js';
 import { podExecutor } from '../../kube/pod-exec.js';
 import { runReadyPostHooks } from '../hooks/backup-post-hooks.js';
 
-/** How often a waiting backup is looked at even without PVB events (progress counters, the timeout). */
-export const OPERATIONS_RESYNC_MS = 10_000;
 /** Velero's log line when PVBs are still running at the fs-backup timeout. */
 export const TIMED_OUT_MESSAGE = 'timed out waiting for all PodVolumeBackups to complete';
 /** The log line that marks the finalization's lines as already written (a re-run does not repeat them). */
@@ -65,33 +65,6 @@ export const POD_VOLUMES_DONE_LOG = 'Pod volume backups done';
 export const DATA_UPLOADS_DONE_LOG = 'Data uploads done';
 /** The same for the CSI snapshots' lines. */
 export const CSI_SNAPSHOTS_DONE_LOG = 'CSI snapshots done';
-/** How often a backup waiting for CSI snapshots to be ready looks at them (no watch on VolumeSnapshots). */
-export const CSI_SNAPSHOT_POLL_MS = 2000;
-
-const WAITING: ReadonlySet<string> = new Set([BackupPhase.WaitingForPluginOperations, BackupPhase.WaitingForPluginOperationsPartiallyFailed]);
-const FINALIZING: ReadonlySet<string> = new Set([BackupPhase.Finalizing, BackupPhase.FinalizingPartiallyFailed]);
-
-/** Set while the backup controller uploads a backup's items; such a backup is not tracked yet. */
-export const UPLOADING_ANNOTATION = 'backup.cairn.io/uploading';
-
-/** Backups this controller drives (the backup controller leaves them alone). */
-export function ownedByOperations(backup: Pick<Backup, 'status'> & { metadata?: { annotations?: Record<string, string> | undefined } | undefined }): boolean {
-  if (backup.metadata?.annotations?.[UPLOADING_ANNOTATION] === 'true') return false;
-  const phase = backup.status?.phase ?? '';
-  if (WAITING.has(phase)) return true;
-  return FINALIZING.has(phase) && (backup.status?.backupItemOperationsAttempted ?? 0) > 0;
-}
-
-/** Adds messages to results, each once (a finalization run twice does not repeat them). */
-export function addErrors(results: Results, errors: readonly { namespace?: string; message: string }[]): Results {
-  const out = structuredClone(results);
-  out.errors ??= {};
-  for (const e of errors) {
-    const list = e.namespace ? ((out.errors.namespaces ??= {})[e.namespace] ??= []) : (out.errors.velero ??= []);
-    if (!list.includes(e.message)) list.push(e.message);
-  }
-  return out;
-}
 
 export function backupOperationsReconciler(ctx: ServerContext, resolver = new LocationResolver(ctx.kube, ctx.namespace)) {
   const backups = customClient<Backup>(ctx.kube, Kinds.Backup, parseBackup);
@@ -113,9 +86,6 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
     const state = trackPodVolumeBackups({ pvbs, startedMs, timeoutMs, nowMs });
     const duState = trackDataUploads({ dataUploads: dus, timeoutMs: itemOperationTimeoutMs(backup), startedMs, nowMs });
     const csiState = trackCsiSnapshots({ states: await readCsiSnapshotStates(ctx.kube, backup), timeoutMs: csiSnapshotTimeoutMs(backup), timeout: csiSnapshotTimeoutOf(backup), nowMs });
-    const failed = state.failed + duState.failed + csiState.failed;
-    const partially = backup.status?.phase === BackupPhase.WaitingForPluginOperationsPartiallyFailed || failed > 0;
-
     if (state.timedOut) {
       const names = new Set(state.pending.map((p) => p.metadata.name ?? ''));
       const canceled = await cancelPodVolumeBackups({
@@ -140,7 +110,6 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
         message: (du) => dataUploadTimeoutMessage(du, timeout),
       });
     }
-    const expired = state.timedOut || duState.expired.length > 0;
     // Post hooks of pods whose volumes are now backed up (or whose snapshots are taken) run now.
     const hooks = await runReadyPostHooks({
       kube: ctx.kube,
@@ -152,16 +121,8 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
       exec,
       log,
     });
-    const done = (state.allTerminal || state.timedOut) && duState.done && csiState.done && hooks.waiting === 0;
-    const phase = done
-      ? partially || expired
-        ? BackupPhase.FinalizingPartiallyFailed
-        : BackupPhase.Finalizing
-      : partially || expired
-        ? BackupPhase.WaitingForPluginOperationsPartiallyFailed
-        : BackupPhase.WaitingForPluginOperations;
-    const attempted = state.attempted + duState.attempted + csiState.attempted;
-    const completed = state.completed + duState.completed + csiState.completed;
+    const outcome = trackOutcome({ backup, pvbs: state, dataUploads: duState, csiSnapshots: csiState, hooksWaiting: hooks.waiting, nowMs });
+    const { phase, attempted, completed, failed } = outcome;
     await backups.updateStatus(key.namespace, key.name, (b) => {
       if (!WAITING.has(b.status?.phase ?? '')) return false;
       const s = b.status ?? {};
@@ -175,14 +136,11 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
         ...(csiState.attempted ? { csiVolumeSnapshotsAttempted: csiState.attempted, csiVolumeSnapshotsCompleted: csiState.completed } : {}),
       };
     });
-    if (done) {
-      log.info({ backup: key.name, phase, completed, failed, timedOut: expired }, 'pod volume backups and data uploads done; finalizing');
+    if (outcome.done) {
+      log.info({ backup: key.name, phase, completed, failed, timedOut: state.timedOut || duState.expired.length > 0 }, 'pod volume backups and data uploads done; finalizing');
       return { requeueAfterMs: 0 };
     }
-    const deadlines = [...(state.allTerminal ? [] : [state.deadlineMs]), ...(duState.nextDeadlineMs !== undefined ? [duState.nextDeadlineMs] : [])];
-    if (csiState.nextDeadlineMs !== undefined) deadlines.push(Math.min(csiState.nextDeadlineMs, nowMs + CSI_SNAPSHOT_POLL_MS));
-    const next = deadlines.length ? Math.min(...deadlines) : nowMs + OPERATIONS_RESYNC_MS;
-    return { requeueAfterMs: Math.max(1000, Math.min(OPERATIONS_RESYNC_MS, next - nowMs)) };
+    return { requeueAfterMs: outcome.requeueAfterMs };
   }
 
   async function finalize(key: ObjectKey, backup: Backup): Promise<void> {
@@ -270,14 +228,13 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
       await releaseCsiSnapshots({ kube: ctx.kube, plan: csi, log });
     }
 
-    const partially = backup.status?.phase === BackupPhase.FinalizingPartiallyFailed || errors.length > 0 || count(results.errors) > 0;
     const attempted = pvbs.length + dus.length + (csi?.attempted ?? 0);
     const completed = pvbs.filter((p) => p.status?.phase === 'Completed').length + dus.filter((d) => d.status?.phase === 'Completed').length + (csi?.completed ?? 0);
     const final = await backups.updateStatus(key.namespace, name, (b) => {
       if (!ownedByOperations(b) || !FINALIZING.has(b.status?.phase ?? '')) return false;
       b.status = {
         ...b.status,
-        phase: partially ? BackupPhase.PartiallyFailed : BackupPhase.Completed,
+        phase: finalPhase(backup.status?.phase ?? '', errors.length + count(results.errors)),
         completionTimestamp: statusTime(now),
         errors: count(results.errors),
         warnings: count(results.warnings ?? {}),
@@ -300,16 +257,38 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
     } catch {
       return; // unreadable: the backup controller reports it
     }
-    if (!backup || !ownedByOperations(backup)) return;
-    if (WAITING.has(backup.status?.phase ?? '')) return track(key, backup);
-    await finalize(key, backup);
+    const next = operationsStep(backup);
+    if (next.step === 'track') return track(key, backup!);
+    if (next.step === 'finalize') await finalize(key, backup!);
   };
 }
 
-/** The operations controller: Backups by watch and resync, plus a PVB watch that wakes the owning backup. */
+/**
+ * A watch of PVBs or DataUploads that wakes the Backup owning the one that changed. The owner of each object seen is
+ * remembered, so a deleted one still wakes its backup.
+ */
+function startOwnerWaker<T extends KubernetesObject>(ctx: ServerContext, name: string, kind: ResourceKind, wake: (key: ObjectKey) => void): Promise<Stoppable> {
+  const client = customClient<T>(ctx.kube, kind, (o) => o as T);
+  const owners = new Map<string, string>();
+  return startController<T>({
+    name,
+    kube: ctx.kube,
+    logger: ctx.logger,
+    path: client.path(ctx.namespace),
+    list: () => client.listForWatch(ctx.namespace),
+    reconcile: async (key) => {
+      const obj = await client.get(key.namespace, key.name);
+      const owner = obj?.metadata?.ownerReferences?.find((o) => o.kind === 'Backup' && o.controller)?.name ?? owners.get(key.name);
+      if (obj && owner) owners.set(key.name, owner);
+      else owners.delete(key.name);
+      if (owner) wake({ namespace: key.namespace, name: owner });
+    },
+  });
+}
+
+/** The operations controller: Backups by watch and resync, plus PVB and DataUpload watches that wake the owning backup. */
 export async function startBackupOperationsController(ctx: ServerContext): Promise<Stoppable> {
   const backups = customClient<Backup>(ctx.kube, Kinds.Backup, (o) => o as Backup);
-  const pvbs = customClient<PodVolumeBackup>(ctx.kube, Kinds.PodVolumeBackup, (o) => o as PodVolumeBackup);
   const controller = await startController<Backup>({
     name: 'backup-operations',
     kube: ctx.kube,
@@ -319,39 +298,9 @@ export async function startBackupOperationsController(ctx: ServerContext): Promi
     reconcile: backupOperationsReconciler(ctx),
     resyncMs: OPERATIONS_RESYNC_MS,
   });
-  // PVBs seen so far: name → owning Backup (a deleted PVB still wakes its backup).
-  const owners = new Map<string, string>();
-  const pvbWatch = await startController<PodVolumeBackup>({
-    name: 'backup-operations-pvb',
-    kube: ctx.kube,
-    logger: ctx.logger,
-    path: pvbs.path(ctx.namespace),
-    list: () => pvbs.listForWatch(ctx.namespace),
-    reconcile: async (key) => {
-      const pvb = await pvbs.get(key.namespace, key.name);
-      const owner = pvb?.metadata?.ownerReferences?.find((o) => o.kind === 'Backup' && o.controller)?.name ?? owners.get(key.name);
-      if (pvb && owner) owners.set(key.name, owner);
-      else owners.delete(key.name);
-      if (owner) controller.enqueue({ namespace: key.namespace, name: owner });
-    },
-  });
-  // DataUploads wake their backup the same way.
-  const duOwners = new Map<string, string>();
-  const dataUploads = customClient<DataUpload>(ctx.kube, Kinds.DataUpload, (o) => o as DataUpload);
-  const duWatch = await startController<DataUpload>({
-    name: 'backup-operations-du',
-    kube: ctx.kube,
-    logger: ctx.logger,
-    path: dataUploads.path(ctx.namespace),
-    list: () => dataUploads.listForWatch(ctx.namespace),
-    reconcile: async (key) => {
-      const du = await dataUploads.get(key.namespace, key.name);
-      const owner = du?.metadata?.ownerReferences?.find((o) => o.kind === 'Backup' && o.controller)?.name ?? duOwners.get(key.name);
-      if (du && owner) duOwners.set(key.name, owner);
-      else duOwners.delete(key.name);
-      if (owner) controller.enqueue({ namespace: key.namespace, name: owner });
-    },
-  });
+  const wake = (key: ObjectKey) => controller.enqueue(key);
+  const pvbWatch = await startOwnerWaker<PodVolumeBackup>(ctx, 'backup-operations-pvb', Kinds.PodVolumeBackup, wake);
+  const duWatch = await startOwnerWaker<DataUpload>(ctx, 'backup-operations-du', Kinds.DataUpload, wake);
   return {
     async stop() {
       await duWatch.stop();

@@ -156,7 +156,7 @@ export const NEVER_BACKED_UP: ReadonlySet<string> = new Set([
   'deletebackuprequests.velero.io',
   'downloadrequests.velero.io',
   'serverstatusrequests.velero.io',
-  // Velero excludes these from every backup's resource filters (velero-interfaces.md §1.1).
+  // Velero excludes these from every backup's resource filters, whatever the Backup's spec says.
   'volumesnapshots.snapshot.storage.k8s.io',
   'volumesnapshotcontents.snapshot.storage.k8s.io',
 ]);

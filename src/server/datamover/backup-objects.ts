@@ -1,5 +1,5 @@
 /**
- * The objects the server creates for one data-moved PVC (the contract of issue 7): the source VolumeSnapshot in the
+ * The objects the server creates for one data-moved PVC (docs/data-mover.md): the source VolumeSnapshot in the
  * PVC's namespace and the DataUpload in the install namespace, labelled so that a re-run of the backup finds them
  * again and the node agent, describe and deletion find them by backup UID. Pure functions.
  */

@@ -1,7 +1,7 @@
 /**
- * What a backup makes of its DataUploads while it waits for them (seed 004): the tracker's decision (terminal?
+ * What a backup makes of its DataUploads while it waits for them (Velero's upload progress monitoring: item operations): the tracker's decision (terminal?
  * failed? past the item operation timeout?), the item-operation records and the volume info entries derived from
- * them (the contract of issue 7: `velero.io/csi-pvc-backupper` operations, `CSISnapshot` entries with
+ * them (docs/data-mover.md: `velero.io/csi-pvc-backupper` operations, `CSISnapshot` entries with
  * `snapshotDataMoved: true`). Pure functions.
  */
 import {
@@ -125,7 +125,7 @@ function operationPhase(du: DataUpload, timedOut: boolean): OperationPhase {
   }
 }
 
-/** One BackupOperation per DataUpload (velero-interfaces.md §1.13), as Velero's CSI PVC action records it. */
+/** One BackupOperation per DataUpload (docs/backup.md), as Velero's CSI PVC action records it. */
 export function dataUploadOperationFor(opts: { backup: Backup; du: DataUpload; timedOut?: boolean; now: Date }): BackupOperation {
   const { backup, du } = opts;
   const timedOut = Boolean(opts.timedOut);

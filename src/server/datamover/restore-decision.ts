@@ -1,5 +1,5 @@
 /**
- * The restore side of CSI snapshot data movement (the contract of issue 7), as pure decisions: which restored PVCs
+ * The restore side of CSI snapshot data movement (docs/data-mover.md), as pure decisions: which restored PVCs
  * get their data from a DataDownload (the backup's volume info, matched on the backup-time namespace and name, says
  * `snapshotDataMoved` with a snapshot handle), how such a PVC is rewritten so that only the PV the node agent
  * prepares can bind it, and the operation ID that ties the DataDownload to the restore.

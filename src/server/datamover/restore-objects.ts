@@ -1,5 +1,5 @@
 /**
- * The DataDownload the server creates for one restored claim whose data was moved (the contract of issue 7): in the
+ * The DataDownload the server creates for one restored claim whose data was moved (docs/data-mover.md): in the
  * install namespace, owned by the Restore, labelled with the restore's name, UID and operation ID so a re-run of the
  * restore finds it again and the wait, describe and clean-up find it by restore UID. Pure.
  */

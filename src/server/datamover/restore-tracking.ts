@@ -1,7 +1,7 @@
 /**
- * A restore's DataDownloads as restore item operations (`restore-<name>-itemoperations.json.gz`, velero-interfaces.md
- * §1.13: one per DataDownload, on the claim, action `velero.io/csi-pvc-restorer`, operation ID the DataDownload's
- * `velero.io/async-operation-id`) and as restore volume info (§7: method CSISnapshot, data moved, the snapshot
+ * A restore's DataDownloads as restore item operations (`restore-<name>-itemoperations.json.gz`,
+ * docs/restore.md: one per DataDownload, on the claim, action `velero.io/csi-pvc-restorer`, operation ID the DataDownload's
+ * `velero.io/async-operation-id`) and as restore volume info (src/api/volume-info.ts: method CSISnapshot, data moved, the snapshot
  * it came from). Pure.
  */
 import { DataDownloadPhase, Labels, OperationPhase, type DataDownload, type Restore, type RestoreOperation } from '../../api/index.js';

@@ -1,6 +1,6 @@
 /**
  * Where the file a DownloadRequest names lives: the backup (or the restore's backup) → its storage location → the
- * object key (velero-interfaces.md §2.6). Shared by the DownloadRequest controller and the /download/ endpoint.
+ * object key (docs/storage-locations.md). Shared by the DownloadRequest controller and the /download/ endpoint.
  */
 import { Kinds, parseBackup, parseRestore, type Backup, type DownloadTarget, type Restore } from '../../api/index.js';
 import type { Kube } from '../../kube/client.js';

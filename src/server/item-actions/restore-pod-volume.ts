@@ -1,5 +1,5 @@
 /**
- * `velero.io/pod-volume-restore` (velero-interfaces.md §5): for a restored pod whose volumes were backed up with
+ * `velero.io/pod-volume-restore` (docs/fs-backup.md): for a restored pod whose volumes were backed up with
  * fs-backup, prepend the `restore-wait` init container so the workload starts only once the data is back. Init
  * containers of that name (or the legacy `restic-wait`) left by an earlier restore are always removed first. The
  * PodVolumeRestores themselves are created by the restore once the pod exists (src/server/podvolume/restore-pvr.ts).

@@ -1,5 +1,5 @@
 /**
- * Creates the PodVolumeBackups of one backup run, pod by pod (velero-interfaces.md §4.1): picks the volumes
+ * Creates the PodVolumeBackups of one backup run, pod by pod (docs/fs-backup.md): picks the volumes
  * (./backup-volumes.ts), skips them all when the pod is not running or no node-agent runs on its node, ensures the
  * BackupRepository of (location, pod namespace) is Ready before the first PVB, then creates one PVB per volume.
  * Idempotent across runs of the same backup: a PVB that already exists for (backup uid, pod uid, volume) is reused,

@@ -1,6 +1,6 @@
 /**
  * The PodVolumeBackup object the server creates for one pod volume, exactly as Velero builds it
- * (velero-interfaces.md §1.6): generateName `<backup>-`, controller reference to the Backup, labels backup-name /
+ * (docs/fs-backup.md): generateName `<backup>-`, controller reference to the Backup, labels backup-name /
  * backup-uid (+ pvc-uid), annotation pvc-name for PVC volumes, tags, empty repoIdentifier, uploader kopia.
  */
 import {

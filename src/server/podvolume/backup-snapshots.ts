@@ -1,5 +1,5 @@
 /**
- * Deleting a backup deletes its pod-volume snapshots (velero-interfaces.md §1.9: after native snapshots, before
+ * Deleting a backup deletes its pod-volume snapshots (docs/storage-locations.md: after native snapshots, before
  * the backup's objects): the snapshot IDs come from the backup's PVBs in the cluster and from its
  * `-podvolumebackups.json.gz`, each from the repository of (location, pod namespace). The repository's maintenance
  * later reclaims the data nothing references any more.

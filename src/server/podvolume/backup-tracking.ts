@@ -1,5 +1,5 @@
 /**
- * What a backup makes of its PodVolumeBackups while it waits for them (seed 004): the tracker's decision (all
+ * What a backup makes of its PodVolumeBackups while it waits for them (Velero's upload progress monitoring: item operations): the tracker's decision (all
  * terminal? any failed? past the fs-backup timeout?), the item-operation records (`<name>-itemoperations.json.gz`)
  * and the volume info entries (`<name>-volumeinfo.json.gz`) derived from the PVBs. Pure functions.
  */
@@ -102,7 +102,7 @@ function operationPhase(pvb: PodVolumeBackup, timedOut: boolean): OperationPhase
   }
 }
 
-/** One BackupOperation per PVB (velero-interfaces.md §1.13). */
+/** One BackupOperation per PVB (docs/backup.md). */
 export function backupOperationFor(opts: { backup: Backup; pvb: PodVolumeBackup; timedOut?: boolean; now: Date }): BackupOperation {
   const { backup, pvb } = opts;
   const timedOut = Boolean(opts.timedOut);

@@ -1,5 +1,5 @@
 /**
- * Which volumes of one pod fs-backup takes (velero-interfaces.md §4.1, seed 003): the opt-in annotation
+ * Which volumes of one pod fs-backup takes (docs/fs-backup.md, as Velero's file-system backup documents it): the opt-in annotation
  * `backup.velero.io/backup-volumes`, or with `defaultVolumesToFsBackup` every volume minus
  * `backup.velero.io/backup-volumes-excludes`; then the volumes fs-backup can never take are dropped with Velero's
  * reasons. Pure: the caller fetches the pod's claims and their volumes first.

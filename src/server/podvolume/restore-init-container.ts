@@ -1,6 +1,6 @@
 /**
  * The `restore-wait` init container put in front of a restored pod whose volumes get fs-backup data
- * (velero-interfaces.md §5). It runs `cairn restore-helper <restore UID>`, which waits for the data mover's done
+ * (docs/fs-backup.md). It runs `cairn restore-helper <restore UID>`, which waits for the data mover's done
  * markers `/restores/<volume>/.velero/<restore UID>`, so the workload starts only on restored data.
  *
  * Settings come from the plugin ConfigMap (labels `velero.io/plugin-config` and

@@ -1,6 +1,6 @@
 /**
- * A restore's PodVolumeRestores as item operations (`restore-<name>-itemoperations.json.gz`, velero-interfaces.md
- * §1.13): cairn tracks them like asynchronous plugin operations so the Restore shows `WaitingForPluginOperations`
+ * A restore's PodVolumeRestores as item operations (`restore-<name>-itemoperations.json.gz`,
+ * docs/restore.md): cairn tracks them like asynchronous plugin operations so the Restore shows `WaitingForPluginOperations`
  * while data is restored and a server restart resumes the wait. One operation per PVR (`operationID` `pvr-<pvr name>`), on the pod.
  */
 import { OperationPhase, PodVolumeRestorePhase, type PodVolumeRestore, type Restore, type RestoreOperation } from '../../api/index.js';

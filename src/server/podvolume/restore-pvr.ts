@@ -1,5 +1,5 @@
 /**
- * PodVolumeRestores for a restored pod (velero-interfaces.md §1.7, §4.8): one per volume, created right after the pod
+ * PodVolumeRestores for a restored pod (docs/fs-backup.md): one per volume, created right after the pod
  * so the node agent on the pod's node restores the data while `restore-wait` holds the workload back. Creation is
  * idempotent: a PVR of this restore, pod UID and volume that exists already (a server restart) is reused. The
  * volume's BackupRepository (of the backup-time namespace) is ensured Ready first, as Velero does.

@@ -1,5 +1,5 @@
 /**
- * Which volumes of a restored pod get their data back from fs-backup (velero-interfaces.md §5,
+ * Which volumes of a restored pod get their data back from fs-backup (docs/fs-backup.md,
  * `getVolumeBackupInfoForPod`): the backup's PodVolumeBackups of the pod as it was at backup time (matched by its
  * original namespace and name, so namespace mapping changes nothing here), minus PVBs without a snapshot (empty
  * volumes), PVBs that did not complete, and volumes the restored pod fills itself (projected, downwardAPI) or no

@@ -1,5 +1,5 @@
 /**
- * Waiting for a restore's PodVolumeRestores (velero-interfaces.md §4.8 server side), one look at a time so a server
+ * Waiting for a restore's PodVolumeRestores (docs/node-agent.md server side), one look at a time so a server
  * restart simply looks again: everything is read from the PVRs (label `velero.io/restore-uid`), their pods and the
  * node-agent pods. A PVR ends the wait when it is Completed, Failed or Canceled, or when the server gives up on it:
  * its pod was never scheduled, or no node agent runs on the pod's node, for longer than a bounded wait (Velero: 10

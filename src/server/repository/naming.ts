@@ -1,5 +1,5 @@
 /**
- * Names, labels and decisions of BackupRepositories that need no cluster (velero-interfaces.md §1.8): which object
+ * Names, labels and decisions of BackupRepositories that need no cluster (docs/repositories.md): which object
  * stands for (location, volume namespace, type), when maintenance is due, how the maintenance history is kept.
  */
 import { createHash } from 'node:crypto';

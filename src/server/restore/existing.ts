@@ -1,5 +1,5 @@
 /**
- * What to do when an object being restored already exists (velero-interfaces.md §6.4, `existingResourcePolicy`).
+ * What to do when an object being restored already exists (docs/restore.md, `existingResourcePolicy`).
  * "The same" means every field of the object from the backup has that value in the cluster: fields the cluster
  * added (defaults, a node name, an allocated IP) do not make it different. Velero compares whole objects instead,
  * which warns about almost every Service and Pod.

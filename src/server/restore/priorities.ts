@@ -1,5 +1,5 @@
 /**
- * The order resources are restored in (velero-interfaces.md §6.2): Velero's high-priority list first (CRDs and
+ * The order resources are restored in (docs/restore.md): Velero's high-priority list first (CRDs and
  * namespaces, then what other objects depend on: storage classes, volumes, RBAC, secrets, config maps, pods …),
  * then every other resource in the backup alphabetically by `resource.group`, then the low-priority list.
  */

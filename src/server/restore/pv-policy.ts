@@ -1,5 +1,5 @@
 /**
- * What happens to a PersistentVolume from the backup (velero-interfaces.md §6.6), decided from the backup's
+ * What happens to a PersistentVolume from the backup (docs/restore.md), decided from the backup's
  * volume information (`<backup>-volumeinfo.json.gz`): volumes whose data was backed up some other way, and
  * dynamically provisioned volumes that would be deleted with their claim, are provisioned anew (the PVC is
  * restored unbound); volumes kept on release (Retain) are restored as they were, unless one of that name exists.

@@ -9,13 +9,11 @@
  * (./restore-finalize.ts); those phases are resumed from the PVRs and DataDownloads after a restart.
  */
 import {
-  formatDuration,
   parseDuration,
   BackupPhase,
   Finalizers,
   Kinds,
   Labels,
-  deletionTimestampOf,
   labelValue,
   selectorFor,
   RestorePhase,
@@ -41,14 +39,18 @@ import { finalizeRestoreFiles, waitForOperations } from './restore-finalize.js';
 import { executeRestore } from './restore-run.js';
 import { backupOfSchedule, restoreSpecProblems, validateRestore } from './validate.js';
 import { loadResourceModifiers } from './resource-modifiers-load.js';
+import {
+  ATTEMPTS_ANNOTATION,
+  FINALIZING,
+  TERMINAL,
+  WAITING,
+  attemptStep,
+  phaseAfterFinalize,
+  phaseAfterWait,
+  restoreStep,
+  startRestore,
+} from './restore-decisions.js';
 
-/** Annotation counting how many times a server started this restore (restart safety). */
-export const ATTEMPTS_ANNOTATION = 'restore.cairn.io/attempts';
-export const MAX_ATTEMPTS = 3;
-
-const TERMINAL: ReadonlySet<string> = new Set([RestorePhase.FailedValidation, RestorePhase.Completed, RestorePhase.PartiallyFailed, RestorePhase.Failed]);
-const WAITING: ReadonlySet<string> = new Set([RestorePhase.WaitingForPluginOperations, RestorePhase.WaitingForPluginOperationsPartiallyFailed]);
-const FINALIZING: ReadonlySet<string> = new Set([RestorePhase.Finalizing, RestorePhase.FinalizingPartiallyFailed]);
 /** How often a restore waiting for pod volume restores looks at them again. */
 export const POD_VOLUME_POLL_MS = 2000;
 
@@ -169,13 +171,11 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
     await hooksStep(restore, state.podVolumes.podVolumeRestores);
     const counts = { restoreItemOperationsAttempted: state.attempted, restoreItemOperationsCompleted: state.completed, restoreItemOperationsFailed: state.failed };
     const updated = await restores.updateStatus(key.namespace, key.name, (r) => {
-      const phase = r.status?.phase ?? '';
+      const phase = r.status?.phase ?? RestorePhase.New;
       if (!WAITING.has(phase)) return false;
-      const partly = phase === RestorePhase.WaitingForPluginOperationsPartiallyFailed || state.failed > 0;
       const same = (Object.keys(counts) as (keyof typeof counts)[]).every((k) => r.status?.[k] === counts[k]);
       if (!state.done && same) return false;
-      r.status = { ...(r.status ?? {}), ...counts };
-      if (state.done) r.status.phase = partly ? RestorePhase.FinalizingPartiallyFailed : RestorePhase.Finalizing;
+      r.status = { ...(r.status ?? {}), ...counts, phase: phaseAfterWait(phase, state) };
     });
     if (!state.done) return { requeueAfterMs: opts.pollMs ?? POD_VOLUME_POLL_MS };
     log.info({ restore: key.name, completed: state.completed, failed: state.failed }, 'restore item operations finished');
@@ -197,12 +197,11 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
     if ((await hooksStep(restore, state.podVolumes.podVolumeRestores)) > 0) return { requeueAfterMs: opts.pollMs ?? POD_VOLUME_POLL_MS };
     const counts = await finalizeRestoreFiles({ kube: opts.kube, namespace: key.namespace, restore, store, state, serverLog: log });
     await restores.updateStatus(key.namespace, key.name, (r) => {
-      const phase = r.status?.phase ?? '';
+      const phase = r.status?.phase ?? RestorePhase.New;
       if (!FINALIZING.has(phase)) return false;
-      const partly = phase === RestorePhase.FinalizingPartiallyFailed || counts.errors > 0;
       r.status = {
         ...(r.status ?? {}),
-        phase: partly ? RestorePhase.PartiallyFailed : RestorePhase.Completed,
+        phase: phaseAfterFinalize(phase, counts.errors),
         warnings: counts.warnings,
         errors: counts.errors,
         restoreItemOperationsAttempted: state.attempted,
@@ -216,9 +215,9 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
   }
 
   async function run(key: ObjectKey): Promise<ReconcileResult | void> {
-    const attempts = await countAttempt(key);
-    if (attempts > MAX_ATTEMPTS) {
-      await markFailed(key, `the restore was interrupted by ${attempts - 1} server restarts; giving up`);
+    const attempt = attemptStep(await countAttempt(key));
+    if (attempt.step === 'give-up') {
+      await markFailed(key, attempt.reason);
       return;
     }
     const restore = await restores.get(key.namespace, key.name);
@@ -294,43 +293,37 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
       return;
     }
     if (!restore) return;
-    if (deletionTimestampOf(restore)) {
-      if (!running.has(keyString(key))) await removeFiles(restore, key);
-      return;
-    }
-    const phase = restore.status?.phase ?? RestorePhase.New;
-    if (TERMINAL.has(phase) || running.has(keyString(key))) return;
-    if (phase === RestorePhase.New) {
-      // A restore from a schedule restores the schedule's latest Completed backup, written into spec.backupName.
-      const fromSchedule = restore.spec.scheduleName && !restore.spec.backupName ? backupOfSchedule(await backups.list(key.namespace, selectorFor({ [Labels.ScheduleName]: labelValue(restore.spec.scheduleName) }))) : undefined;
-      if (fromSchedule && 'problem' in fromSchedule) return failValidation(key, [...restoreSpecProblems(restore), fromSchedule.problem]);
-      const backupName = restore.spec.backupName || (fromSchedule && 'backupName' in fromSchedule ? fromSchedule.backupName : '');
-      const backup = backupName ? await backups.get(key.namespace, backupName) : undefined;
-      const locName = backup?.spec.storageLocation ?? opts.config.defaultBackupLocation;
-      const location = backup ? await locations.get(locName) : undefined;
-      const problems = validateRestore({ restore, backup, location, backupName });
-      const modifiers = await loadResourceModifiers(opts.kube, restore);
-      if (modifiers.problem) problems.push(modifiers.problem);
-      if (problems.length) return failValidation(key, problems);
-      const started = await restores.update(key.namespace, key.name, (r) => {
-        if ((r.status?.phase ?? RestorePhase.New) !== RestorePhase.New) return false;
-        if (!r.spec.backupName) r.spec.backupName = backupName;
-        const { validationErrors: _none, ...rest } = r.status ?? {};
-        // An unset or zero timeout takes the server default, written into the spec as Velero does.
-        const timeout = r.spec.itemOperationTimeout;
-        if (!timeout || parseDuration(timeout) === 0) r.spec.itemOperationTimeout = formatDuration(opts.config.defaultItemOperationTimeoutMs);
-        r.status = { ...rest, phase: RestorePhase.InProgress, startTimestamp: statusTime(opts.now()) };
-      });
-      if (started?.status?.phase !== RestorePhase.InProgress) return;
-      log.info({ restore: key.name, backup: backup?.metadata.name, backupPhase: backup?.status?.phase ?? BackupPhase.New }, 'restore started');
-    } else if (WAITING.has(phase)) {
-      return waitStep(key, restore);
-    } else if (FINALIZING.has(phase)) {
-      return finalizeStep(key);
-    } else if (phase !== RestorePhase.InProgress) {
-      return;
-    } else {
-      log.info({ restore: key.name }, 'found a restore InProgress that no worker is running (server restart); running it again');
+    const next = restoreStep(restore, { running: running.has(keyString(key)) });
+    switch (next.step) {
+      case 'none':
+        return;
+      case 'remove-files':
+        return removeFiles(restore, key);
+      case 'wait':
+        return waitStep(key, restore);
+      case 'finalize':
+        return finalizeStep(key);
+      case 'resume':
+        log.info({ restore: key.name }, 'found a restore InProgress that no worker is running (server restart); running it again');
+        break;
+      case 'start': {
+        // A restore from a schedule restores the schedule's latest Completed backup, written into spec.backupName.
+        const fromSchedule = restore.spec.scheduleName && !restore.spec.backupName ? backupOfSchedule(await backups.list(key.namespace, selectorFor({ [Labels.ScheduleName]: labelValue(restore.spec.scheduleName) }))) : undefined;
+        if (fromSchedule && 'problem' in fromSchedule) return failValidation(key, [...restoreSpecProblems(restore), fromSchedule.problem]);
+        const backupName = restore.spec.backupName || (fromSchedule && 'backupName' in fromSchedule ? fromSchedule.backupName : '');
+        const backup = backupName ? await backups.get(key.namespace, backupName) : undefined;
+        const locName = backup?.spec.storageLocation ?? opts.config.defaultBackupLocation;
+        const location = backup ? await locations.get(locName) : undefined;
+        const problems = validateRestore({ restore, backup, location, backupName });
+        const modifiers = await loadResourceModifiers(opts.kube, restore);
+        if (modifiers.problem) problems.push(modifiers.problem);
+        if (problems.length) return failValidation(key, problems);
+        const start = { backupName, now: opts.now(), defaultItemOperationTimeoutMs: opts.config.defaultItemOperationTimeoutMs };
+        const started = await restores.update(key.namespace, key.name, (r) => startRestore(r, start));
+        if (started?.status?.phase !== RestorePhase.InProgress) return;
+        log.info({ restore: key.name, backup: backup?.metadata.name, backupPhase: backup?.status?.phase ?? BackupPhase.New }, 'restore started');
+        break;
+      }
     }
     running.add(keyString(key));
     try {

@@ -1,5 +1,5 @@
 /**
- * Restores the items of a backup archive into the cluster (velero-interfaces.md §6.2-6.6): selects items with the
+ * Restores the items of a backup archive into the cluster (docs/restore.md): selects items with the
  * Restore's filters, walks group-resources in priority order (CRDs first, established before their objects),
  * ensures target namespaces, decides PVs from the volume information, runs restore item actions, creates each
  * object with the restore labels, and handles objects that exist per `existingResourcePolicy`. Every outcome is

@@ -1,5 +1,5 @@
 /**
- * Validation of a new Restore (velero-interfaces.md §1.2, §6.1): every problem is collected, so the user sees all
+ * Validation of a new Restore (docs/restore.md): every problem is collected, so the user sees all
  * of them in `status.validationErrors` at once.
  */
 import { BackupPhase, ExistingResourcePolicies, type Backup, type BackupStorageLocation, type Restore } from '../../api/index.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CANCEL_DELAY_IN_PROGRESS_MS, CANCEL_DELAY_OTHERS_MS, cancelOverdue, isTerminal, phaseOf, type DataPathObject } from '../../../src/agent/controllers/data-path-controller.js';
+import { CANCEL_DELAY_IN_PROGRESS_MS, CANCEL_DELAY_OTHERS_MS, cancelOverdue, isTerminal, phaseOf, type DataPathObject } from '../../../src/agent/controllers/data-path-decisions.js';
 import { isRestoreWaitRunning } from '../../../src/agent/controllers/pod-volume-restore.js';
 
 const cr = (phase?: string): DataPathObject => ({ spec: {}, ...(phase !== undefined ? { status: { phase } } : {}) });

@@ -111,7 +111,7 @@ describe('CRDs', () => {
   });
 });
 
-describe('PodVolumeBackup / PodVolumeRestore CRDs match seed 000 (Velero 1.17 fs-backup design)', () => {
+describe('PodVolumeBackup / PodVolumeRestore CRDs match Velero 1.17 (its fs-backup micro service design)', () => {
   const seed = JSON.parse(readFileSync(join(here, 'seed-000-podvolume-crds.json'), 'utf8')) as Record<
     'pvb' | 'pvr',
     {

@@ -48,7 +48,7 @@ describe('benchmark datasets', () => {
     }
   });
 
-  it('lays out the mixed dataset as the reference recipe says', () => {
+  it('lays out the mixed dataset as its recipe (docs/benchmarks.md) says', () => {
     const files = [...mixedDataset(corpus).files()];
     const big = files.filter((f) => f.relPath.startsWith('large/'));
     const small = files.filter((f) => f.relPath.startsWith('small/'));

@@ -59,7 +59,7 @@ describe('benchmark report', () => {
     expect(missing).toContain('cairn: not built');
   });
 
-  it('judges the issue targets PASS, FAIL or N/A', () => {
+  it('judges the performance targets PASS, FAIL or N/A', () => {
     const results = [
       result('restic', { mbps: 165, unchanged: 1.16, changed: 1.43, restore: 262, rssMb: 134 }),
       result('kopia', { mbps: 300, unchanged: 0.6, changed: 0.9, restore: 250, rssMb: 200 }),

@@ -52,8 +52,8 @@ function pvb(phase: string, pod: string, volume: string): PodVolumeBackup {
   } as PodVolumeBackup;
 }
 
-// The reconstructed `velero backup describe nginx-backup` (with `cairn` in hints); Velero 1.17 prints the scoped
-// Resources form when no old-style filter (includeClusterResources, included/excludedResources) is set.
+// docs/cli.md, the reconstructed `velero backup describe nginx-backup` (with `cairn` in hints); Velero 1.17 prints
+// the scoped Resources form when no old-style filter (includeClusterResources, included/excludedResources) is set.
 const BACKUP_EXAMPLE = `Name:         nginx-backup
 Namespace:    velero
 Labels:       velero.io/storage-location=default
@@ -116,7 +116,7 @@ HooksFailed:     0
 `;
 
 describe('backup describe', () => {
-  it('prints the §8.6 example byte for byte', () => {
+  it("prints Velero's describe example (docs/cli.md) byte for byte", () => {
     const text = describeBackup({
       backup: nginxBackup(),
       details: false,
@@ -290,7 +290,7 @@ function nginxRestore(): Restore {
   };
 }
 
-// velero-interfaces.md §8.6, the reconstructed `velero restore describe nginx-backup-20251001101500`.
+// docs/cli.md, the reconstructed `velero restore describe nginx-backup-20251001101500`.
 const RESTORE_EXAMPLE = `Name:         nginx-backup-20251001101500
 Namespace:    velero
 Labels:       <none>
@@ -346,7 +346,7 @@ const pvr = {
 } as PodVolumeRestore;
 
 describe('restore describe', () => {
-  it('prints the §8.6 example byte for byte', () => {
+  it("prints Velero's describe example (docs/cli.md) byte for byte", () => {
     const text = describeRestore({ restore: nginxRestore(), details: false, colours: plain, volumeInfo: { ok: true, value: [] }, podVolumeRestores: [pvr] });
     expect(text).toBe(RESTORE_EXAMPLE);
   });

@@ -18,8 +18,14 @@ const text = (n: number, seed = 0): Buffer => {
 };
 
 describe('zstd context reused across frames', () => {
-  it('writes the same frames as a one-shot level-3 compression, also after data that did not shrink', () => {
-    const ctx = new ZstdContext('compress', 3);
+  it('is reused through the Node internal it relies on: a Node upgrade that takes it away fails here (cairn then falls back to the one-shot functions)', () => {
+    expect(new ZstdContext('compress', 3).reusesContext).toBe(true);
+    expect(new ZstdContext('decompress').reusesContext).toBe(true);
+    expect(new ZstdContext('decompress', 0, { reuse: false }).reusesContext).toBe(false);
+  });
+
+  it.each([true, false])('writes the same frames as a one-shot level-3 compression, also after data that did not shrink (reused context: %s)', (reuse) => {
+    const ctx = new ZstdContext('compress', 3, { reuse });
     const out = Buffer.alloc(64 * 1024);
     for (const size of [128, 300, 4096, 9000, 16384, 40000]) {
       const data = text(size, size);
@@ -33,8 +39,8 @@ describe('zstd context reused across frames', () => {
     }
   });
 
-  it('decompresses frames of exactly the stated length and rejects truncated, longer or damaged ones, then goes on', () => {
-    const ctx = new ZstdContext('decompress');
+  it.each([true, false])('decompresses frames of exactly the stated length and rejects truncated, longer or damaged ones, then goes on (reused context: %s)', (reuse) => {
+    const ctx = new ZstdContext('decompress', 0, { reuse });
     for (const size of [200, 5000, 70000]) {
       const data = text(size, 7);
       const frame = zstdCompressSync(data);
@@ -50,6 +56,14 @@ describe('zstd context reused across frames', () => {
         if (!got.equals(data)) throw new Error('damaged');
       }).toThrow();
       expect(ctx.decompress(frame, size).equals(data)).toBe(true);
+      // Into a caller's buffer: with the spare byte, and without it (exactly rawLength).
+      const out = Buffer.alloc(size + 1);
+      expect(ctx.decompressInto(frame, out, size)).toBe(size);
+      expect(out.subarray(0, size).equals(data)).toBe(true);
+      const exact = Buffer.alloc(size);
+      expect(ctx.decompressInto(frame, exact, size)).toBe(size);
+      expect(exact.equals(data)).toBe(true);
+      expect(() => ctx.decompressInto(frame, Buffer.alloc(size + 1), size - 1)).toThrow(/larger/);
     }
   });
 });

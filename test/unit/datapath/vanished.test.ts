@@ -17,6 +17,16 @@ vi.mock('node:fs', async (importOriginal) => {
       fail(path, 'lstat');
       return fs.lstatSync(path, options as never);
     }) as typeof fs.lstatSync,
+    // The backup lists and lstats directories ahead of its walk on the thread pool (scan-ahead.ts).
+    lstat: ((path: string, options: object, callback: (err: Error | null, st?: unknown) => void) => {
+      try {
+        fail(path, 'lstat');
+      } catch (err) {
+        process.nextTick(callback, err);
+        return;
+      }
+      fs.lstat(path, options as never, callback as never);
+    }) as unknown as typeof fs.lstat,
     openSync: ((path: string, ...rest: unknown[]) => {
       fail(path, 'open');
       return (fs.openSync as (...a: unknown[]) => number)(path, ...rest);

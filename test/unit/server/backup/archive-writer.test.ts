@@ -17,7 +17,7 @@ async function archiveOf(items: Parameters<BackupArchiveWriter['addItem']>[0][])
   return { done, entries: await readTarGz(done.path) };
 }
 
-describe('backup archive writer (velero-interfaces.md §2.5)', () => {
+describe('backup archive writer (docs/backup.md)', () => {
   it('writes metadata/version first with "1.1.0\\n"', async () => {
     const { entries } = await archiveOf([]);
     expect(entries.map((e) => e.name)).toEqual(['metadata/version']);

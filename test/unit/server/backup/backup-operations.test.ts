@@ -1,5 +1,16 @@
-import { describe, expect, it } from 'vitest';
-import { addErrors, ownedByOperations } from '../../../../src/server/backup/backup-operations-controller.js';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Kinds, Labels, newBackupStorageLocation, newPodVolumeBackup, type Backup, type PodVolumeBackup } from '../../../../src/api/index.js';
+import { backupOperationsReconciler } from '../../../../src/server/backup/backup-operations-controller.js';
+import { addErrors, finalPhase, operationsStep, ownedByOperations, trackOutcome } from '../../../../src/server/backup/operations-decisions.js';
+import type { DataUploadTracking } from '../../../../src/server/datamover/backup-tracking.js';
+import type { TrackingState } from '../../../../src/server/podvolume/backup-tracking.js';
+import { backup } from '../../../support/builders.js';
+import { FakeKube } from '../../../support/fake-kube.js';
+import { NAMESPACE, serverContext } from '../../../support/server-context.js';
 
 describe('backup operations controller', () => {
   it('owns waiting backups, and finalizing ones only when they have PVBs', () => {
@@ -25,5 +36,111 @@ describe('backup operations controller', () => {
     });
     expect(addErrors(once, errors)).toEqual(once);
     expect(stored.errors.namespaces.app).toEqual(['item error']);
+  });
+});
+
+describe('the operations of a backup, decided', () => {
+  const NOW = Date.parse('2026-01-01T00:00:00Z');
+  const pvbs = (t: Partial<TrackingState> = {}): TrackingState => ({ attempted: 0, completed: 0, failed: 0, pending: [], allTerminal: true, timedOut: false, deadlineMs: NOW + 3600_000, ...t });
+  const dus = (t: Partial<DataUploadTracking> = {}): DataUploadTracking => ({ attempted: 0, completed: 0, failed: 0, pending: [], expired: [], done: true, nextDeadlineMs: undefined, ...t });
+  const waiting = backup('b').phase('WaitingForPluginOperations').build();
+
+  it.each<[string, Backup | undefined, ReturnType<typeof operationsStep>]>([
+    ['a waiting backup is tracked', waiting, { step: 'track' }],
+    ['a finalizing backup with operations is finalized (also after a restart)', backup('b').phase('FinalizingPartiallyFailed').status({ backupItemOperationsAttempted: 1 }).build(), { step: 'finalize' }],
+    ['a backup being uploaded is not touched yet', backup('b').phase('WaitingForPluginOperations').annotation('backup.cairn.io/uploading', 'true').build(), { step: 'none' }],
+    ['a gone backup is not touched', undefined, { step: 'none' }],
+  ])('%s', (_title, b, expected) => {
+    expect(operationsStep(b)).toEqual(expected);
+  });
+
+  it.each<[string, Backup, TrackingState, DataUploadTracking, Partial<ReturnType<typeof trackOutcome>>]>([
+    ['PVBs running: waiting, looked at again within the resync', waiting, pvbs({ attempted: 2, completed: 1, allTerminal: false, pending: [{} as PodVolumeBackup] }), dus(), { phase: 'WaitingForPluginOperations', done: false, attempted: 2, completed: 1, requeueAfterMs: 10_000 }],
+    ['a PVB failed: partially failed, still waiting', waiting, pvbs({ attempted: 2, failed: 1, allTerminal: false }), dus(), { phase: 'WaitingForPluginOperationsPartiallyFailed', done: false, failed: 1 }],
+    ['the fs-backup deadline comes first: looked at again then', waiting, pvbs({ attempted: 1, allTerminal: false, deadlineMs: NOW + 3000 }), dus(), { requeueAfterMs: 3000 }],
+    ['all PVBs and DataUploads done: Finalizing', waiting, pvbs({ attempted: 1, completed: 1 }), dus({ attempted: 1, completed: 1 }), { phase: 'Finalizing', done: true, attempted: 2, completed: 2, requeueAfterMs: undefined }],
+    ['timed out: finalizing, partially failed', waiting, pvbs({ attempted: 1, allTerminal: false, timedOut: true }), dus(), { phase: 'FinalizingPartiallyFailed', done: true }],
+    ['a DataUpload past its deadline: partially failed', waiting, pvbs(), dus({ attempted: 1, expired: [{} as never], done: true }), { phase: 'FinalizingPartiallyFailed', done: true }],
+    ['already partially failed stays so', backup('b').phase('WaitingForPluginOperationsPartiallyFailed').build(), pvbs({ attempted: 1, completed: 1 }), dus(), { phase: 'FinalizingPartiallyFailed' }],
+  ])('%s', (_title, b, p, d, expected) => {
+    expect(trackOutcome({ backup: b, pvbs: p, dataUploads: d, nowMs: NOW })).toMatchObject(expected);
+  });
+
+  it.each([
+    ['Finalizing', 0, 'Completed'],
+    ['Finalizing', 1, 'PartiallyFailed'],
+    ['FinalizingPartiallyFailed', 0, 'PartiallyFailed'],
+  ])('finishes %s with %i errors as %s', (phase, errors, expected) => {
+    expect(finalPhase(phase, errors)).toBe(expected);
+  });
+});
+
+describe('the operations controller against the API server', () => {
+  const roots: string[] = [];
+  afterEach(() => {
+    for (const r of roots.splice(0)) rmSync(r, { recursive: true, force: true });
+  });
+
+  const pvb = (name: string, phase?: 'InProgress' | 'Completed' | 'Failed') =>
+    ({
+      ...newPodVolumeBackup({ namespace: NAMESPACE, name, labels: { [Labels.BackupUID]: 'uid-b', [Labels.BackupName]: 'b' }, spec: { node: 'n', pod: { namespace: 'app', name: 'web' }, volume: name, backupStorageLocation: 'default', repoIdentifier: '' } }),
+      ...(phase ? { status: { phase, ...(phase === 'Completed' ? { snapshotID: `snap-${name}` } : {}) } } : {}),
+    }) as PodVolumeBackup;
+
+  function setup(b: Backup, ...podVolumeBackups: PodVolumeBackup[]) {
+    const fake = new FakeKube();
+    const root = mkdtempSync(join(tmpdir(), 'cairn-operations-test-'));
+    roots.push(root);
+    fake.put({ ...Kinds.BackupStorageLocation, namespace: NAMESPACE }, newBackupStorageLocation({ namespace: NAMESPACE, name: 'default', spec: { provider: 'filesystem', objectStorage: { bucket: 'bkt' }, config: { root } } }));
+    fake.put({ ...Kinds.Backup, namespace: NAMESPACE }, b);
+    for (const p of podVolumeBackups) fake.put({ ...Kinds.PodVolumeBackup, namespace: NAMESPACE }, p);
+    const ctx = serverContext(fake);
+    return {
+      fake,
+      ctx,
+      reconcile: backupOperationsReconciler(ctx),
+      read: () => fake.get<Backup>({ ...Kinds.Backup, namespace: NAMESPACE }, 'b'),
+      readPvb: (name: string) => fake.get<PodVolumeBackup>({ ...Kinds.PodVolumeBackup, namespace: NAMESPACE }, name),
+      file: (name: string) => join(root, 'bkt', 'backups', 'b', name),
+    };
+  }
+  const key = { namespace: NAMESPACE, name: 'b' };
+  const waiting = () => backup('b').uid('uid-b').phase('WaitingForPluginOperations').spec({ storageLocation: 'default' }).status({ startTimestamp: '2026-01-01T00:00:00Z', backupItemOperationsAttempted: 2 });
+
+  it('counts the PVBs while they run, and looks again within the resync period', async () => {
+    const { reconcile, read } = setup(waiting().build(), pvb('v1', 'Completed'), pvb('v2', 'InProgress'));
+    expect(await reconcile(key)).toEqual({ requeueAfterMs: 10_000 });
+    expect(read()?.status).toMatchObject({ phase: 'WaitingForPluginOperations', backupItemOperationsAttempted: 2, backupItemOperationsCompleted: 1, backupItemOperationsFailed: 0 });
+  });
+
+  it('cancels the PVBs still running at the fs-backup timeout and finalizes partially failed', async () => {
+    const { ctx, reconcile, read, readPvb } = setup(waiting().build(), pvb('v1', 'Completed'), pvb('v2', 'InProgress'));
+    await ctx.clock.settle(240 * 60_000);
+    expect(await reconcile(key)).toEqual({ requeueAfterMs: 0 });
+    expect(readPvb('v2')?.spec.cancel).toBe(true);
+    expect(readPvb('v1')?.spec.cancel).toBeUndefined();
+    expect(read()?.status?.phase).toBe('FinalizingPartiallyFailed');
+  });
+
+  it('finalizes once every PVB is done: the files in storage, then Completed (a restarted server does the same)', async () => {
+    const { reconcile, read, file } = setup(waiting().build(), pvb('v1', 'Completed'), pvb('v2', 'Completed'));
+    await reconcile(key);
+    expect(read()?.status?.phase).toBe('Finalizing');
+    await reconcile(key);
+    expect(read()?.status).toMatchObject({ phase: 'Completed', backupItemOperationsAttempted: 2, backupItemOperationsCompleted: 2, backupItemOperationsFailed: 0, completionTimestamp: '2026-01-01T00:00:00Z' });
+    const stored = JSON.parse(gunzipSync(readFileSync(file('b-podvolumebackups.json.gz'))).toString()) as PodVolumeBackup[];
+    expect(stored.map((p) => p.status?.snapshotID)).toEqual(['snap-v1', 'snap-v2']);
+    expect(existsSync(file('b-itemoperations.json.gz'))).toBe(true);
+    expect(JSON.parse(readFileSync(file('velero-backup.json'), 'utf8'))).toMatchObject({ status: { phase: 'Completed' } });
+  });
+
+  it('ends PartiallyFailed when a PVB failed, with its error in the results', async () => {
+    const failed = { ...pvb('v2', 'Failed'), status: { phase: 'Failed' as const, message: 'disk full' } };
+    const { reconcile, read, file } = setup(waiting().build(), pvb('v1', 'Completed'), failed);
+    await reconcile(key);
+    await reconcile(key);
+    expect(read()?.status).toMatchObject({ phase: 'PartiallyFailed', backupItemOperationsFailed: 1 });
+    const results = JSON.parse(gunzipSync(readFileSync(file('b-results.gz'))).toString()) as { errors: { namespaces?: Record<string, string[]> } };
+    expect(JSON.stringify(results.errors)).toContain('disk full');
   });
 });

@@ -1,5 +1,6 @@
-// The layer rule of eslint.layers.js: it refuses an import that runs up or sideways, allows one that runs down, and
-// its folders are exactly the top-level folders of src/.
+// The rules of eslint.rules.js: the layer rule refuses an import that runs up or sideways, allows one that runs
+// down, and its folders are exactly the top-level folders of src/; the source rules refuse code in strings and Node
+// internals.
 import { readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -8,19 +9,20 @@ import tseslint from 'typescript-eslint';
 import { beforeAll, describe, expect, it } from 'vitest';
 
 const root = resolve(import.meta.dirname, '../..');
-interface LayersModule {
+interface RulesModule {
   LAYERS: Record<string, string[]>;
   layerRules(): Linter.Config[];
+  sourceRules(): Linter.Config[];
 }
-let layers: LayersModule;
+let layers: RulesModule;
 let eslint: ESLint;
 
 beforeAll(async () => {
-  layers = (await import(pathToFileURL(join(root, 'eslint.layers.js')).href)) as LayersModule;
+  layers = (await import(pathToFileURL(join(root, 'eslint.rules.js')).href)) as RulesModule;
   eslint = new ESLint({
     cwd: root,
     overrideConfigFile: true,
-    overrideConfig: [{ files: ['**/*.ts'], languageOptions: { parser: tseslint.parser as Linter.Parser } }, ...layers.layerRules()],
+    overrideConfig: [{ files: ['**/*.ts'], languageOptions: { parser: tseslint.parser as Linter.Parser } }, ...layers.layerRules(), ...layers.sourceRules()],
   });
 });
 
@@ -60,5 +62,25 @@ describe('layer rule', () => {
       .filter((d) => d.isDirectory() && d.parentPath !== join(root, 'src') && top.includes(d.name))
       .map((d) => join(d.parentPath, d.name));
     expect(nested).toEqual([]);
+  });
+});
+
+describe('source rules', () => {
+  it.each([
+    ['src/datapath/x.ts', "import { Worker } from 'node:worker_threads';\nexport const w = new Worker('postMessage(1)', { eval: true });", 'No worker code in strings'],
+    ['src/datapath/x.ts', "export const f = new Function('a', 'return a');", 'Function'],
+    ['src/server/x.ts', "export const f = (s: string): unknown => eval(s);", 'eval'],
+    ['src/datapath/x.ts', "import { runInNewContext } from 'node:vm';\nexport const g = runInNewContext('1');", 'No code in strings'],
+    ['src/kube/x.ts', "import * as vm from 'node:vm';\nexport const g = vm.runInThisContext('1');", 'No code in strings'],
+    ['src/datapath/x.ts', "import { createZstdCompress } from 'node:zlib';\nexport const h = (createZstdCompress() as unknown as { _handle: unknown })._handle;", 'No Node internals'],
+    ['src/agent/x.ts', "export function f(s: { _writeState?: Uint32Array }): unknown { return s._writeState; }", 'No Node internals'],
+  ])('refuses %s: %s', async (file, code, message) => {
+    expect((await problems(file, code)).join('\n')).toContain(message);
+  });
+
+  it('allows the one documented use of a Node internal (ZstdContext), and leaves tests and tools alone', async () => {
+    const code = "export function f(s: { _handle?: unknown }): unknown { return s._handle; }";
+    expect(await problems('src/datapath/compress.ts', code)).toEqual([]);
+    expect(await problems('test/unit/x.test.ts', code)).toEqual([]);
   });
 });

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { throttledWriter } from '../../../../src/server/backup/throttled-writer.js';
+import { throttledWriter } from '../../../src/base/throttle.js';
+import { FakeClock } from '../../support/fake-clock.js';
 
 beforeEach(() => {
   vi.useFakeTimers();
@@ -45,5 +46,28 @@ describe('throttled progress writes', () => {
     w.report(3);
     await vi.advanceTimersByTimeAsync(5000);
     expect(writes).toEqual([]);
+  });
+});
+
+describe('throttled writes counted from the last write', () => {
+  it('writes a value after a quiet spell at once, then at most once per interval, on the injected clock', async () => {
+    const clock = new FakeClock();
+    const advance = (ms: number) => clock.settle(ms);
+    const writes: number[] = [];
+    const w = throttledWriter<number>({ intervalMs: 1000, sinceLastWrite: true, clock, write: async (v) => writes.push(v) });
+    w.report(1);
+    await advance(0);
+    expect(writes).toEqual([1]);
+    w.report(2);
+    w.report(3);
+    await advance(999);
+    expect(writes).toEqual([1]);
+    await advance(1);
+    expect(writes).toEqual([1, 3]);
+    await advance(5000);
+    w.report(4);
+    await advance(0);
+    expect(writes).toEqual([1, 3, 4]);
+    await w.stop();
   });
 });

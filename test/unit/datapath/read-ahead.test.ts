@@ -1,0 +1,145 @@
+import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ScanAhead } from '../../../src/datapath/scan-ahead.js';
+import { TreeAhead } from '../../../src/datapath/tree-ahead.js';
+import type { TreeEntry } from '../../../src/datapath/tree.js';
+import { backup } from '../../../src/datapath/uploader.js';
+import { restore } from '../../../src/datapath/restorer.js';
+import { cleanupTempDirs, describeTree, newRepo, tempDir } from './helpers.js';
+
+afterAll(cleanupTempDirs);
+
+/** A fake store of listings: blob ID → NDJSON entries, with a log of the blobs read. */
+function listings(): { add: (id: string, entries: Partial<TreeEntry>[]) => void; load: (id: string) => Promise<Buffer>; reads: string[]; failing: Set<string> } {
+  const blobs = new Map<string, Buffer>();
+  const reads: string[] = [];
+  const failing = new Set<string>();
+  return {
+    reads,
+    failing,
+    add: (id, entries) => blobs.set(id, Buffer.from(entries.map((e) => JSON.stringify({ m: 0o755, u: 0, g: 0, mt: '0', ...e }) + '\n').join(''))),
+    load: async (id) => {
+      reads.push(id);
+      await new Promise((r) => setImmediate(r));
+      if (failing.has(id)) throw new Error(`cannot read ${id}`);
+      const b = blobs.get(id);
+      if (!b) throw new Error(`no blob ${id}`);
+      return b;
+    },
+  };
+}
+
+describe('TreeAhead', () => {
+  function sample() {
+    const l = listings();
+    l.add('root', [{ n: 'a', t: 'd', sub: ['a'] }, { n: 'b', t: 'd', sub: ['b1', 'b2'] }, { n: 'f', t: 'f', s: 1 }]);
+    l.add('a', [{ n: 'x', t: 'd', sub: ['ax'] }, { n: 'y', t: 'f' }]);
+    l.add('ax', []);
+    l.add('b1', [{ n: 'c', t: 'd', sub: ['bc'] }]);
+    l.add('b2', [{ n: 'd', t: 'f' }]);
+    l.add('bc', [{ n: 'z', t: 'f' }]);
+    return l;
+  }
+
+  it('hands the walk each listing in walk order, parsed, with listings in several blobs joined', async () => {
+    const l = sample();
+    const ahead = new TreeAhead(['root'], l.load);
+    expect([...(await ahead.take(['root']))!.keys()]).toEqual(['a', 'b', 'f']);
+    expect([...(await ahead.take(['a']))!.keys()]).toEqual(['x', 'y']);
+    expect((await ahead.take(['ax']))!.size).toBe(0);
+    expect([...(await ahead.take(['b1', 'b2']))!.keys()]).toEqual(['c', 'd']);
+    expect((await ahead.take(['bc']))!.get('z')?.t).toBe('f');
+    ahead.stop();
+    expect(new Set(l.reads)).toEqual(new Set(['root', 'a', 'ax', 'b1', 'b2', 'bc']));
+  });
+
+  it('drops the listings the walk went past and still serves the later ones', async () => {
+    const l = sample();
+    const ahead = new TreeAhead(['root'], l.load);
+    await ahead.take(['root']);
+    // Directory `a` is gone from the source: the walk goes straight to `b`, then below it.
+    expect([...(await ahead.take(['b1', 'b2']))!.keys()]).toEqual(['c', 'd']);
+    expect(ahead.take(['a'])).toBeUndefined();
+    expect((await ahead.take(['bc']))!.size).toBe(1);
+    ahead.stop();
+  });
+
+  it('leaves a listing it could not read to the walk, and one it never queued', async () => {
+    const l = sample();
+    l.failing.add('a');
+    const ahead = new TreeAhead(['root'], l.load);
+    await ahead.take(['root']);
+    expect(await ahead.take(['a'])).toBeUndefined();
+    expect(ahead.take(['elsewhere'])).toBeUndefined();
+    expect((await ahead.take(['b1', 'b2']))!.size).toBe(2);
+    ahead.stop();
+  });
+});
+
+describe('ScanAhead', () => {
+  it('lists and lstats directories in walk order, leaving out excluded ones and the unreadable to the walk', async () => {
+    const root = tempDir('scan');
+    mkdirSync(join(root, 'b/deep'), { recursive: true });
+    mkdirSync(join(root, 'a'));
+    mkdirSync(join(root, 'skip'));
+    writeFileSync(join(root, 'b/deep/f'), 'x');
+    writeFileSync(join(root, 'a/2'), '22');
+    writeFileSync(join(root, 'a/1'), '1');
+    const scan = new ScanAhead(root, (rel) => rel === 'skip');
+    const top = (await scan.take(root))!;
+    expect(top.names).toEqual(['a', 'b', 'skip']);
+    expect(top.stats[1]!.isDirectory()).toBe(true);
+    const a = (await scan.take(join(root, 'a')))!;
+    expect(a.names).toEqual(['1', '2']);
+    expect(a.stats.map((s) => Number(s!.size))).toEqual([1, 2]);
+    expect((await scan.take(join(root, 'b')))!.names).toEqual(['deep']);
+    expect((await scan.take(join(root, 'b/deep')))!.names).toEqual(['f']);
+    expect(scan.take(join(root, 'skip'))).toBeUndefined();
+    scan.stop();
+  });
+
+  it('reports a directory it could not list as not scanned', async () => {
+    if (process.getuid?.() === 0) return; // root reads any directory
+    const root = tempDir('scan');
+    mkdirSync(join(root, 'locked'));
+    chmodSync(join(root, 'locked'), 0);
+    const scan = new ScanAhead(root, () => false);
+    await scan.take(root);
+    expect((await scan.take(join(root, 'locked')))!.names).toBeUndefined();
+    scan.stop();
+    chmodSync(join(root, 'locked'), 0o755);
+  });
+});
+
+describe('incremental backup with listings read ahead', () => {
+  it('matches the source after directories are added, removed, replaced by files and changed deep down', async () => {
+    const repo = await newRepo();
+    const src = tempDir('src');
+    for (let d = 0; d < 30; d++) {
+      for (let e = 0; e < 4; e++) {
+        mkdirSync(join(src, `d${d}/e${e}/leaf`), { recursive: true });
+        writeFileSync(join(src, `d${d}/e${e}/leaf/file.txt`), `d${d} e${e}\n`.repeat(40));
+        writeFileSync(join(src, `d${d}/e${e}/small`), `${d}${e}`);
+      }
+    }
+    const first = await backup({ source: src, repository: repo });
+    const unchanged = await backup({ source: src, repository: repo });
+    expect(unchanged.stats.newFiles).toBe(0);
+    expect(unchanged.stats.unchangedFiles).toBe(first.stats.files);
+    rmSync(join(src, 'd3'), { recursive: true });
+    rmSync(join(src, 'd7/e1'), { recursive: true });
+    writeFileSync(join(src, 'd7/e1'), 'now a file');
+    mkdirSync(join(src, 'd12/new/inner'), { recursive: true });
+    writeFileSync(join(src, 'd12/new/inner/n.txt'), 'new');
+    writeFileSync(join(src, 'd20/e3/leaf/file.txt'), 'changed deep down\n');
+    mkdirSync(join(src, 'd29/e0/leaf/more'));
+    const changed = await backup({ source: src, repository: repo });
+    expect(changed.parent).toBe(unchanged.snapshotId);
+    expect(changed.errors).toEqual([]);
+    expect(changed.stats.newFiles).toBe(3);
+    const dst = tempDir('dst');
+    await restore({ repository: repo, snapshotId: changed.snapshotId, target: dst });
+    expect(describeTree(dst)).toEqual(describeTree(src));
+  });
+});
