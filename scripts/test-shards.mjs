@@ -101,17 +101,18 @@ function fileDurations(summary) {
 
 /**
  * Runs a vitest project in `shards` processes (one when arguments filter the files, so the filter applies as
- * typed). Resolves to the combined counts and whether every shard passed; records each file's duration for the
+ * typed); `opts.label` prefixes a single process's output as well. Resolves to the combined counts and whether every shard passed; records each file's duration for the
  * next run's sharing out.
  */
-export async function runProject(project, shards, extraArgs) {
+export async function runProject(project, shards, extraArgs, opts = {}) {
   // A reused cluster (CAIRN_TEST_CLUSTER_REUSE=1) is one cluster: its files run one at a time.
   const single = extraArgs.length > 0 || shards <= 1 || process.env.CAIRN_TEST_CLUSTER_REUSE === '1';
   const plan = single ? [{ files: [], seconds: 0 }] : shareOut(listFiles(project), shards, readTimings());
   if (plan.length > 1) {
     plan.forEach((bin, i) => process.stdout.write(`[${project} ${i + 1}/${plan.length}] ${bin.files.length} files, about ${Math.round(bin.seconds)} s by earlier runs\n`));
   }
-  const results = await Promise.all(plan.map((bin, i) => runShard(project, plan.length > 1 ? `${project} ${i + 1}/${plan.length}` : '', bin.files, extraArgs)));
+  // One shard's output is prefixed too when another project runs beside it (opts.label).
+  const results = await Promise.all(plan.map((bin, i) => runShard(project, plan.length > 1 ? `${project} ${i + 1}/${plan.length}` : (opts.label ?? ''), bin.files, extraArgs)));
   const totals = { passed: 0, failed: 0, skipped: 0, total: 0, ok: true, missing: [] };
   const durations = {};
   for (const { label, status, summary } of results) {

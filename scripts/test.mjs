@@ -1,6 +1,6 @@
 // The README's test command (`npm test`) and therefore CI's: toolchain set-up, build, manifest check, lint, type
-// check, then the unit and cluster tiers (docs/testing.md). Prints each stage's time as it ends and all of them at the
-// end. Fails on any failing or skipped test. Arguments after `--` go to both vitest runs (e.g. a file filter).
+// check, then the unit, integration and e2e tiers (docs/testing.md). Prints each stage's time as it ends and all of them at the
+// end. Fails on any failing or skipped test. Arguments after `--` go to every vitest run (e.g. a file filter).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync, mkdtempSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -103,14 +103,24 @@ try {
     if (vitest.status !== 0 || summary.numFailedTests > 0) fail(`${project} tests failed`, vitest.status || 1);
   }
   stage('unit tests', () => tier('unit'));
-  // Several clusters side by side (scripts/test-shards.mjs): the cluster tests mostly wait, so on two cores three
-  // shards take well under half the time of one. CAIRN_TEST_SHARDS=1 runs them one file at a time as before.
+  // The cluster tiers side by side (scripts/test-shards.mjs): they mostly wait on controllers, pods and the object
+  // store, so two cores run several clusters at once. The integration tier (and the e2e files still on the stand-in)
+  // is shared out over stand-in clusters, the e2e tier runs on one cluster of real nodes beside them. CAIRN_TEST_SHARDS
+  // counts every cluster; 1 runs one tier after the other, one file at a time.
   const shards = Number(process.env.CAIRN_TEST_SHARDS ?? Math.max(2, Math.min(4, availableParallelism() + 1)));
-  await stageAsync(`cluster tests (integration, e2e; ${shards} clusters side by side)`, async () => {
-    const result = await runProject('cluster', shards, extra);
-    for (const key of ['passed', 'failed', 'skipped', 'total']) totals[key] += result[key];
-    if (result.missing.length > 0) fail(`vitest wrote no report for: ${result.missing.join(', ')}`);
-    if (!result.ok) fail('cluster tests failed');
+  const standIn = Math.max(1, shards - 1);
+  await stageAsync(`cluster tests (integration on ${standIn} stand-in cluster${standIn > 1 ? 's' : ''}, e2e on real nodes${shards > 1 ? ', side by side' : ''})`, async () => {
+    const timed = async (project, n) => {
+      const started = performance.now();
+      const result = await runProject(project, n, extra, { label: project });
+      process.stdout.write(`== ${project} tier: ${seconds(performance.now() - started)}\n`);
+      return result;
+    };
+    const results = shards > 1 ? await Promise.all([timed('cluster', standIn), timed('e2e', 1)]) : [await timed('cluster', 1), await timed('e2e', 1)];
+    for (const result of results) for (const key of ['passed', 'failed', 'skipped', 'total']) totals[key] += result[key];
+    const missing = results.flatMap((r) => r.missing);
+    if (missing.length > 0) fail(`vitest wrote no report for: ${missing.join(', ')}`);
+    if (!results.every((r) => r.ok)) fail('cluster tests failed');
   });
 
   console.log(`\n${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);

@@ -12,32 +12,39 @@ export interface EventRecorder {
   event(obj: KubernetesObject, type: EventType, reason: string, message: string): Promise<void>;
 }
 
+/** Longer messages are cut: the API server refuses an Event message above 1 KiB. */
+export const EVENT_MESSAGE_MAX = 1024;
+
+/** A new Event about `obj` (a fresh name; count 1; first and last seen `now`). */
+export function newEvent(obj: KubernetesObject, e: { type: EventType; reason: string; message: string; component: string; host?: string | undefined; now: Date }): CoreV1Event {
+  const ns = obj.metadata?.namespace ?? 'default';
+  return {
+    metadata: { name: `${obj.metadata?.name ?? 'object'}.${randomBytes(8).toString('hex')}`, namespace: ns },
+    involvedObject: {
+      apiVersion: obj.apiVersion ?? '',
+      kind: obj.kind ?? '',
+      name: obj.metadata?.name ?? '',
+      namespace: ns,
+      uid: obj.metadata?.uid ?? '',
+      resourceVersion: obj.metadata?.resourceVersion ?? '',
+    },
+    reason: e.reason,
+    message: e.message.slice(0, EVENT_MESSAGE_MAX),
+    type: e.type,
+    source: { component: e.component, ...(e.host ? { host: e.host } : {}) },
+    firstTimestamp: e.now,
+    lastTimestamp: e.now,
+    count: 1,
+    reportingComponent: e.component,
+    reportingInstance: e.host ?? '',
+  };
+}
+
 export function eventRecorder(kube: Kube, opts: { component: string; host?: string }): EventRecorder {
   return {
     async event(obj, type, reason, message) {
-      const ns = obj.metadata?.namespace ?? 'default';
-      const now = new Date();
-      const body: CoreV1Event = {
-        metadata: { name: `${obj.metadata?.name ?? 'object'}.${randomBytes(8).toString('hex')}`, namespace: ns },
-        involvedObject: {
-          apiVersion: obj.apiVersion ?? '',
-          kind: obj.kind ?? '',
-          name: obj.metadata?.name ?? '',
-          namespace: ns,
-          uid: obj.metadata?.uid ?? '',
-          resourceVersion: obj.metadata?.resourceVersion ?? '',
-        },
-        reason,
-        message: message.slice(0, 1024),
-        type,
-        source: { component: opts.component, ...(opts.host ? { host: opts.host } : {}) },
-        firstTimestamp: now,
-        lastTimestamp: now,
-        count: 1,
-        reportingComponent: opts.component,
-        reportingInstance: opts.host ?? '',
-      };
-      await kube.core.createNamespacedEvent({ namespace: ns, body });
+      const body = newEvent(obj, { type, reason, message, ...opts, now: new Date() });
+      await kube.core.createNamespacedEvent({ namespace: body.metadata?.namespace ?? 'default', body });
     },
   };
 }

@@ -73,7 +73,7 @@ describe('backup and restore through the CLI', () => {
       [
         'install', '-n', NS, '--provider', 'aws', '--bucket', info.s3.bucket, '--prefix', PREFIX, '--secret-file', creds,
         '--backup-location-config', `region=${info.s3.region},s3Url=${info.s3.endpoint},s3ForcePathStyle=true`,
-        '--image', 'ghcr.io/cairn-backup/cairn:dev', '--wait', '--timeout', '4m',
+        '--image', info.image, '--wait', '--timeout', '4m',
       ],
       { kubeconfig },
     );

@@ -1,14 +1,15 @@
 /**
- * CSI snapshot data movement end to end through the CLI on the local cluster (2 nodes, CSI enabled, MinIO): a
+ * CSI snapshot data movement end to end through the CLI on real nodes (2 kubelets on containerd, CSI enabled, MinIO): a
  * StatefulSet of 2 replicas (one per node) whose volumeClaimTemplates use csi-hostpath-sc, holding large random
  * files, many small ones, odd modes, a non-root owner, set mtimes and a symlink, plus a Block-mode claim a pod wrote
  * random bytes into. `backup create --snapshot-move-data --wait` snapshots every claim and moves the data through the
  * node-agent's DataUploads; the backup waits in WaitingForPluginOperations while a resources-only backup runs to
  * Completed; `backup describe --details` shows the DataUploads while they run and the moved volumes after. The
  * namespace and its PVs are deleted and restored: every file comes back byte for byte with its mode, owner and
- * mtime, and the block device's bytes. Then the faults: the data-mover pod killed (DataUpload Failed with a reason,
- * backup PartiallyFailed), the node agent restarted mid-upload (resumed, Completed) and the server restarted
- * mid-backup (Completed). Volume contents are written and read where the CSI driver keeps them on the host.
+ * mtime, and the block device's bytes. Then the faults: the data-mover pod deleted and its container killed through
+ * containerd (DataUpload Failed with a reason, backup PartiallyFailed), the node agent restarted mid-upload (resumed,
+ * Completed) and the server restarted mid-backup (Completed). Volume contents are written and read where the CSI
+ * driver keeps them on the host (its volumes directory in the run directory, test/support/csi-volume.ts).
  *
  * The node agent caps each backup pod's writes to the store (ConfigMap `uploadBytesPerSecond`), so every upload takes
  * seconds whatever the machine's speed: "while it runs" and "mid-upload" are then states the test can see and act
@@ -24,6 +25,7 @@ import { cleanUp, installCairn, kube as newKube } from '../integration/node-agen
 import { cairn, type CliResult } from '../support/cli.js';
 import { clusterInfo, kubectl } from '../support/cluster.js';
 import { hostpathVolumePath, type VolumeMode } from '../support/csi-volume.js';
+import { killContainer } from '../support/node-runtime.js';
 import { fileBytes, MiB, readTree, timeMismatches, withoutTimes, writeDataset, type Tree } from '../support/volume-tree.js';
 import { StopWaiting, waitFor } from '../support/wait.js';
 
@@ -299,7 +301,7 @@ describe('CSI snapshot data movement end to end through the CLI', () => {
         const phase = /^Phase:\s+(\S+)/m.exec(d.stdout)?.[1];
         if (phase) phasesSeen.add(phase);
         if (phase === 'InProgress' || phase === 'WaitingForPluginOperations') liveTexts.push(d.stdout);
-        await Promise.race([create, new Promise((r) => setTimeout(r, 200))]);
+        await Promise.race([create, new Promise((r) => setTimeout(r, 1000))]);
       }
     })();
 
@@ -427,6 +429,16 @@ describe('CSI snapshot data movement end to end through the CLI', () => {
     expect(await backupDone('dm-kill')).toBe('PartiallyFailed');
     const d = await run(['backup', 'describe', 'dm-kill', '--details']);
     expect(d.stdout).toMatch(new RegExp(`^ {4}${FAULT}/big:\\n {6}Data Movement:\\n(?: {8}.*\\n)*? {8}Result: failed\\n`, 'm'));
+  }, 300_000);
+
+  it('a data-mover container killed mid-upload (SIGKILL through containerd, as a crash or the OOM killer would) fails its DataUpload with the exit code', async () => {
+    const du = await faultBackupInProgress('dm-crash');
+    const pod = await getJson<PodJson & { status?: { containerStatuses?: { name: string; containerID?: string; state?: { running?: object } }[] } }>(['get', 'pod', du.metadata.name, '-n', NS]);
+    await killContainer(pod, du.metadata.uid);
+    const ended = await waitDuDone(du.metadata.name);
+    expect(ended.status?.phase, ended.status?.message).toBe('Failed');
+    expect(ended.status?.message ?? '').toContain(`data-mover pod ${NS}/${du.metadata.name} ended with exit code 137`);
+    expect(await backupDone('dm-crash')).toBe('PartiallyFailed');
   }, 300_000);
 
   it('a node agent restarted mid-upload is replaced, and the new one resumes the DataUpload to Completed', async () => {

@@ -12,7 +12,8 @@
  * - The restores check the data with an init-container hook (it runs after restore-wait, on the restored data, before
  *   the writer starts again) and run two exec hooks after restore, one succeeding and one failing: the restore ends
  *   PartiallyFailed with the failing hook's error, `restore describe` counts them, the data is in place.
- * Everything the pods run is busybox sh, seq, sleep and cat, so the test runs on real nodes as on the local kubelet.
+ * Everything the pods run is busybox sh, seq, sleep and cat, so the test runs on real nodes as on the local kubelet
+ * (it runs on the stand-in for now: vitest.config.ts, E2E_ON_STAND_IN).
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -15,9 +15,11 @@ import { customClient } from '../../src/kube/custom.js';
 import { ensureRepository } from '../../src/server/repository/ensure.js';
 import { cairn } from '../support/cli.js';
 import { clusterInfo, kubeConfig, kubectl } from '../support/cluster.js';
+import { podVolumeDir } from '../support/node-paths.js';
 import { waitFor } from '../support/wait.js';
 
-export const IMAGE = 'ghcr.io/cairn-backup/cairn:dev';
+/** cairn's image as the cluster runs it (this tree's image on real nodes, its code on the stand-in). */
+export const image = (): string => clusterInfo().image;
 
 export function kube(): Kube {
   return kubeFromConfig(kubeConfig());
@@ -35,7 +37,7 @@ export async function installCairn(opts: { ns: string; prefix: string; nodeAgent
   const args = [
     'install', '-n', opts.ns, '--provider', 'aws', '--bucket', info.s3.bucket, '--prefix', opts.prefix, '--secret-file', creds,
     '--backup-location-config', `region=${info.s3.region},s3Url=${info.s3.endpoint},s3ForcePathStyle=true`,
-    '--use-node-agent', '--image', IMAGE,
+    '--use-node-agent', '--image', info.image, '--kubelet-root-dir', info.kubeletRootDir,
   ];
   if (opts.nodeAgentConfig) {
     await kubectl(['create', 'namespace', opts.ns]);
@@ -44,12 +46,15 @@ export async function installCairn(opts: { ns: string; prefix: string; nodeAgent
   }
   const r = await cairn(args, { kubeconfig: info.kubeconfigPath, timeoutMs: 300_000 });
   expect(r.exitCode, r.stderr).toBe(0);
-  await useOwnHealthPorts(opts.ns);
+  if (info.runtime === 'local') await useOwnHealthPorts(opts.ns);
+  await kubectl(['-n', opts.ns, 'rollout', 'status', 'deployment/cairn', '--timeout=240s'], { timeoutMs: 250_000 });
+  await kubectl(['-n', opts.ns, 'rollout', 'status', 'daemonset/node-agent', '--timeout=240s'], { timeoutMs: 250_000 });
 }
 
 /**
- * On the local test bed pods share their node's address, so a second install on a shared cluster would find the
- * health ports taken by the first one's pods: give this install ports of its own, then wait until it is ready.
+ * On the kubelet stand-in pods share their node's address, so a second install on a shared cluster would find the
+ * health ports taken by the first one's pods: give this install ports of its own (real nodes give every pod its own
+ * address).
  */
 async function useOwnHealthPorts(ns: string): Promise<void> {
   const base = 20_000 + Math.floor(Math.random() * 20_000);
@@ -60,8 +65,6 @@ async function useOwnHealthPorts(ns: string): Promise<void> {
     ]);
   await kubectl(['-n', ns, 'patch', 'deployment', 'cairn', '--type=json', '-p', patch(base)]);
   await kubectl(['-n', ns, 'patch', 'daemonset', 'node-agent', '--type=json', '-p', patch(base + 1)]);
-  await kubectl(['-n', ns, 'rollout', 'status', 'deployment/cairn', '--timeout=240s'], { timeoutMs: 250_000 });
-  await kubectl(['-n', ns, 'rollout', 'status', 'daemonset/node-agent', '--timeout=240s'], { timeoutMs: 250_000 });
 }
 
 /** The BackupRepository of (default location, volumeNamespace), initialised by the installed server. */
@@ -112,7 +115,7 @@ export async function startWorkload(k: Kube, opts: WorkloadOptions): Promise<V1P
     mounts.push({ name: 'data', mountPath: `/mnt/${opts.name}-data` });
   }
   const initContainers = opts.restoreUID
-    ? [{ name: 'restore-wait', image: IMAGE, command: ['/cairn'], args: ['restore-helper', opts.restoreUID], volumeMounts: mounts.map((m) => ({ name: m.name, mountPath: `/restores/${m.name}` })) }]
+    ? [{ name: 'restore-wait', image: image(), command: ['/cairn'], args: ['restore-helper', opts.restoreUID], volumeMounts: mounts.map((m) => ({ name: m.name, mountPath: `/restores/${m.name}` })) }]
     : undefined;
   items.push({
     apiVersion: 'v1',
@@ -137,16 +140,9 @@ export async function startWorkload(k: Kube, opts: WorkloadOptions): Promise<V1P
   );
 }
 
-/** The directory of a pod volume on the node's disk, as the test process (on the same machine) sees it. */
-export async function volumeDirOnNode(k: Kube, pod: V1Pod, volume: string): Promise<string> {
-  const node = clusterInfo().nodes.find((n) => n.name === pod.spec?.nodeName);
-  if (!node) throw new Error(`node ${pod.spec?.nodeName} unknown`);
-  const v = pod.spec?.volumes?.find((x) => x.name === volume);
-  if (v?.persistentVolumeClaim) {
-    const pvc = await k.core.readNamespacedPersistentVolumeClaim({ namespace: pod.metadata?.namespace ?? '', name: v.persistentVolumeClaim.claimName });
-    return join(node.rootDir, 'pv', pvc.spec?.volumeName ?? '');
-  }
-  return join(node.rootDir, 'var/lib/kubelet/pods', pod.metadata?.uid ?? '', 'volumes/kubernetes.io~empty-dir', volume);
+/** The directory of a pod volume on the node's disk, as the test process (on the same machine) sees it (node-paths.ts). */
+export async function volumeDirOnNode(_k: Kube, pod: V1Pod, volume: string): Promise<string> {
+  return podVolumeDir(pod, volume);
 }
 
 /** Text, a few MiB of random bytes, many small files, a sub-directory, a symlink, modes and an old mtime. */

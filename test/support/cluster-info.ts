@@ -21,8 +21,17 @@ export interface ClusterInfo {
   };
   /** The cluster's OCI registry (plain HTTP): `host` is what image references start with. */
   registry: { host: string; url: string };
-  /** The simulated nodes; empty while the kubelet stand-in is not available. */
+  /** The nodes; `rootDir` is each node's directory in the run directory (test/support/node-paths.ts maps paths into it). */
   nodes: { name: string; ip: string; rootDir: string }[];
+  /** What runs the nodes: real kubelets on containerd (the e2e tier) or the kubelet stand-in (the integration tier). */
+  runtime: 'local' | 'containerd';
+  /** The kubelet's root directory on the nodes, as cairn's node agent must be told (`install --kubelet-root-dir`). */
+  kubeletRootDir: string;
+  /**
+   * cairn's image to install: on real nodes this tree's image in the cluster's registry
+   * (`<registry>/cairn-backup/cairn:dev-<digest>`); on the stand-in a name it maps to this tree's code.
+   */
+  image: string;
 }
 
 declare module 'vitest' {

@@ -18,10 +18,10 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { withFileLock } from './lock.js';
-import { cacheRoot } from './paths.js';
 
 const exec = promisify(execFile);
 
@@ -100,7 +100,8 @@ export function preferredIndex(runDir: string): number {
  * <run-dir>/network.json (written before anything is made, so `down` can undo a half-made network).
  */
 export async function createNetwork(runDir: string, nodeNames: string[]): Promise<ClusterNetwork> {
-  const net = await withFileLock({ path: join(cacheRoot(), 'run', '.network.lock'), timeoutMs: 60_000 }, async () => {
+  // Machine-wide, not per cache root: clusters of a scratch cache root (CAIRN_CACHE_DIR) share the machine's network.
+  const net = await withFileLock({ path: join(tmpdir(), 'cairn-network.lock'), timeoutMs: 60_000 }, async () => {
     const inUse = await hostNetworkInUse();
     const first = preferredIndex(runDir);
     for (let k = 0; k < MAX_NETWORKS; k++) {

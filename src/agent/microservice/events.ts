@@ -4,9 +4,9 @@
  * so a long backup leaves one Progress Event that moves rather than thousands. Watchers therefore follow Event
  * updates as well as creations. If an update fails (the Event expired), a new Event is created.
  */
-import { randomBytes } from 'node:crypto';
 import type { CoreV1Event, KubernetesObject } from '@kubernetes/client-node';
 import type { Kube } from '../../kube/client.js';
+import { EVENT_MESSAGE_MAX, newEvent } from '../../kube/events.js';
 import type { EventReason } from './protocol.js';
 
 export interface DataPathEventRecorder {
@@ -16,35 +16,12 @@ export interface DataPathEventRecorder {
 export function dataPathEventRecorder(kube: Kube, opts: { component: string; host?: string | undefined }): DataPathEventRecorder {
   const previous = new Map<string, CoreV1Event>();
   const create = async (obj: KubernetesObject, reason: string, message: string): Promise<CoreV1Event> => {
-    const ns = obj.metadata?.namespace ?? 'default';
-    const now = new Date();
-    return kube.core.createNamespacedEvent({
-      namespace: ns,
-      body: {
-        metadata: { name: `${obj.metadata?.name ?? 'object'}.${randomBytes(8).toString('hex')}`, namespace: ns },
-        involvedObject: {
-          apiVersion: obj.apiVersion ?? '',
-          kind: obj.kind ?? '',
-          name: obj.metadata?.name ?? '',
-          namespace: ns,
-          uid: obj.metadata?.uid ?? '',
-          resourceVersion: obj.metadata?.resourceVersion ?? '',
-        },
-        reason,
-        message,
-        type: 'Normal',
-        source: { component: opts.component, ...(opts.host ? { host: opts.host } : {}) },
-        firstTimestamp: now,
-        lastTimestamp: now,
-        count: 1,
-        reportingComponent: opts.component,
-        reportingInstance: opts.host ?? '',
-      },
-    });
+    const body = newEvent(obj, { type: 'Normal', reason, message, component: opts.component, host: opts.host, now: new Date() });
+    return kube.core.createNamespacedEvent({ namespace: body.metadata?.namespace ?? 'default', body });
   };
   return {
     async record(obj, reason, rawMessage) {
-      const message = rawMessage.slice(0, 1024);
+      const message = rawMessage.slice(0, EVENT_MESSAGE_MAX);
       const key = `${obj.metadata?.uid ?? obj.metadata?.name ?? ''}/${reason}`;
       const before = previous.get(key);
       if (before?.metadata?.name) {

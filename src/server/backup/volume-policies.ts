@@ -5,7 +5,8 @@
  * every error names its line. A volume matches a policy when every condition given matches; the first matching
  * policy wins. Pure.
  */
-import { LineCounter, isMap, isScalar, isSeq, parseDocument, type Document, type Node as YamlNode } from 'yaml';
+import { isMap, isScalar, isSeq, type Node as YamlNode } from 'yaml';
+import { YamlReader, parseYamlDocument } from '../yaml-reader.js';
 import { quantityBytes } from '../csi/snapshot-objects.js';
 
 export const VOLUME_POLICY_ACTIONS = ['skip', 'fs-backup', 'snapshot'] as const;
@@ -68,27 +69,8 @@ const NFS_KEYS = ['server', 'path'];
 const CSI_KEYS = ['driver', 'volumeAttributes'];
 const INCLUDE_EXCLUDE_KEYS = ['includedClusterScopedResources', 'excludedClusterScopedResources', 'includedNamespaceScopedResources', 'excludedNamespaceScopedResources'];
 
-/** Reads YAML nodes with their line numbers for messages. */
-class Reader {
-  constructor(private readonly lines: LineCounter) {}
-
-  fail(node: YamlNode | null | undefined, message: string): never {
-    const offset = node?.range?.[0];
-    throw new ResourcePoliciesError(offset === undefined ? message : `${message} (line ${this.lines.linePos(offset).line})`);
-  }
-
-  /** The map's entries by key, refusing keys not in `known` (Velero decodes with KnownFields). */
-  map(node: YamlNode | null | undefined, what: string, known: readonly string[]): Map<string, YamlNode | null> {
-    if (!isMap(node)) this.fail(node, `${what} must be a mapping`);
-    const out = new Map<string, YamlNode | null>();
-    for (const pair of node.items) {
-      const key = isScalar(pair.key) ? String(pair.key.value) : '';
-      if (!known.includes(key)) this.fail(pair.key as YamlNode, `unknown field "${key}" in ${what} (known: ${known.join(', ')})`);
-      out.set(key, (pair.value ?? null) as YamlNode | null);
-    }
-    return out;
-  }
-
+/** A policy's fields: a string field takes a string or a number, as Go's YAML decoding into a string does. */
+class Reader extends YamlReader {
   string(node: YamlNode | null | undefined, what: string): string {
     if (!isScalar(node) || (typeof node.value !== 'string' && typeof node.value !== 'number')) this.fail(node, `${what} must be a string`);
     return String(node.value);
@@ -197,19 +179,17 @@ function parseIncludeExclude(r: Reader, node: YamlNode | null | undefined): Incl
 
 /** Parses the YAML text of resource policies; throws ResourcePoliciesError with the line of the problem. */
 export function parseResourcePolicies(text: string, source: string): ResourcePolicies {
-  const lines = new LineCounter();
-  const doc: Document = parseDocument(text, { lineCounter: lines, prettyErrors: true, uniqueKeys: true });
-  if (doc.errors.length) throw new ResourcePoliciesError(`invalid YAML: ${(doc.errors[0]?.message ?? '').split('\n')[0]}`);
-  const r: Reader = new Reader(lines);
-  const top = r.map(doc.contents as YamlNode | null, 'the resource policies', TOP_KEYS);
+  const error = (message: string) => new ResourcePoliciesError(message);
+  const doc = parseYamlDocument(text, error);
+  const r: Reader = new Reader(doc.lines, error);
+  const top = r.map(doc.top, 'the resource policies', TOP_KEYS);
   const versionNode = top.get('version');
   const version = versionNode ? r.string(versionNode, 'version') : '';
-  if (version !== SUPPORTED_POLICY_VERSION) r.fail(versionNode ?? (doc.contents as YamlNode), `incompatible version number ${version || '(none)'} with supported version ${SUPPORTED_POLICY_VERSION}`);
+  if (version !== SUPPORTED_POLICY_VERSION) r.fail(versionNode ?? doc.top, `incompatible version number ${version || '(none)'} with supported version ${SUPPORTED_POLICY_VERSION}`);
   const out: ResourcePolicies = { source, volumePolicies: [] };
   const list = top.get('volumePolicies');
   if (list) {
-    if (!isSeq(list)) r.fail(list, 'volumePolicies must be a list');
-    list.items.forEach((item, i) => {
+    r.list(list, 'volumePolicies').forEach((item, i) => {
       const where = `volumePolicies[${i}]`;
       const p = r.map(item as YamlNode, where, POLICY_KEYS);
       if (!p.get('action')) r.fail(item as YamlNode, `${where} has no action`);

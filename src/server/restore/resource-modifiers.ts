@@ -9,7 +9,8 @@
  */
 import jsonPatch from 'fast-json-patch';
 import mergePatch from 'json-merge-patch';
-import { LineCounter, isMap, isScalar, isSeq, parse as parseYaml, parseDocument, type Node as YamlNode } from 'yaml';
+import { isScalar, parse as parseYaml, type Node as YamlNode } from 'yaml';
+import { YamlReader, parseYamlDocument } from '../yaml-reader.js';
 import { matchesLabelSelector } from '../../api/index.js';
 import type { UnstructuredObject } from '../../plugins/item-actions/types.js';
 import { strategicMerge } from './strategic-merge.js';
@@ -62,34 +63,12 @@ const PATCH_KEYS = ['operation', 'from', 'path', 'value'];
 const PATCH_DATA_KEYS = ['patchData'];
 const SELECTOR_KEYS = ['matchLabels', 'matchExpressions'];
 
-class Reader {
-  constructor(private readonly lines: LineCounter) {}
-
-  fail(node: YamlNode | null | undefined, message: string): never {
-    const offset = node?.range?.[0];
-    throw new ResourceModifiersError(offset === undefined ? message : `${message} (line ${this.lines.linePos(offset).line})`);
-  }
-
-  map(node: YamlNode | null | undefined, what: string, known: readonly string[]): Map<string, YamlNode | null> {
-    if (!isMap(node)) this.fail(node, `${what} must be a mapping`);
-    const out = new Map<string, YamlNode | null>();
-    for (const pair of node.items) {
-      const key = isScalar(pair.key) ? String(pair.key.value) : '';
-      if (!known.includes(key)) this.fail(pair.key as YamlNode, `unknown field "${key}" in ${what} (known: ${known.join(', ')})`);
-      out.set(key, (pair.value ?? null) as YamlNode | null);
-    }
-    return out;
-  }
-
+/** The fields of resource modifiers. */
+class Reader extends YamlReader {
   /** A scalar as Go's YAML-to-JSON would give it to a string field: text as written. */
   string(node: YamlNode | null | undefined, what: string): string {
     if (!isScalar(node)) this.fail(node, `${what} must be a string`);
     return node.source !== undefined ? String(node.source) : String(node.value);
-  }
-
-  list(node: YamlNode | null | undefined, what: string): YamlNode[] {
-    if (!isSeq(node)) this.fail(node, `${what} must be a list`);
-    return node.items as YamlNode[];
   }
 }
 
@@ -167,17 +146,16 @@ function parseRule(r: Reader, node: YamlNode, i: number): ModifierRule {
 }
 
 export function parseResourceModifiers(text: string, source: string): ResourceModifiers {
-  const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: true, uniqueKeys: true });
-  if (doc.errors.length) throw new ResourceModifiersError(`invalid YAML: ${(doc.errors[0]?.message ?? '').split('\n')[0]}`);
-  const r: Reader = new Reader(lines);
-  const top = r.map(doc.contents as YamlNode | null, 'the resource modifiers', TOP_KEYS);
+  const error = (message: string) => new ResourceModifiersError(message);
+  const doc = parseYamlDocument(text, error);
+  const r: Reader = new Reader(doc.lines, error);
+  const top = r.map(doc.top, 'the resource modifiers', TOP_KEYS);
   const versionNode = top.get('version');
   const version = versionNode ? r.string(versionNode, 'version') : '';
-  if (version.toLowerCase() !== SUPPORTED_MODIFIER_VERSION) r.fail(versionNode ?? (doc.contents as YamlNode), `unsupported resource modifier version ${version || '(none)'}`);
+  if (version.toLowerCase() !== SUPPORTED_MODIFIER_VERSION) r.fail(versionNode ?? doc.top, `unsupported resource modifier version ${version || '(none)'}`);
   const rulesNode = top.get('resourceModifierRules');
   const rules = rulesNode ? r.list(rulesNode, 'resourceModifierRules') : [];
-  if (!rules.length) r.fail(rulesNode ?? (doc.contents as YamlNode), 'resource modifier rules cannot be empty');
+  if (!rules.length) r.fail(rulesNode ?? doc.top, 'resource modifier rules cannot be empty');
   return { source, rules: rules.map((n, i) => parseRule(r, n, i)) };
 }
 
