@@ -14,6 +14,10 @@ export const CREDENTIALS_KEY = 'cloud';
 export const DEFAULT_LOCATION_NAME = 'default';
 export const SERVER_HEALTH_PORT = 8085;
 export const NODE_AGENT_HEALTH_PORT = 8086;
+/** Where the server looks for plugin binaries; install mounts the plugins emptyDir there (Velero's /plugins). */
+export const DEFAULT_PLUGIN_DIR = '/plugins';
+/** The volume plugin images' init containers copy their binaries into, mounted at /target in them (as Velero). */
+export const PLUGINS_VOLUME = 'plugins';
 
 /** Cluster-scoped names include the namespace so two installs in different namespaces do not collide. */
 export function clusterScopedName(base: string, ns: string): string {

@@ -1,4 +1,7 @@
-/** Evaluating metav1.LabelSelector objects (as the API server does), shared by backup and restore filtering. */
+/**
+ * Label selectors: metav1.LabelSelector objects evaluated as the API server does (shared by backup and restore
+ * filtering), and parsed from Kubernetes' text form (flags, plugins' resource selectors).
+ */
 export interface LabelSelectorLike {
   matchLabels?: Record<string, string> | undefined;
   matchExpressions?: readonly { key: string; operator: string; values?: readonly string[] | undefined }[] | undefined;
@@ -29,4 +32,68 @@ export function matchesLabelSelector(labels: Readonly<Record<string, string>> | 
     }
   }
   return true;
+}
+
+export class InvalidLabelSelectorError extends Error {}
+
+export interface SelectorRequirement {
+  key: string;
+  operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
+  values?: string[];
+}
+
+export interface LabelSelectorObject {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: SelectorRequirement[];
+}
+
+const KEY = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+const VALUE = /^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;
+
+/** Splits on commas that are not inside parentheses. */
+function terms(text: string): string[] {
+  const out: string[] = [];
+  let depth = 0;
+  let cur = '';
+  for (const ch of text) {
+    if (ch === '(') depth++;
+    if (ch === ')') depth--;
+    if (ch === ',' && depth === 0) {
+      out.push(cur);
+      cur = '';
+    } else cur += ch;
+  }
+  out.push(cur);
+  return out.map((t) => t.trim()).filter(Boolean);
+}
+
+/** A selector in Kubernetes' text form (`app=web,tier!=cache,env in (a,b),!legacy,debug`) as an object. */
+export function parseLabelSelectorText(text: string): LabelSelectorObject {
+  const selector: LabelSelectorObject = {};
+  const bad = (why: string): never => {
+    throw new InvalidLabelSelectorError(`invalid selector "${text}": ${why}`);
+  };
+  const checkKey = (k: string) => (KEY.test(k) ? k : bad(`"${k}" is not a valid label key`));
+  const checkValue = (v: string) => (VALUE.test(v) ? v : bad(`"${v}" is not a valid label value`));
+  for (const term of terms(text)) {
+    let m: RegExpExecArray | null;
+    if ((m = /^(\S+)\s+(in|notin)\s+\(([^)]*)\)$/.exec(term))) {
+      const values = (m[3] as string).split(',').map((v) => checkValue(v.trim()));
+      (selector.matchExpressions ??= []).push({ key: checkKey(m[1] as string), operator: m[2] === 'in' ? 'In' : 'NotIn', values });
+    } else if ((m = /^([^=!\s]+)\s*!=\s*(\S*)$/.exec(term))) {
+      (selector.matchExpressions ??= []).push({ key: checkKey(m[1] as string), operator: 'NotIn', values: [checkValue(m[2] as string)] });
+    } else if ((m = /^([^=!\s]+)\s*==?\s*(\S*)$/.exec(term))) {
+      const key = checkKey(m[1] as string);
+      if (selector.matchLabels?.[key] !== undefined) bad(`"${key}" given twice`);
+      (selector.matchLabels ??= {})[key] = checkValue(m[2] as string);
+    } else if ((m = /^!\s*(\S+)$/.exec(term))) {
+      (selector.matchExpressions ??= []).push({ key: checkKey(m[1] as string), operator: 'DoesNotExist' });
+    } else if (/^\S+$/.test(term)) {
+      (selector.matchExpressions ??= []).push({ key: checkKey(term), operator: 'Exists' });
+    } else {
+      bad(`cannot parse "${term}"`);
+    }
+  }
+  if (!selector.matchLabels && !selector.matchExpressions) bad('empty selector');
+  return selector;
 }

@@ -16,7 +16,7 @@ import { UsageError, NotFoundError } from '../base/errors.js';
 import { formatAge, type Column } from './output.js';
 import { customClient, type CustomClient } from '../kube/custom.js';
 import type { Kube } from '../kube/client.js';
-import { checkBucket, checkConfig, normalisePrefix, parseKeyValueList, parseProvider, readFlagFile } from '../install/options.js';
+import { PROVIDERS, checkBucket, checkConfig, normalisePrefix, parseKeyValueList, parseProvider, readFlagFile, type Provider } from '../install/options.js';
 
 export function locationClient(kube: Kube): CustomClient<BackupStorageLocation> {
   return customClient<BackupStorageLocation>(kube, Kinds.BackupStorageLocation, parseBackupStorageLocation);
@@ -74,11 +74,17 @@ export interface CreateLocationFlags {
 export function buildLocation(flags: CreateLocationFlags): BackupStorageLocation {
   if (!isValidName(flags.name)) throw new UsageError('NAME', `"${flags.name}" is not a valid name (lower-case letters, digits, '-' and '.')`);
   if (!flags.provider) throw new UsageError('--provider', 'required');
-  const provider = parseProvider('--provider', flags.provider);
+  // A provider no built-in store serves is an ObjectStore plugin's (e.g. gcp): the server checks it has one, and the
+  // plugin checks the bucket and config (the location is Unavailable with their words otherwise).
+  const builtIn = (PROVIDERS as readonly string[]).includes(flags.provider);
+  if (!builtIn && /\s/.test(flags.provider)) throw new UsageError('--provider', `"${flags.provider}" is not a provider name`);
+  const provider = builtIn ? parseProvider('--provider', flags.provider) : flags.provider;
   if (!flags.bucket) throw new UsageError('--bucket', 'required');
-  checkBucket(provider, flags.bucket);
   const config = flags.config ? parseKeyValueList('--config', flags.config) : {};
-  checkConfig(provider, config, '--config');
+  if (builtIn) {
+    checkBucket(provider as Provider, flags.bucket);
+    checkConfig(provider as Provider, config, '--config');
+  }
   const prefix = normalisePrefix(flags.prefix);
   const objectStorage: BackupStorageLocation['spec']['objectStorage'] = { bucket: flags.bucket };
   if (prefix) objectStorage.prefix = prefix;

@@ -3,66 +3,18 @@
  * metav1.LabelSelector objects, and back into text for tables (Velero's FormatLabelSelector).
  */
 import { UsageError } from '../base/errors.js';
+import { InvalidLabelSelectorError, parseLabelSelectorText, type LabelSelectorObject } from '../api/label-selectors.js';
 
-export interface SelectorRequirement {
-  key: string;
-  operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
-  values?: string[];
-}
+export type { SelectorRequirement, LabelSelectorObject } from '../api/label-selectors.js';
 
-export interface LabelSelectorObject {
-  matchLabels?: Record<string, string>;
-  matchExpressions?: SelectorRequirement[];
-}
-
-const KEY = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
-const VALUE = /^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;
-
-/** Splits on commas that are not inside parentheses. */
-function terms(text: string): string[] {
-  const out: string[] = [];
-  let depth = 0;
-  let cur = '';
-  for (const ch of text) {
-    if (ch === '(') depth++;
-    if (ch === ')') depth--;
-    if (ch === ',' && depth === 0) {
-      out.push(cur);
-      cur = '';
-    } else cur += ch;
-  }
-  out.push(cur);
-  return out.map((t) => t.trim()).filter(Boolean);
-}
-
+/** Parses a selector typed in a flag; a malformed one is a usage error naming the flag. */
 export function parseLabelSelector(flag: string, text: string): LabelSelectorObject {
-  const selector: LabelSelectorObject = {};
-  const bad = (why: string): never => {
-    throw new UsageError(flag, `invalid selector "${text}": ${why}`);
-  };
-  const checkKey = (k: string) => (KEY.test(k) ? k : bad(`"${k}" is not a valid label key`));
-  const checkValue = (v: string) => (VALUE.test(v) ? v : bad(`"${v}" is not a valid label value`));
-  for (const term of terms(text)) {
-    let m: RegExpExecArray | null;
-    if ((m = /^(\S+)\s+(in|notin)\s+\(([^)]*)\)$/.exec(term))) {
-      const values = (m[3] as string).split(',').map((v) => checkValue(v.trim()));
-      (selector.matchExpressions ??= []).push({ key: checkKey(m[1] as string), operator: m[2] === 'in' ? 'In' : 'NotIn', values });
-    } else if ((m = /^([^=!\s]+)\s*!=\s*(\S*)$/.exec(term))) {
-      (selector.matchExpressions ??= []).push({ key: checkKey(m[1] as string), operator: 'NotIn', values: [checkValue(m[2] as string)] });
-    } else if ((m = /^([^=!\s]+)\s*==?\s*(\S*)$/.exec(term))) {
-      const key = checkKey(m[1] as string);
-      if (selector.matchLabels?.[key] !== undefined) bad(`"${key}" given twice`);
-      (selector.matchLabels ??= {})[key] = checkValue(m[2] as string);
-    } else if ((m = /^!\s*(\S+)$/.exec(term))) {
-      (selector.matchExpressions ??= []).push({ key: checkKey(m[1] as string), operator: 'DoesNotExist' });
-    } else if (/^\S+$/.test(term)) {
-      (selector.matchExpressions ??= []).push({ key: checkKey(term), operator: 'Exists' });
-    } else {
-      bad(`cannot parse "${term}"`);
-    }
+  try {
+    return parseLabelSelectorText(text);
+  } catch (err) {
+    if (err instanceof InvalidLabelSelectorError) throw new UsageError(flag, err.message);
+    throw err;
   }
-  if (!selector.matchLabels && !selector.matchExpressions) bad('empty selector');
-  return selector;
 }
 
 /** `a=b or c=d` (Velero's --or-selector) → one selector per alternative. */

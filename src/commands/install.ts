@@ -20,10 +20,11 @@ piped to \`kubectl apply -f -\` without credentials reaching the terminal; --inc
   static override examples = [
     '<%= config.bin %> install --provider aws --bucket backups --secret-file ./credentials --backup-location-config region=us-east-1,s3Url=http://minio:9000,s3ForcePathStyle=true --use-node-agent --wait',
     '<%= config.bin %> install --provider filesystem --bucket backups --dry-run -o yaml',
+    '<%= config.bin %> install --provider gcp --bucket backups --secret-file ./service-account.json --plugins velero/velero-plugin-for-gcp:v1.14.2 --wait',
   ];
 
   static override flags = {
-    provider: Flags.string({ description: 'Object storage provider for the default backup location: aws (any S3-compatible store) or filesystem.' }),
+    provider: Flags.string({ description: 'Object storage provider for the default backup location: aws (any S3-compatible store), filesystem, or one an installed plugin serves (e.g. gcp with --plugins).' }),
     bucket: Flags.string({ description: 'Bucket (aws) or directory under the root (filesystem) holding backups.' }),
     prefix: Flags.string({ description: 'Prefix inside the bucket under which backups are stored.' }),
     'backup-location-config': Flags.string({ description: 'Provider configuration as key=value pairs separated by commas (e.g. region=us-east-1,s3Url=http://minio:9000).' }),
@@ -39,6 +40,16 @@ piped to \`kubectl apply -f -\` without credentials reaching the terminal; --inc
       description: 'Resources restore may create, as resource[.group] separated by commas (e.g. deployments.apps,configmaps,persistentvolumeclaims); default: everything the API server serves. Without rbac.authorization.k8s.io resources the server holds no bind or escalate (docs/rbac.md).',
     }),
     image: Flags.string({ description: 'Container image for the server and node agent.', default: defaultImage() }),
+    plugins: Flags.string({
+      description: 'Plugin images (Velero plugins) to install, comma-separated; each becomes an init container copying its binary into the server\'s /plugins.',
+      multiple: true,
+      delimiter: ',',
+    }),
+    'prefer-plugin': Flags.string({
+      description: 'Plugin names the server uses instead of the built-in of the same name (e.g. velero.io/aws), comma-separated.',
+      multiple: true,
+      delimiter: ',',
+    }),
     'dry-run': Flags.boolean({ description: 'Create nothing; with -o print the objects that would be created.', default: false }),
     'crds-only': Flags.boolean({ description: 'Apply (or with --dry-run print) only the CustomResourceDefinitions: updates the CRDs of an existing install.', default: false }),
     'include-secrets': Flags.boolean({ description: 'With --dry-run -o yaml|json: also print the credentials Secret (its values in the clear).', default: false }),

@@ -8,6 +8,7 @@ import { SERVER_HEALTH_PORT } from '../api/install-names.js';
 import { clientVersion } from '../base/version.js';
 import { parseDuration } from '../cli/duration.js';
 import { DEFAULT_SERVER_CONFIG, type ServerConfig } from '../server/context.js';
+import { DEFAULT_PLUGIN_DIR } from '../api/install-names.js';
 
 export default class Server extends BaseCommand<typeof Server> {
   static override summary = 'Run the cairn server (the controllers of the install namespace). Runs in the cairn Deployment.';
@@ -24,6 +25,15 @@ export default class Server extends BaseCommand<typeof Server> {
     'resource-timeout': Flags.string({ description: 'How long to wait on one API object.', default: '10m' }),
     'fs-backup-timeout': Flags.string({ description: 'How long pod volume backups and restores may take.', default: '4h' }),
     'default-item-operation-timeout': Flags.string({ description: 'How long async item operations may take when a backup sets no timeout.', default: '4h' }),
+    'item-operation-sync-frequency': Flags.string({ description: 'How often the progress of asynchronous plugin operations is asked for.', default: '10s' }),
+    'plugin-dir': Flags.string({ description: 'Directory of plugin binaries (Velero plugins; install copies them here).', default: DEFAULT_PLUGIN_DIR }),
+    'prefer-plugin': Flags.string({
+      description: 'Use the plugin registered under this name instead of the built-in of the same name (e.g. velero.io/aws); repeatable or comma-separated.',
+      multiple: true,
+      delimiter: ',',
+      default: [],
+    }),
+    'plugin-timeout': Flags.string({ description: 'Time limit of one plugin call (between two messages for a transfer).', default: '10m' }),
     'schedule-skip-immediately': Flags.boolean({ description: 'Skip the backup due right away when a schedule is created or unpaused, for schedules that do not set spec.skipImmediately.', default: false }),
   };
 
@@ -42,9 +52,16 @@ export default class Server extends BaseCommand<typeof Server> {
       defaultVolumesToFsBackup: f['default-volumes-to-fs-backup'],
       defaultCsiSnapshotTimeoutMs: DEFAULT_SERVER_CONFIG.defaultCsiSnapshotTimeoutMs,
       defaultItemOperationTimeoutMs: parseDuration('--default-item-operation-timeout', f['default-item-operation-timeout']),
+      itemOperationSyncFrequencyMs: parseDuration('--item-operation-sync-frequency', f['item-operation-sync-frequency']),
       scheduleSkipImmediately: f['schedule-skip-immediately'],
     };
-    const role = createServer({ kube, namespace: f.namespace, logger, healthPort: f['health-port'], healthHost: f['health-address'], version: clientVersion(), config });
+    const plugins = {
+      dir: f['plugin-dir'],
+      prefer: f['prefer-plugin'],
+      callTimeoutMs: parseDuration('--plugin-timeout', f['plugin-timeout']),
+      logLevel: f['log-level'],
+    };
+    const role = createServer({ kube, namespace: f.namespace, logger, healthPort: f['health-port'], healthHost: f['health-address'], version: clientVersion(), config, plugins });
     await runUntilSignal(role, { logger, name: 'server' });
   }
 }

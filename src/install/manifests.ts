@@ -47,7 +47,10 @@ import {
   restoreRoleName,
   SERVER_HEALTH_PORT,
   NODE_AGENT_HEALTH_PORT,
+  DEFAULT_PLUGIN_DIR,
+  PLUGINS_VOLUME,
 } from '../api/install-names.js';
+import { pluginInitContainer } from './plugins.js';
 
 
 const labels = (component: string): Record<string, string> => ({
@@ -136,6 +139,16 @@ function podStorage(opts: InstallOptions): PodStorage {
   return out;
 }
 
+/**
+ * The mounted credentials file under the variables Velero's plugins read (Velero sets them all for its server):
+ * GCP's and Azure's plugins find it there as AWS's does through AWS_SHARED_CREDENTIALS_FILE.
+ */
+function pluginCredentialsEnv(opts: InstallOptions): V1EnvVar[] {
+  if (!opts.credentials) return [];
+  const file = `/credentials/${CREDENTIALS_KEY}`;
+  return ['GOOGLE_APPLICATION_CREDENTIALS', 'AZURE_CREDENTIALS_FILE', 'ALIBABA_CLOUD_CREDENTIALS_FILE'].map((name) => ({ name, value: file }));
+}
+
 /** The image's unprivileged user; the server runs as it. */
 export const SERVER_USER = 65532;
 
@@ -160,6 +173,8 @@ function serverDeployment(opts: InstallOptions): V1Deployment {
   const storage = podStorage(opts);
   const args = ['server'];
   if (opts.defaultVolumesToFsBackup) args.push('--default-volumes-to-fs-backup');
+  for (const name of opts.preferPlugins ?? []) args.push(`--prefer-plugin=${name}`);
+  const plugins = opts.plugins ?? [];
   if (opts.scheduleSkipImmediately) args.push('--schedule-skip-immediately');
   return {
     apiVersion: 'apps/v1',
@@ -185,16 +200,19 @@ function serverDeployment(opts: InstallOptions): V1Deployment {
               imagePullPolicy: 'IfNotPresent',
               command: ['/cairn'],
               args,
-              env: [...commonEnv(), ...storage.env],
+              env: [...commonEnv(), ...storage.env, ...(plugins.length ? pluginCredentialsEnv(opts) : [])],
               ports: [{ name: 'health', containerPort: SERVER_HEALTH_PORT }],
               readinessProbe: { httpGet: { path: '/readyz', port: 'health' }, periodSeconds: 5 },
               livenessProbe: { httpGet: { path: '/healthz', port: 'health' }, periodSeconds: 30, failureThreshold: 5 },
               resources: { requests: { cpu: '500m', memory: '128Mi' }, limits: { memory: '512Mi' } },
               securityContext: SERVER_CONTAINER_SECURITY,
-              volumeMounts: [...storage.mounts, { name: 'scratch', mountPath: '/scratch' }, { name: 'tmp', mountPath: '/tmp' }],
+              // Plugin binaries: the init containers copy them here (Velero always mounts it, so `plugin add` needs
+              // only an init container).
+              volumeMounts: [...storage.mounts, { name: PLUGINS_VOLUME, mountPath: DEFAULT_PLUGIN_DIR }, { name: 'scratch', mountPath: '/scratch' }, { name: 'tmp', mountPath: '/tmp' }],
             },
           ],
-          volumes: [...storage.volumes, { name: 'scratch', emptyDir: {} }, { name: 'tmp', emptyDir: {} }],
+          ...(plugins.length ? { initContainers: plugins.map((image) => pluginInitContainer(image)) } : {}),
+          volumes: [...storage.volumes, { name: PLUGINS_VOLUME, emptyDir: {} }, { name: 'scratch', emptyDir: {} }, { name: 'tmp', emptyDir: {} }],
         },
       },
     },

@@ -9,6 +9,8 @@ import { isValidDnsLabel, isValidName } from '../api/names.js';
 import { InvalidRestoreScopeError, parseRestoreScope } from '../api/restore-scope.js';
 import type { RestoreScope } from './rbac.js';
 import { CredentialsFormatError, parseAwsCredentialsFile } from '../plugins/object-store/aws-credentials.js';
+import { pluginNameProblem, qualifiedPluginName } from '../plugins/external/kinds.js';
+import { checkPluginImage } from './plugins.js';
 
 export const PROVIDERS = ['aws', 'filesystem'] as const;
 export type Provider = (typeof PROVIDERS)[number];
@@ -38,6 +40,9 @@ export interface InstallFlags {
   'node-agent-configmap'?: string | undefined;
   'kubelet-root-dir'?: string | undefined;
   'default-volumes-to-fs-backup'?: boolean | undefined;
+  /** Plugin images (Velero's `--plugins`), comma-separated or repeated. */
+  plugins?: readonly string[] | undefined;
+  'prefer-plugin'?: readonly string[] | undefined;
   'schedule-skip-immediately'?: boolean | undefined;
   'restore-resources'?: string | undefined;
 }
@@ -46,7 +51,8 @@ export interface InstallFlags {
 export const DEFAULT_KUBELET_ROOT_DIR = '/var/lib/kubelet';
 
 export interface StorageLocationOptions {
-  provider: Provider;
+  /** A built-in provider, or the name of an ObjectStore plugin installed with --plugins. */
+  provider: Provider | string;
   bucket: string;
   prefix?: string;
   config: Record<string, string>;
@@ -66,6 +72,10 @@ export interface InstallOptions {
   /** The nodes' kubelet root directory (default /var/lib/kubelet): the node agent reads pod volumes from its pods/ folder. */
   kubeletRootDir?: string;
   defaultVolumesToFsBackup: boolean;
+  /** Plugin images: one init container each copies its binary into the server's /plugins. */
+  plugins?: string[];
+  /** Plugin names the server prefers to the built-in of the same name (`server --prefer-plugin`). */
+  preferPlugins?: string[];
   /** Server flag --schedule-skip-immediately. */
   scheduleSkipImmediately?: boolean;
   /** What restore may create: everything the API server serves (default), or the resources of --restore-resources. */
@@ -169,7 +179,16 @@ export function parseInstallFlags(flags: InstallFlags): InstallOptions {
     defaultVolumesToFsBackup: flags['default-volumes-to-fs-backup'] ?? false,
     scheduleSkipImmediately: flags['schedule-skip-immediately'] ?? false,
     kubeletRootDir: parseKubeletRootDir(flags['kubelet-root-dir']),
+    plugins: (flags.plugins ?? []).flatMap((p) => p.split(',')).filter((p) => p.trim()).map((p) => checkPluginImage('--plugins', p)),
+    preferPlugins: (flags['prefer-plugin'] ?? []).flatMap((p) => p.split(',')).filter((p) => p.trim()).map((p) => {
+      const name = qualifiedPluginName(p.trim());
+      const problem = pluginNameProblem(name);
+      if (problem) throw new UsageError('--prefer-plugin', problem);
+      return name;
+    }),
   };
+  const plugins = options.plugins ?? [];
+  if (new Set(plugins).size !== plugins.length) throw new UsageError('--plugins', 'an image is given twice');
   if (flags['restore-resources'] !== undefined) {
     try {
       options.restoreScope = parseRestoreScope(flags['restore-resources'].split(','));
@@ -191,11 +210,20 @@ export function parseInstallFlags(flags: InstallFlags): InstallOptions {
     }
     return options;
   }
-  const provider = parseProvider('--provider', flags.provider);
+  // A provider no built-in store serves must come from a plugin (Velero's --provider gcp --plugins ...-for-gcp):
+  // its config and credentials are the plugin's to check, when the server starts it.
+  const builtIn = (PROVIDERS as readonly string[]).includes(flags.provider);
+  if (!builtIn && plugins.length === 0) {
+    throw new UsageError('--provider', `"${flags.provider}" is not built in (built in: ${PROVIDERS.join(', ')}); install the plugin that provides it with --plugins IMAGE`);
+  }
+  if (!builtIn && (!flags.provider.trim() || /\s/.test(flags.provider))) throw new UsageError('--provider', `"${flags.provider}" is not a provider name`);
+  const provider = builtIn ? parseProvider('--provider', flags.provider) : flags.provider;
   if (!flags.bucket) throw new UsageError('--bucket', `required with --provider ${provider}`);
-  checkBucket(provider, flags.bucket);
   const config = flags['backup-location-config'] ? parseKeyValueList('--backup-location-config', flags['backup-location-config']) : {};
-  checkConfig(provider, config);
+  if (builtIn) {
+    checkBucket(provider as Provider, flags.bucket);
+    checkConfig(provider as Provider, config);
+  }
   if (provider === 'filesystem' && !config.root) config.root = DEFAULT_FILESYSTEM_ROOT;
 
   const prefix = normalisePrefix(flags.prefix);
@@ -209,7 +237,8 @@ export function parseInstallFlags(flags: InstallFlags): InstallOptions {
   } else if (flags['secret-file']) {
     if (flags['no-secret']) throw new UsageError('--secret-file', 'cannot be combined with --no-secret');
     const content = readFlagFile('--secret-file', flags['secret-file']);
-    checkAwsCredentials(content, config.profile ?? 'default');
+    // Only the built-in S3 store reads the file as AWS credentials; a plugin reads its own format.
+    if (builtIn) checkAwsCredentials(content, config.profile ?? 'default');
     options.credentials = content;
   } else if (!flags['no-secret']) {
     throw new UsageError('--secret-file', `required with --provider ${provider} (or pass --no-secret to use the node's own credentials)`);

@@ -21,7 +21,7 @@ import { customClient } from '../kube/custom.js';
 import { eventRecorder } from '../kube/events.js';
 import { startController, type ObjectKey, type ReconcileResult } from '../kube/controller.js';
 import { BackupStore } from '../storage/backup-store.js';
-import { openLocationStore } from '../storage/location-store.js';
+import { openLocationStore, type LocationPlugins } from '../storage/location-store.js';
 import { isNotFound as isObjectNotFound } from '../plugins/object-store/index.js';
 import type { ServerContext, Stoppable } from './context.js';
 
@@ -137,12 +137,15 @@ async function credentialsVersion(location: BackupStorageLocation, kube: Kube): 
 export class ValidationStores {
   private readonly cache = new Map<string, { version: string; store: BackupStore }>();
 
+  /** `plugins`: the server's ObjectStore plugins, for locations one of them serves. */
+  constructor(private readonly plugins?: LocationPlugins) {}
+
   async open(location: BackupStorageLocation, kube: Kube): Promise<BackupStore> {
     const version = `${JSON.stringify(location.spec)} ${await credentialsVersion(location, kube)}`;
     const name = location.metadata.name ?? '';
     const hit = this.cache.get(name);
     if (hit?.version === version) return hit.store;
-    const store = new BackupStore(await openLocationStore({ location, kube, retry: false }));
+    const store = new BackupStore(await openLocationStore({ location, kube, retry: false, plugins: this.plugins }));
     this.cache.set(name, { version, store });
     return store;
   }
@@ -172,7 +175,7 @@ export function backupStorageLocationReconciler(ctx: ServerContext, validate = v
   const log = ctx.logger;
   /** The spec of each location as this server last validated it; a different one is validated at once. */
   const validatedSpec = new Map<string, string>();
-  const stores = new ValidationStores();
+  const stores = new ValidationStores(ctx.plugins?.locations);
 
   return async function reconcile(key: ObjectKey): Promise<ReconcileResult | void> {
     const location = await client.get(key.namespace, key.name);

@@ -252,7 +252,7 @@ export function nextSyncInMs(opts: { location: BackupStorageLocation; serverDefa
   return Math.max(0, last + every - opts.now.getTime());
 }
 
-export function backupSyncReconciler(ctx: ServerContext, resolver = new LocationResolver(ctx.kube, ctx.namespace)) {
+export function backupSyncReconciler(ctx: ServerContext, resolver = new LocationResolver(ctx.kube, ctx.namespace, ctx.plugins?.locations)) {
   const locations = customClient<BackupStorageLocation>(ctx.kube, Kinds.BackupStorageLocation, parseBackupStorageLocation);
   return async function reconcile(key: ObjectKey): Promise<ReconcileResult | void> {
     const location = await locations.get(key.namespace, key.name);

@@ -7,6 +7,7 @@ import type { Logger } from '../base/logger.js';
 import type { Kube } from '../kube/client.js';
 import type { TimerClock } from '../base/clock.js';
 import type { HttpRoutes } from '../kube/health.js';
+import type { ServerPlugins } from './plugins.js';
 
 export interface ServerConfig {
   /** Location used when a Backup names none (`--default-backup-storage-location`). */
@@ -29,6 +30,8 @@ export interface ServerConfig {
   defaultCsiSnapshotTimeoutMs: number;
   /** Async item operation timeout of backups and restores that set none (`--default-item-operation-timeout`, 4h). */
   defaultItemOperationTimeoutMs: number;
+  /** How often plugins are asked for the progress of their operations (`--item-operation-sync-frequency`, 10s). */
+  itemOperationSyncFrequencyMs: number;
   /** Skip the run due right away when a schedule is created or unpaused, unless it says otherwise (`--schedule-skip-immediately`). */
   scheduleSkipImmediately: boolean;
 }
@@ -44,6 +47,7 @@ export const DEFAULT_SERVER_CONFIG: ServerConfig = {
   defaultVolumesToFsBackup: false,
   defaultCsiSnapshotTimeoutMs: 10 * 60_000,
   defaultItemOperationTimeoutMs: 4 * 3600_000,
+  itemOperationSyncFrequencyMs: 10_000,
   scheduleSkipImmediately: false,
 };
 
@@ -62,6 +66,8 @@ export interface ServerContext {
   clock?: TimerClock;
   /** The server's HTTP port (health and /download/), where controllers may serve extra paths; absent in tests. */
   http?: HttpRoutes;
+  /** External plugins found at start (`--plugin-dir`); absent in tests and when the server runs none. */
+  plugins?: ServerPlugins;
   /** Keeps the restore ClusterRole current (rbac/restore-role.ts); absent in tests. */
   restoreRole?: RestoreRoleKeeper;
 }

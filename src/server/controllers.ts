@@ -12,13 +12,22 @@ import { startGcController } from './gc-controller.js';
 import { startDeleteBackupRequestController } from './delete-backup-request-controller.js';
 import { startDownloadRequestController } from './download-request-controller.js';
 import { startBackupRepositoryController } from './backup-repository-controller.js';
+import { registerBuiltinActions } from './item-actions/builtin.js';
+import { ItemActionRegistry } from '../plugins/item-actions/registry.js';
+import { serverPluginList } from './plugins.js';
 import { startScheduleController } from './schedule/schedule-controller.js';
 import { startRestoreRoleRefresh } from './rbac/restore-role-refresh.js';
 
 export const CONTROLLERS: readonly { name: string; start: (ctx: ServerContext) => Promise<Stoppable> }[] = [
   // First: restores need the restore ClusterRole current.
   { name: 'restore-role', start: startRestoreRoleRefresh },
-  { name: 'server-status-request', start: startServerStatusRequestController },
+  {
+    name: 'server-status-request',
+    start: (ctx) => {
+      const listed = serverPluginList(ctx.plugins, registerBuiltinActions(new ItemActionRegistry()));
+      return startServerStatusRequestController({ ...ctx, plugins: () => listed });
+    },
+  },
   { name: 'backup-storage-location', start: startBackupStorageLocationController },
   { name: 'backup-sync', start: startBackupSyncController },
   { name: 'backup', start: startBackupController },

@@ -32,6 +32,8 @@ import { LocationResolver } from '../storage/locations.js';
 import { deletePodVolumeBackupObjects, deletePodVolumeSnapshots } from './podvolume/backup-snapshots.js';
 import type { ServerContext, Stoppable } from './context.js';
 import { deleteBackupVolumeSnapshots, deleteDataUploadObjects, deleteMovedSnapshots } from './datamover/backup-cleanup.js';
+import { runDeleteItemActions } from './delete-item-actions.js';
+import { ItemActionRegistry } from '../plugins/item-actions/registry.js';
 import { deleteKeptCsiSnapshots } from './csi/snapshot-delete.js';
 
 /** How long processed requests are kept (Velero's deleteBackupRequestMaxAge). */
@@ -64,7 +66,7 @@ export function restoresOfBackup(restores: readonly Restore[], backupName: strin
 
 const oneLine = (err: unknown) => (err instanceof Error ? err.message : String(err)).split('\n')[0]!.slice(0, 300);
 
-export function deleteBackupRequestReconciler(ctx: ServerContext, resolver = new LocationResolver(ctx.kube, ctx.namespace)) {
+export function deleteBackupRequestReconciler(ctx: ServerContext, resolver = new LocationResolver(ctx.kube, ctx.namespace, ctx.plugins?.locations)) {
   const requests = customClient<DeleteBackupRequest>(ctx.kube, Kinds.DeleteBackupRequest, parseDeleteBackupRequest);
   const backups = customClient<Backup>(ctx.kube, Kinds.Backup, parseBackup);
   const restores = customClient<Restore>(ctx.kube, Kinds.Restore, parseRestore);
@@ -120,6 +122,20 @@ export function deleteBackupRequestReconciler(ctx: ServerContext, resolver = new
       return undefined;
     });
     if (!resolved && !errors.length) errors.push(`backup storage location ${locationName} not found`);
+    // DeleteItemActions (plugins) see the backup's items before anything of it is removed.
+    if (resolved && ctx.plugins?.external.list('DeleteItemAction').length) {
+      const session = ctx.plugins.session([log.child({ backup: backupName })]);
+      try {
+        const registry = await ctx.plugins.actionsFor(session, new ItemActionRegistry(), new Set(['delete'] as const));
+        await runDeleteItemActions({ backup, store: resolved.store, registry, log: log.child({ backup: backupName }) });
+      } catch (err) {
+        errors.push(`error invoking delete item actions: ${oneLine(err)}`);
+        await finish(key, errors);
+        return;
+      } finally {
+        await session.close();
+      }
+    }
     // Pod-volume snapshots first, while the backup's files still name them; on failure the files stay for a retry.
     const snapshots = await deletePodVolumeSnapshots({ kube: ctx.kube, namespace: key.namespace, backup, store: resolved?.store, log }).catch((err: unknown) => ({
       deleted: 0,

@@ -57,7 +57,7 @@ class SigningStores {
   }
 }
 
-export function downloadRequestReconciler(ctx: ServerContext, resolver = new LocationResolver(ctx.kube, ctx.namespace)) {
+export function downloadRequestReconciler(ctx: ServerContext, resolver = new LocationResolver(ctx.kube, ctx.namespace, ctx.plugins?.locations)) {
   const requests = customClient<DownloadRequest>(ctx.kube, Kinds.DownloadRequest, parseDownloadRequest);
   const signing = new SigningStores(ctx);
 
@@ -99,7 +99,7 @@ export function downloadRequestReconciler(ctx: ServerContext, resolver = new Loc
 
 export async function startDownloadRequestController(ctx: ServerContext): Promise<Stoppable> {
   const client = customClient<DownloadRequest>(ctx.kube, Kinds.DownloadRequest, parseDownloadRequest);
-  const resolver = new LocationResolver(ctx.kube, ctx.namespace);
+  const resolver = new LocationResolver(ctx.kube, ctx.namespace, ctx.plugins?.locations);
   ctx.http?.addRoute(DOWNLOAD_PATH_PREFIX, downloadHandler({ kube: ctx.kube, namespace: ctx.namespace, resolver, logger: ctx.logger, now: ctx.now }));
   return startController<DownloadRequest>({
     name: 'download-request',

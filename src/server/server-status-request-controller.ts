@@ -1,7 +1,7 @@
 /**
- * Answers ServerStatusRequests (`cairn version` asks the server for its version this way, as Velero does):
- * New → Processed with the server version and its plugins (built-in actions and object stores, with Velero's plugin
- * kinds, so `velero plugin get` lists them), and removes processed requests after a minute so they do not pile up.
+ * Answers ServerStatusRequests (`cairn version` and `plugin get` ask the server this way, as Velero does):
+ * New → Processed with the server version and its plugins (Velero's kinds and names), and removes processed
+ * requests after a minute so they do not pile up.
  */
 import {
   Kinds,
@@ -19,7 +19,7 @@ export const PROCESSED_TTL_MS = 60_000;
 
 export type ServerStatusRequestControllerOptions = Pick<ServerContext, 'kube' | 'namespace' | 'logger' | 'version'> & {
   now?: () => Date;
-  /** What the server runs (default: the built-in actions and stores). */
+  /** What the server runs (built-ins and external plugins); none when not given. */
   plugins?: () => { name: string; kind: string }[];
 };
 

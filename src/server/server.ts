@@ -11,6 +11,7 @@ import { startHealthServer, type HealthServer } from '../kube/health.js';
 import type { Role } from '../kube/lifecycle.js';
 import type { ServerConfig, Stoppable } from './context.js';
 import { CONTROLLERS } from './controllers.js';
+import { ServerPlugins, type ServerPluginsOptions } from './plugins.js';
 import { apiReader } from './backup/api-reader.js';
 import { restoreRoleKeeper } from './rbac/restore-role.js';
 import { restoreRoleName } from '../api/install-names.js';
@@ -23,10 +24,13 @@ export interface ServerOptions {
   healthHost?: string;
   version: string;
   config: ServerConfig;
+  /** Where external plugins are found and how they run; none when absent. */
+  plugins?: Omit<ServerPluginsOptions, 'log'>;
 }
 
 export function createServer(opts: ServerOptions): Role {
   let health: HealthServer | undefined;
+  let plugins: ServerPlugins | undefined;
   const running: Stoppable[] = [];
   const abort = new AbortController();
   return {
@@ -36,8 +40,10 @@ export function createServer(opts: ServerOptions): Role {
       // Every velero.io kind: a missing CRD would otherwise leave a controller retrying its list forever.
       await requireResources(opts.kube, 'the server', allKindDefinitions);
       opts.logger.info({ apiServer: opts.kube.server, apiVersion, namespace: opts.namespace }, 'connected to the API server');
+      // As Velero: every plugin binary is listed before any controller runs, and a broken one stops the server.
+      plugins = opts.plugins ? await ServerPlugins.start({ ...opts.plugins, log: opts.logger.child({ component: 'plugins' }) }) : undefined;
       const restoreRole = restoreRoleKeeper({ kube: opts.kube, api: apiReader(opts.kube), name: restoreRoleName(opts.namespace), logger: opts.logger.child({ controller: 'restore-role' }) });
-      const ctx = { kube: opts.kube, namespace: opts.namespace, logger: opts.logger, version: opts.version, config: opts.config, now: () => new Date(), http: health, restoreRole };
+      const ctx = { kube: opts.kube, namespace: opts.namespace, logger: opts.logger, version: opts.version, config: opts.config, now: () => new Date(), http: health, restoreRole, ...(plugins ? { plugins } : {}) };
       for (const c of CONTROLLERS) {
         running.push(await c.start({ ...ctx, logger: opts.logger.child({ controller: c.name }) }));
       }
@@ -47,6 +53,7 @@ export function createServer(opts: ServerOptions): Role {
       abort.abort(new Error('server stopping'));
       health?.setReady(false);
       for (const c of running.reverse()) await c.stop();
+      await plugins?.stop();
       await health?.close();
     },
   };

@@ -128,6 +128,23 @@ describe('the Helm chart', () => {
     },
     { name: 'no location at all', flags: () => [], values: () => ({}) },
     {
+      name: 'plugins (init containers) serving a provider cairn does not build in',
+      flags: (creds) => [
+        '--provider', 'gcp', '--bucket', 'backups', '--backup-location-config', 'serviceAccount=sa@p.iam', '--secret-file', creds,
+        '--plugins', 'velero/velero-plugin-for-gcp:v1.14.2,velero/velero-plugin-for-aws:v1.14.3', '--prefer-plugin', 'velero.io/aws',
+      ],
+      values: (creds) => ({
+        initContainers: ['velero/velero-plugin-for-gcp:v1.14.2', 'velero/velero-plugin-for-aws:v1.14.3'].map((image) => ({
+          name: `velero-${image.slice('velero/'.length, image.indexOf(':'))}`,
+          image,
+          imagePullPolicy: 'IfNotPresent',
+          volumeMounts: [{ name: 'plugins', mountPath: '/target' }],
+        })),
+        configuration: { backupStorageLocation: [{ name: 'default', provider: 'gcp', bucket: 'backups', default: true, config: { serviceAccount: 'sa@p.iam' } }], preferPlugins: ['velero.io/aws'] },
+        credentials: { secretContents: { cloud: creds } },
+      }),
+    },
+    {
       name: 'a narrow restore scope (with one RBAC kind, so bind and escalate stay)',
       flags: () => ['--restore-resources', 'deployments.apps,configmaps,rolebindings.rbac.authorization.k8s.io,Widgets.example.com'],
       values: () => ({ restoreResources: ['deployments.apps', 'configmaps', 'rolebindings.rbac.authorization.k8s.io', 'Widgets.example.com'] }),

@@ -47,9 +47,13 @@ export function startProcess(opts: StartProcessOptions): ProcessRecord {
   }
 }
 
-/** Start time of a live process, or undefined if there is none (zombies count as gone). */
+/**
+ * Start time of a live process, or undefined if there is none (zombies count as gone, and so does a thread of another
+ * process: /proc/<tid> answers for thread IDs too, so a recycled pid may name a thread).
+ */
 export function startTicks(pid: number): number | undefined {
   try {
+    if (/^Tgid:\s*(\d+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] !== String(pid)) return undefined;
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // The command name (field 2) may contain spaces and parentheses: parse after its last ')'.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');

@@ -6,6 +6,7 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { withFileLock } from './lock.js';
 import { cacheRoot, repoRoot } from './paths.js';
@@ -29,12 +30,18 @@ export interface NodeBinaryPaths {
   ctr: string;
 }
 
-/** The CSI test-bed binaries, built only when a cluster with CSI is asked for (see tools/local-cluster/csi/). */
-/** Binaries of the 'tool' groups, each built the first time something asks for it. */
+/**
+ * Binaries of the 'tool' groups, each built the first time a test or script asks for it (ensureToolBinary): helm,
+ * the Velero plugins the plugin tests run unchanged, and the test bed's own Go plugins.
+ */
 export interface ToolBinaryPaths {
   helm: string;
+  veleroPluginForAws: string;
+  veleroPluginForGcp: string;
+  cairnTestPlugins: string;
 }
 
+/** The CSI test-bed binaries, built only when a cluster with CSI is asked for (see tools/local-cluster/csi/). */
 export interface CsiBinaryPaths {
   csiProvisioner: string;
   csiSnapshotter: string;
@@ -49,9 +56,14 @@ interface BuildGroup {
   binaries: { key: keyof BinaryPaths | keyof CsiBinaryPaths | keyof NodeBinaryPaths | keyof ToolBinaryPaths; name: string; pkg: string }[];
   /**
    * Optional feature the group belongs to: built only when that feature is asked for (setupToolchain's options),
-   * or on its own through ensureToolBinary(). 'tool' groups serve single tests and scripts (helm, ...).
+   * or on its own through ensureToolBinary(). 'tool' groups serve single tests and scripts (helm, Velero plugins...).
    */
   feature?: Feature;
+  /**
+   * The group's folder is itself the module built (the test bed's own Go code): its binaries are named by a hash of
+   * the folder's files instead of a pinned version, so an edit builds them again.
+   */
+  source?: boolean;
   /** Extra -X linker flags for the version variables the upstream release build stamps. */
   versionFlags?: (version: string) => string[];
   /** Build tags (`go build -tags`). */
@@ -142,6 +154,29 @@ const GROUPS: BuildGroup[] = [
     // `helm version` prints this; the release build sets it the same way.
     versionFlags: (version) => [`-X helm.sh/helm/v4/internal/version.version=${version}`],
   },
+  {
+    dir: 'velero-plugin-for-aws',
+    module: 'github.com/vmware-tanzu/velero-plugin-for-aws',
+    feature: 'tool',
+    binaries: [{ key: 'veleroPluginForAws', name: 'velero-plugin-for-aws', pkg: 'github.com/vmware-tanzu/velero-plugin-for-aws/velero-plugin-for-aws' }],
+    // Velero's plugin images are built with CGO off.
+    env: { CGO_ENABLED: '0' },
+  },
+  {
+    dir: 'velero-plugin-for-gcp',
+    module: 'github.com/vmware-tanzu/velero-plugin-for-gcp',
+    feature: 'tool',
+    binaries: [{ key: 'veleroPluginForGcp', name: 'velero-plugin-for-gcp', pkg: 'github.com/vmware-tanzu/velero-plugin-for-gcp/velero-plugin-for-gcp' }],
+    env: { CGO_ENABLED: '0' },
+  },
+  {
+    dir: 'test-plugins',
+    module: 'cairn.local/test-bed/test-plugins',
+    feature: 'tool',
+    source: true,
+    binaries: [{ key: 'cairnTestPlugins', name: 'cairn-test-plugins', pkg: 'cairn.local/test-bed/test-plugins' }],
+    env: { CGO_ENABLED: '0' },
+  },
 ];
 
 /** Minimum Go the pinned modules declare (`go 1.26.0` in their go.mod files). */
@@ -153,12 +188,23 @@ export function binDir(): string {
 
 /** Version of `module` as required by the group's go.mod; a pseudo-version is shortened to date-commit. */
 function pinnedVersion(group: BuildGroup): string {
+  if (group.source) return sourceVersion(group);
   const goMod = readFileSync(join(repoRoot(), 'tools/local-cluster/go', group.dir, 'go.mod'), 'utf8');
   const escaped = group.module.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
   const m = new RegExp(`^\\s*(?:require\\s+)?${escaped}\\s+(\\S+)`, 'm').exec(goMod);
   if (!m?.[1]) throw new Error(`tools/local-cluster/go/${group.dir}/go.mod does not require ${group.module}`);
   const pseudo = /^v0\.0\.0-(\d{8})\d{6}-([0-9a-f]{8})[0-9a-f]*$/.exec(m[1]);
   return pseudo ? `${pseudo[1]}-${pseudo[2]}` : m[1];
+}
+
+/** `src-` and the first 12 hex digits of a SHA-256 over the group folder's files (names and contents, sorted). */
+function sourceVersion(group: BuildGroup): string {
+  const dir = join(repoRoot(), 'tools/local-cluster/go', group.dir);
+  const hash = createHash('sha256');
+  for (const name of readdirSync(dir).sort()) {
+    hash.update(name).update('\0').update(readFileSync(join(dir, name))).update('\0');
+  }
+  return `src-${hash.digest('hex').slice(0, 12)}`;
 }
 
 function binaryPath(group: BuildGroup, name: string): string {
@@ -212,7 +258,7 @@ export async function moduleDir(dir: string, module: string, log: (line: string)
 
 /**
  * The binary `key` of a 'tool' group, built (under that group's own lock) the first time it is asked for: a test
- * that needs helm builds helm, and nothing else waits for it.
+ * that needs helm builds helm, a plugin test its plugins, and nothing else waits for them.
  */
 export async function ensureToolBinary(key: keyof ToolBinaryPaths, log: (line: string) => void): Promise<string> {
   const group = GROUPS.find((g) => g.binaries.some((b) => b.key === key));
@@ -223,6 +269,15 @@ export async function ensureToolBinary(key: keyof ToolBinaryPaths, log: (line: s
   mkdirSync(binDir(), { recursive: true });
   await ensureGroup(group, await findGo(log), log);
   return path;
+}
+
+/** The cached binary of a 'tool' group, or undefined when it has not been built yet (no build started). */
+export function toolBinaryPath(key: keyof ToolBinaryPaths): string | undefined {
+  const group = GROUPS.find((g) => g.binaries.some((b) => b.key === key));
+  const binary = group?.binaries.find((b) => b.key === key);
+  if (!group || !binary) return undefined;
+  const path = binaryPath(group, binary.name);
+  return existsSync(path) ? path : undefined;
 }
 
 export interface SetupResult {
@@ -236,7 +291,7 @@ export interface SetupOptions {
   csi?: boolean;
   /** Also build the real nodes' container runtime (containerd, its runc shim, ctr). */
   nodes?: boolean;
-  /** Also build the tools single tests use (helm...), which otherwise build when first asked for. */
+  /** Also build the tools single tests use (helm, plugins...), which otherwise build when first asked for. */
   tools?: boolean;
 }
 

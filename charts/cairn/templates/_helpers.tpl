@@ -59,6 +59,16 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace 
 {{- end }}
 {{- end }}
 
+{{/* With plugins, the credentials file also under the names Velero's GCP, Azure and Alibaba plugins read (install does the same). */}}
+{{- define "cairn.pluginEnv" -}}
+{{- if and .Values.initContainers (include "cairn.credentialsSecret" .) }}
+{{- range list "GOOGLE_APPLICATION_CREDENTIALS" "AZURE_CREDENTIALS_FILE" "ALIBABA_CLOUD_CREDENTIALS_FILE" }}
+- name: {{ . }}
+  value: /credentials/cloud
+{{- end }}
+{{- end }}
+{{- end }}
+
 {{- define "cairn.storageMounts" -}}
 {{- if include "cairn.credentialsSecret" . }}
 - name: cloud-credentials

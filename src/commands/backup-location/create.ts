@@ -13,7 +13,7 @@ export default class BackupLocationCreate extends BaseCommand<typeof BackupLocat
   ];
   static override args = { name: Args.string({ required: true, description: 'Name of the location.' }) };
   static override flags = {
-    provider: Flags.string({ description: 'aws (any S3-compatible store) or filesystem.', required: true }),
+    provider: Flags.string({ description: 'aws (any S3-compatible store), filesystem, or the name of an installed ObjectStore plugin (e.g. gcp).', required: true }),
     bucket: Flags.string({ description: 'Bucket (aws) or directory under the root (filesystem).', required: true }),
     prefix: Flags.string({ description: 'Prefix inside the bucket.' }),
     config: Flags.string({ description: 'Provider configuration, key=value pairs separated by commas.' }),

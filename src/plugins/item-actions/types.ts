@@ -1,9 +1,12 @@
 /**
  * Item actions: small plugins that see each item as it is backed up or restored and may change it, name related
- * items to include (a pod's PVCs, a PVC's PV), or skip it. The built-in actions register through the same
- * registry (./registry.ts) an external plugin would use.
+ * items to include (a pod's PVCs, a PVC's PV), or skip it; Velero's kinds, shaped for cairn. The built-in actions
+ * and external plugins (Velero plugin binaries, src/plugins/external) register through the same registry
+ * (./registry.ts). An action may start an asynchronous operation (Velero's v2 actions): it returns an operation ID,
+ * and the server asks `progress` until the operation is done, or `cancel`s it.
  */
 import type { Backup, PodVolumeBackup, Restore } from '../../api/index.js';
+import type { LabelSelectorLike } from '../../api/label-selectors.js';
 import type { Logger } from '../../base/logger.js';
 import type { Kube } from '../../kube/client.js';
 import type { StoredBackupVolumeInfo } from '../../api/volume-info.js';
@@ -23,11 +26,18 @@ export interface UnstructuredObject {
   [key: string]: unknown;
 }
 
-/** Which items an action wants to see. Group-resources as in the archive: `pods`, `deployments.apps`. */
+/**
+ * Which items an action wants to see. Group-resources as in the archive (`pods`, `deployments.apps`; `*` for all);
+ * names as users write them (`pod`, `deploy`) are resolved through discovery where the caller can. Exclusions win.
+ */
 export interface ResourceSelector {
   includedResources: readonly string[];
+  excludedResources?: readonly string[];
   /** Namespaces (default all). */
   includedNamespaces?: readonly string[];
+  excludedNamespaces?: readonly string[];
+  /** The item's labels must match this. */
+  labelSelector?: LabelSelectorLike;
 }
 
 /** Another item to back up (or restore first) because this one needs it. */
@@ -46,6 +56,23 @@ export interface BackupItemContext {
 export interface BackupItemResult {
   item: UnstructuredObject;
   additionalItems: RelatedItem[];
+  /** Set when the action started an asynchronous operation (the backup waits for it). */
+  operationID?: string;
+  /** Items to back up again once the operation is done (Velero's postOperationItems). */
+  postOperationItems?: RelatedItem[];
+}
+
+/** Where an asynchronous operation stands (Velero's OperationProgress). */
+export interface OperationProgress {
+  completed: boolean;
+  /** Set when the operation failed. */
+  error?: string;
+  nCompleted: number;
+  nTotal: number;
+  operationUnits: string;
+  description: string;
+  started?: Date;
+  updated?: Date;
 }
 
 export interface BackupItemAction {
@@ -54,6 +81,10 @@ export interface BackupItemAction {
   readonly pluginKind?: 'BackupItemAction' | 'BackupItemActionV2';
   appliesTo(): ResourceSelector;
   execute(item: UnstructuredObject, ctx: BackupItemContext): Promise<BackupItemResult>;
+  /** Where an operation this action started stands (actions that start operations). */
+  progress?(operationID: string, backup: Backup): Promise<OperationProgress>;
+  /** Stops an operation this action started. */
+  cancel?(operationID: string, backup: Backup): Promise<void>;
 }
 
 export interface RestoreItemContext {
@@ -83,6 +114,12 @@ export interface RestoreItemResult {
   additionalItems?: RelatedItem[];
   /** Do not create this item (with the reason, logged). */
   skip?: { reason: string };
+  /** Set when the action started an asynchronous operation. */
+  operationID?: string;
+  /** Wait until `areAdditionalItemsReady` says the additional items are ready before restoring this one. */
+  waitForAdditionalItems?: boolean;
+  /** How long to wait for them (0: the restore's resource timeout). */
+  additionalItemsReadyTimeoutMs?: number;
 }
 
 export interface RestoreItemAction {
@@ -91,4 +128,26 @@ export interface RestoreItemAction {
   readonly pluginKind?: 'RestoreItemAction' | 'RestoreItemActionV2';
   appliesTo(): ResourceSelector;
   execute(item: UnstructuredObject, ctx: RestoreItemContext): Promise<RestoreItemResult>;
+  progress?(operationID: string, restore: Restore): Promise<OperationProgress>;
+  cancel?(operationID: string, restore: Restore): Promise<void>;
+  areAdditionalItemsReady?(items: readonly RelatedItem[], restore: Restore): Promise<boolean>;
+}
+
+export interface ItemContext {
+  backup: Backup;
+  log: Logger;
+}
+
+/** Runs for each item of a backup being deleted (Velero's DeleteItemAction): clean up what the item stood for. */
+export interface DeleteItemAction {
+  readonly name: string;
+  appliesTo(): ResourceSelector;
+  execute(item: UnstructuredObject, ctx: ItemContext): Promise<void>;
+}
+
+/** Names the items that must be backed up together with an item (Velero's ItemBlockAction). */
+export interface ItemBlockAction {
+  readonly name: string;
+  appliesTo(): ResourceSelector;
+  getRelatedItems(item: UnstructuredObject, ctx: ItemContext): Promise<RelatedItem[]>;
 }

@@ -34,7 +34,7 @@ export class Semaphore {
 export class ConcurrencyLimitedObjectStore implements ObjectStore {
   readonly description: string;
   private readonly sem: Semaphore;
-  signedUrl?: (key: string, options: SignedUrlOptions) => Promise<string>;
+  signedUrl?: (key: string, options: SignedUrlOptions) => Promise<string | undefined>;
 
   constructor(
     private readonly inner: ObjectStore,

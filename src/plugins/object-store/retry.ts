@@ -108,7 +108,7 @@ export class RetryingObjectStore implements ObjectStore {
     if (inner.signedUrl) this.signedUrl = (key: string, o: SignedUrlOptions) => inner.signedUrl!(key, o);
   }
 
-  signedUrl?: (key: string, options: SignedUrlOptions) => Promise<string>;
+  signedUrl?: (key: string, options: SignedUrlOptions) => Promise<string | undefined>;
 
   get(key: string, options?: GetOptions): Promise<Buffer> {
     return this.policy.run(`get ${key}`, () => this.inner.get(key, options), options?.signal);

@@ -14,6 +14,7 @@ export interface ByteRange {
 
 export interface ObjectInfo {
   key: string;
+  /** Bytes; -1 when the backend cannot tell (an ObjectStore plugin: Velero's protocol has no stat). */
   size: number;
   lastModified: Date;
 }
@@ -56,6 +57,6 @@ export interface ObjectStore {
   listCommonPrefixes(prefix: string, delimiter?: string): Promise<string[]>;
   /** Deletes an object; deleting a missing object is not an error. */
   delete(key: string): Promise<void>;
-  /** A pre-signed URL, where the backend supports it. */
-  signedUrl?(key: string, options: SignedUrlOptions): Promise<string>;
+  /** A pre-signed URL, where the backend supports it; undefined when it cannot sign this one (clients then use the server). */
+  signedUrl?(key: string, options: SignedUrlOptions): Promise<string | undefined>;
 }

@@ -51,7 +51,7 @@ export function withUploadRate(store: ObjectStore, bytesPerSecond: number | unde
 export class UploadRateLimitedObjectStore implements ObjectStore {
   readonly description: string;
   private readonly pacer: BytePacer;
-  signedUrl?: (key: string, options: SignedUrlOptions) => Promise<string>;
+  signedUrl?: (key: string, options: SignedUrlOptions) => Promise<string | undefined>;
 
   constructor(
     private readonly inner: ObjectStore,

@@ -62,7 +62,7 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
   const strict = customClient<Backup>(opts.kube, Kinds.Backup, parseBackup);
   // Reads a Backup without validation, so one with a malformed spec can still be marked FailedValidation.
   const lenient = customClient<Backup>(opts.kube, Kinds.Backup, (o) => o as Backup);
-  const locations = new LocationResolver(opts.kube, opts.namespace);
+  const locations = new LocationResolver(opts.kube, opts.namespace, opts.plugins?.locations);
   const registry = opts.registry ?? registerBuiltinBackupActions(new ItemActionRegistry());
   const api = apiReader(opts.kube);
   const running = new Set<string>();
@@ -164,10 +164,14 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
         .catch((err: unknown) => opts.logger.warn({ backup: key.name, err: (err as Error).message }, 'could not record the backup heartbeat'));
     }, HEARTBEAT_INTERVAL_MS);
     heartbeat.unref();
+    // The backup's own plugin processes (as Velero's per-backup plugin manager): their log lines go to its log too.
+    const session = opts.plugins?.session([backupLog.logger, opts.logger.child({ backup: key.name })]);
     try {
       const storageLocation = backup.spec?.storageLocation ?? opts.config.defaultBackupLocation;
-      const resolved = await locations.resolve(storageLocation);
-      if (!resolved) throw new StorageError(`backup storage location ${storageLocation} no longer exists`);
+      const located = await locations.resolve(storageLocation);
+      if (!located) throw new StorageError(`backup storage location ${storageLocation} no longer exists`);
+      const resolved = session && locations.servedByPlugin(located.location) ? { ...located, store: await locations.openIn(located.location, session) } : located;
+      const actions = session && opts.plugins ? await opts.plugins.actionsFor(session, registry, new Set(['backup', 'itemBlock'] as const)) : registry;
       // Read again for this run: validation read them, but the run may come after a restart.
       const loaded = await loadResourcePolicies(opts.kube, backup);
       if (loaded.problem) throw new PolicyError(loaded.problem);
@@ -187,7 +191,7 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
         api,
         backup,
         store: resolved.store,
-        registry,
+        registry: actions,
         log: backupLog.logger,
         logText: backupLog.text,
         onProgress: (p) => progress.report(p),
@@ -275,6 +279,7 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
     } finally {
       clearInterval(heartbeat);
       running.delete(key.name);
+      await session?.close().catch((err: unknown) => opts.logger.warn({ backup: key.name, err: (err as Error).message }, 'could not stop the backup plugin processes'));
     }
   }
 

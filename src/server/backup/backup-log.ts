@@ -23,6 +23,8 @@ function mirror(server: Logger, raw: string): void {
   try {
     const rec = JSON.parse(raw) as { level?: number; msg?: string; [k: string]: unknown };
     if ((rec.level ?? 0) < WARN) return;
+    // A plugin's lines reach the server log directly (the plugin session writes to both).
+    if ('pluginName' in rec) return;
     const { level, msg, time: _t, ...fields } = rec;
     if ((level ?? 0) >= 50) server.error(fields, msg ?? '');
     else server.warn(fields, msg ?? '');

@@ -18,8 +18,10 @@ import {
   Kinds,
   Labels,
   parseBackup,
+  parseBackupOperations,
   parsePodVolumeBackup,
   type Backup,
+  type BackupOperation,
   type DataUpload,
   type PodVolumeBackup,
   statusTime,
@@ -51,6 +53,10 @@ import { itemOperationTimeoutOf } from '../datamover/backup-decision.js';
 import { operationIdOfDataUpload } from '../datamover/backup-objects.js';
 import { FINALIZING, OPERATIONS_RESYNC_MS, WAITING, addErrors, finalPhase, operationsStep, ownedByOperations, trackOutcome } from './operations-decisions.js';
 import type { CSISnapshotInfo } from '../../api/volume-info.js';
+import type { BackupStore } from '../../storage/backup-store.js';
+import { ItemActionRegistry } from '../../plugins/item-actions/registry.js';
+import { registerBuiltinBackupActions } from '../item-actions/builtin.js';
+import { checkOperations, failedOperationErrors, isOperationPending, isPluginOperation, type OperationsState } from '../plugin-operations.js';
 import { finalCsiVolumeInfo, keepsCsiSnapshots, planCsiFinalization, releaseCsiSnapshots, storeCsiSnapshots } from '../csi/backup-finalize.js';
 import { csiSnapshotTimeoutMs, readCsiSnapshotStates, trackCsiSnapshots } from '../csi/snapshot-tracking.js';
 import { csiSnapshotTimeoutOf } from '../datamover/backup-decision.js';
@@ -63,13 +69,56 @@ export const TIMED_OUT_MESSAGE = 'timed out waiting for all PodVolumeBackups to 
 export const POD_VOLUMES_DONE_LOG = 'Pod volume backups done';
 /** The same for the data uploads' lines. */
 export const DATA_UPLOADS_DONE_LOG = 'Data uploads done';
+/** The same for the plugin operations' lines. */
+export const PLUGIN_OPERATIONS_DONE_LOG = 'Plugin operations done';
 /** The same for the CSI snapshots' lines. */
 export const CSI_SNAPSHOTS_DONE_LOG = 'CSI snapshots done';
 
-export function backupOperationsReconciler(ctx: ServerContext, resolver = new LocationResolver(ctx.kube, ctx.namespace)) {
+export function backupOperationsReconciler(ctx: ServerContext, resolver = new LocationResolver(ctx.kube, ctx.namespace, ctx.plugins?.locations)) {
   const backups = customClient<Backup>(ctx.kube, Kinds.Backup, parseBackup);
   const pvbClient = customClient<PodVolumeBackup>(ctx.kube, Kinds.PodVolumeBackup, parsePodVolumeBackup);
   const log = ctx.logger.child({ controller: 'backup-operations' });
+  const builtinActions = registerBuiltinBackupActions(new ItemActionRegistry());
+
+  /** The operations stored with the backup, or none when it has no such file. */
+  const storedOperations = async (store: BackupStore, name: string): Promise<BackupOperation[]> => {
+    const stored = await store.getBackupJson(name, 'itemOperations');
+    return stored === undefined || stored === null ? [] : parseBackupOperations(stored);
+  };
+
+  /**
+   * One pass over the plugin operations of a waiting backup (./plugin-operations.ts), in a plugin session of its own
+   * whose log lines are also appended to the backup's log; the operations are stored again when they changed.
+   */
+  async function trackPlugins(key: ObjectKey, backup: Backup): Promise<OperationsState<BackupOperation> | undefined> {
+    const resolved = await resolver.resolve(backup.spec.storageLocation ?? ctx.config.defaultBackupLocation);
+    if (!resolved) return undefined;
+    const all = await storedOperations(resolved.store, key.name);
+    const mine = all.filter(isPluginOperation);
+    if (!mine.length) return undefined;
+    if (!mine.some(isOperationPending)) return checkOperations({ operations: mine, owner: backup, kind: 'BackupItemActionV2', actionFor: async () => undefined, timeoutMs: 0, now: ctx.now(), log });
+    const extra = createBackupLog({ backup: `${key.namespace}/${key.name}` });
+    const session = ctx.plugins?.session([extra.logger, log.child({ backup: key.name })]);
+    try {
+      const state = await checkOperations({
+        operations: mine,
+        owner: backup,
+        kind: 'BackupItemActionV2',
+        actionFor: async (name) => (ctx.plugins && session ? ctx.plugins.backupAction(session, name, builtinActions) : builtinActions.backupAction(name)),
+        timeoutMs: itemOperationTimeoutMs(backup),
+        now: ctx.now(),
+        log: extra.logger,
+      });
+      if (state.changed) {
+        let i = 0;
+        await resolved.store.putBackupJson(key.name, 'itemOperations', all.map((op) => (isPluginOperation(op) ? (state.operations[i++] ?? op) : op)));
+      }
+      if (extra.text()) await resolved.store.putBackupLog(key.name, ((await resolved.store.getBackupLog(key.name)) ?? '') + extra.text());
+      return state;
+    } finally {
+      await session?.close();
+    }
+  }
   const exec = podExecutor(ctx.kube);
 
   const listPvbs = async (backup: Backup) => {
@@ -110,6 +159,7 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
         message: (du) => dataUploadTimeoutMessage(du, timeout),
       });
     }
+    const plugins = await trackPlugins(key, backup);
     // Post hooks of pods whose volumes are now backed up (or whose snapshots are taken) run now.
     const hooks = await runReadyPostHooks({
       kube: ctx.kube,
@@ -121,7 +171,15 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
       exec,
       log,
     });
-    const outcome = trackOutcome({ backup, pvbs: state, dataUploads: duState, csiSnapshots: csiState, hooksWaiting: hooks.waiting, nowMs });
+    const outcome = trackOutcome({
+      backup,
+      pvbs: state,
+      dataUploads: duState,
+      csiSnapshots: csiState,
+      hooksWaiting: hooks.waiting,
+      ...(plugins ? { pluginOperations: { attempted: plugins.operations.length, completed: plugins.completed, failed: plugins.failed, pending: plugins.pending, syncMs: ctx.config.itemOperationSyncFrequencyMs } } : {}),
+      nowMs,
+    });
     const { phase, attempted, completed, failed } = outcome;
     await backups.updateStatus(key.namespace, key.name, (b) => {
       if (!WAITING.has(b.status?.phase ?? '')) return false;
@@ -137,7 +195,7 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
       };
     });
     if (outcome.done) {
-      log.info({ backup: key.name, phase, completed, failed, timedOut: state.timedOut || duState.expired.length > 0 }, 'pod volume backups and data uploads done; finalizing');
+      log.info({ backup: key.name, phase, completed, failed, timedOut: state.timedOut || duState.expired.length > 0 }, 'pod volume backups, data uploads and plugin operations done; finalizing');
       return { requeueAfterMs: 0 };
     }
     return { requeueAfterMs: outcome.requeueAfterMs };
@@ -166,8 +224,11 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
     const dus = await listDataUploads(ctx.kube, ctx.namespace, backup.metadata.uid ?? '');
     const dusTimedOut = new Set(dus.filter((d) => !isDataUploadTerminal(d)).map((d) => d.metadata.name ?? ''));
     const duErrors = dataUploadErrors(dus, dusTimedOut);
+    // Plugin operations as the last pass left them (one still pending here was given up on with the backup).
+    const pluginOps = (await storedOperations(store, name)).filter(isPluginOperation);
+    const pluginErrors = failedOperationErrors(pluginOps).map((message) => ({ message }));
     const csi = keepsCsiSnapshots(backup) ? await planCsiFinalization({ kube: ctx.kube, backup, store, now }) : undefined;
-    const errors = [...pvbErrors, ...(timedOut ? [{ message: TIMED_OUT_MESSAGE }] : []), ...duErrors, ...(csi?.errors ?? [])];
+    const errors = [...pvbErrors, ...(timedOut ? [{ message: TIMED_OUT_MESSAGE }] : []), ...duErrors, ...(csi?.errors ?? []), ...pluginErrors];
 
     const storedResults = ((await store.getBackupJson(name, 'results')) as Results | undefined) ?? { warnings: {}, errors: {} };
     const results = addErrors({ warnings: storedResults.warnings ?? {}, errors: storedResults.errors ?? {} }, errors);
@@ -185,6 +246,7 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
       ...pvbs.map((pvb) => backupOperationFor({ backup, pvb, timedOut, now })),
       ...dus.map((du) => dataUploadOperationFor({ backup, du, timedOut: dusTimedOut.has(du.metadata.name ?? ''), now })),
       ...(csi?.operations ?? []),
+      ...pluginOps,
     ];
     const storedPvbs = pvbs.map((p) => ({ ...p, apiVersion: ApiVersionV1, kind: 'PodVolumeBackup' }));
 
@@ -215,6 +277,19 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
       }
       extra.logger.info({ dataUploads: dus.length, errors: duErrors.length }, DATA_UPLOADS_DONE_LOG);
     }
+    if (pluginOps.length && !logText.includes(PLUGIN_OPERATIONS_DONE_LOG)) {
+      for (const op of pluginOps) {
+        const id = op.spec.resourceIdentifier;
+        extra.logger.info(
+          { action: op.spec.backupItemAction, operationID: op.spec.operationID, resource: `${id.Resource}${id.Group ? `.${id.Group}` : ''} ${id.Namespace ? `${id.Namespace}/` : ''}${id.Name}`, phase: op.status.phase, ...(op.status.error ? { error: op.status.error } : {}) },
+          'Plugin operation',
+        );
+        if (op.spec.postOperationItems?.length) {
+          extra.logger.warn({ action: op.spec.backupItemAction, operationID: op.spec.operationID, items: op.spec.postOperationItems.length }, 'the operation named items to back up again once done; cairn does not back them up again (see docs/plugins.md)');
+        }
+      }
+      extra.logger.info({ pluginOperations: pluginOps.length, errors: pluginErrors.length }, PLUGIN_OPERATIONS_DONE_LOG);
+    }
     if (extra.text()) await store.putBackupLog(name, logText + extra.text());
     await store.putBackupJson(name, 'podVolumeBackups', storedPvbs);
     await store.putBackupJson(name, 'itemOperations', operations);
@@ -228,8 +303,12 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
       await releaseCsiSnapshots({ kube: ctx.kube, plan: csi, log });
     }
 
-    const attempted = pvbs.length + dus.length + (csi?.attempted ?? 0);
-    const completed = pvbs.filter((p) => p.status?.phase === 'Completed').length + dus.filter((d) => d.status?.phase === 'Completed').length + (csi?.completed ?? 0);
+    const attempted = pvbs.length + dus.length + (csi?.attempted ?? 0) + pluginOps.length;
+    const completed =
+      pvbs.filter((p) => p.status?.phase === 'Completed').length +
+      dus.filter((d) => d.status?.phase === 'Completed').length +
+      (csi?.completed ?? 0) +
+      pluginOps.filter((o) => o.status.phase === 'Completed').length;
     const final = await backups.updateStatus(key.namespace, name, (b) => {
       if (!ownedByOperations(b) || !FINALIZING.has(b.status?.phase ?? '')) return false;
       b.status = {
@@ -246,7 +325,7 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
       };
     });
     if (final && !ownedByOperations(final)) await store.putBackupMetadata(name, withTypeMeta(final));
-    log.info({ backup: name, phase: final?.status?.phase, podVolumeBackups: pvbs.length, dataUploads: dus.length, csiSnapshots: csi?.attempted ?? 0, failed: attempted - completed }, 'backup done');
+    log.info({ backup: name, phase: final?.status?.phase, podVolumeBackups: pvbs.length, dataUploads: dus.length, csiSnapshots: csi?.attempted ?? 0, pluginOperations: pluginOps.length, failed: attempted - completed }, 'backup done');
   }
 
   return async function reconcile(key: ObjectKey): Promise<ReconcileResult | void> {

@@ -5,7 +5,7 @@
  * single items are errors in the results (the backup ends PartiallyFailed); only a broken archive or an aborted
  * run throws.
  */
-import type { Backup, DataUpload, PodVolumeBackup } from '../../api/index.js';
+import { operationTime, type Backup, type BackupOperation, type DataUpload, type PodVolumeBackup } from '../../api/index.js';
 import { Labels } from '../../api/index.js';
 import type { Logger } from '../../base/logger.js';
 import type { Kube } from '../../kube/client.js';
@@ -65,6 +65,7 @@ export interface BackupItemsOptions {
   volumeSnapshots?: VolumeSnapshotCreator;
   /** The resource policies' scoped filters, added to the spec's (which take precedence). */
   includeExcludePolicy?: IncludeExcludePolicy;
+  now?: () => Date;
   /** Runs backup hooks in pods (`pods/exec`); absent = a pod with hooks gets a hook error. */
   exec?: PodExecutor;
   /** Told the pods whose post hooks wait for their volumes, each time that list changes (it is recorded on the Backup). */
@@ -83,6 +84,8 @@ export interface BackupItemsResult {
   podVolumeBackups: PodVolumeBackup[];
   /** DataUploads of this backup (waited for like the PodVolumeBackups). */
   dataUploads: DataUpload[];
+  /** Asynchronous operations item actions started (Velero's v2 actions); the backup waits for them too. */
+  pluginOperations: BackupOperation[];
   /** CSI snapshots this backup keeps (waited for until they are ready). */
   csiSnapshots: CsiSnapshotRef[];
   /** Hooks run in this run (status.hookStatus). */
@@ -104,6 +107,7 @@ class ItemBackupper {
   private readonly results = new ResultsCollector();
   private readonly items = new BackedUpItems();
   private readonly volumeInfo = new BackupVolumeInfoCollector();
+  private readonly pluginOperations: BackupOperation[] = [];
   private readonly spec;
   private readonly log: Logger;
   private readonly matcher: LabelMatcher;
@@ -178,6 +182,7 @@ class ItemBackupper {
       totalItems: this.itemsBackedUp,
       podVolumeBackups: this.opts.podVolumes?.podVolumeBackups ?? [],
       dataUploads,
+      pluginOperations: this.pluginOperations,
       csiSnapshots,
       hooks: { ...this.hookCounts },
       pendingPostHooks: [...this.pendingPostHooks],
@@ -451,13 +456,24 @@ class ItemBackupper {
         return;
       }
     }
+    const resolve = (n: string) => this.discovery.resolve(n);
+    // Velero's item blocks: what an ItemBlockAction names goes with the item (backed up right after it here).
+    const block: RelatedItem[] = [];
+    for (const action of this.opts.registry.itemBlockActionsFor({ groupResource: r.groupResource, namespace, labels: item.metadata.labels }, resolve)) {
+      try {
+        block.push(...(await action.getRelatedItems(item, { backup: this.opts.backup, log: this.log.child({ action: action.name }) })));
+      } catch (err) {
+        this.error(namespace, `error getting related items from item block action ${action.name} (groupResource=${r.groupResource}, namespace=${namespace ?? ''}, name=${name}): ${(err as Error).message}`);
+      }
+    }
     let current = item;
     const additional: RelatedItem[] = [];
-    for (const action of this.opts.registry.backupActionsFor(r.groupResource, namespace)) {
+    for (const action of this.opts.registry.backupActionsFor(r.groupResource, namespace, item.metadata.labels, resolve)) {
       try {
         const out = await action.execute(current, { backup: this.opts.backup, kube: this.opts.kube, log: this.log.child({ action: action.name }) });
         current = out.item;
         additional.push(...out.additionalItems);
+        if (out.operationID) this.recordOperation(action.name, r, namespace, name, out.operationID, out.postOperationItems ?? []);
       } catch (err) {
         this.error(namespace, `error executing custom action (groupResource=${r.groupResource}, namespace=${namespace ?? ''}, name=${name}): ${(err as Error).message}`);
         return;
@@ -477,6 +493,27 @@ class ItemBackupper {
     this.itemsBackedUp++;
     this.reportProgress();
     if (r.groupResource === PODS && namespace) await this.afterPod(item, namespace);
+    for (const rel of block) await this.backupRelated(rel, where);
+  }
+
+  /** An operation an action started, as Velero records it (phase New, created now); the backup waits for it. */
+  private recordOperation(action: string, r: ApiResource, namespace: string | undefined, name: string, operationID: string, post: readonly RelatedItem[]): void {
+    const id = (groupResource: string, ns: string | undefined, n: string) => {
+      const dot = groupResource.indexOf('.');
+      return { Group: dot < 0 ? '' : groupResource.slice(dot + 1), Resource: dot < 0 ? groupResource : groupResource.slice(0, dot), Namespace: ns ?? '', Name: n };
+    };
+    this.pluginOperations.push({
+      spec: {
+        backupName: this.opts.backup.metadata?.name ?? '',
+        backupUID: this.opts.backup.metadata?.uid ?? '',
+        backupItemAction: action,
+        resourceIdentifier: id(r.groupResource, namespace, name),
+        operationID,
+        postOperationItems: post.length ? post.map((p) => id(p.groupResource, p.namespace, p.name)) : null,
+      },
+      status: { phase: 'New', created: operationTime(this.opts.now?.() ?? new Date()) },
+    });
+    this.log.info({ action, operationID, resource: r.groupResource, ...(namespace ? { namespace } : {}), name }, 'Item action started an asynchronous operation');
   }
 
   /** fs-backup of a pod's volumes: PVBs created now, waited for after all items (a problem is an item error). */

@@ -51,7 +51,7 @@ export interface TrackOutcome {
 export const NO_CSI_SNAPSHOTS: Pick<CsiSnapshotTracking, 'attempted' | 'completed' | 'failed' | 'done' | 'nextDeadlineMs'> = { attempted: 0, completed: 0, failed: 0, done: true, nextDeadlineMs: undefined };
 
 /**
- * The Backup after one look at its PVBs, DataUploads, CSI snapshots and post hooks: still waiting or Finalizing,
+ * The Backup after one look at its PVBs, DataUploads, CSI snapshots, plugin operations and post hooks: still waiting or Finalizing,
  * PartiallyFailed once one failed or timed out, and the next look at the earliest deadline (between 1 s and the
  * resync period; snapshots being cut are polled).
  */
@@ -62,14 +62,17 @@ export function trackOutcome(o: {
   csiSnapshots?: Pick<CsiSnapshotTracking, 'attempted' | 'completed' | 'failed' | 'done' | 'nextDeadlineMs'>;
   /** Post hooks still waiting for their pod's volumes. */
   hooksWaiting?: number;
+  /** Plugins' asynchronous operations after this look at them, and how often they are asked for progress. */
+  pluginOperations?: { attempted: number; completed: number; failed: number; pending: number; syncMs: number };
   nowMs: number;
 }): TrackOutcome {
   const { pvbs, dataUploads: dus } = o;
   const csi = o.csiSnapshots ?? NO_CSI_SNAPSHOTS;
-  const failed = pvbs.failed + dus.failed + csi.failed;
+  const plugins = o.pluginOperations ?? { attempted: 0, completed: 0, failed: 0, pending: 0, syncMs: OPERATIONS_RESYNC_MS };
+  const failed = pvbs.failed + dus.failed + csi.failed + plugins.failed;
   const expired = pvbs.timedOut || dus.expired.length > 0;
   const partially = o.backup.status?.phase === BackupPhase.WaitingForPluginOperationsPartiallyFailed || failed > 0 || expired;
-  const done = (pvbs.allTerminal || pvbs.timedOut) && dus.done && csi.done && (o.hooksWaiting ?? 0) === 0;
+  const done = (pvbs.allTerminal || pvbs.timedOut) && dus.done && csi.done && (o.hooksWaiting ?? 0) === 0 && plugins.pending === 0;
   const phase = done
     ? partially
       ? BackupPhase.FinalizingPartiallyFailed
@@ -80,13 +83,15 @@ export function trackOutcome(o: {
   const deadlines = [...(pvbs.allTerminal ? [] : [pvbs.deadlineMs]), ...(dus.nextDeadlineMs !== undefined ? [dus.nextDeadlineMs] : [])];
   if (csi.nextDeadlineMs !== undefined) deadlines.push(Math.min(csi.nextDeadlineMs, o.nowMs + CSI_SNAPSHOT_POLL_MS));
   const next = deadlines.length ? Math.min(...deadlines) : o.nowMs + OPERATIONS_RESYNC_MS;
+  // Plugins are asked for progress every --item-operation-sync-frequency (nothing wakes the backup otherwise).
+  const resync = plugins.pending ? Math.min(OPERATIONS_RESYNC_MS, plugins.syncMs) : OPERATIONS_RESYNC_MS;
   return {
     phase,
     done,
-    attempted: pvbs.attempted + dus.attempted + csi.attempted,
-    completed: pvbs.completed + dus.completed + csi.completed,
+    attempted: pvbs.attempted + dus.attempted + csi.attempted + plugins.attempted,
+    completed: pvbs.completed + dus.completed + csi.completed + plugins.completed,
     failed,
-    requeueAfterMs: done ? undefined : Math.max(1000, Math.min(OPERATIONS_RESYNC_MS, next - o.nowMs)),
+    requeueAfterMs: done ? undefined : Math.max(1000, Math.min(resync, next - o.nowMs)),
   };
 }
 

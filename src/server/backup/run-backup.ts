@@ -70,7 +70,7 @@ export interface FinalizingStatus {
 }
 
 export interface RunBackupOutcome {
-  /** WaitingForPluginOperations*: the items are stored, the PVBs, DataUploads and CSI snapshots are tracked by the operations controller. */
+  /** WaitingForPluginOperations*: the items are stored; PVBs, DataUploads, CSI snapshots and plugin operations are tracked by the operations controller. */
   phase: typeof BackupPhase.Completed | typeof BackupPhase.PartiallyFailed | WaitingPhase;
   itemOperations: number;
   warnings: number;
@@ -97,6 +97,7 @@ export async function runBackup(opts: RunBackupOptions): Promise<RunBackupOutcom
       ...(opts.podVolumes ? { podVolumes: opts.podVolumes } : {}),
       ...(opts.volumeSnapshots ? { volumeSnapshots: opts.volumeSnapshots } : {}),
       ...(opts.includeExcludePolicy ? { includeExcludePolicy: opts.includeExcludePolicy } : {}),
+      ...(opts.now ? { now: opts.now } : {}),
       ...(opts.exec ? { exec: opts.exec } : {}),
       ...(opts.onPendingPostHooks ? { onPendingPostHooks: opts.onPendingPostHooks } : {}),
       ...(opts.leftoverPostHooks ? { leftoverPostHooks: opts.leftoverPostHooks } : {}),
@@ -127,7 +128,8 @@ async function finishAndUpload(opts: RunBackupOptions, archive: BackupArchiveWri
   const pvbs = items.podVolumeBackups;
   const dus = items.dataUploads;
   const snaps = items.csiSnapshots;
-  const operationCount = pvbs.length + dus.length + snaps.length;
+  const pluginOps = items.pluginOperations;
+  const operationCount = pvbs.length + dus.length + snaps.length + pluginOps.length;
   const waiting = operationCount > 0;
   const phase = waiting
     ? errors > 0
@@ -137,7 +139,17 @@ async function finishAndUpload(opts: RunBackupOptions, archive: BackupArchiveWri
       ? BackupPhase.FinalizingPartiallyFailed
       : BackupPhase.Finalizing;
   opts.log.info(
-    { phase, warnings, errors, itemsBackedUp: items.itemsBackedUp, archiveBytes: finished.size, podVolumeBackups: pvbs.length, ...(dus.length ? { dataUploads: dus.length } : {}), ...(snaps.length ? { csiSnapshots: snaps.length } : {}) },
+    {
+      phase,
+      warnings,
+      errors,
+      itemsBackedUp: items.itemsBackedUp,
+      archiveBytes: finished.size,
+      podVolumeBackups: pvbs.length,
+      ...(dus.length ? { dataUploads: dus.length } : {}),
+      ...(snaps.length ? { csiSnapshots: snaps.length } : {}),
+      ...(pluginOps.length ? { pluginOperations: pluginOps.length } : {}),
+    },
     'Backup items done; uploading',
   );
   const metadata = opts.onFinalizing
@@ -155,11 +167,13 @@ async function finishAndUpload(opts: RunBackupOptions, archive: BackupArchiveWri
       results: items.results.toJSON(),
       resourceList: items.resourceList,
       volumeInfo: items.volumeInfo.toJSON(),
-      // Written now with the PVBs and DataUploads as they are; the operations controller writes them again once they are done.
+      // Written now with the PVBs, DataUploads, CSI snapshots and plugin operations as they are; the operations
+      // controller keeps the plugin operations' progress here and writes them all again once they are done.
       itemOperations: [
         ...pvbs.map((pvb) => backupOperationFor({ backup: metadata, pvb, now: now() })),
         ...dus.map((du) => dataUploadOperationFor({ backup: metadata, du, now: now() })),
         ...snaps.map((ref) => csiSnapshotOperation({ backup: metadata, state: { ref }, phase: OperationPhase.New, now: now() })),
+        ...pluginOps,
       ],
       podVolumeBackups: pvbs,
       volumeSnapshots: [],

@@ -58,7 +58,8 @@ export function downloadHandler(opts: DownloadEndpointOptions): (req: IncomingMe
     if (!target.found) return reply(res, 404, target.reason);
     const info = await target.store.objects.head(target.key);
     if (!info) return reply(res, 404, 'the requested file does not exist in storage');
-    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(info.size), 'cache-control': 'no-store' });
+    // A plugin's store cannot tell the size (-1): the body is then sent chunked.
+    res.writeHead(200, { 'content-type': 'application/octet-stream', ...(info.size >= 0 ? { 'content-length': String(info.size) } : {}), 'cache-control': 'no-store' });
     if (req.method === 'HEAD') return void res.end();
     const body = await target.store.objects.getStream(target.key);
     await pipeline(body, res);

@@ -76,7 +76,7 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
   const restores = customClient<Restore>(opts.kube, Kinds.Restore, parseRestore);
   const lenient = customClient<Restore>(opts.kube, Kinds.Restore, (o) => o as Restore);
   const backups = customClient<Backup>(opts.kube, Kinds.Backup, parseBackup);
-  const locations = new LocationResolver(opts.kube, opts.namespace);
+  const locations = new LocationResolver(opts.kube, opts.namespace, opts.plugins?.locations);
   const registry = opts.registry ?? registerBuiltinRestoreActions(new ItemActionRegistry());
   const client = new DynamicClient(opts.kube);
   const running = new Set<string>();
@@ -236,6 +236,9 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
       registry,
       serverLog: log,
       resourceTimeoutMs: opts.config.resourceTimeoutMs,
+      plugins: opts.plugins,
+      operationTimeoutMs: operationTimeoutMs(restore),
+      operationSyncMs: opts.config.itemOperationSyncFrequencyMs,
       ...(opts.restoreRole ? { restoreRole: opts.restoreRole } : {}),
       onProgress: async (p) => {
         await restores.updateStatus(key.namespace, key.name, (r) => {
@@ -258,6 +261,13 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
           : finalizing
             ? {}
             : { completionTimestamp: statusTime(opts.now()), hookStatus: finishedHookStatus(r.status?.hookStatus) }),
+        ...(!waiting && outcome.pluginOperations.attempted
+          ? {
+              restoreItemOperationsAttempted: outcome.pluginOperations.attempted,
+              restoreItemOperationsCompleted: outcome.pluginOperations.completed,
+              restoreItemOperationsFailed: outcome.pluginOperations.failed,
+            }
+          : {}),
         warnings: outcome.warnings,
         errors: outcome.errors,
         progress: outcome.progress,

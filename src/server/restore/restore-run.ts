@@ -24,6 +24,10 @@ import type { ObjectClient } from './dynamic-client.js';
 import { parseVolumeInfos } from '../../api/volume-info.js';
 import { createRestoreLog } from './restore-log.js';
 import { runRestore, type RestoreProgress } from './restorer.js';
+import type { ServerPlugins } from '../plugins.js';
+import type { PluginSession } from '../../plugins/external/index.js';
+import { checkOperations } from '../plugin-operations.js';
+import type { RestoreOperation } from '../../api/index.js';
 import { NotRestoredVolumes } from './unrestored-volumes.js';
 import { loadResourceModifiers } from './resource-modifiers-load.js';
 import { pluginConfigReader } from './plugin-config.js';
@@ -40,6 +44,12 @@ export interface ExecuteRestoreOptions {
   serverLog: Logger;
   resourceTimeoutMs: number;
   onProgress?: (p: RestoreProgress) => Promise<void>;
+  /** External plugins (their restore item actions join the built-ins; their processes belong to this run). */
+  plugins?: ServerPlugins | undefined;
+  /** How long operations restore item actions start may take (the Restore's itemOperationTimeout). */
+  operationTimeoutMs?: number;
+  /** How often those operations' progress is asked for. */
+  operationSyncMs?: number;
   /** Keeps the restore ClusterRole current: refreshed after a CRD is created, and when a create is forbidden. */
   restoreRole?: RestoreRoleKeeper;
 }
@@ -64,13 +74,28 @@ export interface RestoreOutcome {
   errors: number;
   progress: RestoreProgress;
   failureReason?: string;
+  /** Operations restore item actions started, as they ended (waited for within the run). */
+  pluginOperations: { attempted: number; completed: number; failed: number };
 }
 
 export async function executeRestore(opts: ExecuteRestoreOptions): Promise<RestoreOutcome> {
+  const restoreName = opts.restore.metadata.name ?? '';
+  const rlog = createRestoreLog({ restore: `${opts.restore.metadata.namespace ?? ''}/${restoreName}`, server: opts.serverLog });
+  // The restore's own plugin processes: their log lines go to its log and the server's.
+  const session = opts.plugins?.session([rlog.logger, opts.serverLog.child({ restore: restoreName })]);
+  try {
+    return await executeRestoreIn(opts, rlog, session);
+  } finally {
+    await session?.close().catch((err: unknown) => opts.serverLog.warn({ restore: restoreName, err: (err as Error).message }, 'could not stop the restore plugin processes'));
+  }
+}
+
+const NO_OPERATIONS = { attempted: 0, completed: 0, failed: 0 };
+
+async function executeRestoreIn(opts: ExecuteRestoreOptions, rlog: ReturnType<typeof createRestoreLog>, session: PluginSession | undefined): Promise<RestoreOutcome> {
   const { restore, backup } = opts;
   const restoreName = restore.metadata.name ?? '';
   const backupName = backup.metadata.name ?? '';
-  const rlog = createRestoreLog({ restore: `${restore.metadata.namespace ?? ''}/${restoreName}`, server: opts.serverLog });
   const log = rlog.logger;
   const results = new ResultsCollector();
   let progress: RestoreProgress = { totalItems: 0, itemsRestored: 0 };
@@ -81,17 +106,30 @@ export async function executeRestore(opts: ExecuteRestoreOptions): Promise<Resto
     return undefined;
   });
   if (!resolved) {
-    return { phase: RestorePhase.Failed, podVolumeRestores: 0, dataDownloads: 0, warnings: 0, errors: 0, progress, execHooks: [], failureReason: `storage location "${locName}" could not be opened` };
+    return {
+      phase: RestorePhase.Failed,
+      podVolumeRestores: 0,
+      dataDownloads: 0,
+      warnings: 0,
+      errors: 0,
+      progress,
+      execHooks: [],
+      failureReason: `storage location "${locName}" could not be opened`,
+      pluginOperations: NO_OPERATIONS,
+    };
   }
-  const { store } = resolved;
+  let store = resolved.store;
 
   let failureReason: string | undefined;
   let resourceList: Record<string, string[]> = {};
   let starter: PodVolumeRestoreStarter | undefined;
   let downloads: DataDownloadCreator | undefined;
+  let operations: RestoreOperation[] = [];
   const unrestored = new NotRestoredVolumes();
   let execHooks: PendingRestoreHooks[] = [];
   try {
+    if (session && opts.locations.servedByPlugin(resolved.location)) store = await opts.locations.openIn(resolved.location, session);
+    const registry = session && opts.plugins ? await opts.plugins.actionsFor(session, opts.registry, new Set(['restore'] as const)) : opts.registry;
     log.info(`Starting restore of backup ${backupName} from location ${locName}`);
     const archive = await readBackupArchive(await store.getBackupContents(backupName));
     for (const w of archive.warnings) {
@@ -151,7 +189,7 @@ export async function executeRestore(opts: ExecuteRestoreOptions): Promise<Resto
       volumeInfos,
       client: opts.client,
       kube: opts.kube,
-      registry: opts.registry,
+      registry,
       log,
       results,
       resourceTimeoutMs: opts.resourceTimeoutMs,
@@ -172,6 +210,7 @@ export async function executeRestore(opts: ExecuteRestoreOptions): Promise<Resto
     unrestored.report(results);
     for (const v of unrestored.all) log[v.excluded ? 'warn' : 'error'](`${v.namespace}: ${v.what} was not restored: ${v.reason}`);
     execHooks = run.execHooks;
+    operations = await waitForPluginOperations(run.pluginOperations, { ...opts, registry, log, results });
   } catch (err) {
     failureReason = `restore failed: ${(err as Error).message}`;
     log.error(failureReason);
@@ -186,7 +225,7 @@ export async function executeRestore(opts: ExecuteRestoreOptions): Promise<Resto
       log: rlog.text(),
       results: results.toJSON(),
       resourceList,
-      itemOperations: [...podVolumeRestoreOperations(restore, started), ...dataDownloadOperations(restore, startedDownloads)],
+      itemOperations: [...podVolumeRestoreOperations(restore, started), ...dataDownloadOperations(restore, startedDownloads), ...operations],
       // Finalizing adds the entries of the PVRs and DataDownloads, keeping these.
       volumeInfo: unrestored.volumeInfos(),
     });
@@ -219,5 +258,42 @@ export async function executeRestore(opts: ExecuteRestoreOptions): Promise<Resto
     progress,
     execHooks: hooks,
     ...(failureReason ? { failureReason } : {}),
+    pluginOperations: {
+      attempted: operations.length,
+      completed: operations.filter((o) => o.status.phase === 'Completed').length,
+      failed: operations.filter((o) => o.status.phase === 'Failed').length,
+    },
   };
+}
+
+/**
+ * Operations restore item actions started: asked for their progress every `operationSyncMs` until each is done,
+ * failed or timed out (then cancelled), within the run (the restore stays InProgress meanwhile). Failures are
+ * errors in the results.
+ */
+async function waitForPluginOperations(
+  started: RestoreOperation[],
+  opts: ExecuteRestoreOptions & { registry: ItemActionRegistry; log: Logger; results: ResultsCollector },
+): Promise<RestoreOperation[]> {
+  let operations = started;
+  if (!operations.length) return operations;
+  opts.log.info(`Waiting for ${operations.length} restore item action operations to complete`);
+  for (;;) {
+    const state = await checkOperations({
+      operations,
+      owner: opts.restore,
+      kind: 'RestoreItemActionV2',
+      actionFor: async (name) => opts.registry.restoreAction(name),
+      timeoutMs: opts.operationTimeoutMs ?? 4 * 3600_000,
+      now: new Date(),
+      log: opts.log,
+    });
+    operations = state.operations;
+    for (const e of state.errors) {
+      opts.results.error({ kind: 'velero' }, e);
+      opts.log.error(e);
+    }
+    if (!state.pending) return operations;
+    await new Promise((r) => setTimeout(r, opts.operationSyncMs ?? 10_000));
+  }
 }

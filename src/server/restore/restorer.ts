@@ -5,7 +5,7 @@
  * object with the restore labels, and handles objects that exist per `existingResourcePolicy`. Every outcome is
  * recorded in the resource list and the warnings/errors of the results; nothing here writes the Restore itself.
  */
-import { Labels, labelValue, type Backup, type ExistingResourcePolicy, type PodVolumeBackup, type Restore } from '../../api/index.js';
+import { Labels, labelValue, operationTime, type Backup, type ExistingResourcePolicy, type PodVolumeBackup, type Restore, type RestoreOperation } from '../../api/index.js';
 import type { Logger } from '../../base/logger.js';
 import type { Kube } from '../../kube/client.js';
 import { retryTransient } from '../../kube/client.js';
@@ -73,6 +73,8 @@ export interface RunRestoreOptions {
 export interface RunRestoreResult extends RestoreProgress {
   /** `{"<apiVersion>/<Kind>": ["ns/name(created)", ...]}`, lists sorted. */
   resourceList: Record<string, string[]>;
+  /** Asynchronous operations restore item actions started (Velero's v2 actions), phase New. */
+  pluginOperations: RestoreOperation[];
   /** Exec hooks of the restored pods, by container, to run once their containers are up. */
   execHooks: PendingRestoreHooks[];
 }
@@ -176,6 +178,9 @@ class RestoreRun {
   private readonly ownedItems: { ref: ReturnType<typeof ref>; ownerReferences: OwnerRef[] }[] = [];
   private progress: RestoreProgress = { totalItems: 0, itemsRestored: 0 };
   private lastProgressAt = 0;
+  private readonly pluginOperations: RestoreOperation[] = [];
+  /** Every group-resource of the archive, to resolve names like `pod` in actions' selectors. */
+  private readonly archiveResources: readonly string[];
   private readonly execHooks: PendingRestoreHooks[] = [];
 
   constructor(private readonly opts: RunRestoreOptions) {
@@ -192,7 +197,14 @@ class RestoreRun {
     const p = opts.restore.spec.existingResourcePolicy;
     this.policy = p === 'none' || p === 'update' ? p : undefined;
     for (const item of opts.archive.items) this.byKey.set(itemKey(item.groupResource, item.namespace, item.name), item);
+    this.archiveResources = [...new Set(opts.archive.items.map((i) => i.groupResource))];
   }
+
+  /** A selector's resource name as a group-resource of the archive: exact, plural of a singular, or the first of its group. */
+  private resolveResource = (name: string): string | undefined => {
+    const n = name.toLowerCase();
+    return this.archiveResources.find((r) => r === n || r === `${n}s` || r.split('.')[0] === n);
+  };
 
   private get log(): Logger {
     return this.opts.log;
@@ -223,7 +235,7 @@ class RestoreRun {
     await this.reportProgress(true);
     this.log.info(`Restored ${this.progress.itemsRestored} items out of an estimated total of ${this.progress.totalItems}`);
     const resourceList = Object.fromEntries([...this.resourceList.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, [...v].sort()]));
-    return { ...this.progress, resourceList, execHooks: [...this.execHooks] };
+    return { ...this.progress, resourceList, execHooks: [...this.execHooks], pluginOperations: this.pluginOperations };
   }
 
   private async reportProgress(force: boolean): Promise<void> {
@@ -297,7 +309,7 @@ class RestoreRun {
     delete obj.status;
     if (target !== undefined) obj.metadata.namespace = target;
 
-    for (const action of this.opts.registry.restoreActionsFor(item.groupResource, item.namespace)) {
+    for (const action of this.opts.registry.restoreActionsFor(item.groupResource, item.namespace, item.object.metadata.labels, this.resolveResource)) {
       const res = await action.execute(obj, {
         restore,
         backup,
@@ -321,6 +333,14 @@ class RestoreRun {
         const related = this.byKey.get(itemKey(extra.groupResource, extra.namespace, extra.name));
         if (related) await this.restoreItem(related);
       }
+      if (res.waitForAdditionalItems && res.additionalItems?.length && action.areAdditionalItemsReady) {
+        const why = await this.waitForAdditionalItems(action.name, res.additionalItems, res.additionalItemsReadyTimeoutMs || this.opts.resourceTimeoutMs, action.areAdditionalItemsReady.bind(action));
+        if (why) {
+          this.opts.results.error(scopeOf(target), `error from restore item action ${action.name} waiting for the additional items of ${item.object.kind} ${item.name}: ${why}`);
+          return { outcome: 'failed', recorded: { apiVersion: obj.apiVersion, kind: obj.kind, namespace: target, name: item.name } };
+        }
+      }
+      if (res.operationID) this.recordOperation(action.name, item, target, res.operationID);
     }
 
     if (item.groupResource === 'persistentvolumeclaims') await this.unbindIfReprovisioned(obj);
@@ -359,6 +379,46 @@ class RestoreRun {
     }
     await this.rememberForOwners(item.object, obj, created, outcome);
     return { outcome, recorded: { apiVersion: obj.apiVersion, kind: obj.kind, namespace: target, name: obj.metadata.name } };
+  }
+
+  /** Asks the action until it says the items are ready; the reason it gave up, or undefined when they are. */
+  private async waitForAdditionalItems(
+    action: string,
+    items: readonly { groupResource: string; namespace?: string; name: string }[],
+    timeoutMs: number,
+    ready: (items: readonly { groupResource: string; namespace?: string; name: string }[], restore: Restore) => Promise<boolean>,
+  ): Promise<string | undefined> {
+    try {
+      await pollUntil(async () => ({ done: await ready(items, this.opts.restore), state: 'not ready' }), {
+        timeoutMs,
+        intervalMs: this.opts.pollIntervalMs ?? 1000,
+        what: `the additional items of ${action} to be ready`,
+      });
+      return undefined;
+    } catch (err) {
+      return (err as Error).message;
+    }
+  }
+
+  /** An operation an action started, as Velero records it (phase New, created now). */
+  private recordOperation(action: string, item: ArchiveItem, target: string | undefined, operationID: string): void {
+    const dot = item.groupResource.indexOf('.');
+    this.pluginOperations.push({
+      spec: {
+        restoreName: this.opts.restore.metadata.name ?? '',
+        restoreUID: this.opts.restore.metadata.uid ?? '',
+        restoreItemAction: action,
+        resourceIdentifier: {
+          Group: dot < 0 ? '' : item.groupResource.slice(dot + 1),
+          Resource: dot < 0 ? item.groupResource : item.groupResource.slice(0, dot),
+          Namespace: target ?? '',
+          Name: item.name,
+        },
+        operationID,
+      },
+      status: { phase: 'New', created: operationTime(new Date()) },
+    });
+    this.log.info({ action, operationID }, `Restore item action started an asynchronous operation for ${item.object.kind} ${item.name}`);
   }
 
   /**

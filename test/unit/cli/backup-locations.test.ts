@@ -29,9 +29,14 @@ describe('backup-location create', () => {
     });
   });
 
+  it('leaves a provider no built-in serves, and its bucket and config, to the plugin that serves it', () => {
+    const loc = buildLocation({ name: 'gcs', namespace: 'velero', provider: 'gcp', bucket: 'My_Bucket', config: 'serviceAccount=backup@p.iam' });
+    expect(loc.spec).toMatchObject({ provider: 'gcp', objectStorage: { bucket: 'My_Bucket' }, config: { serviceAccount: 'backup@p.iam' } });
+  });
+
   it.each([
     [{ name: 'Bad_Name' }, 'NAME'],
-    [{ provider: 'azure' }, '--provider'],
+    [{ provider: 'no such provider' }, '--provider'],
     [{ config: 'region' }, '--config'],
     [{ config: 'bogus=1' }, '--config'],
     [{ credential: 'a=b,c=d' }, '--credential'],

@@ -66,7 +66,7 @@ describe('install flags', () => {
   });
 
   it.each([
-    [{ provider: 'gcp', bucket: 'b' }, '--provider', /unknown provider "gcp"/],
+    [{ provider: 'gcp', bucket: 'b' }, '--provider', /"gcp" is not built in \(built in: aws, filesystem\); install the plugin that provides it with --plugins IMAGE/],
     [{ provider: 'aws', 'secret-file': creds }, '--bucket', /required with --provider aws/],
     [{ provider: 'aws', bucket: 'Bad_Bucket', 'secret-file': creds }, '--bucket', /not a valid S3 bucket name/],
     [{ provider: 'aws', bucket: 'b1b', 'backup-location-config': 'region', 'secret-file': creds }, '--backup-location-config', /expected key=value/],

@@ -14,7 +14,16 @@ async function collect(store: ObjectStore, prefix: string): Promise<string[]> {
   return keys;
 }
 
-export function objectStoreConformance(makeStore: () => Promise<ObjectStore>): void {
+export interface ConformanceOptions {
+  /**
+   * The backend reports sizes (head, list). Velero's ObjectStore plugin protocol has no stat, so a plugin's store
+   * reports -1: the size checks are replaced by checks that the object exists.
+   */
+  sizes?: boolean;
+}
+
+export function objectStoreConformance(makeStore: () => Promise<ObjectStore>, opts: ConformanceOptions = {}): void {
+  const sizes = opts.sizes ?? true;
   it('puts and gets whole objects and byte ranges', async () => {
     const store = await makeStore();
     const body = randomBytes(100_000);
@@ -53,7 +62,7 @@ export function objectStoreConformance(makeStore: () => Promise<ObjectStore>): v
     const store = await makeStore();
     await store.put('h/one', Buffer.alloc(1234, 7));
     const info = await store.head('h/one');
-    expect(info?.size).toBe(1234);
+    expect(info?.size).toBe(sizes ? 1234 : -1);
     expect(info?.key).toBe('h/one');
     expect(info?.lastModified).toBeInstanceOf(Date);
   });
@@ -67,9 +76,9 @@ export function objectStoreConformance(makeStore: () => Promise<ObjectStore>): v
     expect(await collect(store, 'data')).toEqual(['data-x', 'data/a', 'data/ab/1', 'data/ab/2', 'data/ac/3']);
     expect(await collect(store, 'nothing/')).toEqual([]);
     expect((await collect(store, '')).sort()).toEqual([...keys].sort());
-    const sizes: number[] = [];
-    for await (const o of store.list('index/')) sizes.push(o.size);
-    expect(sizes).toEqual([8]);
+    const found: number[] = [];
+    for await (const o of store.list('index/')) found.push(o.size);
+    expect(found).toEqual([sizes ? 8 : -1]);
   });
 
   it('lists many objects across pages', async () => {
@@ -99,6 +108,6 @@ export function objectStoreConformance(makeStore: () => Promise<ObjectStore>): v
     const store = await makeStore();
     await store.put('empty', Buffer.alloc(0));
     expect((await store.get('empty')).length).toBe(0);
-    expect((await store.head('empty'))?.size).toBe(0);
+    expect((await store.head('empty'))?.size).toBe(sizes ? 0 : -1);
   });
 }

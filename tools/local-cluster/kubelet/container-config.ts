@@ -106,6 +106,7 @@ export async function containerConfig(o: ContainerConfigOptions): Promise<Contai
       bidirectional: vm.mountPropagation === 'Bidirectional' && c.securityContext?.privileged === true,
     });
   }
+  for (const f of program.imageFiles ?? []) mounts.push({ source: f.source, target: f.target, readOnly: true, sourceIsFile: true });
   // Block volumes (volumeDevices): the published device file is bound at devicePath.
   for (const vd of c.volumeDevices ?? []) {
     const vol = o.volumes.get(vd.name);

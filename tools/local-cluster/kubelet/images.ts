@@ -1,12 +1,20 @@
 /**
  * Images map to programs on this machine (there is no container runtime). One table decides:
  * cairn's image runs the working tree's cairn with Node 24; a few workload images run the host's shell and
- * coreutils; anything else cannot be "pulled".
+ * coreutils; Velero plugin images copy their plugin binary (built from the Go module proxy by the toolchain's
+ * 'tool' groups) to /target, as their entrypoint does; anything else cannot be "pulled".
  */
 import { join } from 'node:path';
-import { csiBinaryPaths, type CsiBinaryPaths } from '../toolchain.js';
+import { csiBinaryPaths, toolBinaryPath, type CsiBinaryPaths, type ToolBinaryPaths } from '../toolchain.js';
 
-export type ImageKind = 'cairn' | 'host-tools' | 'pause' | 'csi-hostpath-driver' | 'csi-binary';
+export type ImageKind = 'cairn' | 'host-tools' | 'pause' | 'csi-hostpath-driver' | 'csi-binary' | 'velero-plugin';
+
+/** Plugin images → the binary their entrypoint copies (`cp-plugin /plugins/<name> /target/<name>`). */
+const PLUGIN_BINARIES: Readonly<Record<string, keyof ToolBinaryPaths>> = {
+  'velero-plugin-for-aws': 'veleroPluginForAws',
+  'velero-plugin-for-gcp': 'veleroPluginForGcp',
+  'cairn-test-plugins': 'cairnTestPlugins',
+};
 
 /** CSI images (tools/local-cluster/csi/) → the cached binary built by `setup --csi`. */
 const CSI_BINARIES: Readonly<Record<string, keyof CsiBinaryPaths>> = {
@@ -28,6 +36,9 @@ const IMAGE_TABLE: Readonly<Record<string, ImageKind>> = {
   'csi-provisioner': 'csi-binary',
   'csi-snapshotter': 'csi-binary',
   'snapshot-controller': 'csi-binary',
+  'velero-plugin-for-aws': 'velero-plugin',
+  'velero-plugin-for-gcp': 'velero-plugin',
+  'cairn-test-plugins': 'velero-plugin',
 };
 
 /** Default command of each kind when the pod gives neither command nor args (the image's ENTRYPOINT/CMD). */
@@ -37,6 +48,7 @@ const DEFAULT_COMMAND: Readonly<Record<ImageKind, readonly string[]>> = {
   pause: ['sleep', 'infinity'],
   'csi-hostpath-driver': [],
   'csi-binary': [],
+  'velero-plugin': [],
 };
 
 /** `ghcr.io:443/x/cairn:v1@sha256:…` → `cairn`. */
@@ -61,7 +73,8 @@ export interface ResolveProgramOptions {
 }
 
 export type ResolvedProgram =
-  | { ok: true; kind: ImageKind; argv: string[] }
+  /** `imageFiles`: files the image would contain, bound read-only at their path in the container. */
+  | { ok: true; kind: ImageKind; argv: string[]; imageFiles?: { source: string; target: string }[] }
   | { ok: false; reason: 'ErrImagePull'; message: string };
 
 /** Applies Kubernetes' command/args rules (command replaces ENTRYPOINT, args replace CMD) to the mapped image. */
@@ -102,6 +115,18 @@ export function resolveProgram(opts: ResolveProgramOptions): ResolvedProgram {
     // The images' entrypoint is the binary itself; a command naming it is mapped the same way.
     const rest = command.length > 0 && /^\/?(csi-provisioner|csi-snapshotter|snapshot-controller)$/.test(command[0] ?? '') ? command.slice(1) : command;
     return { ok: true, kind, argv: [binary, ...rest, ...args] };
+  }
+  if (kind === 'velero-plugin') {
+    const name = imageRepositoryName(opts.image);
+    const binary = toolBinaryPath(PLUGIN_BINARIES[name] ?? 'cairnTestPlugins');
+    if (!binary) {
+      return { ok: false, reason: 'ErrImagePull', message: `the binary of ${name} is not built yet (the plugin tests build it with ensureToolBinary)` };
+    }
+    // The image holds the plugin at /plugins/<name> (bound in, so an unprivileged container reads it wherever the
+    // cache is); its entrypoint copies it into the shared volume mounted at /target and exits.
+    const imageFiles = [{ source: binary, target: `/plugins/${name}` }];
+    if (command.length > 0) return { ok: true, kind, argv: [...command, ...args], imageFiles };
+    return { ok: true, kind, argv: ['cp', `/plugins/${name}`, `/target/${name}`], imageFiles };
   }
   if (command.length > 0) return { ok: true, kind, argv: [...command, ...args] };
   if (args.length > 0) return { ok: true, kind, argv: [...args] };

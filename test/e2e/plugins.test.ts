@@ -1,0 +1,258 @@
+/**
+ * Velero plugins through cairn, end to end on the test bed: `install --plugins` with Velero's AWS and GCP plugins
+ * and the test bed's Go plugins (written against Velero's framework); the init containers copy the binaries into
+ * the server's /plugins, the server lists them at start (`plugin get`). Then, through the CLI:
+ *   - a namespace backed up and restored through Velero's AWS plugin against MinIO (asked for with
+ *     --prefer-plugin velero.io/aws), with Velero's layout (cairn's built-in S3 store reads it back);
+ *   - the test plugins' effects: annotations written at backup and restore, a Secret added as a related item, an
+ *     item block, an item a restore action skips, a plugin log line with the plugin's name in the backup log;
+ *   - an asynchronous BackupItemAction v2: WaitingForPluginOperations, progress in `describe --details`, then
+ *     Completed; another cancelled by the item operation timeout, which reaches the plugin;
+ *   - a plugin crashing mid-item: that item fails with the plugin's panic, the backup goes on, the next works;
+ *   - a location served by the test plugins' directory store, and one served by the GCP plugin, Unavailable
+ *     with Google's own error (no cloud is reachable here).
+ */
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clusterInfo, kubectl } from '../support/cluster.js';
+import { cairn } from '../support/cli.js';
+import { waitFor } from '../support/wait.js';
+import { ensureToolBinary } from '../../tools/local-cluster/toolchain.js';
+import { S3ObjectStore } from '../../src/plugins/object-store/index.js';
+import { BackupStore } from '../../src/storage/backup-store.js';
+
+const NS = 'cairn-e2e-plugins';
+const APP = 'e2e-plugins-app';
+const COPY = 'e2e-plugins-copy';
+const PREFIX = 'e2e-plugins';
+const AWS_IMAGE = 'velero/velero-plugin-for-aws:v1.14.3';
+const GCP_IMAGE = 'velero/velero-plugin-for-gcp:v1.14.2';
+const TEST_IMAGE = 'cairn.local/cairn-test-plugins:dev';
+const say = (line: string) => process.stderr.write(`[plugins e2e] ${line}\n`);
+
+const APP_OBJECTS = `
+apiVersion: v1
+kind: Namespace
+metadata: { name: ${APP} }
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: { name: settings, namespace: ${APP}, labels: { app: shop, example.cairn.io/include-secret: token } }
+data: { colour: blue }
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: { name: grouped, namespace: ${APP}, labels: { example.cairn.io/group-with: grouped-secret } }
+data: { a: b }
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: { name: not-restored, namespace: ${APP}, labels: { example.cairn.io/skip-restore: "true" } }
+data: { a: b }
+---
+apiVersion: v1
+kind: Secret
+metadata: { name: token, namespace: ${APP} }
+stringData: { token: not-a-real-secret }
+---
+apiVersion: v1
+kind: Secret
+metadata: { name: grouped-secret, namespace: ${APP} }
+stringData: { x: y }
+`;
+
+interface Described {
+  status?: { phase?: string; errors?: number; backupItemOperationsAttempted?: number; backupItemOperationsCompleted?: number; backupItemOperationsFailed?: number };
+}
+
+describe('Velero plugins through cairn', () => {
+  let kubeconfig: string;
+  let storeRoot: string;
+  const run = (args: string[]) => cairn([...args, '-n', NS], { kubeconfig });
+  const phaseOf = async (kind: 'backup' | 'restore', name: string) => ((JSON.parse((await run([kind, 'get', name, '-o', 'json'])).stdout || '{}') as Described).status?.phase ?? '');
+  const waitPhase = (kind: 'backup' | 'restore', name: string, phases: string[], timeoutMs = 240_000) =>
+    waitFor(async () => (phases.includes(await phaseOf(kind, name)) ? phaseOf(kind, name) : undefined), { timeoutMs, intervalMs: 1000, description: `${kind} ${name} in ${phases.join('|')}` });
+
+  beforeAll(async () => {
+    const info = clusterInfo();
+    kubeconfig = info.kubeconfigPath;
+    // The plugin images map to these binaries on the test bed (built from the Go module proxy once, then cached).
+    for (const key of ['veleroPluginForAws', 'veleroPluginForGcp', 'cairnTestPlugins'] as const) await ensureToolBinary(key, say);
+    const dir = mkdtempSync(join(tmpdir(), 'cairn-e2e-plugins-'));
+    const creds = join(dir, 'credentials');
+    writeFileSync(creds, `[default]\naws_access_key_id = ${info.s3.accessKeyId}\naws_secret_access_key = ${info.s3.secretAccessKey}\n`);
+    storeRoot = join(dir, 'directory-store');
+    await waitFor(async () => (await kubectl(['get', 'namespace', NS, APP, COPY], { allowFailure: true })).stdout.trim() === '', {
+      timeoutMs: 120_000,
+      intervalMs: 1000,
+      description: 'namespaces of an earlier run gone',
+    });
+    const install = await cairn(
+      [
+        'install', '-n', NS, '--provider', 'aws', '--bucket', info.s3.bucket, '--prefix', PREFIX, '--secret-file', creds,
+        '--backup-location-config', `region=${info.s3.region},s3Url=${info.s3.endpoint},s3ForcePathStyle=true`,
+        '--plugins', `${AWS_IMAGE},${GCP_IMAGE},${TEST_IMAGE}`, '--prefer-plugin', 'velero.io/aws',
+        '--image', 'ghcr.io/cairn-backup/cairn:dev',
+      ],
+      { kubeconfig },
+    );
+    expect(install.exitCode, install.stderr).toBe(0);
+    // Progress every 2s instead of 10s, so a few-second operation shows some.
+    await kubectl(['-n', NS, 'patch', 'deployment', 'cairn', '--type=json', '-p', JSON.stringify([{ op: 'add', path: '/spec/template/spec/containers/0/args/-', value: '--item-operation-sync-frequency=2s' }])]);
+    await kubectl(['-n', NS, 'rollout', 'status', 'deployment/cairn', '--timeout=300s']);
+    await waitFor(
+      async () => (JSON.parse((await run(['backup-location', 'get', 'default', '-o', 'json'])).stdout) as { status?: { phase?: string } }).status?.phase === 'Available',
+      { timeoutMs: 180_000, intervalMs: 1000, description: 'backup location default Available (through the AWS plugin)' },
+    );
+    await kubectl(['apply', '-f', '-'], { input: APP_OBJECTS });
+  }, 60 * 60_000);
+
+  afterAll(async () => {
+    await kubectl(['delete', 'namespace', APP, COPY, NS, '--ignore-not-found', '--wait=false'], { allowFailure: true });
+  });
+
+  it('install copied the plugins into the server, which lists them with Velero kinds (plugin get)', async () => {
+    const d = JSON.parse((await kubectl(['-n', NS, 'get', 'deployment', 'cairn', '-o', 'json'])).stdout) as { spec: { template: { spec: { initContainers: { name: string; image: string }[] } } } };
+    expect(d.spec.template.spec.initContainers.map((c) => `${c.name}=${c.image}`)).toEqual([
+      `velero-velero-plugin-for-aws=${AWS_IMAGE}`,
+      `velero-velero-plugin-for-gcp=${GCP_IMAGE}`,
+      `cairn-local-cairn-test-plugins=${TEST_IMAGE}`,
+    ]);
+    const got = await run(['plugin', 'get']);
+    expect(got.exitCode, got.stderr).toBe(0);
+    const rows = got.stdout.trim().split('\n').map((l) => l.split(/\s+/).join(' '));
+    expect(rows[0]).toBe('NAME KIND');
+    for (const row of [
+      'example.cairn.io/annotate BackupItemAction',
+      'example.cairn.io/async BackupItemActionV2',
+      'example.cairn.io/record-delete DeleteItemAction',
+      'example.cairn.io/group ItemBlockAction',
+      'example.cairn.io/directory ObjectStore',
+      'velero.io/aws ObjectStore',
+      'velero.io/gcp ObjectStore',
+      'example.cairn.io/annotate RestoreItemAction',
+      'example.cairn.io/skip RestoreItemActionV2',
+      'velero.io/aws VolumeSnapshotter',
+      'velero.io/gcp VolumeSnapshotter',
+      'velero.io/pod BackupItemAction',
+    ]) {
+      expect(rows).toContain(row);
+    }
+    // One velero.io/aws object store: the plugin, asked for in place of the built-in.
+    expect(rows.filter((r) => r === 'velero.io/aws ObjectStore')).toHaveLength(1);
+  });
+
+  it('backs up a namespace through Velero AWS plugin, with the test plugins effects, in Velero layout', async () => {
+    const r = await run(['backup', 'create', 'through-aws', '--include-namespaces', APP, '--include-resources', 'configmaps', '--wait']);
+    expect(r.exitCode, `${r.stdout}\n${r.stderr}`).toBe(0);
+    expect(r.stdout).toContain('Backup completed with status: Completed.');
+    const details = await run(['backup', 'describe', 'through-aws', '--details']);
+    // Only config maps were asked for; the plugins added the Secrets (a related item, an item block).
+    expect(details.stdout).toContain(`    - ${APP}/token\n`);
+    expect(details.stdout).toContain(`    - ${APP}/grouped-secret\n`);
+    const logs = await run(['backup', 'logs', 'through-aws']);
+    expect(logs.stdout).toMatch(/annotating config map .*pluginName=cairn-test-plugins/);
+    // The files are where Velero's layout puts them: cairn's built-in S3 store reads them back.
+    const { s3 } = clusterInfo();
+    const builtIn = new BackupStore(new S3ObjectStore({ bucket: s3.bucket, prefix: PREFIX, endpoint: s3.endpoint, region: s3.region, forcePathStyle: true, credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey } }));
+    expect(await builtIn.listBackupDirs()).toContain('through-aws');
+    const archive = await run(['backup', 'download', 'through-aws', '-o', join(mkdtempSync(join(tmpdir(), 'dl-')), 'b.tar.gz')]);
+    expect(archive.exitCode, archive.stderr).toBe(0);
+  });
+
+  it('restores it through the same plugin, with the restore action annotation and the skipped item', async () => {
+    const r = await run(['restore', 'create', 'from-aws', '--from-backup', 'through-aws', '--namespace-mappings', `${APP}:${COPY}`, '--wait']);
+    expect(r.exitCode, `${r.stdout}\n${r.stderr}`).toBe(0);
+    const cm = JSON.parse((await kubectl(['-n', COPY, 'get', 'configmap', 'settings', '-o', 'json'])).stdout) as { metadata: { annotations: Record<string, string> }; data: Record<string, string> };
+    expect(cm.data).toEqual({ colour: 'blue' });
+    expect(cm.metadata.annotations['example.cairn.io/backed-up-by']).toBe('example.cairn.io/annotate in backup through-aws');
+    expect(cm.metadata.annotations['example.cairn.io/restored-by']).toBe('example.cairn.io/annotate in restore from-aws');
+    expect((await kubectl(['-n', COPY, 'get', 'secret', 'token'], { allowFailure: true })).exitCode).toBe(0);
+    expect((await kubectl(['-n', COPY, 'get', 'configmap', 'not-restored'], { allowFailure: true })).exitCode).not.toBe(0);
+  });
+
+  it('waits for an asynchronous plugin operation, showing its progress, then completes', async () => {
+    await kubectl(['-n', APP, 'create', 'configmap', 'slow-one', '--from-literal=a=b']);
+    await kubectl(['-n', APP, 'label', 'configmap', 'slow-one', 'example.cairn.io/async=8']);
+    const create = await run(['backup', 'create', 'async', '--include-namespaces', APP, '--include-resources', 'configmaps', '-l', 'example.cairn.io/async']);
+    expect(create.exitCode, create.stderr).toBe(0);
+    await waitPhase('backup', 'async', ['WaitingForPluginOperations']);
+    const progress = await waitFor(
+      async () => {
+        const d = (await run(['backup', 'describe', 'async', '--details'])).stdout;
+        return /Progress:\s+[1-7] of 8 complete \(seconds\)/.test(d) ? d : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 500, description: 'describe --details showing the operation part done' },
+    );
+    expect(progress).toContain(`Operation for configmaps ${APP}/slow-one:`);
+    expect(progress).toMatch(/Backup Item Action Plugin:\s+example.cairn.io\/async/);
+    expect(progress).toMatch(/Progress description:\s+counting seconds/);
+    expect(await waitPhase('backup', 'async', ['Completed', 'PartiallyFailed'])).toBe('Completed');
+    const done = (await run(['backup', 'describe', 'async', '--details'])).stdout;
+    expect(done).toMatch(/Phase:\s+Completed/);
+    expect(done).toMatch(/Progress:\s+8 of 8 complete \(seconds\)/);
+  });
+
+  it('cancels an operation past the item operation timeout; the cancel reaches the plugin', async () => {
+    await kubectl(['-n', APP, 'create', 'configmap', 'too-slow', '--from-literal=a=b']);
+    await kubectl(['-n', APP, 'label', 'configmap', 'too-slow', 'example.cairn.io/async=600']);
+    const create = await run(['backup', 'create', 'cancelled', '--include-namespaces', APP, '--include-resources', 'configmaps', '-l', 'example.cairn.io/async=600', '--item-operation-timeout', '5s']);
+    expect(create.exitCode, create.stderr).toBe(0);
+    expect(await waitPhase('backup', 'cancelled', ['Completed', 'PartiallyFailed'])).toBe('PartiallyFailed');
+    const d = (await run(['backup', 'describe', 'cancelled', '--details'])).stdout;
+    expect(d).toMatch(/Operation Error:\s+Asynchronous action timed out/);
+    const logs = (await run(['backup', 'logs', 'cancelled'])).stdout;
+    expect(logs).toMatch(/cancel received .*pluginName=cairn-test-plugins/);
+    expect(logs).toContain('Asynchronous action timed out, plugin: example.cairn.io/async');
+  });
+
+  it('fails the item a plugin crashes on with its panic, and goes on', async () => {
+    await kubectl(['-n', APP, 'create', 'configmap', 'crasher', '--from-literal=a=b']);
+    await kubectl(['-n', APP, 'label', 'configmap', 'crasher', 'example.cairn.io/crash=true']);
+    const r = await run(['backup', 'create', 'crash', '--include-namespaces', APP, '--include-resources', 'configmaps', '--wait']);
+    expect(r.stdout).toContain('Backup completed with status: PartiallyFailed.');
+    const d = (await run(['backup', 'describe', 'crash', '--details'])).stdout;
+    expect(d).toMatch(/panic: crashing on purpose while backing up e2e-plugins-app\/crasher/);
+    expect(d).toContain(`    - ${APP}/settings\n`);
+    await kubectl(['-n', APP, 'delete', 'configmap', 'crasher']);
+    const next = await run(['backup', 'create', 'after-crash', '--include-namespaces', APP, '--include-resources', 'configmaps', '--wait']);
+    expect(next.stdout).toContain('Backup completed with status: Completed.');
+  });
+
+  it('backs up to and restores from a location a plugin directory store serves', async () => {
+    const loc = await run(['backup-location', 'create', 'directory', '--provider', 'example.cairn.io/directory', '--bucket', 'plugin-bucket', '--prefix', 'cluster-a', '--config', `root=${storeRoot}`]);
+    expect(loc.exitCode, loc.stderr).toBe(0);
+    await waitFor(async () => (JSON.parse((await run(['backup-location', 'get', 'directory', '-o', 'json'])).stdout) as { status?: { phase?: string } }).status?.phase === 'Available', {
+      timeoutMs: 120_000,
+      intervalMs: 1000,
+      description: 'backup location directory Available',
+    });
+    const r = await run(['backup', 'create', 'in-directory', '--include-namespaces', APP, '--storage-location', 'directory', '--wait']);
+    expect(r.exitCode, `${r.stdout}\n${r.stderr}`).toBe(0);
+    expect(readdirSync(join(storeRoot, 'plugin-bucket', 'cluster-a', 'backups', 'in-directory')).sort()).toContain('in-directory.tar.gz');
+    const log = gunzipSync(Buffer.from((await import('node:fs')).readFileSync(join(storeRoot, 'plugin-bucket', 'cluster-a', 'backups', 'in-directory', 'in-directory-logs.gz')))).toString();
+    expect(log).toContain('Backed up all items');
+    await kubectl(['delete', 'namespace', COPY, '--wait=true', '--timeout=120s'], { allowFailure: true });
+    const restore = await run(['restore', 'create', 'from-directory', '--from-backup', 'in-directory', '--namespace-mappings', `${APP}:${COPY}`, '--wait']);
+    expect(restore.exitCode, `${restore.stdout}\n${restore.stderr}`).toBe(0);
+    expect((await kubectl(['-n', COPY, 'get', 'configmap', 'grouped'], { allowFailure: true })).exitCode).toBe(0);
+  });
+
+  it('makes a GCP location Unavailable with the plugin own error when no cloud is reachable', async () => {
+    await kubectl(['-n', NS, 'create', 'secret', 'generic', 'gcp-credentials', '--from-literal=sa={"type":"service_account","project_id":"cairn-test","client_email":"t@cairn-test.iam.gserviceaccount.com","private_key":"","token_uri":"https://oauth2.googleapis.com/token"}']);
+    const loc = await run(['backup-location', 'create', 'gcs', '--provider', 'gcp', '--bucket', 'cairn-test-bucket', '--credential', 'gcp-credentials=sa']);
+    expect(loc.exitCode, loc.stderr).toBe(0);
+    const message = await waitFor(
+      async () => {
+        const l = JSON.parse((await run(['backup-location', 'get', 'gcs', '-o', 'json'])).stdout) as { status?: { phase?: string; message?: string } };
+        return l.status?.phase === 'Unavailable' ? (l.status.message ?? '') : undefined;
+      },
+      { timeoutMs: 180_000, intervalMs: 1000, description: 'backup location gcs Unavailable' },
+    );
+    say(`GCP location: ${message}`);
+    expect(message).toMatch(/google|oauth2|googleapis|credentials|private key/i);
+  });
+});
