@@ -29,4 +29,6 @@ export * from './kinds/server-status-request.js';
 export * from './kinds/data-upload.js';
 export * from './kinds/data-download.js';
 export * from './item-operations.js';
+export * from './time.js';
+export * from './operation-log.js';
 export * from './crd-client-model.js';

@@ -6,6 +6,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Nullable, StringEnum, Timestamp, namedValues } from './schema.js';
 import { parseWith } from './validation.js';
+import { statusTime } from './time.js';
 
 export const OperationPhases = ['New', 'InProgress', 'Completed', 'Failed'] as const;
 export const OperationPhase = namedValues(OperationPhases);
@@ -72,5 +73,5 @@ export function parseRestoreOperations(value: unknown): RestoreOperation[] {
 
 /** A time as Velero writes metav1.Time in these files: RFC 3339 in whole seconds, UTC. */
 export function operationTime(d: Date): string {
-  return d.toISOString().replace(/\.\d+Z$/, 'Z');
+  return statusTime(d);
 }

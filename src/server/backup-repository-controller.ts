@@ -3,7 +3,8 @@
  * keeps it maintained.
  *
  * New or NotReady → open the repository under the location's `kopia/<volumeNamespace>/`, or initialise it there →
- * Ready, or NotReady with the reason. A missing or Unavailable location makes the repository NotReady; location
+ * Ready, or NotReady with the reason. A Velero kopia repository found there is Ready for restores (a password must
+ * open it) and never written: no maintenance, and fs-backups into it fail in the data mover with the reason. A missing or Unavailable location makes the repository NotReady; location
  * changes are watched, so this happens within moments. Ready repositories are maintained every
  * `spec.maintenanceFrequency` (in this process; Velero runs a Job), each run recorded in `status.recentMaintenance`.
  * The password comes from Secret velero-repo-credentials (created with a random value when missing) and appears in
@@ -18,6 +19,7 @@ import {
   parseBackupStorageLocation,
   type BackupRepository,
   type BackupStorageLocation,
+  statusTime,
 } from '../api/index.js';
 import { customClient } from '../kube/custom.js';
 import { eventRecorder } from '../kube/events.js';
@@ -26,6 +28,8 @@ import { watchResource } from '../kube/informer.js';
 import { ensureRepositoryPassword } from './repository/credentials.js';
 import { connectOrInitialise, describeConnectError, describeMaintenance, runMaintenance } from './repository/connect.js';
 import { maintenanceDueInMs, maintenanceFrequencyMs, withMaintenanceEntry } from './repository/naming.js';
+import type { ObjectStore } from '../plugins/object-store/index.js';
+import { holdsVeleroKopiaRepository, veleroKopiaPassword } from '../storage/velero-kopia.js';
 import { podLockLiveness } from '../storage/lock-owner.js';
 import { openRepositoryStore, repositoryStoragePrefix } from '../storage/repository-store.js';
 import type { ServerContext, Stoppable } from './context.js';
@@ -72,6 +76,8 @@ export function backupRepositoryReconciler(ctx: ServerContext, options: Reposito
   const connected = new Map<string, string>();
   /** When maintenance last failed, per repository (failures do not move lastMaintenanceTime). */
   const lastFailedMaintenance = new Map<string, number>();
+  /** Repositories that are Velero's kopia repositories: read for restores, never maintained or written. */
+  const readOnly = new Set<string>();
 
   const record = (obj: BackupRepository, type: 'Normal' | 'Warning', reason: string, message: string) =>
     events.event(obj, type, reason, message).catch((err: unknown) => log.debug({ err: (err as Error).message }, 'could not record an Event'));
@@ -84,7 +90,7 @@ export function backupRepositoryReconciler(ctx: ServerContext, options: Reposito
       if (readiness.message) status.message = readiness.message;
       else delete status.message;
       // As Velero: a repository counts as maintained when first connected, so the first run is one period later.
-      if (readiness.phase === 'Ready' && !status.lastMaintenanceTime) status.lastMaintenanceTime = ctx.now().toISOString();
+      if (readiness.phase === 'Ready' && !status.lastMaintenanceTime) status.lastMaintenanceTime = statusTime(ctx.now());
       o.status = status;
     });
     if (written && (before.status?.phase !== readiness.phase || (before.status?.message ?? '') !== readiness.message)) {
@@ -102,7 +108,7 @@ export function backupRepositoryReconciler(ctx: ServerContext, options: Reposito
     const due = Math.max(maintenanceDueInMs(repo, ctx.now()), retryIn);
     if (due > 0) return { requeueAfterMs: Math.min(due, RECHECK_MS) };
 
-    const started = ctx.now().toISOString();
+    const started = statusTime(ctx.now());
     let outcome: Parameters<typeof describeMaintenance>[0];
     try {
       const { password } = await ensureRepositoryPassword({ kube: ctx.kube, namespace: ctx.namespace });
@@ -122,7 +128,7 @@ export function backupRepositoryReconciler(ctx: ServerContext, options: Reposito
       if (options.signal?.aborted) return {};
       outcome = { error };
     }
-    const completed = ctx.now().toISOString();
+    const completed = statusTime(ctx.now());
     const ok = 'result' in outcome;
     const message = describeMaintenance(outcome);
     if (ok) lastFailedMaintenance.delete(key.name);
@@ -148,6 +154,7 @@ export function backupRepositoryReconciler(ctx: ServerContext, options: Reposito
     if (!repo) {
       connected.delete(key.name);
       lastFailedMaintenance.delete(key.name);
+      readOnly.delete(key.name);
       return;
     }
     const bsl = repo.spec.backupStorageLocation;
@@ -162,26 +169,47 @@ export function backupRepositoryReconciler(ctx: ServerContext, options: Reposito
     // The location's spec, not its resourceVersion: validation rewrites its status every minute.
     const version = `${JSON.stringify(location.spec)} ${JSON.stringify(repo.spec)}`;
     let current = repo;
+    let readyMessage = '';
     if (repo.status?.phase !== BackupRepositoryPhase.Ready || connected.get(key.name) !== version) {
       const where = `${location.spec.objectStorage.bucket}/${repositoryStoragePrefix(location.spec.objectStorage.prefix, repo.spec.volumeNamespace)}`;
       try {
         const { password, created } = await ensureRepositoryPassword({ kube: ctx.kube, namespace: ctx.namespace });
         if (created) log.info({ secret: 'velero-repo-credentials', namespace: ctx.namespace }, 'created the repository password Secret with a random password');
         const store = await openRepositoryStore({ location, volumeNamespace: repo.spec.volumeNamespace, kube: ctx.kube });
-        const { initialised } = await connectOrInitialise({ store, password });
-        log.info({ repository: key.name, location: bsl, volumeNamespace: repo.spec.volumeNamespace }, initialised ? 'initialised backup repository' : 'connected to backup repository');
+        const veleroKopia = await connectVeleroKopia(store, password);
+        if (veleroKopia) {
+          readOnly.add(key.name);
+          readyMessage = veleroKopia;
+          log.info({ repository: key.name, location: bsl, volumeNamespace: repo.spec.volumeNamespace }, 'backup repository is a Velero kopia repository: read for restores only');
+        } else {
+          readOnly.delete(key.name);
+          const { initialised } = await connectOrInitialise({ store, password });
+          log.info({ repository: key.name, location: bsl, volumeNamespace: repo.spec.volumeNamespace }, initialised ? 'initialised backup repository' : 'connected to backup repository');
+        }
       } catch (err) {
         connected.delete(key.name);
         await setPhase(key, repo, { phase: 'NotReady', message: describeConnectError(err, where) });
         return { requeueAfterMs: RECHECK_MS };
       }
-      const written = await setPhase(key, repo, { phase: 'Ready', message: '' });
+      const written = await setPhase(key, repo, { phase: 'Ready', message: readyMessage });
       if (!written) return;
       connected.set(key.name, version);
       current = written;
     }
+    // cairn never writes into a Velero kopia repository: Velero's maintenance is Velero's business.
+    if (readOnly.has(key.name)) return { requeueAfterMs: RECHECK_MS };
     return maintain(key, current, location);
   };
+}
+
+/**
+ * A Velero kopia repository in the place (and no cairn repository): the Ready message, after checking a password
+ * opens it; undefined when the place is not Velero's.
+ */
+async function connectVeleroKopia(store: ObjectStore, password: string): Promise<string | undefined> {
+  if ((await store.head('config')) || !(await holdsVeleroKopiaRepository(store))) return undefined;
+  const source = await veleroKopiaPassword(store, password);
+  return `Velero kopia repository: cairn restores from it and never writes to it (no maintenance, no new backups)${source === 'velero-default' ? "; it opens with Velero's default password" : ''}`;
 }
 
 export async function startBackupRepositoryController(ctx: ServerContext, options: RepositoryControllerOptions = {}): Promise<Stoppable> {

@@ -13,6 +13,7 @@ import {
   parseBackupStorageLocation,
   parseDuration,
   type BackupStorageLocation,
+  statusTime,
 } from '../api/index.js';
 import { stat } from 'node:fs/promises';
 import type { Kube } from '../kube/client.js';
@@ -203,7 +204,7 @@ export function backupStorageLocationReconciler(ctx: ServerContext, validate = v
     const outcome = await validate({ location, ctx, stores });
     const before = { phase: location.status?.phase, message: location.status?.message ?? '' };
     const written = await client.updateStatus(key.namespace, key.name, (o) => {
-      o.status = { ...(o.status ?? {}), phase: outcome.phase, lastValidationTime: ctx.now().toISOString() };
+      o.status = { ...(o.status ?? {}), phase: outcome.phase, lastValidationTime: statusTime(ctx.now()) };
       if (outcome.message) o.status.message = outcome.message;
       else delete o.status.message;
     });

@@ -1,6 +1,7 @@
 /**
  * Creates Backup objects for backups found in storage but not in the cluster, and removes Backup objects whose
- * directory vanished from storage (docs/storage-locations.md).
+ * directory vanished from storage, after forgetting their volume snapshots in the repositories (./orphaned-backup.ts;
+ * docs/storage-locations.md).
  *
  * Each location is synced every `spec.backupSyncPeriod` (default: the server's --backup-sync-period; 0 disables),
  * only while it is Available. A backup directory counts only when it has `velero-backup.json`. Imported backups get
@@ -25,12 +26,14 @@ import {
   type ObjectMeta,
   type PodVolumeBackup,
   type Schedule,
+  statusTime,
 } from '../api/index.js';
 import { customClient } from '../kube/custom.js';
 import { startController, type ObjectKey, type ReconcileResult } from '../kube/controller.js';
 import { LocationResolver } from '../storage/locations.js';
 import type { BackupStore } from '../storage/backup-store.js';
 import type { ServerContext, Stoppable } from './context.js';
+import { forgetOrphanVolumeData, mayForgetOrphanData } from './orphaned-backup.js';
 
 /** Phases of a backup still being written; such a backup in storage is not imported unless it expired. */
 const IN_FLIGHT: ReadonlySet<string> = new Set([
@@ -157,6 +160,10 @@ export interface SyncResult {
   created: string[];
   deleted: string[];
   skipped: { name: string; reason: string }[];
+  /** Orphans whose Backup object stays because their snapshots could not be forgotten yet. */
+  kept: { name: string; reason: string }[];
+  /** Snapshots forgotten in the repositories for orphaned backups. */
+  forgottenSnapshots: number;
 }
 
 /** One sync pass of one location. Idempotent: objects that already exist are left alone. */
@@ -167,7 +174,7 @@ export async function syncLocation(opts: { ctx: ServerContext; location: BackupS
   const pvbs = customClient<PodVolumeBackup>(ctx.kube, Kinds.PodVolumeBackup, parsePodVolumeBackup);
   const schedules = customClient<Schedule>(ctx.kube, Kinds.Schedule, parseSchedule);
   const log = ctx.logger.child({ location: locationName });
-  const result: SyncResult = { created: [], deleted: [], skipped: [] };
+  const result: SyncResult = { created: [], deleted: [], skipped: [], kept: [], forgottenSnapshots: 0 };
 
   const storedNames = new Set(await store.listBackupDirs());
   const clusterBackups = await backups.list(ctx.namespace);
@@ -208,9 +215,25 @@ export async function syncLocation(opts: { ctx: ServerContext; location: BackupS
     }
   }
 
-  for (const name of orphanedBackups({ clusterBackups, storedNames, locationName, now: ctx.now() })) {
+  const orphans = orphanedBackups({ clusterBackups, storedNames, locationName, now: ctx.now() });
+  const finishedHere = clusterBackups.filter((b) => b.spec.storageLocation === locationName && ORPHANABLE.has(b.status?.phase ?? '')).length;
+  const forget = mayForgetOrphanData({ location, orphans: orphans.length, finishedBackupsOfLocation: finishedHere });
+  if (orphans.length && !forget.forget) log.warn({ backups: orphans, reason: forget.reason }, 'backups no longer in storage: their volume snapshots are not forgotten');
+  for (const name of orphans) {
     // Read the listing again for this name: a backup written between the listing and now is not an orphan.
     if (await store.backupExists(name)) continue;
+    const backup = clusterBackups.find((b) => b.metadata.name === name);
+    if (forget.forget && backup) {
+      const forgotten = await forgetOrphanVolumeData({ kube: ctx.kube, namespace: ctx.namespace, backup, store, log });
+      if (forgotten.errors.length) {
+        // The PVBs and DataUploads hold the snapshot IDs: the Backup (their owner) stays until they are forgotten.
+        log.warn({ backup: name, errors: forgotten.errors }, 'backup no longer in storage; its volume snapshots could not all be forgotten, trying again at the next sync');
+        result.kept.push({ name, reason: forgotten.errors.join('; ') });
+        continue;
+      }
+      if (forgotten.snapshots) log.info({ backup: name, snapshots: forgotten.snapshots }, 'backup no longer in storage; its volume snapshots forgotten');
+      result.forgottenSnapshots += forgotten.snapshots;
+    }
     if (await backups.delete(ctx.namespace, name)) {
       result.deleted.push(name);
       log.info({ backup: name }, 'backup no longer in storage; Backup object deleted');
@@ -244,7 +267,7 @@ export function backupSyncReconciler(ctx: ServerContext, resolver = new Location
 
     await syncLocation({ ctx, location, store: await resolver.open(location) });
     await locations.updateStatus(key.namespace, key.name, (o) => {
-      o.status = { ...(o.status ?? {}), lastSyncedTime: ctx.now().toISOString() };
+      o.status = { ...(o.status ?? {}), lastSyncedTime: statusTime(ctx.now()) };
     });
     return { requeueAfterMs: every };
   };

@@ -16,6 +16,7 @@ import {
   parseDownloadRequest,
   type BackupStorageLocation,
   type DownloadRequest,
+  statusTime,
 } from '../api/index.js';
 import { customClient } from '../kube/custom.js';
 import { startController, type ObjectKey, type ReconcileResult } from '../kube/controller.js';
@@ -87,7 +88,7 @@ export function downloadRequestReconciler(ctx: ServerContext, resolver = new Loc
     }
     if (step.action === 'wait') return { requeueAfterMs: step.ms };
     const url = await urlFor(request);
-    const expiration = new Date(ctx.now().getTime() + DOWNLOAD_URL_TTL_MS).toISOString();
+    const expiration = statusTime(new Date(ctx.now().getTime() + DOWNLOAD_URL_TTL_MS));
     await requests.updateStatus(key.namespace, key.name, (o) => {
       if (o.status?.phase === DownloadRequestPhase.Processed) return false;
       o.status = { phase: DownloadRequestPhase.Processed, expiration, ...(url ? { downloadURL: url } : {}) };

@@ -8,10 +8,12 @@ import {
   ServerStatusRequestPhase,
   parseServerStatusRequest,
   type ServerStatusRequest,
+  statusTime,
 } from '../api/index.js';
 import type { ServerContext } from './context.js';
 import { customClient } from '../kube/custom.js';
 import { startController, type ObjectKey, type ReconcileResult, type RunningController } from '../kube/controller.js';
+import { installedPlugins } from './installed-plugins.js';
 
 export const PROCESSED_TTL_MS = 60_000;
 
@@ -24,7 +26,7 @@ export type ServerStatusRequestControllerOptions = Pick<ServerContext, 'kube' | 
 export function serverStatusRequestReconciler(opts: ServerStatusRequestControllerOptions) {
   const client = customClient<ServerStatusRequest>(opts.kube, Kinds.ServerStatusRequest, parseServerStatusRequest);
   const now = opts.now ?? (() => new Date());
-  const plugins = opts.plugins ?? (() => []);
+  const plugins = opts.plugins ?? (() => installedPlugins());
   return async function reconcile(key: ObjectKey): Promise<ReconcileResult | void> {
     const ssr = await client.get(key.namespace, key.name);
     if (!ssr) return;
@@ -32,7 +34,7 @@ export function serverStatusRequestReconciler(opts: ServerStatusRequestControlle
     if (phase === ServerStatusRequestPhase.New) {
       await client.updateStatus(key.namespace, key.name, (o) => {
         if (o.status?.phase === ServerStatusRequestPhase.Processed) return false;
-        o.status = { phase: ServerStatusRequestPhase.Processed, processedTimestamp: now().toISOString(), serverVersion: opts.version, plugins: plugins() };
+        o.status = { phase: ServerStatusRequestPhase.Processed, processedTimestamp: statusTime(now()), serverVersion: opts.version, plugins: plugins() };
       });
       return { requeueAfterMs: PROCESSED_TTL_MS };
     }

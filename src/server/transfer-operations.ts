@@ -4,6 +4,7 @@
  * which action, resource and phase mapping it has; how its status becomes the record's status is the same here.
  */
 import type { Backup, BackupOperation, OperationPhase, OperationStatus, ResourceIdentifier, Restore, RestoreOperation } from '../api/index.js';
+import { statusTime } from '../api/index.js';
 
 /** The part of a PVB/PVR/DataUpload/DataDownload status a record is made from. */
 export interface TransferStatus {
@@ -56,7 +57,7 @@ export function backupTransferOperation(backup: Backup, r: TransferRecord, now: 
       ...(progress?.totalBytes !== undefined ? { nTotal: progress.totalBytes } : {}),
       operationUnits: 'Bytes',
       ...described(r),
-      updated: r.status?.completionTimestamp ?? now.toISOString(),
+      updated: r.status?.completionTimestamp ?? statusTime(now),
     },
   };
 }

@@ -7,12 +7,19 @@
  * restored, and every file's bytes, mode, owner and mtime match. Files are written and read on the nodes' disks, as
  * an operator with node access would check them: emptyDirs under the kubelet's root directory, claims in their PV's
  * directory (test/support/node-paths.ts).
+ * Last, a user moving from Velero: a backup in Velero's layout under another prefix, its pod volume data in a kopia
+ * repository made by Velero's kopia (the CLI, with Velero's settings and password), is synced from a read-only
+ * location and restored byte for byte through cairn's kopia reader.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clusterInfo, kubectl } from '../support/cluster.js';
+import { parseLogrusLine } from '../../src/api/index.js';
+import { createVeleroKopiaRepository } from '../../tools/peers/velero-kopia.js';
+import { clusterInfo, kubectl, s3Client } from '../support/cluster.js';
 import { cairn, type CliResult } from '../support/cli.js';
 import { fileBytes, MiB, readTree, timeMismatches, withoutTimes, writeDataset, type Tree } from '../support/volume-tree.js';
 import { podVolumeDir } from '../support/node-paths.js';
@@ -24,6 +31,8 @@ const PREFIX = 'e2e-fsb';
 const FIRST = 'fsb-1';
 const SECOND = 'fsb-2';
 const RESTORE = 'fsb-2-restore';
+const VELERO_BACKUP = 'velero-fsb';
+const VELERO_LOCATION = 'velero';
 const PODS = ['web-0', 'web-1'] as const;
 const VOLUMES = ['data', 'scratch'] as const;
 
@@ -81,6 +90,8 @@ async function getJson<T>(args: string[]): Promise<T> {
 
 describe('fs-backup end to end through the CLI', () => {
   let kubeconfig: string;
+  /** The prefix of the installed location (default) in the bucket. */
+  let installPrefix: string;
   const run = (args: string[]): Promise<CliResult> => cairn([...args, '-n', NS], { kubeconfig });
   /** The trees as written (after the change made before the second backup). */
   const expected = new Map<string, Tree>();
@@ -159,9 +170,10 @@ describe('fs-backup end to end through the CLI', () => {
       intervalMs: 1000,
       description: 'namespaces of an earlier run gone',
     });
+    installPrefix = `${PREFIX}-${Date.now()}`;
     const install = await cairn(
       [
-        'install', '-n', NS, '--provider', 'aws', '--bucket', info.s3.bucket, '--prefix', `${PREFIX}-${Date.now()}`, '--secret-file', creds,
+        'install', '-n', NS, '--provider', 'aws', '--bucket', info.s3.bucket, '--prefix', installPrefix, '--secret-file', creds,
         '--backup-location-config', `region=${info.s3.region},s3Url=${info.s3.endpoint},s3ForcePathStyle=true`,
         '--use-node-agent', '--image', info.image, '--kubelet-root-dir', info.kubeletRootDir, '--wait', '--timeout', '4m',
       ],
@@ -226,6 +238,18 @@ describe('fs-backup end to end through the CLI', () => {
     }
     const brief = await run(['backup', 'describe', FIRST]);
     expect(brief.stdout).toContain('  Pod Volume Backups - kopia (specify --details for more information):\n    Completed:  4\n');
+
+    // The backup's log is logrus text, as Velero writes it: every line parses, names the backup, and nothing failed.
+    const logs = await run(['backup', 'logs', FIRST]);
+    expect(logs.exitCode, logs.stderr).toBe(0);
+    const lines = logs.stdout.trimEnd().split('\n');
+    const parsed = lines.map((l) => ({ line: l, entry: parseLogrusLine(l) }));
+    expect(parsed.filter((p) => !p.entry).map((p) => p.line)).toEqual([]);
+    const entries = parsed.flatMap((p) => (p.entry ? [p.entry] : []));
+    expect(entries.every((e) => e.fields.backup === `${NS}/${FIRST}` && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/.test(e.time))).toBe(true);
+    expect(entries.filter((e) => e.level === 'error')).toEqual([]);
+    const created = entries.filter((e) => e.level === 'info' && e.msg === 'Created PodVolumeBackup').map((e) => `${e.fields.pod}/${e.fields.volume}`);
+    expect(created.sort()).toEqual(PODS.flatMap((p) => VOLUMES.map((v) => `${APP}/${p}/${v}`)));
   }, 300_000);
 
   it('a second backup is incremental: it reuses the stored data and stores under 1 MiB new per volume', async () => {
@@ -290,4 +314,83 @@ describe('fs-backup end to end through the CLI', () => {
     expect(d.stdout).toContain(`kopia Restores:\n  Completed:\n    ${APP}/web-0: data, scratch\n    ${APP}/web-1: data, scratch\n`);
     expect(d.stdout).toContain('Pod Volume Restore Details:\n');
   }, 300_000);
+
+  it("restores a Velero backup whose volume data is in a kopia repository Velero's kopia made: synced, then byte for byte", async () => {
+    const { s3 } = clusterInfo();
+    const s3c = s3Client();
+    const veleroPrefix = `${installPrefix}-velero`;
+    // Velero's kopia repository of the app namespace, made by Velero's kopia with Velero's password (the default),
+    // one snapshot per pod volume, tagged as Velero's uploader tags them.
+    const repo = await createVeleroKopiaRepository({ kind: 's3', bucket: s3.bucket, prefix: `${veleroPrefix}/kopia/${APP}/`, endpoint: s3.endpoint, accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey, region: s3.region });
+    const snapshots = new Map<string, string>();
+    for (const pod of PODS) {
+      for (const v of VOLUMES) snapshots.set(`${pod}/${v}`, await repo.snapshot(await volumeDir(pod, v), { backup: VELERO_BACKUP, ns: APP, pod, volume: v, 'snapshot-requester': 'pod-volume-backup-restore', 'snapshot-uploader': 'kopia' }));
+    }
+
+    // The backup's files in Velero's layout under the Velero prefix: the second backup's, renamed, with the PVBs and the
+    // volume info pointing at the kopia snapshots. The PVBs name the location as it was called in Velero's cluster.
+    const list = await s3c.send(new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: `${installPrefix}/backups/${SECOND}/` }));
+    const keys = (list.Contents ?? []).map((c) => c.Key ?? '');
+    expect(keys.some((k) => k.endsWith('-podvolumebackups.json.gz'))).toBe(true);
+    const snapshotOf = (pod: string | undefined, volume: string | undefined): string => {
+      const id = snapshots.get(`${pod ?? ''}/${volume ?? ''}`);
+      if (!id) throw new Error(`no kopia snapshot for ${pod ?? '?'}/${volume ?? '?'}`);
+      return id;
+    };
+    for (const key of keys) {
+      const file = key.slice(key.lastIndexOf('/') + 1);
+      let body = Buffer.from(await (await s3c.send(new GetObjectCommand({ Bucket: s3.bucket, Key: key }))).Body!.transformToByteArray());
+      if (file === 'velero-backup.json') {
+        const b = JSON.parse(body.toString()) as { metadata: { name: string; labels?: Record<string, string> }; spec: { storageLocation?: string } };
+        b.metadata.name = VELERO_BACKUP;
+        b.metadata.labels = { ...b.metadata.labels, 'velero.io/storage-location': 'default' };
+        b.spec.storageLocation = 'default';
+        body = Buffer.from(JSON.stringify(b));
+      } else if (file.endsWith('-podvolumebackups.json.gz')) {
+        const pvbs = JSON.parse(gunzipSync(body).toString()) as { metadata: { labels?: Record<string, string> }; spec: { pod: { name: string }; volume: string; backupStorageLocation: string }; status: { snapshotID?: string } }[];
+        for (const p of pvbs) {
+          p.metadata.labels = { ...p.metadata.labels, 'velero.io/backup-name': VELERO_BACKUP };
+          p.spec.backupStorageLocation = 'default';
+          p.status.snapshotID = snapshotOf(p.spec.pod.name, p.spec.volume);
+        }
+        body = gzipSync(JSON.stringify(pvbs));
+      } else if (file.endsWith('-volumeinfo.json.gz')) {
+        const infos = JSON.parse(gunzipSync(body).toString()) as { pvbInfo?: { snapshotHandle?: string; podName?: string; volumeName?: string } }[];
+        for (const i of infos) if (i.pvbInfo) i.pvbInfo.snapshotHandle = snapshotOf(i.pvbInfo.podName, i.pvbInfo.volumeName);
+        body = gzipSync(JSON.stringify(infos));
+      }
+      await s3c.send(new PutObjectCommand({ Bucket: s3.bucket, Key: `${veleroPrefix}/backups/${VELERO_BACKUP}/${file.replace(SECOND, VELERO_BACKUP)}`, Body: body }));
+    }
+    const repoKeys = async () => ((await s3c.send(new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: `${veleroPrefix}/kopia/` }))).Contents ?? []).map((c) => `${c.Key ?? ''}:${c.ETag ?? ''}`).sort();
+    const repoBefore = await repoKeys();
+
+    // A read-only location over Velero's bucket prefix, as a user moving over would add it; sync brings the backup in.
+    const loc = await run([
+      'backup-location', 'create', VELERO_LOCATION, '--provider', 'aws', '--bucket', s3.bucket, '--prefix', veleroPrefix, '--access-mode', 'ReadOnly',
+      '--config', `region=${s3.region},s3Url=${s3.endpoint},s3ForcePathStyle=true`,
+    ]);
+    expect(loc.exitCode, loc.stderr).toBe(0);
+    await waitFor(async () => (await run(['backup', 'get', VELERO_BACKUP, '-o', 'json'])).exitCode === 0, { timeoutMs: 120_000, intervalMs: 1000, description: `backup ${VELERO_BACKUP} synced` });
+
+    await kubectl(['delete', 'namespace', APP, '--wait=false']);
+    await waitFor(async () => (await kubectl(['get', 'namespace', APP], { allowFailure: true })).exitCode !== 0, { timeoutMs: 120_000, intervalMs: 1000, description: `namespace ${APP} deleted` });
+    const r = await run(['restore', 'create', `${VELERO_BACKUP}-restore`, '--from-backup', VELERO_BACKUP, '--wait']);
+    expect(r.exitCode, `${r.stdout}\n${r.stderr}`).toBe(0);
+    expect(r.stdout).toContain('Restore completed with status: Completed.');
+    for (const pod of PODS) {
+      for (const v of VOLUMES) {
+        const got = readTree(await volumeDir(pod, v));
+        const want = expected.get(`${pod}/${v}`) ?? {};
+        expect(withoutTimes(got), `${pod}/${v}`).toEqual(withoutTimes(want));
+        expect(timeMismatches(want, got), `${pod}/${v} mtimes`).toEqual([]);
+      }
+    }
+    // The repository is Velero's: cairn read it through the location the backup came from and wrote nothing there.
+    const repos = await getJson<{ items: { spec: { backupStorageLocation: string; volumeNamespace: string }; status?: { phase?: string; message?: string } }[] }>(['get', 'backuprepositories', '-n', NS]);
+    const velero = repos.items.find((b) => b.spec.backupStorageLocation === VELERO_LOCATION && b.spec.volumeNamespace === APP);
+    expect(velero?.status?.phase).toBe('Ready');
+    expect(velero?.status?.message).toContain('Velero kopia repository');
+    expect(await repoKeys()).toEqual(repoBefore);
+    await waitFor(podsRunning, { timeoutMs: 120_000, intervalMs: 1000, description: 'restored pods Running' });
+  }, 600_000);
 });

@@ -30,6 +30,7 @@ import { openRepositoryStore } from '../../src/storage/repository-store.js';
 import { cairn } from '../support/cli.js';
 import { clusterInfo, kubeConfig, kubectl, s3Client } from '../support/cluster.js';
 import { credentialsText, deletePrefix, installServer, listKeys } from '../support/server-install.js';
+import { createVeleroKopiaRepository } from '../../tools/peers/velero-kopia.js';
 import { waitFor } from '../support/wait.js';
 
 const RUN = randomBytes(3).toString('hex');
@@ -188,13 +189,41 @@ describe('ensureRepository and the BackupRepository controller', () => {
     expect(repo.status?.message).toBe(`backup storage location "bad" is unavailable: bucket "no-such-bucket-${RUN}" at ${clusterInfo().s3.endpoint} does not exist`);
   });
 
-  it('leaves a Velero kopia repository alone: NotReady, nothing written', async () => {
+  it('a Velero kopia repository (made by Velero\'s kopia) is Ready for restores and never written: no maintenance', async () => {
     const velero = `velero-app-${RUN}`;
     const dir = `${PREFIX}/good/kopia/${velero}/`;
+    const { s3 } = clusterInfo();
+    const kopiaRepo = await createVeleroKopiaRepository({ kind: 's3', bucket: s3.bucket, prefix: dir, endpoint: s3.endpoint, accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey, region: s3.region });
+    const src = mkdtempSync(join(tmpdir(), 'velero-src-'));
+    tempDirs.push(src);
+    writeFileSync(join(src, 'f.txt'), 'kept by Velero\n');
+    await kopiaRepo.snapshot(src);
+    const before = await listKeys(dir);
+    // The Secret holds cairn's random password; the repository has Velero's default, which is tried too.
+    const { repository } = await ensureRepository({ kube, namespace: NS, bsl: 'good', volumeNamespace: velero, timeoutMs: 60_000, maintenanceFrequencyMs: 2_000 });
+    expect(repository.status?.phase).toBe('Ready');
+    expect(repository.status?.message).toBe("Velero kopia repository: cairn restores from it and never writes to it (no maintenance, no new backups); it opens with Velero's default password");
+    // Maintenance is due every 2 seconds for a cairn repository; this one is never maintained nor written.
+    await waitFor(async () => ((await repos().get(NS, repository.metadata.name ?? ''))?.status?.lastMaintenanceTime ? true : undefined), { timeoutMs: 30_000, description: 'first connection recorded' });
+    const later = await waitFor(
+      async () => {
+        const r = await repos().get(NS, repository.metadata.name ?? '');
+        // Long enough for two maintenance periods of a cairn repository to pass.
+        return r && Date.now() - Date.parse(r.status?.lastMaintenanceTime ?? '') > 6_000 ? r : undefined;
+      },
+      { timeoutMs: 30_000, description: 'several maintenance periods passed' },
+    );
+    expect(later.status?.recentMaintenance ?? []).toEqual([]);
+    expect(await listKeys(dir)).toEqual(before);
+  });
+
+  it('a kopia.repository that is not a kopia repository makes the repository NotReady, untouched', async () => {
+    const junk = `junk-app-${RUN}`;
+    const dir = `${PREFIX}/good/kopia/${junk}/`;
     await s3Client().send(new PutObjectCommand({ Bucket: bucket(), Key: `${dir}kopia.repository`, Body: '{}' }));
-    const err = await ensureRepository({ kube, namespace: NS, bsl: 'good', volumeNamespace: velero, timeoutMs: 60_000 }).catch((e: unknown) => e);
+    const err = await ensureRepository({ kube, namespace: NS, bsl: 'good', volumeNamespace: junk, timeoutMs: 60_000 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RepositoryNotReadyError);
-    expect((err as Error).message).toContain('holds objects that are not a cairn repository (for example "kopia.repository"');
+    expect((err as Error).message).toContain('kopia.repository has no unique ID');
     expect(await listKeys(dir)).toEqual([`${dir}kopia.repository`]);
   });
 

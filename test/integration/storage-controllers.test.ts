@@ -39,6 +39,9 @@ import { deleteRequestFor, startGcController } from '../../src/server/gc-control
 import { startDeleteBackupRequestController } from '../../src/server/delete-backup-request-controller.js';
 import { startDownloadRequestController } from '../../src/server/download-request-controller.js';
 import { fetchDownload, type ServerTransport } from '../../src/server/download/client.js';
+import { Repository } from '../../src/datapath/repository.js';
+import { backup as backupDirectory } from '../../src/datapath/uploader.js';
+import { openRepositoryStore } from '../../src/storage/repository-store.js';
 import { clusterInfo, kubeConfig, kubectl, s3Client } from '../support/cluster.js';
 import { deletePrefix, installServer, listKeys, serverRolledOut } from '../support/server-install.js';
 import { waitFor } from '../support/wait.js';
@@ -215,6 +218,58 @@ describe('backup sync', () => {
   });
 });
 
+describe('backup sync of a backup whose files vanished', () => {
+  it('forgets its pod-volume snapshots in the repository before removing the Backup; other backups keep theirs', async () => {
+    const { locations, backups, pvbs } = clients();
+    const password = `repo-pw-${RUN}`;
+    await kubectl(['apply', '-f', '-'], {
+      input: JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'velero-repo-credentials', namespace: NS }, stringData: { 'repository-password': password } }),
+    });
+    // Sync starts once every Backup, file and PVB is in place (a Backup whose files are not written yet is an orphan).
+    const loc = await locations.create(location('forget', { syncPeriod: '0s' }));
+    const repository = await Repository.init({ store: await openRepositoryStore({ location: loc, volumeNamespace: 'app', kube }), password, kdf: { N: 1024, r: 8, p: 1 } });
+    const snapshotOf = async (content: string) => {
+      const dir = mkdtempSync(join(tmpdir(), 'cairn-forget-'));
+      tempDirs.push(dir);
+      writeFileSync(join(dir, 'f.txt'), content);
+      return (await backupDirectory({ source: dir, repository })).snapshotId;
+    };
+    const goneSnapshot = await snapshotOf(`gone ${RUN}`);
+    const keptSnapshot = await snapshotOf(`kept ${RUN}`);
+
+    const finished = { phase: 'Completed' as const, completionTimestamp: '2025-01-01T00:00:00Z', expiration: '2099-01-01T00:00:00Z' };
+    const withPvb = async (name: string, snapshotID: string) => {
+      const backup = await backups.create({ ...newBackup({ namespace: NS, name, spec: { storageLocation: 'forget' } }), status: finished });
+      await putObject(`${PREFIX}/forget/backups/${name}/velero-backup.json`, JSON.stringify(backup, null, 2));
+      const pvb = {
+        apiVersion: 'velero.io/v1',
+        kind: 'PodVolumeBackup',
+        metadata: { name: `${name}-x1`, namespace: NS, labels: { 'velero.io/backup-name': name, 'velero.io/backup-uid': backup.metadata.uid ?? '' } },
+        spec: { backupStorageLocation: 'forget', node: 'n1', pod: { kind: 'Pod', namespace: 'app', name: 'web-0' }, repoIdentifier: '', volume: 'data', uploaderType: 'kopia' },
+      };
+      await pvbs.create(pvb as PodVolumeBackup);
+      await pvbs.updateStatus(NS, pvb.metadata.name, (p) => {
+        p.status = { phase: 'Completed', snapshotID };
+      });
+    };
+    await withPvb(`forget-gone-${RUN}`, goneSnapshot);
+    await withPvb(`forget-kept-${RUN}`, keptSnapshot);
+
+    await locations.patch(NS, 'forget', { spec: { backupSyncPeriod: '1s' } });
+    // Velero (or anyone) deletes one backup's files from the bucket.
+    await deletePrefix(`${PREFIX}/forget/backups/forget-gone-${RUN}/`);
+    await waitFor(async () => (await backups.get(NS, `forget-gone-${RUN}`)) === undefined, { timeoutMs: 45_000, description: 'orphaned Backup deleted by the sync' });
+
+    const reopened = await Repository.open({ store: await openRepositoryStore({ location: loc, volumeNamespace: 'app', kube }), password });
+    const ids = (await reopened.listSnapshots()).map((s) => s.id);
+    expect(ids).toContain(keptSnapshot);
+    expect(ids).not.toContain(goneSnapshot);
+    expect(await pvbs.get(NS, `forget-gone-${RUN}-x1`)).toBeUndefined();
+    expect((await pvbs.get(NS, `forget-kept-${RUN}-x1`))?.status?.snapshotID).toBe(keptSnapshot);
+    expect(await backups.get(NS, `forget-kept-${RUN}`)).toBeDefined();
+  });
+});
+
 describe('TTL expiry and DeleteBackupRequests', () => {
   beforeAll(async () => {
     await clients().locations.create(location('store'));
@@ -227,8 +282,14 @@ describe('TTL expiry and DeleteBackupRequests', () => {
     expect(await listKeys(`${PREFIX}/store/backups/short-ttl/`)).toHaveLength(2);
     await waitFor(async () => (await backups.get(NS, 'short-ttl')) === undefined, { timeoutMs: 40_000, description: 'expired backup deleted' });
     expect(await listKeys(`${PREFIX}/store/backups/short-ttl/`)).toEqual([]);
-    const requests = await dbrs.list(NS, `velero.io/backup-uid=${backup.metadata.uid}`);
-    expect(requests).toHaveLength(1);
+    // The request is marked Processed just after the Backup is deleted.
+    const requests = await waitFor(
+      async () => {
+        const list = await dbrs.list(NS, `velero.io/backup-uid=${backup.metadata.uid}`);
+        return list.length === 1 && list[0]!.status?.phase === 'Processed' ? list : undefined;
+      },
+      { timeoutMs: 20_000, description: 'the DeleteBackupRequest Processed' },
+    );
     expect(requests[0]!.status).toEqual({ phase: 'Processed' });
     expect(requests[0]!.metadata.labels?.['velero.io/backup-name']).toBe('short-ttl');
   });

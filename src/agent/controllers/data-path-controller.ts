@@ -20,6 +20,7 @@
 import type { CoreV1Event, V1Pod } from '@kubernetes/client-node';
 import { Labels, LabelValues } from '../../api/constants.js';
 import { DataPathPhase } from '../../api/schema.js';
+import { statusTime } from '../../api/time.js';
 import { realTimerClock, type TimerClock } from '../../base/clock.js';
 import type { Logger } from '../../base/logger.js';
 import { throttledWriter, type ThrottledWriter } from '../../base/throttle.js';
@@ -155,7 +156,7 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
   /** Claims a New CR for this node: a write conditioned on the resourceVersion that was read. */
   async function claim(obj: T): Promise<T | undefined> {
     const body = structuredClone(obj);
-    const stamp = now().toISOString();
+    const stamp = statusTime(now());
     body.status = { ...(body.status ?? {}), phase: DataPathPhase.Accepted, acceptedTimestamp: stamp };
     body.metadata = { ...body.metadata, labels: { ...(body.metadata?.labels ?? {}), [Labels.ExposeOnGoing]: LabelValues.True } };
     spec.onAccepted?.(body, ctx.nodeName);
@@ -179,7 +180,7 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
     await retryTransient(() =>
       update(name, (o) => {
         if (isTerminal(o)) return false;
-        const stamp = now().toISOString();
+        const stamp = statusTime(now());
         o.status = { ...(o.status ?? {}), phase, completionTimestamp: stamp };
         if (!o.status.startTimestamp && phase !== DataPathPhase.Completed) o.status.startTimestamp = stamp;
         if (o.metadata?.labels) delete o.metadata.labels[Labels.ExposeOnGoing];
@@ -408,7 +409,7 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
         startWatch(obj, pod!);
         const written = await update(name, (o) => {
           if (phaseOf(o) !== DataPathPhase.Prepared) return false;
-          o.status = { ...(o.status ?? {}), phase: DataPathPhase.InProgress, startTimestamp: now().toISOString() };
+          o.status = { ...(o.status ?? {}), phase: DataPathPhase.InProgress, startTimestamp: statusTime(now()) };
           if (o.metadata?.labels) delete o.metadata.labels[Labels.ExposeOnGoing];
         });
         if (written && phaseOf(written) === DataPathPhase.InProgress) log.info({ [spec.short]: name }, `${spec.short} in progress`);

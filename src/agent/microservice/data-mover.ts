@@ -6,13 +6,13 @@
  */
 import { Labels } from '../../api/constants.js';
 import { Kinds, parseDataDownload, parseDataUpload, type DataDownload, type DataUpload } from '../../api/index.js';
-import { restore } from '../../datapath/restorer.js';
 import { backup } from '../../datapath/uploader.js';
 import { customClient } from '../../kube/custom.js';
-import { backupBlockVolume, checkBlockVolume, restoreBlockVolume } from './block-volume.js';
+import { backupBlockVolume, checkBlockVolume } from './block-volume.js';
 import { findParentSnapshot, parallelFilesDownloadSetting, SnapshotTags } from './pod-volume.js';
 import { backupResultMessage, restoreResultMessage, type VolumeMode } from './protocol.js';
-import { openRepositoryForVolume } from '../../storage/volume-repository.js';
+import { openRepositoryForVolume, openRestoreSource } from '../../storage/volume-repository.js';
+import { logRestoreSource, restoreBlockFromSource, restoreFromSource, writeSparseFilesSetting } from './restore-source.js';
 import type { DataPathWork, RunDataPathResult } from './run.js';
 import { checkFilesystemVolume, isEmptyDirectory, logBackupOutcome, runWatchedTask, storeRetryOptions, type DataMoverTaskOptions } from './task.js';
 import { watchTask } from './watch.js';
@@ -103,7 +103,8 @@ export async function runDataDownload(opts: DataMoverTaskOptions): Promise<RunDa
   const watch = watchTask({ kube: opts.kube, client, namespace: opts.namespace, name: opts.name, kindLabel: 'DataDownload', logger: opts.logger });
   return runWatchedTask(opts, 'DD', watch, async (dd): Promise<DataPathWork> => {
     checkVolume(opts.volumePath, mode);
-    const { repository, location } = await openRepositoryForVolume({
+    // cairn's own repository, or Velero's kopia repository of a backup Velero made (read, never written).
+    const source = await openRestoreSource({
       kube: opts.kube,
       namespace: opts.namespace,
       bslName: dd.spec.backupStorageLocation,
@@ -111,23 +112,23 @@ export async function runDataDownload(opts: DataMoverTaskOptions): Promise<RunDa
       retry: storeRetryOptions(opts),
       lockOwner: opts.lockOwner,
     });
-    opts.logger.info({ DD: opts.name, repository: location, snapshotID: dd.spec.snapshotID, volumeMode: mode }, 'repository opened');
+    logRestoreSource(opts.logger, { DD: opts.name, snapshotID: dd.spec.snapshotID, volumeMode: mode }, source);
     return {
       async run({ signal, onProgress }) {
         if (mode === 'Block') {
-          const r = await restoreBlockVolume({ repository, snapshotId: dd.spec.snapshotID, devicePath: opts.volumePath, signal, onProgress });
+          const r = await restoreBlockFromSource(source, { snapshotId: dd.spec.snapshotID, devicePath: opts.volumePath, signal, onProgress });
           opts.logger.info({ DD: opts.name, bytes: r.bytes, durationMs: r.durationMs }, 'block volume restored');
           onProgress({ totalBytes: r.bytes, doneBytes: r.bytes });
           return restoreResultMessage({ volumePath: opts.volumePath, totalBytes: r.bytes, volumeMode: mode });
         }
-        const result = await restore({
-          repository,
+        const result = await restoreFromSource(source, {
           snapshotId: dd.spec.snapshotID,
           target: opts.volumePath,
           signal,
           onProgress: (p) => onProgress({ totalBytes: p.totalBytes, doneBytes: p.doneBytes }),
           progressIntervalMs: 1000,
           ...parallelFilesDownloadSetting(dd.spec.dataMoverConfig, opts.logger),
+          ...writeSparseFilesSetting(dd.spec.dataMoverConfig),
         });
         for (const e of result.errors) opts.logger.warn({ DD: opts.name, path: e.path }, `not restored: ${e.reason}`);
         if (result.errors.length > 0) {

@@ -8,10 +8,10 @@ import { Annotations, Labels } from '../../api/constants.js';
 import type { Logger } from '../../base/logger.js';
 import { backup } from '../../datapath/uploader.js';
 import type { Repository } from '../../datapath/repository.js';
-import { restore } from '../../datapath/restorer.js';
 import { customClient } from '../../kube/custom.js';
 import { backupResultMessage, restoreResultMessage } from './protocol.js';
-import { openRepositoryForVolume } from '../../storage/volume-repository.js';
+import { openRepositoryForVolume, openRestoreSource } from '../../storage/volume-repository.js';
+import { logRestoreSource, restoreFromSource, writeSparseFilesSetting } from './restore-source.js';
 import type { RunDataPathResult } from './run.js';
 import { writeCompletionMarker } from './completion-marker.js';
 import { checkFilesystemVolume, isEmptyDirectory, logBackupOutcome, runWatchedTask, storeRetryOptions, type DataMoverTaskOptions } from './task.js';
@@ -112,7 +112,8 @@ export async function runPodVolumeRestore(opts: PodVolumeTaskOptions): Promise<R
   const watch = watchTask({ kube: opts.kube, client, namespace: opts.namespace, name: opts.name, kindLabel: 'PVR', logger: opts.logger });
   return runWatchedTask(opts, 'PVR', watch, async (pvr) => {
     checkFilesystemVolume(opts.volumePath);
-    const { repository, location } = await openRepositoryForVolume({
+    // cairn's own repository, or Velero's kopia repository of a backup Velero made (read, never written).
+    const source = await openRestoreSource({
       kube: opts.kube,
       namespace: opts.namespace,
       bslName: pvr.spec.backupStorageLocation,
@@ -120,17 +121,17 @@ export async function runPodVolumeRestore(opts: PodVolumeTaskOptions): Promise<R
       retry: storeRetryOptions(opts),
       lockOwner: opts.lockOwner,
     });
-    opts.logger.info({ PVR: opts.name, repository: location, snapshotID: pvr.spec.snapshotID }, 'repository opened');
+    logRestoreSource(opts.logger, { PVR: opts.name, snapshotID: pvr.spec.snapshotID }, source);
     return {
       async run({ signal, onProgress }) {
-        const result = await restore({
-          repository,
+        const result = await restoreFromSource(source, {
           snapshotId: pvr.spec.snapshotID,
           target: opts.volumePath,
           signal,
           onProgress: (p) => onProgress({ totalBytes: p.totalBytes, doneBytes: p.doneBytes }),
           progressIntervalMs: 1000,
           ...parallelFilesDownload(pvr, opts.logger),
+          ...writeSparseFilesSetting(pvr.spec.uploaderSettings),
         });
         for (const e of result.errors) opts.logger.warn({ PVR: opts.name, path: e.path }, `not restored: ${e.reason}`);
         if (result.errors.length > 0) {

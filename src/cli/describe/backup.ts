@@ -119,10 +119,13 @@ export function describeResults(d: Describer, warnings: number, errors: number, 
   }
 }
 
-function usesOldResourceFilters(spec: Backup['spec']): boolean {
-  const scoped = [spec.includedClusterScopedResources, spec.excludedClusterScopedResources, spec.includedNamespaceScopedResources, spec.excludedNamespaceScopedResources];
-  if (scoped.some((l) => l?.length)) return false;
-  return true;
+/**
+ * Velero's rule (UseOldResourceFilters): the old form (Included/Excluded/Cluster-scoped) only when
+ * includeClusterResources is set or includedResources/excludedResources is non-empty; otherwise the scoped form,
+ * also when no filter is set at all.
+ */
+export function usesOldResourceFilters(spec: Backup['spec']): boolean {
+  return (spec.includeClusterResources !== undefined && spec.includeClusterResources !== null) || !!spec.includedResources?.length || !!spec.excludedResources?.length;
 }
 
 /** The spec part of `backup describe`, also a schedule's "Backup Template" (Velero's DescribeBackupSpec). */
@@ -254,11 +257,8 @@ function describeStatus(d: Describer, input: BackupDescribeInput): void {
 }
 
 function describeVolumes(d: Describer, input: BackupDescribeInput): void {
-  const { backup, details } = input;
-  if (backup.spec.snapshotVolumes === false) {
-    d.line('Backup Volumes: <none included>');
-    return;
-  }
+  const { details } = input;
+  // Velero prints the three sub-sections whatever the backup asked for (snapshotVolumes=false included).
   d.line('Backup Volumes:');
   const info = input.volumeInfo;
   let legacy = false;
@@ -281,6 +281,7 @@ function describeVolumes(d: Describer, input: BackupDescribeInput): void {
         d.line(`\t\t\tType:\t${v.nativeSnapshotInfo?.volumeType ?? ''}`);
         d.line(`\t\t\tAvailability Zone:\t${v.nativeSnapshotInfo?.volumeAZ ?? ''}`);
         d.line(`\t\t\tIOPS:\t${v.nativeSnapshotInfo?.iops ?? ''}`);
+        d.line(`\t\t\tResult:\t${v.result ?? ''}`);
       }
     }
   }

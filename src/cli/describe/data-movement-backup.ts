@@ -44,7 +44,7 @@ export function describeCsiSnapshots(d: Describer, views: readonly CsiSnapshotVi
   }
   d.line('\tCSI Snapshots:');
   for (const { info: v, dataUpload } of views) {
-    d.line(`\t\t${v.pvcNamespace ? `${v.pvcNamespace}/` : ''}${v.pvcName ?? ''}:`);
+    d.line(`\t\t${v.pvcNamespace ?? ''}/${v.pvcName ?? ''}:`);
     if (v.preserveLocalSnapshot) {
       if (!details) d.line('\t\t\tSnapshot: included, specify --details for more information');
       else {

@@ -127,22 +127,7 @@ export function describeRestore(input: RestoreDescribeInput): string {
 
   if (input.volumeInfo?.ok) {
     d.line();
-    const csi = (input.volumeInfo.value ?? []).filter((v) => v.restoreMethod === 'CSISnapshot' && !v.notRestored);
-    if (!csi.length) d.line('CSI Snapshot Restores: <none included>');
-    else {
-      d.line('CSI Snapshot Restores:');
-      for (const v of csi) {
-        d.line(`\t${v.pvcNamespace ?? ''}/${v.pvcName ?? ''}:`);
-        if (v.snapshotDataMoved) {
-          const m = v.snapshotDataMovementInfo;
-          d.line(
-            input.details
-              ? `\t\tData Movement:\n\t\t\tOperation ID: ${m?.operationID ?? ''}\n\t\t\tData Mover: ${m?.dataMover || 'velero'}\n\t\t\tUploader Type: ${m?.uploaderType || 'kopia'}`
-              : '\t\tData Movement: specify --details for more information',
-          );
-        } else d.line(input.details ? `\t\tSnapshot:\n\t\t\tSnapshot Content Name: ${v.csiSnapshotInfo?.vscName ?? ''}` : '\t\tSnapshot: specify --details for more information');
-      }
-    }
+    describeCsiSnapshotRestores(d, input.volumeInfo.value ?? [], input.details);
   }
 
   d.line();
@@ -153,7 +138,8 @@ export function describeRestore(input: RestoreDescribeInput): string {
   d.line(`Preserve Service NodePorts:\t${boolText(spec.preserveNodePorts, 'false', 'true', 'auto')}`);
 
   const uploader = spec.uploaderConfig;
-  if (uploader?.writeSparseFiles === true || (uploader?.parallelFilesDownload ?? 0) > 0) {
+  // Velero prints the heading whenever the restore has an uploader config, even one that sets nothing.
+  if (uploader) {
     d.line();
     d.line('Uploader config:');
     if (uploader?.writeSparseFiles === true) d.line('\tWrite Sparse Files:\ttrue');
@@ -224,5 +210,33 @@ function describePodVolumeRestores(d: Describer, pvrs: readonly PodVolumeRestore
     d.line();
     d.line('Pod Volume Restore Details:');
     describePodVolumeDetails(d, views, 1);
+  }
+}
+
+/** Velero's "CSI Snapshot Restores:" section: snapshots restored in place first, then data-moved volumes. */
+function describeCsiSnapshotRestores(d: Describer, infos: readonly RestoreVolumeInfo[], details: boolean): void {
+  const csi = infos.filter((v) => v.restoreMethod === 'CSISnapshot' && !v.notRestored);
+  const ordered = [...csi.filter((v) => !v.snapshotDataMoved), ...csi.filter((v) => v.snapshotDataMoved)];
+  if (!ordered.length) {
+    d.line('CSI Snapshot Restores: <none included>');
+    return;
+  }
+  d.line('CSI Snapshot Restores:');
+  for (const v of ordered) {
+    d.line(`\t${v.pvcNamespace ?? ''}/${v.pvcName ?? ''}:`);
+    if (!details) {
+      d.line(v.snapshotDataMoved ? '\t\tData Movement: specify --details for more information' : '\t\tSnapshot: specify --details for more information');
+    } else if (v.snapshotDataMoved) {
+      const m = v.snapshotDataMovementInfo;
+      d.line('\t\tData Movement:');
+      d.line(`\t\t\tOperation ID: ${m?.operationID ?? ''}`);
+      d.line(`\t\t\tData Mover: ${m?.dataMover || 'velero'}`);
+      d.line(`\t\t\tUploader Type: ${m?.uploaderType || 'kopia'}`);
+    } else {
+      d.line('\t\tSnapshot:');
+      d.line(`\t\t\tSnapshot Content Name: ${v.csiSnapshotInfo?.vscName ?? ''}`);
+      d.line(`\t\t\tStorage Snapshot ID: ${v.csiSnapshotInfo?.snapshotHandle ?? ''}`);
+      d.line(`\t\t\tCSI Driver: ${v.csiSnapshotInfo?.driver ?? ''}`);
+    }
   }
 }

@@ -17,7 +17,7 @@
  */
 import { accessSync, constants } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { BackupPhase, Kinds, parseBackup, type Backup } from '../../api/index.js';
+import { BackupPhase, Kinds, parseBackup, statusTime, type Backup } from '../../api/index.js';
 import { customClient, type CustomClient } from '../../kube/custom.js';
 import { startController, type ObjectKey, type ReconcileResult } from '../../kube/controller.js';
 import { registerBuiltinBackupActions } from '../item-actions/builtin.js';
@@ -255,7 +255,7 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
           warnings: outcome.warnings,
           errors: outcome.errors,
           progress: outcome.progress,
-          completionTimestamp: opts.now().toISOString(),
+          completionTimestamp: statusTime(opts.now()),
           hookStatus: { hooksAttempted: outcome.hooks.attempted, hooksFailed: outcome.hooks.failed },
         };
         if (b.metadata?.annotations) delete b.metadata.annotations[ATTEMPTS_ANNOTATION];
@@ -285,7 +285,7 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
 
   async function markFailed(key: ObjectKey, reason: string, cancelMessage: (phase: string) => string = backupFailedCancelMessage): Promise<void> {
     const failed = await lenient.updateStatus(key.namespace, key.name, (b) => {
-      b.status = { ...b.status, phase: BackupPhase.Failed, failureReason: reason, completionTimestamp: opts.now().toISOString() };
+      b.status = { ...b.status, phase: BackupPhase.Failed, failureReason: reason, completionTimestamp: statusTime(opts.now()) };
       if (b.metadata?.annotations) delete b.metadata.annotations[ATTEMPTS_ANNOTATION];
       if (b.metadata?.annotations) delete b.metadata.annotations[UPLOADING_ANNOTATION];
       releaseClaim(b.metadata?.annotations);

@@ -4,7 +4,7 @@
  * run may start (another server process's claim, restarts counted). Tested table by table in
  * test/unit/server/backup/backup-decisions.test.ts.
  */
-import { Annotations, BackupPhase, Labels, formatDuration, labelValue, parseDuration, type Backup } from '../../api/index.js';
+import { Annotations, BackupPhase, Labels, formatDuration, labelValue, parseDuration, statusTime, type Backup } from '../../api/index.js';
 import { FORMAT_VERSION } from '../archive/paths.js';
 import type { ServerConfig } from '../context.js';
 import { ownedByOperations, UPLOADING_ANNOTATION } from './operations-decisions.js';
@@ -84,8 +84,8 @@ export function startBackup(b: Backup, o: StartOptions): boolean {
     phase: BackupPhase.InProgress,
     version: 1,
     formatVersion: FORMAT_VERSION,
-    startTimestamp: o.now.toISOString(),
-    expiration: new Date(o.now.getTime() + ttlMs).toISOString(),
+    startTimestamp: statusTime(o.now),
+    expiration: statusTime(new Date(o.now.getTime() + ttlMs)),
     validationErrors: null,
   };
   return true;

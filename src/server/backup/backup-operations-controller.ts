@@ -24,6 +24,7 @@ import {
   type BackupOperation,
   type DataUpload,
   type PodVolumeBackup,
+  statusTime,
 } from '../../api/index.js';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { customClient, type ResourceKind } from '../../kube/custom.js';
@@ -210,7 +211,7 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
       // Velero: a backup whose location is gone cannot be finalized and ends PartiallyFailed.
       await backups.updateStatus(key.namespace, name, (b) => {
         if (!ownedByOperations(b)) return false;
-        b.status = { ...b.status, phase: BackupPhase.PartiallyFailed, completionTimestamp: now.toISOString(), failureReason: `backup storage location ${locationName} no longer exists` };
+        b.status = { ...b.status, phase: BackupPhase.PartiallyFailed, completionTimestamp: statusTime(now), failureReason: `backup storage location ${locationName} no longer exists` };
       });
       log.warn({ backup: name, location: locationName }, 'backup storage location is gone; backup ends PartiallyFailed');
       return;
@@ -313,7 +314,7 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
       b.status = {
         ...b.status,
         phase: finalPhase(backup.status?.phase ?? '', errors.length + count(results.errors)),
-        completionTimestamp: now.toISOString(),
+        completionTimestamp: statusTime(now),
         errors: count(results.errors),
         warnings: count(results.warnings ?? {}),
         backupItemOperationsAttempted: Math.max(attempted, b.status?.backupItemOperationsAttempted ?? 0),

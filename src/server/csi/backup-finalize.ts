@@ -12,7 +12,7 @@
  * The operations controller runs 1, writes the volume info, item operations, results and log with what 1 found,
  * then runs 2 and 3. Every step can run again after a restart and gives the same result.
  */
-import { OperationPhase, type Backup, type BackupOperation } from '../../api/index.js';
+import { OperationPhase, statusTime, type Backup, type BackupOperation } from '../../api/index.js';
 import type { Logger } from '../../base/logger.js';
 import type { Kube } from '../../kube/client.js';
 import { rewriteArchive } from '../archive/rewrite.js';
@@ -149,11 +149,11 @@ export function finalCsiVolumeInfo(stored: readonly BackupVolumeInfo[], plan: Cs
   for (const k of plan.kept) {
     if (!k.inCluster) continue; // made final by the run that let it go
     const base = byClaim.get(claimKey(k.ref.namespace, k.ref.pvcName));
-    updates.set(claimKey(k.ref.namespace, k.ref.pvcName), csiSnapshotVolumeInfo({ ref: k.ref, snapshot: k.snapshot, content: k.content, result: 'succeeded', completed: now.toISOString(), base }));
+    updates.set(claimKey(k.ref.namespace, k.ref.pvcName), csiSnapshotVolumeInfo({ ref: k.ref, snapshot: k.snapshot, content: k.content, result: 'succeeded', completed: statusTime(now), base }));
   }
   for (const f of plan.failed) {
     const base = byClaim.get(claimKey(f.ref.namespace, f.ref.pvcName));
-    updates.set(claimKey(f.ref.namespace, f.ref.pvcName), csiSnapshotVolumeInfo({ ref: f.ref, result: 'failed', completed: now.toISOString(), base }));
+    updates.set(claimKey(f.ref.namespace, f.ref.pvcName), csiSnapshotVolumeInfo({ ref: f.ref, result: 'failed', completed: statusTime(now), base }));
   }
   const out = stored.map((e) => (e.backupMethod === 'CSISnapshot' && !e.snapshotDataMoved ? (updates.get(claimKey(e.pvcNamespace, e.pvcName)) ?? e) : e));
   const present = new Set(out.map((e) => claimKey(e.pvcNamespace, e.pvcName)));

@@ -5,7 +5,7 @@
  * the annotations the backed-up VolumeSnapshot and PVC carry so a restore (cairn's or Velero's) can bring the
  * volume back from the snapshot handle. Pure functions.
  */
-import { Annotations, Labels, OperationPhase, labelValue, type Backup, type BackupOperation, type ResourceIdentifier } from '../../api/index.js';
+import { Annotations, Labels, OperationPhase, labelValue, statusTime, type Backup, type BackupOperation, type ResourceIdentifier } from '../../api/index.js';
 import { BackupMethods, inVeleroOrder, type BackupVolumeInfo, type CSISnapshotInfo } from '../../api/volume-info.js';
 
 export const SNAPSHOT_GROUP = 'snapshot.storage.k8s.io';
@@ -79,7 +79,7 @@ export interface CsiSnapshotRef {
 
 /** Go's RFC 3339 form, seconds only (`2026-01-02T03:04:05Z`). */
 export function rfc3339Seconds(d: Date | string): string {
-  return new Date(d).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  return statusTime(new Date(d));
 }
 
 /** Velero's operation ID of a CSI snapshot: `<namespace>/<volumesnapshot>/<RFC 3339 start>`. */

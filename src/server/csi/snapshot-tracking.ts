@@ -5,7 +5,7 @@
  * retries them), so a snapshot fails only at its deadline. `decide...` is pure; `readCsiSnapshotStates` reads the
  * cluster.
  */
-import { Labels, OperationPhase, creationTimestampOf, parseDuration, type Backup } from '../../api/index.js';
+import { Labels, OperationPhase, creationTimestampOf, parseDuration, statusTime, type Backup } from '../../api/index.js';
 import type { Kube } from '../../kube/client.js';
 import { listVolumeSnapshotsWith, readVolumeSnapshotContent } from './snapshot-api.js';
 import { isSnapshotReady, snapshotError, type CsiSnapshotRef, type CsiSnapshotState, type VolumeSnapshot } from './snapshot-objects.js';
@@ -33,7 +33,7 @@ export function refOfVolumeSnapshot(vs: VolumeSnapshot, pvName = ''): CsiSnapsho
     pvName,
     driver: '',
     snapshotClass: vs.spec?.volumeSnapshotClassName ?? '',
-    created: created.toISOString(),
+    created: statusTime(created),
   };
 }
 

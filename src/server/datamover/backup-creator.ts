@@ -7,7 +7,7 @@
  * VolumeSnapshot that exists for (backup uid, PVC) from an earlier run is reused, so a backup run again after a
  * server restart never makes a second one.
  */
-import { Kinds, Labels, parseDataUpload, type Backup, type DataUpload } from '../../api/index.js';
+import { Kinds, Labels, parseDataUpload, statusTime, type Backup, type DataUpload } from '../../api/index.js';
 import type { Logger } from '../../base/logger.js';
 import type { Kube } from '../../kube/client.js';
 import { customClient } from '../../kube/custom.js';
@@ -216,5 +216,5 @@ export class VolumeSnapshotCreator {
 function createdOf(vs: { metadata: { creationTimestamp?: unknown } }): string {
   const t = vs.metadata.creationTimestamp;
   const d = t instanceof Date ? t : typeof t === 'string' ? new Date(t) : new Date();
-  return Number.isNaN(d.getTime()) ? new Date().toISOString() : d.toISOString();
+  return statusTime(Number.isNaN(d.getTime()) ? new Date() : d);
 }

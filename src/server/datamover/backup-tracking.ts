@@ -12,6 +12,7 @@ import {
   type Backup,
   type BackupOperation,
   type DataUpload,
+  optionalStatusTime,
 } from '../../api/index.js';
 import { BackupMethods, inVeleroOrder, type BackupVolumeInfo, type CSISnapshotInfo } from '../../api/volume-info.js';
 import { itemOperationTimeoutOf } from './backup-decision.js';
@@ -139,7 +140,7 @@ export function dataUploadOperationFor(opts: { backup: Backup; du: DataUpload; t
       error: phase === OperationPhase.Failed ? dataUploadError(du, timedOut) : undefined,
       status: du.status,
       description: du.status?.phase || DataUploadPhase.New,
-      created: creationTimestampOf(du)?.toISOString(),
+      created: optionalStatusTime(creationTimestampOf(du)),
     },
     opts.now,
   );

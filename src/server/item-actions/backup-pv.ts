@@ -2,7 +2,7 @@
 import type { BackupItemAction } from '../../plugins/item-actions/types.js';
 
 export const pvBackupAction: BackupItemAction = {
-  name: 'velero.io/pv',
+  name: 'cairn.io/pv-claim',
   appliesTo: () => ({ includedResources: ['persistentvolumes'] }),
   execute: async (item) => {
     const claim = (item as { spec?: { claimRef?: { name?: string; namespace?: string } } }).spec?.claimRef;

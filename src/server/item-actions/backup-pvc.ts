@@ -2,7 +2,7 @@
 import type { BackupItemAction } from '../../plugins/item-actions/types.js';
 
 export const pvcBackupAction: BackupItemAction = {
-  name: 'velero.io/pvc',
+  name: 'velero.io/pv',
   appliesTo: () => ({ includedResources: ['persistentvolumeclaims'] }),
   execute: async (item) => {
     const volumeName = (item as { spec?: { volumeName?: string } }).spec?.volumeName;

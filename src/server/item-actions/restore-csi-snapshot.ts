@@ -56,6 +56,7 @@ export function restoreClaimFromSnapshot(item: UnstructuredObject, fromBackup: U
 
 export const volumeSnapshotRestoreAction: RestoreItemAction = {
   name: 'velero.io/csi-volumesnapshot-restorer',
+  pluginKind: 'RestoreItemActionV2',
   appliesTo: () => ({ includedResources: [VOLUME_SNAPSHOTS] }),
   async execute(item, ctx) {
     if (!restoresVolumes(ctx.restore)) return skipNoVolumes(item, 'the VolumeSnapshot');
@@ -83,6 +84,7 @@ interface ContentSpec {
 
 export const volumeSnapshotContentRestoreAction: RestoreItemAction = {
   name: 'velero.io/csi-volumesnapshotcontent-restorer',
+  pluginKind: 'RestoreItemActionV2',
   appliesTo: () => ({ includedResources: [VOLUME_SNAPSHOT_CONTENTS] }),
   async execute(item, ctx) {
     if (!restoresVolumes(ctx.restore)) return skipNoVolumes(item, 'the VolumeSnapshotContent');
@@ -109,6 +111,7 @@ export const volumeSnapshotContentRestoreAction: RestoreItemAction = {
 
 export const volumeSnapshotClassRestoreAction: RestoreItemAction = {
   name: 'velero.io/csi-volumesnapshotclass-restorer',
+  pluginKind: 'RestoreItemActionV2',
   appliesTo: () => ({ includedResources: [VOLUME_SNAPSHOT_CLASSES] }),
   async execute(item, ctx) {
     if (!restoresVolumes(ctx.restore)) return skipNoVolumes(item, 'the VolumeSnapshotClass');

@@ -28,7 +28,7 @@ export function cleanPv(item: UnstructuredObject, namespaceMapping: Record<strin
 }
 
 export const pvRestoreAction: RestoreItemAction = {
-  name: 'velero.io/persistentvolume-claimref',
+  name: 'cairn.io/pv-claim-ref',
   appliesTo: () => ({ includedResources: ['persistentvolumes'] }),
   execute: async (item, ctx) => ({ item: cleanPv(item, ctx.restore.spec.namespaceMapping ?? {}) }),
 };

@@ -14,6 +14,7 @@ import { restoreClaimFromSnapshot } from './restore-csi-snapshot.js';
 
 export const pvcDataMoverRestoreAction: RestoreItemAction = {
   name: 'velero.io/csi-pvc-restorer',
+  pluginKind: 'RestoreItemActionV2',
   appliesTo: () => ({ includedResources: ['persistentvolumeclaims'] }),
   async execute(item, ctx) {
     const fromBackup = ctx.itemFromBackup;

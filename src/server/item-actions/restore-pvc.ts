@@ -34,7 +34,7 @@ export function cleanPvc(item: UnstructuredObject, nodeMapping: Record<string, s
 }
 
 export const pvcRestoreAction: RestoreItemAction = {
-  name: 'velero.io/persistentvolumeclaim',
+  name: 'velero.io/pvc',
   appliesTo: () => ({ includedResources: ['persistentvolumeclaims'] }),
   async execute(item, ctx) {
     const node = item.metadata.annotations?.[SELECTED_NODE];

@@ -21,7 +21,7 @@ export function cleanTokenSecret(item: UnstructuredObject): UnstructuredObject {
 }
 
 export const secretRestoreAction: RestoreItemAction = {
-  name: 'velero.io/service-account-token-secret',
+  name: 'velero.io/secret',
   appliesTo: () => ({ includedResources: ['secrets'] }),
   execute: async (item) => ({ item: cleanTokenSecret(item) }),
 };

@@ -12,6 +12,7 @@ import {
   type Backup,
   type BackupOperation,
   type PodVolumeBackup,
+  optionalStatusTime,
 } from '../../api/index.js';
 import { BackupMethods, inVeleroOrder, type BackupVolumeInfo } from '../../api/volume-info.js';
 import { isTerminal, podVolumeBackupError, succeeded } from './backup-pvb.js';
@@ -116,7 +117,7 @@ export function backupOperationFor(opts: { backup: Backup; pvb: PodVolumeBackup;
       error: phase === OperationPhase.Failed ? podVolumeBackupError(pvb, timedOut) : undefined,
       status: pvb.status,
       description: pvb.status?.phase || PodVolumeBackupPhase.New,
-      created: creationTimestampOf(pvb)?.toISOString(),
+      created: optionalStatusTime(creationTimestampOf(pvb)),
     },
     opts.now,
   );

@@ -31,6 +31,8 @@ export interface NewPodVolumeRestoreOptions {
   restore: Restore;
   pod: RestoredPodRef;
   volume: VolumeToRestore;
+  /** The backup's storage location here (`spec.storageLocation`): whose repository holds the data. */
+  backupStorageLocation: string;
   /** The pod's namespace at backup time (the repository's volume namespace). */
   sourceNamespace: string;
   /** UID of the restored claim behind the volume, if it is a PVC volume. */
@@ -63,7 +65,7 @@ export function newPodVolumeRestoreFor(opts: NewPodVolumeRestoreOptions): PodVol
     spec: {
       pod: { kind: 'Pod', namespace: pod.namespace, name: pod.name, uid: pod.uid },
       volume: volume.volume,
-      backupStorageLocation: volume.backupStorageLocation,
+      backupStorageLocation: opts.backupStorageLocation,
       repoIdentifier: '',
       uploaderType: volume.uploaderType as PodVolumeRestore['spec']['uploaderType'],
       snapshotID: volume.snapshotID,
@@ -83,6 +85,8 @@ export interface PodVolumeRestoreCreatorOptions {
   namespace: string;
   restore: Restore;
   log: Logger;
+  /** The backup's storage location here (`spec.storageLocation`, set by sync for a backup made elsewhere). */
+  backupStorageLocation: string;
   /** Ensures the repository of (location, volume namespace) is Ready; throws with the reason otherwise. */
   ensureRepository: (bsl: string, volumeNamespace: string) => Promise<void>;
 }
@@ -142,13 +146,13 @@ export class PodVolumeRestoreCreator {
         continue;
       }
       try {
-        await this.ensureRepository(volume.backupStorageLocation, opts.sourceNamespace);
+        await this.ensureRepository(this.opts.backupStorageLocation, opts.sourceNamespace);
       } catch (err) {
         out.errors.push(`pod volume restore of volume ${volume.volume} of pod ${opts.pod.namespace}/${opts.pod.name} not started: ${(err as Error).message}`);
         continue;
       }
       const pvcUID = await this.pvcUID(opts.pod.namespace, volume.claimName);
-      const pvr = newPodVolumeRestoreFor({ namespace, restore, pod: opts.pod, volume, sourceNamespace: opts.sourceNamespace, ...(pvcUID ? { pvcUID } : {}) });
+      const pvr = newPodVolumeRestoreFor({ namespace, restore, pod: opts.pod, volume, backupStorageLocation: this.opts.backupStorageLocation, sourceNamespace: opts.sourceNamespace, ...(pvcUID ? { pvcUID } : {}) });
       try {
         const created = await this.client.create(pvr);
         log.info(`Created PodVolumeRestore ${created.metadata?.name ?? ''} for volume ${volume.volume} of pod ${opts.pod.namespace}/${opts.pod.name} (snapshot ${volume.snapshotID})`);

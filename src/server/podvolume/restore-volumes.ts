@@ -3,7 +3,9 @@
  * `getVolumeBackupInfoForPod`): the backup's PodVolumeBackups of the pod as it was at backup time (matched by its
  * original namespace and name, so namespace mapping changes nothing here), minus PVBs without a snapshot (empty
  * volumes), PVBs that did not complete, and volumes the restored pod fills itself (projected, downwardAPI) or no
- * longer declares.
+ * longer declares. The PVBs' own `backupStorageLocation` is not used: it names the location in the cluster that made
+ * the backup; the data is read through the location the backup is in here (the restore's backup's
+ * `spec.storageLocation`, which sync sets to the local location), as Velero does.
  */
 import { PodVolumeBackupPhase, type PodVolumeBackup } from '../../api/index.js';
 
@@ -19,7 +21,6 @@ export interface PodVolumeSource {
 export interface VolumeToRestore {
   volume: string;
   snapshotID: string;
-  backupStorageLocation: string;
   uploaderType: string;
   /** The claim behind the volume, when it is a PVC volume of the restored pod. */
   claimName?: string;
@@ -58,7 +59,6 @@ export function volumesToRestore(opts: VolumesToRestoreOptions): VolumeToRestore
     const entry: VolumeToRestore = {
       volume: pvb.spec.volume,
       snapshotID,
-      backupStorageLocation: pvb.spec.backupStorageLocation,
       uploaderType: pvb.spec.uploaderType || 'kopia',
     };
     const claim = source.persistentVolumeClaim?.claimName;

@@ -5,6 +5,8 @@
 import { Repository, type LockingOptions } from '../../datapath/repository.js';
 import { RepositoryExistsError, RepositoryNotFoundError, WrongPasswordError } from '../../datapath/errors.js';
 import { maintenance, type MaintenanceResult } from '../../datapath/maintenance.js';
+import { UnsupportedKopiaRepositoryError } from '../../datapath/kopia/format.js';
+import { VeleroRepositoryPasswordError } from '../../storage/velero-kopia.js';
 import type { ObjectStore } from '../../plugins/object-store/index.js';
 
 export interface ConnectOptions {
@@ -56,7 +58,7 @@ export async function connectOrInitialise(opts: ConnectOptions): Promise<Connect
 
 /** Why connecting failed, for `status.message`; the store description names bucket and prefix, never credentials. */
 export function describeConnectError(err: unknown, where: string): string {
-  if (err instanceof ForeignRepositoryError) return err.message;
+  if (err instanceof ForeignRepositoryError || err instanceof VeleroRepositoryPasswordError || err instanceof UnsupportedKopiaRepositoryError) return err.message;
   if (err instanceof WrongPasswordError) {
     return `the repository at ${where} does not open with the password in Secret velero-repo-credentials (it was created with another password)`;
   }

@@ -5,7 +5,7 @@
  */
 import type { Logger } from '../../base/logger.js';
 import type { Kube } from '../../kube/client.js';
-import { VolumeRepositoryError, openRepositoryForVolume } from '../../storage/volume-repository.js';
+import { ReadOnlyKopiaRepositoryError, VolumeRepositoryError, openRepositoryForVolume } from '../../storage/volume-repository.js';
 
 export interface SnapshotRef {
   volumeNamespace: string;
@@ -34,6 +34,12 @@ export async function deleteRepositorySnapshots(opts: DeleteRepositorySnapshotsO
     try {
       repository = (await openRepositoryForVolume({ kube: opts.kube, namespace: opts.namespace, bslName: opts.bslName, volumeNamespace })).repository;
     } catch (err) {
+      if (err instanceof ReadOnlyKopiaRepositoryError) {
+        // Velero's snapshots stay in Velero's repository: cairn never writes to it (Velero's own maintenance, if it
+        // still runs, or a later deletion by Velero removes them).
+        opts.log.info({ backup: opts.backupName, volumeNamespace }, `the namespace's repository is Velero's kopia repository; its ${opts.what} snapshots are left in it`);
+        continue;
+      }
       if (err instanceof VolumeRepositoryError && /no repository/.test(err.message)) {
         opts.log.info({ backup: opts.backupName, volumeNamespace }, `no backup repository for the namespace; its ${opts.what} snapshots are already gone`);
         continue;

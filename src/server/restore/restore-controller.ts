@@ -22,6 +22,8 @@ import {
   type Backup,
   type PodVolumeRestore,
   type Restore,
+  statusTime,
+  type HookStatus,
   ValidationError,
 } from '../../api/index.js';
 import { podExecutor } from '../../kube/pod-exec.js';
@@ -34,7 +36,7 @@ import type { ServerContext, Stoppable } from '../context.js';
 import { LocationResolver } from '../../storage/locations.js';
 import { DynamicClient } from './dynamic-client.js';
 import { finalizeRestoreFiles, waitForOperations } from './restore-finalize.js';
-import { executeRestore, rfc3339 } from './restore-run.js';
+import { executeRestore } from './restore-run.js';
 import { backupOfSchedule, restoreSpecProblems, validateRestore } from './validate.js';
 import { loadResourceModifiers } from './resource-modifiers-load.js';
 import {
@@ -51,6 +53,17 @@ import {
 
 /** How often a restore waiting for pod volume restores looks at them again. */
 export const POD_VOLUME_POLL_MS = 2000;
+
+/**
+ * The hook counts a finished restore carries, as Velero's finalizer always sets them (whatever ran hooks wrote
+ * before; zero counts are left out, as Go's omitempty does, so a restore without hooks has `hookStatus: {}` and
+ * `restore describe` prints `HooksAttempted: 0` / `HooksFailed: 0`).
+ */
+export function finishedHookStatus(current: HookStatus | null | undefined): HookStatus {
+  const attempted = current?.hooksAttempted ?? 0;
+  const failed = current?.hooksFailed ?? 0;
+  return { ...(attempted ? { hooksAttempted: attempted } : {}), ...(failed ? { hooksFailed: failed } : {}) };
+}
 
 export interface RestoreControllerOptions extends ServerContext {
   registry?: ItemActionRegistry;
@@ -82,7 +95,7 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
   async function markFailed(key: ObjectKey, reason: string): Promise<void> {
     await restores.updateStatus(key.namespace, key.name, (r) => {
       if (TERMINAL.has(r.status?.phase ?? '')) return false;
-      r.status = { ...(r.status ?? {}), phase: RestorePhase.Failed, failureReason: reason, completionTimestamp: rfc3339(opts.now()) };
+      r.status = { ...(r.status ?? {}), phase: RestorePhase.Failed, failureReason: reason, completionTimestamp: statusTime(opts.now()) };
     });
   }
 
@@ -194,8 +207,8 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
         restoreItemOperationsAttempted: state.attempted,
         restoreItemOperationsCompleted: state.completed,
         restoreItemOperationsFailed: state.failed,
-        completionTimestamp: rfc3339(opts.now()),
-        hookStatus: r.status?.hookStatus ?? { hooksAttempted: 0, hooksFailed: 0 },
+        completionTimestamp: statusTime(opts.now()),
+        hookStatus: finishedHookStatus(r.status?.hookStatus),
       };
     });
     log.info({ restore: key.name, errors: counts.errors, warnings: counts.warnings }, 'restore finished');
@@ -247,7 +260,7 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
           ? { restoreItemOperationsAttempted: outcome.podVolumeRestores + outcome.dataDownloads }
           : finalizing
             ? {}
-            : { completionTimestamp: rfc3339(opts.now()), hookStatus: { hooksAttempted: 0, hooksFailed: 0 } }),
+            : { completionTimestamp: statusTime(opts.now()), hookStatus: finishedHookStatus(r.status?.hookStatus) }),
         ...(!waiting && outcome.pluginOperations.attempted
           ? {
               restoreItemOperationsAttempted: outcome.pluginOperations.attempted,

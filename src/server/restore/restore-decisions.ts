@@ -4,8 +4,7 @@
  * on, and the phase after waiting and after finalizing. Tested table by table in
  * test/unit/server/restore/restore-controller.test.ts.
  */
-import { RestorePhase, deletionTimestampOf, formatDuration, parseDuration, type Restore } from '../../api/index.js';
-import { rfc3339 } from './restore-run.js';
+import { RestorePhase, deletionTimestampOf, formatDuration, parseDuration, statusTime, type Restore } from '../../api/index.js';
 
 /** Annotation counting how many times a server started this restore (restart safety). */
 export const ATTEMPTS_ANNOTATION = 'restore.cairn.io/attempts';
@@ -48,7 +47,7 @@ export function startRestore(r: Restore, o: { backupName: string; now: Date; def
   // An unset or zero timeout takes the server default, written into the spec as Velero does.
   const timeout = r.spec.itemOperationTimeout;
   if (!timeout || parseDuration(timeout) === 0) r.spec.itemOperationTimeout = formatDuration(o.defaultItemOperationTimeoutMs);
-  r.status = { ...rest, phase: RestorePhase.InProgress, startTimestamp: rfc3339(o.now) };
+  r.status = { ...rest, phase: RestorePhase.InProgress, startTimestamp: statusTime(o.now) };
   return true;
 }
 

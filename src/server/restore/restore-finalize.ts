@@ -153,7 +153,7 @@ export async function finalizeRestoreFiles(opts: FinalizeOptions): Promise<Final
   let logText = previous;
   // Lines are appended once, even if a restart makes this run twice.
   if (!previous.includes(LOG_MARKER)) {
-    const rlog = createRestoreLog({ restore: name, server: opts.serverLog });
+    const rlog = createRestoreLog({ restore: `${opts.restore.metadata.namespace ?? ''}/${name}`, server: opts.serverLog });
     for (const pvr of opts.state.podVolumes.podVolumeRestores) {
       const phase = pvr.status?.phase ?? 'New';
       const line = `PodVolumeRestore ${pvr.metadata?.name ?? ''} (volume ${pvr.spec.volume} of pod ${pvr.spec.pod.namespace ?? ''}/${pvr.spec.pod.name ?? ''}): ${phase}`;

@@ -1,9 +1,10 @@
 /**
- * The log of one restore: text lines kept in memory (uploaded as `restore-<name>-logs.gz` when the restore ends)
- * and also sent to the server's log. Object contents are never logged, only kinds and names.
+ * The log of one restore: lines in Velero's logrus text format kept in memory (uploaded as
+ * `restore-<name>-logs.gz` when the restore ends) and also sent to the server's log. Object contents are never
+ * logged, only kinds and names.
  */
-import { Writable } from 'node:stream';
-import { createLogger, type Logger } from '../../base/logger.js';
+import type { Logger } from '../../base/logger.js';
+import { createOperationLog } from '../operation-log.js';
 
 export interface RestoreLog {
   logger: Logger;
@@ -11,14 +12,8 @@ export interface RestoreLog {
 }
 
 export function createRestoreLog(opts: { restore: string; server: Logger }): RestoreLog {
-  const lines: string[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      lines.push(chunk.toString('utf8'));
-      done();
-    },
-  });
-  const own = createLogger({ level: 'info', format: 'text', destination: sink, bindings: { restore: opts.restore } });
+  const log = createOperationLog({ bindings: { restore: opts.restore } });
+  const own = log.logger;
   const server = opts.server.child({ restore: opts.restore });
   // Each call goes to both loggers; the pino API is wide, so only the level methods used here are forwarded.
   const both = new Proxy(own, {
@@ -32,5 +27,5 @@ export function createRestoreLog(opts: { restore: string; server: Logger }): Res
       return Reflect.get(target, prop, receiver) as unknown;
     },
   });
-  return { logger: both, text: () => lines.join('') };
+  return { logger: both, text: log.text };
 }

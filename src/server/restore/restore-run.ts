@@ -78,14 +78,9 @@ export interface RestoreOutcome {
   pluginOperations: { attempted: number; completed: number; failed: number };
 }
 
-/** RFC 3339 with seconds, as Kubernetes writes timestamps. */
-export function rfc3339(d: Date): string {
-  return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
-
 export async function executeRestore(opts: ExecuteRestoreOptions): Promise<RestoreOutcome> {
   const restoreName = opts.restore.metadata.name ?? '';
-  const rlog = createRestoreLog({ restore: restoreName, server: opts.serverLog });
+  const rlog = createRestoreLog({ restore: `${opts.restore.metadata.namespace ?? ''}/${restoreName}`, server: opts.serverLog });
   // The restore's own plugin processes: their log lines go to its log and the server's.
   const session = opts.plugins?.session([rlog.logger, opts.serverLog.child({ restore: restoreName })]);
   try {
@@ -163,6 +158,7 @@ async function executeRestoreIn(opts: ExecuteRestoreOptions, rlog: ReturnType<ty
         kube: opts.kube,
         namespace,
         restore,
+        backupStorageLocation: locName,
         log,
         ensureRepository: async (bsl, volumeNamespace) => {
           await ensureRepository({ kube: opts.kube, namespace, bsl, volumeNamespace, timeoutMs: opts.resourceTimeoutMs });

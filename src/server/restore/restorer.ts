@@ -80,6 +80,17 @@ export interface RunRestoreResult extends RestoreProgress {
 }
 
 type Scoped = { namespace?: string | undefined };
+type RecordedItem = { apiVersion: string; kind: string } & Scoped & { name: string };
+
+/**
+ * How the resource list names an item's outcome (Velero's rule): created and updated as they happened; an item
+ * that was neither is `skipped` when restoring it raised no warning or error, and `failed` when it did (an
+ * existing object that differs, a patch that failed, an item action's error).
+ */
+export function listedOutcome(outcome: ItemOutcome, raisedProblems: boolean): ItemOutcome {
+  if (outcome === 'created' || outcome === 'updated' || outcome === 'failed') return outcome;
+  return raisedProblems ? 'failed' : 'skipped';
+}
 
 interface OwnerRef {
   apiVersion: string;
@@ -234,7 +245,7 @@ class RestoreRun {
     await this.opts.onProgress?.({ ...this.progress });
   }
 
-  private record(obj: { apiVersion: string; kind: string } & Scoped & { name: string }, outcome: ItemOutcome): void {
+  private record(obj: RecordedItem, outcome: ItemOutcome): void {
     const key = `${obj.apiVersion}/${obj.kind}`;
     const list = this.resourceList.get(key) ?? [];
     list.push(`${obj.namespace ? `${obj.namespace}/` : ''}${obj.name}(${outcome})`);
@@ -248,9 +259,12 @@ class RestoreRun {
     const target = item.namespace !== undefined ? this.mapping.target(item.namespace) : undefined;
     const scope = scopeOf(target ?? (item.groupResource === 'namespaces' ? this.mapping.target(item.name) : undefined));
     const what = `${item.object.kind} ${target ? `${target}/` : ''}${item.name}`;
+    const problemsBefore = this.problemCount();
     try {
-      const outcome = await this.restoreItemUnchecked(item, target);
-      return outcome;
+      const { outcome, recorded } = await this.restoreItemUnchecked(item, target);
+      const final = listedOutcome(outcome, this.problemCount() > problemsBefore);
+      if (recorded) this.record(recorded, final);
+      return final;
     } catch (err) {
       const message = `error restoring ${item.groupResource}/${target ? `${target}/` : ''}${item.name}: ${(err as Error).message}`;
       this.opts.results.error(scope, message);
@@ -260,7 +274,12 @@ class RestoreRun {
     }
   }
 
-  private async restoreItemUnchecked(item: ArchiveItem, target: string | undefined): Promise<ItemOutcome> {
+  private problemCount(): number {
+    return this.opts.results.warningCount + this.opts.results.errorCount;
+  }
+
+  /** Restores one item; says how it ended and under which identity the resource list names it. */
+  private async restoreItemUnchecked(item: ArchiveItem, target: string | undefined): Promise<{ outcome: ItemOutcome; recorded?: RecordedItem }> {
     const { restore, backup, client } = this.opts;
     const backupName = backup.metadata.name ?? '';
     const restoreName = restore.metadata.name ?? '';
@@ -268,8 +287,8 @@ class RestoreRun {
       const name = this.mapping.target(item.name);
       const outcome = (await this.namespaces.ensure(item.name, name)) === 'created' ? 'created' : 'skipped';
       this.log.info(`Namespace ${name}: ${outcome === 'created' ? 'created' : 'exists, left as it is'}`);
-      this.record({ apiVersion: 'v1', kind: 'Namespace', name }, outcome);
-      return outcome;
+      // Velero lists a namespace only when the restore created it.
+      return { outcome, ...(outcome === 'created' ? { recorded: { apiVersion: 'v1', kind: 'Namespace', name } } : {}) };
     }
     if (item.namespace !== undefined && target !== undefined) await this.namespaces.ensure(item.namespace, target);
 
@@ -280,8 +299,7 @@ class RestoreRun {
         if (decision.action === 'provision') this.pvsToProvision.add(item.name);
         if (decision.action === 'provision' && decision.warning) this.opts.results.warn({ kind: 'cluster' }, decision.warning);
         this.log.info(`Not restoring persistent volume ${item.name}: ${decision.reason}`);
-        this.record({ apiVersion: item.object.apiVersion, kind: item.object.kind, name: item.name }, 'skipped');
-        return 'skipped';
+        return { outcome: 'skipped', recorded: { apiVersion: item.object.apiVersion, kind: item.object.kind, name: item.name } };
       }
     }
 
@@ -308,8 +326,7 @@ class RestoreRun {
       });
       if (res.skip) {
         this.log.info(`Skipping ${item.object.kind} ${item.name}: action ${action.name}: ${res.skip.reason}`);
-        this.record({ apiVersion: obj.apiVersion, kind: obj.kind, namespace: target, name: item.name }, 'skipped');
-        return 'skipped';
+        return { outcome: 'skipped', recorded: { apiVersion: obj.apiVersion, kind: obj.kind, namespace: target, name: item.name } };
       }
       obj = res.item;
       for (const extra of res.additionalItems ?? []) {
@@ -320,8 +337,7 @@ class RestoreRun {
         const why = await this.waitForAdditionalItems(action.name, res.additionalItems, res.additionalItemsReadyTimeoutMs || this.opts.resourceTimeoutMs, action.areAdditionalItemsReady.bind(action));
         if (why) {
           this.opts.results.error(scopeOf(target), `error from restore item action ${action.name} waiting for the additional items of ${item.object.kind} ${item.name}: ${why}`);
-          this.record({ apiVersion: obj.apiVersion, kind: obj.kind, namespace: target, name: item.name }, 'failed');
-          return 'failed';
+          return { outcome: 'failed', recorded: { apiVersion: obj.apiVersion, kind: obj.kind, namespace: target, name: item.name } };
         }
       }
       if (res.operationID) this.recordOperation(action.name, item, target, res.operationID);
@@ -362,8 +378,7 @@ class RestoreRun {
       this.noteClaimWithoutData(item.object, obj);
     }
     await this.rememberForOwners(item.object, obj, created, outcome);
-    this.record({ apiVersion: obj.apiVersion, kind: obj.kind, namespace: target, name: obj.metadata.name }, outcome);
-    return outcome;
+    return { outcome, recorded: { apiVersion: obj.apiVersion, kind: obj.kind, namespace: target, name: obj.metadata.name } };
   }
 
   /** Asks the action until it says the items are ready; the reason it gave up, or undefined when they are. */

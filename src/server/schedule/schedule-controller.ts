@@ -15,6 +15,7 @@ import {
   selectorFor,
   type Backup,
   type Schedule,
+  statusTime,
 } from '../../api/index.js';
 import { customClient } from '../../kube/custom.js';
 import { startController, type ObjectKey, type ReconcileResult } from '../../kube/controller.js';
@@ -65,7 +66,7 @@ export function scheduleReconciler(ctx: ServerContext) {
       if (errors) s.status.validationErrors = errors;
       else delete s.status.validationErrors;
       if (d.skippedAt) {
-        s.status.lastSkipped = d.skippedAt.toISOString();
+        s.status.lastSkipped = statusTime(d.skippedAt);
         s.spec = { ...s.spec, skipImmediately: false };
       }
     });
@@ -73,7 +74,7 @@ export function scheduleReconciler(ctx: ServerContext) {
 
   async function recordRun(key: ObjectKey, at: Date): Promise<void> {
     await schedules.update(key.namespace, key.name, (s) => {
-      s.status = { ...(s.status ?? {}), lastBackup: at.toISOString() };
+      s.status = { ...(s.status ?? {}), lastBackup: statusTime(at) };
     });
   }
 
@@ -104,7 +105,7 @@ export function scheduleReconciler(ctx: ServerContext) {
       case 'wait':
         return { requeueAfterMs: action.ms };
       case 'blocked':
-        log.info({ schedule: key.name, running: action.running, due: action.due.toISOString() }, 'a backup of this schedule is still running; the due backup waits for it');
+        log.info({ schedule: key.name, running: action.running, due: statusTime(action.due) }, 'a backup of this schedule is still running; the due backup waits for it');
         return { requeueAfterMs: SCHEDULE_SYNC_MS };
       case 'record':
         log.info({ schedule: key.name, backup: action.backupName }, 'the backup of the due run already exists; recording the run');
@@ -114,7 +115,7 @@ export function scheduleReconciler(ctx: ServerContext) {
         const backup = backupFromSchedule(parseSchedule(schedule), action.backupName);
         try {
           await backups.create(backup);
-          log.info({ schedule: key.name, backup: action.backupName, due: action.slot.toISOString() }, 'schedule is due; backup created');
+          log.info({ schedule: key.name, backup: action.backupName, due: statusTime(action.slot) }, 'schedule is due; backup created');
         } catch (err) {
           // Another server process (a rolling update) made it a moment ago: the run is done all the same.
           if (!isAlreadyExists((err as { cause?: unknown }).cause ?? err)) throw err;

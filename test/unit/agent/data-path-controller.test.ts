@@ -102,7 +102,7 @@ describe('claiming a New CR', () => {
     const { fake, read } = setup(dataPath('pvb-1').finalizers(FINALIZER).build());
     const a = nodeAgent(fake, 'node-a');
     expect(await a.controller.reconcile(key('pvb-1'))).toEqual({ requeueAfterMs: 2000 });
-    expect(read('pvb-1')?.status).toMatchObject({ phase: 'Accepted', node: 'node-a', acceptedTimestamp: '2026-01-01T00:00:00.000Z' });
+    expect(read('pvb-1')?.status).toMatchObject({ phase: 'Accepted', node: 'node-a', acceptedTimestamp: '2026-01-01T00:00:00Z' });
     expect(a.did).toEqual(['expose pvb-1']);
     expect(a.slots.inUse).toBe(1);
   });
@@ -153,7 +153,7 @@ describe('phase transitions on this node', () => {
 
     await a.clock.settle(5000);
     await a.controller.reconcile(key('pvb-1'));
-    expect(read('pvb-1')?.status).toMatchObject({ phase: 'InProgress', startTimestamp: '2026-01-01T00:00:05.000Z' });
+    expect(read('pvb-1')?.status).toMatchObject({ phase: 'InProgress', startTimestamp: '2026-01-01T00:00:05Z' });
     expect(a.hostingPods.subscribed).toEqual(['pvb-1']);
 
     // The watcher's outcome (here written as the controller would) ends it; the next reconcile cleans up.

@@ -52,7 +52,8 @@ function pvb(phase: string, pod: string, volume: string): PodVolumeBackup {
   } as PodVolumeBackup;
 }
 
-// docs/cli.md, the reconstructed `velero backup describe nginx-backup` (with `cairn` in hints).
+// docs/cli.md, the reconstructed `velero backup describe nginx-backup` (with `cairn` in hints); Velero 1.17 prints
+// the scoped Resources form when no old-style filter (includeClusterResources, included/excludedResources) is set.
 const BACKUP_EXAMPLE = `Name:         nginx-backup
 Namespace:    velero
 Labels:       velero.io/storage-location=default
@@ -69,9 +70,10 @@ Namespaces:
   Excluded:  <none>
 
 Resources:
-  Included:        *
-  Excluded:        <none>
-  Cluster-scoped:  auto
+  Included cluster-scoped:    <none>
+  Excluded cluster-scoped:    <none>
+  Included namespace-scoped:  *
+  Excluded namespace-scoped:  <none>
 
 Label selector:  <none>
 
@@ -190,7 +192,7 @@ describe('backup describe', () => {
     expect(text).toContain('Resource List:  <backup resource list not found>\n\nBackup Volumes:\n  <error getting backup volume info: timed out>\n');
   });
 
-  it('prints "<none included>" for backups without volume snapshots and the deletion attempts', () => {
+  it('prints the three volume sections even for backups without volume snapshots, and the deletion attempts', () => {
     const b = nginxBackup();
     b.spec.snapshotVolumes = false;
     const req: DeleteBackupRequest = {
@@ -202,7 +204,9 @@ describe('backup describe', () => {
     };
     const text = describeBackup({ backup: b, details: false, colours: plain, podVolumeBackups: [], deleteRequests: [req] });
     expect(text).toContain('Velero-Native Snapshot PVs:    false\n');
-    expect(text).toContain('Backup Volumes: <none included>\n\nHooksAttempted:  0\nHooksFailed:     0\n\nDeletion Attempts (1 failed):\n  2025-10-02 08:00:00 +0000 UTC: Processed\n  Errors:\n    backup storage location default is read-only\n');
+    expect(text).toContain(
+      'Backup Volumes:\n  Velero-Native Snapshots: <none included>\n\n  CSI Snapshots: <none included or not detectable>\n\n  Pod Volume Backups: <none included>\n\nHooksAttempted:  0\nHooksFailed:     0\n\nDeletion Attempts (1 failed):\n  2025-10-02 08:00:00 +0000 UTC: Processed\n  Errors:\n    backup storage location default is read-only\n',
+    );
   });
 
   it('lists async item operations with --details, counts them without', () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { newBackup, newBackupStorageLocation, type Backup } from '../../../src/api/index.js';
 import { backupToSync, nextSyncInMs, orphanedBackups, podVolumeBackupsToSync, syncPeriodMs } from '../../../src/server/backup-sync-controller.js';
+import { mayForgetOrphanData } from '../../../src/server/orphaned-backup.js';
 
 const now = new Date('2026-01-01T12:00:00Z');
 
@@ -105,5 +106,25 @@ describe('sync schedule', () => {
     expect(nextSyncInMs({ location: loc({}), serverDefaultMs: 60_000, now })).toBe(0);
     expect(nextSyncInMs({ location: loc({}, { lastSyncedTime: '2026-01-01T11:59:45Z' }), serverDefaultMs: 60_000, now })).toBe(45_000);
     expect(nextSyncInMs({ location: loc({ backupSyncPeriod: '0s' }), serverDefaultMs: 60_000, now })).toBeUndefined();
+  });
+});
+
+describe('mayForgetOrphanData', () => {
+  const loc = (accessMode?: 'ReadOnly' | 'ReadWrite') => newBackupStorageLocation({ namespace: 'cairn', name: 'l', spec: { provider: 'aws', objectStorage: { bucket: 'b' }, ...(accessMode ? { accessMode } : {}) } });
+
+  it('forgets the volume data of a backup that vanished while others stayed', () => {
+    expect(mayForgetOrphanData({ location: loc(), orphans: 1, finishedBackupsOfLocation: 3 })).toEqual({ forget: true });
+    expect(mayForgetOrphanData({ location: loc('ReadWrite'), orphans: 2, finishedBackupsOfLocation: 3 })).toEqual({ forget: true });
+    expect(mayForgetOrphanData({ location: loc(), orphans: 1, finishedBackupsOfLocation: 1 })).toEqual({ forget: true });
+  });
+
+  it('writes nothing into the repositories of a ReadOnly location', () => {
+    const d = mayForgetOrphanData({ location: loc('ReadOnly'), orphans: 1, finishedBackupsOfLocation: 3 });
+    expect(d.forget).toBe(false);
+  });
+
+  it('keeps the data when every backup of the location vanished at once (a wrong bucket or prefix looks the same)', () => {
+    const d = mayForgetOrphanData({ location: loc(), orphans: 4, finishedBackupsOfLocation: 4 });
+    expect(d).toEqual({ forget: false, reason: expect.stringContaining('all 4 backups of the location vanished') as unknown });
   });
 });

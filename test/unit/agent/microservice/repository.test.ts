@@ -51,6 +51,10 @@ describe('openRepositoryForVolume', () => {
     const err = await openRepositoryForVolume({ kube: fakeKube(root, 'secret-pw'), namespace: 'velero', bslName: 'default', volumeNamespace: 'app' }).catch((e: Error) => e);
     expect((err as Error).message).toMatch(/no repository for volume namespace "app" .*BackupRepository must be Ready first/);
     expect((err as Error).message).not.toContain('secret-pw');
+    // Without the Secret, "no repository" still wins when there is none; with one there, the Secret is missed.
+    await expect(openRepositoryForVolume({ kube: fakeKube(root, undefined), namespace: 'velero', bslName: 'default', volumeNamespace: 'app' })).rejects.toThrow(/no repository for volume namespace "app"/);
+    mkdirSync(join(root, 'bucket', 'cluster1', 'kopia', 'app'), { recursive: true });
+    writeFileSync(join(root, 'bucket', 'cluster1', 'kopia', 'app', 'config'), 'sealed');
     await expect(openRepositoryForVolume({ kube: fakeKube(root, undefined), namespace: 'velero', bslName: 'default', volumeNamespace: 'app' })).rejects.toThrow(
       'Secret velero-repo-credentials not found in namespace velero',
     );

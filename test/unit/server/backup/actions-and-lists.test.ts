@@ -20,7 +20,7 @@ const ctx = {} as BackupItemContext;
 describe('built-in backup item actions', () => {
   it('registers backup and restore actions side by side', () => {
     const names = registerBuiltinActions(new ItemActionRegistry()).names;
-    expect(names.backup).toEqual(['velero.io/pod', 'velero.io/pvc', 'velero.io/pv', 'velero.io/service-account', 'cairn.io/custom-resource-definition']);
+    expect(names.backup).toEqual(['velero.io/pod', 'velero.io/pv', 'cairn.io/pv-claim', 'velero.io/service-account', 'cairn.io/custom-resource-definition']);
     expect(names.restore.length).toBeGreaterThan(0);
   });
 

@@ -127,7 +127,7 @@ describe('the operations controller against the API server', () => {
     await reconcile(key);
     expect(read()?.status?.phase).toBe('Finalizing');
     await reconcile(key);
-    expect(read()?.status).toMatchObject({ phase: 'Completed', backupItemOperationsAttempted: 2, backupItemOperationsCompleted: 2, backupItemOperationsFailed: 0, completionTimestamp: '2026-01-01T00:00:00.000Z' });
+    expect(read()?.status).toMatchObject({ phase: 'Completed', backupItemOperationsAttempted: 2, backupItemOperationsCompleted: 2, backupItemOperationsFailed: 0, completionTimestamp: '2026-01-01T00:00:00Z' });
     const stored = JSON.parse(gunzipSync(readFileSync(file('b-podvolumebackups.json.gz'))).toString()) as PodVolumeBackup[];
     expect(stored.map((p) => p.status?.snapshotID)).toEqual(['snap-v1', 'snap-v2']);
     expect(existsSync(file('b-itemoperations.json.gz'))).toBe(true);

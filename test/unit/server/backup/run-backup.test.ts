@@ -76,7 +76,7 @@ describe('runBackup: items to files in the location', () => {
     expect(await gz('b1-itemoperations.json.gz')).toBe('[]\n');
     expect(await gz('b1-volumeinfo.json.gz')).toBe('[]\n');
     const log = await gz('b1-logs.gz');
-    expect(log).toMatch(/^\d{4}-\d\d-\d\dT.* info +Starting backup/m);
+    expect(log).toMatch(/^time="\d{4}-\d\d-\d\dT[\d:]+Z" level=info msg="Starting backup" backup=velero\/b1/m);
     expect(log).toContain('Backing up item');
     expect(log).not.toContain('dG9wLXNlY3JldA==');
     const entries = await readTarGz(await fs.get('backups/b1/b1.tar.gz'));

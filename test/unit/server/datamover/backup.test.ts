@@ -294,7 +294,7 @@ describe('item operations and volume info of DataUploads', () => {
         nTotal: 4096,
         operationUnits: 'Bytes',
         description: 'Completed',
-        created: '2026-01-01T00:00:00.000Z',
+        created: '2026-01-01T00:00:00Z',
         started: '2026-01-01T00:00:10Z',
         updated: '2026-01-01T00:05:00Z',
       },

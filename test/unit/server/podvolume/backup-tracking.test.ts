@@ -117,13 +117,13 @@ describe('tracking a backup’s PodVolumeBackups', () => {
         nTotal: 100,
         operationUnits: 'Bytes',
         description: 'Completed',
-        created: '2026-01-01T00:00:00.000Z',
+        created: '2026-01-01T00:00:00Z',
         started: '2026-01-01T00:00:01Z',
         updated: '2026-01-01T00:00:05Z',
       },
     });
     expect(backupOperationFor({ backup, pvb: failed, now }).status).toMatchObject({ phase: 'Failed', error: 'pod volume backup failed: data path failed' });
-    expect(backupOperationFor({ backup, pvb: running, now }).status).toMatchObject({ phase: 'InProgress', nCompleted: 10, nTotal: 50, updated: '2026-01-01T00:00:09.000Z' });
+    expect(backupOperationFor({ backup, pvb: running, now }).status).toMatchObject({ phase: 'InProgress', nCompleted: 10, nTotal: 50, updated: '2026-01-01T00:00:09Z' });
     expect(backupOperationFor({ backup, pvb: running, now, timedOut: true }).status.phase).toBe('Failed');
   });
 

@@ -39,19 +39,21 @@ const restore = newRestore({ namespace: 'cairn', name: 'r1', spec: { backupName:
 restore.metadata.uid = 'ru';
 const pod = { name: 'web-0', namespace: 'copy', uid: 'pu' };
 const volumes: VolumeToRestore[] = [
-  { volume: 'data', snapshotID: 's-data', backupStorageLocation: 'default', uploaderType: 'kopia', claimName: 'data' },
-  { volume: 'scratch', snapshotID: 's-scratch', backupStorageLocation: 'default', uploaderType: 'kopia' },
+  { volume: 'data', snapshotID: 's-data', uploaderType: 'kopia', claimName: 'data' },
+  { volume: 'scratch', snapshotID: 's-scratch', uploaderType: 'kopia' },
 ];
 const log = createLogger({ level: 'fatal' });
 
 describe('creating the PVRs of a restored pod', () => {
-  it('ensures the source namespace repository once, then creates one PVR per volume (pvc-uid for the claim)', async () => {
+  it("ensures the source namespace repository of the backup's location once, then creates one PVR per volume (pvc-uid for the claim)", async () => {
     const { kube, stored } = fakeKube([], { 'copy/data': 'pvc-uid' });
     const ensured: string[] = [];
-    const creator = new PodVolumeRestoreCreator({ kube, namespace: 'cairn', restore, log, ensureRepository: async (bsl, ns) => void ensured.push(`${bsl}/${ns}`) });
+    // The location the backup was synced from here, whatever the PVBs call the location of the cluster that made them.
+    const creator = new PodVolumeRestoreCreator({ kube, namespace: 'cairn', restore, backupStorageLocation: 'from-velero', log, ensureRepository: async (bsl, ns) => void ensured.push(`${bsl}/${ns}`) });
     const out = await creator.createForPod({ pod, sourceNamespace: 'app', volumes });
     expect(out.errors).toEqual([]);
-    expect(ensured).toEqual(['default/app']);
+    expect(ensured).toEqual(['from-velero/app']);
+    expect(stored.map((p) => p.spec.backupStorageLocation)).toEqual(['from-velero', 'from-velero']);
     expect(stored.map((p) => [p.metadata?.name, p.spec.volume, p.spec.sourceNamespace, p.metadata?.labels?.['velero.io/pvc-uid']])).toEqual([
       ['r1-0', 'data', 'app', 'pvc-uid'],
       ['r1-1', 'scratch', 'app', undefined],
@@ -61,9 +63,9 @@ describe('creating the PVRs of a restored pod', () => {
 
   it('is idempotent: PVRs of this restore, pod UID and volume that exist are reused (server restart)', async () => {
     const first = fakeKube();
-    await new PodVolumeRestoreCreator({ kube: first.kube, namespace: 'cairn', restore, log, ensureRepository: async () => {} }).createForPod({ pod, sourceNamespace: 'app', volumes: volumes.slice(0, 1) });
+    await new PodVolumeRestoreCreator({ kube: first.kube, namespace: 'cairn', restore, backupStorageLocation: 'default', log, ensureRepository: async () => {} }).createForPod({ pod, sourceNamespace: 'app', volumes: volumes.slice(0, 1) });
     const { kube, stored, selectors } = fakeKube(first.stored);
-    const out = await new PodVolumeRestoreCreator({ kube, namespace: 'cairn', restore, log, ensureRepository: async () => {} }).createForPod({ pod, sourceNamespace: 'app', volumes });
+    const out = await new PodVolumeRestoreCreator({ kube, namespace: 'cairn', restore, backupStorageLocation: 'default', log, ensureRepository: async () => {} }).createForPod({ pod, sourceNamespace: 'app', volumes });
     expect(selectors).toEqual(['velero.io/restore-uid=ru,velero.io/pod-uid=pu']);
     expect(stored.map((p) => p.spec.volume)).toEqual(['data', 'scratch']);
     expect(out.podVolumeRestores.map((p) => p.metadata?.name)).toEqual(['r1-0', 'r1-1']);
@@ -76,6 +78,7 @@ describe('creating the PVRs of a restored pod', () => {
       kube,
       namespace: 'cairn',
       restore,
+      backupStorageLocation: 'default',
       log,
       ensureRepository: async () => {
         calls++;

@@ -16,7 +16,8 @@ describe('PodVolumeRestore objects', () => {
       namespace: 'cairn',
       restore: restore(),
       pod: { name: 'web-0', namespace: 'app-copy', uid: 'new-pod-uid' },
-      volume: { volume: 'data', snapshotID: 'snap-1', backupStorageLocation: 'default', uploaderType: 'kopia', claimName: 'data' },
+      volume: { volume: 'data', snapshotID: 'snap-1', uploaderType: 'kopia', claimName: 'data' },
+      backupStorageLocation: 'default',
       sourceNamespace: 'app',
       pvcUID: 'pvc-uid',
     });
@@ -51,7 +52,8 @@ describe('PodVolumeRestore objects', () => {
       namespace: 'cairn',
       restore: r,
       pod: { name: 'p', namespace: 'a', uid: 'u' },
-      volume: { volume: 'scratch', snapshotID: 's', backupStorageLocation: 'default', uploaderType: 'kopia' },
+      volume: { volume: 'scratch', snapshotID: 's', uploaderType: 'kopia' },
+      backupStorageLocation: 'default',
       sourceNamespace: 'a',
     });
     expect(pvr.metadata?.labels?.['velero.io/pvc-uid']).toBeUndefined();
@@ -94,7 +96,7 @@ describe('starting the PVRs of a created pod', () => {
     });
     expect(errors).toEqual([]);
     expect(calls).toEqual([
-      { pod: { name: 'web-0', namespace: 'copy', uid: 'new' }, sourceNamespace: 'app', volumes: [{ volume: 'data', snapshotID: 'snap-1', backupStorageLocation: 'default', uploaderType: 'kopia' }] },
+      { pod: { name: 'web-0', namespace: 'copy', uid: 'new' }, sourceNamespace: 'app', volumes: [{ volume: 'data', snapshotID: 'snap-1', uploaderType: 'kopia' }] },
     ]);
     expect(starter.started).toHaveLength(1);
   });

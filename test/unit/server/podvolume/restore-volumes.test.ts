@@ -45,8 +45,8 @@ describe('which volumes of a restored pod get fs-backup data', () => {
 
   it('matches the backup-time pod, skips empty, projected, downwardAPI and undeclared volumes', () => {
     expect(volumesToRestore({ podVolumeBackups: pvbs, podName: 'web-0', sourceNamespace: 'app', podVolumes })).toEqual([
-      { volume: 'data', snapshotID: 's-data', backupStorageLocation: 'primary', uploaderType: 'kopia', claimName: 'data-claim', totalBytes: 42 },
-      { volume: 'scratch', snapshotID: 's-scratch', backupStorageLocation: 'default', uploaderType: 'kopia' },
+      { volume: 'data', snapshotID: 's-data', uploaderType: 'kopia', claimName: 'data-claim', totalBytes: 42 },
+      { volume: 'scratch', snapshotID: 's-scratch', uploaderType: 'kopia' },
     ]);
   });
 

@@ -1,0 +1,237 @@
+/**
+ * Golden: `backup describe` against the text Velero 1.17's describer prints for the same objects. The expected
+ * texts follow Velero's Printf sequence (pkg/cmd/util/output/backup_describer.go) through Go's tabwriter
+ * (minwidth 0, tabwidth 8, padding 2, padchar ' '); `cli: 'velero'` so the hints name the same command.
+ */
+import { describe, expect, it } from 'vitest';
+import type { Backup, PodVolumeBackup } from '../../../src/api/index.js';
+import { colours } from '../../../src/cli/colour.js';
+import { describeBackup, usesOldResourceFilters } from '../../../src/cli/describe/backup.js';
+import type { BackupVolumeInfo } from '../../../src/api/volume-info.js';
+
+const plain = colours(false);
+
+function backup(spec: Partial<Backup['spec']>): Backup {
+  return {
+    apiVersion: 'velero.io/v1',
+    kind: 'Backup',
+    metadata: { name: 'b1', namespace: 'velero' },
+    spec: { includedNamespaces: ['app'], storageLocation: 'default', ttl: '720h0m0s', csiSnapshotTimeout: '10m0s', itemOperationTimeout: '4h0m0s', ...spec },
+    status: {
+      formatVersion: '1.1.0',
+      phase: 'Completed',
+      startTimestamp: '2025-10-01T10:00:00Z',
+      completionTimestamp: '2025-10-01T10:00:21Z',
+      expiration: '2025-10-31T10:00:00Z',
+      hookStatus: {},
+    },
+  };
+}
+
+const HEAD = `Name:         b1
+Namespace:    velero
+Labels:       <none>
+Annotations:  <none>
+
+Phase:  Completed
+
+
+Namespaces:
+  Included:  app
+  Excluded:  <none>
+
+`;
+
+const AFTER_RESOURCES = `
+Label selector:  <none>
+
+Or label selector:  <none>
+
+Storage Location:  default
+
+`;
+
+const STATUS = `TTL:  720h0m0s
+
+CSISnapshotTimeout:    10m0s
+ItemOperationTimeout:  4h0m0s
+
+Hooks:  <none>
+
+Backup Format Version:  1.1.0
+
+Started:    2025-10-01 10:00:00 +0000 UTC
+Completed:  2025-10-01 10:00:21 +0000 UTC
+
+Expiration:  2025-10-31 10:00:00 +0000 UTC
+
+`;
+
+const native: BackupVolumeInfo = {
+  pvName: 'pv-1',
+  pvcName: 'db',
+  pvcNamespace: 'app',
+  backupMethod: 'NativeSnapshot',
+  snapshotDataMoved: false,
+  preserveLocalSnapshot: false,
+  skipped: false,
+  result: 'succeeded',
+  nativeSnapshotInfo: { snapshotHandle: 'snap-1', volumeType: 'gp3', volumeAZ: 'us-east-1a', iops: '3000', Phase: 'Completed' },
+};
+
+const moved: BackupVolumeInfo = {
+  pvName: 'pv-2',
+  pvcName: 'data',
+  pvcNamespace: 'app',
+  backupMethod: 'CSISnapshot',
+  snapshotDataMoved: true,
+  preserveLocalSnapshot: false,
+  skipped: false,
+  result: 'succeeded',
+  snapshotDataMovementInfo: { dataMover: '', uploaderType: 'kopia', snapshotHandle: 'k1', operationID: 'du-1', size: 1024, Phase: 'Completed' },
+};
+
+function pvb(pod: string, volume: string, phase: string): PodVolumeBackup {
+  return {
+    apiVersion: 'velero.io/v1',
+    kind: 'PodVolumeBackup',
+    metadata: { name: `b1-${pod}-${volume}`, namespace: 'velero' },
+    spec: { node: 'n1', pod: { namespace: 'app', name: pod }, volume, backupStorageLocation: 'default', repoIdentifier: '', uploaderType: 'kopia' },
+    status: { phase },
+  } as PodVolumeBackup;
+}
+
+describe('backup describe, Resources block (UseOldResourceFilters)', () => {
+  it('is the scoped form when no old-style filter is set', () => {
+    const expected =
+      HEAD +
+      `Resources:
+  Included cluster-scoped:    <none>
+  Excluded cluster-scoped:    <none>
+  Included namespace-scoped:  *
+  Excluded namespace-scoped:  <none>
+` +
+      AFTER_RESOURCES +
+      `Velero-Native Snapshot PVs:  auto
+Snapshot Move Data:          auto
+Data Mover:                  velero
+
+` +
+      STATUS +
+      `Backup Volumes:
+  Velero-Native Snapshots: <none included>
+
+  CSI Snapshots: <none included>
+
+  Pod Volume Backups: <none included>
+
+HooksAttempted:  0
+HooksFailed:     0
+`;
+    const text = describeBackup({ backup: backup({}), details: false, colours: plain, cli: 'velero', volumeInfo: { ok: true, value: [] }, podVolumeBackups: [], deleteRequests: [] });
+    expect(text).toBe(expected);
+  });
+
+  it('is the old form when includeClusterResources is set, and the three volume sections stay with snapshotVolumes=false', () => {
+    const expected =
+      HEAD +
+      `Resources:
+  Included:        *
+  Excluded:        <none>
+  Cluster-scoped:  included
+` +
+      AFTER_RESOURCES +
+      `Velero-Native Snapshot PVs:  false
+Snapshot Move Data:          auto
+Data Mover:                  velero
+
+` +
+      STATUS +
+      `Backup Volumes:
+  Velero-Native Snapshots:
+    pv-1: specify --details for more information
+
+  CSI Snapshots:
+    app/data:
+      Data Movement: included, specify --details for more information
+
+  Pod Volume Backups - kopia (specify --details for more information):
+    Completed:  2
+    Failed:     1
+
+HooksAttempted:  0
+HooksFailed:     0
+`;
+    const text = describeBackup({
+      backup: backup({ includeClusterResources: true, snapshotVolumes: false }),
+      details: false,
+      colours: plain,
+      cli: 'velero',
+      volumeInfo: { ok: true, value: [native, moved] },
+      podVolumeBackups: [pvb('web-0', 'data', 'Completed'), pvb('web-1', 'data', 'Failed'), pvb('web-0', 'logs', 'Completed')],
+      deleteRequests: [],
+    });
+    expect(text).toBe(expected);
+  });
+
+  it('is the old form when includedResources or excludedResources is non-empty, even beside scoped filters', () => {
+    expect(usesOldResourceFilters({ includedResources: ['pods'] })).toBe(true);
+    expect(usesOldResourceFilters({ excludedResources: ['secrets'], includedNamespaceScopedResources: ['pods'] })).toBe(true);
+    expect(usesOldResourceFilters({ includeClusterResources: false })).toBe(true);
+    expect(usesOldResourceFilters({ includedClusterScopedResources: ['nodes'] })).toBe(false);
+    expect(usesOldResourceFilters({ includedResources: [], excludedResources: [] })).toBe(false);
+    const text = describeBackup({ backup: backup({ includedResources: ['pods', 'secrets'] }), details: false, colours: plain, cli: 'velero', podVolumeBackups: [], deleteRequests: [] });
+    expect(text).toContain('Resources:\n  Included:        pods, secrets\n  Excluded:        <none>\n  Cluster-scoped:  auto\n\nLabel selector:');
+  });
+});
+
+describe('backup describe, Backup Volumes with --details', () => {
+  it('prints the native snapshot fields with Result, the data movement lines and the pods by phase', () => {
+    const text = describeBackup({
+      backup: backup({}),
+      details: true,
+      colours: plain,
+      cli: 'velero',
+      resourceList: { ok: true, value: { 'v1/PersistentVolume': ['pv-1', 'pv-2'] } },
+      volumeInfo: { ok: true, value: [native, moved] },
+      podVolumeBackups: [],
+      deleteRequests: [],
+    });
+    const expected = `Expiration:  2025-10-31 10:00:00 +0000 UTC
+
+Resource List:
+  v1/PersistentVolume:
+    - pv-1
+    - pv-2
+
+Backup Volumes:
+  Velero-Native Snapshots:
+    pv-1:
+      Snapshot ID:        snap-1
+      Type:               gp3
+      Availability Zone:  us-east-1a
+      IOPS:               3000
+      Result:             succeeded
+
+  CSI Snapshots:
+    app/data:
+      Data Movement:
+        Operation ID: du-1
+        Data Mover: velero
+        Uploader Type: kopia
+        Moved data Size (bytes): 1024
+        Result: succeeded
+
+  Pod Volume Backups: <none included>
+
+HooksAttempted:  0
+HooksFailed:     0
+`;
+    expect(text.slice(text.indexOf('Expiration:'))).toBe(expected);
+  });
+
+  it('without volume info (a backup older than the file) says the CSI section cannot be told', () => {
+    const text = describeBackup({ backup: backup({}), details: false, colours: plain, cli: 'velero', volumeInfo: { ok: false, notFound: true, error: 'not found' }, podVolumeBackups: [], deleteRequests: [] });
+    expect(text).toContain('Backup Volumes:\n  Velero-Native Snapshots: <none included>\n\n  CSI Snapshots: <none included or not detectable>\n\n  Pod Volume Backups: <none included>\n');
+  });
+});
