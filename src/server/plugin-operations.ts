@@ -12,11 +12,15 @@ import type { Logger } from '../base/logger.js';
 import type { OperationProgress } from '../plugins/item-actions/types.js';
 import { POD_VOLUME_BACKUP_ACTION } from './podvolume/backup-tracking.js';
 import { CSI_PVC_BACKUP_ACTION } from './datamover/backup-tracking.js';
+import { CSI_VOLUME_SNAPSHOT_BACKUP_ACTION } from './csi/snapshot-objects.js';
 
 export const TIMED_OUT_OPERATION = 'Asynchronous action timed out';
 
-/** Operations recorded for PodVolumeBackups and DataUploads are tracked from those objects, not by asking a plugin. */
-const TRACKED_ELSEWHERE: ReadonlySet<string> = new Set([POD_VOLUME_BACKUP_ACTION, CSI_PVC_BACKUP_ACTION]);
+/**
+ * Operations recorded for PodVolumeBackups, DataUploads and CSI VolumeSnapshots are tracked from those objects, not
+ * by asking a plugin.
+ */
+const TRACKED_ELSEWHERE: ReadonlySet<string> = new Set([POD_VOLUME_BACKUP_ACTION, CSI_PVC_BACKUP_ACTION, CSI_VOLUME_SNAPSHOT_BACKUP_ACTION]);
 
 export function isPluginOperation(op: BackupOperation): boolean {
   return !TRACKED_ELSEWHERE.has(op.spec.backupItemAction);

@@ -83,7 +83,7 @@ describe('install against the local cluster', () => {
   it('rejects bad input before creating anything', async () => {
     const r = await cairn(['install', '-n', NS, '--provider', 'gcp', '--bucket', 'b'], { kubeconfig });
     expect(r.exitCode).toBe(2);
-    expect(r.stderr.trim()).toBe('error: --provider: unknown provider "gcp" (use one of: aws, filesystem)');
+    expect(r.stderr.trim()).toBe('error: --provider: "gcp" is not built in (built in: aws, filesystem); install the plugin that provides it with --plugins IMAGE');
     const ns = await kubectl(['get', 'namespace', NS], { allowFailure: true });
     expect(ns.exitCode).not.toBe(0);
   });

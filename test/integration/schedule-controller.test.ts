@@ -19,6 +19,7 @@ import {
   type Schedule,
   type ScheduleSpec,
 } from '../../src/api/index.js';
+import { statusTime } from '../../src/api/time.js';
 import { createLogger } from '../../src/base/logger.js';
 import { kubeFromConfig, type Kube } from '../../src/kube/client.js';
 import { customClient } from '../../src/kube/custom.js';
@@ -77,10 +78,10 @@ async function settled(name: string, expected: string[], opts: { lastBackup?: Da
       const s = await schedules().get(NS, name);
       const names = await namesOf(name);
       if (JSON.stringify(names) !== JSON.stringify(expected)) return undefined;
-      if (opts.lastBackup && s?.status?.lastBackup !== opts.lastBackup.toISOString()) return undefined;
+      if (opts.lastBackup && s?.status?.lastBackup !== statusTime(opts.lastBackup)) return undefined;
       return s;
     },
-    { timeoutMs: 20_000, description: `schedule ${name} with backups [${expected.join(', ')}]${opts.lastBackup ? ` and lastBackup ${opts.lastBackup.toISOString()}` : ''}` },
+    { timeoutMs: 20_000, description: `schedule ${name} with backups [${expected.join(', ')}]${opts.lastBackup ? ` and lastBackup ${statusTime(opts.lastBackup)}` : ''}` },
   );
 }
 
@@ -252,7 +253,7 @@ describe('schedule controller (fake clock, real API server)', () => {
     });
     const skipped = await waitFor(async () => {
       const s = await schedules().get(NS, 'pausy');
-      return s?.status?.lastSkipped === clock.date().toISOString() ? s : undefined;
+      return s?.status?.lastSkipped === statusTime(clock.date()) ? s : undefined;
     }, { timeoutMs: 20_000, description: 'skip recorded' });
     expect(skipped.spec.skipImmediately).toBe(false);
     await stillOnly('pausy', [`pausy-${stamp(latest)}`]);
@@ -311,7 +312,7 @@ describe('schedule controller (fake clock, real API server)', () => {
         throw new Error(`backup ${b?.metadata.name ?? '(none yet)'} is ${b?.status?.phase ?? 'New'}${b?.status?.failureReason ? `: ${b.status.failureReason}` : ''}`);
       }, { timeoutMs: 180_000, description: `${name} Completed` });
       expect(done.metadata.name).toBe(name);
-      expect(done.status?.expiration).toBe(new Date(first.getTime() + 2 * HOUR).toISOString());
+      expect(done.status?.expiration).toBe(statusTime(new Date(first.getTime() + 2 * HOUR)));
       await schedules().update(NS, 'ttl', (s) => void (s.spec.paused = true));
 
       clock.advance(HOUR);

@@ -103,6 +103,7 @@ describe('plugin operations', () => {
   it('leave the operations of pod volume backups and data uploads to their own tracking', () => {
     expect(isPluginOperation(op('a', 'New', '', 'velero.io/pod-volume-backup'))).toBe(false);
     expect(isPluginOperation(op('a', 'New', '', 'velero.io/csi-pvc-backupper'))).toBe(false);
+    expect(isPluginOperation(op('a', 'New', '', 'velero.io/csi-volumesnapshot-backupper'))).toBe(false);
     expect(isPluginOperation(op('a'))).toBe(true);
   });
 });
