@@ -48,8 +48,8 @@ export const SERVER_CLUSTER_RULES: readonly ExplainedRule[] = [
     why: 'reads the snapshot handle of a VolumeSnapshot it took; lets a kept CSI snapshot go from the cluster once it is in the backup (its storage snapshot stays), and deletes the storage snapshot through a temporary content when the backup is deleted',
   },
   {
-    rule: { apiGroups: [''], resources: ['pods/exec'], verbs: ['create'] },
-    why: 'runs the backup and restore exec hooks (pod annotations, spec.hooks) in the pods they name, as Velero does',
+    rule: { apiGroups: [''], resources: ['pods/exec'], verbs: ['create', 'get'] },
+    why: 'runs the backup and restore exec hooks (pod annotations, spec.hooks) in the pods they name, as Velero does; the exec opens as a WebSocket upgrade, a GET, which the API server refused with create alone',
   },
 ];
 
