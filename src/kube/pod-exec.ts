@@ -1,6 +1,6 @@
 /**
  * Runs a command in a container through the API server's `pods/exec` (client-node's Exec, WebSocket), collecting
- * stdout and stderr, with a deadline. This is how hooks run: the server needs RBAC `create` on `pods/exec`.
+ * stdout and stderr, with a deadline. This is how hooks run: the server needs RBAC `create` and `get` on `pods/exec` (the WebSocket upgrade is a GET).
  * On timeout the connection is closed; like Velero's executor it cannot stop the process in the container, which
  * may go on running.
  */
