@@ -27,7 +27,7 @@ import { clusterInfo, kubectl } from '../support/cluster.js';
 import { hostpathVolumePath, type VolumeMode } from '../support/csi-volume.js';
 import { killContainer } from '../support/node-runtime.js';
 import { fileBytes, MiB, readTree, timeMismatches, withoutTimes, writeDataset, type Tree } from '../support/volume-tree.js';
-import { StopWaiting, waitFor } from '../support/wait.js';
+import { sampleWhile, StopWaiting, waitFor } from '../support/wait.js';
 
 const RUN = randomBytes(3).toString('hex');
 const NS = `cairn-dm-${RUN}`;
@@ -295,15 +295,12 @@ describe('CSI snapshot data movement end to end through the CLI', () => {
     const create = run(['backup', 'create', FIRST, '--include-namespaces', APP, '--snapshot-move-data', '--wait']).finally(() => {
       done = true;
     });
-    const watch = (async () => {
-      while (!done) {
-        const d = await run(['backup', 'describe', FIRST, '--details']);
-        const phase = /^Phase:\s+(\S+)/m.exec(d.stdout)?.[1];
-        if (phase) phasesSeen.add(phase);
-        if (phase === 'InProgress' || phase === 'WaitingForPluginOperations') liveTexts.push(d.stdout);
-        await Promise.race([create, new Promise((r) => setTimeout(r, 1000))]);
-      }
-    })();
+    const watch = sampleWhile(create, 1000, async () => {
+      const d = await run(['backup', 'describe', FIRST, '--details']);
+      const phase = /^Phase:\s+(\S+)/m.exec(d.stdout)?.[1];
+      if (phase) phasesSeen.add(phase);
+      if (phase === 'InProgress' || phase === 'WaitingForPluginOperations') liveTexts.push(d.stdout);
+    });
 
     // While the data moves, another backup (resources only) starts and completes.
     await waitFor(async () => {

@@ -23,7 +23,7 @@ import { clusterInfo, kubectl, s3Client } from '../support/cluster.js';
 import { cairn, type CliResult } from '../support/cli.js';
 import { fileBytes, MiB, readTree, timeMismatches, withoutTimes, writeDataset, type Tree } from '../support/volume-tree.js';
 import { podVolumeDir } from '../support/node-paths.js';
-import { waitFor } from '../support/wait.js';
+import { sampleWhile, waitFor } from '../support/wait.js';
 
 const NS = 'cairn-e2e-fsb';
 const APP = 'e2e-fsb-app';
@@ -138,23 +138,16 @@ describe('fs-backup end to end through the CLI', () => {
   /** Runs `backup create --wait`, polling `backup describe --details` meanwhile; returns every text seen while waiting. */
   async function backupWatchingDescribe(name: string): Promise<{ result: CliResult; waitingTexts: string[] }> {
     const waitingTexts: string[] = [];
-    let done = false;
     const started = Date.now();
     const create = run(['backup', 'create', name, '--include-namespaces', APP, '--wait']).finally(() => {
-      done = true;
       seconds[name] = (Date.now() - started) / 1000;
     });
-    const watch = (async () => {
-      while (!done) {
-        const d = await run(['backup', 'describe', name, '--details', '--timeout', '20s']);
-        if (/^Phase:\s+(InProgress|WaitingForPluginOperations)/m.test(d.stdout)) waitingTexts.push(d.stdout);
-        // Each describe is a CLI start (a second of CPU on a busy machine, taken from the data movers on the same
-        // cores): one every two seconds, unless the create has ended.
-        await Promise.race([create, new Promise((r) => setTimeout(r, 2000))]);
-      }
-    })();
-    const result = await create;
-    await watch;
+    // Each describe is a CLI start (a second of CPU on a busy machine, taken from the data movers on the same
+    // cores): one every two seconds while the create runs.
+    const result = await sampleWhile(create, 2000, async () => {
+      const d = await run(['backup', 'describe', name, '--details', '--timeout', '20s']);
+      if (/^Phase:\s+(InProgress|WaitingForPluginOperations)/m.test(d.stdout)) waitingTexts.push(d.stdout);
+    });
     return { result, waitingTexts };
   }
 

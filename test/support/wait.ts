@@ -57,3 +57,21 @@ export async function waitFor<T>(
     await delay(Math.min(interval, left), undefined, opts.signal ? { signal: opts.signal } : undefined);
   }
 }
+
+/**
+ * Observes work while it runs: calls `sample` at once and then every `intervalMs` until `work` settles (not after),
+ * and returns what the work returns. For tests that look at live state (describe output during a backup), where
+ * there is no condition to wait for, only a cadence to keep cheap.
+ */
+export async function sampleWhile<T>(work: Promise<T>, intervalMs: number, sample: () => Promise<void>): Promise<T> {
+  let settled = false;
+  const ended = work.then(
+    () => void (settled = true),
+    () => void (settled = true),
+  );
+  while (!settled) {
+    await sample();
+    if (!settled) await Promise.race([ended, delay(intervalMs)]);
+  }
+  return work;
+}
