@@ -69,16 +69,26 @@ function forwardSignals(child) {
   };
 }
 
+/** Shards still running: stopShards() ends them when another stage of `npm test` has failed. */
+const running = new Set();
+
+/** Sends every running shard SIGTERM; their global setups stop their clusters before they exit. */
+export function stopShards() {
+  for (const child of running) if (child.exitCode === null) child.kill('SIGTERM');
+}
+
 /** Runs one vitest process on the given files; resolves to its exit status and JSON report (if it wrote one). */
 async function runShard(project, label, files, extraArgs) {
   const report = join(mkdtempSync(join(tmpdir(), 'cairn-test-')), 'report.json');
   const args = ['run', '--project', project, '--passWithNoTests', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...extraArgs, ...files];
   const child = spawn('vitest', args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, FORCE_COLOR: process.env.FORCE_COLOR ?? '0' } });
   const forget = forwardSignals(child);
+  running.add(child);
   const prefix = label ? `[${label}] ` : '';
   const drained = Promise.all([prefixed(child.stdout, process.stdout, prefix), prefixed(child.stderr, process.stderr, prefix)]);
   const status = await new Promise((resolve) => child.once('close', (code, signal) => resolve(code ?? (signal ? 1 : 0))));
   forget();
+  running.delete(child);
   await drained;
   const summary = existsSync(report) ? JSON.parse(readFileSync(report, 'utf8')) : undefined;
   return { label, status, summary };
