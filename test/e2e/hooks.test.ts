@@ -12,8 +12,8 @@
  * - The restores check the data with an init-container hook (it runs after restore-wait, on the restored data, before
  *   the writer starts again) and run two exec hooks after restore, one succeeding and one failing: the restore ends
  *   PartiallyFailed with the failing hook's error, `restore describe` counts them, the data is in place.
- * Everything the pods run is busybox sh, seq, sleep and cat, so the test runs on real nodes as on the local kubelet
- * (it runs on the stand-in for now: vitest.config.ts, E2E_ON_STAND_IN).
+ * Everything the pods run is busybox sh, seq, sleep and cat; the exec hooks go through the API server, the kubelet and
+ * containerd of real nodes.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,7 +21,6 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clusterInfo, kubectl } from '../support/cluster.js';
 import { cairn, type CliResult } from '../support/cli.js';
-import { removeStaleRestoreMountPoints } from '../support/restore-mounts.js';
 import { waitFor } from '../support/wait.js';
 
 const NS = 'cairn-e2e-hooks';
@@ -146,7 +145,6 @@ describe('hooks end to end', () => {
   async function backupAndRestore(name: string, withHooks: boolean, target: string): Promise<{ generations: string[]; backup: Record<string, unknown>; restore: Record<string, unknown> }> {
     await apply(backupSpec(name, withHooks));
     const backup = await phaseOf('backup', name);
-    removeStaleRestoreMountPoints();
     await apply(restoreSpec(`${name}-restore`, name, target));
     const restore = await phaseOf('restore', `${name}-restore`);
     const text = await waitFor(
@@ -174,7 +172,7 @@ describe('hooks end to end', () => {
       [
         'install', '-n', NS, '--provider', 'aws', '--bucket', info.s3.bucket, '--prefix', `${PREFIX}-${Date.now()}`, '--secret-file', creds,
         '--backup-location-config', `region=${info.s3.region},s3Url=${info.s3.endpoint},s3ForcePathStyle=true`,
-        '--use-node-agent', '--image', 'ghcr.io/cairn-backup/cairn:dev', '--wait', '--timeout', '4m',
+        '--use-node-agent', '--image', info.image, '--kubelet-root-dir', info.kubeletRootDir, '--wait', '--timeout', '4m',
       ],
       { kubeconfig },
     );
