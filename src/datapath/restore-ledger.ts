@@ -6,6 +6,7 @@
  */
 import { chmodSync, fchmodSync, fchownSync, futimesSync, lchownSync, lutimesSync, utimesSync } from 'node:fs';
 import { RepositoryError } from './errors.js';
+import { ProgressCadence } from './progress-cadence.js';
 import { errnoReason } from './restore-writes.js';
 
 export interface RestoreProgress {
@@ -70,7 +71,7 @@ export class RestoreLedger {
   readonly stats: Omit<RestoreStats, 'durationMs'> = { files: 0, dirs: 0, symlinks: 0, bytes: 0 };
   readonly errors: RestoreIssue[] = [];
   readonly progress: RestoreProgress;
-  private lastProgress = 0;
+  private readonly cadence: ProgressCadence;
   private fatal: unknown;
 
   /** `stopsRestore` names other errors that are not one path's problem (a corrupt repository). */
@@ -79,6 +80,7 @@ export class RestoreLedger {
     totals: { bytes: number; files: number },
     private readonly stopsRestore: (err: unknown) => boolean = () => false,
   ) {
+    this.cadence = new ProgressCadence(options.progressIntervalMs);
     this.progress = { totalBytes: totals.bytes, doneBytes: 0, totalFiles: totals.files, doneFiles: 0 };
   }
 
@@ -123,9 +125,7 @@ export class RestoreLedger {
   reportProgress(force: boolean): void {
     const cb = this.options.onProgress;
     if (!cb) return;
-    const now = Date.now();
-    if (!force && now - this.lastProgress < (this.options.progressIntervalMs ?? 250)) return;
-    this.lastProgress = now;
+    if (!this.cadence.due(force)) return;
     const p = this.progress;
     cb({ ...p, totalBytes: Math.max(p.totalBytes, p.doneBytes), totalFiles: Math.max(p.totalFiles, p.doneFiles) });
   }
