@@ -17,6 +17,7 @@ import type { Kube } from '../../src/kube/client.js';
 import { cleanUp, installCairn, kube as newKube, volumeDirOnNode } from '../integration/node-agent-support.js';
 import { cairn, type CliResult } from '../support/cli.js';
 import { clusterInfo, kubectl } from '../support/cluster.js';
+import { claimDataPath } from '../support/node-paths.js';
 import { waitFor } from '../support/wait.js';
 
 const RUN = Date.now().toString(36).slice(-5);
@@ -331,10 +332,7 @@ describe('fs-backup with workloads as operators run them', () => {
     await kubectl(['delete', 'pods', '--all', '-n', DB, '--wait=false']);
     await waitFor(async () => (await podsOf(DB)).length === 0, { timeoutMs: 120_000, intervalMs: 1000, description: 'db pods gone' });
     // The claims and their volumes stay; the data in them changes after the backup.
-    const pvName = (await getJson<{ spec: { volumeName: string } }>(['get', 'pvc', 'data-db-0', '-n', DB])).spec.volumeName;
-    const dir = clusterInfo().nodes.map((n) => join(n.rootDir, 'pv', pvName)).find((d) => existsSync(d)) ?? '';
-    expect(dir, `directory of volume ${pvName}`).not.toBe('');
-    writeFileSync(join(dir, 'rows.txt'), 'corrupted after the backup\n');
+    writeFileSync(join(await claimDataPath(DB, 'data-db-0'), 'rows.txt'), 'corrupted after the backup\n');
 
     const r = await run(['restore', 'create', 'db-1-rollback', '--from-backup', 'db-1', '--include-namespaces', DB, '--wait']);
     expect(r.exitCode, `${r.stdout}\n${r.stderr}`).toBe(0);
