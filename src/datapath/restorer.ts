@@ -4,45 +4,21 @@
  * its keyed ID. Holes are recreated for zero runs; mode, ownership and times are restored, and any failure to do
  * so is reported with its path (never ignored). A full disk stops the restore with one clear error.
  */
-import {
-  promises as fsp,
-  constants as fsc,
-  chmodSync,
-  closeSync,
-  fchmodSync,
-  fchownSync,
-  ftruncateSync,
-  futimesSync,
-  lchownSync,
-  linkSync,
-  lutimesSync,
-  rmSync,
-  symlinkSync,
-  utimesSync,
-} from 'node:fs';
+import { promises as fsp, constants as fsc, closeSync, ftruncateSync, linkSync, rmSync, symlinkSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join, resolve } from 'node:path';
 import { Semaphore } from '../plugins/object-store/limit.js';
-import { CancelledError, RepositoryError, SnapshotNotFoundError } from './errors.js';
+import { CancelledError, SnapshotNotFoundError } from './errors.js';
 import type { Repository } from './repository.js';
 import type { BlobLease } from './open-pool.js';
 import { isZeroRun, readTree, utimeSeconds, type TreeEntry } from './tree.js';
 import { usableCpus } from './cpu.js';
 import { bootSpareWorkers } from './worker-threads.js';
 import { SmallFileRestorer } from './small-files.js';
-import { errnoReason, openAsync, renameAsync, writeAllSync, writeChunkSync } from './restore-writes.js';
+import { openAsync, renameAsync, writeAllSync, writeChunkSync } from './restore-writes.js';
+import { RestoreLedger, type RestoreProgress, type RestoreResult } from './restore-ledger.js';
 
-export interface RestoreProgress {
-  totalBytes: number;
-  doneBytes: number;
-  totalFiles: number;
-  doneFiles: number;
-}
-
-export interface RestoreIssue {
-  path: string;
-  reason: string;
-}
+export { RestoreFailedError, type RestoreIssue, type RestoreProgress, type RestoreResult, type RestoreStats } from './restore-ledger.js';
 
 export interface RestoreOptions {
   repository: Repository;
@@ -64,25 +40,6 @@ export interface RestoreOptions {
    */
   workers?: number;
 }
-
-export interface RestoreStats {
-  files: number;
-  dirs: number;
-  symlinks: number;
-  bytes: number;
-  durationMs: number;
-}
-
-export interface RestoreResult {
-  snapshotId: string;
-  stats: RestoreStats;
-  errors: RestoreIssue[];
-}
-
-/** The restore cannot go on (disk full, read-only target). */
-export class RestoreFailedError extends RepositoryError {}
-
-const FATAL_CODES = new Set(['ENOSPC', 'EDQUOT', 'EROFS']);
 
 /** The process umask, read once (process.umask() with no argument is the only way to read it). */
 const UMASK = process.umask();
@@ -124,8 +81,8 @@ export async function restore(options: RestoreOptions): Promise<RestoreResult> {
       // Also after a failure: nothing may still be writing when the workers are closed.
       await run.drain(done);
     }
-    run.reportProgress(true);
-    return { snapshotId: snap.id, stats: { ...run.stats, durationMs: Date.now() - started }, errors: run.errors };
+    run.ledger.reportProgress(true);
+    return run.ledger.result(snap.id, started);
   } catch (err) {
     if (options.signal?.aborted) throw new CancelledError();
     throw err;
@@ -136,16 +93,12 @@ export async function restore(options: RestoreOptions): Promise<RestoreResult> {
 }
 
 class RestoreRun {
-  readonly stats: Omit<RestoreStats, 'durationMs'> = { files: 0, dirs: 0, symlinks: 0, bytes: 0 };
-  readonly errors: RestoreIssue[] = [];
+  readonly ledger: RestoreLedger;
   private readonly slots: Semaphore;
   private readonly small: SmallFileRestorer | undefined;
   private readonly fetchSlots: Semaphore;
   private readonly inflight = new Set<Promise<void>>();
   private readonly linkTargets = new Map<string, { abs: string; done: Promise<boolean> }>();
-  private readonly progress: RestoreProgress;
-  private lastProgress = 0;
-  private fatal: unknown;
 
   constructor(
     private readonly repo: Repository,
@@ -155,7 +108,7 @@ class RestoreRun {
   ) {
     this.slots = new Semaphore(options.concurrency ?? Math.max(4, usableCpus() * 4));
     this.fetchSlots = new Semaphore(Math.max(4, (options.workers ?? usableCpus()) * 4));
-    this.progress = { totalBytes, doneBytes: 0, totalFiles, doneFiles: 0 };
+    this.ledger = new RestoreLedger(options, { bytes: totalBytes, files: totalFiles });
     const pool = repo.workers;
     if (pool) {
       this.small = new SmallFileRestorer({
@@ -166,32 +119,15 @@ class RestoreRun {
         ...(options.signal ? { signal: options.signal } : {}),
         callbacks: {
           done: (_rel, bytes) => {
-            this.stats.files++;
-            this.stats.bytes += bytes;
-            this.progress.doneFiles++;
-            this.progress.doneBytes += bytes;
-            this.reportProgress(false);
+            this.ledger.fileDone(bytes);
+            this.ledger.progress.doneBytes += bytes;
+            this.ledger.reportProgress(false);
           },
-          issue: (rel, err) => this.report(rel, err),
-          fatal: (err) => void (this.fatal ??= err),
+          issue: (rel, err) => this.ledger.report(rel, err),
+          fatal: (err) => this.ledger.stop(err),
         },
       });
     }
-  }
-
-  private check(): void {
-    if (this.fatal) throw this.fatal;
-    this.options.signal?.throwIfAborted();
-  }
-
-  private report(rel: string, err: unknown): void {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code && FATAL_CODES.has(code)) {
-      this.fatal ??= new RestoreFailedError(`${code === 'EROFS' ? 'target is read-only' : 'no space left on the target'} while writing ${rel || '.'}; restore stopped`);
-      return;
-    }
-    const reason = errnoReason(err);
-    this.errors.push({ path: rel || '.', reason });
   }
 
   async find(tree: string[], parts: string[]): Promise<TreeEntry | undefined> {
@@ -219,12 +155,12 @@ class RestoreRun {
    * directory's files can still be in a worker's batch while the walk goes on.
    */
   async dir(tree: string[], abs: string, rel: string, self?: TreeEntry): Promise<{ done: Promise<void> }> {
-    this.check();
+    this.ledger.check();
     const mine: Promise<unknown>[] = [];
     const own = new Set<Promise<void>>();
     let lastBatch: Promise<void> | undefined;
     for await (const e of readTree(tree, (id) => this.repo.loadTreeBlob(id))) {
-      this.check();
+      this.ledger.check();
       if (e.t === 'd') {
         const childAbs = join(abs, e.n);
         const childRel = rel ? `${rel}/${e.n}` : e.n;
@@ -232,18 +168,18 @@ class RestoreRun {
           await fsp.mkdir(childAbs);
         } catch (err) {
           if ((err as NodeJS.ErrnoException).code !== 'EEXIST') {
-            this.report(childRel, err);
+            this.ledger.report(childRel, err);
             continue;
           }
         }
-        mine.push((await this.dir(e.sub ?? [], childAbs, childRel, e)).done.then(() => void this.stats.dirs++));
+        mine.push((await this.dir(e.sub ?? [], childAbs, childRel, e)).done.then(() => void this.ledger.stats.dirs++));
       } else if (this.small && SmallFileRestorer.eligible(e)) {
         const queued = await this.small.add(e, abs, rel ? `${rel}/${e.n}` : e.n);
         if (queued && queued.batch !== lastBatch) mine.push((lastBatch = queued.batch));
       } else {
         await this.slots.acquire();
         const p = this.entry(e, abs, rel)
-          .catch((err: unknown) => this.report(rel ? `${rel}/${e.n}` : e.n, err))
+          .catch((err: unknown) => this.ledger.report(rel ? `${rel}/${e.n}` : e.n, err))
           .finally(() => {
             this.slots.release();
             own.delete(p);
@@ -255,7 +191,7 @@ class RestoreRun {
     }
     mine.push(...own);
     const done = Promise.all(mine).then(() => {
-      if (self && !this.fatal && !this.options.signal?.aborted) this.attributes(abs, rel, self, undefined);
+      if (self && !this.ledger.stopped && !this.options.signal?.aborted) this.attributes(abs, rel, self, undefined);
     });
     return { done };
   }
@@ -265,7 +201,7 @@ class RestoreRun {
     await this.small?.drain();
     await done;
     await Promise.all([...this.inflight]);
-    this.check();
+    this.ledger.check();
   }
 
   async entry(e: TreeEntry, dirAbs: string, dirRel: string): Promise<void> {
@@ -275,7 +211,7 @@ class RestoreRun {
       rmSync(abs, { force: true });
       symlinkSync(e.tg ?? '', abs);
       this.attributes(abs, rel, e, undefined, true);
-      this.stats.symlinks++;
+      this.ledger.stats.symlinks++;
       return;
     }
     if (e.hl !== undefined) {
@@ -283,8 +219,8 @@ class RestoreRun {
       if (first && (await first.done)) {
         rmSync(abs, { force: true });
         linkSync(first.abs, abs);
-        this.stats.files++;
-        this.progress.doneFiles++;
+        this.ledger.stats.files++;
+        this.ledger.progress.doneFiles++;
         return;
       }
     }
@@ -349,7 +285,7 @@ class RestoreRun {
         };
         for (let i = 0; i < Math.min(4, items.length); i++) ahead.push(fetch(i));
         for (let i = 0; i < items.length; i++) {
-          this.check();
+          this.ledger.check();
           const item = items[i]!;
           const pending = ahead[i];
           if (i + 4 < items.length) ahead.push(fetch(i + 4));
@@ -367,7 +303,7 @@ class RestoreRun {
               lease.release();
             }
             pos += item.l;
-            this.progress.doneBytes += item.l;
+            this.ledger.progress.doneBytes += item.l;
             continue;
           }
           const lease = await pending!;
@@ -379,8 +315,8 @@ class RestoreRun {
             lease.release();
           }
           pos += data.length;
-          this.progress.doneBytes += data.length;
-          this.reportProgress(false);
+          this.ledger.progress.doneBytes += data.length;
+          this.ledger.reportProgress(false);
         }
       }
       // Only a file with holes can end short of its size (a trailing hole, or zero blocks not written).
@@ -390,9 +326,7 @@ class RestoreRun {
       fd = undefined;
       await renameAsync(tmp, abs);
       ok = true;
-      this.stats.files++;
-      this.stats.bytes += pos;
-      this.progress.doneFiles++;
+      this.ledger.fileDone(pos);
     } finally {
       if (!ok) {
         if (fd !== undefined) closeSync(fd);
@@ -405,42 +339,6 @@ class RestoreRun {
 
   /** Mode, owner and times; each failure is reported with the path. */
   private attributes(abs: string, rel: string, e: TreeEntry, fd: number | undefined, symlink = false, modeIsSet = false): void {
-    // New files belong to this process's uid/gid; chown only when the snapshot says otherwise.
-    const wantOwner = this.options.ownership !== false && (e.u !== process.getuid?.() || e.g !== process.getgid?.());
-    if (wantOwner) {
-      try {
-        if (fd !== undefined) fchownSync(fd, e.u, e.g);
-        else lchownSync(abs, e.u, e.g);
-      } catch (err) {
-        this.report(rel, Object.assign(new Error(`cannot restore owner ${e.u}:${e.g}: ${(err as Error).message.split(',')[0]}`), { code: (err as NodeJS.ErrnoException).code }));
-      }
-    }
-    // After chown, which clears setuid/setgid bits.
-    if (!symlink && !(modeIsSet && !wantOwner)) {
-      try {
-        if (fd !== undefined) fchmodSync(fd, e.m);
-        else chmodSync(abs, e.m);
-      } catch (err) {
-        this.report(rel, err);
-      }
-    }
-    const mtime = utimeSeconds(e.mt);
-    try {
-      if (fd !== undefined) futimesSync(fd, mtime, mtime);
-      else if (symlink) lutimesSync(abs, mtime, mtime);
-      else utimesSync(abs, mtime, mtime);
-    } catch (err) {
-      this.report(rel, err);
-    }
-  }
-
-  reportProgress(force: boolean): void {
-    const cb = this.options.onProgress;
-    if (!cb) return;
-    const now = Date.now();
-    if (!force && now - this.lastProgress < (this.options.progressIntervalMs ?? 250)) return;
-    this.lastProgress = now;
-    const p = this.progress;
-    cb({ ...p, totalBytes: Math.max(p.totalBytes, p.doneBytes), totalFiles: Math.max(p.totalFiles, p.doneFiles) });
+    this.ledger.setAttributes({ abs, rel, fd, symlink, modeIsSet }, { uid: e.u, gid: e.g, mode: e.m, mtimeSeconds: utimeSeconds(e.mt) });
   }
 }

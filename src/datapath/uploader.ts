@@ -21,6 +21,7 @@ import { tuneHeapForBackup, type HeapTuning } from './heap-tuning.js';
 import { bootSpareWorkers } from './worker-threads.js';
 import { ScanAhead, type ScannedDir } from './scan-ahead.js';
 import { TreeAhead } from './tree-ahead.js';
+import { ProgressCadence } from './progress-cadence.js';
 
 export interface BackupProgress {
   totalBytes: number;
@@ -191,7 +192,7 @@ class BackupRun {
   private chunkWorker: ChunkWorker | undefined;
   private readonly hardlinks = new Map<string, { rel: string; item: Pick<TreeEntry, 'c' | 'in' | 's'> }>();
   private readonly progress: BackupProgress = { totalBytes: 0, doneBytes: 0, totalFiles: 0, doneFiles: 0, totalsFinal: false };
-  private lastProgress = 0;
+  private readonly cadence: ProgressCadence;
   /** Large files queued for the chunk worker, oldest first, as promises that settle when each is done (never reject). */
   private readonly chunkJobs: Promise<void>[] = [];
   private stopping = false;
@@ -217,6 +218,7 @@ class BackupRun {
     this.readBuf = Buffer.allocUnsafe(repo.config.chunker.max + READ_BLOCK);
     this.useChunkWorker = (options.workers ?? defaultWorkerCount()) > 0;
     this.bundle = hasFeature(repo.config, 'bundles') ? new Bundle() : undefined;
+    this.cadence = new ProgressCadence(options.progressIntervalMs);
   }
 
   async execute(parentTree: string[] | undefined): Promise<string[]> {
@@ -622,9 +624,7 @@ class BackupRun {
   private reportProgress(force: boolean): void {
     const cb = this.options.onProgress;
     if (!cb) return;
-    const now = Date.now();
-    if (!force && now - this.lastProgress < (this.options.progressIntervalMs ?? 250)) return;
-    this.lastProgress = now;
+    if (!this.cadence.due(force)) return;
     const p = this.progress;
     cb({ ...p, totalBytes: Math.max(p.totalBytes, p.doneBytes), totalFiles: Math.max(p.totalFiles, p.doneFiles), totalsFinal: force || p.totalsFinal });
   }

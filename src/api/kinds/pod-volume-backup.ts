@@ -4,18 +4,9 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { V1 } from '../constants.js';
-import { defineKind, type PrinterColumn } from '../meta.js';
-import {
-  DataMoveOperationProgress,
-  DataPathPhases,
-  Nullable,
-  ObjectReference,
-  StringEnum,
-  StringMap,
-  Timestamp,
-  UploaderTypes,
-  namedValues,
-} from '../schema.js';
+import { defineKind } from '../meta.js';
+import { podVolumePrinterColumns, podVolumeSpecFields } from './pod-volume-shared.js';
+import { DataMoveOperationProgress, DataPathPhases, StringEnum, StringMap, Timestamp, namedValues } from '../schema.js';
 
 export const PodVolumeBackupPhases = DataPathPhases;
 export const PodVolumeBackupPhase = namedValues(PodVolumeBackupPhases);
@@ -23,15 +14,9 @@ export type PodVolumeBackupPhase = (typeof PodVolumeBackupPhases)[number];
 
 export const PodVolumeBackupSpec = Type.Object(
   {
+    ...podVolumeSpecFields('the pod'),
     node: Type.String({ description: 'Node the workload pod runs on.' }),
-    pod: ObjectReference,
-    volume: Type.String({ description: 'Name of the volume within the pod.' }),
-    backupStorageLocation: Type.String({ description: 'Storage location holding the backup repository.' }),
-    repoIdentifier: Type.String({ description: 'Repository identifier; empty for kopia.' }),
-    uploaderType: Type.Optional(StringEnum(UploaderTypes, { description: 'Uploader that moves the data.' })),
     tags: Type.Optional(StringMap({ description: 'Tags recorded on the volume snapshot.' })),
-    uploaderSettings: Type.Optional(Nullable(StringMap(), { description: 'Settings passed to the uploader.' })),
-    cancel: Type.Optional(Type.Boolean({ description: 'Set to true to ask for cancellation.' })),
   },
   { description: 'Which pod volume to back up and where to.' },
 );
@@ -53,16 +38,10 @@ export const PodVolumeBackupStatus = Type.Object(
 export type PodVolumeBackupStatus = Static<typeof PodVolumeBackupStatus>;
 
 /** The printer columns of Velero 1.17's PVB CRD, in order. */
-export const PodVolumeBackupPrinterColumns: readonly PrinterColumn[] = [
-  { name: 'Status', type: 'string', jsonPath: '.status.phase', description: 'PodVolumeBackup status such as New/InProgress' },
-  { name: 'Started', type: 'date', jsonPath: '.status.startTimestamp', description: 'Time duration since this PodVolumeBackup was started' },
-  { name: 'Bytes Done', type: 'integer', format: 'int64', jsonPath: '.status.progress.bytesDone', description: 'Completed bytes' },
-  { name: 'Total Bytes', type: 'integer', format: 'int64', jsonPath: '.status.progress.totalBytes', description: 'Total bytes' },
-  { name: 'Storage Location', type: 'string', jsonPath: '.spec.backupStorageLocation', description: 'Name of the Backup Storage Location where this backup should be stored' },
-  { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: 'Time duration since this PodVolumeBackup was created' },
-  { name: 'Node', type: 'string', jsonPath: '.status.node', description: 'Name of the node where the PodVolumeBackup is processed' },
-  { name: 'Uploader', type: 'string', jsonPath: '.spec.uploaderType', description: 'The type of the uploader to handle data transfer' },
-];
+export const PodVolumeBackupPrinterColumns = podVolumePrinterColumns('PodVolumeBackup', {
+  location: 'Name of the Backup Storage Location where this backup should be stored',
+  uploaderColumn: 'Uploader',
+});
 
 export const PodVolumeBackupKind = defineKind({
   kind: 'PodVolumeBackup',

@@ -6,14 +6,14 @@
  * set one reported with its path; symlinks recreated with their target; a full or read-only disk stops the restore
  * with one clear error. Progress counts restored bytes against the snapshot's total; the AbortSignal stops it.
  */
-import { promises as fsp, constants as fsc, chmodSync, closeSync, fchmodSync, fchownSync, ftruncateSync, futimesSync, lchownSync, lutimesSync, rmSync, symlinkSync, utimesSync } from 'node:fs';
+import { promises as fsp, constants as fsc, closeSync, ftruncateSync, rmSync, symlinkSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join, resolve } from 'node:path';
 import { Semaphore } from '../../plugins/object-store/limit.js';
 import { usableCpus } from '../cpu.js';
 import { CancelledError, RepositoryCorruptError, SnapshotNotFoundError } from '../errors.js';
-import { RestoreFailedError, type RestoreIssue, type RestoreProgress, type RestoreResult, type RestoreStats } from '../restorer.js';
-import { errnoReason, openAsync, renameAsync, writeAllSync, writeChunkSync } from '../restore-writes.js';
+import { RestoreLedger, type RestoreProgress, type RestoreResult } from '../restore-ledger.js';
+import { openAsync, renameAsync, writeAllSync, writeChunkSync } from '../restore-writes.js';
 import { formatObjectId, type ObjectChunk } from './objects.js';
 import type { KopiaRepository } from './repository.js';
 import type { KopiaDirEntry } from './snapshots.js';
@@ -34,7 +34,6 @@ export interface KopiaRestoreOptions {
   sparse?: boolean;
 }
 
-const FATAL_CODES = new Set(['ENOSPC', 'EDQUOT', 'EROFS']);
 /** Contents fetched ahead of the one being written, per file. */
 const AHEAD = 4;
 
@@ -49,8 +48,8 @@ export async function restoreKopiaSnapshot(options: KopiaRestoreOptions): Promis
     await fsp.mkdir(target, { recursive: true });
     const { done } = await run.dir(snap.root, target, '');
     await run.drain(done);
-    run.reportProgress(true);
-    return { snapshotId: snap.id, stats: { ...run.stats, durationMs: Date.now() - started }, errors: run.errors };
+    run.ledger.reportProgress(true);
+    return run.ledger.result(snap.id, started);
   } catch (err) {
     if (options.signal?.aborted) throw new CancelledError();
     throw err;
@@ -58,15 +57,11 @@ export async function restoreKopiaSnapshot(options: KopiaRestoreOptions): Promis
 }
 
 class KopiaRestoreRun {
-  readonly stats: Omit<RestoreStats, 'durationMs'> = { files: 0, dirs: 0, symlinks: 0, bytes: 0 };
-  readonly errors: RestoreIssue[] = [];
+  readonly ledger: RestoreLedger;
   private readonly files: Semaphore;
   private readonly fetches: Semaphore;
   private readonly inflight = new Set<Promise<void>>();
-  private readonly progress: RestoreProgress;
   private readonly umask = process.umask();
-  private lastProgress = 0;
-  private fatal: unknown;
 
   constructor(
     private readonly options: KopiaRestoreOptions,
@@ -76,30 +71,12 @@ class KopiaRestoreRun {
     const cpus = usableCpus();
     this.files = new Semaphore(options.concurrency ?? Math.max(4, cpus * 4));
     this.fetches = new Semaphore(Math.max(8, cpus * 4));
-    this.progress = { totalBytes, doneBytes: 0, totalFiles, doneFiles: 0 };
+    // The repository failing (a missing pack, a corrupt content) is not one path's problem: it stops the restore.
+    this.ledger = new RestoreLedger(options, { bytes: totalBytes, files: totalFiles }, (err) => err instanceof RepositoryCorruptError);
   }
 
   private get repo(): KopiaRepository {
     return this.options.repository;
-  }
-
-  private check(): void {
-    if (this.fatal) throw this.fatal;
-    this.options.signal?.throwIfAborted();
-  }
-
-  private report(rel: string, err: unknown): void {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code && FATAL_CODES.has(code)) {
-      this.fatal ??= new RestoreFailedError(`${code === 'EROFS' ? 'target is read-only' : 'no space left on the target'} while writing ${rel || '.'}; restore stopped`);
-      return;
-    }
-    // The repository failing (a missing pack, a corrupt content) is not one path's problem: it stops the restore.
-    if (err instanceof RepositoryCorruptError) {
-      this.fatal ??= err;
-      return;
-    }
-    this.errors.push({ path: rel || '.', reason: errnoReason(err) });
   }
 
   /**
@@ -107,11 +84,11 @@ class KopiaRestoreRun {
    * queued, with a promise that settles when they are written and the directory's own attributes are set.
    */
   async dir(self: KopiaDirEntry, abs: string, rel: string): Promise<{ done: Promise<void> }> {
-    this.check();
+    this.ledger.check();
     const entries = await this.repo.readDirectory(self.object!, this.options.signal);
     const mine: Promise<void>[] = [];
     for (const e of entries) {
-      this.check();
+      this.ledger.check();
       const childAbs = join(abs, e.name);
       const childRel = rel ? `${rel}/${e.name}` : e.name;
       if (e.type === 'd') {
@@ -119,15 +96,15 @@ class KopiaRestoreRun {
           await fsp.mkdir(childAbs);
         } catch (err) {
           if ((err as NodeJS.ErrnoException).code !== 'EEXIST') {
-            this.report(childRel, err);
+            this.ledger.report(childRel, err);
             continue;
           }
         }
-        mine.push((await this.dir(e, childAbs, childRel)).done.then(() => void this.stats.dirs++));
+        mine.push((await this.dir(e, childAbs, childRel)).done.then(() => void this.ledger.stats.dirs++));
       } else if (e.type === 'f' || e.type === 's') {
         await this.files.acquire();
         const p = (e.type === 'f' ? this.file(e, childAbs, childRel) : this.symlink(e, childAbs, childRel))
-          .catch((err: unknown) => this.report(childRel, err))
+          .catch((err: unknown) => this.ledger.report(childRel, err))
           .finally(() => {
             this.files.release();
             this.inflight.delete(p);
@@ -135,12 +112,12 @@ class KopiaRestoreRun {
         this.inflight.add(p);
         mine.push(p);
       } else {
-        this.errors.push({ path: childRel, reason: `entry type "${e.type}" is not restored` });
+        this.ledger.errors.push({ path: childRel, reason: `entry type "${e.type}" is not restored` });
       }
     }
     // Wrapped: an async function returning the promise itself would wait for the whole subtree.
     const done = Promise.all(mine).then(() => {
-      if (!this.fatal && !this.options.signal?.aborted) this.attributes(abs, rel, self, undefined);
+      if (!this.ledger.stopped && !this.options.signal?.aborted) this.attributes(abs, rel, self, undefined);
     });
     return { done };
   }
@@ -148,7 +125,7 @@ class KopiaRestoreRun {
   async drain(done: Promise<void>): Promise<void> {
     await done;
     await Promise.all([...this.inflight]);
-    this.check();
+    this.ledger.check();
   }
 
   private async symlink(e: KopiaDirEntry, abs: string, rel: string): Promise<void> {
@@ -157,7 +134,7 @@ class KopiaRestoreRun {
     rmSync(abs, { force: true });
     symlinkSync(target, abs);
     this.attributes(abs, rel, e, undefined, true);
-    this.stats.symlinks++;
+    this.ledger.stats.symlinks++;
   }
 
   /** The pieces of a file, fetched a few ahead, released in order. */
@@ -195,7 +172,7 @@ class KopiaRestoreRun {
     try {
       let pos = 0;
       for (let i = 0; i < chunks.length; i++) {
-        this.check();
+        this.ledger.check();
         const c = chunks[i]!;
         const data = await fetcher.next(i);
         if (c.length >= 0 && data.length !== c.length) {
@@ -203,8 +180,8 @@ class KopiaRestoreRun {
         }
         writeChunkSync(fd, data, pos, sparse);
         pos += data.length;
-        this.progress.doneBytes += data.length;
-        this.reportProgress(false);
+        this.ledger.progress.doneBytes += data.length;
+        this.ledger.reportProgress(false);
       }
       if (pos !== e.size) throw new RepositoryCorruptError(`${rel} restored ${pos} bytes, its directory entry says ${e.size}`);
       // Zero blocks at the end were not written: the size comes from the truncate.
@@ -214,9 +191,7 @@ class KopiaRestoreRun {
       fd = undefined;
       await renameAsync(tmp, abs);
       ok = true;
-      this.stats.files++;
-      this.stats.bytes += pos;
-      this.progress.doneFiles++;
+      this.ledger.fileDone(pos);
     } finally {
       fetcher.close();
       if (!ok) {
@@ -228,43 +203,9 @@ class KopiaRestoreRun {
 
   /** Mode, owner and time; each failure is reported with the path. */
   private attributes(abs: string, rel: string, e: KopiaDirEntry, fd: number | undefined, symlink = false, modeIsSet = false): void {
-    const wantOwner = this.options.ownership !== false && (e.uid !== process.getuid?.() || e.gid !== process.getgid?.());
-    if (wantOwner) {
-      try {
-        if (fd !== undefined) fchownSync(fd, e.uid, e.gid);
-        else lchownSync(abs, e.uid, e.gid);
-      } catch (err) {
-        this.report(rel, Object.assign(new Error(`cannot restore owner ${e.uid}:${e.gid}: ${(err as Error).message.split(',')[0]}`), { code: (err as NodeJS.ErrnoException).code }));
-      }
-    }
-    // After chown, which clears setuid and setgid.
-    if (!symlink && !(modeIsSet && !wantOwner)) {
-      try {
-        if (fd !== undefined) fchmodSync(fd, e.mode);
-        else chmodSync(abs, e.mode);
-      } catch (err) {
-        this.report(rel, err);
-      }
-    }
     // Seconds with microseconds (what a double carries), rounded as cairn's own restore rounds.
-    const mtime = (Number(e.mtimeNs / 1000n) + 0.5) / 1e6;
-    try {
-      if (fd !== undefined) futimesSync(fd, mtime, mtime);
-      else if (symlink) lutimesSync(abs, mtime, mtime);
-      else utimesSync(abs, mtime, mtime);
-    } catch (err) {
-      this.report(rel, err);
-    }
-  }
-
-  reportProgress(force: boolean): void {
-    const cb = this.options.onProgress;
-    if (!cb) return;
-    const now = Date.now();
-    if (!force && now - this.lastProgress < (this.options.progressIntervalMs ?? 250)) return;
-    this.lastProgress = now;
-    const p = this.progress;
-    cb({ ...p, totalBytes: Math.max(p.totalBytes, p.doneBytes), totalFiles: Math.max(p.totalFiles, p.doneFiles) });
+    const mtimeSeconds = (Number(e.mtimeNs / 1000n) + 0.5) / 1e6;
+    this.ledger.setAttributes({ abs, rel, fd, symlink, modeIsSet }, { uid: e.uid, gid: e.gid, mode: e.mode, mtimeSeconds });
   }
 }
 

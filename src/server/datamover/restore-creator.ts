@@ -13,6 +13,7 @@ import type { UnstructuredObject } from '../../plugins/item-actions/types.js';
 import type { StoredBackupVolumeInfo } from '../../api/volume-info.js';
 import { dataDownloadOperationId, dynamicPvRestoreValueOf, movedVolumeFor } from './restore-decision.js';
 import { dataDownloadFor } from './restore-objects.js';
+import { OncePerKey } from '../../base/once-per-key.js';
 
 export interface PvcCreatedOptions {
   /** The claim as it is in the backup (backup-time namespace, old UID). */
@@ -40,23 +41,17 @@ export interface DataDownloadCreatorOptions {
 export class DataDownloadCreator implements DataDownloadHook {
   readonly started: DataDownload[] = [];
   private readonly client;
-  private readonly repositories = new Map<string, Promise<void>>();
+  private readonly repositories = new OncePerKey();
 
   constructor(private readonly opts: DataDownloadCreatorOptions) {
     this.client = customClient<DataDownload>(opts.kube, Kinds.DataDownload, parseDataDownload);
   }
 
+  /** Once per location and namespace for the whole restore; a failure is not remembered: the next claim tries again. */
   private ensureRepository(bsl: string, volumeNamespace: string): Promise<void> {
-    const key = `${bsl}/${volumeNamespace}`;
-    let p = this.repositories.get(key);
-    if (!p) {
-      p = this.opts.ensureRepository(bsl, volumeNamespace);
-      // A failure is not cached: the next claim tries again.
-      p.catch(() => this.repositories.delete(key));
-      this.repositories.set(key, p);
-    }
-    return p;
+    return this.repositories.run(`${bsl}/${volumeNamespace}`, () => this.opts.ensureRepository(bsl, volumeNamespace));
   }
+
 
   async afterPvcCreated(opts: PvcCreatedOptions): Promise<string[]> {
     const { restore, log } = this.opts;

@@ -26,6 +26,7 @@ import {
   type PodLike,
   type SkippedVolume,
 } from './backup-volumes.js';
+import { OncePerKey } from '../../base/once-per-key.js';
 
 export interface PodVolumeBackupCreatorOptions {
   kube: Kube;
@@ -56,7 +57,7 @@ export class PodVolumeBackupCreator {
   private readonly pvbs;
   private existing: Map<string, PodVolumeBackup> | undefined;
   private nodesWithAgent: Set<string> | undefined;
-  private readonly repositories = new Map<string, Promise<void>>();
+  private readonly repositories = new OncePerKey();
   private readonly all = new Map<string, PodVolumeBackup>();
   /** Claims already taken by a PVB of this backup (a claim shared by several pods is backed up once). */
   private readonly sharedClaims = new SharedClaimTracker();
@@ -212,25 +213,20 @@ export class PodVolumeBackupCreator {
     return pods.items.some((p) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp);
   }
 
+  /** Once per namespace; a failure is not remembered: the next pod of the namespace tries again. */
   private ensureRepository(volumeNamespace: string, log: Logger): Promise<void> {
-    let pending = this.repositories.get(volumeNamespace);
-    if (!pending) {
-      const bsl = this.opts.backup.spec?.storageLocation ?? '';
-      pending = ensureRepository({
+    return this.repositories.run(volumeNamespace, () =>
+      ensureRepository({
         kube: this.opts.kube,
         namespace: this.opts.namespace,
-        bsl,
+        bsl: this.opts.backup.spec?.storageLocation ?? '',
         volumeNamespace,
         ...(this.opts.repositoryTimeoutMs ? { timeoutMs: this.opts.repositoryTimeoutMs } : {}),
         ...(this.opts.signal ? { signal: this.opts.signal } : {}),
       }).then((r) => {
         log.info({ repository: r.repository.metadata.name, volumeNamespace, created: r.created }, 'Backup repository is ready');
-      });
-      // A failure is not remembered: the next pod of the namespace tries again.
-      pending.catch(() => this.repositories.delete(volumeNamespace));
-      this.repositories.set(volumeNamespace, pending);
-    }
-    return pending;
+      }),
+    );
   }
 
   private async existingPodVolumeBackups(): Promise<Map<string, PodVolumeBackup>> {

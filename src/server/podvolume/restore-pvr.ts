@@ -18,6 +18,7 @@ import type { Logger } from '../../base/logger.js';
 import type { Kube } from '../../kube/client.js';
 import { customClient } from '../../kube/custom.js';
 import type { VolumeToRestore } from './restore-volumes.js';
+import { OncePerKey } from '../../base/once-per-key.js';
 
 export interface RestoredPodRef {
   name: string;
@@ -106,23 +107,17 @@ export interface CreateForPodResult {
 
 export class PodVolumeRestoreCreator {
   private readonly client;
-  private readonly repositories = new Map<string, Promise<void>>();
+  private readonly repositories = new OncePerKey();
 
   constructor(private readonly opts: PodVolumeRestoreCreatorOptions) {
     this.client = customClient<PodVolumeRestore>(opts.kube, Kinds.PodVolumeRestore, parsePodVolumeRestore);
   }
 
+  /** Once per location and namespace for the whole restore; a failure is not remembered: the next pod tries again. */
   private ensureRepository(bsl: string, volumeNamespace: string): Promise<void> {
-    const key = `${bsl}/${volumeNamespace}`;
-    let p = this.repositories.get(key);
-    if (!p) {
-      p = this.opts.ensureRepository(bsl, volumeNamespace);
-      // A failure is not cached: the next pod tries again.
-      p.catch(() => this.repositories.delete(key));
-      this.repositories.set(key, p);
-    }
-    return p;
+    return this.repositories.run(`${bsl}/${volumeNamespace}`, () => this.opts.ensureRepository(bsl, volumeNamespace));
   }
+
 
   private async pvcUID(namespace: string, claimName: string | undefined): Promise<string | undefined> {
     if (!claimName) return undefined;
