@@ -5,40 +5,23 @@
  * the repository and the credentials Secret), and checks what the node-agent would read: the Events on the CR and
  * the termination message. Block mode is tested with a regular file standing in for the device.
  */
-import { spawn } from 'node:child_process';
 import { randomBytes, randomFillSync } from 'node:crypto';
-import { lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CoreV1Event } from '@kubernetes/client-node';
-import { DeleteObjectsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
-import {
-  Kinds,
-  allCrds,
-  crdAsClientModel,
-  newBackupStorageLocation,
-  newDataDownload,
-  newDataUpload,
-  parseBackupStorageLocation,
-  parseDataDownload,
-  parseDataUpload,
-  type BackupStorageLocation,
-  type DataDownload,
-  type DataUpload,
-} from '../../src/api/index.js';
+import { Kinds, newDataDownload, newDataUpload, parseDataDownload, parseDataUpload, type BackupStorageLocation, type DataDownload, type DataUpload } from '../../src/api/index.js';
 import { Repository } from '../../src/datapath/repository.js';
-import { kubeFromConfig, type Kube } from '../../src/kube/client.js';
+import { type Kube } from '../../src/kube/client.js';
 import { customClient } from '../../src/kube/custom.js';
 import { openRepositoryStore } from '../../src/storage/repository-store.js';
-import { clusterInfo, kubeConfig, kubectl, s3Client } from '../support/cluster.js';
+import { eventsInOrder, expectSameTree, setUpMoverNamespace, startMoverProcess, tearDownMoverNamespace, writeSampleVolume as writeSampleVolume_, type MoverRun } from '../support/mover-fixture.js';
 import { waitFor } from '../support/wait.js';
 
 const RUN = randomBytes(3).toString('hex');
 const NS = `cairn-vgdp-${RUN}`;
 const PREFIX = `data-mover-it-${RUN}`;
-const RUN_JS = fileURLToPath(new URL('../../bin/run.js', import.meta.url));
 const PASSWORD = `pw-${randomBytes(12).toString('hex')}`;
 
 let kube: Kube;
@@ -49,33 +32,13 @@ const work = mkdtempSync(join(tmpdir(), 'cairn-vgdp-it-'));
 const dus = () => customClient<DataUpload>(kube, Kinds.DataUpload, parseDataUpload);
 const dds = () => customClient<DataDownload>(kube, Kinds.DataDownload, parseDataDownload);
 
-interface Mover {
-  done: Promise<{ exitCode: number; stderr: string }>;
-  termination: string;
-}
-
 /** Starts the data mover as the backup/restore pod's container would, writing its termination message to a file. */
-function startMover(verb: 'backup' | 'restore', name: string, volumePath: string, volumeMode: 'Filesystem' | 'Block' = 'Filesystem', extra: string[] = []): Mover {
-  const termination = join(work, `${name}.termination`);
-  const args = [
-    RUN_JS, 'data-mover', verb, `--volume-path=${volumePath}`, `--volume-mode=${volumeMode}`, verb === 'backup' ? `--data-upload=${name}` : `--data-download=${name}`,
-    '--resource-timeout=1m', '--progress-interval=1s', '--log-level=info', '--log-format=json', `--termination-message-path=${termination}`,
-    '-n', NS, '--kubeconfig', kubeconfig, ...extra,
-  ];
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NODE_NAME: 'local-node-1' } });
-  const err: Buffer[] = [];
-  child.stderr.on('data', (c: Buffer) => err.push(c));
-  const done = new Promise<{ exitCode: number; stderr: string }>((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ exitCode: code ?? 128, stderr: Buffer.concat(err).toString('utf8') }));
-  });
-  return { done, termination };
+function startMover(verb: 'backup' | 'restore', name: string, volumePath: string, volumeMode: 'Filesystem' | 'Block' = 'Filesystem', extra: string[] = []): MoverRun {
+  const cr = verb === 'backup' ? `--data-upload=${name}` : `--data-download=${name}`;
+  return startMoverProcess({ name, work, namespace: NS, kubeconfig, args: ['data-mover', verb, `--volume-path=${volumePath}`, `--volume-mode=${volumeMode}`, cr, ...extra] });
 }
 
-async function eventsFor(name: string): Promise<CoreV1Event[]> {
-  const list = await kube.core.listNamespacedEvent({ namespace: NS, fieldSelector: `involvedObject.name=${name}` });
-  return [...list.items].sort((a, b) => Number(a.metadata?.resourceVersion ?? 0) - Number(b.metadata?.resourceVersion ?? 0));
-}
+const eventsFor = (name: string): Promise<CoreV1Event[]> => eventsInOrder(kube, NS, name);
 
 /** The Events once Data-Path-Stopped is among them (the last one the data mover records). */
 async function eventsWhenStopped(name: string): Promise<CoreV1Event[]> {
@@ -124,88 +87,18 @@ function ddFor(name: string, snapshotID: string): DataDownload {
   });
 }
 
-function writeSampleVolume(dir: string): void {
-  mkdirSync(join(dir, 'sub'), { recursive: true });
-  writeFileSync(join(dir, 'hello.txt'), 'hello from the snapshot data mover\n');
-  writeFileSync(join(dir, 'random.bin'), randomFillSync(Buffer.alloc(5 << 20)));
-  for (let i = 0; i < 20; i++) writeFileSync(join(dir, 'sub', `small-${i}.txt`), `file ${i}\n`.repeat(i + 1));
-  writeFileSync(join(dir, 'sub', 'run.sh'), '#!/bin/sh\necho hi\n', { mode: 0o750 });
-  symlinkSync('../hello.txt', join(dir, 'sub', 'link'));
-}
-
-function compareTrees(a: string, b: string): void {
-  const names = readdirSync(a).sort();
-  expect(readdirSync(b).sort()).toEqual(names);
-  for (const n of names) {
-    const sa = lstatSync(join(a, n));
-    const sb = lstatSync(join(b, n));
-    expect(sb.mode, n).toBe(sa.mode);
-    if (sa.isDirectory()) compareTrees(join(a, n), join(b, n));
-    else if (sa.isSymbolicLink()) expect(readlinkSync(join(b, n))).toBe(readlinkSync(join(a, n)));
-    else expect(readFileSync(join(b, n)).equals(readFileSync(join(a, n))), `${n} bytes`).toBe(true);
-  }
-}
+const writeSampleVolume = (dir: string): void => writeSampleVolume_(dir, { greeting: 'hello from the snapshot data mover', randomMiB: 5, smallFiles: 20 });
+const compareTrees = (a: string, b: string): void => expectSameTree(a, b);
 
 async function openRepo(): Promise<Repository> {
   return Repository.open({ store: await openRepositoryStore({ location, volumeNamespace: 'app', kube }), password: PASSWORD });
 }
 
 beforeAll(async () => {
-  const info = clusterInfo();
-  kubeconfig = info.kubeconfigPath;
-  kube = kubeFromConfig(kubeConfig());
-  for (const crd of allCrds()) {
-    try {
-      await kube.apiext.createCustomResourceDefinition({ body: crdAsClientModel(structuredClone(crd)) });
-    } catch (err) {
-      if ((err as { code?: number }).code !== 409) throw err;
-    }
-  }
-  for (const plural of ['datauploads', 'datadownloads', 'backupstoragelocations']) {
-    await waitFor(async () => {
-      const crd = await kube.apiext.readCustomResourceDefinition({ name: `${plural}.velero.io` });
-      return crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
-    }, { timeoutMs: 30_000, description: `CRD ${plural} established` });
-  }
-  await kubectl(['create', 'namespace', NS]);
-  const credentials = `[default]\naws_access_key_id = ${info.s3.accessKeyId}\naws_secret_access_key = ${info.s3.secretAccessKey}\n`;
-  await kubectl(['apply', '-f', '-'], {
-    input: JSON.stringify({
-      apiVersion: 'v1',
-      kind: 'List',
-      items: [
-        { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'creds', namespace: NS }, stringData: { cloud: credentials } },
-        { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'velero-repo-credentials', namespace: NS }, stringData: { 'repository-password': PASSWORD } },
-      ],
-    }),
-  });
-  location = await customClient<BackupStorageLocation>(kube, Kinds.BackupStorageLocation, parseBackupStorageLocation).create(
-    newBackupStorageLocation({
-      namespace: NS,
-      name: 'default',
-      spec: {
-        provider: 'aws',
-        objectStorage: { bucket: info.s3.bucket, prefix: PREFIX },
-        credential: { name: 'creds', key: 'cloud' },
-        config: { region: info.s3.region, s3Url: info.s3.endpoint, s3ForcePathStyle: 'true' },
-      },
-    }),
-  );
-  // What the BackupRepository controller does before any DataUpload of namespace "app" runs.
-  await Repository.init({ store: await openRepositoryStore({ location, volumeNamespace: 'app', kube }), password: PASSWORD, kdf: { N: 1024, r: 8, p: 1 } });
+  ({ kube, kubeconfig, location } = await setUpMoverNamespace({ namespace: NS, prefix: PREFIX, password: PASSWORD, plurals: ['datauploads', 'datadownloads'] }));
 }, 120_000);
 
-afterAll(async () => {
-  await kubectl(['delete', 'namespace', NS, '--wait=false']).catch(() => undefined);
-  const s3 = s3Client();
-  for (;;) {
-    const res = await s3.send(new ListObjectsV2Command({ Bucket: clusterInfo().s3.bucket, Prefix: `${PREFIX}/` }));
-    const keys = (res.Contents ?? []).map((c) => ({ Key: c.Key ?? '' }));
-    if (keys.length === 0) break;
-    await s3.send(new DeleteObjectsCommand({ Bucket: clusterInfo().s3.bucket, Delete: { Objects: keys } }));
-  }
-  rmSync(work, { recursive: true, force: true });
-});
+afterAll(() => tearDownMoverNamespace({ namespace: NS, prefix: PREFIX, work }));
 
 describe('data-mover backup and restore (Filesystem)', () => {
   const source = join(work, 'source');

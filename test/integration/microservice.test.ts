@@ -5,41 +5,24 @@
  * (initialises the repository and the credentials Secret), and checks what the node-agent would read: the Events
  * on the CR and the termination message.
  */
-import { spawn } from 'node:child_process';
 import { randomBytes, randomFillSync } from 'node:crypto';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CoreV1Event } from '@kubernetes/client-node';
-import { DeleteObjectsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
-import {
-  Kinds,
-  allCrds,
-  crdAsClientModel,
-  newBackupStorageLocation,
-  newPodVolumeBackup,
-  newPodVolumeRestore,
-  parseBackupStorageLocation,
-  parsePodVolumeBackup,
-  parsePodVolumeRestore,
-  type BackupStorageLocation,
-  type PodVolumeBackup,
-  type PodVolumeRestore,
-} from '../../src/api/index.js';
+import { Kinds, newPodVolumeBackup, newPodVolumeRestore, parsePodVolumeBackup, parsePodVolumeRestore, type BackupStorageLocation, type PodVolumeBackup, type PodVolumeRestore } from '../../src/api/index.js';
 import { Repository } from '../../src/datapath/repository.js';
-import { kubeFromConfig, type Kube } from '../../src/kube/client.js';
+import { type Kube } from '../../src/kube/client.js';
 import { customClient } from '../../src/kube/custom.js';
 import { openRepositoryStore } from '../../src/storage/repository-store.js';
 import { cairn } from '../support/cli.js';
-import { clusterInfo, kubeConfig, kubectl, s3Client } from '../support/cluster.js';
+import { eventsInOrder, expectSameTree, setUpMoverNamespace, startMoverProcess, tearDownMoverNamespace, writeSampleVolume as writeSampleVolume_, type MoverRun } from '../support/mover-fixture.js';
 import { waitFor } from '../support/wait.js';
 
 const RUN = randomBytes(3).toString('hex');
 const NS = `cairn-dm-${RUN}`;
 const PREFIX = `microservice-it-${RUN}`;
-const RUN_JS = fileURLToPath(new URL('../../bin/run.js', import.meta.url));
 const PASSWORD = `pw-${randomBytes(12).toString('hex')}`;
 
 let kube: Kube;
@@ -50,35 +33,13 @@ const work = mkdtempSync(join(tmpdir(), 'cairn-dm-it-'));
 const pvbs = () => customClient<PodVolumeBackup>(kube, Kinds.PodVolumeBackup, parsePodVolumeBackup);
 const pvrs = () => customClient<PodVolumeRestore>(kube, Kinds.PodVolumeRestore, parsePodVolumeRestore);
 
-interface Mover {
-  done: Promise<{ exitCode: number; stderr: string }>;
-  termination: string;
-}
-
 /** Starts the data mover as the data-mover pod's container would, writing its termination message to a file. */
-function startMover(verb: 'backup' | 'restore', name: string, volumePath: string, extra: string[] = []): Mover {
-  const termination = join(work, `${name}.termination`);
-  const args = [
-    RUN_JS, 'pod-volume', verb, `--volume-path=${volumePath}`, verb === 'backup' ? `--pod-volume-backup=${name}` : `--pod-volume-restore=${name}`,
-    '--resource-timeout=1m', '--progress-interval=1s', '--log-level=info', '--log-format=json', `--termination-message-path=${termination}`,
-    '-n', NS, '--kubeconfig', kubeconfig, ...extra,
-  ];
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NODE_NAME: 'local-node-1' } });
-  const err: Buffer[] = [];
-  child.stderr.on('data', (c: Buffer) => err.push(c));
-  const done = new Promise<{ exitCode: number; stderr: string }>((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ exitCode: code ?? 128, stderr: Buffer.concat(err).toString('utf8') }));
-  });
-  return { done, termination };
+function startMover(verb: 'backup' | 'restore', name: string, volumePath: string, extra: string[] = []): MoverRun {
+  const cr = verb === 'backup' ? `--pod-volume-backup=${name}` : `--pod-volume-restore=${name}`;
+  return startMoverProcess({ name, work, namespace: NS, kubeconfig, args: ['pod-volume', verb, `--volume-path=${volumePath}`, cr, ...extra] });
 }
 
-async function eventsFor(name: string): Promise<CoreV1Event[]> {
-  const list = await kube.core.listNamespacedEvent({ namespace: NS, fieldSelector: `involvedObject.name=${name}` });
-  // Creation timestamps have one-second resolution; the order of creation is the resourceVersion order (the order a
-  // watcher sees them in).
-  return [...list.items].sort((a, b) => Number(a.metadata?.resourceVersion ?? 0) - Number(b.metadata?.resourceVersion ?? 0));
-}
+const eventsFor = (name: string): Promise<CoreV1Event[]> => eventsInOrder(kube, NS, name);
 
 async function reasonsFor(name: string): Promise<string[]> {
   return (await eventsFor(name)).map((e) => e.reason ?? '');
@@ -108,92 +69,14 @@ function pvbFor(name: string, volume: string): PodVolumeBackup {
   });
 }
 
-/** A mix the restore must reproduce: text, random bytes across several chunks, a sub-directory, a symlink, modes. */
-function writeSampleVolume(dir: string): void {
-  mkdirSync(join(dir, 'sub', 'deeper'), { recursive: true });
-  writeFileSync(join(dir, 'hello.txt'), 'hello from the data mover\n');
-  writeFileSync(join(dir, 'random.bin'), randomFillSync(Buffer.alloc(6 << 20)));
-  for (let i = 0; i < 50; i++) writeFileSync(join(dir, 'sub', `small-${i}.txt`), `file ${i}\n`.repeat(i + 1));
-  writeFileSync(join(dir, 'sub', 'deeper', 'script.sh'), '#!/bin/sh\necho hi\n', { mode: 0o750 });
-  symlinkSync('../hello.txt', join(dir, 'sub', 'link'));
-}
-
-function compareTrees(a: string, b: string, skip: string[] = []): void {
-  const names = readdirSync(a).filter((n) => !skip.includes(n)).sort();
-  expect(readdirSync(b).filter((n) => !skip.includes(n)).sort()).toEqual(names);
-  for (const n of names) {
-    const sa = lstatSync(join(a, n));
-    const sb = lstatSync(join(b, n));
-    expect(sb.mode, n).toBe(sa.mode);
-    if (sa.isDirectory()) compareTrees(join(a, n), join(b, n));
-    else if (sa.isSymbolicLink()) expect(readlinkSync(join(b, n))).toBe(readlinkSync(join(a, n)));
-    else {
-      expect(readFileSync(join(b, n)).equals(readFileSync(join(a, n))), `${n} bytes`).toBe(true);
-      expect(Math.floor(sb.mtimeMs)).toBe(Math.floor(sa.mtimeMs));
-    }
-  }
-}
-
-async function ensureCrds(): Promise<void> {
-  for (const crd of allCrds()) {
-    try {
-      await kube.apiext.createCustomResourceDefinition({ body: crdAsClientModel(structuredClone(crd)) });
-    } catch (err) {
-      if ((err as { code?: number }).code !== 409) throw err;
-    }
-  }
-  for (const plural of ['podvolumebackups', 'podvolumerestores', 'backupstoragelocations']) {
-    await waitFor(async () => {
-      const crd = await kube.apiext.readCustomResourceDefinition({ name: `${plural}.velero.io` });
-      return crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
-    }, { timeoutMs: 30_000, description: `CRD ${plural} established` });
-  }
-}
+const writeSampleVolume = (dir: string): void => writeSampleVolume_(dir, { greeting: 'hello from the data mover', randomMiB: 6, smallFiles: 50 });
+const compareTrees = (a: string, b: string, skip: string[] = []): void => expectSameTree(a, b, { skip, mtimes: true });
 
 beforeAll(async () => {
-  const info = clusterInfo();
-  kubeconfig = info.kubeconfigPath;
-  kube = kubeFromConfig(kubeConfig());
-  await ensureCrds();
-  await kubectl(['create', 'namespace', NS]);
-  const credentials = `[default]\naws_access_key_id = ${info.s3.accessKeyId}\naws_secret_access_key = ${info.s3.secretAccessKey}\n`;
-  await kubectl(['apply', '-f', '-'], {
-    input: JSON.stringify({
-      apiVersion: 'v1',
-      kind: 'List',
-      items: [
-        { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'creds', namespace: NS }, stringData: { cloud: credentials } },
-        { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'velero-repo-credentials', namespace: NS }, stringData: { 'repository-password': PASSWORD } },
-      ],
-    }),
-  });
-  location = newBackupStorageLocation({
-    namespace: NS,
-    name: 'default',
-    spec: {
-      provider: 'aws',
-      objectStorage: { bucket: info.s3.bucket, prefix: PREFIX },
-      credential: { name: 'creds', key: 'cloud' },
-      config: { region: info.s3.region, s3Url: info.s3.endpoint, s3ForcePathStyle: 'true' },
-    },
-  });
-  location = await customClient<BackupStorageLocation>(kube, Kinds.BackupStorageLocation, parseBackupStorageLocation).create(location);
-  // What the BackupRepository controller does before any PVB of namespace "app" runs.
-  const store = await openRepositoryStore({ location, volumeNamespace: 'app', kube });
-  await Repository.init({ store, password: PASSWORD, kdf: { N: 1024, r: 8, p: 1 } });
+  ({ kube, kubeconfig, location } = await setUpMoverNamespace({ namespace: NS, prefix: PREFIX, password: PASSWORD, plurals: ['podvolumebackups', 'podvolumerestores'] }));
 }, 120_000);
 
-afterAll(async () => {
-  await kubectl(['delete', 'namespace', NS, '--wait=false']).catch(() => undefined);
-  const s3 = s3Client();
-  for (;;) {
-    const res = await s3.send(new ListObjectsV2Command({ Bucket: clusterInfo().s3.bucket, Prefix: `${PREFIX}/` }));
-    const keys = (res.Contents ?? []).map((c) => ({ Key: c.Key ?? '' }));
-    if (keys.length === 0) break;
-    await s3.send(new DeleteObjectsCommand({ Bucket: clusterInfo().s3.bucket, Delete: { Objects: keys } }));
-  }
-  rmSync(work, { recursive: true, force: true });
-});
+afterAll(() => tearDownMoverNamespace({ namespace: NS, prefix: PREFIX, work }));
 
 describe('pod-volume backup and restore data mover', () => {
   const source = join(work, 'source');
