@@ -18,8 +18,6 @@
  * reaching an end while a cancel is asked, writes Canceling instead of its phase, and ./backup-cancel-controller.ts
  * takes it from there (./cancel-decisions.ts).
  */
-import { accessSync, constants } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { BackupPhase, Kinds, isCancelRequested, parseBackup, statusTime, type Backup } from '../../api/index.js';
 import { customClient, type CustomClient } from '../../kube/custom.js';
 import { startController, type ObjectKey, type ReconcileResult } from '../../kube/controller.js';
@@ -34,6 +32,7 @@ import { BackupStorageError, runBackup } from './run-backup.js';
 import { HEARTBEAT_INTERVAL_MS, RUNNER_ANNOTATION, claimAnnotations, releaseClaim, runnerIdentity } from './run-claim.js';
 import { ATTEMPTS_ANNOTATION, MAX_ATTEMPTS, backupStep, mustRun, runStep, startBackup } from './backup-decisions.js';
 import { throttledWriter } from '../../base/throttle.js';
+import { scratchDir } from './scratch-dir.js';
 import { backupValidationErrors } from './validation.js';
 import { PodVolumeBackupCreator } from '../podvolume/backup-creator.js';
 import { backupFailedCancelMessage, cancelPodVolumeBackups, serverStartCancelMessage } from '../podvolume/backup-cancel.js';
@@ -363,23 +362,6 @@ class StorageError extends BackupStorageError {}
 
 /** The resource policies cannot be used any more (changed or deleted since validation): the run fails with that. */
 class PolicyError extends Error {}
-
-/**
- * Where archives are built: $CAIRN_SCRATCH_DIR, else the server pod's `/scratch` emptyDir (install mounts it;
- * the root file system may be read-only), else the system temp directory.
- */
-export function scratchDir(): string {
-  const candidates = [process.env.CAIRN_SCRATCH_DIR, '/scratch'].filter((d): d is string => Boolean(d));
-  for (const dir of candidates) {
-    try {
-      accessSync(dir, constants.W_OK);
-      return dir;
-    } catch {
-      /* not usable: try the next */
-    }
-  }
-  return tmpdir();
-}
 
 function failureReason(err: unknown): string {
   const message = (err as Error)?.message ?? String(err);

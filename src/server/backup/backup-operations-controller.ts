@@ -38,7 +38,7 @@ import { cancelPodVolumeBackups } from '../podvolume/backup-cancel.js';
 import { backupOperationFor, fsBackupTimeoutMs, mergeVolumeInfo, podVolumeErrors, trackPodVolumeBackups } from '../podvolume/backup-tracking.js';
 import { createBackupLog } from './backup-log.js';
 import { withTypeMeta } from './run-backup.js';
-import { scratchDir } from './backup-controller.js';
+import { scratchDir } from './scratch-dir.js';
 import { cancelDataUploads, deleteSourceSnapshots, listDataUploads } from '../datamover/backup-cleanup.js';
 import { readCsiSnapshotInfo } from '../datamover/backup-snapshots.js';
 import {
