@@ -4,7 +4,7 @@ import { BaseCommand, outputFlag } from '../../cli/base-command.js';
 import { asList, formatJson, formatYaml } from '../../cli/output.js';
 import { parseDuration } from '../../cli/duration.js';
 import { parseLabelSelector } from '../../cli/label-selector.js';
-import { colourEnabled, colours } from '../../cli/colour.js';
+import { colours } from '../../cli/colour.js';
 import {
   backupClient,
   dataUploadClient,
@@ -50,7 +50,7 @@ export default class BackupDescribe extends BaseCommand<typeof BackupDescribe> {
 
     const descriptions: BackupDescription[] = [];
     const texts: string[] = [];
-    const c = colours(colourEnabled({ noColor: this.flags['no-color'] }));
+    const c = colours(this.colourEnabled(this.flags['no-color']));
     for (const backup of backups) {
       const gathered = await this.gather(kube, backup, timeoutMs);
       if (this.flags.output === 'table') {

@@ -4,7 +4,7 @@ import { BaseCommand, outputFlag } from '../../cli/base-command.js';
 import { asList, formatJson, formatYaml } from '../../cli/output.js';
 import { parseDuration } from '../../cli/duration.js';
 import { parseLabelSelector } from '../../cli/label-selector.js';
-import { colourEnabled, colours } from '../../cli/colour.js';
+import { colours } from '../../cli/colour.js';
 import { fetchJson, parsedOperations, withTransientRetry, type Fetched } from '../../cli/backups.js';
 import { dataDownloadClient, podVolumeRestoreClient, restoreClient, type RestoreDescription } from '../../cli/restores.js';
 import { describeRestore, restoreDescription } from '../../cli/describe/restore.js';
@@ -37,7 +37,7 @@ export default class RestoreDescribe extends BaseCommand<typeof RestoreDescribe>
     const names = this.positional;
     const restores = await selectObjects(client, { namespace: ns, names, selector: this.flags.selector, what: 'restore' });
 
-    const c = colours(colourEnabled({ noColor: this.flags['no-color'] }));
+    const c = colours(this.colourEnabled(this.flags['no-color']));
     const texts: string[] = [];
     const descriptions: RestoreDescription[] = [];
     for (const restore of restores) {

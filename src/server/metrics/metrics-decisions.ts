@@ -6,6 +6,7 @@
  *           not finished → Completed              success, last status 1, last successful timestamp
  *           not finished → PartiallyFailed|Failed  partial failure | failure, last status 0
  *           (each of the three also: duration, items, item errors, warnings, volume and CSI snapshot counts)
+ *           Canceling/Canceled (cairn's own phases) move none of Velero's counters
  *   Restore New → anything                        attempt (+ validation failure for FailedValidation)
  *           not finished → Completed|PartiallyFailed|Failed  success | partial failure | failure
  *   DeleteBackupRequest New → InProgress          deletion attempt; InProgress → Processed: success, or failure with errors
@@ -42,8 +43,11 @@ export function backupSchedule(backup: Pick<Backup, 'metadata'>): string {
 }
 
 const isNew = (phase: string | undefined) => !phase || phase === BackupPhase.New;
-const FINISHED_BACKUP: readonly string[] = [BackupPhase.Completed, BackupPhase.PartiallyFailed, BackupPhase.Failed, BackupPhase.FailedValidation, BackupPhase.Deleting];
-const FINISHED_RESTORE: readonly string[] = [RestorePhase.Completed, RestorePhase.PartiallyFailed, RestorePhase.Failed, RestorePhase.FailedValidation];
+/** Phases after which nothing more is counted (Deleting follows a finished backup). */
+const FINISHED_BACKUP: readonly string[] = [BackupPhase.Completed, BackupPhase.PartiallyFailed, BackupPhase.Failed, BackupPhase.FailedValidation, BackupPhase.Canceled, BackupPhase.Deleting];
+const FINISHED_RESTORE: readonly string[] = [RestorePhase.Completed, RestorePhase.PartiallyFailed, RestorePhase.Failed, RestorePhase.FailedValidation, RestorePhase.Canceled];
+/** Phases a New object may go to without being attempted: refused, or canceled before it ran (Velero has no cancel). */
+const NOT_ATTEMPTED: readonly string[] = [BackupPhase.FailedValidation, BackupPhase.Canceling, BackupPhase.Canceled];
 
 const inc = (metric: ServerMetric, schedule: string, value?: number): MetricEffect => ({ op: 'inc', metric, labels: { [SCHEDULE_LABEL]: schedule }, ...(value !== undefined ? { value } : {}) });
 const set = (metric: ServerMetric, schedule: string, value: number): MetricEffect => ({ op: 'set', metric, labels: { [SCHEDULE_LABEL]: schedule }, value });
@@ -58,7 +62,7 @@ export function backupTransitionEffects(prevPhase: string | undefined, next: Bac
     return [inc(ServerMetric.BackupValidationFailureTotal, schedule), set(ServerMetric.BackupLastStatus, schedule, LAST_STATUS_FAILURE)];
   }
   const effects: MetricEffect[] = [];
-  if (isNew(prevPhase)) effects.push(inc(ServerMetric.BackupAttemptTotal, schedule));
+  if (isNew(prevPhase) && !NOT_ATTEMPTED.includes(phase)) effects.push(inc(ServerMetric.BackupAttemptTotal, schedule));
   if (!FINISHED_BACKUP.includes(prevPhase) && (phase === BackupPhase.Completed || phase === BackupPhase.PartiallyFailed || phase === BackupPhase.Failed)) {
     effects.push(...backupEndEffects(next, phase, schedule, now));
   }
@@ -114,7 +118,7 @@ export function restoreTransitionEffects(prevPhase: string | undefined, next: Re
   if (phase === prevPhase || (isNew(prevPhase) && isNew(phase))) return [];
   const schedule = next.spec?.scheduleName ?? '';
   const effects: MetricEffect[] = [];
-  if (isNew(prevPhase)) {
+  if (isNew(prevPhase) && phase !== RestorePhase.Canceling && phase !== RestorePhase.Canceled) {
     effects.push(inc(ServerMetric.RestoreAttemptTotal, schedule));
     if (phase === RestorePhase.FailedValidation) effects.push(inc(ServerMetric.RestoreValidationFailedTotal, schedule));
   }

@@ -52,6 +52,9 @@ describe('backupTransitionEffects: which counter moves for which observed backup
     { name: 'Completed → Deleting counts nothing', prev: 'Completed', next: backup('b1').phase('Deleting').build(), counters: [] },
     { name: 'Completed → Completed (a status update) counts nothing', prev: 'Completed', next: finished('Completed'), counters: [] },
     { name: 'New → New counts nothing', prev: '', next: backup('b1').phase('New').build(), counters: [] },
+    { name: 'New → Canceled (canceled before it ran) is no attempt', prev: 'New', next: backup('b1').phase('Canceled').build(), counters: [] },
+    { name: 'InProgress → Canceling → Canceled counts no outcome', prev: 'Canceling', next: backup('b1').phase('Canceled').build(), counters: [] },
+    { name: 'Canceled → Deleting counts nothing', prev: 'Canceled', next: backup('b1').phase('Deleting').build(), counters: [] },
   ];
   for (const c of cases) {
     it(c.name, () => {
@@ -115,6 +118,8 @@ describe('restoreTransitionEffects', () => {
     { name: 'FinalizingPartiallyFailed → PartiallyFailed is a partial failure', prev: 'FinalizingPartiallyFailed', phase: 'PartiallyFailed', counters: ['velero_restore_partial_failure_total{}'] },
     { name: 'InProgress → Failed is a failure', prev: 'InProgress', phase: 'Failed', counters: ['velero_restore_failed_total{}'] },
     { name: 'Completed → Completed counts nothing', prev: 'Completed', phase: 'Completed', counters: [] },
+    { name: 'New → Canceled is no attempt', prev: 'New', phase: 'Canceled', counters: [] },
+    { name: 'Canceling → Canceled counts nothing', prev: 'Canceling', phase: 'Canceled', counters: [] },
   ];
   for (const c of cases) {
     it(c.name, () => {
