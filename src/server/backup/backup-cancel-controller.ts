@@ -29,11 +29,11 @@ import { runExecHooks } from '../hooks/hook-runner.js';
 import { pendingPod, readPendingPostHooks, writePendingPostHooks } from '../hooks/pending-post-hooks.js';
 import { CANCEL_POLL_MS, backupCancelStep, beginCanceling, cancelingStep, endCanceled } from './cancel-decisions.js';
 import { runnerIdentity } from './run-claim.js';
-import type { RunningBackups } from './running-backups.js';
+import type { RunRegistry } from '../run-registry.js';
 
 export interface BackupCancelControllerOptions extends ServerContext {
   /** The runs of this process (shared with the backup controller). */
-  runs: RunningBackups;
+  runs: RunRegistry;
   claimStaleAfterMs?: number;
 }
 

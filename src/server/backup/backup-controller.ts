@@ -14,7 +14,7 @@
  * MAX_ATTEMPTS times, then Failed; a Failed backup's unfinished PVBs are canceled.
  * While a process runs a backup it keeps a heartbeat on it (./run-claim.ts), so an overlapping server process
  * (rolling update) waits instead of starting a second run.
- * A backup asked to be canceled is not run; a run of this process stopped for a cancel (./running-backups.ts), or
+ * A backup asked to be canceled is not run; a run of this process stopped for a cancel (../run-registry.ts), or
  * reaching an end while a cancel is asked, writes Canceling instead of its phase, and ./backup-cancel-controller.ts
  * takes it from there (./cancel-decisions.ts).
  */
@@ -47,7 +47,7 @@ import { podExecutor } from '../../kube/pod-exec.js';
 import { PENDING_POST_HOOKS_ANNOTATION, readPendingPostHooks, writePendingPostHooks } from '../hooks/pending-post-hooks.js';
 import { tarballSizeEffects } from '../metrics/metrics-decisions.js';
 import { beginCanceling } from './cancel-decisions.js';
-import { BackupCanceledError, RunningBackups } from './running-backups.js';
+import { CanceledError, RunRegistry } from '../run-registry.js';
 import { startBackupCancelController } from './backup-cancel-controller.js';
 
 function isWaitingPhase(phase: string): phase is typeof BackupPhase.WaitingForPluginOperations | typeof BackupPhase.WaitingForPluginOperationsPartiallyFailed {
@@ -63,7 +63,7 @@ export interface BackupControllerOptions extends ServerContext {
   /** How old another process's heartbeat must be before its backup is taken over (tests shorten it). */
   claimStaleAfterMs?: number;
   /** The runs of this process, shared with the cancel controller (default: a registry of its own). */
-  runs?: RunningBackups;
+  runs?: RunRegistry;
 }
 
 export function backupReconciler(opts: BackupControllerOptions & { signal?: AbortSignal }) {
@@ -73,7 +73,7 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
   const locations = new LocationResolver(opts.kube, opts.namespace, opts.plugins?.locations);
   const registry = opts.registry ?? registerBuiltinBackupActions(new ItemActionRegistry());
   const api = apiReader(opts.kube);
-  const runs = opts.runs ?? new RunningBackups();
+  const runs = opts.runs ?? new RunRegistry();
   /** Backups this process moved to InProgress: any other InProgress one was left by a server that stopped. */
   const startedHere = new Set<string>();
   const me = runnerIdentity();
@@ -229,7 +229,7 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
               b.status.backupItemOperationsFailed = 0;
             }
           });
-          if (canceled) throw new BackupCanceledError(key.name);
+          if (canceled) throw new CanceledError(`backup ${key.name}`);
           return written ?? (backup as Backup);
         },
         signal,
@@ -299,7 +299,7 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
       opts.logger.info({ backup: key.name, phase: outcome.phase, items: outcome.progress.itemsBackedUp, warnings: outcome.warnings, errors: outcome.errors }, 'backup done');
     } catch (err) {
       await progress.stop();
-      if (thisRun.canceled || err instanceof BackupCanceledError) {
+      if (thisRun.canceled || err instanceof CanceledError) {
         clearInterval(heartbeat);
         await strict.update(key.namespace, key.name, beginCanceling);
         opts.logger.info({ backup: key.name }, 'backup run stopped: the backup is canceled');
@@ -379,7 +379,7 @@ export async function startBackupController(ctx: ServerContext): Promise<Stoppab
 export async function startBackupControllerWith(opts: BackupControllerOptions): Promise<Stoppable> {
   const client = customClient<Backup>(opts.kube, Kinds.Backup, (o) => o as Backup);
   const abort = new AbortController();
-  const runs = opts.runs ?? new RunningBackups();
+  const runs = opts.runs ?? new RunRegistry();
   const operations = await startBackupOperationsController(opts);
   const cancel = await startBackupCancelController({ ...opts, runs });
   const controller = await startController<Backup>({

@@ -17,7 +17,7 @@ import {
 } from '../../../../src/server/backup/cancel-decisions.js';
 import { UPLOADING_ANNOTATION, operationsStep } from '../../../../src/server/backup/operations-decisions.js';
 import { HEARTBEAT_ANNOTATION, RUNNER_ANNOTATION } from '../../../../src/server/backup/run-claim.js';
-import { RunningBackups } from '../../../../src/server/backup/running-backups.js';
+import { RunRegistry } from '../../../../src/server/run-registry.js';
 import { deletionStep } from '../../../../src/server/delete-backup-request-controller.js';
 import { backup } from '../../../support/builders.js';
 import { FakeKube } from '../../../support/fake-kube.js';
@@ -122,7 +122,7 @@ describe('the cancel controller against the API server', () => {
     const fake = new FakeKube();
     for (const b of backups) fake.put({ ...Kinds.Backup, namespace: NAMESPACE }, b);
     const ctx = serverContext(fake);
-    const runs = new RunningBackups();
+    const runs = new RunRegistry();
     return { fake, runs, reconcile: backupCancelReconciler({ ...ctx, runs }), read: (name: string) => fake.get<Backup>({ ...Kinds.Backup, namespace: NAMESPACE }, name) };
   };
   const key = { namespace: NAMESPACE, name: 'b' };
