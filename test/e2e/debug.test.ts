@@ -137,7 +137,9 @@ describe('cairn debug on real nodes', () => {
     expect(body(`backup_describe_${BACKUP}.txt`)).toMatch(/Resource List:/);
     expect(body(`backup_${BACKUP}.log`)).toContain(BACKUP);
     expect(body(`resources/backups/${BACKUP}.yaml`)).toMatch(/phase: Completed/);
-    expect(body('collection.txt')).toContain('Everything was collected.');
+    // A data-mover pod deleted between the listing and the read of its log is the one thing allowed to be missing.
+    const problems = body('collection.txt').split('Could not collect:\n')[1]?.split('\n').filter(Boolean) ?? [];
+    expect(problems.filter((p) => !/^ {2}log of \S+: .*not found/i.test(p))).toEqual([]);
 
     const secrets = await secretValues();
     expect(secrets.length).toBeGreaterThanOrEqual(4);

@@ -162,7 +162,8 @@ export async function collectBundle(source: DebugSource | { unreachable: string 
     const containers = [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])].map((c) => c.name);
     for (const container of containers) {
       const status = statuses.find((s) => s.name === container);
-      if (status && !status.state?.running && !status.state?.terminated && !status.lastState?.terminated) continue; // never started: no log
+      // A container that never started has no log to read.
+      if (!status || (!status.state?.running && !status.state?.terminated && !status.lastState?.terminated)) continue;
       const log = await attempt(`log of ${name}/${container}`, () => source.podLog(name, container, false));
       if (log !== undefined) add(`${dir}/${segment(container)}.log`, redactText(log));
       if ((status?.restartCount ?? 0) > 0) {
