@@ -6,7 +6,7 @@
  * run throws.
  */
 import { operationTime, type Backup, type BackupOperation, type DataUpload, type PodVolumeBackup } from '../../api/index.js';
-import { Labels } from '../../api/index.js';
+import { Annotations, Labels } from '../../api/index.js';
 import type { Logger } from '../../base/logger.js';
 import type { Kube } from '../../kube/client.js';
 import { statusCode } from '../../kube/errors.js';
@@ -425,12 +425,16 @@ class ItemBackupper {
 
   // ---- one item -----------------------------------------------------------------------------------------------
 
-  private async backupItem(r: ApiResource, item: UnstructuredObject, related: boolean): Promise<void> {
+  /**
+   * `parentMustInclude`: the item an action returned, whose related item this is, carries
+   * `must-include-additional-items: "true"`: as in Velero, its related items skip the include/exclude filters.
+   */
+  private async backupItem(r: ApiResource, item: UnstructuredObject, related: boolean, parentMustInclude = false): Promise<void> {
     const { name } = item.metadata;
     const namespace = r.namespaced ? item.metadata.namespace : undefined;
     const where = { resource: r.groupResource, ...(namespace ? { namespace } : {}), name };
     if (this.items.has(r.groupResource, namespace, name)) return;
-    const mustInclude = item.metadata.annotations?.['backup.velero.io/must-include-additional-items'] === 'true';
+    const mustInclude = parentMustInclude || item.metadata.annotations?.[Annotations.MustIncludeAdditionalItems] === 'true';
     if (related && !mustInclude) {
       if (!this.policy.acceptsRelated(r.groupResource, r.namespaced)) {
         this.log.info(where, 'Skipping related item: its resource is excluded from the backup');
@@ -479,7 +483,9 @@ class ItemBackupper {
         return;
       }
     }
-    for (const rel of additional) await this.backupRelated(rel, where);
+    // Velero reads the request from the item as the actions returned it, for that item's additional items only.
+    const additionalMustInclude = current.metadata.annotations?.[Annotations.MustIncludeAdditionalItems] === 'true';
+    for (const rel of additional) await this.backupRelated(rel, where, additionalMustInclude);
     if (r.groupResource === PODS && namespace && this.opts.podVolumes) await this.backupPodVolumes(current, namespace);
 
     await this.opts.archive.addItem({ groupResource: r.groupResource, ...(namespace ? { namespace } : {}), name, version: r.version, object: current });
@@ -534,7 +540,7 @@ class ItemBackupper {
     }
   }
 
-  private async backupRelated(rel: RelatedItem, from: object): Promise<void> {
+  private async backupRelated(rel: RelatedItem, from: object, mustInclude = false): Promise<void> {
     if (this.items.has(rel.groupResource, rel.namespace, rel.name)) return;
     const r = this.discovery.byGroupResource(rel.groupResource);
     if (!r) {
@@ -549,7 +555,7 @@ class ItemBackupper {
       this.log.info({ ...from, related: `${rel.groupResource} ${rel.namespace ?? ''}/${rel.name}` }, 'Related item was not found in the cluster; not backing it up');
       return;
     }
-    await this.backupItem(r, { ...obj, apiVersion: r.apiVersion, kind: r.kind }, true);
+    await this.backupItem(r, { ...obj, apiVersion: r.apiVersion, kind: r.kind }, true, mustInclude);
   }
 
   /**

@@ -217,6 +217,24 @@ describe('backing up items', () => {
     expect(svc.metadata.annotations).toEqual({ touched: 'yes' });
   });
 
+  it("leaves out an action's related item of an excluded resource, unless the item it returned asks for its additional items", async () => {
+    const relatedSecret = (mustInclude: boolean) =>
+      new ItemActionRegistry().registerBackupAction({
+        name: 'test/with-secret',
+        appliesTo: () => ({ includedResources: ['configmaps'] }),
+        execute: async (item) => ({
+          item: mustInclude ? { ...item, metadata: { ...item.metadata, annotations: { 'backup.velero.io/must-include-additional-items': 'true' } } } : item,
+          additionalItems: item.metadata.name === 'settings' ? [{ groupResource: 'secrets', namespace: 'app', name: 'creds' }] : [],
+        }),
+      });
+    const spec = { includedNamespaces: ['app'], includedResources: ['configmaps'] };
+    expect((await run(appCluster(), spec, { registry: relatedSecret(false) })).plain).toEqual(['resources/configmaps/namespaces/app/settings.json']);
+    expect((await run(appCluster(), spec, { registry: relatedSecret(true) })).plain).toEqual([
+      'resources/configmaps/namespaces/app/settings.json',
+      'resources/secrets/namespaces/app/creds.json',
+    ]);
+  });
+
   it('lists per namespace for a few namespaces and cluster-wide (filtered) for many', async () => {
     const cluster = new FakeCluster();
     for (let i = 0; i < 13; i++) cluster.namespace(`ns${i}`).add('configmaps', { name: 'cm', namespace: `ns${i}` });
