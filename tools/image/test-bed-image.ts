@@ -5,7 +5,7 @@
  * (test runs, the demo) take turns through a lock, so one build's export is never read half-written.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { withFileLock } from '../local-cluster/lock.js';
@@ -32,17 +32,35 @@ export function ensureImageArchive(log: (line: string) => void): Promise<ImageAr
   built ??= (async () => {
     const dir = join(cacheRoot(), 'images');
     mkdirSync(dir, { recursive: true });
-    const archive = join(dir, 'cairn-dev.tar');
     return withFileLock({ path: join(dir, '.build.lock'), timeoutMs: 30 * 60_000, onWait: (pid) => log(`waiting for the image build of pid ${pid}`) }, async () => {
+      removeArchivesOfEndedProcesses(dir);
       const buildah = await openBuildah(log);
-      // Written beside and renamed into place: a process still reading the previous archive keeps reading it whole.
-      const next = join(dir, `cairn-dev.${process.pid}.tar`);
-      const build = await buildImage(buildah, { log, ociArchive: next, push: [], tlsVerify: true });
-      renameSync(next, archive);
+      // One archive per process: several trees (worktrees) build on one machine, and a process pushes its archive
+      // long after its build (once its cluster is up), when a shared file could hold another tree's image.
+      const archive = join(dir, `cairn-dev.${process.pid}.tar`);
+      const build = await buildImage(buildah, { log, ociArchive: archive, push: [], tlsVerify: true });
       return { archive, ref: build.tags[0]!, build };
     });
   })();
   return built;
+}
+
+/** Archives `cairn-dev.<pid>.tar` of processes that have ended. */
+function removeArchivesOfEndedProcesses(dir: string): void {
+  for (const name of readdirSync(dir)) {
+    const pid = /^cairn-dev\.(\d+)\.tar$/.exec(name)?.[1];
+    if (pid === undefined || processAlive(Number(pid))) continue;
+    rmSync(join(dir, name), { force: true });
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 export interface PushedImage {
