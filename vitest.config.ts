@@ -5,7 +5,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
  * run green on real nodes (docs/test-bed.md, "Which tier runs where"). The image test starts a containerd of its own
  * either way.
  */
-const E2E_ON_STAND_IN: string[] = ['test/e2e/chart.test.ts', 'test/e2e/filesystem-store.test.ts', 'test/e2e/fresh-cache.test.ts', 'test/e2e/image.test.ts'];
+const E2E_ON_STAND_IN: string[] = ['test/e2e/image.test.ts'];
 
 /**
  * Files written but not yet run green: kept out of `npm test` so that what it runs is what passes, and run on their
