@@ -158,6 +158,11 @@ describe('the Helm chart', () => {
       values: () => ({ restoreResources: ['deployments.apps', 'configmaps', 'rolebindings.rbac.authorization.k8s.io', 'Widgets.example.com'] }),
     },
     {
+      name: 'metrics Services and a ServiceMonitor, with the node agent',
+      flags: () => ['--use-node-agent', '--metrics-service-monitor'],
+      values: () => ({ deployNodeAgent: true, metrics: { enabled: true, serviceMonitor: { enabled: true } } }),
+    },
+    {
       name: 'a narrow restore scope without RBAC kinds',
       flags: () => ['--restore-resources', 'pods,services'],
       values: () => ({ restoreResources: ['pods', 'services'] }),
