@@ -32,3 +32,4 @@ export * from './item-operations.js';
 export * from './time.js';
 export * from './operation-log.js';
 export * from './crd-client-model.js';
+export * from './cancel.js';

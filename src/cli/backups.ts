@@ -3,6 +3,7 @@
  * the `backup get` table, DeleteBackupRequests, and the JSON shapes `-o json|yaml` prints (documented in docs/cli.md).
  */
 import {
+  CANCELABLE_BACKUP_PHASES,
   Kinds,
   Labels,
   creationTimestampOf,
@@ -49,6 +50,12 @@ export function dataUploadClient(kube: Kube): CustomClient<DataUpload> {
 
 export function podVolumeBackupClient(kube: Kube): CustomClient<PodVolumeBackup> {
   return customClient<PodVolumeBackup>(kube, Kinds.PodVolumeBackup, parsePodVolumeBackup);
+}
+
+/** Started and not finished: deleting it cancels it first (docs/backup.md). */
+export function isRunningBackup(backup: Backup): boolean {
+  const phase = backup.status?.phase ?? '';
+  return phase === 'Canceling' || (phase !== '' && phase !== 'New' && CANCELABLE_BACKUP_PHASES.has(phase));
 }
 
 /** A tri-state flag as typed: unset, true or false. */

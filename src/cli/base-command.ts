@@ -3,21 +3,56 @@
  * one clear line on stderr and a documented exit code (src/base/errors.ts). No stack traces for users;
  * `--log-level debug` adds the stack to the log.
  */
+import { statSync } from 'node:fs';
 import { Command, Flags, Errors, type Interfaces } from '@oclif/core';
 import { LOG_FORMATS, LOG_LEVELS, createLogger, type Logger, type LogFormat, type LogLevel } from '../base/logger.js';
 import { ExitCode, exitCodeFor, oneLine, CairnError } from '../base/errors.js';
 import { OUTPUT_FORMATS, type OutputFormat } from './output.js';
+import { clientConfigPath, configColorized, configNamespace, loadClientConfig, unusedKeys, type ClientConfig } from './client-config.js';
+import { colourEnabled } from './colour.js';
 
 export const DEFAULT_NAMESPACE = 'velero';
+
+/**
+ * The client config file, read once while it is unchanged (every command reads it for its namespace default and
+ * colour). A file that cannot be parsed fails the command with exit 2 and names the file.
+ */
+let clientConfigCache: { key: string; config: ClientConfig } | undefined;
+export function currentClientConfig(): ClientConfig {
+  const path = clientConfigPath();
+  let key = `${path}@none`;
+  try {
+    const st = statSync(path, { throwIfNoEntry: false });
+    if (st) key = `${path}@${st.mtimeMs}:${st.size}`;
+  } catch {
+    // Not statable (a parent is not a directory, no permission): loadClientConfig says what is wrong.
+    key = `${path}@unreadable`;
+  }
+  if (clientConfigCache?.key !== key) {
+    const config = loadClientConfig(path);
+    const unused = unusedKeys(config);
+    if (unused.length) process.stderr.write(`warning: client config ${path}: cairn does not use ${unused.map((k) => `"${k}"`).join(', ')}\n`);
+    clientConfigCache = { key, config };
+  }
+  return clientConfigCache.config;
+}
+
+/** Order: -n/--namespace, $CAIRN_NAMESPACE (oclif reads both before this), the client config, `velero`. */
+async function namespaceDefault(): Promise<string> {
+  return configNamespace(currentClientConfig()) ?? DEFAULT_NAMESPACE;
+}
 
 /** Flags every command has. */
 export const clusterFlags = {
   kubeconfig: Flags.string({ description: 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config).', helpGroup: 'GLOBAL' }),
-  context: Flags.string({ description: 'The kubeconfig context to use.', helpGroup: 'GLOBAL' }),
+  // --kubecontext is Velero's spelling of the same flag.
+  context: Flags.string({ description: 'The kubeconfig context to use (also: --kubecontext).', aliases: ['kubecontext'], helpGroup: 'GLOBAL' }),
   namespace: Flags.string({
     char: 'n',
-    description: 'The namespace cairn is installed in.',
-    default: DEFAULT_NAMESPACE,
+    description: 'The namespace cairn is installed in (default: the client config\'s namespace, else velero).',
+    default: namespaceDefault,
+    // Read at run time from the user's file: never baked into oclif.manifest.json.
+    noCacheDefault: true,
     env: 'CAIRN_NAMESPACE',
     helpGroup: 'GLOBAL',
   }),
@@ -58,6 +93,11 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     this.flags = flags as BaseFlags<T>;
     this.args = args as BaseArgs<T>;
     this.positional = argv.map(String);
+  }
+
+  /** Whether human output may be coloured: a terminal, no NO_COLOR, no `--no-color`, and not `colorized=false` in the client config. */
+  protected colourEnabled(noColor: boolean | undefined): boolean {
+    return colourEnabled({ noColor: Boolean(noColor), colorized: configColorized(currentClientConfig()) });
   }
 
   /** Writes command output (never logs) to stdout. */

@@ -1,12 +1,14 @@
 /**
- * Colour for human output. On only when the output is a terminal, NO_COLOR is unset and `--no-color` was not given,
- * so pipes, files and CI logs never carry escape codes.
+ * Colour for human output. On only when the output is a terminal, NO_COLOR is unset, `--no-color` was not given and
+ * the client config does not say `colorized=false`, so pipes, files and CI logs never carry escape codes.
  */
 import { Chalk, type ChalkInstance } from 'chalk';
 
 export interface ColourOptions {
   /** `--no-color` was given. */
   noColor?: boolean;
+  /** The client config's `colorized` (default true); false turns colour off everywhere. */
+  colorized?: boolean;
   /** Defaults to whether stdout is a terminal. */
   tty?: boolean;
   env?: NodeJS.ProcessEnv;
@@ -14,7 +16,7 @@ export interface ColourOptions {
 
 export function colourEnabled(opts: ColourOptions = {}): boolean {
   const env = opts.env ?? process.env;
-  if (opts.noColor) return false;
+  if (opts.noColor || opts.colorized === false) return false;
   if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return false;
   return opts.tty ?? Boolean(process.stdout.isTTY);
 }

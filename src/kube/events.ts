@@ -40,10 +40,12 @@ export function newEvent(obj: KubernetesObject, e: { type: EventType; reason: st
   };
 }
 
-export function eventRecorder(kube: Kube, opts: { component: string; host?: string }): EventRecorder {
+/** `now` is the clock Event times are read from (tests pass a fixed one). */
+export function eventRecorder(kube: Kube, opts: { component: string; host?: string; now?: () => Date }): EventRecorder {
+  const { now = () => new Date(), ...source } = opts;
   return {
     async event(obj, type, reason, message) {
-      const body = newEvent(obj, { type, reason, message, ...opts, now: new Date() });
+      const body = newEvent(obj, { type, reason, message, ...source, now: now() });
       await kube.core.createNamespacedEvent({ namespace: body.metadata?.namespace ?? 'default', body });
     },
   };

@@ -1,8 +1,9 @@
 /**
  * Processes DeleteBackupRequests (docs/storage-locations.md): New → InProgress → Processed.
  *
- * New: the request is checked (backup exists, is not being written, its location exists and is not ReadOnly); a
- * request that cannot proceed goes straight to Processed with the reason in `status.errors`. Otherwise the request
+ * New: the request is checked (backup exists, its location exists and is not ReadOnly); a request that cannot
+ * proceed goes straight to Processed with the reason in `status.errors`. A backup still running is canceled first
+ * (docs/backup.md "Canceling a backup"): the request stays New until the backup is Canceled. Otherwise the request
  * becomes InProgress and the Backup `Deleting`. InProgress: the backup's pod-volume snapshots and moved CSI snapshots
  * (data movement) are deleted from their repositories and its kept CSI snapshots from the storage system (through
  * VolumeSnapshotContents with deletion policy Delete), then everything of the backup in storage, then the Restores
@@ -14,6 +15,7 @@
 import {
   BackupPhase,
   BackupStorageLocationAccessMode,
+  CANCELABLE_BACKUP_PHASES,
   DeleteBackupRequestPhase,
   Kinds,
   Labels,
@@ -22,6 +24,7 @@ import {
   parseBackup,
   parseDeleteBackupRequest,
   parseRestore,
+  requestCancel,
   type Backup,
   type DeleteBackupRequest,
   type Restore,
@@ -59,6 +62,21 @@ export function deletionRefusal(opts: { backup: Backup | undefined; location: { 
   return undefined;
 }
 
+/** How often a request for a backup being canceled looks at it again. */
+export const CANCEL_FIRST_POLL_MS = 2000;
+
+export type DeletionStep =
+  /** The backup is running or being canceled: it is canceled (if not asked yet) and the deletion waits for it. */
+  | { step: 'cancel-first' }
+  /** Checked: refused with the reason, or started. */
+  | { step: 'check' };
+
+export function deletionStep(backup: Backup | undefined): DeletionStep {
+  const phase = backup?.status?.phase ?? '';
+  if (backup && (STILL_RUNNING.has(phase) || phase === BackupPhase.Canceling)) return { step: 'cancel-first' };
+  return { step: 'check' };
+}
+
 /** Restores made from the named backup. */
 export function restoresOfBackup(restores: readonly Restore[], backupName: string): string[] {
   return restores.filter((r) => r.spec.backupName === backupName).map((r) => r.metadata.name ?? '').filter(Boolean);
@@ -78,9 +96,15 @@ export function deleteBackupRequestReconciler(ctx: ServerContext, resolver = new
       o.status = { phase: DeleteBackupRequestPhase.Processed, ...(errors.length ? { errors } : {}) };
     });
 
-  async function start(key: ObjectKey, request: DeleteBackupRequest): Promise<void> {
+  async function start(key: ObjectKey, request: DeleteBackupRequest): Promise<ReconcileResult | void> {
     const backupName = request.spec.backupName;
     const backup = await backups.get(key.namespace, backupName);
+    if (deletionStep(backup).step === 'cancel-first') {
+      let asked = false;
+      await backups.update(key.namespace, backupName, (b) => (asked = CANCELABLE_BACKUP_PHASES.has(b.status?.phase ?? '') && requestCancel(b, ctx.now())));
+      if (asked) log.info({ request: key.name, backup: backupName }, 'the backup to delete is still running: canceling it first');
+      return { requeueAfterMs: CANCEL_FIRST_POLL_MS };
+    }
     const locationName = backup?.spec.storageLocation ?? '';
     const location = backup && locationName ? await resolver.get(locationName) : undefined;
     const refusal = deletionRefusal({ backup, location, locationName });
@@ -188,7 +212,7 @@ export function deleteBackupRequestReconciler(ctx: ServerContext, resolver = new
     const request = await requests.get(key.namespace, key.name);
     if (!request) return;
     const phase = request.status?.phase ?? DeleteBackupRequestPhase.New;
-    if (phase === DeleteBackupRequestPhase.New) return void (await start(key, request));
+    if (phase === DeleteBackupRequestPhase.New) return start(key, request);
     if (phase === DeleteBackupRequestPhase.InProgress) return void (await run(key, request));
     const createdAt = creationTimestampOf(request)?.getTime() ?? ctx.now().getTime();
     const age = ctx.now().getTime() - createdAt;

@@ -8,18 +8,6 @@
 import { registerBuiltinActions } from './item-actions/builtin.js';
 import { ItemActionRegistry } from '../plugins/item-actions/registry.js';
 
-export const PluginKinds = [
-  'BackupItemAction',
-  'BackupItemActionV2',
-  'DeleteItemAction',
-  'ItemBlockAction',
-  'ObjectStore',
-  'RestoreItemAction',
-  'RestoreItemActionV2',
-  'VolumeSnapshotter',
-] as const;
-export type PluginKind = (typeof PluginKinds)[number];
-
 export interface InstalledPlugin {
   name: string;
   kind: string;

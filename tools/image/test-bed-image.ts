@@ -5,7 +5,7 @@
  * (test runs, the demo) take turns through a lock, so one build's export is never read half-written.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { withFileLock } from '../local-cluster/lock.js';
@@ -33,33 +33,33 @@ export function ensureImageArchive(log: (line: string) => void): Promise<ImageAr
     const dir = join(cacheRoot(), 'images');
     mkdirSync(dir, { recursive: true });
     return withFileLock({ path: join(dir, '.build.lock'), timeoutMs: 30 * 60_000, onWait: (pid) => log(`waiting for the image build of pid ${pid}`) }, async () => {
-      removeArchivesOfEndedProcesses(dir);
       const buildah = await openBuildah(log);
-      // One archive per process: several trees (worktrees) build on one machine, and a process pushes its archive
-      // long after its build (once its cluster is up), when a shared file could hold another tree's image.
-      const archive = join(dir, `cairn-dev.${process.pid}.tar`);
-      const build = await buildImage(buildah, { log, ociArchive: archive, push: [], tlsVerify: true });
+      // Written beside and renamed into place under a name of its content: another checkout on this machine builds
+      // its own tree into a file of its own, never over this one, which this process pushes later (after the lock).
+      // A process still reading an earlier archive of the same name keeps reading it whole.
+      const next = join(dir, `cairn-dev.${process.pid}.tar`);
+      const build = await buildImage(buildah, { log, ociArchive: next, push: [], tlsVerify: true });
+      const archive = join(dir, `cairn-dev-${build.id.replace(/^sha256:/, '').slice(0, 12)}.tar`);
+      renameSync(next, archive);
+      removeOldArchives(dir, archive);
       return { archive, ref: build.tags[0]!, build };
     });
   })();
   return built;
 }
 
-/** Archives `cairn-dev.<pid>.tar` of processes that have ended. */
-function removeArchivesOfEndedProcesses(dir: string): void {
-  for (const name of readdirSync(dir)) {
-    const pid = /^cairn-dev\.(\d+)\.tar$/.exec(name)?.[1];
-    if (pid === undefined || processAlive(Number(pid))) continue;
-    rmSync(join(dir, name), { force: true });
-  }
-}
+/** Archives of earlier builds are removed once no test run or demo can still be about to push them. */
+const ARCHIVE_KEEP_MS = 6 * 3600_000;
 
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
+function removeOldArchives(dir: string, keep: string): void {
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (path === keep || !/^cairn-dev(-[0-9a-f]+|\.\d+)?\.tar$/.test(name)) continue;
+    try {
+      if (Date.now() - statSync(path).mtimeMs > ARCHIVE_KEEP_MS) rmSync(path, { force: true });
+    } catch {
+      // Another process removed it first.
+    }
   }
 }
 

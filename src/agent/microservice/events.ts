@@ -13,10 +13,12 @@ export interface DataPathEventRecorder {
   record(obj: KubernetesObject, reason: EventReason, message: string): Promise<void>;
 }
 
-export function dataPathEventRecorder(kube: Kube, opts: { component: string; host?: string | undefined }): DataPathEventRecorder {
+/** `now` is the clock Event times are read from (tests pass a fixed one). */
+export function dataPathEventRecorder(kube: Kube, opts: { component: string; host?: string | undefined; now?: () => Date }): DataPathEventRecorder {
+  const now = opts.now ?? (() => new Date());
   const previous = new Map<string, CoreV1Event>();
   const create = async (obj: KubernetesObject, reason: string, message: string): Promise<CoreV1Event> => {
-    const body = newEvent(obj, { type: 'Normal', reason, message, component: opts.component, host: opts.host, now: new Date() });
+    const body = newEvent(obj, { type: 'Normal', reason, message, component: opts.component, host: opts.host, now: now() });
     return kube.core.createNamespacedEvent({ namespace: body.metadata?.namespace ?? 'default', body });
   };
   return {
@@ -29,7 +31,7 @@ export function dataPathEventRecorder(kube: Kube, opts: { component: string; hos
           const updated = await kube.core.replaceNamespacedEvent({
             name: before.metadata.name,
             namespace: before.metadata.namespace ?? obj.metadata?.namespace ?? 'default',
-            body: { ...before, message, count: (before.count ?? 1) + 1, lastTimestamp: new Date() },
+            body: { ...before, message, count: (before.count ?? 1) + 1, lastTimestamp: now() },
           });
           previous.set(key, updated);
           return;

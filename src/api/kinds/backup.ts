@@ -16,12 +16,15 @@ export const BackupPhases = [
   'PartiallyFailed',
   'Failed',
   'Deleting',
+  // cairn's own (Velero has no cancel): a canceled backup ends Canceling → Canceled (docs/backup.md).
+  'Canceling',
+  'Canceled',
 ] as const;
 export const BackupPhase = namedValues(BackupPhases);
 export type BackupPhase = (typeof BackupPhases)[number];
 
 /** Phases a backup never leaves by itself (only deletion follows). */
-export const BackupTerminalPhases: readonly BackupPhase[] = ['Completed', 'PartiallyFailed', 'Failed', 'FailedValidation'];
+export const BackupTerminalPhases: readonly BackupPhase[] = ['Completed', 'PartiallyFailed', 'Failed', 'FailedValidation', 'Canceled'];
 export function isBackupDone(phase: string | undefined): boolean {
   return (BackupTerminalPhases as readonly string[]).includes(phase ?? '');
 }

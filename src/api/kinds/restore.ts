@@ -16,12 +16,15 @@ export const RestorePhases = [
   'Failed',
   'Finalizing',
   'FinalizingPartiallyFailed',
+  // cairn's own (Velero has no cancel): a canceled restore ends Canceling → Canceled (docs/restore.md).
+  'Canceling',
+  'Canceled',
 ] as const;
 export const RestorePhase = namedValues(RestorePhases);
 export type RestorePhase = (typeof RestorePhases)[number];
 
 /** Phases a restore never leaves. */
-export const RestoreTerminalPhases: readonly RestorePhase[] = ['Completed', 'PartiallyFailed', 'Failed', 'FailedValidation'];
+export const RestoreTerminalPhases: readonly RestorePhase[] = ['Completed', 'PartiallyFailed', 'Failed', 'FailedValidation', 'Canceled'];
 export function isRestoreDone(phase: string | undefined): boolean {
   return (RestoreTerminalPhases as readonly string[]).includes(phase ?? '');
 }

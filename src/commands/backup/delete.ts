@@ -5,7 +5,7 @@ import { BaseCommand } from '../../cli/base-command.js';
 import { UsageError } from '../../base/errors.js';
 import { canPrompt } from '../../cli/progress.js';
 import { parseLabelSelector } from '../../cli/label-selector.js';
-import { backupClient, deleteRequestClient, deleteRequestFor } from '../../cli/backups.js';
+import { backupClient, deleteRequestClient, deleteRequestFor, isRunningBackup } from '../../cli/backups.js';
 import { connect } from '../../kube/client.js';
 
 export default class BackupDelete extends BaseCommand<typeof BackupDelete> {
@@ -49,6 +49,7 @@ export default class BackupDelete extends BaseCommand<typeof BackupDelete> {
     for (const b of backups) {
       await requests.create(deleteRequestFor(b));
       this.out(`Request to delete backup "${b.metadata.name}" submitted successfully.`);
+      if (isRunningBackup(b)) this.out(`The backup is still running: it is canceled first (see \`cairn backup cancel\`), then deleted.`);
       this.out('The backup will be fully deleted after all associated data (disk snapshots, backup files, restores) are removed.');
     }
   }

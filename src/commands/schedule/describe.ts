@@ -3,7 +3,7 @@ import { selectObjects } from '../../cli/select.js';
 import { BaseCommand, outputFlag } from '../../cli/base-command.js';
 import { asList, formatJson, formatYaml } from '../../cli/output.js';
 import { parseLabelSelector } from '../../cli/label-selector.js';
-import { colourEnabled, colours } from '../../cli/colour.js';
+import { colours } from '../../cli/colour.js';
 import { describeSchedule } from '../../cli/describe/schedule.js';
 import { scheduleClient } from '../../cli/schedules.js';
 import { connect } from '../../kube/client.js';
@@ -34,7 +34,7 @@ export default class ScheduleDescribe extends BaseCommand<typeof ScheduleDescrib
       this.out('No schedules found');
       return;
     }
-    const c = colours(colourEnabled({ noColor: this.flags['no-color'] }));
+    const c = colours(this.colourEnabled(this.flags['no-color']));
     this.out(schedules.map((s) => describeSchedule(s, c)).join('\n\n'));
   }
 }

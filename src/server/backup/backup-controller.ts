@@ -14,10 +14,11 @@
  * MAX_ATTEMPTS times, then Failed; a Failed backup's unfinished PVBs are canceled.
  * While a process runs a backup it keeps a heartbeat on it (./run-claim.ts), so an overlapping server process
  * (rolling update) waits instead of starting a second run.
+ * A backup asked to be canceled is not run; a run of this process stopped for a cancel (../run-registry.ts), or
+ * reaching an end while a cancel is asked, writes Canceling instead of its phase, and ./backup-cancel-controller.ts
+ * takes it from there (./cancel-decisions.ts).
  */
-import { accessSync, constants } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { BackupPhase, Kinds, parseBackup, statusTime, type Backup } from '../../api/index.js';
+import { BackupPhase, Kinds, isCancelRequested, parseBackup, statusTime, type Backup } from '../../api/index.js';
 import { customClient, type CustomClient } from '../../kube/custom.js';
 import { startController, type ObjectKey, type ReconcileResult } from '../../kube/controller.js';
 import { registerBuiltinBackupActions } from '../item-actions/builtin.js';
@@ -31,6 +32,7 @@ import { BackupStorageError, runBackup } from './run-backup.js';
 import { HEARTBEAT_INTERVAL_MS, RUNNER_ANNOTATION, claimAnnotations, releaseClaim, runnerIdentity } from './run-claim.js';
 import { ATTEMPTS_ANNOTATION, MAX_ATTEMPTS, backupStep, mustRun, runStep, startBackup } from './backup-decisions.js';
 import { throttledWriter } from '../../base/throttle.js';
+import { scratchDir } from './scratch-dir.js';
 import { backupValidationErrors } from './validation.js';
 import { PodVolumeBackupCreator } from '../podvolume/backup-creator.js';
 import { backupFailedCancelMessage, cancelPodVolumeBackups, serverStartCancelMessage } from '../podvolume/backup-cancel.js';
@@ -43,6 +45,10 @@ import { anyPolicySnapshots, matchVolumePolicy, persistentVolumeFacts } from './
 import { cancelDataUploads, deleteSourceSnapshots, listDataUploads } from '../datamover/backup-cleanup.js';
 import { podExecutor } from '../../kube/pod-exec.js';
 import { PENDING_POST_HOOKS_ANNOTATION, readPendingPostHooks, writePendingPostHooks } from '../hooks/pending-post-hooks.js';
+import { tarballSizeEffects } from '../metrics/metrics-decisions.js';
+import { beginCanceling } from './cancel-decisions.js';
+import { CanceledError, RunRegistry } from '../run-registry.js';
+import { startBackupCancelController } from './backup-cancel-controller.js';
 
 function isWaitingPhase(phase: string): phase is typeof BackupPhase.WaitingForPluginOperations | typeof BackupPhase.WaitingForPluginOperationsPartiallyFailed {
   return phase === BackupPhase.WaitingForPluginOperations || phase === BackupPhase.WaitingForPluginOperationsPartiallyFailed;
@@ -56,6 +62,8 @@ export interface BackupControllerOptions extends ServerContext {
   tmpDir?: string;
   /** How old another process's heartbeat must be before its backup is taken over (tests shorten it). */
   claimStaleAfterMs?: number;
+  /** The runs of this process, shared with the cancel controller (default: a registry of its own). */
+  runs?: RunRegistry;
 }
 
 export function backupReconciler(opts: BackupControllerOptions & { signal?: AbortSignal }) {
@@ -65,7 +73,7 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
   const locations = new LocationResolver(opts.kube, opts.namespace, opts.plugins?.locations);
   const registry = opts.registry ?? registerBuiltinBackupActions(new ItemActionRegistry());
   const api = apiReader(opts.kube);
-  const running = new Set<string>();
+  const runs = opts.runs ?? new RunRegistry();
   /** Backups this process moved to InProgress: any other InProgress one was left by a server that stopped. */
   const startedHere = new Set<string>();
   const me = runnerIdentity();
@@ -74,7 +82,7 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
     if (key.namespace !== opts.namespace) return;
     const raw = await lenient.get(key.namespace, key.name);
     if (!raw) return;
-    const next = backupStep(raw, { running: running.has(key.name) });
+    const next = backupStep(raw, { running: runs.has(key.name) });
     if (next.step === 'validate') return validateAndStart(key, raw);
     if (next.step === 'run') return run(key);
   };
@@ -129,7 +137,13 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
     startedHere.delete(key.name);
     // Pods whose pre hook ran in a run that did not finish: their post hooks run first in this one.
     const leftoverPostHooks = readPendingPostHooks(backup.metadata?.annotations);
+    // Registered before the claim is written, so a cancel seen from now on stops this run.
+    const thisRun = runs.start(key.name, opts.signal);
+    let claimed = false;
     backup = await strict.update(key.namespace, key.name, (b) => {
+      claimed = false;
+      if (isCancelRequested(b) || !mustRun(b)) return false;
+      claimed = true;
       b.metadata = b.metadata ?? {};
       b.metadata.annotations = { ...b.metadata.annotations, [ATTEMPTS_ANNOTATION]: String(attempts), ...claimAnnotations(me, opts.now()) };
       delete b.metadata.annotations[UPLOADING_ANNOTATION];
@@ -141,9 +155,11 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
       delete b.status.backupItemOperationsCompleted;
       delete b.status.backupItemOperationsFailed;
     });
-    if (!backup) return;
-
-    running.add(key.name);
+    if (!backup || !claimed) {
+      runs.end(key.name);
+      return;
+    }
+    const signal = thisRun.signal;
     const backupLog = createBackupLog({ backup: `${key.namespace}/${key.name}`, server: opts.logger });
     if (restarted) backupLog.logger.info({ attempt: attempts }, 'The server stopped while this backup was running; running it again from the start');
     const progress = throttledWriter<BackupProgressUpdate>({
@@ -177,12 +193,12 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
       if (loaded.problem) throw new PolicyError(loaded.problem);
       const policies = loaded.policies;
       if (policies) backupLog.logger.info({ resourcePolicies: policies.source, volumePolicies: policies.volumePolicies.length, includeExcludePolicy: Boolean(policies.includeExcludePolicy) }, 'Using resource policies');
-      const podVolumes = new PodVolumeBackupCreator({ kube: opts.kube, namespace: opts.namespace, backup, policies, ...(opts.signal ? { signal: opts.signal } : {}) });
+      const podVolumes = new PodVolumeBackupCreator({ kube: opts.kube, namespace: opts.namespace, backup, policies, signal });
       const volumeSnapshots = new VolumeSnapshotCreator({
         kube: opts.kube,
         namespace: opts.namespace,
         backup,
-        ...(opts.signal ? { signal: opts.signal } : {}),
+        signal,
         ...(policies?.volumePolicies.length ? { policyFor: (claim, pv) => matchVolumePolicy(policies, persistentVolumeFacts(pv, { metadata: { labels: claim.labels ?? {} }, status: { phase: claim.phase } })) } : {}),
         policiesMaySnapshot: anyPolicySnapshots(policies),
       });
@@ -197,7 +213,11 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
         onProgress: (p) => progress.report(p),
         onFinalizing: async (s) => {
           await progress.stop();
+          let canceled = false;
           const written = await strict.updateStatus(key.namespace, key.name, (b) => {
+            canceled = isCancelRequested(b);
+            // Canceled before its files were put: the upload does not start.
+            if (canceled) return false;
             b.status = { ...b.status, phase: s.phase, warnings: s.warnings, errors: s.errors, progress: s.progress, hookStatus: { hooksAttempted: s.hooks.attempted, hooksFailed: s.hooks.failed } };
             if (s.itemOperations > 0) {
               // Until the upload is done the backup stays this controller's: a server dying mid-upload leaves it
@@ -209,9 +229,10 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
               b.status.backupItemOperationsFailed = 0;
             }
           });
+          if (canceled) throw new CanceledError(`backup ${key.name}`);
           return written ?? (backup as Backup);
         },
-        ...(opts.signal ? { signal: opts.signal } : {}),
+        signal,
         tmpDir: opts.tmpDir ?? scratchDir(),
         now: opts.now,
         podVolumes,
@@ -229,9 +250,12 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
           });
         },
       });
+      // As Velero, the tarball's size is recorded when it is written (the Backup's status does not carry it).
+      opts.metrics?.apply(tarballSizeEffects(backup, outcome.archiveBytes));
       if (isWaitingPhase(outcome.phase)) {
         // The items are stored; the operations controller waits for the PodVolumeBackups and completes the backup.
-        await strict.update(key.namespace, key.name, (b) => {
+        const waiting = await strict.update(key.namespace, key.name, (b) => {
+          if (isCancelRequested(b)) return beginCanceling(b);
           b.status = {
             ...b.status,
             phase: outcome.phase,
@@ -245,10 +269,15 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
           if (b.metadata?.annotations) delete b.metadata.annotations[UPLOADING_ANNOTATION];
           releaseClaim(b.metadata?.annotations);
         });
+        if (waiting?.status?.phase === BackupPhase.Canceling) {
+          opts.logger.info({ backup: key.name }, 'backup items done, but the backup is canceled');
+          return;
+        }
         opts.logger.info({ backup: key.name, phase: outcome.phase, itemOperations: outcome.itemOperations }, 'backup items done; waiting for pod volume backups and data uploads');
         return;
       }
       const final = await strict.updateStatus(key.namespace, key.name, (b) => {
+        if (isCancelRequested(b)) return beginCanceling(b);
         b.status = {
           ...b.status,
           phase: outcome.phase,
@@ -261,11 +290,21 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
         if (b.metadata?.annotations) delete b.metadata.annotations[ATTEMPTS_ANNOTATION];
         releaseClaim(b.metadata?.annotations);
       });
+      if (final?.status?.phase === BackupPhase.Canceling) {
+        opts.logger.info({ backup: key.name }, 'backup uploaded, but it is canceled: its files are deleted');
+        return;
+      }
       // velero-backup.json was put with Finalizing; put it again with the final phase (as Velero's finalizer does).
       if (final) await resolved.store.putBackupMetadata(key.name, { ...final, apiVersion: 'velero.io/v1', kind: 'Backup' });
       opts.logger.info({ backup: key.name, phase: outcome.phase, items: outcome.progress.itemsBackedUp, warnings: outcome.warnings, errors: outcome.errors }, 'backup done');
     } catch (err) {
       await progress.stop();
+      if (thisRun.canceled || err instanceof CanceledError) {
+        clearInterval(heartbeat);
+        await strict.update(key.namespace, key.name, beginCanceling);
+        opts.logger.info({ backup: key.name }, 'backup run stopped: the backup is canceled');
+        return;
+      }
       if (err instanceof BackupAbortedError || opts.signal?.aborted) {
         // Left InProgress on purpose, released so the next server runs it again at once.
         clearInterval(heartbeat);
@@ -278,13 +317,15 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
       await markFailed(key, reason);
     } finally {
       clearInterval(heartbeat);
-      running.delete(key.name);
+      runs.end(key.name);
       await session?.close().catch((err: unknown) => opts.logger.warn({ backup: key.name, err: (err as Error).message }, 'could not stop the backup plugin processes'));
     }
   }
 
   async function markFailed(key: ObjectKey, reason: string, cancelMessage: (phase: string) => string = backupFailedCancelMessage): Promise<void> {
     const failed = await lenient.updateStatus(key.namespace, key.name, (b) => {
+      // Asked to be canceled: it ends Canceled, cleaned up by the cancel controller, rather than Failed.
+      if (isCancelRequested(b)) return beginCanceling(b);
       b.status = { ...b.status, phase: BackupPhase.Failed, failureReason: reason, completionTimestamp: statusTime(opts.now()) };
       if (b.metadata?.annotations) delete b.metadata.annotations[ATTEMPTS_ANNOTATION];
       if (b.metadata?.annotations) delete b.metadata.annotations[UPLOADING_ANNOTATION];
@@ -292,7 +333,7 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
     });
     // Nobody waits for this backup's pod volume backups any more: the node agents stop them.
     const uid = failed?.metadata?.uid;
-    if (uid) {
+    if (uid && failed?.status?.phase === BackupPhase.Failed) {
       await cancelPodVolumeBackups({ kube: opts.kube, namespace: opts.namespace, backupUid: uid, log: opts.logger, message: cancelMessage }).catch((err: unknown) =>
         opts.logger.warn({ backup: key.name, err: (err as Error).message }, 'could not cancel the pod volume backups of a failed backup'),
       );
@@ -325,23 +366,6 @@ class StorageError extends BackupStorageError {}
 /** The resource policies cannot be used any more (changed or deleted since validation): the run fails with that. */
 class PolicyError extends Error {}
 
-/**
- * Where archives are built: $CAIRN_SCRATCH_DIR, else the server pod's `/scratch` emptyDir (install mounts it;
- * the root file system may be read-only), else the system temp directory.
- */
-export function scratchDir(): string {
-  const candidates = [process.env.CAIRN_SCRATCH_DIR, '/scratch'].filter((d): d is string => Boolean(d));
-  for (const dir of candidates) {
-    try {
-      accessSync(dir, constants.W_OK);
-      return dir;
-    } catch {
-      /* not usable: try the next */
-    }
-  }
-  return tmpdir();
-}
-
 function failureReason(err: unknown): string {
   const message = (err as Error)?.message ?? String(err);
   return err instanceof BackupStorageError ? message : `backup failed: ${message}`;
@@ -355,19 +379,22 @@ export async function startBackupController(ctx: ServerContext): Promise<Stoppab
 export async function startBackupControllerWith(opts: BackupControllerOptions): Promise<Stoppable> {
   const client = customClient<Backup>(opts.kube, Kinds.Backup, (o) => o as Backup);
   const abort = new AbortController();
+  const runs = opts.runs ?? new RunRegistry();
   const operations = await startBackupOperationsController(opts);
+  const cancel = await startBackupCancelController({ ...opts, runs });
   const controller = await startController<Backup>({
     name: 'backup',
     kube: opts.kube,
     logger: opts.logger,
     path: client.path(opts.namespace),
     list: () => client.listForWatch(opts.namespace),
-    reconcile: backupReconciler({ ...opts, signal: abort.signal }),
+    reconcile: backupReconciler({ ...opts, runs, signal: abort.signal }),
   });
   return {
     async stop() {
       abort.abort();
       await controller.stop();
+      await cancel.stop();
       await operations.stop();
     },
   };

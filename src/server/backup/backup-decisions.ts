@@ -4,7 +4,7 @@
  * run may start (another server process's claim, restarts counted). Tested table by table in
  * test/unit/server/backup/backup-decisions.test.ts.
  */
-import { Annotations, BackupPhase, Labels, formatDuration, labelValue, parseDuration, statusTime, type Backup } from '../../api/index.js';
+import { Annotations, BackupPhase, Labels, formatDuration, isCancelRequested, labelValue, parseDuration, statusTime, type Backup } from '../../api/index.js';
 import { FORMAT_VERSION } from '../archive/paths.js';
 import type { ServerConfig } from '../context.js';
 import { ownedByOperations, UPLOADING_ANNOTATION } from './operations-decisions.js';
@@ -25,8 +25,12 @@ export function mustRun(backup: Backup): boolean {
 
 export type BackupStep = { step: 'validate' } | { step: 'run' } | { step: 'none' };
 
-/** Which road a Backup takes: New is validated and started; one that must run and is not running here is run. */
+/**
+ * Which road a Backup takes: New is validated and started; one that must run and is not running here is run. One
+ * asked to be canceled is neither (./cancel-decisions.ts).
+ */
 export function backupStep(backup: Backup, o: { running: boolean }): BackupStep {
+  if (isCancelRequested(backup)) return { step: 'none' };
   const phase = backup.status?.phase ?? '';
   if (phase === '' || phase === BackupPhase.New) return { step: 'validate' };
   if (mustRun(backup) && !o.running) return { step: 'run' };

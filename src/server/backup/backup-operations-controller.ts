@@ -11,6 +11,7 @@
  *                                  errors.
  * Everything is read from the cluster and the location each time, so a restarted server simply carries on
  * (Velero fails such backups; cairn resumes them). Re-running the finalization writes the same files again.
+ * A backup it owns that is asked to be canceled goes Canceling here (between two looks, never mid-finalization).
  */
 import {
   ApiVersionV1,
@@ -37,7 +38,7 @@ import { cancelPodVolumeBackups } from '../podvolume/backup-cancel.js';
 import { backupOperationFor, fsBackupTimeoutMs, mergeVolumeInfo, podVolumeErrors, trackPodVolumeBackups } from '../podvolume/backup-tracking.js';
 import { createBackupLog } from './backup-log.js';
 import { withTypeMeta } from './run-backup.js';
-import { scratchDir } from './backup-controller.js';
+import { scratchDir } from './scratch-dir.js';
 import { cancelDataUploads, deleteSourceSnapshots, listDataUploads } from '../datamover/backup-cleanup.js';
 import { readCsiSnapshotInfo } from '../datamover/backup-snapshots.js';
 import {
@@ -61,6 +62,7 @@ import { finalCsiVolumeInfo, keepsCsiSnapshots, planCsiFinalization, releaseCsiS
 import { csiSnapshotTimeoutMs, readCsiSnapshotStates, trackCsiSnapshots } from '../csi/snapshot-tracking.js';
 import { csiSnapshotTimeoutOf } from '../datamover/backup-decision.js';
 import { podExecutor } from '../../kube/pod-exec.js';
+import { beginCanceling } from './cancel-decisions.js';
 import { runReadyPostHooks } from '../hooks/backup-post-hooks.js';
 
 /** Velero's log line when PVBs are still running at the fs-backup timeout. */
@@ -324,7 +326,7 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
         hookStatus: b.status?.hookStatus ?? { hooksAttempted: 0, hooksFailed: 0 },
       };
     });
-    if (final && !ownedByOperations(final)) await store.putBackupMetadata(name, withTypeMeta(final));
+    if (final && (final.status?.phase === BackupPhase.Completed || final.status?.phase === BackupPhase.PartiallyFailed)) await store.putBackupMetadata(name, withTypeMeta(final));
     log.info({ backup: name, phase: final?.status?.phase, podVolumeBackups: pvbs.length, dataUploads: dus.length, csiSnapshots: csi?.attempted ?? 0, pluginOperations: pluginOps.length, failed: attempted - completed }, 'backup done');
   }
 
@@ -337,6 +339,12 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
       return; // unreadable: the backup controller reports it
     }
     const next = operationsStep(backup);
+    if (next.step === 'cancel') {
+      // The cancel controller (./backup-cancel-controller.ts) takes the Canceling backup from here.
+      const written = await backups.update(key.namespace, key.name, (b) => (ownedByOperations(b) ? beginCanceling(b) : false));
+      if (written?.status?.phase === BackupPhase.Canceling) log.info({ backup: key.name }, 'backup canceled while waiting for its item operations');
+      return;
+    }
     if (next.step === 'track') return track(key, backup!);
     if (next.step === 'finalize') await finalize(key, backup!);
   };

@@ -4,7 +4,7 @@
  * which step one takes, the phase and counters after a look at its operations, and when to look again. Tested table
  * by table in test/unit/server/backup/backup-operations.test.ts.
  */
-import { BackupPhase, type Backup } from '../../api/index.js';
+import { BackupPhase, isCancelRequested, type Backup } from '../../api/index.js';
 import type { Results } from '../../api/results.js';
 import type { CsiSnapshotTracking } from '../csi/snapshot-tracking.js';
 import type { DataUploadTracking } from '../datamover/backup-tracking.js';
@@ -29,10 +29,16 @@ export function ownedByOperations(backup: Pick<Backup, 'status'> & { metadata?: 
   return FINALIZING.has(phase) && (backup.status?.backupItemOperationsAttempted ?? 0) > 0;
 }
 
-export type OperationsStep = { step: 'track' } | { step: 'finalize' } | { step: 'none' };
+export type OperationsStep =
+  | { step: 'track' }
+  | { step: 'finalize' }
+  /** Asked to be canceled: Canceling, written on this controller's queue so no finalization is under way. */
+  | { step: 'cancel' }
+  | { step: 'none' };
 
 export function operationsStep(backup: Backup | undefined): OperationsStep {
   if (!backup || !ownedByOperations(backup)) return { step: 'none' };
+  if (isCancelRequested(backup)) return { step: 'cancel' };
   return WAITING.has(backup.status?.phase ?? '') ? { step: 'track' } : { step: 'finalize' };
 }
 

@@ -7,6 +7,9 @@
  * A restore that started PodVolumeRestores (fs-backup data) or DataDownloads (data-mover data) goes InProgress →
  * WaitingForPluginOperations(PartiallyFailed) → Finalizing(PartiallyFailed) → Completed | PartiallyFailed instead
  * (./restore-finalize.ts); those phases are resumed from the PVRs and DataDownloads after a restart.
+ * A restore asked to be canceled is left to ./restore-cancel-controller.ts; a run of this process stopped for a cancel
+ * (through the abort signal it registered in the shared RunRegistry), or ending while a cancel is asked, writes
+ * Canceling instead of its phase.
  */
 import {
   parseDuration,
@@ -22,6 +25,7 @@ import {
   type Backup,
   type PodVolumeRestore,
   type Restore,
+  isCancelRequested,
   statusTime,
   type HookStatus,
   ValidationError,
@@ -50,6 +54,9 @@ import {
   restoreStep,
   startRestore,
 } from './restore-decisions.js';
+import { beginRestoreCanceling } from './cancel-decisions.js';
+import { startRestoreCancelController } from './restore-cancel-controller.js';
+import { RunRegistry } from '../run-registry.js';
 
 /** How often a restore waiting for pod volume restores looks at them again. */
 export const POD_VOLUME_POLL_MS = 2000;
@@ -70,6 +77,8 @@ export interface RestoreControllerOptions extends ServerContext {
   /** How long a PodVolumeRestore may wait for its pod to be scheduled on a node with a node agent (default: resourceTimeout). */
   nodeAgentWaitMs?: number;
   pollMs?: number;
+  /** The runs of this process, shared with the cancel controller (default: a registry of its own). */
+  runs?: RunRegistry;
 }
 
 export function restoreReconciler(opts: RestoreControllerOptions) {
@@ -79,7 +88,7 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
   const locations = new LocationResolver(opts.kube, opts.namespace, opts.plugins?.locations);
   const registry = opts.registry ?? registerBuiltinRestoreActions(new ItemActionRegistry());
   const client = new DynamicClient(opts.kube);
-  const running = new Set<string>();
+  const runs = opts.runs ?? new RunRegistry();
   const log = opts.logger.child({ controller: 'restore' });
   const exec = podExecutor(opts.kube);
 
@@ -214,7 +223,7 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
     log.info({ restore: key.name, errors: counts.errors, warnings: counts.warnings }, 'restore finished');
   }
 
-  async function run(key: ObjectKey): Promise<ReconcileResult | void> {
+  async function run(key: ObjectKey, signal: AbortSignal): Promise<ReconcileResult | void> {
     const attempt = attemptStep(await countAttempt(key));
     if (attempt.step === 'give-up') {
       await markFailed(key, attempt.reason);
@@ -240,6 +249,7 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
       operationTimeoutMs: operationTimeoutMs(restore),
       operationSyncMs: opts.config.itemOperationSyncFrequencyMs,
       ...(opts.restoreRole ? { restoreRole: opts.restoreRole } : {}),
+      signal,
       onProgress: async (p) => {
         await restores.updateStatus(key.namespace, key.name, (r) => {
           if (r.status?.phase !== RestorePhase.InProgress) return false;
@@ -249,8 +259,13 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
     });
     const waiting = WAITING.has(outcome.phase);
     const finalizing = FINALIZING.has(outcome.phase);
-    await restores.update(key.namespace, key.name, (r) => {
+    const written = await restores.update(key.namespace, key.name, (r) => {
       if (TERMINAL.has(r.status?.phase ?? '')) return false;
+      // Asked to be canceled (the run stopped, or ended meanwhile): Canceling, with what the run counted.
+      if (isCancelRequested(r)) {
+        r.status = { ...(r.status ?? {}), warnings: outcome.warnings, errors: outcome.errors, progress: outcome.progress };
+        return beginRestoreCanceling(r);
+      }
       r.metadata.annotations = { ...(r.metadata.annotations ?? {}) };
       writePendingRestoreHooks(r.metadata.annotations, outcome.execHooks);
       r.status = {
@@ -276,6 +291,10 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
       // The attempt counter only matters while the restore runs.
       if (r.metadata.annotations) delete r.metadata.annotations[ATTEMPTS_ANNOTATION];
     });
+    if (written?.status?.phase === RestorePhase.Canceling) {
+      log.info({ restore: key.name, itemsRestored: outcome.progress.itemsRestored }, 'restore run stopped: the restore is canceled');
+      return;
+    }
     if (finalizing) {
       log.info({ restore: key.name, containers: outcome.execHooks.length }, 'restore items done; waiting for the exec hooks of restored pods');
       return { requeueAfterMs: opts.pollMs ?? POD_VOLUME_POLL_MS };
@@ -303,7 +322,7 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
       return;
     }
     if (!restore) return;
-    const next = restoreStep(restore, { running: running.has(keyString(key)) });
+    const next = restoreStep(restore, { running: runs.has(keyString(key)) });
     switch (next.step) {
       case 'none':
         return;
@@ -335,23 +354,34 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
         break;
       }
     }
-    running.add(keyString(key));
+    const thisRun = runs.start(keyString(key));
     try {
-      return await run(key);
+      // A cancel that came while the restore was being started: the cancel controller takes it.
+      const current = await restores.get(key.namespace, key.name);
+      if (!current || isCancelRequested(current)) return;
+      return await run(key, thisRun.signal);
     } finally {
-      running.delete(keyString(key));
+      runs.end(keyString(key));
     }
   };
 }
 
 export async function startRestoreController(ctx: ServerContext): Promise<Stoppable> {
   const client: CustomClient<Restore> = customClient<Restore>(ctx.kube, Kinds.Restore, parseRestore);
-  return startController<Restore>({
+  const runs = new RunRegistry();
+  const cancel = await startRestoreCancelController({ ...ctx, runs });
+  const controller = await startController<Restore>({
     name: 'restore',
     kube: ctx.kube,
     logger: ctx.logger,
     path: client.path(ctx.namespace),
     list: () => client.listForWatch(ctx.namespace),
-    reconcile: restoreReconciler(ctx),
+    reconcile: restoreReconciler({ ...ctx, runs }),
   });
+  return {
+    async stop() {
+      await controller.stop();
+      await cancel.stop();
+    },
+  };
 }

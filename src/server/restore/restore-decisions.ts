@@ -4,13 +4,13 @@
  * on, and the phase after waiting and after finalizing. Tested table by table in
  * test/unit/server/restore/restore-controller.test.ts.
  */
-import { RestorePhase, deletionTimestampOf, formatDuration, parseDuration, statusTime, type Restore } from '../../api/index.js';
+import { RestorePhase, deletionTimestampOf, formatDuration, isCancelRequested, parseDuration, statusTime, type Restore } from '../../api/index.js';
 
 /** Annotation counting how many times a server started this restore (restart safety). */
 export const ATTEMPTS_ANNOTATION = 'restore.cairn.io/attempts';
 export const MAX_ATTEMPTS = 3;
 
-export const TERMINAL: ReadonlySet<string> = new Set([RestorePhase.FailedValidation, RestorePhase.Completed, RestorePhase.PartiallyFailed, RestorePhase.Failed]);
+export const TERMINAL: ReadonlySet<string> = new Set([RestorePhase.FailedValidation, RestorePhase.Completed, RestorePhase.PartiallyFailed, RestorePhase.Failed, RestorePhase.Canceled]);
 export const WAITING: ReadonlySet<string> = new Set([RestorePhase.WaitingForPluginOperations, RestorePhase.WaitingForPluginOperationsPartiallyFailed]);
 export const FINALIZING: ReadonlySet<string> = new Set([RestorePhase.Finalizing, RestorePhase.FinalizingPartiallyFailed]);
 
@@ -27,6 +27,8 @@ export type RestoreStep =
 
 export function restoreStep(restore: Restore, o: { running: boolean }): RestoreStep {
   if (deletionTimestampOf(restore)) return o.running ? { step: 'none' } : { step: 'remove-files' };
+  // Asked to be canceled: ./restore-cancel-controller.ts takes it (./cancel-decisions.ts).
+  if (isCancelRequested(restore)) return { step: 'none' };
   const phase = restore.status?.phase ?? RestorePhase.New;
   if (TERMINAL.has(phase) || o.running) return { step: 'none' };
   if (phase === RestorePhase.New) return { step: 'start' };
@@ -41,7 +43,7 @@ export function restoreStep(restore: Restore, o: { running: boolean }): RestoreS
  * (nothing) unless it is still New.
  */
 export function startRestore(r: Restore, o: { backupName: string; now: Date; defaultItemOperationTimeoutMs: number }): boolean {
-  if ((r.status?.phase ?? RestorePhase.New) !== RestorePhase.New) return false;
+  if ((r.status?.phase ?? RestorePhase.New) !== RestorePhase.New || isCancelRequested(r)) return false;
   if (!r.spec.backupName) r.spec.backupName = o.backupName;
   const { validationErrors: _none, ...rest } = r.status ?? {};
   // An unset or zero timeout takes the server default, written into the spec as Velero does.

@@ -52,6 +52,8 @@ export interface ExecuteRestoreOptions {
   operationSyncMs?: number;
   /** Keeps the restore ClusterRole current: refreshed after a CRD is created, and when a create is forbidden. */
   restoreRole?: RestoreRoleKeeper;
+  /** Aborted when the restore is canceled: the item pass stops between two items and the outcome is Canceling. */
+  signal?: AbortSignal;
 }
 
 export interface RestoreOutcome {
@@ -63,7 +65,8 @@ export interface RestoreOutcome {
     | typeof RestorePhase.WaitingForPluginOperations
     | typeof RestorePhase.WaitingForPluginOperationsPartiallyFailed
     | typeof RestorePhase.Finalizing
-    | typeof RestorePhase.FinalizingPartiallyFailed;
+    | typeof RestorePhase.FinalizingPartiallyFailed
+    | typeof RestorePhase.Canceling;
   /** Exec hooks of restored pods still to run (the restore waits for them in Finalizing). */
   execHooks: PendingRestoreHooks[];
   /** How many PodVolumeRestores this run started (or found from before a restart). */
@@ -127,6 +130,7 @@ async function executeRestoreIn(opts: ExecuteRestoreOptions, rlog: ReturnType<ty
   let operations: RestoreOperation[] = [];
   const unrestored = new NotRestoredVolumes();
   let execHooks: PendingRestoreHooks[] = [];
+  let canceled = false;
   try {
     if (session && opts.locations.servedByPlugin(resolved.location)) store = await opts.locations.openIn(resolved.location, session);
     const registry = session && opts.plugins ? await opts.plugins.actionsFor(session, opts.registry, new Set(['restore'] as const)) : opts.registry;
@@ -200,6 +204,7 @@ async function executeRestoreIn(opts: ExecuteRestoreOptions, rlog: ReturnType<ty
       ...(opts.restoreRole ? { restoreRole: opts.restoreRole } : {}),
       ...(starter ? { podVolumes: starter } : {}),
       ...(downloads ? { dataDownloads: downloads } : {}),
+      ...(opts.signal ? { signal: opts.signal } : {}),
       onProgress: async (p) => {
         progress = p;
         await opts.onProgress?.(p);
@@ -212,12 +217,19 @@ async function executeRestoreIn(opts: ExecuteRestoreOptions, rlog: ReturnType<ty
     execHooks = run.execHooks;
     operations = await waitForPluginOperations(run.pluginOperations, { ...opts, registry, log, results });
   } catch (err) {
-    failureReason = `restore failed: ${(err as Error).message}`;
-    log.error(failureReason);
+    if (opts.signal?.aborted) {
+      canceled = true;
+      log.warn('The restore is canceled: no more items are restored');
+    } else {
+      failureReason = `restore failed: ${(err as Error).message}`;
+      log.error(failureReason);
+    }
   }
 
-  const started = failureReason ? [] : (starter?.started ?? []);
-  const startedDownloads = failureReason ? [] : (downloads?.started ?? []);
+  // A canceled restore waits for nothing: its pod volume restores and data downloads are canceled.
+  const stopped = Boolean(failureReason) || canceled;
+  const started = stopped ? [] : (starter?.started ?? []);
+  const startedDownloads = stopped ? [] : (downloads?.started ?? []);
   if (started.length) log.info(`Waiting for ${started.length} pod volume restores to complete`);
   if (startedDownloads.length) log.info(`Waiting for ${startedDownloads.length} data downloads to complete`);
   try {
@@ -235,8 +247,10 @@ async function executeRestoreIn(opts: ExecuteRestoreOptions, rlog: ReturnType<ty
   }
 
   const partly = results.errorCount > 0;
-  const hooks = failureReason ? [] : execHooks;
-  const phase = failureReason
+  const hooks = stopped ? [] : execHooks;
+  const phase = canceled
+    ? RestorePhase.Canceling
+    : failureReason
     ? RestorePhase.Failed
     : started.length || startedDownloads.length
       ? partly
@@ -294,6 +308,7 @@ async function waitForPluginOperations(
       opts.log.error(e);
     }
     if (!state.pending) return operations;
+    opts.signal?.throwIfAborted();
     await new Promise((r) => setTimeout(r, opts.operationSyncMs ?? 10_000));
   }
 }

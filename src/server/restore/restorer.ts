@@ -68,6 +68,8 @@ export interface RunRestoreOptions {
   pluginConfig?: (action: string) => Promise<Record<string, string> | undefined>;
   /** The restore ClusterRole, refreshed after a CRD is established so its custom resources can be created. */
   restoreRole?: RestoreRoleKeeper;
+  /** Stops the item pass between two items (a cancel): the run throws the signal's reason. */
+  signal?: AbortSignal;
 }
 
 export interface RunRestoreResult extends RestoreProgress {
@@ -226,6 +228,7 @@ class RestoreRun {
       const items = (byResource.get(gr) ?? []).sort((a, b) => `${a.namespace ?? ''}/${a.name}`.localeCompare(`${b.namespace ?? ''}/${b.name}`));
       this.log.info({ resource: gr, items: items.length }, `Restoring resource '${gr}'`);
       for (const item of items) {
+        this.opts.signal?.throwIfAborted();
         await this.restoreItem(item);
         this.progress.itemsRestored++;
         await this.reportProgress(false);

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Kube } from '../../../src/kube/client.js';
-import { PluginKinds } from '../../../src/server/installed-plugins.js';
+import { PluginKinds } from '../../../src/plugins/external/kinds.js';
 import { serverStatusRequestReconciler } from '../../../src/server/server-status-request-controller.js';
 import { createLogger } from '../../../src/base/logger.js';
 

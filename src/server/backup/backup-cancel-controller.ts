@@ -1,0 +1,155 @@
+/**
+ * Carries out the cancel of Backups (docs/backup.md "Canceling a backup"; the decisions are ./cancel-decisions.ts).
+ * It runs on a queue of its own, so a cancel is seen at once even while the backup controller's queue is busy with
+ * a run:
+ *   New, cancel asked        → Canceled (nothing was written);
+ *   running in this process  → the run is stopped through its abort signal; it writes Canceling itself;
+ *   run left by a stopped server → Canceling;
+ *   Canceling                → `spec.cancel` on its unfinished PodVolumeBackups and DataUploads; once they have ended,
+ *                              the post hooks still owed to its pods run, its repository snapshots (of volumes done
+ *                              before the cancel), VolumeSnapshots and everything under `backups/<name>/` in storage
+ *                              are deleted, and the Backup ends Canceled.
+ * Every step reads what is there now and is idempotent, so a server that stops while a backup is Canceling finishes
+ * the cancel when it starts again.
+ */
+import { CANCEL_REQUESTED_ANNOTATION, Kinds, Labels, parsePodVolumeBackup, type Backup, type PodVolumeBackup } from '../../api/index.js';
+import { customClient } from '../../kube/custom.js';
+import { startController, type ObjectKey, type ReconcileResult } from '../../kube/controller.js';
+import { podExecutor } from '../../kube/pod-exec.js';
+import { LocationResolver } from '../../storage/locations.js';
+import type { ServerContext, Stoppable } from '../context.js';
+import { cancelPodVolumeBackups } from '../podvolume/backup-cancel.js';
+import { isTerminal } from '../podvolume/backup-pvb.js';
+import { deletePodVolumeSnapshots } from '../podvolume/backup-snapshots.js';
+import { cancelDataUploads, deleteMovedSnapshots, deleteSourceSnapshots, listDataUploads } from '../datamover/backup-cleanup.js';
+import { isDataUploadTerminal } from '../datamover/backup-tracking.js';
+import { cleanupCsiSnapshots } from '../csi/snapshot-cleanup.js';
+import { deleteKeptCsiSnapshots } from '../csi/snapshot-delete.js';
+import { runExecHooks } from '../hooks/hook-runner.js';
+import { pendingPod, readPendingPostHooks, writePendingPostHooks } from '../hooks/pending-post-hooks.js';
+import { CANCEL_POLL_MS, backupCancelStep, beginCanceling, cancelingStep, endCanceled } from './cancel-decisions.js';
+import { runnerIdentity } from './run-claim.js';
+import type { RunRegistry } from '../run-registry.js';
+
+export interface BackupCancelControllerOptions extends ServerContext {
+  /** The runs of this process (shared with the backup controller). */
+  runs: RunRegistry;
+  claimStaleAfterMs?: number;
+}
+
+/** The status message of a PodVolumeBackup or DataUpload stopped because its backup is canceled. */
+export function canceledBackupMessage(kind: string, phase: string): string {
+  return `${kind} is in status "${phase}" and its backup is canceled, mark it as cancel`;
+}
+
+export function backupCancelReconciler(opts: BackupCancelControllerOptions) {
+  // Unvalidated reads: a New backup with a malformed spec can still be canceled.
+  const backups = customClient<Backup>(opts.kube, Kinds.Backup, (o) => o as Backup);
+  const pvbClient = customClient<PodVolumeBackup>(opts.kube, Kinds.PodVolumeBackup, parsePodVolumeBackup);
+  const locations = new LocationResolver(opts.kube, opts.namespace, opts.plugins?.locations);
+  const log = opts.logger.child({ controller: 'backup-cancel' });
+  const exec = podExecutor(opts.kube);
+  const me = runnerIdentity();
+
+  const stepOf = (b: Backup) =>
+    backupCancelStep(b, {
+      runningHere: opts.runs.has(b.metadata?.name ?? ''),
+      me,
+      nowMs: opts.now().getTime(),
+      ...(opts.claimStaleAfterMs !== undefined ? { claimStaleAfterMs: opts.claimStaleAfterMs } : {}),
+    });
+
+  /** Post hooks the backup still owes its pods (their pre hooks ran): run now, whatever became of the volumes. */
+  async function runOwedPostHooks(key: ObjectKey, backup: Backup): Promise<void> {
+    const pending = readPendingPostHooks(backup.metadata?.annotations);
+    if (!pending.length) return;
+    for (const entry of pending) {
+      await runExecHooks({ pod: pendingPod(entry), phase: 'post', hooks: entry.hooks, exec, log: log.child({ backup: key.name }) });
+    }
+    await backups.update(key.namespace, key.name, (b) => {
+      if (!readPendingPostHooks(b.metadata?.annotations).length) return false;
+      b.metadata = b.metadata ?? {};
+      b.metadata.annotations = { ...b.metadata.annotations };
+      writePendingPostHooks(b.metadata.annotations, []);
+    });
+    log.info({ backup: key.name, pods: pending.map((p) => `${p.namespace}/${p.pod}`) }, 'ran the post hooks of the pods of a canceled backup');
+  }
+
+  /** Canceling: stop the volume operations, wait for them, delete what the backup wrote, Canceled. */
+  async function cancel(key: ObjectKey, backup: Backup): Promise<ReconcileResult | void> {
+    const uid = backup.metadata?.uid ?? '';
+    if (uid) {
+      await cancelPodVolumeBackups({ kube: opts.kube, namespace: opts.namespace, backupUid: uid, log, message: (phase) => canceledBackupMessage('PVB', phase) });
+      await cancelDataUploads({ kube: opts.kube, namespace: opts.namespace, backupUid: uid, log, message: (du) => canceledBackupMessage('DataUpload', du.status?.phase || 'New') });
+    }
+    const pvbs = uid ? await pvbClient.list(opts.namespace, `${Labels.BackupUID}=${uid}`) : [];
+    const dus = await listDataUploads(opts.kube, opts.namespace, uid);
+    const running = { podVolumeBackupsRunning: pvbs.filter((p) => !isTerminal(p)).length, dataUploadsRunning: dus.filter((d) => !isDataUploadTerminal(d)).length };
+    const requestedAtMs = Date.parse(backup.metadata?.annotations?.[CANCEL_REQUESTED_ANNOTATION] ?? '');
+    const next = cancelingStep(running, { requestedAtMs: Number.isNaN(requestedAtMs) ? undefined : requestedAtMs, nowMs: opts.now().getTime() });
+    if (next.step === 'wait') return { requeueAfterMs: next.requeueAfterMs };
+    if (next.gaveUp) log.warn({ backup: key.name, ...running }, 'the canceled backup waited too long for its volume operations to stop; cleaning up without them');
+
+    await runOwedPostHooks(key, backup);
+    const locationName = backup.spec?.storageLocation ?? opts.config.defaultBackupLocation;
+    const resolved = await locations.resolve(locationName);
+    const store = resolved?.store;
+    const parsed = { ...backup, metadata: backup.metadata ?? {}, spec: backup.spec ?? {} } as Backup;
+    // Volume data first (the backup's files, while there, name snapshots too), then the files themselves.
+    const podVolumes = await deletePodVolumeSnapshots({ kube: opts.kube, namespace: opts.namespace, backup: parsed, store, log });
+    const moved = await deleteMovedSnapshots({ kube: opts.kube, namespace: opts.namespace, backup: parsed, store, log });
+    await deleteSourceSnapshots({ kube: opts.kube, dataUploads: dus, log });
+    await cleanupCsiSnapshots({ kube: opts.kube, backupUid: uid, log });
+    const kept = store ? await deleteKeptCsiSnapshots({ kube: opts.kube, namespace: opts.namespace, backup: parsed, store, log, timeoutMs: opts.config.resourceTimeoutMs }) : { errors: [] };
+    const errors = [...podVolumes.errors, ...moved.errors, ...kept.errors];
+    // Retried by the work queue: a Canceled backup leaves nothing behind.
+    if (errors.length) throw new Error(`cleaning up canceled backup ${key.name}: ${errors.join('; ')}`);
+    const objects = store ? await store.deleteBackup(key.name) : 0;
+    if (!resolved) log.warn({ backup: key.name, location: locationName }, 'the storage location of the canceled backup is gone; no files deleted from it');
+    await backups.update(key.namespace, key.name, (b) => endCanceled(b, opts.now()));
+    log.info({ backup: key.name, podVolumeSnapshots: podVolumes.deleted, movedSnapshots: moved.deleted, objects }, 'backup canceled');
+  }
+
+  return async function reconcile(key: ObjectKey): Promise<ReconcileResult | void> {
+    if (key.namespace !== opts.namespace) return;
+    const backup = await backups.get(key.namespace, key.name);
+    if (!backup) return;
+    const next = stepOf(backup);
+    switch (next.step) {
+      case 'none':
+      case 'operations':
+        return;
+      case 'end-new':
+        await backups.update(key.namespace, key.name, (b) => (stepOf(b).step === 'end-new' ? endCanceled(b, opts.now()) : false));
+        log.info({ backup: key.name }, 'backup canceled before it started');
+        return;
+      case 'abort-run':
+        opts.runs.cancel(key.name);
+        log.info({ backup: key.name }, 'stopping the run of a canceled backup');
+        // Its run writes Canceling; looked at again in case it could not.
+        return { requeueAfterMs: CANCEL_POLL_MS * 5 };
+      case 'wait-for-runner':
+        log.info({ backup: key.name, runner: next.runner }, 'a canceled backup is run by another server process, which stops it');
+        return { requeueAfterMs: next.retryInMs };
+      case 'begin':
+        // Decided again on the object as written, in case a run started meanwhile.
+        await backups.update(key.namespace, key.name, (b) => (stepOf(b).step === 'begin' ? beginCanceling(b) : false));
+        return;
+      case 'cancel':
+        return cancel(key, backup);
+    }
+  };
+}
+
+export async function startBackupCancelController(opts: BackupCancelControllerOptions): Promise<Stoppable> {
+  const client = customClient<Backup>(opts.kube, Kinds.Backup, (o) => o as Backup);
+  const controller = await startController<Backup>({
+    name: 'backup-cancel',
+    kube: opts.kube,
+    logger: opts.logger,
+    path: client.path(opts.namespace),
+    list: () => client.listForWatch(opts.namespace),
+    reconcile: backupCancelReconciler(opts),
+  });
+  return { stop: () => controller.stop() };
+}

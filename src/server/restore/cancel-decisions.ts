@@ -1,0 +1,73 @@
+/**
+ * What a requested cancel does to a Restore (docs/restore.md "Canceling a restore"), as pure functions of the Restore
+ * as read now and of what this process runs; ./restore-cancel-controller.ts and ./restore-controller.ts carry them
+ * out. Tested table by table in test/unit/server/restore/cancel-decisions.test.ts.
+ *
+ * A restore's run (the item pass) is stopped through its abort signal and writes Canceling itself; a restore waiting
+ * for its pod volume restores and data downloads, finalizing, or left InProgress by a server that stopped goes
+ * Canceling at once (what the restore wrote to storage is kept either way: restored objects stay, and its log says
+ * what was restored). Canceling: its unfinished PodVolumeRestores and DataDownloads get `spec.cancel`, and once they
+ * have ended it is Canceled.
+ */
+import { CANCELABLE_RESTORE_PHASES, RestorePhase, deletionTimestampOf, isCancelRequested, statusTime, type Restore } from '../../api/index.js';
+import { RESTORE_EXEC_HOOKS_ANNOTATION } from '../hooks/restore-hooks.js';
+import { ATTEMPTS_ANNOTATION } from './restore-decisions.js';
+
+/** How often a Canceling restore looks at its PodVolumeRestores and DataDownloads again. */
+export const RESTORE_CANCEL_POLL_MS = 2000;
+/** How long a Canceling restore waits for them before it ends anyway (past the node agents' one-hour watchdog). */
+export const RESTORE_CANCEL_WAIT_LIMIT_MS = 75 * 60_000;
+
+export type RestoreCancelStep =
+  /** No cancel requested, or nothing left to cancel (finished, being deleted). */
+  | { step: 'none' }
+  /** Not started yet: Canceled at once. */
+  | { step: 'end-new' }
+  /** This process runs its item pass: stop it (the run writes Canceling). */
+  | { step: 'abort-run' }
+  /** Waiting, finalizing, or left by a server that stopped: Canceling now. */
+  | { step: 'begin' }
+  /** Canceling: stop its volume operations, wait for them, Canceled. */
+  | { step: 'cancel' };
+
+export function restoreCancelStep(restore: Restore, o: { runningHere: boolean }): RestoreCancelStep {
+  const phase = restore.status?.phase ?? '';
+  if (deletionTimestampOf(restore)) return { step: 'none' };
+  if (phase === RestorePhase.Canceling) return { step: 'cancel' };
+  if (!isCancelRequested(restore) || !CANCELABLE_RESTORE_PHASES.has(phase)) return { step: 'none' };
+  if (phase === '' || phase === RestorePhase.New) return { step: 'end-new' };
+  if (o.runningHere) return { step: 'abort-run' };
+  return { step: 'begin' };
+}
+
+/** Moves a running Restore to Canceling (false unless a cancel is requested and it still runs). */
+export function beginRestoreCanceling(r: Restore): boolean {
+  if (!isCancelRequested(r)) return false;
+  const phase = r.status?.phase ?? '';
+  if (phase === '' || phase === RestorePhase.New || !CANCELABLE_RESTORE_PHASES.has(phase)) return false;
+  const annotations = { ...r.metadata.annotations };
+  delete annotations[ATTEMPTS_ANNOTATION];
+  // Exec hooks still waiting for restored containers are not run for a canceled restore.
+  delete annotations[RESTORE_EXEC_HOOKS_ANNOTATION];
+  r.metadata.annotations = annotations;
+  r.status = { ...r.status, phase: RestorePhase.Canceling };
+  return true;
+}
+
+/** Ends a Restore Canceled (false unless it is Canceling, or New with a cancel requested). */
+export function endRestoreCanceled(r: Restore, now: Date): boolean {
+  const phase = r.status?.phase ?? '';
+  const isNew = phase === '' || phase === RestorePhase.New;
+  if (phase !== RestorePhase.Canceling && !(isNew && isCancelRequested(r))) return false;
+  r.status = { ...r.status, phase: RestorePhase.Canceled, completionTimestamp: statusTime(now) };
+  return true;
+}
+
+export type RestoreCancelingStep = { step: 'wait'; requeueAfterMs: number } | { step: 'end'; gaveUp: boolean };
+
+/** The step of a Canceling restore, given how many of its volume operations have not ended. */
+export function restoreCancelingStep(running: number, o: { requestedAtMs: number | undefined; nowMs: number }): RestoreCancelingStep {
+  if (running === 0) return { step: 'end', gaveUp: false };
+  if (o.nowMs - (o.requestedAtMs ?? o.nowMs) >= RESTORE_CANCEL_WAIT_LIMIT_MS) return { step: 'end', gaveUp: true };
+  return { step: 'wait', requeueAfterMs: RESTORE_CANCEL_POLL_MS };
+}
