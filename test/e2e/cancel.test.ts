@@ -132,6 +132,12 @@ describe('canceling backups and restores', () => {
     const get = await run(['backup', 'get', name]);
     expect(get.exitCode, get.stderr).toBe(0);
     expect(get.stdout).toMatch(new RegExp(`^${name}\\s+Canceled\\s`, 'm'));
+    const describe = await run(['backup', 'describe', name]);
+    expect(describe.exitCode, describe.stderr).toBe(0);
+    expect(describe.stdout).toMatch(/^Phase:\s+Canceled$/m);
+    const logs = await run(['backup', 'logs', name]);
+    expect(logs.exitCode).toBe(4);
+    expect(logs.stderr).toBe(`error: backup "${name}" was canceled: its log was deleted with its files\n`);
     // Canceling again is harmless; an unknown name is refused with exit code 4.
     const again = await run(['backup', 'cancel', name, '--confirm']);
     expect(again.exitCode, again.stderr).toBe(0);

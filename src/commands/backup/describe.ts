@@ -80,7 +80,8 @@ export default class BackupDescribe extends BaseCommand<typeof BackupDescribe> {
     ]);
     // Files exist only once the backup was persisted; before that nothing is asked of the server.
     const phase = backup.status?.phase ?? 'New';
-    const stored = !['New', 'FailedValidation', 'InProgress'].includes(phase);
+    // A canceled backup's files are deleted: nothing to download.
+    const stored = !['New', 'FailedValidation', 'InProgress', 'Canceling', 'Canceled'].includes(phase);
     const read = <T>(kind: 'BackupResults' | 'BackupVolumeInfos' | 'BackupResourceList' | 'BackupItemOperations'): Promise<Fetched<T>> =>
       stored ? fetchJson<T>(kube, { namespace: ns, kind, name, timeoutMs, logger: this.log_ }) : Promise.resolve(NOT_STORED);
     const hasResults = (backup.status?.warnings ?? 0) > 0 || (backup.status?.errors ?? 0) > 0;
