@@ -5,7 +5,7 @@
  * (test runs, the demo) take turns through a lock, so one build's export is never read half-written.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { withFileLock } from '../local-cluster/lock.js';
@@ -27,18 +27,37 @@ export const TEST_BED_REPOSITORY = 'cairn-backup/cairn';
 
 let built: Promise<ImageArchive> | undefined;
 
-/** Builds the image (cached layers) and writes its OCI archive; once per process. */
+const ARCHIVE_NAME = /^cairn-dev\.(\d+)\.tar$/;
+
+/** Whether a process of this pid still runs. */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Builds the image (cached layers) and writes its OCI archive; once per process. The archive is this process's own
+ * (`cairn-dev.<pid>.tar`, removed when it exits): several trees share the cache (worktrees, the demo), and a build of
+ * another tree that runs once the lock is let go must not replace the image this process pushes minutes later.
+ */
 export function ensureImageArchive(log: (line: string) => void): Promise<ImageArchive> {
   built ??= (async () => {
     const dir = join(cacheRoot(), 'images');
     mkdirSync(dir, { recursive: true });
-    const archive = join(dir, 'cairn-dev.tar');
     return withFileLock({ path: join(dir, '.build.lock'), timeoutMs: 30 * 60_000, onWait: (pid) => log(`waiting for the image build of pid ${pid}`) }, async () => {
+      // Archives of processes that are gone (killed before their exit hook ran).
+      for (const name of readdirSync(dir)) {
+        const pid = Number(ARCHIVE_NAME.exec(name)?.[1] ?? NaN);
+        if (Number.isInteger(pid) && pid !== process.pid && !alive(pid)) rmSync(join(dir, name), { force: true });
+      }
       const buildah = await openBuildah(log);
-      // Written beside and renamed into place: a process still reading the previous archive keeps reading it whole.
-      const next = join(dir, `cairn-dev.${process.pid}.tar`);
-      const build = await buildImage(buildah, { log, ociArchive: next, push: [], tlsVerify: true });
-      renameSync(next, archive);
+      const archive = join(dir, `cairn-dev.${process.pid}.tar`);
+      const build = await buildImage(buildah, { log, ociArchive: archive, push: [], tlsVerify: true });
+      process.once('exit', () => rmSync(archive, { force: true }));
       return { archive, ref: build.tags[0]!, build };
     });
   })();
