@@ -25,7 +25,12 @@ import { waitForApiServer } from '../kube/connect-retry.js';
 import { requireResources } from '../kube/crd-presence.js';
 import { allKindDefinitions } from '../api/kinds.js';
 import { customClient } from '../kube/custom.js';
-import { startHealthServer, type HealthServer } from '../kube/health.js';
+import { startHealthServer, startMetricsEndpoint, type HealthServer, type HttpListener } from '../kube/health.js';
+import { MetricsRegistry } from '../base/metrics.js';
+import { NODE_METRICS } from './metrics/definitions.js';
+import { runningEffects } from './metrics/metrics-decisions.js';
+import { nodeMetricsObserver } from './metrics/metrics-observer.js';
+import type { DataPathKind } from './exposer/hosting-pod.js';
 import type { Role } from '../kube/lifecycle.js';
 import { concurrencyForNode, parseNodeAgentConfig, prepareQueueLength, type NodeAgentConfig } from './config.js';
 import { createDataDownloadController } from './controllers/data-download.js';
@@ -52,6 +57,8 @@ export interface NodeAgentOptions {
   logger: Logger;
   healthPort: number;
   healthHost?: string;
+  /** Where /metrics is served (`--metrics-address`); absent: on the health port. */
+  metricsAddress?: { host?: string; port: number } | undefined;
   /** This node-agent's pod name (env POD_NAME): the data-mover pods copy its image, volumes and env. */
   podName?: string | undefined;
   configMapName?: string | undefined;
@@ -82,6 +89,7 @@ function listOf<T>(res: { items: T[]; metadata?: { resourceVersion?: string | un
 
 export function createNodeAgent(opts: NodeAgentOptions): Role {
   let health: HealthServer | undefined;
+  let metricsListener: HttpListener | undefined;
   const abort = new AbortController();
   const hubs: Hub<CoreV1Event | V1Pod>[] = [];
   let pvbs: DataPathController<PodVolumeBackup> | undefined;
@@ -98,6 +106,15 @@ export function createNodeAgent(opts: NodeAgentOptions): Role {
   return {
     async start() {
       health = await startHealthServer({ port: opts.healthPort, ...(opts.healthHost ? { host: opts.healthHost } : {}) });
+      const metrics = new MetricsRegistry(NODE_METRICS, { processMetrics: true });
+      metricsListener = await startMetricsEndpoint({ health, metrics, address: opts.metricsAddress });
+      metrics.onScrape(() => {
+        const byKind = new Map<DataPathKind, DataPathObject[]>();
+        for (const [kind, c] of [['PodVolumeBackup', pvbs], ['PodVolumeRestore', pvrs], ['DataUpload', dus], ['DataDownload', dds]] as const) {
+          if (c) byKind.set(kind, c.cached());
+        }
+        metrics.apply(runningEffects(opts.nodeName, byKind));
+      });
       const apiVersion = await waitForApiServer(opts.kube, { logger: log, signal: abort.signal });
       // Every velero.io kind: a missing CRD would otherwise leave a controller retrying its list forever.
       await requireResources(opts.kube, 'the node agent', allKindDefinitions);
@@ -182,6 +199,7 @@ export function createNodeAgent(opts: NodeAgentOptions): Role {
         prepareTimeoutMs: opts.prepareTimeoutMs ?? DEFAULT_PREPARE_TIMEOUT_MS,
         eventWaitMs: DEFAULT_EVENT_WAIT_MS,
         progressWriteIntervalMs: 1000,
+        observe: nodeMetricsObserver({ metrics, node: opts.nodeName, logger: log }),
       };
       pvbs = createPodVolumeBackupController({ ...ctx, exposer });
       pvrs = createPodVolumeRestoreController({
@@ -215,6 +233,7 @@ export function createNodeAgent(opts: NodeAgentOptions): Role {
       health?.setReady(false);
       for (const c of controllers()) await c.stop();
       await Promise.all(hubs.map((h) => h.stop().catch(() => undefined)));
+      await metricsListener?.close();
       await health?.close();
     },
   };

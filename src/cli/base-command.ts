@@ -20,8 +20,14 @@ export const DEFAULT_NAMESPACE = 'velero';
 let clientConfigCache: { key: string; config: ClientConfig } | undefined;
 export function currentClientConfig(): ClientConfig {
   const path = clientConfigPath();
-  const st = statSync(path, { throwIfNoEntry: false });
-  const key = st ? `${path}@${st.mtimeMs}:${st.size}` : `${path}@none`;
+  let key = `${path}@none`;
+  try {
+    const st = statSync(path, { throwIfNoEntry: false });
+    if (st) key = `${path}@${st.mtimeMs}:${st.size}`;
+  } catch {
+    // Not statable (a parent is not a directory, no permission): loadClientConfig says what is wrong.
+    key = `${path}@unreadable`;
+  }
   if (clientConfigCache?.key !== key) {
     const config = loadClientConfig(path);
     const unused = unusedKeys(config);

@@ -36,7 +36,9 @@ export function loadClientConfig(path: string): ClientConfig {
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    // No file, or no ~/.config directory at all (a path through a plain file): no config.
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return {};
     throw new UsageError(undefined, `cannot read client config ${path}: ${(err as Error).message}`);
   }
   let parsed: unknown;

@@ -9,13 +9,15 @@ import { clientVersion } from '../base/version.js';
 import { parseDuration } from '../cli/duration.js';
 import { DEFAULT_SERVER_CONFIG, type ServerConfig } from '../server/context.js';
 import { DEFAULT_PLUGIN_DIR } from '../api/install-names.js';
+import { parseListenAddress } from '../kube/health.js';
 
 export default class Server extends BaseCommand<typeof Server> {
   static override summary = 'Run the cairn server (the controllers of the install namespace). Runs in the cairn Deployment.';
   static override hidden = true;
   static override flags = {
     'health-address': Flags.string({ description: 'Address the health endpoint binds to (default: $POD_IP, else all).', env: 'POD_IP', default: '0.0.0.0' }),
-    'health-port': Flags.integer({ description: 'Port of /healthz and /readyz.', default: SERVER_HEALTH_PORT }),
+    'health-port': Flags.integer({ description: 'Port of /healthz and /readyz (and of /metrics, unless --metrics-address names another).', default: SERVER_HEALTH_PORT }),
+    'metrics-address': Flags.string({ description: `Address of the Prometheus /metrics endpoint, as Velero's (e.g. ":8085"); empty: the health port (${SERVER_HEALTH_PORT}, Velero's metrics port).`, default: '' }),
     'default-volumes-to-fs-backup': Flags.boolean({ description: 'Back up all pod volumes with file-system backup unless excluded.', default: false }),
     'default-backup-storage-location': Flags.string({ description: 'Location for backups that name none (when no location is marked default).', default: DEFAULT_SERVER_CONFIG.defaultBackupLocation }),
     'default-backup-ttl': Flags.string({ description: 'TTL of backups that set none.', default: '720h0m0s' }),
@@ -61,7 +63,9 @@ export default class Server extends BaseCommand<typeof Server> {
       callTimeoutMs: parseDuration('--plugin-timeout', f['plugin-timeout']),
       logLevel: f['log-level'],
     };
-    const role = createServer({ kube, namespace: f.namespace, logger, healthPort: f['health-port'], healthHost: f['health-address'], version: clientVersion(), config, plugins });
+    const metricsAddress = parseListenAddress('--metrics-address', f['metrics-address']);
+    const role = createServer({ kube, namespace: f.namespace, logger, healthPort: f['health-port'], healthHost: f['health-address'], metricsAddress, version: clientVersion(), config, plugins });
     await runUntilSignal(role, { logger, name: 'server' });
   }
 }
+

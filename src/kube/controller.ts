@@ -6,7 +6,7 @@
 import type { KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from '../base/logger.js';
 import type { Kube } from './client.js';
-import { watchResource, type ResourceWatch } from './informer.js';
+import { watchResource, type ResourceWatch, type WatchEventType } from './informer.js';
 import type { TimerClock } from '../base/clock.js';
 import { WorkQueue } from './queue.js';
 
@@ -27,6 +27,8 @@ export interface ControllerOptions<T extends KubernetesObject> {
   resyncMs?: number;
   /** Time for delayed requeues (`requeueAfterMs`, back-off); tests inject a fake one. Default: real timers. */
   clock?: TimerClock;
+  /** Also told of every watch event (metrics count observed changes from it); must not throw. */
+  onEvent?: (type: WatchEventType, obj: T) => void;
 }
 
 export interface ObjectKey {
@@ -65,7 +67,10 @@ export async function startController<T extends KubernetesObject>(opts: Controll
     list: opts.list,
     ...(opts.labelSelector ? { labelSelector: opts.labelSelector } : {}),
     logger: log,
-    onEvent: (_type, obj) => queue.add(keyOf(obj)),
+    onEvent: (type, obj) => {
+      opts.onEvent?.(type, obj);
+      queue.add(keyOf(obj));
+    },
   });
   await watch.start();
   let resync: NodeJS.Timeout | undefined;

@@ -8,6 +8,7 @@ import type { Kube } from '../kube/client.js';
 import type { TimerClock } from '../base/clock.js';
 import type { HttpRoutes } from '../kube/health.js';
 import type { ServerPlugins } from './plugins.js';
+import type { MetricsRegistry } from '../base/metrics.js';
 
 export interface ServerConfig {
   /** Location used when a Backup names none (`--default-backup-storage-location`). */
@@ -70,6 +71,8 @@ export interface ServerContext {
   plugins?: ServerPlugins;
   /** Keeps the restore ClusterRole current (rbac/restore-role.ts); absent in tests. */
   restoreRole?: RestoreRoleKeeper;
+  /** The server's metrics (metrics/definitions.ts), served on /metrics; absent in tests. */
+  metrics?: MetricsRegistry;
 }
 
 /** Something a controller start function returns. */

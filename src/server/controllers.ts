@@ -17,10 +17,13 @@ import { ItemActionRegistry } from '../plugins/item-actions/registry.js';
 import { serverPluginList } from './plugins.js';
 import { startScheduleController } from './schedule/schedule-controller.js';
 import { startRestoreRoleRefresh } from './rbac/restore-role-refresh.js';
+import { startServerMetricsObserver } from './metrics/metrics-observer.js';
 
 export const CONTROLLERS: readonly { name: string; start: (ctx: ServerContext) => Promise<Stoppable> }[] = [
   // First: restores need the restore ClusterRole current.
   { name: 'restore-role', start: startRestoreRoleRefresh },
+  // Before the controllers that move phases, so it sees every change they make from the start.
+  { name: 'metrics', start: startServerMetricsObserver },
   {
     name: 'server-status-request',
     start: (ctx) => {

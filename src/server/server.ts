@@ -7,7 +7,9 @@ import type { Kube } from '../kube/client.js';
 import { waitForApiServer } from '../kube/connect-retry.js';
 import { requireResources } from '../kube/crd-presence.js';
 import { allKindDefinitions } from '../api/kinds.js';
-import { startHealthServer, type HealthServer } from '../kube/health.js';
+import { startHealthServer, startMetricsEndpoint, type HealthServer, type HttpListener } from '../kube/health.js';
+import { MetricsRegistry } from '../base/metrics.js';
+import { SERVER_METRICS } from './metrics/definitions.js';
 import type { Role } from '../kube/lifecycle.js';
 import type { ServerConfig, Stoppable } from './context.js';
 import { CONTROLLERS } from './controllers.js';
@@ -26,16 +28,21 @@ export interface ServerOptions {
   config: ServerConfig;
   /** Where external plugins are found and how they run; none when absent. */
   plugins?: Omit<ServerPluginsOptions, 'log'>;
+  /** Where /metrics is served (`--metrics-address`); absent: on the health port. */
+  metricsAddress?: { host?: string; port: number } | undefined;
 }
 
 export function createServer(opts: ServerOptions): Role {
   let health: HealthServer | undefined;
+  let metricsListener: HttpListener | undefined;
   let plugins: ServerPlugins | undefined;
   const running: Stoppable[] = [];
   const abort = new AbortController();
   return {
     async start() {
       health = await startHealthServer({ port: opts.healthPort, ...(opts.healthHost ? { host: opts.healthHost } : {}) });
+      const metrics = new MetricsRegistry(SERVER_METRICS, { processMetrics: true });
+      metricsListener = await startMetricsEndpoint({ health, metrics, address: opts.metricsAddress });
       const apiVersion = await waitForApiServer(opts.kube, { logger: opts.logger, signal: abort.signal });
       // Every velero.io kind: a missing CRD would otherwise leave a controller retrying its list forever.
       await requireResources(opts.kube, 'the server', allKindDefinitions);
@@ -43,7 +50,7 @@ export function createServer(opts: ServerOptions): Role {
       // As Velero: every plugin binary is listed before any controller runs, and a broken one stops the server.
       plugins = opts.plugins ? await ServerPlugins.start({ ...opts.plugins, log: opts.logger.child({ component: 'plugins' }) }) : undefined;
       const restoreRole = restoreRoleKeeper({ kube: opts.kube, api: apiReader(opts.kube), name: restoreRoleName(opts.namespace), logger: opts.logger.child({ controller: 'restore-role' }) });
-      const ctx = { kube: opts.kube, namespace: opts.namespace, logger: opts.logger, version: opts.version, config: opts.config, now: () => new Date(), http: health, restoreRole, ...(plugins ? { plugins } : {}) };
+      const ctx = { kube: opts.kube, namespace: opts.namespace, logger: opts.logger, version: opts.version, config: opts.config, now: () => new Date(), http: health, restoreRole, metrics, ...(plugins ? { plugins } : {}) };
       for (const c of CONTROLLERS) {
         running.push(await c.start({ ...ctx, logger: opts.logger.child({ controller: c.name }) }));
       }
@@ -54,6 +61,7 @@ export function createServer(opts: ServerOptions): Role {
       health?.setReady(false);
       for (const c of running.reverse()) await c.stop();
       await plugins?.stop();
+      await metricsListener?.close();
       await health?.close();
     },
   };

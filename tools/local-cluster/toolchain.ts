@@ -32,13 +32,15 @@ export interface NodeBinaryPaths {
 
 /**
  * Binaries of the 'tool' groups, each built the first time a test or script asks for it (ensureToolBinary): helm,
- * the Velero plugins the plugin tests run unchanged, and the test bed's own Go plugins.
+ * the Velero plugins the plugin tests run unchanged, the test bed's own Go plugins, and promtool (which checks the
+ * /metrics output).
  */
 export interface ToolBinaryPaths {
   helm: string;
   veleroPluginForAws: string;
   veleroPluginForGcp: string;
   cairnTestPlugins: string;
+  promtool: string;
 }
 
 /** The CSI test-bed binaries, built only when a cluster with CSI is asked for (see tools/local-cluster/csi/). */
@@ -153,6 +155,13 @@ const GROUPS: BuildGroup[] = [
     binaries: [{ key: 'helm', name: 'helm', pkg: 'helm.sh/helm/v4/cmd/helm' }],
     // `helm version` prints this; the release build sets it the same way.
     versionFlags: (version) => [`-X helm.sh/helm/v4/internal/version.version=${version}`],
+  },
+  {
+    dir: 'promtool',
+    module: 'github.com/prometheus/prometheus',
+    feature: 'tool',
+    binaries: [{ key: 'promtool', name: 'promtool', pkg: 'github.com/prometheus/prometheus/cmd/promtool' }],
+    env: { CGO_ENABLED: '0' },
   },
   {
     dir: 'velero-plugin-for-aws',

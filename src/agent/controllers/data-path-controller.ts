@@ -27,6 +27,7 @@ import { throttledWriter, type ThrottledWriter } from '../../base/throttle.js';
 import { call, retryTransient, type Kube } from '../../kube/client.js';
 import { startController, type ObjectKey, type ReconcileResult, type RunningController } from '../../kube/controller.js';
 import type { CustomClient, ResourceKind } from '../../kube/custom.js';
+import type { WatchEventType } from '../../kube/informer.js';
 import { isConflict, isNotFound } from '../../kube/errors.js';
 import type { DataPathKind } from '../exposer/hosting-pod.js';
 import type { ResultMessage, TaskKind } from '../microservice/protocol.js';
@@ -117,6 +118,8 @@ export interface DataPathControllerContext {
   progressWriteIntervalMs: number;
   /** Time, and the timers of the progress throttle and the watcher (tests drive it). */
   clock?: TimerClock;
+  /** Told of every watch event of the kind's CRs (the node's metrics); absent in tests. */
+  observe?: (kind: DataPathKind, type: WatchEventType, obj: DataPathObject) => void;
 }
 
 export interface DataPathController<T extends DataPathObject> {
@@ -566,6 +569,7 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
         reconcile: (key) => call(ctx.kube, `reconcile ${spec.short} ${key.name}`, () => reconcile(key)),
         // Accepted CRs wait on time (prepare timeout) as well as on their pod.
         resyncMs: 60_000,
+        ...(ctx.observe ? { onEvent: (type: WatchEventType, obj: T) => ctx.observe?.(spec.kind, type, obj) } : {}),
       });
     },
     async stop() {

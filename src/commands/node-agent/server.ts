@@ -7,13 +7,15 @@ import { connect } from '../../kube/client.js';
 import { createNodeAgent } from '../../agent/node-agent.js';
 import { runUntilSignal } from '../../kube/lifecycle.js';
 import { NODE_AGENT_HEALTH_PORT } from '../../api/install-names.js';
+import { parseListenAddress } from '../../kube/health.js';
 
 export default class NodeAgentServer extends BaseCommand<typeof NodeAgentServer> {
   static override summary = 'Run the node agent of one node. Runs in the node-agent DaemonSet.';
   static override hidden = true;
   static override flags = {
     'health-address': Flags.string({ description: 'Address the health endpoint binds to (default: $POD_IP, else all).', env: 'POD_IP', default: '0.0.0.0' }),
-    'health-port': Flags.integer({ description: 'Port of /healthz and /readyz.', default: NODE_AGENT_HEALTH_PORT }),
+    'health-port': Flags.integer({ description: 'Port of /healthz and /readyz (and of /metrics, unless --metrics-address names another).', default: NODE_AGENT_HEALTH_PORT }),
+    'metrics-address': Flags.string({ description: `Address of the Prometheus /metrics endpoint, as Velero's (e.g. ":8085"); empty: the health port (${NODE_AGENT_HEALTH_PORT}).`, default: '' }),
     'node-name': Flags.string({ description: 'This node (default: $NODE_NAME).', env: 'NODE_NAME' }),
     'pod-name': Flags.string({ description: 'This node-agent\'s pod (default: $POD_NAME); data-mover pods copy its image, volumes and env.', env: 'POD_NAME' }),
     'node-agent-configmap': Flags.string({ description: 'ConfigMap in the install namespace with the node-agent configuration (loadConcurrency, podResources, priorityClassName).' }),
@@ -26,6 +28,7 @@ export default class NodeAgentServer extends BaseCommand<typeof NodeAgentServer>
     if (!nodeName) throw new UsageError('--node-name', 'required (or set NODE_NAME from the downward API)');
     const prepareTimeoutMs = parseDuration('--data-mover-prepare-timeout', this.flags['data-mover-prepare-timeout']);
     const resourceTimeoutMs = parseDuration('--resource-timeout', this.flags['resource-timeout']);
+    const metricsAddress = parseListenAddress('--metrics-address', this.flags['metrics-address']);
     const level = this.flags['log-level'] === 'warn' ? 'info' : this.flags['log-level'];
     const logger = createLogger({ level, format: this.flags['log-format'], bindings: { component: 'node-agent', node: nodeName } });
     const kube = connect({ kubeconfig: this.flags.kubeconfig, context: this.flags.context });
@@ -36,6 +39,7 @@ export default class NodeAgentServer extends BaseCommand<typeof NodeAgentServer>
       logger,
       healthPort: this.flags['health-port'],
       healthHost: this.flags['health-address'],
+      metricsAddress,
       podName: this.flags['pod-name'],
       configMapName: this.flags['node-agent-configmap'],
       prepareTimeoutMs,

@@ -5,15 +5,10 @@ import { asList, formatJson, formatYaml } from '../../cli/output.js';
 import { parseDuration } from '../../cli/duration.js';
 import { parseLabelSelector } from '../../cli/label-selector.js';
 import { colours } from '../../cli/colour.js';
-import { fetchJson, parsedOperations, withTransientRetry, type Fetched } from '../../cli/backups.js';
-import { dataDownloadClient, podVolumeRestoreClient, restoreClient, type RestoreDescription } from '../../cli/restores.js';
+import { restoreClient, type RestoreDescription } from '../../cli/restores.js';
 import { describeRestore, restoreDescription } from '../../cli/describe/restore.js';
-import { Labels, labelValue, parseRestoreOperations, selectorFor, type Restore } from '../../api/index.js';
-import { connect, type Kube } from '../../kube/client.js';
-import type { Results } from '../../api/results.js';
-import type { RestoreVolumeInfo } from '../../api/volume-info.js';
-
-const NOT_STORED = { ok: false, notFound: true, error: 'not stored yet' } as const;
+import { gatherRestore } from '../../cli/describe/gather.js';
+import { connect } from '../../kube/client.js';
 
 export default class RestoreDescribe extends BaseCommand<typeof RestoreDescribe> {
   static override summary = 'Describe restores in detail.';
@@ -41,7 +36,7 @@ export default class RestoreDescribe extends BaseCommand<typeof RestoreDescribe>
     const texts: string[] = [];
     const descriptions: RestoreDescription[] = [];
     for (const restore of restores) {
-      const g = await this.gather(kube, restore, timeoutMs);
+      const g = await gatherRestore(kube, restore, { namespace: ns, details: this.flags.details, text: this.flags.output === 'table', timeoutMs, logger: this.log_ });
       if (this.flags.output === 'table') texts.push(describeRestore({ restore, details: this.flags.details, colours: c, ...g }));
       else
         descriptions.push(restoreDescription({ restore, details: this.flags.details, ...g }));
@@ -52,26 +47,5 @@ export default class RestoreDescribe extends BaseCommand<typeof RestoreDescribe>
     }
     const value = names.length === 1 ? descriptions[0] : asList(descriptions);
     this.out(this.flags.output === 'json' ? formatJson(value) : formatYaml(value));
-  }
-
-  private async gather(kube: Kube, restore: Restore, timeoutMs: number) {
-    const ns = this.flags.namespace;
-    const name = restore.metadata.name ?? '';
-    const byName = selectorFor({ [Labels.RestoreName]: labelValue(name) });
-    const podVolumeRestores = await withTransientRetry(() => podVolumeRestoreClient(kube).list(ns, byName));
-    const dataDownloads = await withTransientRetry(() => dataDownloadClient(kube).list(ns, byName));
-    const phase = restore.status?.phase ?? 'New';
-    const stored = !['New', 'FailedValidation', 'InProgress'].includes(phase);
-    const read = <T>(kind: 'RestoreResults' | 'RestoreVolumeInfo' | 'RestoreResourceList' | 'RestoreItemOperations'): Promise<Fetched<T>> =>
-      stored ? fetchJson<T>(kube, { namespace: ns, kind, name, timeoutMs, logger: this.log_ }) : Promise.resolve(NOT_STORED);
-    const hasResults = (restore.status?.warnings ?? 0) > 0 || (restore.status?.errors ?? 0) > 0;
-    const wantsOperations = this.flags.details && (restore.status?.restoreItemOperationsAttempted ?? 0) > 0;
-    const [results, volumeInfo, resourceList, itemOperations] = await Promise.all([
-      hasResults ? read<Results>('RestoreResults') : Promise.resolve(undefined),
-      read<RestoreVolumeInfo[]>('RestoreVolumeInfo'),
-      this.flags.details ? read<Record<string, string[]>>('RestoreResourceList') : Promise.resolve(undefined),
-      wantsOperations ? read<unknown>('RestoreItemOperations').then((f) => parsedOperations(f, parseRestoreOperations)) : Promise.resolve(undefined),
-    ]);
-    return { podVolumeRestores, dataDownloads, results, volumeInfo, resourceList, itemOperations };
   }
 }

@@ -45,6 +45,7 @@ import { anyPolicySnapshots, matchVolumePolicy, persistentVolumeFacts } from './
 import { cancelDataUploads, deleteSourceSnapshots, listDataUploads } from '../datamover/backup-cleanup.js';
 import { podExecutor } from '../../kube/pod-exec.js';
 import { PENDING_POST_HOOKS_ANNOTATION, readPendingPostHooks, writePendingPostHooks } from '../hooks/pending-post-hooks.js';
+import { tarballSizeEffects } from '../metrics/metrics-decisions.js';
 import { beginCanceling } from './cancel-decisions.js';
 import { CanceledError, RunRegistry } from '../run-registry.js';
 import { startBackupCancelController } from './backup-cancel-controller.js';
@@ -254,6 +255,8 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
           });
         },
       });
+      // As Velero, the tarball's size is recorded when it is written (the Backup's status does not carry it).
+      opts.metrics?.apply(tarballSizeEffects(backup, outcome.archiveBytes));
       if (isWaitingPhase(outcome.phase)) {
         // The items are stored; the operations controller waits for the PodVolumeBackups and completes the backup.
         const waiting = await strict.update(key.namespace, key.name, (b) => {
