@@ -179,6 +179,8 @@ describe('canceling backups and restores', () => {
 
   it('backup delete of a running backup cancels it first, then deletes it', async () => {
     const name = `deleted-running-${RUN}`;
+    // New bytes: a backup of the data the previous one stored would find it all in the repository and be over at once.
+    writeLargeData(await podVolumeDir(workload, 'scratch'), LARGE_MIB);
     await backupMidUpload(name);
     const del = await run(['backup', 'delete', name, '--confirm']);
     expect(del.exitCode, del.stderr).toBe(0);
