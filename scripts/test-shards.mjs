@@ -95,6 +95,18 @@ async function runShard(project, label, files, extraArgs) {
 }
 
 /**
+ * How one vitest process ended: 'passed', 'failed', 'no report' (it wrote none), or 'ran no test'. --passWithNoTests
+ * lets a typed filter match nothing in one project; without a filter, a shard that ran no test had its files dropped
+ * (vitest does so when its global setup fails, and still exits 0), so that is a failure too.
+ */
+export function shardVerdict(status, summary, filtered) {
+  if (!summary) return 'no report';
+  if (status !== 0 || summary.numFailedTests > 0) return 'failed';
+  if (!filtered && summary.numTotalTests === 0) return 'ran no test';
+  return 'passed';
+}
+
+/**
  * Each file's share of a shard's wall time. The report's start time of a file comes after its imports and
  * `beforeAll` hooks, so a file is timed from the end of the file before it (files of a shard run one at a time).
  */
@@ -123,19 +135,18 @@ export async function runProject(project, shards, extraArgs, opts = {}) {
   }
   // One shard's output is prefixed too when another project runs beside it (opts.label).
   const results = await Promise.all(plan.map((bin, i) => runShard(project, plan.length > 1 ? `${project} ${i + 1}/${plan.length}` : (opts.label ?? ''), bin.files, extraArgs)));
-  const totals = { passed: 0, failed: 0, skipped: 0, total: 0, ok: true, missing: [] };
+  const totals = { passed: 0, failed: 0, skipped: 0, total: 0, ok: true, missing: [], empty: [] };
   const durations = {};
   for (const { label, status, summary } of results) {
-    if (!summary) {
-      totals.ok = false;
-      totals.missing.push(label || project);
-      continue;
-    }
+    const verdict = shardVerdict(status, summary, extraArgs.length > 0);
+    if (verdict !== 'passed') totals.ok = false;
+    if (verdict === 'no report') totals.missing.push(label || project);
+    if (verdict === 'ran no test') totals.empty.push(label || project);
+    if (!summary) continue;
     totals.passed += summary.numPassedTests;
     totals.failed += summary.numFailedTests;
     totals.skipped += (summary.numPendingTests ?? 0) + (summary.numTodoTests ?? 0);
     totals.total += summary.numTotalTests;
-    if (status !== 0 || summary.numFailedTests > 0) totals.ok = false;
     Object.assign(durations, fileDurations(summary));
   }
   if (Object.keys(durations).length > 0) saveTimings(durations);

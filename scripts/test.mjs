@@ -126,6 +126,8 @@ try {
       for (const result of results) for (const key of ['passed', 'failed', 'skipped', 'total']) totals[key] += result[key];
       const missing = results.flatMap((r) => r.missing);
       if (missing.length > 0) fail(`vitest wrote no report for: ${missing.join(', ')}`);
+      const empty = results.flatMap((r) => r.empty);
+      if (empty.length > 0) fail(`ran no test (did its cluster start?): ${empty.join(', ')}`);
       if (!results.every((r) => r.ok)) fail('cluster tests failed');
     });
 

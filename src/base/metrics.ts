@@ -76,12 +76,12 @@ export class MetricsRegistry {
     this.beforeScrape.push(compute);
   }
 
-  /** The current value of a counter or gauge series (tests and the scrape-time gauges). */
+  /** The current value of a counter or gauge series, undefined when it has none. */
   async value(metric: string, labels: MetricLabels): Promise<number | undefined> {
-    const { metric: m } = this.lookup(metric);
-    const got = await m.get();
+    const { def, metric: m } = this.lookup(metric);
+    if (def.type === 'histogram') throw new Error(`value of histogram ${metric}: read its text instead`);
     const key = labelKey(labels);
-    return got.values.find((v) => labelKey(v.labels as MetricLabels) === key && !('metricName' in v && v.metricName !== metric))?.value;
+    return (await m.get()).values.find((v) => labelKey(v.labels as MetricLabels) === key)?.value;
   }
 
   get contentType(): string {

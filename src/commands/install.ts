@@ -6,6 +6,7 @@ import { connect, checkReachable } from '../kube/client.js';
 import { parseInstallFlags } from '../install/options.js';
 import { installManifests, printableObjects } from '../install/manifests.js';
 import { applyAll, type AppliedObject } from '../install/apply.js';
+import { requireServiceMonitorCrd } from '../install/prerequisites.js';
 import { describeReadiness, waitReady } from '../install/readiness.js';
 import { defaultImage } from '../base/version.js';
 import { parseDuration } from '../cli/duration.js';
@@ -50,6 +51,10 @@ piped to \`kubectl apply -f -\` without credentials reaching the terminal; --inc
       multiple: true,
       delimiter: ',',
     }),
+    'metrics-service-monitor': Flags.boolean({
+      description: 'Also create Services for the server\'s and node agents\' /metrics and a Prometheus-operator ServiceMonitor (monitoring.coreos.com/v1) over them; the cluster must serve that CRD. Without it the pods still carry the prometheus.io/scrape annotations.',
+      default: false,
+    }),
     'dry-run': Flags.boolean({ description: 'Create nothing; with -o print the objects that would be created.', default: false }),
     'crds-only': Flags.boolean({ description: 'Apply (or with --dry-run print) only the CustomResourceDefinitions: updates the CRDs of an existing install.', default: false }),
     'include-secrets': Flags.boolean({ description: 'With --dry-run -o yaml|json: also print the credentials Secret (its values in the clear).', default: false }),
@@ -78,6 +83,7 @@ piped to \`kubectl apply -f -\` without credentials reaching the terminal; --inc
 
     const kube = connect({ kubeconfig: this.flags.kubeconfig, context: this.flags.context });
     await checkReachable(kube);
+    if (options.metricsServiceMonitor && !this.flags['crds-only']) await requireServiceMonitorCrd(kube);
     const table = this.flags.output === 'table';
     const applied: AppliedObject[] = await applyAll(kube, objects, {
       onApplied: (r) => {
@@ -100,3 +106,4 @@ piped to \`kubectl apply -f -\` without credentials reaching the terminal; --inc
     else if (!this.flags.wait) this.out(`cairn is installed in namespace "${options.namespace}". Use 'kubectl -n ${options.namespace} get pods' or 'install --wait' to see it ready.`);
   }
 }
+

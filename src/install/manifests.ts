@@ -20,6 +20,7 @@ import type {
   V1VolumeMount,
   V1PodSecurityContext,
   V1SecurityContext,
+  V1Service,
 } from '@kubernetes/client-node';
 import { allCrds } from '../api/index.js';
 import { RESTORE_SCOPE_ANNOTATION } from '../api/restore-scope.js';
@@ -108,6 +109,44 @@ function roleBinding(ns: string, name: string, sa: string): V1RoleBinding {
 }
 
 
+/** The annotations Velero's install puts on its pods, which a Prometheus `kubernetes-pods` scrape job follows. */
+export function prometheusAnnotations(port: number): Record<string, string> {
+  return { 'prometheus.io/scrape': 'true', 'prometheus.io/port': String(port), 'prometheus.io/path': '/metrics' };
+}
+
+/** The port name of the metrics Services, as the velero chart's Service calls it. */
+export const METRICS_PORT_NAME = 'http-monitoring';
+/** What the ServiceMonitor selects the metrics Services by. */
+const METRICS_COMPONENT = { 'app.kubernetes.io/component': 'metrics' };
+
+function metricsService(ns: string, name: string, selector: Record<string, string>, port: number, headless: boolean): V1Service {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name, namespace: ns, labels: { ...labels(name), ...METRICS_COMPONENT } },
+    spec: {
+      // One endpoint per node agent: Prometheus scrapes each pod, not a load-balanced one.
+      ...(headless ? { clusterIP: 'None' } : {}),
+      selector,
+      ports: [{ name: METRICS_PORT_NAME, port, targetPort: 'health' }],
+    },
+  };
+}
+
+/** A monitoring.coreos.com/v1 ServiceMonitor over the metrics Services (the Prometheus operator's CRD). */
+function serviceMonitor(ns: string): KubernetesObject {
+  return {
+    apiVersion: 'monitoring.coreos.com/v1',
+    kind: 'ServiceMonitor',
+    metadata: { name: SERVER_NAME, namespace: ns, labels: labels(SERVER_NAME) },
+    spec: {
+      namespaceSelector: { matchNames: [ns] },
+      selector: { matchLabels: { [PART_OF_LABEL]: PART_OF, ...METRICS_COMPONENT } },
+      endpoints: [{ port: METRICS_PORT_NAME, path: '/metrics', interval: '30s', scrapeTimeout: '10s' }],
+    },
+  } as KubernetesObject;
+}
+
 function commonEnv(): V1EnvVar[] {
   return [
     { name: 'CAIRN_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
@@ -187,7 +226,7 @@ function serverDeployment(opts: InstallOptions): V1Deployment {
       strategy: { type: 'Recreate' },
       selector: { matchLabels: { deploy: SERVER_NAME } },
       template: {
-        metadata: { labels: { ...labels(SERVER_NAME), deploy: SERVER_NAME } },
+        metadata: { labels: { ...labels(SERVER_NAME), deploy: SERVER_NAME }, annotations: prometheusAnnotations(SERVER_HEALTH_PORT) },
         spec: {
           serviceAccountName: SERVER_SERVICE_ACCOUNT,
           restartPolicy: 'Always',
@@ -230,7 +269,7 @@ function nodeAgentDaemonSet(opts: InstallOptions): V1DaemonSet {
     spec: {
       selector: { matchLabels: { name: NODE_AGENT_NAME } },
       template: {
-        metadata: { labels: { ...labels(NODE_AGENT_NAME), name: NODE_AGENT_NAME, role: 'node-agent' } },
+        metadata: { labels: { ...labels(NODE_AGENT_NAME), name: NODE_AGENT_NAME, role: 'node-agent' }, annotations: prometheusAnnotations(NODE_AGENT_HEALTH_PORT) },
         spec: {
           serviceAccountName: NODE_AGENT_SERVICE_ACCOUNT,
           terminationGracePeriodSeconds: 30,
@@ -347,6 +386,11 @@ export function installManifests(opts: InstallOptions): InstallManifests {
   if (bsl) objects.push(bsl);
   objects.push(serverDeployment(opts));
   if (opts.useNodeAgent) objects.push(nodeAgentDaemonSet(opts));
+  if (opts.metricsServiceMonitor) {
+    objects.push(metricsService(ns, `${SERVER_NAME}-metrics`, { deploy: SERVER_NAME }, SERVER_HEALTH_PORT, false));
+    if (opts.useNodeAgent) objects.push(metricsService(ns, `${NODE_AGENT_NAME}-metrics`, { name: NODE_AGENT_NAME }, NODE_AGENT_HEALTH_PORT, true));
+    objects.push(serviceMonitor(ns));
+  }
   return { objects };
 }
 

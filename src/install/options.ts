@@ -45,6 +45,7 @@ export interface InstallFlags {
   'prefer-plugin'?: readonly string[] | undefined;
   'schedule-skip-immediately'?: boolean | undefined;
   'restore-resources'?: string | undefined;
+  'metrics-service-monitor'?: boolean | undefined;
 }
 
 /** The kubelet's default --root-dir; distributions that move it (k0s, microk8s...) need --kubelet-root-dir. */
@@ -80,6 +81,8 @@ export interface InstallOptions {
   scheduleSkipImmediately?: boolean;
   /** What restore may create: everything the API server serves (default), or the resources of --restore-resources. */
   restoreScope?: RestoreScope;
+  /** Also create the metrics Services and a Prometheus-operator ServiceMonitor over them (`--metrics-service-monitor`). */
+  metricsServiceMonitor?: boolean;
 }
 
 /** Parses `key=value,key2=value2`; a malformed part is a UsageError naming the flag. */
@@ -178,6 +181,7 @@ export function parseInstallFlags(flags: InstallFlags): InstallOptions {
     useNodeAgent: flags['use-node-agent'] ?? false,
     defaultVolumesToFsBackup: flags['default-volumes-to-fs-backup'] ?? false,
     scheduleSkipImmediately: flags['schedule-skip-immediately'] ?? false,
+    metricsServiceMonitor: flags['metrics-service-monitor'] ?? false,
     kubeletRootDir: parseKubeletRootDir(flags['kubelet-root-dir']),
     plugins: (flags.plugins ?? []).flatMap((p) => p.split(',')).filter((p) => p.trim()).map((p) => checkPluginImage('--plugins', p)),
     preferPlugins: (flags['prefer-plugin'] ?? []).flatMap((p) => p.split(',')).filter((p) => p.trim()).map((p) => {

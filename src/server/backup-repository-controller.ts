@@ -33,6 +33,8 @@ import { holdsVeleroKopiaRepository, veleroKopiaPassword } from '../storage/vele
 import { podLockLiveness } from '../storage/lock-owner.js';
 import { openRepositoryStore, repositoryStoragePrefix } from '../storage/repository-store.js';
 import type { ServerContext, Stoppable } from './context.js';
+import { secondsBetween } from '../base/metrics.js';
+import { maintenanceEffects, repositoryRemoveEffects } from './metrics/metrics-decisions.js';
 
 /** How often a NotReady repository is retried, and the longest a Ready one goes without its location re-checked. */
 export const RECHECK_MS = 60_000;
@@ -110,6 +112,7 @@ export function backupRepositoryReconciler(ctx: ServerContext, options: Reposito
 
     const started = statusTime(ctx.now());
     let outcome: Parameters<typeof describeMaintenance>[0];
+    let sizeBytes: number | undefined;
     try {
       const { password } = await ensureRepositoryPassword({ kube: ctx.kube, namespace: ctx.namespace });
       const store = await openRepositoryStore({ location, volumeNamespace: repo.spec.volumeNamespace, kube: ctx.kube });
@@ -123,6 +126,7 @@ export function backupRepositoryReconciler(ctx: ServerContext, options: Reposito
           ...(options.signal ? { signal: options.signal } : {}),
         }),
       };
+      if (ctx.metrics) sizeBytes = await storedBytes(store).catch(() => undefined);
     } catch (error) {
       // Stopping: the run is not a failure of the repository; the next server runs it again.
       if (options.signal?.aborted) return {};
@@ -145,6 +149,7 @@ export function backupRepositoryReconciler(ctx: ServerContext, options: Reposito
       o.status = status;
     });
     log[ok ? 'info' : 'warn']({ repository: key.name, result: ok ? 'Succeeded' : 'Failed', detail: message }, 'backup repository maintenance');
+    ctx.metrics?.apply(maintenanceEffects({ repository: key.name, ok, seconds: secondsBetween(started, completed) ?? 0, sizeBytes }));
     if (written && !ok) await record(written, 'Warning', 'MaintenanceFailed', message);
     return { requeueAfterMs: Math.min(ok ? period : Math.min(period, MAINTENANCE_RETRY_MS), RECHECK_MS) };
   }
@@ -152,6 +157,7 @@ export function backupRepositoryReconciler(ctx: ServerContext, options: Reposito
   return async function reconcile(key: ObjectKey): Promise<ReconcileResult | void> {
     const repo = await repos.get(key.namespace, key.name);
     if (!repo) {
+      ctx.metrics?.apply(repositoryRemoveEffects(key.name));
       connected.delete(key.name);
       lastFailedMaintenance.delete(key.name);
       readOnly.delete(key.name);
@@ -206,6 +212,13 @@ export function backupRepositoryReconciler(ctx: ServerContext, options: Reposito
  * A Velero kopia repository in the place (and no cairn repository): the Ready message, after checking a password
  * opens it; undefined when the place is not Velero's.
  */
+/** The bytes every object of a repository takes in its storage location (its size after maintenance). */
+async function storedBytes(store: ObjectStore): Promise<number> {
+  let total = 0;
+  for await (const o of store.list('')) total += o.size;
+  return total;
+}
+
 async function connectVeleroKopia(store: ObjectStore, password: string): Promise<string | undefined> {
   if ((await store.head('config')) || !(await holdsVeleroKopiaRepository(store))) return undefined;
   const source = await veleroKopiaPassword(store, password);

@@ -19,7 +19,15 @@ import { waitFor } from '../support/wait.js';
 
 const execFileAsync = promisify(execFile);
 const CHART = 'charts/cairn';
+/** The image the rendering cases name (nothing runs it). */
 const IMAGE = { repository: 'ghcr.io/cairn-backup/cairn', tag: 'dev' };
+
+/** `host:port/repo/name:tag` as the chart's image values. */
+function imageValues(reference: string): { repository: string; tag: string } {
+  const colon = reference.lastIndexOf(':');
+  if (colon <= reference.lastIndexOf('/')) return { repository: reference, tag: 'latest' };
+  return { repository: reference.slice(0, colon), tag: reference.slice(colon + 1) };
+}
 
 let helmPath: string;
 let kubeconfig: string;
@@ -150,6 +158,11 @@ describe('the Helm chart', () => {
       values: () => ({ restoreResources: ['deployments.apps', 'configmaps', 'rolebindings.rbac.authorization.k8s.io', 'Widgets.example.com'] }),
     },
     {
+      name: 'metrics Services and a ServiceMonitor, with the node agent',
+      flags: () => ['--use-node-agent', '--metrics-service-monitor'],
+      values: () => ({ deployNodeAgent: true, metrics: { enabled: true, serviceMonitor: { enabled: true } } }),
+    },
+    {
       name: 'a narrow restore scope without RBAC kinds',
       flags: () => ['--restore-resources', 'pods,services'],
       values: () => ({ restoreResources: ['pods', 'services'] }),
@@ -195,13 +208,15 @@ describe('the Helm chart', () => {
     const info = clusterInfo();
     const ns = 'cairn-helm';
     const app = 'helm-app';
+    // The cluster's image of this tree, and the nodes' kubelet root (real nodes keep it elsewhere than the default).
     const values = valuesFile('release', {
-      image: { ...IMAGE, pullPolicy: 'IfNotPresent' },
+      image: { ...imageValues(info.image), pullPolicy: 'IfNotPresent' },
       configuration: {
         backupStorageLocation: [{ name: 'default', provider: 'aws', bucket: info.s3.bucket, prefix: 'helm-e2e', default: true, config: { region: info.s3.region, s3Url: info.s3.endpoint, s3ForcePathStyle: 'true' } }],
       },
       credentials: { secretContents: { cloud: `[default]\naws_access_key_id = ${info.s3.accessKeyId}\naws_secret_access_key = ${info.s3.secretAccessKey}\n` } },
       deployNodeAgent: true,
+      nodeAgent: { podVolumePath: `${info.kubeletRootDir}/pods` },
       schedules: { nightly: { schedule: '0 3 * * *', skipImmediately: true, template: { ttl: '240h', includedNamespaces: [app] } }, off: { disabled: true, schedule: '@daily' } },
     });
     const install = await helm(['install', 'cairn', CHART, '-n', ns, '--create-namespace', '-f', values, '--wait', '--timeout', '5m']);

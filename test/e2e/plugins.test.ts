@@ -12,14 +12,16 @@
  *   - a location served by the test plugins' directory store, and one served by the GCP plugin, Unavailable
  *     with Google's own error (no cloud is reachable here).
  */
-import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clusterInfo, kubectl } from '../support/cluster.js';
 import { cairn } from '../support/cli.js';
+import { podVolumeDir, type PodRef } from '../support/node-paths.js';
 import { waitFor } from '../support/wait.js';
+import { pushPluginImages } from '../../tools/local-cluster/images/test-images.js';
 import { ensureToolBinary } from '../../tools/local-cluster/toolchain.js';
 import { S3ObjectStore } from '../../src/plugins/object-store/index.js';
 import { BackupStore } from '../../src/storage/backup-store.js';
@@ -31,6 +33,14 @@ const PREFIX = 'e2e-plugins';
 const AWS_IMAGE = 'velero/velero-plugin-for-aws:v1.14.3';
 const GCP_IMAGE = 'velero/velero-plugin-for-gcp:v1.14.2';
 const TEST_IMAGE = 'cairn.local/cairn-test-plugins:dev';
+/** Plugin images the test bed makes from the toolchain's builds, as Velero's are (binary in /plugins, `cp` entrypoint). */
+const PLUGIN_IMAGES = [
+  { key: 'veleroPluginForAws', name: 'velero-plugin-for-aws', repository: 'velero/velero-plugin-for-aws', tag: 'v1.14.3' },
+  { key: 'veleroPluginForGcp', name: 'velero-plugin-for-gcp', repository: 'velero/velero-plugin-for-gcp', tag: 'v1.14.2' },
+  { key: 'cairnTestPlugins', name: 'cairn-test-plugins', repository: 'cairn-test-plugins', tag: 'dev' },
+] as const;
+/** The test plugins' directory store writes inside the server's container, into its /scratch emptyDir. */
+const STORE_ROOT = '/scratch/directory-store';
 const say = (line: string) => process.stderr.write(`[plugins e2e] ${line}\n`);
 
 const APP_OBJECTS = `
@@ -70,7 +80,6 @@ interface Described {
 
 describe('Velero plugins through cairn', () => {
   let kubeconfig: string;
-  let storeRoot: string;
   const run = (args: string[]) => cairn([...args, '-n', NS], { kubeconfig });
   const phaseOf = async (kind: 'backup' | 'restore', name: string) => ((JSON.parse((await run([kind, 'get', name, '-o', 'json'])).stdout || '{}') as Described).status?.phase ?? '');
   const waitPhase = (kind: 'backup' | 'restore', name: string, phases: string[], timeoutMs = 240_000) =>
@@ -79,12 +88,13 @@ describe('Velero plugins through cairn', () => {
   beforeAll(async () => {
     const info = clusterInfo();
     kubeconfig = info.kubeconfigPath;
-    // The plugin images map to these binaries on the test bed (built from the Go module proxy once, then cached).
-    for (const key of ['veleroPluginForAws', 'veleroPluginForGcp', 'cairnTestPlugins'] as const) await ensureToolBinary(key, say);
+    // The plugin binaries are built from the Go module proxy once, then cached; their images go into the registry.
+    const specs = [];
+    for (const p of PLUGIN_IMAGES) specs.push({ ...p, binary: await ensureToolBinary(p.key, say) });
+    await pushPluginImages(info.registry.url, specs, say);
     const dir = mkdtempSync(join(tmpdir(), 'cairn-e2e-plugins-'));
     const creds = join(dir, 'credentials');
     writeFileSync(creds, `[default]\naws_access_key_id = ${info.s3.accessKeyId}\naws_secret_access_key = ${info.s3.secretAccessKey}\n`);
-    storeRoot = join(dir, 'directory-store');
     await waitFor(async () => (await kubectl(['get', 'namespace', NS, APP, COPY], { allowFailure: true })).stdout.trim() === '', {
       timeoutMs: 120_000,
       intervalMs: 1000,
@@ -95,7 +105,7 @@ describe('Velero plugins through cairn', () => {
         'install', '-n', NS, '--provider', 'aws', '--bucket', info.s3.bucket, '--prefix', PREFIX, '--secret-file', creds,
         '--backup-location-config', `region=${info.s3.region},s3Url=${info.s3.endpoint},s3ForcePathStyle=true`,
         '--plugins', `${AWS_IMAGE},${GCP_IMAGE},${TEST_IMAGE}`, '--prefer-plugin', 'velero.io/aws',
-        '--image', 'ghcr.io/cairn-backup/cairn:dev',
+        '--image', info.image,
       ],
       { kubeconfig },
     );
@@ -223,7 +233,7 @@ describe('Velero plugins through cairn', () => {
   });
 
   it('backs up to and restores from a location a plugin directory store serves', async () => {
-    const loc = await run(['backup-location', 'create', 'directory', '--provider', 'example.cairn.io/directory', '--bucket', 'plugin-bucket', '--prefix', 'cluster-a', '--config', `root=${storeRoot}`]);
+    const loc = await run(['backup-location', 'create', 'directory', '--provider', 'example.cairn.io/directory', '--bucket', 'plugin-bucket', '--prefix', 'cluster-a', '--config', `root=${STORE_ROOT}`]);
     expect(loc.exitCode, loc.stderr).toBe(0);
     await waitFor(async () => (JSON.parse((await run(['backup-location', 'get', 'directory', '-o', 'json'])).stdout) as { status?: { phase?: string } }).status?.phase === 'Available', {
       timeoutMs: 120_000,
@@ -232,8 +242,12 @@ describe('Velero plugins through cairn', () => {
     });
     const r = await run(['backup', 'create', 'in-directory', '--include-namespaces', APP, '--storage-location', 'directory', '--wait']);
     expect(r.exitCode, `${r.stdout}\n${r.stderr}`).toBe(0);
-    expect(readdirSync(join(storeRoot, 'plugin-bucket', 'cluster-a', 'backups', 'in-directory')).sort()).toContain('in-directory.tar.gz');
-    const log = gunzipSync(Buffer.from((await import('node:fs')).readFileSync(join(storeRoot, 'plugin-bucket', 'cluster-a', 'backups', 'in-directory', 'in-directory-logs.gz')))).toString();
+    // Read where the node keeps the server's /scratch, as an operator with a shell on the node would.
+    const server = JSON.parse((await kubectl(['-n', NS, 'get', 'pods', '-l', 'deploy=cairn', '-o', 'json'])).stdout) as { items: PodRef[] };
+    const scratch = await podVolumeDir(server.items[0] ?? {}, 'scratch');
+    const backupDir = join(scratch, 'directory-store', 'plugin-bucket', 'cluster-a', 'backups', 'in-directory');
+    expect(readdirSync(backupDir).sort()).toContain('in-directory.tar.gz');
+    const log = gunzipSync(readFileSync(join(backupDir, 'in-directory-logs.gz'))).toString();
     expect(log).toContain('Backed up all items');
     await kubectl(['delete', 'namespace', COPY, '--wait=true', '--timeout=120s'], { allowFailure: true });
     const restore = await run(['restore', 'create', 'from-directory', '--from-backup', 'in-directory', '--namespace-mappings', `${APP}:${COPY}`, '--wait']);

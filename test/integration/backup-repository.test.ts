@@ -18,6 +18,8 @@ import {
   type BackupStorageLocation,
 } from '../../src/api/index.js';
 import { createLogger } from '../../src/base/logger.js';
+import { MetricsRegistry } from '../../src/base/metrics.js';
+import { SERVER_METRICS, ServerMetric } from '../../src/server/metrics/definitions.js';
 import { Repository } from '../../src/datapath/repository.js';
 import { backup } from '../../src/datapath/uploader.js';
 import { kubeFromConfig, type Kube } from '../../src/kube/client.js';
@@ -43,6 +45,8 @@ let kube: Kube;
 let kubeconfig: string;
 let running: Stoppable[] = [];
 const logLines: string[] = [];
+/** The server's metrics as the controllers under test feed them. */
+const metrics = new MetricsRegistry(SERVER_METRICS);
 const tempDirs: string[] = [];
 
 const bucket = () => clusterInfo().s3.bucket;
@@ -92,6 +96,7 @@ beforeAll(async () => {
     version: 'test',
     config: { ...DEFAULT_SERVER_CONFIG },
     now: () => new Date(),
+    metrics,
   };
   running.push(await startBackupStorageLocationController(ctx));
   // Grace period 0: this test's maintenance may drop what no snapshot references at once.
@@ -165,6 +170,12 @@ describe('ensureRepository and the BackupRepository controller', () => {
     expect(run.message).toMatch(/^1 snapshots;/);
     expect(Date.parse(run.completeTimestamp!)).toBeGreaterThanOrEqual(Date.parse(run.startTimestamp!));
     expect(maintained.status!.lastMaintenanceTime).not.toBe(before);
+    // The metrics count the run and hold the repository's size in the bucket (the 300 kB of random data at least).
+    const repository = { repository: name };
+    expect(await metrics.value(ServerMetric.RepositoryMaintenanceSuccessTotal, repository)).toBeGreaterThanOrEqual(1);
+    expect(await metrics.value(ServerMetric.RepositoryMaintenanceFailureTotal, repository)).toBeUndefined();
+    expect(await metrics.value(ServerMetric.RepositorySizeBytes, repository)).toBeGreaterThan(300_000);
+    expect(await metrics.text()).toMatch(new RegExp(`^cairn_repository_maintenance_duration_seconds_count\\{repository="${name}"\\} [1-9]`, 'm'));
     // The snapshot still opens after maintenance.
     const after = await Repository.open({ store, password });
     await after.loadIndex();

@@ -5,7 +5,7 @@
  * (test runs, the demo) take turns through a lock, so one build's export is never read half-written.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { withFileLock } from '../local-cluster/lock.js';
@@ -27,41 +27,40 @@ export const TEST_BED_REPOSITORY = 'cairn-backup/cairn';
 
 let built: Promise<ImageArchive> | undefined;
 
-const ARCHIVE_NAME = /^cairn-dev\.(\d+)\.tar$/;
-
-/** Whether a process of this pid still runs. */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/**
- * Builds the image (cached layers) and writes its OCI archive; once per process. The archive is this process's own
- * (`cairn-dev.<pid>.tar`, removed when it exits): several trees share the cache (worktrees, the demo), and a build of
- * another tree that runs once the lock is let go must not replace the image this process pushes minutes later.
- */
+/** Builds the image (cached layers) and writes its OCI archive; once per process. */
 export function ensureImageArchive(log: (line: string) => void): Promise<ImageArchive> {
   built ??= (async () => {
     const dir = join(cacheRoot(), 'images');
     mkdirSync(dir, { recursive: true });
     return withFileLock({ path: join(dir, '.build.lock'), timeoutMs: 30 * 60_000, onWait: (pid) => log(`waiting for the image build of pid ${pid}`) }, async () => {
-      // Archives of processes that are gone (killed before their exit hook ran).
-      for (const name of readdirSync(dir)) {
-        const pid = Number(ARCHIVE_NAME.exec(name)?.[1] ?? NaN);
-        if (Number.isInteger(pid) && pid !== process.pid && !alive(pid)) rmSync(join(dir, name), { force: true });
-      }
       const buildah = await openBuildah(log);
-      const archive = join(dir, `cairn-dev.${process.pid}.tar`);
-      const build = await buildImage(buildah, { log, ociArchive: archive, push: [], tlsVerify: true });
-      process.once('exit', () => rmSync(archive, { force: true }));
+      // Written beside and renamed into place under a name of its content: another checkout on this machine builds
+      // its own tree into a file of its own, never over this one, which this process pushes later (after the lock).
+      // A process still reading an earlier archive of the same name keeps reading it whole.
+      const next = join(dir, `cairn-dev.${process.pid}.tar`);
+      const build = await buildImage(buildah, { log, ociArchive: next, push: [], tlsVerify: true });
+      const archive = join(dir, `cairn-dev-${build.id.replace(/^sha256:/, '').slice(0, 12)}.tar`);
+      renameSync(next, archive);
+      removeOldArchives(dir, archive);
       return { archive, ref: build.tags[0]!, build };
     });
   })();
   return built;
+}
+
+/** Archives of earlier builds are removed once no test run or demo can still be about to push them. */
+const ARCHIVE_KEEP_MS = 6 * 3600_000;
+
+function removeOldArchives(dir: string, keep: string): void {
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (path === keep || !/^cairn-dev(-[0-9a-f]+|\.\d+)?\.tar$/.test(name)) continue;
+    try {
+      if (Date.now() - statSync(path).mtimeMs > ARCHIVE_KEEP_MS) rmSync(path, { force: true });
+    } catch {
+      // Another process removed it first.
+    }
+  }
 }
 
 export interface PushedImage {

@@ -94,3 +94,18 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace 
     type: DirectoryOrCreate
 {{- end }}
 {{- end }}
+
+{{/* The pod annotations of a component serving /metrics on `port` (install's prometheusAnnotations), then the user's. */}}
+{{- define "cairn.podAnnotations" -}}
+{{- $annotations := dict }}
+{{- if .root.Values.metrics.enabled }}
+{{- $_ := set $annotations "prometheus.io/scrape" "true" }}
+{{- $_ := set $annotations "prometheus.io/port" (toString .port) }}
+{{- $_ := set $annotations "prometheus.io/path" "/metrics" }}
+{{- end }}
+{{- $annotations = merge (deepCopy (default (dict) .extra)) $annotations }}
+{{- with $annotations }}
+annotations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end }}

@@ -1,6 +1,7 @@
 /**
  * The metrics the server exports on /metrics (docs/metrics.md): Velero v1.17's server metrics with its names, help
- * texts, label names and buckets (pkg/metrics/metrics.go), so dashboards and alerts made for Velero work unchanged.
+ * texts, label names and buckets (pkg/metrics/metrics.go), so dashboards and alerts made for Velero work unchanged,
+ * and cairn's own, prefixed `cairn_` (repository maintenance and size).
  */
 import { VELERO_DURATION_BUCKETS, type MetricDefinition } from '../../base/metrics.js';
 
@@ -35,6 +36,11 @@ export const ServerMetric = {
   CsiSnapshotAttemptTotal: 'velero_csi_snapshot_attempt_total',
   CsiSnapshotSuccessTotal: 'velero_csi_snapshot_success_total',
   CsiSnapshotFailureTotal: 'velero_csi_snapshot_failure_total',
+  // cairn's own
+  RepositoryMaintenanceSuccessTotal: 'cairn_repository_maintenance_success_total',
+  RepositoryMaintenanceFailureTotal: 'cairn_repository_maintenance_failure_total',
+  RepositoryMaintenanceDuration: 'cairn_repository_maintenance_duration_seconds',
+  RepositorySizeBytes: 'cairn_repository_size_bytes',
 } as const;
 export type ServerMetric = (typeof ServerMetric)[keyof typeof ServerMetric];
 
@@ -42,6 +48,8 @@ export type ServerMetric = (typeof ServerMetric)[keyof typeof ServerMetric];
 export const SCHEDULE_LABEL = 'schedule';
 export const BACKUP_NAME_LABEL = 'backupName';
 export const LOCATION_LABEL = 'backup_location_name';
+/** cairn's label for a BackupRepository's name. */
+export const REPOSITORY_LABEL = 'repository';
 
 /** Velero's backup_last_status values. */
 export const LAST_STATUS_SUCCESS = 1;
@@ -90,6 +98,16 @@ export const SERVER_METRICS: readonly MetricDefinition[] = [
   { name: ServerMetric.CsiSnapshotAttemptTotal, help: 'Total number of CSI attempted volume snapshots', type: 'counter', labelNames: [SCHEDULE_LABEL, BACKUP_NAME_LABEL] },
   { name: ServerMetric.CsiSnapshotSuccessTotal, help: 'Total number of CSI successful volume snapshots', type: 'counter', labelNames: [SCHEDULE_LABEL, BACKUP_NAME_LABEL] },
   { name: ServerMetric.CsiSnapshotFailureTotal, help: 'Total number of CSI failed volume snapshots', type: 'counter', labelNames: [SCHEDULE_LABEL, BACKUP_NAME_LABEL] },
+  { name: ServerMetric.RepositoryMaintenanceSuccessTotal, help: 'Total number of successful backup repository maintenance runs', type: 'counter', labelNames: [REPOSITORY_LABEL] },
+  { name: ServerMetric.RepositoryMaintenanceFailureTotal, help: 'Total number of failed backup repository maintenance runs', type: 'counter', labelNames: [REPOSITORY_LABEL] },
+  {
+    name: ServerMetric.RepositoryMaintenanceDuration,
+    help: 'Time taken by backup repository maintenance runs, in seconds',
+    type: 'histogram',
+    labelNames: [REPOSITORY_LABEL],
+    buckets: VELERO_DURATION_BUCKETS,
+  },
+  { name: ServerMetric.RepositorySizeBytes, help: 'Bytes a backup repository holds in its storage location after its last successful maintenance', type: 'gauge', labelNames: [REPOSITORY_LABEL] },
 ];
 
 /** The series Velero's InitSchedule makes appear for a schedule ('' at server start): counters at 0, last status 1. */

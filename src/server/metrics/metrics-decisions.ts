@@ -31,6 +31,7 @@ import {
   LAST_STATUS_FAILURE,
   LAST_STATUS_SUCCESS,
   LOCATION_LABEL,
+  REPOSITORY_LABEL,
   SCHEDULE_INIT_METRICS,
   SCHEDULE_LABEL,
   SCHEDULE_REMOVE_METRICS,
@@ -197,4 +198,26 @@ export function gaugesAtStart(backups: readonly Backup[]): MetricEffect[] {
 /** The size of the backup's tarball as the server uploaded it (Velero sets it when the tarball is written). */
 export function tarballSizeEffects(backup: Pick<Backup, 'metadata'>, bytes: number): MetricEffect[] {
   return [set(ServerMetric.BackupTarballSizeBytes, backupSchedule(backup), bytes)];
+}
+
+/**
+ * One maintenance run of a BackupRepository as this server ran it: success or failure, its duration, and (after a
+ * success) the bytes the repository holds in storage.
+ */
+export function maintenanceEffects(run: { repository: string; ok: boolean; seconds: number; sizeBytes?: number | undefined }): MetricEffect[] {
+  const labels = { [REPOSITORY_LABEL]: run.repository };
+  const effects: MetricEffect[] = [
+    { op: 'inc', metric: run.ok ? ServerMetric.RepositoryMaintenanceSuccessTotal : ServerMetric.RepositoryMaintenanceFailureTotal, labels },
+    { op: 'observe', metric: ServerMetric.RepositoryMaintenanceDuration, labels, value: run.seconds },
+  ];
+  if (run.ok && run.sizeBytes !== undefined) effects.push({ op: 'set', metric: ServerMetric.RepositorySizeBytes, labels, value: run.sizeBytes });
+  return effects;
+}
+
+/** A deleted repository's series go. */
+export function repositoryRemoveEffects(repository: string): MetricEffect[] {
+  const labels = { [REPOSITORY_LABEL]: repository };
+  return [ServerMetric.RepositoryMaintenanceSuccessTotal, ServerMetric.RepositoryMaintenanceFailureTotal, ServerMetric.RepositoryMaintenanceDuration, ServerMetric.RepositorySizeBytes].map(
+    (metric) => ({ op: 'remove' as const, metric, labels }),
+  );
 }

@@ -85,9 +85,10 @@ function checkAgainstVelero(defs: readonly MetricDefinition[], velero: [string, 
 }
 
 describe('the registry exports Velero v1.17 metrics unchanged', () => {
-  it('server: every Velero server metric, same name, type, help, labels and buckets', async () => {
+  it("server: every Velero server metric, same name, type, help, labels and buckets; cairn's own are prefixed cairn_", async () => {
     checkAgainstVelero(SERVER_METRICS, VELERO_SERVER, await renderAll(SERVER_METRICS));
-    expect(SERVER_METRICS.map((d) => d.name).sort()).toEqual(VELERO_SERVER.map(([n]) => n).sort());
+    const extra = SERVER_METRICS.map((d) => d.name).filter((n) => !VELERO_SERVER.some(([v]) => v === n));
+    for (const name of extra) expect(name).toMatch(/^cairn_/);
   });
 
   it("node agent: every Velero node metric; cairn's own are prefixed cairn_", async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { V1ClusterRole, V1DaemonSet, V1Deployment, V1Role, V1Secret } from '@kubernetes/client-node';
+import type { V1ClusterRole, V1DaemonSet, V1Deployment, V1Role, V1Secret, V1Service } from '@kubernetes/client-node';
 import { allCrds } from '../../../src/api/index.js';
 import { installManifests, printableObjects, NODE_AGENT_CLUSTER_RULES } from '../../../src/install/manifests.js';
 import type { InstallOptions } from '../../../src/install/options.js';
@@ -52,6 +52,30 @@ describe('install manifests', () => {
     const hostPods = agent?.volumeMounts?.find((m) => m.name === 'host-pods');
     expect(hostPods).toMatchObject({ mountPath: '/host_pods', mountPropagation: 'HostToContainer' });
     expect(ds.spec?.template.spec?.volumes?.find((v) => v.name === 'host-pods')?.hostPath?.path).toBe('/var/lib/kubelet/pods');
+  });
+
+  it("annotates the server and node-agent pods for Prometheus as Velero's install does", () => {
+    const { objects } = installManifests(withAws);
+    expect(find<V1Deployment>(objects, 'Deployment').spec?.template.metadata?.annotations).toEqual({ 'prometheus.io/scrape': 'true', 'prometheus.io/port': '8085', 'prometheus.io/path': '/metrics' });
+    expect(find<V1DaemonSet>(objects, 'DaemonSet').spec?.template.metadata?.annotations).toEqual({ 'prometheus.io/scrape': 'true', 'prometheus.io/port': '8086', 'prometheus.io/path': '/metrics' });
+    // Nothing of the Prometheus operator unless asked: the default install needs no monitoring.coreos.com CRDs.
+    expect(objects.some((o) => o.kind === 'ServiceMonitor' || o.kind === 'Service')).toBe(false);
+  });
+
+  it('with --metrics-service-monitor: a Service per component and a ServiceMonitor selecting them', () => {
+    const { objects } = installManifests({ ...withAws, metricsServiceMonitor: true });
+    const server = find<V1Service>(objects, 'Service', 'cairn-metrics');
+    expect(server.spec).toEqual({ selector: { deploy: 'cairn' }, ports: [{ name: 'http-monitoring', port: 8085, targetPort: 'health' }] });
+    const agents = find<V1Service>(objects, 'Service', 'node-agent-metrics');
+    expect(agents.spec).toEqual({ clusterIP: 'None', selector: { name: 'node-agent' }, ports: [{ name: 'http-monitoring', port: 8086, targetPort: 'health' }] });
+    const monitor = find<{ apiVersion: string; spec: { selector: { matchLabels: Record<string, string> }; endpoints: unknown[] } }>(objects, 'ServiceMonitor');
+    expect(monitor.apiVersion).toBe('monitoring.coreos.com/v1');
+    expect(monitor.spec.endpoints).toEqual([{ port: 'http-monitoring', path: '/metrics', interval: '30s', scrapeTimeout: '10s' }]);
+    for (const svc of [server, agents]) {
+      for (const [k, v] of Object.entries(monitor.spec.selector.matchLabels)) expect(svc.metadata?.labels?.[k]).toBe(v);
+    }
+    // Without the node agent, no Service for it.
+    expect(installManifests({ ...base, metricsServiceMonitor: true }).objects.some((o) => o.metadata?.name === 'node-agent-metrics')).toBe(false);
   });
 
   it('reads pod volumes from the pods folder of the kubelet root directory it is given', () => {

@@ -7,6 +7,8 @@ import {
   deleteRequestTransitionEffects,
   gaugesAtStart,
   locationEffects,
+  maintenanceEffects,
+  repositoryRemoveEffects,
   restoreTransitionEffects,
   scheduleInitEffects,
   scheduleRemoveEffects,
@@ -190,5 +192,32 @@ describe('gauges', () => {
 
   it('the tarball size goes by schedule', () => {
     expect(tarballSizeEffects(backup('b1').label('velero.io/schedule-name', 'daily').build(), 1234)).toEqual([{ op: 'set', metric: ServerMetric.BackupTarballSizeBytes, labels: daily, value: 1234 }]);
+  });
+});
+
+describe('repository maintenance', () => {
+  const labels = { repository: 'app-default-kopia' };
+  it('a successful run counts, observes its duration and sets the size the repository holds', () => {
+    expect(maintenanceEffects({ repository: 'app-default-kopia', ok: true, seconds: 12, sizeBytes: 4096 })).toEqual([
+      { op: 'inc', metric: ServerMetric.RepositoryMaintenanceSuccessTotal, labels },
+      { op: 'observe', metric: ServerMetric.RepositoryMaintenanceDuration, labels, value: 12 },
+      { op: 'set', metric: ServerMetric.RepositorySizeBytes, labels, value: 4096 },
+    ]);
+  });
+
+  it('a failed run counts a failure and leaves the size', () => {
+    expect(maintenanceEffects({ repository: 'app-default-kopia', ok: false, seconds: 3, sizeBytes: 4096 })).toEqual([
+      { op: 'inc', metric: ServerMetric.RepositoryMaintenanceFailureTotal, labels },
+      { op: 'observe', metric: ServerMetric.RepositoryMaintenanceDuration, labels, value: 3 },
+    ]);
+  });
+
+  it('a deleted repository takes its series with it', () => {
+    expect(repositoryRemoveEffects('app-default-kopia').map((e) => e.metric)).toEqual([
+      ServerMetric.RepositoryMaintenanceSuccessTotal,
+      ServerMetric.RepositoryMaintenanceFailureTotal,
+      ServerMetric.RepositoryMaintenanceDuration,
+      ServerMetric.RepositorySizeBytes,
+    ]);
   });
 });

@@ -7,7 +7,10 @@
  * - `busybox` (tags `latest`, `1.35`, `1.36`; also `docker.io/library/busybox`): Debian's busybox-static with a
  *   link per applet, /etc/passwd and /etc/group (root, nobody) and a sticky /tmp, for the sample workloads;
  * - `redis:7.0` (a real workload: a database that the backup tests load, back up while it runs and check after a
- *   restore): busybox as above plus Debian's redis-server and redis-cli with the libraries they link.
+ *   restore): busybox as above plus Debian's redis-server and redis-cli with the libraries they link;
+ * - Velero plugin images (`velero/velero-plugin-for-aws:<v>`...), made as Velero's are: the plugin binary (built
+ *   from the Go module proxy by the toolchain) at /plugins/<name> and an entrypoint copying it into /target, where
+ *   cairn's install mounts the server's and node agent's plugins volume; pushed by the tests that install them.
  *
  * Each is a single-layer OCI layout (oci-layout.ts) cached under ~/.cache/cairn/images/<name>-<key>/, built once per
  * machine (a second or two) and keyed by its inputs.
@@ -111,6 +114,45 @@ export async function redisImage(log: (line: string) => void): Promise<TestImage
   });
   log(`built the redis image from ${server}`);
   return { names, layoutDir };
+}
+
+/** A Velero plugin image to make: its binary on this machine and the name the tests install it under. */
+export interface PluginImageSpec {
+  /** The plugin binary (a toolchain build). */
+  binary: string;
+  /** The file name under /plugins, as in Velero's image (`velero-plugin-for-aws`). */
+  name: string;
+  /** Repository and tag in the registry: `velero/velero-plugin-for-aws`, `v1.14.3`. */
+  repository: string;
+  tag: string;
+}
+
+/** Builds (once) a plugin image: busybox's `cp`, the binary with the libraries it links, `cp` as its entrypoint. */
+export async function pluginImage(spec: PluginImageSpec, log: (line: string) => void): Promise<TestImage> {
+  const busybox = await busyboxEntries(log);
+  const names = [{ repository: spec.repository, tag: spec.tag }];
+  const layoutDir = join(imagesDir(), `plugin-${spec.name}-${key(busybox.content, readFileSync(spec.binary))}`);
+  if (existsSync(join(layoutDir, 'index.json'))) return { names, layoutDir };
+  const plugin = await hostBinaryEntries({ [spec.binary]: `/plugins/${spec.name}` });
+  await writeImageLayout(layoutDir, [...busybox.entries, ...plugin], {
+    entrypoint: ['/bin/cp', `/plugins/${spec.name}`, `/target/${spec.name}`],
+    user: '65532:65532',
+  });
+  log(`built the plugin image ${spec.repository}:${spec.tag} from ${spec.binary}`);
+  return { names, layoutDir };
+}
+
+/** Builds what is missing and pushes these plugin images into a cluster's registry. */
+export async function pushPluginImages(registryUrl: string, specs: readonly PluginImageSpec[], log: (line: string) => void): Promise<void> {
+  mkdirSync(imagesDir(), { recursive: true });
+  const images = await withFileLock({ path: join(imagesDir(), '.lock'), timeoutMs: 10 * 60_000 }, async () => {
+    const built: TestImage[] = [];
+    for (const spec of specs) built.push(await pluginImage(spec, log));
+    return built;
+  });
+  for (const image of images) {
+    for (const n of image.names) await pushImageLayout(image.layoutDir, { registryUrl, ...n });
+  }
 }
 
 /** Builds what is missing (under a lock: parallel test runs build once) and pushes every test image. */

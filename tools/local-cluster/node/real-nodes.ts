@@ -56,6 +56,7 @@ export interface RealNodesStart {
 export const nodeCgroupRoot = (network: Pick<ClusterNetwork, 'index'>, node: string) => `/cairn${network.index}-${node}`;
 
 export async function startRealNodes(ctx: RealNodesContext): Promise<RealNodesStart> {
+  ensureInotifyInstances(ctx.log);
   const debian = await debianTools(NODE_PACKAGES, ctx.log);
   const binDir = linkNodeTools(ctx, debian);
   const out: RealNodesStart = { nodes: [], processes: [] };
@@ -256,9 +257,41 @@ export function cgroupProcesses(root: string): number[] {
   return [...pids];
 }
 
+/**
+ * The machine-wide limit on inotify instances per user: a kubelet opens about 20 (cAdvisor, its config and
+ * certificate watches), an API server about 12, containerd a few more, and all of them run as root. At Linux's
+ * default of 128 a second cluster of real nodes (parallel test tiers) or an editor's file watchers leave a kubelet
+ * none: it exits at start with `inotify_init: too many open files`. kind tells its users to raise the same limit.
+ */
+export const INOTIFY_INSTANCES_WANTED = 1024;
+const INOTIFY_INSTANCES = '/proc/sys/fs/inotify/max_user_instances';
+
+/** What to do about the inotify limit: nothing, or raise it to the wanted value (never lowers a higher one). */
+export function inotifyInstancesToSet(current: number, wanted = INOTIFY_INSTANCES_WANTED): number | undefined {
+  return Number.isFinite(current) && current >= wanted ? undefined : wanted;
+}
+
+/** Raises fs.inotify.max_user_instances when it is below what real nodes need; a clear error if it cannot. */
+function ensureInotifyInstances(log: (line: string) => void): void {
+  if (!existsSync(INOTIFY_INSTANCES)) return;
+  const current = Number(readFileSync(INOTIFY_INSTANCES, 'utf8').trim());
+  const wanted = inotifyInstancesToSet(current);
+  if (wanted === undefined) return;
+  try {
+    writeFileSync(INOTIFY_INSTANCES, String(wanted));
+  } catch (err) {
+    throw new Error(
+      `fs.inotify.max_user_instances is ${current}; real nodes need about ${wanted} (each kubelet opens ~20) and it could not be raised ` +
+        `(${(err as Error).message}): run 'sysctl -w fs.inotify.max_user_instances=${wanted}' as root`,
+      { cause: err },
+    );
+  }
+  log(`raised fs.inotify.max_user_instances from ${current} to ${wanted} (kubelets exit at start when none are left)`);
+}
+
 /** Checks the machine can run real nodes at all: root, and the tools the namespaces are made with. */
 export function assertCanRunRealNodes(): void {
-  if (process.getuid?.() !== 0) throw new Error('real nodes (--runtime containerd) need root: namespaces, mounts, cgroups');
+  if (process.getuid?.() !== 0) throw new Error('real nodes (--runtime containerd, the default) need root: namespaces, mounts, cgroups; --runtime local runs the kubelet stand-in without');
   const path = (process.env.PATH ?? '').split(delimiter);
   for (const tool of ['ip', 'nsenter', 'unshare', 'mount']) {
     if (!path.some((d) => existsSync(join(d, tool)))) throw new Error(`real nodes need '${tool}' (util-linux / iproute2) on PATH`);
