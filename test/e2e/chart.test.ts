@@ -85,11 +85,8 @@ async function installed(args: string[]): Promise<Map<string, KubernetesObject>>
   const r = await cairn(['install', ...args, '--dry-run', '-o', 'json', '--include-secrets'], { kubeconfig });
   expect(r.exitCode, r.stderr).toBe(0);
   const out = new Map<string, KubernetesObject>();
-  for (const o of (JSON.parse(r.stdout) as { items: KubernetesObject[] }).items) {
-    // The release namespace is Helm's (helm install --create-namespace); the chart does not own it.
-    if (o.kind === 'Namespace') continue;
-    out.set(key(o), o);
-  }
+  // The namespace too: the chart makes it, labelled for Pod Security admission, with createNamespace.
+  for (const o of (JSON.parse(r.stdout) as { items: KubernetesObject[] }).items) out.set(key(o), o);
   return out;
 }
 
@@ -125,6 +122,11 @@ describe('the Helm chart', () => {
       }),
     },
     {
+      name: 'a privileged node agent',
+      flags: () => ['--use-node-agent', '--privileged-node-agent'],
+      values: () => ({ deployNodeAgent: true, nodeAgent: { privileged: true } }),
+    },
+    {
       name: 'a filesystem location, every volume by file-system backup, no node agent',
       flags: () => ['--provider', 'filesystem', '--bucket', 'backups', '--default-volumes-to-fs-backup'],
       values: () => ({ configuration: { backupStorageLocation: [{ name: 'default', provider: 'filesystem', bucket: 'backups', default: true }], defaultVolumesToFsBackup: true } }),
@@ -146,6 +148,8 @@ describe('the Helm chart', () => {
           name: `velero-${image.slice('velero/'.length, image.indexOf(':'))}`,
           image,
           imagePullPolicy: 'IfNotPresent',
+          // What install gives plugin init containers: the server pod's restrictions.
+          securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
           volumeMounts: [{ name: 'plugins', mountPath: '/target' }],
         })),
         configuration: { backupStorageLocation: [{ name: 'default', provider: 'gcp', bucket: 'backups', default: true, config: { serviceAccount: 'sa@p.iam' } }], preferPlugins: ['velero.io/aws'] },
@@ -177,7 +181,7 @@ describe('the Helm chart', () => {
       const ns = 'backup-system';
       const image = `${IMAGE.repository}:${IMAGE.tag}`;
       const fromInstall = await installed(['-n', ns, '--image', image, ...c.flags(creds)]);
-      const fromChart = await rendered(ns, valuesFile(`case-${cases.indexOf(c)}`, { image: IMAGE, ...(c.values(credsText) as object) }));
+      const fromChart = await rendered(ns, valuesFile(`case-${cases.indexOf(c)}`, { image: IMAGE, createNamespace: true, ...(c.values(credsText) as object) }));
       expect([...fromChart.keys()].sort()).toEqual([...fromInstall.keys()].sort());
       for (const [k, o] of fromInstall) expect(fromChart.get(k), k).toEqual(o);
     });
