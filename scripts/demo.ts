@@ -1,18 +1,37 @@
 /**
- * `npm run demo`: the whole main job on a fresh machine. Starts the local cluster (real control plane, local
- * kubelets, MinIO), installs cairn, deploys a sample application with data on a volume (backed up by file-system
- * backup through the node agent), backs it up, deletes it, restores it and shows that everything came back, data
- * included. The cluster is stopped at the end unless --keep is given.
+ * `npm run demo`: the whole main job on a fresh machine. Starts the local cluster (real control plane, two real
+ * nodes: kubelet, containerd, runc, CNI; MinIO; a registry), builds cairn's image from this tree meanwhile and pushes
+ * it into the cluster's registry, installs cairn from it as a user would, deploys a sample application with data on a
+ * volume (backed up by file-system backup through the node agent), backs it up, deletes it, restores it and shows
+ * that everything came back, data included. The cluster is stopped at the end unless --keep is given.
+ *
+ *   npm run demo [-- --keep] [-- --runtime local]
+ *
+ * `--runtime local` runs it on the kubelet stand-in instead (no root needed, no image: this tree's code runs as host
+ * processes; docs/test-bed.md).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { down, up } from '../tools/local-cluster/cluster.js';
+import { parseArgs } from 'node:util';
+import { ensureImageArchive, pushCairnImage } from '../tools/image/test-bed-image.js';
+import { down, up, type NodeRuntime } from '../tools/local-cluster/cluster.js';
+import { KUBELET_ROOT_DIR } from '../tools/local-cluster/node/node-config.js';
 import { cacheRoot } from '../tools/local-cluster/paths.js';
 import { setupToolchain } from '../tools/local-cluster/toolchain.js';
 
-const keep = process.argv.includes('--keep');
+function options(): { keep: boolean; runtime: NodeRuntime } {
+  const { values } = parseArgs({
+    options: { keep: { type: 'boolean', default: false }, runtime: { type: 'string', default: 'containerd' } },
+    strict: true,
+  });
+  if (values.runtime !== 'containerd' && values.runtime !== 'local') throw new Error(`--runtime must be containerd or local, got ${values.runtime}`);
+  return { keep: values.keep, runtime: values.runtime };
+}
+
+/** What the stand-in maps to this tree's code (any image whose repository ends in `cairn`). */
+const STAND_IN_IMAGE = 'ghcr.io/cairn-backup/cairn:dev';
 const NS = 'cairn';
 const APP = 'demo-app';
 const step = (s: string) => process.stdout.write(`\n\x1b[1m== ${s}\x1b[0m\n`);
@@ -69,16 +88,24 @@ spec:
 `;
 
 async function main(): Promise<void> {
+  const { keep, runtime } = options();
+  const realNodes = runtime === 'containerd';
   const started = Date.now();
   step('Toolchain (built once, cached under ~/.cache/cairn)');
-  await setupToolchain(log);
+  await setupToolchain(log, { nodes: realNodes });
 
-  step('Local cluster: etcd, kube-apiserver, controller-manager, scheduler, 2 local kubelets, MinIO');
+  // cairn's image builds (buildah, layers cached) while the cluster starts; the two overlap.
+  const imageStarted = Date.now();
+  const building = realNodes ? ensureImageArchive(log).then(() => Date.now()) : undefined;
+  building?.catch(() => undefined);
+  step(realNodes
+    ? "Local cluster: etcd, kube-apiserver, controller-manager, scheduler, 2 real nodes (kubelet, containerd, runc, CNI), MinIO, a registry; cairn's image built meanwhile"
+    : 'Local cluster: etcd, kube-apiserver, controller-manager, scheduler, 2 kubelet stand-ins, MinIO');
   // The run directory's parent does not exist on a fresh machine until something makes it.
   mkdirSync(join(cacheRoot(), 'run'), { recursive: true });
   const runDir = mkdtempSync(join(cacheRoot(), 'run', 'demo-'));
-  const { state, seconds } = await up({ runDir, name: 'demo', nodes: 2, log });
-  log(`ready in ${seconds.toFixed(1)} s; logs in ${runDir}/logs`);
+  const { state, seconds } = await up({ runDir, name: 'demo', nodes: 2, runtime, log });
+  log(`ready in ${seconds.toFixed(1)} s (every node Ready); logs in ${runDir}/logs`);
   const kubeconfig = state.kubeconfigPath;
   const kubectl = (args: string[], input?: string) =>
     execFileSync(state.binaries.kubectl, ['--kubeconfig', kubeconfig, ...args], { encoding: 'utf8', ...(input ? { input } : {}) });
@@ -96,12 +123,21 @@ async function main(): Promise<void> {
   };
 
   try {
+    let image = STAND_IN_IMAGE;
+    if (realNodes) {
+      step("cairn's image into the cluster's registry");
+      const pushed = await pushCairnImage({ registryUrl: state.registry.url, log });
+      const builtAt = await building!;
+      image = pushed.reference;
+      log(`${image}: built in ${((builtAt - imageStarted) / 1000).toFixed(1)} s (beside the cluster's start), pushed in ${pushed.pushSeconds.toFixed(1)} s`);
+    }
+
     step('Install cairn (server + node agent) with MinIO as the backup storage location');
     const creds = join(mkdtempSync(join(tmpdir(), 'cairn-demo-')), 'credentials');
     writeFileSync(creds, `[default]\naws_access_key_id = ${state.s3.accessKeyId}\naws_secret_access_key = ${state.s3.secretAccessKey}\n`, { mode: 0o600 });
     cairn(['install', '--provider', 'aws', '--bucket', state.s3.bucket, '--secret-file', creds,
       '--backup-location-config', `region=${state.s3.region},s3Url=${state.s3.endpoint},s3ForcePathStyle=true`,
-      '--use-node-agent', '--image', 'ghcr.io/cairn-backup/cairn:dev', '--wait']);
+      '--use-node-agent', '--image', image, ...(realNodes ? ['--kubelet-root-dir', KUBELET_ROOT_DIR] : []), '--wait']);
     cairn(['backup-location', 'get']);
 
     step(`Deploy a sample application in namespace ${APP}`);

@@ -168,7 +168,9 @@ export async function clusterFor(opts: { reuse: boolean; keep: boolean; name: st
   await setupToolchain(log);
   if (opts.reuse) {
     const state = readState(defaultRunDir('cairn'));
-    if (!state || !(await clusterHealth(state)).healthy) throw new Error('--reuse: no healthy cluster from `npm run cluster:up`');
+    if (!state || !(await clusterHealth(state)).healthy) throw new Error('--reuse: no healthy cluster from `npm run cluster:up -- --runtime local`');
+    // The benches run this tree's code through the stand-in's image mapping; real nodes would pull an image instead.
+    if (state.runtime === 'containerd') throw new Error('--reuse: the running cluster has real nodes; the benches run on the kubelet stand-in (`npm run cluster:up -- --runtime local`)');
     log(`reusing the cluster in ${state.runDir}`);
     return { state, stop: async () => undefined };
   }

@@ -15,7 +15,7 @@ mover runs on) when tools/peers/install-kopia.sh has built it. Prints the figure
   --big-mib M    size of each large file in MiB (default 50)
   --small N      small text files of 1-16 KiB (default 5000)
   --scale F      multiply the file counts by F (e.g. 0.2 for a quick run)
-  --reuse        use the cluster of \`npm run cluster:up\` (default: start a fresh 1-node cluster, stop it after);
+  --reuse        use the cluster of \`npm run cluster:up -- --runtime local\` (default: start a fresh 1-node cluster, stop it after);
                  CSI is enabled on it if it is not yet
   --keep         keep the fresh cluster's run directory (logs) afterwards
   --help

@@ -6,7 +6,7 @@ export interface FsbArgs {
   bigMiB: number;
   /** Small text files (1-16 KiB) in the volume. */
   smallCount: number;
-  /** Use the running cluster of `npm run cluster:up` instead of starting a fresh one. */
+  /** Use the running cluster of `npm run cluster:up -- --runtime local` instead of starting a fresh one. */
   reuse: boolean;
   /** Keep the fresh cluster's run directory (logs) after the run. */
   keep: boolean;
@@ -21,7 +21,7 @@ versus the data path alone (cairn repo backup/restore) on the same data; prints 
   --big-mib M    size of each large file in MiB (default 50)
   --small N      small text files of 1-16 KiB (default 5000)
   --scale F      multiply all three counts/sizes by F (e.g. 0.2 for a quick run)
-  --reuse        use the cluster of \`npm run cluster:up\` (default: start a fresh 1-node cluster, stop it after)
+  --reuse        use the cluster of \`npm run cluster:up -- --runtime local\` (default: start a fresh 1-node cluster, stop it after)
   --keep         keep the fresh cluster's run directory (logs) afterwards
   --help
 `;

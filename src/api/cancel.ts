@@ -43,3 +43,14 @@ export function requestCancel(obj: { metadata: { annotations?: Record<string, st
   obj.metadata.annotations = { ...obj.metadata.annotations, [CANCEL_REQUESTED_ANNOTATION]: statusTime(now) };
   return true;
 }
+
+/**
+ * Whether a PodVolumeBackup/Restore or DataUpload/Download of a canceled backup or restore may still move data. One
+ * that ended has stopped; so has one still New with `spec.cancel`: no node agent starts it any more (the one that
+ * takes it ends it Canceled, and one no node agent takes, its pod on no node, never moves a byte).
+ */
+export function volumeOperationRunning(op: { spec: { cancel?: boolean | undefined }; status?: { phase?: string | undefined } | undefined }): boolean {
+  const phase = op.status?.phase ?? '';
+  if (phase === 'Completed' || phase === 'Failed' || phase === 'Canceled') return false;
+  return !((phase === '' || phase === 'New') && op.spec.cancel === true);
+}

@@ -24,6 +24,8 @@ export async function fetchOperationLog(kube: Kube, opts: FetchLogOptions): Prom
   if (!obj) throw new NotFoundError(`${kind} "${name}" not found in namespace "${namespace}"`);
   const phase = obj.status?.phase;
   const done = kind === 'backup' ? isBackupDone(phase) : isRestoreDone(phase);
+  // A canceled backup's files, its log among them, are deleted with it (a canceled restore keeps its log).
+  if (kind === 'backup' && phase === 'Canceled') throw new NotFoundError(`backup "${name}" was canceled: its log was deleted with its files`);
   if (!done) {
     throw new CairnError(`logs for ${kind} "${name}" are not available until it has finished (phase ${phase ?? 'New'}); try again once it is Completed or Failed`);
   }

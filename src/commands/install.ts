@@ -33,6 +33,7 @@ piped to \`kubectl apply -f -\` without credentials reaching the terminal; --inc
     'no-secret': Flags.boolean({ description: 'Create no credentials Secret (the pods use credentials from their environment).', default: false }),
     cacert: Flags.string({ description: 'PEM file with the CA bundle to trust for the object store.' }),
     'use-node-agent': Flags.boolean({ description: 'Also install the node-agent DaemonSet (file-system backup and data movement).', default: false }),
+    'privileged-node-agent': Flags.boolean({ description: 'Run the node agent as a privileged container (by default: root holding only the DAC_READ_SEARCH capability; docs/security.md).', default: false }),
     'node-agent-configmap': Flags.string({ description: 'ConfigMap (in the install namespace) the node agent reads its configuration from: loadConcurrency, podResources, priorityClassName.' }),
     'kubelet-root-dir': Flags.string({ description: 'The kubelet root directory on the nodes (the kubelet\'s --root-dir); the node agent reads pod volumes from its pods/ folder.', default: '/var/lib/kubelet' }),
     'default-volumes-to-fs-backup': Flags.boolean({ description: 'Back up all pod volumes with file-system backup unless excluded.', default: false }),

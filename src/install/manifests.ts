@@ -18,8 +18,6 @@ import type {
   V1EnvVar,
   V1Volume,
   V1VolumeMount,
-  V1PodSecurityContext,
-  V1SecurityContext,
   V1Service,
 } from '@kubernetes/client-node';
 import { allCrds } from '../api/index.js';
@@ -52,6 +50,14 @@ import {
   PLUGINS_VOLUME,
 } from '../api/install-names.js';
 import { pluginInitContainer } from './plugins.js';
+import {
+  NODE_AGENT_POD_SECURITY,
+  SERVER_CONTAINER_SECURITY,
+  namespacePodSecurity,
+  nodeAgentContainerSecurity,
+  podSecurityLabels,
+  serverPodSecurity,
+} from './pod-security.js';
 
 
 const labels = (component: string): Record<string, string> => ({
@@ -188,26 +194,6 @@ function pluginCredentialsEnv(opts: InstallOptions): V1EnvVar[] {
   return ['GOOGLE_APPLICATION_CREDENTIALS', 'AZURE_CREDENTIALS_FILE', 'ALIBABA_CLOUD_CREDENTIALS_FILE'].map((name) => ({ name, value: file }));
 }
 
-/** The image's unprivileged user; the server runs as it. */
-export const SERVER_USER = 65532;
-
-/**
- * The server needs no privilege: it talks to the API server and the object store. It runs as the image's
- * unprivileged user with a read-only root filesystem (writable /tmp and /scratch are emptyDirs), no privilege
- * escalation, no capabilities and the runtime's default seccomp profile. Only with the filesystem provider does it
- * run as root: it writes the storage directory on the node, which belongs to root.
- */
-function serverPodSecurity(opts: InstallOptions): V1PodSecurityContext {
-  if (opts.storageLocation?.provider === 'filesystem') return { runAsUser: 0, seccompProfile: { type: 'RuntimeDefault' } };
-  return { runAsNonRoot: true, runAsUser: SERVER_USER, runAsGroup: SERVER_USER, fsGroup: SERVER_USER, seccompProfile: { type: 'RuntimeDefault' } };
-}
-
-const SERVER_CONTAINER_SECURITY: V1SecurityContext = {
-  allowPrivilegeEscalation: false,
-  readOnlyRootFilesystem: true,
-  capabilities: { drop: ['ALL'] },
-};
-
 function serverDeployment(opts: InstallOptions): V1Deployment {
   const storage = podStorage(opts);
   const args = ['server'];
@@ -231,7 +217,7 @@ function serverDeployment(opts: InstallOptions): V1Deployment {
           serviceAccountName: SERVER_SERVICE_ACCOUNT,
           restartPolicy: 'Always',
           terminationGracePeriodSeconds: 30,
-          securityContext: serverPodSecurity(opts),
+          securityContext: serverPodSecurity({ filesystemProvider: opts.storageLocation?.provider === 'filesystem' }),
           containers: [
             {
               name: SERVER_NAME,
@@ -273,8 +259,7 @@ function nodeAgentDaemonSet(opts: InstallOptions): V1DaemonSet {
         spec: {
           serviceAccountName: NODE_AGENT_SERVICE_ACCOUNT,
           terminationGracePeriodSeconds: 30,
-          // Reading every pod's volume needs root on the host paths; nothing else is privileged.
-          securityContext: { runAsUser: 0 },
+          securityContext: NODE_AGENT_POD_SECURITY,
           containers: [
             {
               name: NODE_AGENT_NAME,
@@ -293,8 +278,10 @@ function nodeAgentDaemonSet(opts: InstallOptions): V1DaemonSet {
               ports: [{ name: 'health', containerPort: NODE_AGENT_HEALTH_PORT }],
               readinessProbe: { httpGet: { path: '/readyz', port: 'health' }, periodSeconds: 5 },
               resources: { requests: { cpu: '500m', memory: '128Mi' }, limits: { memory: '1Gi' } },
+              securityContext: nodeAgentContainerSecurity(opts.privilegedNodeAgent ?? false),
               volumeMounts: [
-                { name: 'host-pods', mountPath: '/host_pods', mountPropagation: 'HostToContainer' },
+                // Read-only: the node agent only finds volumes there; the data-mover pods mount the one they work on.
+                { name: 'host-pods', mountPath: '/host_pods', mountPropagation: 'HostToContainer', readOnly: true },
                 ...storage.mounts,
                 { name: 'scratch', mountPath: '/scratch' },
               ],
@@ -345,9 +332,7 @@ export function installManifests(opts: InstallOptions): InstallManifests {
       name: ns,
       labels: {
         ...labels('namespace'),
-        // node-agent reads host paths as root: the namespace must admit it.
-        'pod-security.kubernetes.io/enforce': 'privileged',
-        'pod-security.kubernetes.io/enforce-version': 'latest',
+        ...podSecurityLabels(namespacePodSecurity({ useNodeAgent: opts.useNodeAgent, filesystemProvider: opts.storageLocation?.provider === 'filesystem' })),
       },
     },
   };

@@ -37,6 +37,7 @@ export interface InstallFlags {
   'no-secret'?: boolean | undefined;
   cacert?: string | undefined;
   'use-node-agent'?: boolean | undefined;
+  'privileged-node-agent'?: boolean | undefined;
   'node-agent-configmap'?: string | undefined;
   'kubelet-root-dir'?: string | undefined;
   'default-volumes-to-fs-backup'?: boolean | undefined;
@@ -68,6 +69,8 @@ export interface InstallOptions {
   /** Raw credentials file content for the `cloud-credentials` Secret; never logged. */
   credentials?: Buffer;
   useNodeAgent: boolean;
+  /** The node agent as a privileged container rather than root with DAC_READ_SEARCH alone (Velero's --privileged-node-agent). */
+  privilegedNodeAgent?: boolean;
   /** ConfigMap the node agent reads (flag --node-agent-configmap of `node-agent server`). */
   nodeAgentConfigMap?: string;
   /** The nodes' kubelet root directory (default /var/lib/kubelet): the node agent reads pod volumes from its pods/ folder. */
@@ -200,6 +203,10 @@ export function parseInstallFlags(flags: InstallFlags): InstallOptions {
       if (err instanceof InvalidRestoreScopeError) throw new UsageError('--restore-resources', err.message);
       throw err;
     }
+  }
+  if (flags['privileged-node-agent']) {
+    if (!options.useNodeAgent) throw new UsageError('--privileged-node-agent', 'needs --use-node-agent');
+    options.privilegedNodeAgent = true;
   }
   const agentConfig = flags['node-agent-configmap'];
   if (agentConfig !== undefined) {

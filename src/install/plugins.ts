@@ -8,6 +8,7 @@
 import type { V1Container, V1Deployment } from '@kubernetes/client-node';
 import { CairnError, NotFoundError, UsageError } from '../base/errors.js';
 import { DEFAULT_PLUGIN_DIR, PLUGINS_VOLUME, SERVER_NAME } from '../api/install-names.js';
+import { SERVER_CONTAINER_SECURITY } from './pod-security.js';
 
 export const PULL_POLICIES = ['Always', 'IfNotPresent', 'Never'] as const;
 export type PullPolicy = (typeof PULL_POLICIES)[number];
@@ -39,7 +40,7 @@ export function checkPluginImage(flag: string, image: string): string {
 }
 
 export function pluginInitContainer(image: string, pullPolicy: PullPolicy = 'IfNotPresent'): V1Container {
-  return { name: pluginContainerName(image), image, imagePullPolicy: pullPolicy, volumeMounts: [{ name: PLUGINS_VOLUME, mountPath: '/target' }] };
+  return { name: pluginContainerName(image), image, imagePullPolicy: pullPolicy, securityContext: SERVER_CONTAINER_SECURITY, volumeMounts: [{ name: PLUGINS_VOLUME, mountPath: '/target' }] };
 }
 
 export class PluginEditError extends CairnError {}

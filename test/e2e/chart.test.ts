@@ -19,7 +19,15 @@ import { waitFor } from '../support/wait.js';
 
 const execFileAsync = promisify(execFile);
 const CHART = 'charts/cairn';
+/** The image the rendering cases name (nothing runs it). */
 const IMAGE = { repository: 'ghcr.io/cairn-backup/cairn', tag: 'dev' };
+
+/** `host:port/repo/name:tag` as the chart's image values. */
+function imageValues(reference: string): { repository: string; tag: string } {
+  const colon = reference.lastIndexOf(':');
+  if (colon <= reference.lastIndexOf('/')) return { repository: reference, tag: 'latest' };
+  return { repository: reference.slice(0, colon), tag: reference.slice(colon + 1) };
+}
 
 let helmPath: string;
 let kubeconfig: string;
@@ -77,11 +85,8 @@ async function installed(args: string[]): Promise<Map<string, KubernetesObject>>
   const r = await cairn(['install', ...args, '--dry-run', '-o', 'json', '--include-secrets'], { kubeconfig });
   expect(r.exitCode, r.stderr).toBe(0);
   const out = new Map<string, KubernetesObject>();
-  for (const o of (JSON.parse(r.stdout) as { items: KubernetesObject[] }).items) {
-    // The release namespace is Helm's (helm install --create-namespace); the chart does not own it.
-    if (o.kind === 'Namespace') continue;
-    out.set(key(o), o);
-  }
+  // The namespace too: the chart makes it, labelled for Pod Security admission, with createNamespace.
+  for (const o of (JSON.parse(r.stdout) as { items: KubernetesObject[] }).items) out.set(key(o), o);
   return out;
 }
 
@@ -117,6 +122,11 @@ describe('the Helm chart', () => {
       }),
     },
     {
+      name: 'a privileged node agent',
+      flags: () => ['--use-node-agent', '--privileged-node-agent'],
+      values: () => ({ deployNodeAgent: true, nodeAgent: { privileged: true } }),
+    },
+    {
       name: 'a filesystem location, every volume by file-system backup, no node agent',
       flags: () => ['--provider', 'filesystem', '--bucket', 'backups', '--default-volumes-to-fs-backup'],
       values: () => ({ configuration: { backupStorageLocation: [{ name: 'default', provider: 'filesystem', bucket: 'backups', default: true }], defaultVolumesToFsBackup: true } }),
@@ -138,6 +148,8 @@ describe('the Helm chart', () => {
           name: `velero-${image.slice('velero/'.length, image.indexOf(':'))}`,
           image,
           imagePullPolicy: 'IfNotPresent',
+          // What install gives plugin init containers: the server pod's restrictions.
+          securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
           volumeMounts: [{ name: 'plugins', mountPath: '/target' }],
         })),
         configuration: { backupStorageLocation: [{ name: 'default', provider: 'gcp', bucket: 'backups', default: true, config: { serviceAccount: 'sa@p.iam' } }], preferPlugins: ['velero.io/aws'] },
@@ -169,7 +181,7 @@ describe('the Helm chart', () => {
       const ns = 'backup-system';
       const image = `${IMAGE.repository}:${IMAGE.tag}`;
       const fromInstall = await installed(['-n', ns, '--image', image, ...c.flags(creds)]);
-      const fromChart = await rendered(ns, valuesFile(`case-${cases.indexOf(c)}`, { image: IMAGE, ...(c.values(credsText) as object) }));
+      const fromChart = await rendered(ns, valuesFile(`case-${cases.indexOf(c)}`, { image: IMAGE, createNamespace: true, ...(c.values(credsText) as object) }));
       expect([...fromChart.keys()].sort()).toEqual([...fromInstall.keys()].sort());
       for (const [k, o] of fromInstall) expect(fromChart.get(k), k).toEqual(o);
     });
@@ -200,13 +212,15 @@ describe('the Helm chart', () => {
     const info = clusterInfo();
     const ns = 'cairn-helm';
     const app = 'helm-app';
+    // The cluster's image of this tree, and the nodes' kubelet root (real nodes keep it elsewhere than the default).
     const values = valuesFile('release', {
-      image: { ...IMAGE, pullPolicy: 'IfNotPresent' },
+      image: { ...imageValues(info.image), pullPolicy: 'IfNotPresent' },
       configuration: {
         backupStorageLocation: [{ name: 'default', provider: 'aws', bucket: info.s3.bucket, prefix: 'helm-e2e', default: true, config: { region: info.s3.region, s3Url: info.s3.endpoint, s3ForcePathStyle: 'true' } }],
       },
       credentials: { secretContents: { cloud: `[default]\naws_access_key_id = ${info.s3.accessKeyId}\naws_secret_access_key = ${info.s3.secretAccessKey}\n` } },
       deployNodeAgent: true,
+      nodeAgent: { podVolumePath: `${info.kubeletRootDir}/pods` },
       schedules: { nightly: { schedule: '0 3 * * *', skipImmediately: true, template: { ttl: '240h', includedNamespaces: [app] } }, off: { disabled: true, schedule: '@daily' } },
     });
     const install = await helm(['install', 'cairn', CHART, '-n', ns, '--create-namespace', '-f', values, '--wait', '--timeout', '5m']);

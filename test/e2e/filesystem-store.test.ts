@@ -53,7 +53,7 @@ spec:
       serviceAccountName: shop
       containers:
         - name: shop
-          image: pause
+          image: registry.k8s.io/pause:3.10
           env: [{ name: COLOUR, valueFrom: { configMapKeyRef: { name: settings, key: colour } } }]
 `;
 
@@ -108,7 +108,7 @@ describe('backup and restore through the filesystem storage provider', () => {
     const install = await cairn(
       [
         'install', '-n', NS, '--provider', 'filesystem', '--bucket', BUCKET, '--backup-location-config', `root=${root}`,
-        '--image', 'ghcr.io/cairn-backup/cairn:dev', '--wait', '--timeout', '4m',
+        '--image', info.image, '--kubelet-root-dir', info.kubeletRootDir, '--wait', '--timeout', '4m',
       ],
       { kubeconfig },
     );
@@ -165,8 +165,9 @@ describe('backup and restore through the filesystem storage provider', () => {
   });
 
   // A filesystem location has only file:// URLs: the CLI asks the server's /download/ endpoint through the API
-  // server's pod proxy, and when that is refused (the test bed's pods have loopback addresses, which Kubernetes never
-  // proxies to) reads the file:// path on this machine, which sees the shared root. Either way the user sees the file.
+  // server's pod proxy (real nodes), and when that is refused (the kubelet stand-in's pods have loopback addresses,
+  // which Kubernetes never proxies to) reads the file:// path on this machine, which sees the shared root. Either way
+  // the user sees the file.
   it('reads logs, describe details and the contents of a file:// location', async () => {
     const dl = join(mkdtempSync(join(tmpdir(), 'cairn-e2e-fs-dl-')), 'shop.tar.gz');
     const [logs, details, download] = await Promise.all([

@@ -1,7 +1,9 @@
 /**
- * The README's first run on a machine whose cache is empty: `cluster:up` and `npm run demo` with a scratch cache
- * root (CAIRN_CACHE_DIR) that holds nothing but the toolchain, taken from the real cache so the test does not build
- * Kubernetes again. Nothing else may be assumed to exist: no run directory, no previous cluster.
+ * The README's first run on a machine whose cache is empty: `cluster:up` and `npm run demo`, both on real nodes (their
+ * default), with a scratch cache root (CAIRN_CACHE_DIR) that holds nothing but the toolchain and buildah's layer store,
+ * taken from the real cache so the test does not build Kubernetes and the image's npm layer again. Nothing else may
+ * be assumed to exist: no run directory, no previous cluster, no test-bed image, no image archive. The clusters are
+ * the test's own (the e2e tier's cluster is not used).
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
@@ -34,10 +36,11 @@ function runScript(args: string[], timeoutMs: number): Promise<Run> {
 }
 
 beforeAll(() => {
-  // Beside the real cache rather than under /tmp: the kubelet stand-in runs pods as host processes, and the server
-  // pod mounts an emptyDir over /tmp, which would hide a node root kept under /tmp (docs/test-bed.md).
+  // Beside the real cache rather than under /tmp: with the kubelet stand-in (`--runtime local`) pods run as host
+  // processes, and the server pod mounts an emptyDir over /tmp, which would hide a node root kept under /tmp.
   scratch = mkdtempSync(join(dirname(cacheRoot()), 'cairn-fresh-cache-'));
-  // The built toolchain (and the Debian packages), as a machine has them after its first build; nothing else.
+  // The built toolchain, the Debian packages and buildah's store (its cached layers), as a machine has them after
+  // its first build; nothing else.
   for (const dir of ['bin', 'debian', 'containers']) {
     if (existsSync(join(cacheRoot(), dir))) symlinkSync(join(cacheRoot(), dir), join(scratch, dir));
   }
@@ -60,7 +63,9 @@ describe('a first run with an empty cache', () => {
     const up = await runScript(['tools/local-cluster/cli.ts', 'up', '--name', 'fresh', '--nodes', '1'], 600_000);
     expect(up.exitCode, up.output).toBe(0);
     expect(up.output).toContain(`run dir:     ${join(scratch, 'run', 'fresh')}`);
-    process.stderr.write(`[fresh-cache] cluster:up on an empty cache: ${up.seconds.toFixed(1)} s\n`);
+    expect(up.output).toMatch(/\(kubelet \+ containerd\)/);
+    expect(up.output).toMatch(/ready in: +\d+\.\d s/);
+    process.stderr.write(`[fresh-cache] cluster:up (real nodes) on an empty cache: ${up.seconds.toFixed(1)} s; ${/ready in: +.*/.exec(up.output)?.[0] ?? ''}\n`);
     const status = await runScript(['tools/local-cluster/cli.ts', 'status', '--name', 'fresh'], 120_000);
     expect(status.exitCode, status.output).toBe(0);
     const down = await runScript(['tools/local-cluster/cli.ts', 'down', '--name', 'fresh'], 300_000);
@@ -72,8 +77,10 @@ describe('a first run with an empty cache', () => {
     rmSync(join(scratch, 'run'), { recursive: true, force: true });
     mkdirSync(scratch, { recursive: true });
     const demo = await runScript(['scripts/demo.ts'], 1_200_000);
-    process.stderr.write(`[fresh-cache] demo on an empty cache: ${demo.seconds.toFixed(1)} s\n`);
+    process.stderr.write(`[fresh-cache] demo (real nodes) on an empty cache: ${demo.seconds.toFixed(1)} s\n`);
     expect(demo.exitCode, demo.output.slice(-6000)).toBe(0);
+    // Installed from the image it built and pushed into the cluster's registry, not the stand-in's mapping.
+    expect(demo.output).toMatch(/--image [\d.]+:\d+\/cairn-backup\/cairn:dev-[0-9a-f]{12} --kubelet-root-dir \/var\/lib\/k8s\/kubelet/);
     expect(demo.output).toMatch(/every file on the volume is back, byte for byte \(\d+ files\)/);
     expect(demo.output).toContain('cluster stopped');
   }, 1_500_000);

@@ -117,6 +117,16 @@ export class PodBuilder extends Builder<V1Pod> {
     return this.phase('Running');
   }
 
+  /** Ended well: phase Succeeded, `container` terminated with exit code 0 and `message` (its termination message). */
+  succeeded(container: string, message: string): this {
+    this.obj.status = {
+      ...this.obj.status,
+      phase: 'Succeeded',
+      containerStatuses: [{ name: container, image: 'cairn', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode: 0, reason: 'Completed', message } } }],
+    };
+    return this;
+  }
+
   /** A container waiting for a reason (ImagePullBackOff...). */
   waiting(reason: string, message = ''): this {
     this.obj.status = { ...this.obj.status, containerStatuses: [{ name: 'main', image: 'cairn', imageID: '', ready: false, restartCount: 0, state: { waiting: { reason, message } } }] };

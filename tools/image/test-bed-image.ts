@@ -5,7 +5,7 @@
  * (test runs, the demo) take turns through a lock, so one build's export is never read half-written.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { withFileLock } from '../local-cluster/lock.js';
@@ -32,17 +32,35 @@ export function ensureImageArchive(log: (line: string) => void): Promise<ImageAr
   built ??= (async () => {
     const dir = join(cacheRoot(), 'images');
     mkdirSync(dir, { recursive: true });
-    const archive = join(dir, 'cairn-dev.tar');
     return withFileLock({ path: join(dir, '.build.lock'), timeoutMs: 30 * 60_000, onWait: (pid) => log(`waiting for the image build of pid ${pid}`) }, async () => {
       const buildah = await openBuildah(log);
-      // Written beside and renamed into place: a process still reading the previous archive keeps reading it whole.
+      // Written beside and renamed into place under a name of its content: another checkout on this machine builds
+      // its own tree into a file of its own, never over this one, which this process pushes later (after the lock).
+      // A process still reading an earlier archive of the same name keeps reading it whole.
       const next = join(dir, `cairn-dev.${process.pid}.tar`);
       const build = await buildImage(buildah, { log, ociArchive: next, push: [], tlsVerify: true });
+      const archive = join(dir, `cairn-dev-${build.id.replace(/^sha256:/, '').slice(0, 12)}.tar`);
       renameSync(next, archive);
+      removeOldArchives(dir, archive);
       return { archive, ref: build.tags[0]!, build };
     });
   })();
   return built;
+}
+
+/** Archives of earlier builds are removed once no test run or demo can still be about to push them. */
+const ARCHIVE_KEEP_MS = 6 * 3600_000;
+
+function removeOldArchives(dir: string, keep: string): void {
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (path === keep || !/^cairn-dev(-[0-9a-f]+|\.\d+)?\.tar$/.test(name)) continue;
+    try {
+      if (Date.now() - statSync(path).mtimeMs > ARCHIVE_KEEP_MS) rmSync(path, { force: true });
+    } catch {
+      // Another process removed it first.
+    }
+  }
 }
 
 export interface PushedImage {

@@ -2,12 +2,12 @@
  * The local test cluster's command line (npm run cluster:up / cluster:down / cluster:status):
  *   setup [--csi] [--runtime R] [--all]
  *                                  build and cache the binaries (first run only; scripts/test.mjs calls it);
- *                                  --csi also the CSI sidecars and snapshot controller; --runtime containerd
- *                                  also containerd (for real nodes); --all all of these and the tools single
+ *                                  --csi also the CSI sidecars and snapshot controller; containerd (for real
+ *                                  nodes) unless --runtime local; --all all of these and the tools single
  *                                  tests build on first use (helm)
- *   up [--nodes N] [--runtime local|containerd] [--run-dir D] [--name NAME] [--bucket B] [--csi] [--json]
- *                                  --runtime containerd: real nodes (kubelet, containerd, runc, CNI; see
- *                                  node/real-nodes.ts) instead of the kubelet stand-in
+ *   up [--nodes N] [--runtime containerd|local] [--run-dir D] [--name NAME] [--bucket B] [--csi] [--json]
+ *                                  real nodes by default (kubelet, containerd, runc, CNI; see node/real-nodes.ts;
+ *                                  root only); --runtime local: the kubelet stand-in (no root, starts in seconds)
  *                                  --csi: also the CSI snapshot stack (tools/local-cluster/csi/), on a new or a
  *                                  running cluster
  *   push <oci-archive|oci-layout-dir> <repository:tag> [--run-dir D] [--name NAME]
@@ -27,7 +27,7 @@ import { setupToolchain } from './toolchain.js';
 
 const log = (line: string) => process.stderr.write(`[local-cluster] ${line}\n`);
 
-const USAGE = `usage: cli.ts setup [--csi] [--runtime R] [--all] | up [--nodes N] [--runtime local|containerd] [--run-dir DIR] [--name NAME]
+const USAGE = `usage: cli.ts setup [--csi] [--runtime R] [--all] | up [--nodes N] [--runtime containerd|local] [--run-dir DIR] [--name NAME]
          [--bucket B] [--csi] [--json]
        | down [--run-dir DIR] [--name NAME] [--keep] | status [--run-dir DIR] [--name NAME] [--json]
        | push <oci-archive|oci-layout-dir> <repository:tag> [--run-dir DIR] [--name NAME]`;
@@ -43,7 +43,8 @@ async function main(argv: string[]): Promise<number> {
     args: rest,
     allowPositionals: true,
     options: {
-      runtime: { type: 'string', default: 'local' },
+      // Real nodes: what the e2e tier and the demo run on. `local` is the kubelet stand-in (no root needed).
+      runtime: { type: 'string', default: 'containerd' },
       nodes: { type: 'string', default: '2' },
       'run-dir': { type: 'string' },
       name: { type: 'string', default: 'cairn' },
@@ -81,7 +82,7 @@ async function main(argv: string[]): Promise<number> {
       if (values.json) {
         process.stdout.write(`${JSON.stringify(state, null, 2)}\n`);
       } else {
-        log(result.started ? `cluster up in ${result.seconds.toFixed(1)}s` : 'a healthy cluster was already running');
+        log(result.started ? `cluster up in ${result.seconds.toFixed(1)}s: every node Ready` : 'a healthy cluster was already running');
         process.stdout.write([
           `run dir:     ${state.runDir}`,
           `kubeconfig:  ${state.kubeconfigPath}`,
@@ -89,6 +90,7 @@ async function main(argv: string[]): Promise<number> {
           `s3:          ${state.s3.endpoint} bucket ${state.s3.bucket} (credentials in ${stateFile(state.runDir)})`,
           `registry:    ${state.registry.host} (plain HTTP; push with tools/local-cluster/registry-push.ts)`,
           `nodes:       ${state.nodes.map((n) => `${n.name} (${n.ip})`).join(', ') || 'none'} (${state.runtime === 'containerd' ? 'kubelet + containerd' : 'kubelet stand-in'})`,
+          ...(result.started ? [`ready in:    ${result.seconds.toFixed(1)} s (first process to every node Ready)`] : []),
           `logs:        ${state.runDir}/logs/`,
           `try:         ${state.binaries.kubectl} --kubeconfig ${state.kubeconfigPath} get nodes`,
           '',

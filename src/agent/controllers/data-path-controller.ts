@@ -47,6 +47,7 @@ import {
   watchEndStep,
   type AcceptDecision,
   type DataPathObject,
+  type WatchState,
 } from './data-path-decisions.js';
 
 
@@ -140,6 +141,11 @@ interface ActiveWatch {
   watch: MicroServiceWatch;
   progress: ThrottledWriter<WatchProgress>;
   unsubscribe: () => void;
+  /**
+   * The data mover ended and its outcome is being recorded, or was: the entry stays until a reconcile reads the CR
+   * finished (or the record fails), so a reconcile that read the CR before the record never follows the pod again.
+   */
+  ended: boolean;
 }
 
 export function createDataPathController<T extends DataPathObject>(spec: DataPathKindSpec<T>, ctx: DataPathControllerContext): DataPathController<T> {
@@ -180,9 +186,12 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
   }
 
   async function finish(name: string, phase: typeof DataPathPhase.Completed | typeof DataPathPhase.Failed | typeof DataPathPhase.Canceled, mutate?: (o: T) => void): Promise<void> {
+    let wrote = false;
     await retryTransient(() =>
       update(name, (o) => {
+        wrote = false;
         if (isTerminal(o)) return false;
+        wrote = true;
         const stamp = statusTime(now());
         o.status = { ...(o.status ?? {}), phase, completionTimestamp: stamp };
         if (!o.status.startTimestamp && phase !== DataPathPhase.Completed) o.status.startTimestamp = stamp;
@@ -191,7 +200,8 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
       }),
     );
     ctx.slots.release(slotKey(name));
-    log.info({ [spec.short]: name, phase }, `${spec.short} ${phase}`);
+    // Logged by the write that made it so: a CR already finished (by another path, or an earlier turn) stays quiet.
+    if (wrote) log.info({ [spec.short]: name, phase }, `${spec.short} ${phase}`);
   }
 
   async function markCancel(name: string, message: string): Promise<void> {
@@ -231,12 +241,16 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
     if (obj) await spec.cleanUp(obj);
   }
 
+  /**
+   * Records what the data mover's end means for the CR. The ended watch stays registered meanwhile and afterwards
+   * (runStep: `recording`), so no reconcile follows the finished pod again; only a failed record drops it, and the
+   * reconcile that retries follows the pod again to learn the outcome anew.
+   */
   async function onWatchEnd(name: string, uid: string, outcome: WatchOutcome): Promise<void> {
     const pod = ctx.hostingPods.cached(name)[0];
     await collectLogs(pod, uid);
     const end = watchEndStep(outcome, { hasBeforeCompleted: spec.beforeCompleted !== undefined, failurePrefix: spec.failurePrefix });
     if (end.step === 'before-completed' && outcome.outcome === 'completed') {
-      // The watch stays registered until the success is recorded, so no reconcile in between starts another one.
       try {
         const obj = await read(name);
         if (obj && !isTerminal(obj)) {
@@ -245,13 +259,12 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
         }
       } catch (err) {
         log.error({ [spec.short]: name, err: (err as Error).message }, 'could not record the data mover success; will retry');
-      } finally {
         stopWatch(name);
-        controller?.enqueue({ namespace: ctx.namespace, name });
       }
+      // The reconcile reads the recorded success (beforeCompleted.pending) and takes the step before Completed.
+      controller?.enqueue({ namespace: ctx.namespace, name });
       return;
     }
-    stopWatch(name);
     try {
       if (end.step === 'complete' && outcome.outcome === 'completed') {
         await finish(name, DataPathPhase.Completed, (o) => {
@@ -266,6 +279,7 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
       await cleanUpNamed(name);
     } catch (err) {
       log.error({ [spec.short]: name, err: (err as Error).message }, 'could not record the data path result; will retry');
+      stopWatch(name);
       controller?.enqueue({ namespace: ctx.namespace, name });
     }
   }
@@ -299,16 +313,26 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
       setTimer: (fn, ms) => clock.setTimeout(fn, ms),
       onEnd: (outcome) => {
         void progress.stop();
+        const active = watches.get(name);
+        if (active?.watch === watch) {
+          active.ended = true;
+          // The pod and its Events have nothing more to tell this watch.
+          active.unsubscribe();
+        }
         log.info({ [spec.short]: name, outcome: outcome.outcome, ...(outcome.outcome !== 'completed' ? { message: outcome.message } : {}) }, 'data mover finished');
         void onWatchEnd(name, uid, outcome);
       },
     });
     const unsubEvents = ctx.events.subscribe(`${spec.kind}/${name}`, (_type, ev) => watch.onEvent(ev));
     const unsubPod = ctx.hostingPods.subscribe(name, (type, p) => watch.onPod(type === 'delete' ? undefined : p));
+    let subscribed = true;
     watches.set(name, {
       watch,
       progress,
+      ended: false,
       unsubscribe: () => {
+        if (!subscribed) return;
+        subscribed = false;
         unsubEvents();
         unsubPod();
       },
@@ -453,13 +477,15 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
     const name = obj.metadata?.name ?? '';
     ctx.slots.hold(slotKey(name));
     const pending = spec.beforeCompleted?.pending(obj) === true;
-    const watching = watches.has(name);
-    const pod = pending || watching ? undefined : await spec.getExposed(name);
-    const next = runStep({ obj, beforeCompletedPending: pending, watching, podFound: pod !== undefined });
+    const active = watches.get(name);
+    const watch: WatchState = !active ? 'none' : active.ended ? 'ended' : 'following';
+    const pod = pending || watch !== 'none' ? undefined : await spec.getExposed(name);
+    const next = runStep({ obj, beforeCompletedPending: pending, watch, podFound: pod !== undefined });
     if (next.step === 'before-completed') {
       stopWatch(name);
       return reconcileBeforeCompleted(obj, spec.beforeCompleted!);
     }
+    if (next.step === 'recording') return;
     if (next.step === 'pod-gone') {
       await finish(name, next.phase, (o) => {
         if (next.phase === DataPathPhase.Failed) o.status = { ...(o.status ?? {}), message: `${spec.failurePrefix}: data-mover pod ${ctx.namespace}/${name} is gone` };

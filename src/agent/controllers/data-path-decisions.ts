@@ -169,16 +169,25 @@ export function prepareStep(o: {
 export type RunStep =
   /** The data mover succeeded and the kind's step before Completed is pending (DD: the PV re-bind). */
   | { step: 'before-completed' }
+  /**
+   * This instance's watch saw the data mover end and records the outcome (or has, and the CR read here is older):
+   * nothing to do. Following the pod again would replay its end (its log re-emitted, the outcome recorded twice).
+   */
+  | { step: 'recording' }
   /** No watch and no pod (a restart after the pod went): the run is over. */
   | { step: 'pod-gone'; phase: typeof DataPathPhase.Canceled | typeof DataPathPhase.Failed }
   /** Follow the data mover if no watch does yet; move InProgress to Canceling if spec.cancel is set. */
   | { step: 'follow'; startWatch: boolean; canceling: boolean };
 
-export function runStep(o: { obj: DataPathObject; beforeCompletedPending: boolean; watching: boolean; podFound: boolean }): RunStep {
+/** What this instance's watch of the CR's data mover is doing. */
+export type WatchState = 'none' | 'following' | 'ended';
+
+export function runStep(o: { obj: DataPathObject; beforeCompletedPending: boolean; watch: WatchState; podFound: boolean }): RunStep {
   const phase = phaseOf(o.obj);
   if (o.beforeCompletedPending) return { step: 'before-completed' };
-  if (!o.watching && !o.podFound) return { step: 'pod-gone', phase: phase === DataPathPhase.Canceling ? DataPathPhase.Canceled : DataPathPhase.Failed };
-  return { step: 'follow', startWatch: !o.watching, canceling: phase === DataPathPhase.InProgress && o.obj.spec.cancel === true };
+  if (o.watch === 'ended') return { step: 'recording' };
+  if (o.watch === 'none' && !o.podFound) return { step: 'pod-gone', phase: phase === DataPathPhase.Canceling ? DataPathPhase.Canceled : DataPathPhase.Failed };
+  return { step: 'follow', startWatch: o.watch === 'none', canceling: phase === DataPathPhase.InProgress && o.obj.spec.cancel === true };
 }
 
 /** The final phase a finished data mover leads to, and the message it leaves (kept if one is there already). */

@@ -54,7 +54,8 @@ export function dataMoverPod(input: DataMoverPodInput): V1Pod {
       ...(verb === 'backup' ? uploadRateArgs(input.config) : []),
     ],
     volume: { name: owner.uid, persistentVolumeClaim: { claimName: input.claimName } },
-    attach: input.volumeMode === 'Block' ? { device: {} } : { mount: {} },
+    // A backup only reads the volume.
+    attach: input.volumeMode === 'Block' ? { device: {} } : { mount: verb === 'backup' ? { readOnly: true } : {} },
     placement: { affinity: requiredNodeAffinity(input.nodeName) },
   });
 }

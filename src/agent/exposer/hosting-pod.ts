@@ -7,10 +7,11 @@
  *  - `hostingPod`: fs-backup (PVB/PVR), pinned by nodeName, the workload volume's host path mounted;
  *  - data-mover-pod.ts: snapshot data movement (DU/DD), the exposed PVC mounted or attached as a block device.
  */
-import type { V1Container, V1Pod, V1PodSpec, V1Volume, V1VolumeDevice, V1VolumeMount } from '@kubernetes/client-node';
+import type { V1Container, V1Pod, V1PodSpec, V1SecurityContext, V1Volume, V1VolumeDevice, V1VolumeMount } from '@kubernetes/client-node';
 import { ApiVersionV1, ApiVersionV2Alpha1, Labels } from '../../api/constants.js';
 import { formatDuration } from '../../api/duration.js';
 import { hostingPodResources, type NodeAgentConfig } from '../config.js';
+import { HOST_PODS_VOLUME } from './host-path.js';
 
 export type DataPathKind = 'PodVolumeBackup' | 'PodVolumeRestore' | 'DataUpload' | 'DataDownload';
 
@@ -31,8 +32,30 @@ export const NODE_AGENT_CONTAINER = 'node-agent';
 /** How often the data mover records progress (an Event update, then a CR status write). */
 export const PROGRESS_INTERVAL_MS = 2000;
 
-/** Auto-mounted service-account token volumes belong to the pod they were injected into; the new pod gets its own. */
-const isInjectedToken = (name: string) => name.startsWith('kube-api-access-');
+/**
+ * Not inherited from the node-agent pod: auto-mounted service-account token volumes belong to the pod they were
+ * injected into (the new pod gets its own), and the kubelet's whole pods directory, which the node agent reads to find
+ * a volume: a data mover reaches only the one volume it was made for.
+ */
+const notInherited = (name: string) => name.startsWith('kube-api-access-') || name === HOST_PODS_VOLUME;
+
+/**
+ * What a data mover may do beyond root's ownership (docs/security.md): a backup reads every file of its volume,
+ * whatever its owner and mode (DAC_READ_SEARCH); a restore writes files back with their owners, modes and times
+ * (CHOWN; DAC_OVERRIDE to write into directories it restored read-only or to another owner; FOWNER to set the modes
+ * and times of files it no longer owns; FSETID to keep set-group-ID bits). Every other capability is dropped.
+ */
+export const DATA_MOVER_CAPABILITIES = {
+  backup: ['DAC_READ_SEARCH'],
+  restore: ['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID'],
+} as const;
+
+export function dataMoverContainerSecurity(kind: DataPathKind, privileged: boolean): V1SecurityContext {
+  // A privileged container has every capability; Kubernetes refuses allowPrivilegeEscalation=false beside it.
+  if (privileged) return { privileged: true };
+  const direction = kind === 'PodVolumeBackup' || kind === 'DataUpload' ? 'backup' : 'restore';
+  return { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'], add: [...DATA_MOVER_CAPABILITIES[direction]] } };
+}
 
 export function nodeAgentContainer(pod: V1Pod): V1Container {
   const containers = pod.spec?.containers ?? [];
@@ -105,8 +128,8 @@ export function dataMoverPodShell(input: DataMoverPodShellInput): V1Pod {
   const { owner, nodeAgentPod } = input;
   const agent = nodeAgentContainer(nodeAgentPod);
   const volumePath = volumePathOf(owner.uid);
-  const inheritedVolumes: V1Volume[] = (nodeAgentPod.spec?.volumes ?? []).filter((v) => !isInjectedToken(v.name));
-  const inheritedMounts: V1VolumeMount[] = (agent.volumeMounts ?? []).filter((m) => !isInjectedToken(m.name));
+  const inheritedVolumes: V1Volume[] = (nodeAgentPod.spec?.volumes ?? []).filter((v) => !notInherited(v.name));
+  const inheritedMounts: V1VolumeMount[] = (agent.volumeMounts ?? []).filter((m) => !notInherited(m.name));
   const resources = hostingPodResources(input.config);
   const attach =
     'mount' in input.attach
@@ -122,7 +145,7 @@ export function dataMoverPodShell(input: DataMoverPodShellInput): V1Pod {
     ...(agent.envFrom ? { envFrom: agent.envFrom } : {}),
     ...attach,
     ...(resources ? { resources } : {}),
-    ...(input.privileged ? { securityContext: { privileged: true } } : {}),
+    securityContext: dataMoverContainerSecurity(input.kind, input.privileged ?? false),
   };
   const agentSpec = nodeAgentPod.spec;
   return {
@@ -141,7 +164,8 @@ export function dataMoverPodShell(input: DataMoverPodShellInput): V1Pod {
       restartPolicy: 'Never',
       // Time to stop on SIGTERM as on cancel: abort the transfer, release the repository lock, report.
       terminationGracePeriodSeconds: DATA_MOVER_GRACE_SECONDS,
-      securityContext: { runAsUser: 0 },
+      // Root: volumes hold files of any owner, and a restore gives them back their owners.
+      securityContext: { runAsUser: 0, seccompProfile: { type: 'RuntimeDefault' } },
       ...(agentSpec?.serviceAccountName ? { serviceAccountName: agentSpec.serviceAccountName } : {}),
       ...(agentSpec?.dnsPolicy ? { dnsPolicy: agentSpec.dnsPolicy } : {}),
       ...(agentSpec?.dnsConfig ? { dnsConfig: agentSpec.dnsConfig } : {}),
@@ -174,7 +198,8 @@ export function hostingPod(input: HostingPodInput): V1Pod {
       ...(verb === 'backup' ? uploadRateArgs(input.config) : []),
     ],
     volume: { name: owner.uid, hostPath: { path: input.hostPath } },
-    attach: { mount: { mountPropagation: 'HostToContainer' } },
+    // A backup only reads the volume.
+    attach: { mount: { mountPropagation: 'HostToContainer', ...(verb === 'backup' ? { readOnly: true } : {}) } },
     placement: { nodeName: input.nodeName },
     ...(input.config.privilegedFsBackup ? { privileged: true } : {}),
   });

@@ -44,9 +44,10 @@ export async function gatherBackup(kube: Kube, backup: Backup, opts: GatherOptio
     withTransientRetry(() => podVolumeBackupClient(kube).list(ns, selector)),
     uid ? withTransientRetry(() => dataUploadClient(kube).list(ns, selectorFor({ [Labels.BackupUID]: uid }))) : Promise.resolve([]),
   ]);
-  // Files exist only once the backup was persisted; before that nothing is asked of the server.
+  // Files exist only once the backup was persisted (and a canceled backup's are deleted); otherwise nothing is asked
+  // of the server.
   const phase = backup.status?.phase ?? 'New';
-  const stored = !['New', 'FailedValidation', 'InProgress'].includes(phase);
+  const stored = !['New', 'FailedValidation', 'InProgress', 'Canceling', 'Canceled'].includes(phase);
   const logger = opts.logger ? { logger: opts.logger } : {};
   const read = <T>(kind: 'BackupResults' | 'BackupVolumeInfos' | 'BackupResourceList' | 'BackupItemOperations'): Promise<Fetched<T>> =>
     stored ? fetchJson<T>(kube, { namespace: ns, kind, name, timeoutMs: opts.timeoutMs, ...logger }) : Promise.resolve(NOT_STORED);

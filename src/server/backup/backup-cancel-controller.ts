@@ -12,17 +12,15 @@
  * Every step reads what is there now and is idempotent, so a server that stops while a backup is Canceling finishes
  * the cancel when it starts again.
  */
-import { CANCEL_REQUESTED_ANNOTATION, Kinds, Labels, parsePodVolumeBackup, type Backup, type PodVolumeBackup } from '../../api/index.js';
+import { CANCEL_REQUESTED_ANNOTATION, Kinds, Labels, parsePodVolumeBackup, volumeOperationRunning, type Backup, type PodVolumeBackup } from '../../api/index.js';
 import { customClient } from '../../kube/custom.js';
 import { startController, type ObjectKey, type ReconcileResult } from '../../kube/controller.js';
 import { podExecutor } from '../../kube/pod-exec.js';
 import { LocationResolver } from '../../storage/locations.js';
 import type { ServerContext, Stoppable } from '../context.js';
 import { cancelPodVolumeBackups } from '../podvolume/backup-cancel.js';
-import { isTerminal } from '../podvolume/backup-pvb.js';
 import { deletePodVolumeSnapshots } from '../podvolume/backup-snapshots.js';
 import { cancelDataUploads, deleteMovedSnapshots, deleteSourceSnapshots, listDataUploads } from '../datamover/backup-cleanup.js';
-import { isDataUploadTerminal } from '../datamover/backup-tracking.js';
 import { cleanupCsiSnapshots } from '../csi/snapshot-cleanup.js';
 import { deleteKeptCsiSnapshots } from '../csi/snapshot-delete.js';
 import { runExecHooks } from '../hooks/hook-runner.js';
@@ -84,7 +82,7 @@ export function backupCancelReconciler(opts: BackupCancelControllerOptions) {
     }
     const pvbs = uid ? await pvbClient.list(opts.namespace, `${Labels.BackupUID}=${uid}`) : [];
     const dus = await listDataUploads(opts.kube, opts.namespace, uid);
-    const running = { podVolumeBackupsRunning: pvbs.filter((p) => !isTerminal(p)).length, dataUploadsRunning: dus.filter((d) => !isDataUploadTerminal(d)).length };
+    const running = { podVolumeBackupsRunning: pvbs.filter(volumeOperationRunning).length, dataUploadsRunning: dus.filter(volumeOperationRunning).length };
     const requestedAtMs = Date.parse(backup.metadata?.annotations?.[CANCEL_REQUESTED_ANNOTATION] ?? '');
     const next = cancelingStep(running, { requestedAtMs: Number.isNaN(requestedAtMs) ? undefined : requestedAtMs, nowMs: opts.now().getTime() });
     if (next.step === 'wait') return { requeueAfterMs: next.requeueAfterMs };

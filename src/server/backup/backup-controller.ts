@@ -140,21 +140,26 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
     // Registered before the claim is written, so a cancel seen from now on stops this run.
     const thisRun = runs.start(key.name, opts.signal);
     let claimed = false;
-    backup = await strict.update(key.namespace, key.name, (b) => {
-      claimed = false;
-      if (isCancelRequested(b) || !mustRun(b)) return false;
-      claimed = true;
-      b.metadata = b.metadata ?? {};
-      b.metadata.annotations = { ...b.metadata.annotations, [ATTEMPTS_ANNOTATION]: String(attempts), ...claimAnnotations(me, opts.now()) };
-      delete b.metadata.annotations[UPLOADING_ANNOTATION];
-      b.status = { ...b.status, phase: BackupPhase.InProgress, progress: {} };
-      delete b.status.completionTimestamp;
-      delete b.status.hookStatus;
-      // Counted again by this run (its PVBs are found again).
-      delete b.status.backupItemOperationsAttempted;
-      delete b.status.backupItemOperationsCompleted;
-      delete b.status.backupItemOperationsFailed;
-    });
+    try {
+      backup = await strict.update(key.namespace, key.name, (b) => {
+        claimed = false;
+        if (isCancelRequested(b) || !mustRun(b)) return false;
+        claimed = true;
+        b.metadata = b.metadata ?? {};
+        b.metadata.annotations = { ...b.metadata.annotations, [ATTEMPTS_ANNOTATION]: String(attempts), ...claimAnnotations(me, opts.now()) };
+        delete b.metadata.annotations[UPLOADING_ANNOTATION];
+        b.status = { ...b.status, phase: BackupPhase.InProgress, progress: {} };
+        delete b.status.completionTimestamp;
+        delete b.status.hookStatus;
+        // Counted again by this run (its PVBs are found again).
+        delete b.status.backupItemOperationsAttempted;
+        delete b.status.backupItemOperationsCompleted;
+        delete b.status.backupItemOperationsFailed;
+      });
+    } catch (err) {
+      runs.end(key.name);
+      throw err;
+    }
     if (!backup || !claimed) {
       runs.end(key.name);
       return;

@@ -93,9 +93,9 @@ export function endCanceled(b: Backup, now: Date): boolean {
 
 /** Volume operations as the cancel sees them: how many have not ended yet. */
 export interface VolumeOperationsState {
-  /** PodVolumeBackups not Completed, Failed or Canceled. */
+  /** PodVolumeBackups that may still move data (`volumeOperationRunning`: not ended, and not New with spec.cancel). */
   podVolumeBackupsRunning: number;
-  /** DataUploads not Completed, Failed or Canceled. */
+  /** DataUploads that may still move data. */
   dataUploadsRunning: number;
 }
 

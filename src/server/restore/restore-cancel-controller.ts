@@ -15,6 +15,7 @@ import {
   parseDataDownload,
   parsePodVolumeRestore,
   parseRestore,
+  volumeOperationRunning,
   type DataDownload,
   type PodVolumeRestore,
   type Restore,
@@ -27,8 +28,6 @@ import { keyString, startController, type ObjectKey, type ReconcileResult } from
 import type { ServerContext, Stoppable } from '../context.js';
 import type { RunRegistry } from '../run-registry.js';
 import { RESTORE_CANCEL_POLL_MS, beginRestoreCanceling, endRestoreCanceled, restoreCancelStep, restoreCancelingStep } from './cancel-decisions.js';
-
-const ENDED: ReadonlySet<string> = new Set(['Completed', 'Failed', 'Canceled']);
 
 export interface RestoreCancelControllerOptions extends ServerContext {
   /** The restore runs of this process (shared with the restore controller), by namespace/name. */
@@ -51,10 +50,13 @@ async function cancelVolumeOperations<T extends VolumeOperation>(o: { kube: Kube
   let running = 0;
   for (const item of items) {
     const phase = item.status?.phase ?? '';
-    if (ENDED.has(phase)) continue;
-    running++;
-    if (item.spec.cancel) continue;
-    await client.patch(o.namespace, item.metadata?.name ?? '', { spec: { cancel: true } });
+    if (item.spec.cancel) {
+      if (volumeOperationRunning(item)) running++;
+      continue;
+    }
+    if (!volumeOperationRunning(item)) continue;
+    const asked = await client.patch(o.namespace, item.metadata?.name ?? '', { spec: { cancel: true } });
+    if (volumeOperationRunning(asked)) running++;
     o.log.warn({ [o.what]: item.metadata?.name, phase: phase || 'New' }, `${o.what} is in status "${phase || 'New'}" and its restore is canceled, mark it as cancel`);
   }
   return running;

@@ -66,18 +66,16 @@ describe('data-mover pod of a DataUpload/DataDownload', () => {
     expect(c.args).toEqual(['data-mover', 'backup', '--volume-path=/du-uid', '--volume-mode=Filesystem', '--data-upload=b1-x7k2p', '--resource-timeout=10m0s', '--log-format=json', '--log-level=info', '--progress-interval=2s']);
     expect(c.env).toEqual(nodeAgent.spec!.containers[0]!.env);
     expect(c.resources).toEqual({ requests: { cpu: '100m' } });
-    expect(c.securityContext).toBeUndefined();
+    expect(c.securityContext).toEqual({ allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'], add: ['DAC_READ_SEARCH'] } });
   });
 
-  it('mounts the exposed PVC at /<uid> next to the inherited volumes, never the service-account token', () => {
+  it('mounts the exposed PVC at /<uid> next to the inherited volumes, never the service-account token nor the kubelet\'s pods directory', () => {
     expect(pod.spec?.volumes).toEqual([
       { name: 'du-uid', persistentVolumeClaim: { claimName: 'b1-x7k2p' } },
-      { name: 'host-pods', hostPath: { path: '/var/lib/kubelet/pods' } },
       { name: 'cloud-credentials', secret: { secretName: 'cloud-credentials' } },
     ]);
     expect(pod.spec?.containers[0]?.volumeMounts).toEqual([
-      { name: 'du-uid', mountPath: '/du-uid' },
-      { name: 'host-pods', mountPath: '/host_pods', mountPropagation: 'HostToContainer' },
+      { name: 'du-uid', mountPath: '/du-uid', readOnly: true },
       { name: 'cloud-credentials', mountPath: '/credentials', readOnly: true },
     ]);
     expect(pod.spec?.containers[0]?.volumeDevices).toBeUndefined();
@@ -90,7 +88,8 @@ describe('data-mover pod of a DataUpload/DataDownload', () => {
     expect(r.metadata?.ownerReferences?.[0]).toMatchObject({ kind: 'DataDownload', apiVersion: 'velero.io/v2alpha1' });
     expect(c.args?.slice(0, 5)).toEqual(['data-mover', 'restore', '--volume-path=/dd-uid', '--volume-mode=Block', '--data-download=r1-abc']);
     expect(c.volumeDevices).toEqual([{ name: 'dd-uid', devicePath: '/dd-uid' }]);
-    expect(c.volumeMounts?.map((m) => m.name)).toEqual(['host-pods', 'cloud-credentials']);
+    expect(c.volumeMounts?.map((m) => m.name)).toEqual(['cloud-credentials']);
+    expect(c.securityContext).toEqual({ allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'], add: ['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID'] } });
   });
 
   it('passes the ConfigMap\'s upload cap to backups only: a restore does not write to the store', () => {

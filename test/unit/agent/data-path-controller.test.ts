@@ -11,9 +11,11 @@ import type { Hub } from '../../../src/agent/watcher/hub.js';
 import { Kinds } from '../../../src/api/index.js';
 import { createLogger } from '../../../src/base/logger.js';
 import { customClient } from '../../../src/kube/custom.js';
+import { EventReasons } from '../../../src/agent/microservice/protocol.js';
 import { dataPath, pod } from '../../support/builders.js';
 import { FakeClock } from '../../support/fake-clock.js';
 import { FakeKube } from '../../support/fake-kube.js';
+import { waitFor } from '../../support/wait.js';
 
 type Cr = DataPathObject & { spec: { cancel?: boolean }; status?: DataPathObject['status'] & { node?: string } };
 
@@ -45,6 +47,7 @@ function nodeAgent(fake: FakeKube, node: string, opts: { clock?: FakeClock; acce
   const clock = opts.clock ?? new FakeClock(Date.parse('2026-01-01T00:00:00Z'));
   const pods = new Map<string, V1Pod>();
   const hostingPods = fakeHub<V1Pod>();
+  const events = fakeHub<CoreV1Event>();
   const did: string[] = [];
   const spec: DataPathKindSpec<Cr> = {
     kind: 'PodVolumeBackup',
@@ -77,7 +80,7 @@ function nodeAgent(fake: FakeKube, node: string, opts: { clock?: FakeClock; acce
     namespace: NS,
     nodeName: node,
     logger: createLogger({ level: 'fatal' }),
-    events: fakeHub<CoreV1Event>(),
+    events,
     hostingPods,
     slots,
     exposeOnGoing: () => 0,
@@ -87,7 +90,7 @@ function nodeAgent(fake: FakeKube, node: string, opts: { clock?: FakeClock; acce
     progressWriteIntervalMs: 1000,
     clock,
   };
-  return { controller: createDataPathController(spec, ctx), pods, hostingPods, slots, did, clock };
+  return { controller: createDataPathController(spec, ctx), spec, pods, hostingPods, events, slots, did, clock };
 }
 
 function setup(...crs: Cr[]) {
@@ -248,5 +251,35 @@ describe('resume after a restart', () => {
     const restarted = nodeAgent(fake, 'node-a');
     await restarted.controller.reconcile(key('pvb-1'));
     expect(read('pvb-1')?.spec.cancel).toBe(true);
+  });
+});
+
+describe('the end of the data mover', () => {
+  it('is recorded once: a reconcile that read the CR before the record does not follow the finished pod again', async () => {
+    const { fake, read } = setup(dataPath('pvb-1').phase('InProgress').node('node-a').finalizers(FINALIZER).build());
+    const a = nodeAgent(fake, 'node-a');
+    const readBeforeTheEnd = read('pvb-1')!;
+    // The data mover has ended: its last Event is cached and its pod Succeeded with the result.
+    const ended = pod('pvb-1').succeeded('uid-pvb-1', JSON.stringify({ snapshotID: 'snap-1', totalBytes: 10 })).build();
+    a.events.items.set('PodVolumeBackup/pvb-1', [{ metadata: { name: 'ev-1', uid: 'ev-1', resourceVersion: '7' }, involvedObject: {}, reason: EventReasons.Stopped, message: 'stopped' }]);
+    a.pods.set('pvb-1', ended);
+    await a.controller.reconcile(key('pvb-1'));
+    await waitFor(() => read('pvb-1')?.status?.phase === 'Completed' && a.did.length > 0, { timeoutMs: 5000, description: 'the outcome recorded' });
+    expect(a.did).toEqual(['clean up pvb-1']);
+
+    // The pod lingers in the cache while it is deleted, and a reconcile queued before the record reads the CR as
+    // it was then: it must not follow the pod again (its log re-emitted, the outcome recorded a second time).
+    a.pods.set('pvb-1', ended);
+    const live = a.spec.client;
+    a.spec.client = { ...live, get: async () => structuredClone(readBeforeTheEnd) };
+    await a.controller.reconcile(key('pvb-1'));
+    expect(a.hostingPods.subscribed).toEqual(['pvb-1']);
+    expect(a.did).toEqual(['clean up pvb-1']);
+
+    // The next reconcile reads it Completed: the finalizer goes, the slot is free.
+    a.spec.client = live;
+    await a.controller.reconcile(key('pvb-1'));
+    expect(read('pvb-1')?.metadata?.finalizers).toEqual([]);
+    expect(a.slots.inUse).toBe(0);
   });
 });

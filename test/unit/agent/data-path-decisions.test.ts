@@ -87,12 +87,14 @@ describe('an Accepted or Prepared CR of this node', () => {
 
 describe('an InProgress or Canceling CR of this node', () => {
   it.each<[string, Parameters<typeof runStep>[0], ReturnType<typeof runStep>]>([
-    ['runs the kind\'s step before Completed once the data mover succeeded', { obj: dataPath('x').phase('InProgress').build(), beforeCompletedPending: true, watching: true, podFound: false }, { step: 'before-completed' }],
-    ['resumes following its data mover after a restart', { obj: dataPath('x').phase('InProgress').build(), beforeCompletedPending: false, watching: false, podFound: true }, { step: 'follow', startWatch: true, canceling: false }],
-    ['fails when the pod went while nobody watched (restart)', { obj: dataPath('x').phase('InProgress').build(), beforeCompletedPending: false, watching: false, podFound: false }, { step: 'pod-gone', phase: 'Failed' }],
-    ['is Canceled when it was canceling and the pod went', { obj: dataPath('x').phase('Canceling').build(), beforeCompletedPending: false, watching: false, podFound: false }, { step: 'pod-gone', phase: 'Canceled' }],
-    ['moves to Canceling on spec.cancel while watched', { obj: dataPath('x').phase('InProgress').cancel().build(), beforeCompletedPending: false, watching: true, podFound: false }, { step: 'follow', startWatch: false, canceling: true }],
-    ['stays Canceling', { obj: dataPath('x').phase('Canceling').cancel().build(), beforeCompletedPending: false, watching: true, podFound: false }, { step: 'follow', startWatch: false, canceling: false }],
+    ['runs the kind\'s step before Completed once the data mover succeeded', { obj: dataPath('x').phase('InProgress').build(), beforeCompletedPending: true, watch: 'following', podFound: false }, { step: 'before-completed' }],
+    ['resumes following its data mover after a restart', { obj: dataPath('x').phase('InProgress').build(), beforeCompletedPending: false, watch: 'none', podFound: true }, { step: 'follow', startWatch: true, canceling: false }],
+    ['fails when the pod went while nobody watched (restart)', { obj: dataPath('x').phase('InProgress').build(), beforeCompletedPending: false, watch: 'none', podFound: false }, { step: 'pod-gone', phase: 'Failed' }],
+    ['is Canceled when it was canceling and the pod went', { obj: dataPath('x').phase('Canceling').build(), beforeCompletedPending: false, watch: 'none', podFound: false }, { step: 'pod-gone', phase: 'Canceled' }],
+    ['moves to Canceling on spec.cancel while watched', { obj: dataPath('x').phase('InProgress').cancel().build(), beforeCompletedPending: false, watch: 'following', podFound: false }, { step: 'follow', startWatch: false, canceling: true }],
+    ['leaves a data mover whose end its watch records alone, whatever an older read says', { obj: dataPath('x').phase('InProgress').cancel().build(), beforeCompletedPending: false, watch: 'ended', podFound: true }, { step: 'recording' }],
+    ['runs the step before Completed once the success is recorded, though its watch ended', { obj: dataPath('x').phase('InProgress').build(), beforeCompletedPending: true, watch: 'ended', podFound: true }, { step: 'before-completed' }],
+    ['stays Canceling', { obj: dataPath('x').phase('Canceling').cancel().build(), beforeCompletedPending: false, watch: 'following', podFound: false }, { step: 'follow', startWatch: false, canceling: false }],
   ])('%s', (_title, input, expected) => {
     expect(runStep(input)).toEqual(expected);
   });

@@ -7,6 +7,7 @@ import { CANCEL_REQUESTED_ANNOTATION, Kinds, parseBackup, parseRestore, type Bac
 import { ExitCode, exitCodeFor, OperationFailedError } from '../../../src/base/errors.js';
 import { cancelObjects, cancelVerdict, planCancel } from '../../../src/cli/cancel.js';
 import { isRunningBackup } from '../../../src/cli/backups.js';
+import { fetchOperationLog } from '../../../src/cli/logs.js';
 import { customClient } from '../../../src/kube/custom.js';
 import { backup, restore } from '../../support/builders.js';
 import { FakeKube } from '../../support/fake-kube.js';
@@ -143,5 +144,16 @@ describe('the cancel command against the API server', () => {
     await cancelObjects({ kind: 'restore', client: restores, namespace: NS, names: ['r'], out, now: () => NOW });
     expect(fake.get<Restore>({ ...Kinds.Restore, namespace: NS }, 'r')?.metadata.annotations?.[CANCEL_REQUESTED_ANNOTATION]).toBe('2026-01-01T00:00:00Z');
     expect(lines[0]).toBe('Request to cancel restore "r" submitted successfully.');
+  });
+});
+
+describe('backup logs of a canceled backup', () => {
+  it('says the log was deleted with the backup (exit code 4), without asking the server for it', async () => {
+    const fake = new FakeKube();
+    fake.put({ ...Kinds.Backup, namespace: NS }, backup('b').phase('Canceled').build());
+    const err = await fetchOperationLog(fake.kube(), { kind: 'backup', namespace: NS, name: 'b', timeoutMs: 1000 }).catch((e: unknown) => e);
+    expect(exitCodeFor(err)).toBe(ExitCode.NotFound);
+    expect((err as Error).message).toBe('backup "b" was canceled: its log was deleted with its files');
+    expect(fake.writes).toEqual([]);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { V1ClusterRole, V1DaemonSet, V1Deployment, V1Role, V1Secret, V1Service } from '@kubernetes/client-node';
+import type { V1ClusterRole, V1DaemonSet, V1Deployment, V1Namespace, V1Role, V1Secret, V1Service } from '@kubernetes/client-node';
 import { allCrds } from '../../../src/api/index.js';
 import { installManifests, printableObjects, NODE_AGENT_CLUSTER_RULES } from '../../../src/install/manifests.js';
 import type { InstallOptions } from '../../../src/install/options.js';
@@ -50,7 +50,7 @@ describe('install manifests', () => {
     const agent = ds.spec?.template.spec?.containers[0];
     expect(agent?.args).toEqual(['node-agent', 'server']);
     const hostPods = agent?.volumeMounts?.find((m) => m.name === 'host-pods');
-    expect(hostPods).toMatchObject({ mountPath: '/host_pods', mountPropagation: 'HostToContainer' });
+    expect(hostPods).toEqual({ name: 'host-pods', mountPath: '/host_pods', mountPropagation: 'HostToContainer', readOnly: true });
     expect(ds.spec?.template.spec?.volumes?.find((v) => v.name === 'host-pods')?.hostPath?.path).toBe('/var/lib/kubelet/pods');
   });
 
@@ -96,6 +96,28 @@ describe('install manifests', () => {
     expect(nsRole.metadata?.namespace).toBe('velero');
     expect(nsRole.rules?.find((r) => r.resources?.includes('pods'))?.verbs).toEqual(['create', 'delete']);
     expect(NODE_AGENT_CLUSTER_RULES.every((r) => r.why.length > 10)).toBe(true);
+  });
+
+  it('runs the server unprivileged: non-root, read-only root filesystem, no escalation, no capabilities, RuntimeDefault seccomp', () => {
+    const spec = find<V1Deployment>(installManifests(withAws).objects, 'Deployment').spec?.template.spec;
+    expect(spec?.securityContext).toEqual({ runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, fsGroup: 65532, seccompProfile: { type: 'RuntimeDefault' } });
+    expect(spec?.containers[0]?.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+  });
+
+  it('runs the node agent as root holding DAC_READ_SEARCH alone, privileged only with --privileged-node-agent', () => {
+    const narrow = find<V1DaemonSet>(installManifests(withAws).objects, 'DaemonSet').spec?.template.spec;
+    expect(narrow?.securityContext).toEqual({ runAsUser: 0, seccompProfile: { type: 'RuntimeDefault' } });
+    expect(narrow?.containers[0]?.securityContext).toEqual({ allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'], add: ['DAC_READ_SEARCH'] } });
+    const privileged = find<V1DaemonSet>(installManifests({ ...withAws, privilegedNodeAgent: true }).objects, 'DaemonSet').spec?.template.spec;
+    expect(privileged?.containers[0]?.securityContext).toEqual({ privileged: true });
+  });
+
+  it('labels the namespace for Pod Security admission: restricted unless a pod needs a host path (node agent, filesystem provider)', () => {
+    const level = (opts: InstallOptions) => find<V1Namespace>(installManifests(opts).objects, 'Namespace').metadata?.labels?.['pod-security.kubernetes.io/enforce'];
+    expect(level(base)).toBe('restricted');
+    expect(level({ ...withAws, useNodeAgent: false })).toBe('restricted');
+    expect(level(withAws)).toBe('privileged');
+    expect(level({ ...base, storageLocation: { provider: 'filesystem', bucket: 'b', config: { root: '/var/lib/cairn/storage' } } })).toBe('privileged');
   });
 
   it('suffixes cluster-scoped names outside the default namespace', () => {

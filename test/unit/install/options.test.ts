@@ -22,6 +22,12 @@ function usageError(flags: InstallFlags): UsageError {
 }
 
 describe('install flags', () => {
+  it('takes --privileged-node-agent only with --use-node-agent', () => {
+    expect(parseInstallFlags({ ...base, 'use-node-agent': true }).privilegedNodeAgent).toBeUndefined();
+    expect(parseInstallFlags({ ...base, 'use-node-agent': true, 'privileged-node-agent': true }).privilegedNodeAgent).toBe(true);
+    expect(usageError({ ...base, 'privileged-node-agent': true }).message).toMatch(/--privileged-node-agent.*needs --use-node-agent/);
+  });
+
   it('takes a restore scope of resource[.group] names, and refuses sub-resources and wildcards', () => {
     expect(parseInstallFlags(base).restoreScope).toBeUndefined();
     expect(parseInstallFlags({ ...base, 'restore-resources': 'deployments.apps, configmaps' }).restoreScope).toEqual([

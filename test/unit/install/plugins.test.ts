@@ -26,9 +26,11 @@ describe('plugin images', () => {
     const options = parseInstallFlags({ namespace: 'velero', image: 'cairn/cairn:dev', plugins: ['velero/velero-plugin-for-aws:v1.14.3,velero/velero-plugin-for-gcp:v1.14.2'], 'prefer-plugin': ['aws'] });
     const d = serverOf(installManifests(options).objects);
     const spec = d.spec!.template.spec!;
+    // The server pod's restrictions hold for its init containers too (the namespace may enforce `restricted`).
+    const restricted = { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } };
     expect(spec.initContainers).toEqual([
-      { name: 'velero-velero-plugin-for-aws', image: 'velero/velero-plugin-for-aws:v1.14.3', imagePullPolicy: 'IfNotPresent', volumeMounts: [{ name: 'plugins', mountPath: '/target' }] },
-      { name: 'velero-velero-plugin-for-gcp', image: 'velero/velero-plugin-for-gcp:v1.14.2', imagePullPolicy: 'IfNotPresent', volumeMounts: [{ name: 'plugins', mountPath: '/target' }] },
+      { name: 'velero-velero-plugin-for-aws', image: 'velero/velero-plugin-for-aws:v1.14.3', imagePullPolicy: 'IfNotPresent', securityContext: restricted, volumeMounts: [{ name: 'plugins', mountPath: '/target' }] },
+      { name: 'velero-velero-plugin-for-gcp', image: 'velero/velero-plugin-for-gcp:v1.14.2', imagePullPolicy: 'IfNotPresent', securityContext: restricted, volumeMounts: [{ name: 'plugins', mountPath: '/target' }] },
     ]);
     expect(spec.volumes).toContainEqual({ name: 'plugins', emptyDir: {} });
     expect(spec.containers[0]!.volumeMounts).toContainEqual({ name: 'plugins', mountPath: '/plugins' });

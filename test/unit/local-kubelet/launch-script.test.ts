@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
+import { containerPrivileges } from '../../../tools/local-cluster/kubelet/container-config.js';
 import { buildLaunchScript, shellQuote } from '../../../tools/local-cluster/kubelet/launch-script.js';
 
 const run = promisify(execFile);
@@ -41,6 +42,23 @@ describe('launch script', () => {
     expect(script).toContain("cd '/work dir'");
     expect(script).toContain("setpriv --reuid=1000 --regid=2000 --groups=3000 -- 'sh' '-c' 'echo $0'");
     expect(script).toContain(`echo "$code" > '/node/exit'`);
+  });
+
+  it('takes a container\'s capabilities and no_new_privs from its securityContext (none taken from a privileged one)', () => {
+    expect(containerPrivileges({ name: 'c', securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'], add: ['DAC_READ_SEARCH'] } } })).toEqual({ capabilities: ['dac_read_search'], noNewPrivs: true });
+    expect(containerPrivileges({ name: 'c', securityContext: { privileged: true, capabilities: { drop: ['ALL'] } } })).toEqual({});
+    expect(containerPrivileges({ name: 'c' })).toEqual({});
+  });
+
+  // setpriv changes the bounding set only with CAP_SETPCAP: as root, as the stand-in's kubelet runs.
+  it.runIf(process.getuid?.() === 0)('runs a container as root with only the capabilities it keeps, and no_new_privs, as a real runtime does', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'launch-'));
+    dirs.push(dir);
+    const script = join(dir, 'run.sh');
+    await writeFile(script, buildLaunchScript({ argv: ['sh', '-c', 'grep -E "^(CapEff|NoNewPrivs):" /proc/self/status'], mounts: [], runAsUser: 0, capabilities: ['dac_read_search'], noNewPrivs: true, exitCodeFile: join(dir, 'exit') }));
+    const { stdout } = await run('sh', [script]);
+    // DAC_READ_SEARCH is capability 2.
+    expect(stdout).toBe('CapEff:\t0000000000000004\nNoNewPrivs:\t1\n');
   });
 
   it('runs the command and writes its exit status (no mounts needed)', async () => {

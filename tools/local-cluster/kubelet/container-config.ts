@@ -56,6 +56,20 @@ export function baseEnv(o: { podName: string; apiServer: ApiServerAddress; hostP
   ]);
 }
 
+/**
+ * What a container's securityContext takes away, as a real runtime would: with `capabilities.drop: [ALL]` only the
+ * added capabilities stay; `allowPrivilegeEscalation: false` sets no_new_privs. A privileged container keeps all.
+ */
+export function containerPrivileges(c: V1Container): { capabilities?: string[]; noNewPrivs?: boolean } {
+  const sc = c.securityContext;
+  if (!sc || sc.privileged) return {};
+  const dropsAll = (sc.capabilities?.drop ?? []).some((d) => d.toUpperCase() === 'ALL');
+  return {
+    ...(dropsAll ? { capabilities: (sc.capabilities?.add ?? []).map((a) => a.toLowerCase().replace(/^cap_/, '')) } : {}),
+    ...(sc.allowPrivilegeEscalation === false ? { noNewPrivs: true } : {}),
+  };
+}
+
 export async function containerConfig(o: ContainerConfigOptions): Promise<ContainerConfig> {
   const { pod, container: c } = o;
   const podSc = pod.spec?.securityContext;
@@ -133,6 +147,7 @@ export async function containerConfig(o: ContainerConfigOptions): Promise<Contai
       runAsUser,
       runAsGroup,
       supplementalGroups: groups,
+      ...containerPrivileges(c),
       preload: o.bindShim ? BIND_SHIM_CONTAINER_PATH : undefined,
     },
   };

@@ -1,7 +1,8 @@
 /**
  * The tiny shell program that turns a host process into a "container": it runs inside a fresh mount namespace
  * (`unshare --mount --propagation slave`, so host mounts still reach it but its own never leak out), bind-mounts
- * each volume at its mountPath, enters workingDir, drops to runAsUser/runAsGroup with setpriv, runs the command
+ * each volume at its mountPath, enters workingDir, drops to runAsUser/runAsGroup and to the container's capabilities
+ * (drop ALL plus what it adds) and no_new_privs with setpriv, runs the command
  * and records its exit status in a file, so a restarted kubelet can still learn how an adopted process ended.
  */
 import { dirname } from 'node:path';
@@ -33,6 +34,13 @@ export interface LaunchSpec {
   runAsUser?: number | undefined;
   runAsGroup?: number | undefined;
   supplementalGroups?: readonly number[] | undefined;
+  /**
+   * The capabilities the command may hold (securityContext.capabilities with drop ALL), lower-case names without
+   * CAP_; undefined keeps the launch script's own. A root process's capabilities after exec are its bounding set.
+   */
+  capabilities?: readonly string[] | undefined;
+  /** securityContext.allowPrivilegeEscalation false: the command runs with no_new_privs. */
+  noNewPrivs?: boolean | undefined;
   /** A shared object to LD_PRELOAD into the command (not into the launch script itself). */
   preload?: string | undefined;
   /** Written with the command's exit status (128+signal when killed by a signal). */
@@ -70,13 +78,21 @@ export function buildLaunchScript(spec: LaunchSpec): string {
   const workingDir = spec.workingDir || '/';
   lines.push(`mkdir -p ${q(workingDir)} && cd ${q(workingDir)} || fail ${q(`cannot enter workingDir ${workingDir}`)}`);
   const run: string[] = [];
-  if (spec.runAsUser !== undefined || spec.runAsGroup !== undefined) {
+  const changesUser = spec.runAsUser !== undefined || spec.runAsGroup !== undefined;
+  if (changesUser || spec.capabilities !== undefined || spec.noNewPrivs) {
     run.push('setpriv');
     if (spec.runAsUser !== undefined) run.push(`--reuid=${spec.runAsUser}`);
     const gid = spec.runAsGroup ?? spec.runAsUser;
     if (gid !== undefined) run.push(`--regid=${gid}`);
-    const groups = spec.supplementalGroups ?? [];
-    run.push(groups.length > 0 ? `--groups=${groups.join(',')}` : '--clear-groups');
+    if (changesUser) {
+      const groups = spec.supplementalGroups ?? [];
+      run.push(groups.length > 0 ? `--groups=${groups.join(',')}` : '--clear-groups');
+    }
+    if (spec.capabilities !== undefined) {
+      const keep = spec.capabilities.map((c) => `,+${c}`).join('');
+      run.push(`--bounding-set=-all${keep}`, '--inh-caps=-all');
+    }
+    if (spec.noNewPrivs) run.push('--no-new-privs');
     run.push('--');
   }
   run.push(...spec.argv.map(q));

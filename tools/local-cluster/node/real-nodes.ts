@@ -291,7 +291,7 @@ function ensureInotifyInstances(log: (line: string) => void): void {
 
 /** Checks the machine can run real nodes at all: root, and the tools the namespaces are made with. */
 export function assertCanRunRealNodes(): void {
-  if (process.getuid?.() !== 0) throw new Error('real nodes (--runtime containerd) need root: namespaces, mounts, cgroups');
+  if (process.getuid?.() !== 0) throw new Error('real nodes (--runtime containerd, the default) need root: namespaces, mounts, cgroups; --runtime local runs the kubelet stand-in without');
   const path = (process.env.PATH ?? '').split(delimiter);
   for (const tool of ['ip', 'nsenter', 'unshare', 'mount']) {
     if (!path.some((d) => existsSync(join(d, tool)))) throw new Error(`real nodes need '${tool}' (util-linux / iproute2) on PATH`);

@@ -3,9 +3,10 @@
  * long a Canceling backup waits for its volume operations; then the cancel controller against an in-memory API server.
  */
 import { describe, expect, it } from 'vitest';
-import { CANCEL_REQUESTED_ANNOTATION, Kinds, type Backup, type BackupPhase, type PodVolumeBackup } from '../../../../src/api/index.js';
+import { CANCEL_REQUESTED_ANNOTATION, Kinds, volumeOperationRunning, type Backup, type BackupPhase, type PodVolumeBackup } from '../../../../src/api/index.js';
 import { ATTEMPTS_ANNOTATION, backupStep } from '../../../../src/server/backup/backup-decisions.js';
 import { backupCancelReconciler } from '../../../../src/server/backup/backup-cancel-controller.js';
+import { backupReconciler } from '../../../../src/server/backup/backup-controller.js';
 import {
   CANCEL_POLL_MS,
   CANCEL_WAIT_LIMIT_MS,
@@ -103,6 +104,22 @@ describe('a Canceling backup and its volume operations', () => {
   });
 });
 
+describe('which volume operations a canceled backup or restore waits for', () => {
+  it.each([
+    ['InProgress', false, true],
+    ['Accepted, asked to cancel', true, true],
+    ['Canceling', true, true],
+    ['New, not asked yet', false, true],
+    ['New, asked to cancel (no node agent starts it any more)', true, false],
+    ['Completed', false, false],
+    ['Failed', false, false],
+    ['Canceled', true, false],
+  ] as const)('%s', (title, cancel, running) => {
+    const phase = title.split(',')[0]!;
+    expect(volumeOperationRunning({ spec: { cancel }, status: { phase } })).toBe(running);
+  });
+});
+
 describe('deleting a running backup', () => {
   it.each([
     ['InProgress', 'cancel-first'],
@@ -178,5 +195,45 @@ describe('the cancel controller against the API server', () => {
     fake.put(pvbs, pvb('b-running', 'Canceled', true));
     await reconcile(key);
     expect(read('b')?.status).toMatchObject({ phase: 'Canceled', completionTimestamp: '2026-01-01T00:00:00Z' });
+  });
+
+  it('does not wait for a PodVolumeBackup no node agent took: asked to cancel, it never starts', async () => {
+    const { fake, reconcile, read } = setup(canceled('Canceling').spec({ storageLocation: 'gone' }).build());
+    fake.put({ ...Kinds.PodVolumeBackup, namespace: NAMESPACE }, pvb('b-new', 'New'));
+    await reconcile(key);
+    expect(fake.get<PodVolumeBackup>({ ...Kinds.PodVolumeBackup, namespace: NAMESPACE }, 'b-new')?.spec.cancel).toBe(true);
+    expect(read('b')?.status?.phase).toBe('Canceled');
+  });
+});
+
+describe('the backup controller and a cancel', () => {
+  const backups = { ...Kinds.Backup, namespace: NAMESPACE };
+  const setup = (b: Backup) => {
+    const fake = new FakeKube();
+    fake.put(backups, b);
+    const runs = new RunRegistry();
+    return { fake, runs, reconcile: backupReconciler({ ...serverContext(fake), runs }), read: () => fake.get<Backup>(backups, 'b') };
+  };
+
+  it('does not run a backup asked to be canceled', async () => {
+    const { fake, reconcile } = setup(canceled('InProgress').build());
+    await reconcile({ namespace: NAMESPACE, name: 'b' });
+    expect(fake.writes).toEqual([]);
+  });
+
+  it('a run that ends while a cancel is asked writes Canceling, not its own end, and lets the run go', async () => {
+    const { fake, runs, reconcile, read } = setup(backup('b').phase('InProgress').spec({ storageLocation: 'gone' }).build());
+    let writes = 0;
+    fake.beforeWrite = (w) => {
+      if (w.plural !== 'backups' || ++writes !== 2) return;
+      // After the run claimed the backup, the user asks to cancel; the run then fails (its location is gone).
+      const current = fake.get<Backup>(backups, 'b')!;
+      fake.put(backups, { ...current, metadata: { ...current.metadata, annotations: { ...current.metadata.annotations, [CANCEL_REQUESTED_ANNOTATION]: NOW.toISOString() } } });
+    };
+    await reconcile({ namespace: NAMESPACE, name: 'b' });
+    expect(read()?.status?.phase).toBe('Canceling');
+    expect(read()?.status?.failureReason).toBeUndefined();
+    expect(read()?.metadata.annotations?.[RUNNER_ANNOTATION]).toBeUndefined();
+    expect(runs.has('b')).toBe(false);
   });
 });
