@@ -105,24 +105,22 @@ try {
   const totals = { passed: 0, failed: 0, skipped: 0, total: 0 };
 
   // The cluster tiers side by side (scripts/test-shards.mjs): they mostly wait on controllers, pods and the object
-  // store, so two cores run several clusters at once. The integration tier (and the e2e files still on the stand-in)
-  // is shared out over stand-in clusters, the e2e tier runs on one cluster of real nodes beside them. CAIRN_TEST_SHARDS
-  // counts every cluster; 1 runs one tier after the other, one file at a time. Two by default: one stand-in cluster and
-  // the real nodes. Stand-in containers see the host's file system, and restore-wait's mount points under /restores
-  // are the host's, so a restore on one stand-in cluster holds the pods of a restore on another in Init (the hooks e2e
-  // timed out so beside fs-backup-workloads); more stand-in clusters wait for the restore e2e files to move onto real
-  // nodes.
-  const shards = Number(process.env.CAIRN_TEST_SHARDS ?? 2);
-  const standIn = Math.max(1, shards - 1);
+  // store, so two cores run several clusters at once. The integration tier (and the image test) runs on one stand-in
+  // cluster; the e2e tier, now the longest, is shared out over clusters of real nodes beside it. CAIRN_TEST_SHARDS
+  // counts every cluster: three by default (one stand-in, two of real nodes); 1 runs one tier after the other, one
+  // file at a time.
+  const shards = Number(process.env.CAIRN_TEST_SHARDS ?? 3);
+  const standIn = 1;
+  const realNodes = Math.max(1, shards - standIn);
   const clusterStage = () =>
-    stageAsync(`cluster tests (integration on ${standIn} stand-in cluster${standIn > 1 ? 's' : ''}, e2e on real nodes${shards > 1 ? ', side by side' : ''})`, async () => {
+    stageAsync(`cluster tests (integration on ${standIn} stand-in cluster, e2e on ${realNodes} cluster${realNodes > 1 ? 's' : ''} of real nodes${shards > 1 ? ', side by side' : ''})`, async () => {
       const timed = async (project, n) => {
         const started = performance.now();
         const result = await runProject(project, n, extra, { label: project });
         process.stdout.write(`== ${project} tier: ${seconds(performance.now() - started)}\n`);
         return result;
       };
-      const results = shards > 1 ? await Promise.all([timed('cluster', standIn), timed('e2e', 1)]) : [await timed('cluster', 1), await timed('e2e', 1)];
+      const results = shards > 1 ? await Promise.all([timed('cluster', standIn), timed('e2e', realNodes)]) : [await timed('cluster', 1), await timed('e2e', 1)];
       for (const result of results) for (const key of ['passed', 'failed', 'skipped', 'total']) totals[key] += result[key];
       const missing = results.flatMap((r) => r.missing);
       if (missing.length > 0) fail(`vitest wrote no report for: ${missing.join(', ')}`);
