@@ -29,6 +29,7 @@ import {
   type PodVolumeBackup,
   type Restore,
 } from '../../src/api/index.js';
+import { CANCEL_REQUESTED_ANNOTATION } from '../../src/api/cancel.js';
 import { createLogger } from '../../src/base/logger.js';
 import { kubeFromConfig, type Kube } from '../../src/kube/client.js';
 import { customClient } from '../../src/kube/custom.js';
@@ -332,17 +333,19 @@ describe('TTL expiry and DeleteBackupRequests', () => {
     expect(await listKeys(`${PREFIX}/read-only/backups/kept-ro/`)).toHaveLength(2);
   });
 
-  it('refuses to delete a backup still in progress and keeps it', async () => {
+  it('cancels a backup still in progress before deleting it: the request waits, the backup and its files stay', async () => {
     const { backups, dbrs } = clients();
     const backup = await backupWithFiles('busy', 'store', { phase: 'InProgress' });
     const request = await dbrs.create(deleteRequestFor(backup, NS));
-    const done = await waitFor(async () => {
-      const r = await dbrs.get(NS, request.metadata.name ?? '');
-      return r?.status?.phase === 'Processed' ? r : undefined;
-    }, { timeoutMs: 30_000, description: 'DeleteBackupRequest processed' });
-    expect(done.status?.errors).toEqual(['backup is still in progress']);
+    // No backup or cancel controller runs here: the request asks for the cancel and waits for the backup to end.
+    await waitFor(async () => ((await backups.get(NS, 'busy'))?.metadata.annotations?.[CANCEL_REQUESTED_ANNOTATION] ? true : undefined), {
+      timeoutMs: 30_000,
+      description: 'cancel asked on the running backup',
+    });
+    expect((await dbrs.get(NS, request.metadata.name ?? ''))?.status?.phase ?? 'New').not.toBe('Processed');
     expect((await backups.get(NS, 'busy'))?.status?.phase).toBe('InProgress');
     expect(await listKeys(`${PREFIX}/store/backups/busy/`)).toHaveLength(2);
+    await dbrs.delete(NS, request.metadata.name ?? '');
   });
 });
 
