@@ -101,7 +101,13 @@ export async function standInNodeAgents(namespace: string, nodes: readonly strin
         labels: { name: 'node-agent', role: 'node-agent' },
         ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'stand-in-owner', uid, controller: true }],
       },
-      spec: { nodeName: node, restartPolicy: 'Never', containers: [{ name: 'sleep', image: 'busybox', command: ['sleep', '3600'] }] },
+      spec: {
+        nodeName: node,
+        restartPolicy: 'Never',
+        // The install namespace is Pod Security `restricted` when no node agent is installed: these pods only sleep.
+        securityContext: { runAsNonRoot: true, runAsUser: 65534, runAsGroup: 65534, seccompProfile: { type: 'RuntimeDefault' } },
+        containers: [{ name: 'sleep', image: 'busybox', command: ['sleep', '3600'], securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } } }],
+      },
     })),
   );
   for (const n of names) await waitFor(podRunning(namespace, n), { timeoutMs: 60_000, description: `stand-in node agent ${n} running` });
