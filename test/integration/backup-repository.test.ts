@@ -172,7 +172,11 @@ describe('ensureRepository and the BackupRepository controller', () => {
     expect(maintained.status!.lastMaintenanceTime).not.toBe(before);
     // The metrics count the run and hold the repository's size in the bucket (the 300 kB of random data at least).
     const repository = { repository: name };
-    expect(await metrics.value(ServerMetric.RepositoryMaintenanceSuccessTotal, repository)).toBeGreaterThanOrEqual(1);
+    // Counted once the run is recorded in the status, so read after it.
+    await waitFor(async () => (((await metrics.value(ServerMetric.RepositoryMaintenanceSuccessTotal, repository)) ?? 0) >= 1 ? true : undefined), {
+      timeoutMs: 30_000,
+      description: 'the maintenance run counted',
+    });
     expect(await metrics.value(ServerMetric.RepositoryMaintenanceFailureTotal, repository)).toBeUndefined();
     expect(await metrics.value(ServerMetric.RepositorySizeBytes, repository)).toBeGreaterThan(300_000);
     expect(await metrics.text()).toMatch(new RegExp(`^cairn_repository_maintenance_duration_seconds_count\\{repository="${name}"\\} [1-9]`, 'm'));
