@@ -22,5 +22,17 @@ if (noPasswdEntry) {
 // V8's code cache on disk (under the OS temp dir): every command starts ~40 ms sooner, which short commands (an
 // unchanged `repo backup` takes ~0.4 s) notice. It never throws; where the directory cannot be written it stays off.
 module.enableCompileCache?.();
+// A reader that stops early (`cairn backup get | head -1`) closes the pipe: the write fails with EPIPE, oclif's
+// pending write never settles, and Node would end with an "unsettled top-level await" warning and exit code 13.
+// End at once with 141 instead, the status a shell reports for a command that SIGPIPE ended (as it ends the
+// `velero` CLI and most Unix tools): no noise, and a script with `pipefail` still learns the output was cut short
+// (with `--wait`, before the result was known).
+const SIGPIPE_STATUS = 141;
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (err) => {
+    if (err.code === 'EPIPE') process.exit(SIGPIPE_STATUS);
+    throw err;
+  });
+}
 const { execute } = await import('@oclif/core');
 await execute({ dir: import.meta.url });

@@ -1,6 +1,6 @@
 // The entry point works for a user ID with no /etc/passwd entry and no $SHELL, as in a container whose pod spec
 // picks a runAsUser the image does not list (the restore helper runs as 1000; OpenShift assigns random IDs).
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
@@ -15,5 +15,17 @@ describe('bin/run.js', () => {
       env: { PATH: '/usr/bin:/bin', HOME: '/tmp' },
     });
     expect(stdout).toMatch(/^cairn\/\d+\.\d+\.\d+/);
+  });
+
+  it('ends quietly with 141 (as SIGPIPE would) when the reader closes the pipe early (`cairn --help | head -1`)', async () => {
+    const child = spawn(process.execPath, [RUN_JS, '--help'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    // Read the first chunk, then close our end as `head -1` does.
+    await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
+    child.stdout.destroy();
+    const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+    expect(stderr).not.toContain('unsettled');
+    expect(code).toBe(141);
   });
 });
