@@ -284,6 +284,8 @@ function nodeAgentDaemonSet(opts: InstallOptions): V1DaemonSet {
                 { name: 'host-pods', mountPath: '/host_pods', mountPropagation: 'HostToContainer', readOnly: true },
                 ...storage.mounts,
                 { name: 'scratch', mountPath: '/scratch' },
+                // The root filesystem is read-only; temporary files (a location's CA bundle) go here.
+                { name: 'tmp', mountPath: '/tmp' },
               ],
             },
           ],
@@ -293,6 +295,7 @@ function nodeAgentDaemonSet(opts: InstallOptions): V1DaemonSet {
             { name: 'host-pods', hostPath: { path: `${opts.kubeletRootDir ?? DEFAULT_KUBELET_ROOT_DIR}/pods` } },
             ...storage.volumes,
             { name: 'scratch', emptyDir: {} },
+            { name: 'tmp', emptyDir: {} },
           ],
         },
       },

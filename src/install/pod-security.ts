@@ -7,7 +7,8 @@
  *   filesystem provider it runs as root, since it writes the storage directory on the node, which belongs to root.
  * - The node agent runs as root with every capability dropped but DAC_READ_SEARCH: it lists the kubelet's pod
  *   volume directories through a hostPath, whatever their owners and modes. `--privileged-node-agent` (Velero's flag)
- *   makes it a privileged container instead.
+ *   makes it a privileged container instead. Either way its root filesystem is read-only: it writes only to its
+ *   `/tmp` and `/scratch` emptyDirs (the data-mover pods it makes inherit both, and the same read-only root).
  * - Plugin init containers only copy a binary into an emptyDir: the server's restrictions.
  */
 import type { V1PodSecurityContext, V1SecurityContext } from '@kubernetes/client-node';
@@ -37,8 +38,8 @@ export const NODE_AGENT_CAPABILITIES = ['DAC_READ_SEARCH'] as const;
 
 export function nodeAgentContainerSecurity(privileged: boolean): V1SecurityContext {
   // A privileged container has every capability; Kubernetes refuses allowPrivilegeEscalation=false beside it.
-  if (privileged) return { privileged: true };
-  return { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'], add: [...NODE_AGENT_CAPABILITIES] } };
+  if (privileged) return { privileged: true, readOnlyRootFilesystem: true };
+  return { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'], add: [...NODE_AGENT_CAPABILITIES] } };
 }
 
 /** The Pod Security admission levels install sets on its namespace. */

@@ -3,8 +3,8 @@
  * manifests: a file-system backup and restore of a volume holding files of another owner, read back from the
  * nodes' /proc while it runs (test/support/node-processes.ts).
  *
- * - Each of cairn's processes holds what docs/security.md says: the server non-root, no capabilities, read-only
- *   root filesystem; the node agent and backup pods root with DAC_READ_SEARCH alone; restore pods root with CHOWN,
+ * - Each of cairn's processes holds what docs/security.md says, every one on a read-only root filesystem: the server
+ *   non-root, no capabilities; the node agent and backup pods root with DAC_READ_SEARCH alone; restore pods root with CHOWN,
  *   DAC_OVERRIDE, FOWNER and FSETID; all of them no_new_privs and the runtime's seccomp filter. The namespace is
  *   labelled for Pod Security admission.
  * - Canaries: the object store's key pair (the test bed's, unique to this cluster) and a repository password of the
@@ -232,9 +232,9 @@ describe('pod security and secrets on real nodes', () => {
     const describeProcess = (p: CairnProcess) => `pid ${p.pid} ${p.args.slice(0, 3).join(' ')}: uid ${p.status.uid}, CapEff ${p.status.capEff.toString(16)}, no_new_privs ${p.status.noNewPrivs}, seccomp ${p.status.seccompMode}`;
     const expectations: { role: string; uid: number; caps: bigint; readOnlyRoot?: boolean }[] = [
       { role: 'server', uid: 65532, caps: 0n, readOnlyRoot: true },
-      { role: 'node-agent', uid: 0, caps: capabilityMask(['DAC_READ_SEARCH']) },
-      { role: 'backup', uid: 0, caps: capabilityMask(['DAC_READ_SEARCH']) },
-      { role: 'restore', uid: 0, caps: capabilityMask(['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID']) },
+      { role: 'node-agent', uid: 0, caps: capabilityMask(['DAC_READ_SEARCH']), readOnlyRoot: true },
+      { role: 'backup', uid: 0, caps: capabilityMask(['DAC_READ_SEARCH']), readOnlyRoot: true },
+      { role: 'restore', uid: 0, caps: capabilityMask(['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID']), readOnlyRoot: true },
     ];
     for (const e of expectations) {
       const procs = byRole(e.role);

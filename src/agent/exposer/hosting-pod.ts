@@ -52,9 +52,11 @@ export const DATA_MOVER_CAPABILITIES = {
 
 export function dataMoverContainerSecurity(kind: DataPathKind, privileged: boolean): V1SecurityContext {
   // A privileged container has every capability; Kubernetes refuses allowPrivilegeEscalation=false beside it.
-  if (privileged) return { privileged: true };
+  // The root filesystem is read-only: a data mover writes only into its volume and the /tmp and /scratch emptyDirs
+  // it inherits from the node agent.
+  if (privileged) return { privileged: true, readOnlyRootFilesystem: true };
   const direction = kind === 'PodVolumeBackup' || kind === 'DataUpload' ? 'backup' : 'restore';
-  return { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'], add: [...DATA_MOVER_CAPABILITIES[direction]] } };
+  return { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'], add: [...DATA_MOVER_CAPABILITIES[direction]] } };
 }
 
 export function nodeAgentContainer(pod: V1Pod): V1Container {

@@ -66,7 +66,7 @@ describe('data-mover pod of a DataUpload/DataDownload', () => {
     expect(c.args).toEqual(['data-mover', 'backup', '--volume-path=/du-uid', '--volume-mode=Filesystem', '--data-upload=b1-x7k2p', '--resource-timeout=10m0s', '--log-format=json', '--log-level=info', '--progress-interval=2s']);
     expect(c.env).toEqual(nodeAgent.spec!.containers[0]!.env);
     expect(c.resources).toEqual({ requests: { cpu: '100m' } });
-    expect(c.securityContext).toEqual({ allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'], add: ['DAC_READ_SEARCH'] } });
+    expect(c.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'], add: ['DAC_READ_SEARCH'] } });
   });
 
   it('mounts the exposed PVC at /<uid> next to the inherited volumes, never the service-account token nor the kubelet\'s pods directory', () => {
@@ -89,7 +89,7 @@ describe('data-mover pod of a DataUpload/DataDownload', () => {
     expect(c.args?.slice(0, 5)).toEqual(['data-mover', 'restore', '--volume-path=/dd-uid', '--volume-mode=Block', '--data-download=r1-abc']);
     expect(c.volumeDevices).toEqual([{ name: 'dd-uid', devicePath: '/dd-uid' }]);
     expect(c.volumeMounts?.map((m) => m.name)).toEqual(['cloud-credentials']);
-    expect(c.securityContext).toEqual({ allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'], add: ['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID'] } });
+    expect(c.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'], add: ['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID'] } });
   });
 
   it('passes the ConfigMap\'s upload cap to backups only: a restore does not write to the store', () => {

@@ -133,24 +133,24 @@ describe('data-mover pod', () => {
 
   it('runs as root on the runtime\'s default seccomp profile, holding only DAC_READ_SEARCH to read the volume', () => {
     expect(pod.spec?.securityContext).toEqual({ runAsUser: 0, seccompProfile: { type: 'RuntimeDefault' } });
-    expect(pod.spec?.containers[0]?.securityContext).toEqual({ allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'], add: ['DAC_READ_SEARCH'] } });
+    expect(pod.spec?.containers[0]?.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'], add: ['DAC_READ_SEARCH'] } });
   });
 
   it('for a PVR runs `pod-volume restore` and is labelled with the PVR', () => {
     const r = hostingPod({ kind: 'PodVolumeRestore', owner: { name: 'r1-abc', namespace: 'velero', uid: 'pvr-uid' }, nodeName: 'n', hostPath: '/h', nodeAgentPod: nodeAgent, resourceTimeoutMs: 60_000, logLevel: 'debug', config: { privilegedFsBackup: true } });
     expect(r.metadata?.labels).toEqual({ 'velero.io/pod-volume-restore': 'r1-abc' });
     expect(r.spec?.containers[0]?.args).toEqual(['pod-volume', 'restore', '--volume-path=/pvr-uid', '--pod-volume-restore=r1-abc', '--resource-timeout=1m0s', '--log-format=json', '--log-level=debug', '--progress-interval=2s']);
-    expect(r.spec?.containers[0]?.securityContext).toEqual({ privileged: true });
+    expect(r.spec?.containers[0]?.securityContext).toEqual({ privileged: true, readOnlyRootFilesystem: true });
     expect(r.spec?.priorityClassName).toBeUndefined();
   });
 
   it('a PVR holds what writing files back with their owners, modes and times takes, and is privileged only with privilegedFsBackup', () => {
     const r = hostingPod({ kind: 'PodVolumeRestore', owner: { name: 'r1-abc', namespace: 'velero', uid: 'pvr-uid' }, nodeName: 'n', hostPath: '/h', nodeAgentPod: nodeAgent, resourceTimeoutMs: 60_000, logLevel: 'info', config: {} });
-    expect(r.spec?.containers[0]?.securityContext).toEqual({ allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'], add: ['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID'] } });
+    expect(r.spec?.containers[0]?.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'], add: ['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID'] } });
     // It writes the volume: mounted read-write (a backup's is read-only).
     expect(r.spec?.containers[0]?.volumeMounts?.[0]).toEqual({ name: 'pvr-uid', mountPath: '/pvr-uid', mountPropagation: 'HostToContainer' });
     const b = hostingPod({ kind: 'PodVolumeBackup', owner: { name: 'b1-abc', namespace: 'velero', uid: 'pvb-uid' }, nodeName: 'n', hostPath: '/h', nodeAgentPod: nodeAgent, resourceTimeoutMs: 60_000, logLevel: 'info', config: { privilegedFsBackup: true } });
-    expect(b.spec?.containers[0]?.securityContext).toEqual({ privileged: true });
+    expect(b.spec?.containers[0]?.securityContext).toEqual({ privileged: true, readOnlyRootFilesystem: true });
   });
 
   it('is unrecoverable when Failed or stuck pulling its image, not while it starts', () => {

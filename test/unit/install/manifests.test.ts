@@ -107,9 +107,9 @@ describe('install manifests', () => {
   it('runs the node agent as root holding DAC_READ_SEARCH alone, privileged only with --privileged-node-agent', () => {
     const narrow = find<V1DaemonSet>(installManifests(withAws).objects, 'DaemonSet').spec?.template.spec;
     expect(narrow?.securityContext).toEqual({ runAsUser: 0, seccompProfile: { type: 'RuntimeDefault' } });
-    expect(narrow?.containers[0]?.securityContext).toEqual({ allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'], add: ['DAC_READ_SEARCH'] } });
+    expect(narrow?.containers[0]?.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'], add: ['DAC_READ_SEARCH'] } });
     const privileged = find<V1DaemonSet>(installManifests({ ...withAws, privilegedNodeAgent: true }).objects, 'DaemonSet').spec?.template.spec;
-    expect(privileged?.containers[0]?.securityContext).toEqual({ privileged: true });
+    expect(privileged?.containers[0]?.securityContext).toEqual({ privileged: true, readOnlyRootFilesystem: true });
   });
 
   it('labels the namespace for Pod Security admission: restricted unless a pod needs a host path (node agent, filesystem provider)', () => {
