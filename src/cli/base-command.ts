@@ -127,3 +127,12 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     this.exit(code);
   }
 }
+
+/**
+ * The log level of a long-running role (server, node agent, data mover): the global flag defaults to `warn` for the
+ * CLI, while these log at `info` by default, as Velero's server and node agent do (an explicit `--log-level warn`
+ * reads the same: the flag cannot tell the two apart). The server passes the same level to its plugins.
+ */
+export function roleLogLevel(flag: LogLevel): LogLevel {
+  return flag === 'warn' ? 'info' : flag;
+}

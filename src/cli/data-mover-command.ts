@@ -7,6 +7,7 @@ import { Flags } from '@oclif/core';
 import { OperationFailedError } from '../base/errors.js';
 import { createLogger, type LogFormat, type LogLevel } from '../base/logger.js';
 import { parseDuration } from './duration.js';
+import { roleLogLevel } from './base-command.js';
 import { connect } from '../kube/client.js';
 import { lockOwnerFromEnv } from '../storage/lock-owner.js';
 import { VolumeModes, type TaskKind, type VolumeMode } from '../agent/microservice/protocol.js';
@@ -65,7 +66,7 @@ export async function runDataMoverCommand(input: DataMoverCommandInput): Promise
   const progressIntervalMs = parseDuration('--progress-interval', flags['progress-interval']);
   const storeRetryForMs = parseDuration('--store-retry-timeout', flags['store-retry-timeout']);
   // The data mover's log is collected by the node-agent: info by default, as Velero's.
-  const level = flags['log-level'] === 'warn' ? 'info' : flags['log-level'];
+  const level = roleLogLevel(flags['log-level']);
   const logger = createLogger({ level, format: flags['log-format'], bindings: { component: 'data-mover', [input.kind]: input.name } });
   const kube = connect({ kubeconfig: flags.kubeconfig, context: flags.context });
   // Deleting the pod sends SIGTERM: stop the transfer cleanly (its repository lock released) instead of dying mid-way.

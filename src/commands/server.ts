@@ -1,5 +1,5 @@
 import { Flags } from '@oclif/core';
-import { BaseCommand } from '../cli/base-command.js';
+import { BaseCommand, roleLogLevel } from '../cli/base-command.js';
 import { createLogger } from '../base/logger.js';
 import { connect } from '../kube/client.js';
 import { createServer } from '../server/server.js';
@@ -40,7 +40,8 @@ export default class Server extends BaseCommand<typeof Server> {
   };
 
   async run(): Promise<void> {
-    const logger = createLogger({ level: this.flags['log-level'] === 'warn' ? 'info' : this.flags['log-level'], format: this.flags['log-format'], bindings: { component: 'server' } });
+    const level = roleLogLevel(this.flags['log-level']);
+    const logger = createLogger({ level, format: this.flags['log-format'], bindings: { component: 'server' } });
     const kube = connect({ kubeconfig: this.flags.kubeconfig, context: this.flags.context });
     const f = this.flags;
     const config: ServerConfig = {
@@ -61,7 +62,8 @@ export default class Server extends BaseCommand<typeof Server> {
       dir: f['plugin-dir'],
       prefer: f['prefer-plugin'],
       callTimeoutMs: parseDuration('--plugin-timeout', f['plugin-timeout']),
-      logLevel: f['log-level'],
+      // The server's own level: the flag's default (warn) would keep the plugins' info lines out of the logs.
+      logLevel: level,
     };
     const metricsAddress = parseListenAddress('--metrics-address', f['metrics-address']);
     const role = createServer({ kube, namespace: f.namespace, logger, healthPort: f['health-port'], healthHost: f['health-address'], metricsAddress, version: clientVersion(), config, plugins });

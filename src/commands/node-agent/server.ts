@@ -1,5 +1,5 @@
 import { Flags } from '@oclif/core';
-import { BaseCommand } from '../../cli/base-command.js';
+import { BaseCommand, roleLogLevel } from '../../cli/base-command.js';
 import { UsageError } from '../../base/errors.js';
 import { parseDuration } from '../../cli/duration.js';
 import { createLogger } from '../../base/logger.js';
@@ -29,7 +29,7 @@ export default class NodeAgentServer extends BaseCommand<typeof NodeAgentServer>
     const prepareTimeoutMs = parseDuration('--data-mover-prepare-timeout', this.flags['data-mover-prepare-timeout']);
     const resourceTimeoutMs = parseDuration('--resource-timeout', this.flags['resource-timeout']);
     const metricsAddress = parseListenAddress('--metrics-address', this.flags['metrics-address']);
-    const level = this.flags['log-level'] === 'warn' ? 'info' : this.flags['log-level'];
+    const level = roleLogLevel(this.flags['log-level']);
     const logger = createLogger({ level, format: this.flags['log-format'], bindings: { component: 'node-agent', node: nodeName } });
     const kube = connect({ kubeconfig: this.flags.kubeconfig, context: this.flags.context });
     const role = createNodeAgent({

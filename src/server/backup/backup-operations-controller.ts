@@ -280,6 +280,8 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
       extra.logger.info({ dataUploads: dus.length, errors: duErrors.length }, DATA_UPLOADS_DONE_LOG);
     }
     if (pluginOps.length && !logText.includes(PLUGIN_OPERATIONS_DONE_LOG)) {
+      // As for pod volumes: each failure an error line (what `grep level=error` finds), in the words of the results.
+      for (const e of pluginErrors) extra.logger.error(e.message);
       for (const op of pluginOps) {
         const id = op.spec.resourceIdentifier;
         extra.logger.info(
