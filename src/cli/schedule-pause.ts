@@ -1,10 +1,9 @@
 /** `schedule pause|unpause`: which schedules (names, --selector or --all) and Velero's runPause on each. */
 import { Flags } from '@oclif/core';
 import { connect } from '../kube/client.js';
-import { UsageError } from '../base/errors.js';
-import { parseLabelSelector } from './label-selector.js';
 import { pauseChange, scheduleClient } from './schedules.js';
 import { selectObjects } from './select.js';
+import { checkSelection } from './selection.js';
 
 export const pauseFlags = {
   all: Flags.boolean({ description: 'All schedules.', default: false }),
@@ -21,10 +20,7 @@ export interface RunPauseOptions {
 
 export async function runPause(opts: RunPauseOptions): Promise<void> {
   const { flags, names } = opts;
-  const given = [names.length > 0, flags.all, Boolean(flags.selector)].filter(Boolean).length;
-  if (given === 0) throw new UsageError('NAMES', 'give schedule names, --selector or --all');
-  if (given > 1) throw new UsageError('--all', 'use only one of schedule names, --selector and --all');
-  if (flags.selector) parseLabelSelector('--selector', flags.selector);
+  checkSelection('schedule', names, flags);
   const client = scheduleClient(connect({ kubeconfig: flags.kubeconfig, context: flags.context }));
   const schedules = await selectObjects(client, { namespace: flags.namespace, names, selector: flags.selector, what: 'schedule' });
   if (!schedules.length) {

@@ -1,10 +1,7 @@
-import { Args, Flags } from '@oclif/core';
-import { confirm } from '@inquirer/prompts';
+import { Args } from '@oclif/core';
 import { selectObjects } from '../../cli/select.js';
 import { BaseCommand } from '../../cli/base-command.js';
-import { UsageError } from '../../base/errors.js';
-import { canPrompt } from '../../cli/progress.js';
-import { parseLabelSelector } from '../../cli/label-selector.js';
+import { checkConfirmedSelection, confirmDeletion, confirmFlag, selectionFlags } from '../../cli/selection.js';
 import { backupClient, deleteRequestClient, deleteRequestFor, isRunningBackup } from '../../cli/backups.js';
 import { connect } from '../../kube/client.js';
 
@@ -15,19 +12,11 @@ export default class BackupDelete extends BaseCommand<typeof BackupDelete> {
   static override examples = ['<%= config.bin %> backup delete nightly --confirm', '<%= config.bin %> backup delete --all --confirm', '<%= config.bin %> backup delete -l team=shop'];
   static override args = { names: Args.string({ description: 'Names of backups to delete.' }) };
   static override strict = false;
-  static override flags = {
-    all: Flags.boolean({ description: 'Delete all backups.', default: false }),
-    selector: Flags.string({ char: 'l', description: 'Delete the backups whose labels match this selector.' }),
-    confirm: Flags.boolean({ description: 'Do not ask for confirmation.', default: false }),
-  };
+  static override flags = { ...selectionFlags('Delete', 'backups'), ...confirmFlag };
 
   async run(): Promise<void> {
     const names = this.positional;
-    const given = [names.length > 0, this.flags.all, Boolean(this.flags.selector)].filter(Boolean).length;
-    if (given === 0) throw new UsageError('NAMES', 'give backup names, --selector or --all');
-    if (given > 1) throw new UsageError('--all', 'use only one of backup names, --selector and --all');
-    if (this.flags.selector) parseLabelSelector('--selector', this.flags.selector);
-    if (!this.flags.confirm && !canPrompt()) throw new UsageError('--confirm', 'required when no terminal is attached');
+    checkConfirmedSelection('backup', names, this.flags);
 
     const kube = connect({ kubeconfig: this.flags.kubeconfig, context: this.flags.context });
     const ns = this.flags.namespace;
@@ -37,14 +26,7 @@ export default class BackupDelete extends BaseCommand<typeof BackupDelete> {
       this.out('No backups found');
       return;
     }
-    if (!this.flags.confirm) {
-      const list = backups.map((b) => b.metadata.name).join(', ');
-      const ok = await confirm({ message: `Delete backup${backups.length > 1 ? 's' : ''} ${list}? Are you sure you want to continue?`, default: false });
-      if (!ok) {
-        this.out('Cancelled.');
-        return;
-      }
-    }
+    if (!(await confirmDeletion('backup', backups.map((o) => o.metadata.name ?? ''), this.flags.confirm, (line) => this.out(line)))) return;
     const requests = deleteRequestClient(kube);
     for (const b of backups) {
       await requests.create(deleteRequestFor(b));

@@ -1,10 +1,7 @@
-import { Args, Flags } from '@oclif/core';
-import { confirm } from '@inquirer/prompts';
+import { Args } from '@oclif/core';
 import { selectObjects } from '../../cli/select.js';
 import { BaseCommand } from '../../cli/base-command.js';
-import { UsageError } from '../../base/errors.js';
-import { canPrompt } from '../../cli/progress.js';
-import { parseLabelSelector } from '../../cli/label-selector.js';
+import { checkConfirmedSelection, confirmDeletion, confirmFlag, selectionFlags } from '../../cli/selection.js';
 import { restoreClient } from '../../cli/restores.js';
 import { connect } from '../../kube/client.js';
 
@@ -12,19 +9,11 @@ export default class RestoreDelete extends BaseCommand<typeof RestoreDelete> {
   static override summary = 'Delete restores and their files in storage (restored objects stay).';
   static override args = { names: Args.string({ description: 'Names of restores to delete.' }) };
   static override strict = false;
-  static override flags = {
-    all: Flags.boolean({ description: 'Delete all restores.', default: false }),
-    selector: Flags.string({ char: 'l', description: 'Delete the restores whose labels match this selector.' }),
-    confirm: Flags.boolean({ description: 'Do not ask for confirmation.', default: false }),
-  };
+  static override flags = { ...selectionFlags('Delete', 'restores'), ...confirmFlag };
 
   async run(): Promise<void> {
     const names = this.positional;
-    const given = [names.length > 0, this.flags.all, Boolean(this.flags.selector)].filter(Boolean).length;
-    if (given === 0) throw new UsageError('NAMES', 'give restore names, --selector or --all');
-    if (given > 1) throw new UsageError('--all', 'use only one of restore names, --selector and --all');
-    if (this.flags.selector) parseLabelSelector('--selector', this.flags.selector);
-    if (!this.flags.confirm && !canPrompt()) throw new UsageError('--confirm', 'required when no terminal is attached');
+    checkConfirmedSelection('restore', names, this.flags);
 
     const client = restoreClient(connect({ kubeconfig: this.flags.kubeconfig, context: this.flags.context }));
     const ns = this.flags.namespace;
@@ -33,14 +22,7 @@ export default class RestoreDelete extends BaseCommand<typeof RestoreDelete> {
       this.out('No restores found');
       return;
     }
-    if (!this.flags.confirm) {
-      const list = restores.map((r) => r.metadata.name).join(', ');
-      const ok = await confirm({ message: `Delete restore${restores.length > 1 ? 's' : ''} ${list}? Are you sure you want to continue?`, default: false });
-      if (!ok) {
-        this.out('Cancelled.');
-        return;
-      }
-    }
+    if (!(await confirmDeletion('restore', restores.map((o) => o.metadata.name ?? ''), this.flags.confirm, (line) => this.out(line)))) return;
     for (const r of restores) {
       await client.delete(ns, r.metadata.name ?? '');
       this.out(`Request to delete restore "${r.metadata.name}" submitted successfully.`);

@@ -1,10 +1,7 @@
-import { Args, Flags } from '@oclif/core';
-import { confirm } from '@inquirer/prompts';
+import { Args } from '@oclif/core';
 import { selectObjects } from '../../cli/select.js';
 import { BaseCommand } from '../../cli/base-command.js';
-import { UsageError } from '../../base/errors.js';
-import { canPrompt } from '../../cli/progress.js';
-import { parseLabelSelector } from '../../cli/label-selector.js';
+import { checkConfirmedSelection, confirmDeletion, confirmFlag, selectionFlags } from '../../cli/selection.js';
 import { scheduleClient } from '../../cli/schedules.js';
 import { connect } from '../../kube/client.js';
 
@@ -14,19 +11,11 @@ export default class ScheduleDelete extends BaseCommand<typeof ScheduleDelete> {
   static override examples = ['<%= config.bin %> schedule delete nightly --confirm', '<%= config.bin %> schedule delete --selector team=shop --confirm', '<%= config.bin %> schedule delete --all --confirm'];
   static override args = { names: Args.string({ description: 'Names of schedules to delete.' }) };
   static override strict = false;
-  static override flags = {
-    all: Flags.boolean({ description: 'Delete all schedules.', default: false }),
-    selector: Flags.string({ char: 'l', description: 'Delete the schedules whose labels match this selector.' }),
-    confirm: Flags.boolean({ description: 'Do not ask for confirmation.', default: false }),
-  };
+  static override flags = { ...selectionFlags('Delete', 'schedules'), ...confirmFlag };
 
   async run(): Promise<void> {
     const names = this.positional;
-    const given = [names.length > 0, this.flags.all, Boolean(this.flags.selector)].filter(Boolean).length;
-    if (given === 0) throw new UsageError('NAMES', 'give schedule names, --selector or --all');
-    if (given > 1) throw new UsageError('--all', 'use only one of schedule names, --selector and --all');
-    if (this.flags.selector) parseLabelSelector('--selector', this.flags.selector);
-    if (!this.flags.confirm && !canPrompt()) throw new UsageError('--confirm', 'required when no terminal is attached');
+    checkConfirmedSelection('schedule', names, this.flags);
 
     const client = scheduleClient(connect({ kubeconfig: this.flags.kubeconfig, context: this.flags.context }));
     const ns = this.flags.namespace;
@@ -35,14 +24,7 @@ export default class ScheduleDelete extends BaseCommand<typeof ScheduleDelete> {
       this.out('No schedules found');
       return;
     }
-    if (!this.flags.confirm) {
-      const list = schedules.map((s) => s.metadata.name).join(', ');
-      const ok = await confirm({ message: `Delete schedule${schedules.length > 1 ? 's' : ''} ${list}? Are you sure you want to continue?`, default: false });
-      if (!ok) {
-        this.out('Cancelled.');
-        return;
-      }
-    }
+    if (!(await confirmDeletion('schedule', schedules.map((o) => o.metadata.name ?? ''), this.flags.confirm, (line) => this.out(line)))) return;
     for (const s of schedules) {
       await client.delete(ns, s.metadata.name ?? '');
       this.out(`Schedule deleted: ${s.metadata.name}`);
