@@ -133,3 +133,36 @@ export async function checkOperations<Op extends Operation, Owner>(opts: CheckOp
 export function failedOperationErrors(operations: readonly Operation[]): string[] {
   return operations.filter((o) => o.status.phase === 'Failed').map((o) => operationError(o.status.error ?? '', actionOf(o)));
 }
+
+export interface CancelOperationsOptions<Op extends Operation, Owner> {
+  operations: readonly Op[];
+  owner: Owner;
+  actionFor: (name: string) => Promise<OperationsAction<Owner> | undefined>;
+  log: Logger;
+}
+
+/**
+ * A canceled backup's or restore's plugin operations still New or InProgress: each action is asked to cancel its
+ * operation (as Velero asks one past its timeout), so a plugin's long-running work stops with its owner. A failure
+ * is logged and passed over: the owner ends canceled whatever the plugin answers. Returns the operations asked.
+ */
+export async function cancelPendingOperations<Op extends Operation, Owner>(opts: CancelOperationsOptions<Op, Owner>): Promise<string[]> {
+  const asked: string[] = [];
+  for (const op of opts.operations.filter(isOperationPending)) {
+    const name = actionOf(op);
+    const id = op.spec.operationID;
+    try {
+      const action = await opts.actionFor(name);
+      if (!action?.cancel) {
+        opts.log.warn({ action: name, operationID: id }, 'cannot cancel the operation of a canceled run: no such action, or it cannot cancel');
+        continue;
+      }
+      await action.cancel(id, opts.owner);
+      asked.push(id);
+      opts.log.info({ action: name, operationID: id }, 'asked the plugin to cancel the operation of a canceled run');
+    } catch (err) {
+      opts.log.warn({ action: name, operationID: id, err: (err as Error).message }, 'cancelling the operation of a canceled run failed');
+    }
+  }
+  return asked;
+}

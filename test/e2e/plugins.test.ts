@@ -7,7 +7,7 @@
  *   - the test plugins' effects: annotations written at backup and restore, a Secret added as a related item, an
  *     item block, an item a restore action skips, a plugin log line with the plugin's name in the backup log;
  *   - an asynchronous BackupItemAction v2: WaitingForPluginOperations, progress in `describe --details`, then
- *     Completed; another cancelled by the item operation timeout, which reaches the plugin;
+ *     Completed; another cancelled by the item operation timeout, which reaches the plugin, and one by `backup cancel`;
  *   - a plugin crashing mid-item: that item fails with the plugin's panic, the backup goes on, the next works;
  *   - a location served by the test plugins' directory store, and one served by the GCP plugin, Unavailable
  *     with Google's own error (no cloud is reachable here).
@@ -220,6 +220,23 @@ describe('Velero plugins through cairn', () => {
     expect(logs).toMatch(/level=info msg="cancel received" .*pluginName=cairn-test-plugins/);
     // The operations phase's lines are appended to the backup log: the failure as an error line, in the results' words.
     expect(logs).toMatch(/level=error msg="Asynchronous action timed out, plugin: example\.cairn\.io\/async"/);
+  });
+
+  it('cancels the running operations of a canceled backup; the cancel reaches the plugin', async () => {
+    const create = await run(['backup', 'create', 'canceled-op', '--include-namespaces', APP, '--include-resources', 'configmaps', '-l', 'example.cairn.io/async=600']);
+    expect(create.exitCode, create.stderr).toBe(0);
+    await waitPhase('backup', 'canceled-op', ['WaitingForPluginOperations']);
+    const operationID = await waitFor(async () => /Operation ID:\s+(\S+)/.exec((await run(['backup', 'describe', 'canceled-op', '--details'])).stdout)?.[1], {
+      timeoutMs: 60_000,
+      intervalMs: 1000,
+      description: 'the operation ID in describe --details',
+    });
+    const cancel = await run(['backup', 'cancel', 'canceled-op', '--confirm']);
+    expect(cancel.exitCode, cancel.stderr).toBe(0);
+    expect(await waitPhase('backup', 'canceled-op', ['Canceled'])).toBe('Canceled');
+    // The backup's own log went with its files: the plugin's line is in the server's log.
+    const serverLog = (await kubectl(['-n', NS, 'logs', 'deployment/cairn', '-c', 'cairn'])).stdout;
+    expect(serverLog.split('\n').some((l) => l.includes('cancel received') && l.includes(operationID) && l.includes('cairn-test-plugins')), `no "cancel received" for ${operationID} in the server log`).toBe(true);
   });
 
   it('fails the item a plugin crashes on with its panic, and goes on', async () => {

@@ -6,13 +6,14 @@
  *   running in this process  → the run is stopped through its abort signal; it writes Canceling itself;
  *   run left by a stopped server → Canceling;
  *   Canceling                → `spec.cancel` on its unfinished PodVolumeBackups and DataUploads; once they have ended,
- *                              the post hooks still owed to its pods run, its repository snapshots (of volumes done
+ *                              the post hooks still owed to its pods run, its item actions' asynchronous operations
+ *                              still running are cancelled, its repository snapshots (of volumes done
  *                              before the cancel), VolumeSnapshots and everything under `backups/<name>/` in storage
  *                              are deleted, and the Backup ends Canceled.
  * Every step reads what is there now and is idempotent, so a server that stops while a backup is Canceling finishes
  * the cancel when it starts again.
  */
-import { CANCEL_REQUESTED_ANNOTATION, Kinds, Labels, parsePodVolumeBackup, volumeOperationRunning, type Backup, type PodVolumeBackup } from '../../api/index.js';
+import { CANCEL_REQUESTED_ANNOTATION, Kinds, Labels, parseBackupOperations, parsePodVolumeBackup, volumeOperationRunning, type Backup, type PodVolumeBackup } from '../../api/index.js';
 import { customClient } from '../../kube/custom.js';
 import { startController, type ObjectKey, type ReconcileResult } from '../../kube/controller.js';
 import { podExecutor } from '../../kube/pod-exec.js';
@@ -27,6 +28,10 @@ import { runExecHooks } from '../hooks/hook-runner.js';
 import { pendingPod, readPendingPostHooks, writePendingPostHooks } from '../hooks/pending-post-hooks.js';
 import { CANCEL_POLL_MS, backupCancelStep, beginCanceling, cancelingStep, endCanceled } from './cancel-decisions.js';
 import { runnerIdentity } from './run-claim.js';
+import type { BackupStore } from '../../storage/backup-store.js';
+import { ItemActionRegistry } from '../../plugins/item-actions/registry.js';
+import { registerBuiltinBackupActions } from '../item-actions/builtin.js';
+import { cancelPendingOperations, isPluginOperation } from '../plugin-operations.js';
 import type { RunRegistry } from '../run-registry.js';
 
 export interface BackupCancelControllerOptions extends ServerContext {
@@ -73,6 +78,26 @@ export function backupCancelReconciler(opts: BackupCancelControllerOptions) {
     log.info({ backup: key.name, pods: pending.map((p) => `${p.namespace}/${p.pod}`) }, 'ran the post hooks of the pods of a canceled backup');
   }
 
+  const builtinActions = registerBuiltinBackupActions(new ItemActionRegistry());
+
+  /** The asynchronous operations item actions started for the backup, still running: each plugin asked to cancel. */
+  async function cancelPluginOperations(key: ObjectKey, backup: Backup, store: BackupStore): Promise<void> {
+    const stored = await store.getBackupJson(key.name, 'itemOperations');
+    const operations = stored === undefined || stored === null ? [] : parseBackupOperations(stored).filter(isPluginOperation);
+    if (!operations.length) return;
+    const session = opts.plugins?.session([log.child({ backup: key.name })]);
+    try {
+      await cancelPendingOperations({
+        operations,
+        owner: backup,
+        actionFor: async (name) => (opts.plugins && session ? opts.plugins.backupAction(session, name, builtinActions) : builtinActions.backupAction(name)),
+        log: log.child({ backup: key.name }),
+      });
+    } finally {
+      await session?.close();
+    }
+  }
+
   /** Canceling: stop the volume operations, wait for them, delete what the backup wrote, Canceled. */
   async function cancel(key: ObjectKey, backup: Backup): Promise<ReconcileResult | void> {
     const uid = backup.metadata?.uid ?? '';
@@ -93,6 +118,8 @@ export function backupCancelReconciler(opts: BackupCancelControllerOptions) {
     const resolved = await locations.resolve(locationName);
     const store = resolved?.store;
     const parsed = { ...backup, metadata: backup.metadata ?? {}, spec: backup.spec ?? {} } as Backup;
+    // Before the files go: the operations are listed in them.
+    if (store) await cancelPluginOperations(key, parsed, store);
     // Volume data first (the backup's files, while there, name snapshots too), then the files themselves.
     const podVolumes = await deletePodVolumeSnapshots({ kube: opts.kube, namespace: opts.namespace, backup: parsed, store, log });
     const moved = await deleteMovedSnapshots({ kube: opts.kube, namespace: opts.namespace, backup: parsed, store, log });

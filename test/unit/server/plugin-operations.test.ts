@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Backup, BackupOperation } from '../../../src/api/index.js';
 import { createLogger } from '../../../src/base/logger.js';
-import { checkOperations, failedOperationErrors, isPluginOperation, TIMED_OUT_OPERATION, type OperationsAction } from '../../../src/server/plugin-operations.js';
+import { cancelPendingOperations, checkOperations, failedOperationErrors, isPluginOperation, TIMED_OUT_OPERATION, type OperationsAction } from '../../../src/server/plugin-operations.js';
 import type { OperationProgress } from '../../../src/plugins/item-actions/types.js';
 import { ExternalPlugins } from '../../../src/plugins/external/index.js';
 import { ItemActionRegistry } from '../../../src/plugins/item-actions/registry.js';
@@ -137,5 +137,32 @@ describe('the plugins a server lists (plugin get)', () => {
 
   it('without plugins, lists the built-ins', () => {
     expect(serverPluginList(undefined, builtins).length).toBe(builtins.listed.length + 2);
+  });
+});
+
+describe('cancelling the operations of a canceled backup', () => {
+  it('asks the action of each New or InProgress operation to cancel it, and leaves finished ones alone', async () => {
+    const a = action({});
+    const asked = await cancelPendingOperations({ operations: [op('a'), op('b', 'InProgress'), op('c', 'Completed'), op('d', 'Failed')], owner: backup, actionFor: async () => a, log });
+    expect(asked).toEqual(['a', 'b']);
+    expect(a.cancelled).toEqual(['a', 'b']);
+  });
+
+  it('passes over an action that is gone or whose cancel fails, and goes on with the next', async () => {
+    const failing: OperationsAction<Backup> = {
+      async cancel() {
+        throw new Error('plugin exited');
+      },
+    };
+    const a = action({});
+    const byName: Record<string, OperationsAction<Backup> | undefined> = { 'x.io/failing': failing, 'x.io/async': a };
+    const asked = await cancelPendingOperations({
+      operations: [op('gone', 'InProgress', undefined, 'x.io/gone'), op('fails', 'InProgress', undefined, 'x.io/failing'), op('ok', 'InProgress')],
+      owner: backup,
+      actionFor: async (name) => byName[name],
+      log,
+    });
+    expect(asked).toEqual(['ok']);
+    expect(a.cancelled).toEqual(['ok']);
   });
 });
