@@ -11,7 +11,7 @@ const E2E_ON_STAND_IN: string[] = ['test/e2e/image.test.ts'];
  * Files written but not yet run green: kept out of `npm test` so that what it runs is what passes, and run on their
  * own with `npx vitest run --project not-yet-green` (docs/testing.md lists them and why).
  */
-const NOT_YET_GREEN: string[] = [];
+const NOT_YET_GREEN: string[] = ['test/e2e/plugins.test.ts'];
 
 // Three tiers by folder (see docs/testing.md): unit needs nothing; integration runs on one local cluster with the
 // kubelet stand-in, e2e on one cluster of real nodes (kubelet, containerd) running cairn's image; each global setup

@@ -25,6 +25,8 @@ import { fileBytes, MiB, readTree, timeMismatches, withoutTimes, writeDataset, t
 import { podVolumeDir } from '../support/node-paths.js';
 import { sampleWhile, waitFor } from '../support/wait.js';
 
+/** The backup pods' upload cap: a 64 MiB data volume takes about 8 s, long enough to be seen running. */
+const UPLOAD_BYTES_PER_SECOND = 8 * 1024 * 1024;
 const NS = 'cairn-e2e-fsb';
 const APP = 'e2e-fsb-app';
 const PREFIX = 'e2e-fsb';
@@ -164,11 +166,15 @@ describe('fs-backup end to end through the CLI', () => {
       description: 'namespaces of an earlier run gone',
     });
     installPrefix = `${PREFIX}-${Date.now()}`;
+    // Uploads capped (the node agent's ConfigMap), so each data volume takes seconds to back up: a describe, which on
+    // a busy machine takes seconds itself, still sees the pod volume backups while they run.
+    await kubectl(['create', 'namespace', NS]);
+    await kubectl(['-n', NS, 'create', 'configmap', 'node-agent-config', `--from-literal=config.json=${JSON.stringify({ uploadBytesPerSecond: UPLOAD_BYTES_PER_SECOND })}`]);
     const install = await cairn(
       [
         'install', '-n', NS, '--provider', 'aws', '--bucket', info.s3.bucket, '--prefix', installPrefix, '--secret-file', creds,
         '--backup-location-config', `region=${info.s3.region},s3Url=${info.s3.endpoint},s3ForcePathStyle=true`,
-        '--use-node-agent', '--image', info.image, '--kubelet-root-dir', info.kubeletRootDir, '--wait', '--timeout', '4m',
+        '--use-node-agent', '--node-agent-configmap', 'node-agent-config', '--image', info.image, '--kubelet-root-dir', info.kubeletRootDir, '--wait', '--timeout', '4m',
       ],
       { kubeconfig },
     );
