@@ -129,7 +129,10 @@ try {
       if (!results.every((r) => r.ok)) fail('cluster tests failed');
     });
 
-  /** One vitest project in this process's terminal; adds its counts to the totals and fails when vitest does. */
+  /**
+   * One tier's vitest projects (a name or a wildcard) in this process's terminal; adds its counts to the totals and
+   * fails when vitest does.
+   */
   async function tier(project) {
     const report = join(mkdtempSync(join(tmpdir(), 'cairn-test-')), 'report.json');
     const args = ['run', '--project', project, '--passWithNoTests', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...extra];
@@ -163,7 +166,8 @@ try {
     // `npm run lint` is these two stages; they run apart here so that each one's time shows.
     await stageAsync('lint (eslint)', () => command('eslint', ['.']));
     await stageAsync('type check (tsc)', () => command('tsc', ['-p', 'tsconfig.json']));
-    await stageAsync('unit tests', () => tier('unit'));
+    // 'unit*': the unit project, whose files share their workers, and the few files that need a process of their own.
+    await stageAsync('unit tests', () => tier('unit*'));
   } catch (err) {
     if (clusters) {
       stopShards();
