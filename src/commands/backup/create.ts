@@ -1,16 +1,14 @@
 import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../../cli/base-command.js';
-import { CairnError, UsageError } from '../../base/errors.js';
+import { UsageError } from '../../base/errors.js';
 import { formatJson, formatYaml } from '../../cli/output.js';
-import { createProgress } from '../../cli/progress.js';
 import { backupClient, buildBackup, dataUploadClient, givenBackupSpecFlags, normaliseTriStateArgv, podVolumeBackupClient, volumeBytes } from '../../cli/backups.js';
 import { BACKUP_TRI_STATE, backupSpecFlags } from '../../cli/backup-flags.js';
 import { backupFromScheduleNamed } from '../../cli/schedules.js';
 import { locationClient } from '../../cli/backup-locations.js';
-import { interruptSignal, waitAndReport } from '../../cli/wait.js';
+import { followState, submitAndFollow } from '../../cli/submit.js';
 import { Labels, isBackupDone, labelValue, selectorFor, type Backup } from '../../api/index.js';
 import { connect, type Kube } from '../../kube/client.js';
-import { isAlreadyExists } from '../../kube/errors.js';
 
 
 export default class BackupCreate extends BaseCommand<typeof BackupCreate> {
@@ -61,41 +59,25 @@ export default class BackupCreate extends BaseCommand<typeof BackupCreate> {
       throw new UsageError('--storage-location', `backup storage location "${location}" not found in namespace "${namespace}"`);
     }
     const client = backupClient(cluster);
-    try {
-      await client.create(backup);
-    } catch (err) {
-      if (isAlreadyExists((err as CairnError).cause)) throw new UsageError('NAME', `backup "${name}" already exists in namespace "${namespace}"`);
-      throw err;
-    }
-    this.out(`Backup request "${name}" submitted successfully.`);
-    if (!this.flags.wait) {
-      this.out(`Run \`cairn backup describe ${name}\` or \`cairn backup logs ${name}\` for more details.`);
-      return;
-    }
     const pvbs = podVolumeBackupClient(cluster);
     const dus = dataUploadClient(cluster);
-    const interrupt = interruptSignal();
-    try {
-      const code = await waitAndReport({
-        kind: 'backup',
-        name,
-        isDone: isBackupDone,
-        progress: createProgress({ label: `Backup ${name}` }),
-        signal: interrupt.signal,
-        out: (l) => this.out(l),
-        read: async () => {
-          const b = await client.get(namespace, name);
-          if (!b) return undefined;
-          const s = b.status ?? {};
-          // Volume bytes are extra information: a failed read of them never ends the wait.
-          const selector = selectorFor({ [Labels.BackupName]: labelValue(name) });
-          const bytes = await Promise.all([pvbs.list(namespace, selector), dus.list(namespace, selector)]).then(([p, d]) => volumeBytes([...p, ...d]), () => ({}));
-          return { phase: s.phase ?? 'New', done: s.progress?.itemsBackedUp ?? 0, total: s.progress?.totalItems ?? 0, validationErrors: s.validationErrors ?? undefined, failureReason: s.failureReason, ...bytes };
-        },
-      });
-      if (code !== 0) this.exit(code);
-    } finally {
-      interrupt.dispose();
-    }
+    const code = await submitAndFollow({
+      kind: 'backup',
+      name,
+      namespace,
+      create: () => client.create(backup),
+      wait: this.flags.wait,
+      isDone: isBackupDone,
+      out: (l) => this.out(l),
+      read: async () => {
+        const b = await client.get(namespace, name);
+        if (!b) return undefined;
+        // Volume bytes are extra information: a failed read of them never ends the wait.
+        const selector = selectorFor({ [Labels.BackupName]: labelValue(name) });
+        const bytes = await Promise.all([pvbs.list(namespace, selector), dus.list(namespace, selector)]).then(([p, d]) => volumeBytes([...p, ...d]), () => ({}));
+        return { ...followState(b.status ?? {}, b.status?.progress?.itemsBackedUp), ...bytes };
+      },
+    });
+    if (code !== 0) this.exit(code);
   }
 }

@@ -1,16 +1,15 @@
 import { Args, Flags } from '@oclif/core';
 import { select } from '@inquirer/prompts';
 import { BaseCommand } from '../../cli/base-command.js';
-import { CairnError, UsageError } from '../../base/errors.js';
+import { UsageError } from '../../base/errors.js';
 import { formatJson, formatYaml } from '../../cli/output.js';
-import { canPrompt, createProgress } from '../../cli/progress.js';
+import { canPrompt } from '../../cli/progress.js';
 import { backupClient, formatGoTime, normaliseTriStateArgv, volumeBytes } from '../../cli/backups.js';
 import { buildRestore, podVolumeRestoreClient, restorableBackups, restoreClient } from '../../cli/restores.js';
 import { scheduleClient } from '../../cli/schedules.js';
-import { interruptSignal, waitAndReport } from '../../cli/wait.js';
+import { followState, submitAndFollow } from '../../cli/submit.js';
 import { Labels, isRestoreDone, labelValue, selectorFor } from '../../api/index.js';
 import { connect, type Kube } from '../../kube/client.js';
-import { isAlreadyExists } from '../../kube/errors.js';
 
 const TRI_STATE = ['include-cluster-resources', 'restore-volumes', 'preserve-nodeports'];
 
@@ -75,40 +74,24 @@ export default class RestoreCreate extends BaseCommand<typeof RestoreCreate> {
     } else if (fromBackup && !(await backupClient(kubeOnce()).get(namespace, fromBackup))) {
       throw new UsageError('--from-backup', `backup "${fromBackup}" not found in namespace "${namespace}"`);
     }
-    try {
-      await client.create(restore);
-    } catch (err) {
-      if (isAlreadyExists((err as CairnError).cause)) throw new UsageError('NAME', `restore "${name}" already exists in namespace "${namespace}"`);
-      throw err;
-    }
-    this.out(`Restore request "${name}" submitted successfully.`);
-    if (!this.flags.wait) {
-      this.out(`Run \`cairn restore describe ${name}\` or \`cairn restore logs ${name}\` for more details.`);
-      return;
-    }
     const pvrs = podVolumeRestoreClient(kubeOnce());
-    const interrupt = interruptSignal();
-    try {
-      const code = await waitAndReport({
-        kind: 'restore',
-        name,
-        isDone: isRestoreDone,
-        progress: createProgress({ label: `Restore ${name}` }),
-        signal: interrupt.signal,
-        out: (l) => this.out(l),
-        read: async () => {
-          const r = await client.get(namespace, name);
-          if (!r) return undefined;
-          const s = r.status ?? {};
-          // Volume bytes are extra information: a failed read of them never ends the wait.
-          const bytes = await pvrs.list(namespace, selectorFor({ [Labels.RestoreName]: labelValue(name) })).then(volumeBytes, () => ({}));
-          return { phase: s.phase ?? 'New', done: s.progress?.itemsRestored ?? 0, total: s.progress?.totalItems ?? 0, validationErrors: s.validationErrors ?? undefined, failureReason: s.failureReason, ...bytes };
-        },
-      });
-      if (code !== 0) this.exit(code);
-    } finally {
-      interrupt.dispose();
-    }
+    const code = await submitAndFollow({
+      kind: 'restore',
+      name,
+      namespace,
+      create: () => client.create(restore),
+      wait: this.flags.wait,
+      isDone: isRestoreDone,
+      out: (l) => this.out(l),
+      read: async () => {
+        const r = await client.get(namespace, name);
+        if (!r) return undefined;
+        // Volume bytes are extra information: a failed read of them never ends the wait.
+        const bytes = await pvrs.list(namespace, selectorFor({ [Labels.RestoreName]: labelValue(name) })).then(volumeBytes, () => ({}));
+        return { ...followState(r.status ?? {}, r.status?.progress?.itemsRestored), ...bytes };
+      },
+    });
+    if (code !== 0) this.exit(code);
   }
 
   private async chooseBackup(kube: Kube, namespace: string): Promise<string> {
