@@ -1,14 +1,15 @@
-import { Args, Flags } from '@oclif/core';
+import { Args } from '@oclif/core';
 import { selectObjects } from '../../cli/select.js';
-import { BaseCommand, outputFlag } from '../../cli/base-command.js';
-import { asList, formatJson, formatYaml } from '../../cli/output.js';
+import { BaseCommand } from '../../cli/base-command.js';
+import { describeStoredFlags, renderDescriptions } from '../../cli/describe/command.js';
 import { parseDuration } from '../../cli/duration.js';
 import { parseLabelSelector } from '../../cli/label-selector.js';
 import { colours } from '../../cli/colour.js';
-import { backupClient, type BackupDescription } from '../../cli/backups.js';
+import { backupClient } from '../../cli/backups.js';
 import { backupDescription, describeBackup } from '../../cli/describe/backup.js';
 import { gatherBackup } from '../../cli/describe/gather.js';
 import { connect } from '../../kube/client.js';
+import type { Backup } from '../../api/index.js';
 
 export default class BackupDescribe extends BaseCommand<typeof BackupDescribe> {
   static override summary = 'Describe backups in detail.';
@@ -17,13 +18,10 @@ export default class BackupDescribe extends BaseCommand<typeof BackupDescribe> {
   static override examples = ['<%= config.bin %> backup describe nightly', '<%= config.bin %> backup describe nightly --details', '<%= config.bin %> backup describe nightly -o json'];
   static override args = { names: Args.string({ description: 'Names of backups to describe (default: all, or those matching --selector).' }) };
   static override strict = false;
-  static override flags = {
-    ...outputFlag,
-    selector: Flags.string({ char: 'l', description: 'Only backups whose labels match this selector.' }),
-    details: Flags.boolean({ description: 'Add the resource list and per-volume information (method, snapshot ID, size, live progress of pod volume backups and data uploads).', default: false }),
-    'no-color': Flags.boolean({ description: 'Never colour the output (also: NO_COLOR).', default: false }),
-    timeout: Flags.string({ description: 'How long to wait for each file read through the cluster (Go duration).', default: '1m' }),
-  };
+  static override flags = describeStoredFlags(
+    'backups',
+    'Add the resource list and per-volume information (method, snapshot ID, size, live progress of pod volume backups and data uploads).',
+  );
 
   async run(): Promise<void> {
     if (this.flags.selector) parseLabelSelector('--selector', this.flags.selector);
@@ -34,23 +32,17 @@ export default class BackupDescribe extends BaseCommand<typeof BackupDescribe> {
     const names = this.positional;
     const backups = await selectObjects(client, { namespace: ns, names, selector: this.flags.selector, what: 'backup' });
 
-    const descriptions: BackupDescription[] = [];
-    const texts: string[] = [];
     const c = colours(this.colourEnabled(this.flags['no-color']));
-    for (const backup of backups) {
-      const gathered = await gatherBackup(kube, backup, { namespace: ns, details: this.flags.details, text: this.flags.output === 'table', timeoutMs, logger: this.log_ });
-      if (this.flags.output === 'table') {
-        texts.push(describeBackup({ backup, details: this.flags.details, colours: c, ...gathered }));
-      } else {
-        descriptions.push(backupDescription({ backup, details: this.flags.details, ...gathered }));
-      }
-    }
-    if (this.flags.output === 'table') {
-      if (!backups.length) this.out('No backups found');
-      else this.out(texts.join('\n\n'));
-      return;
-    }
-    const value = names.length === 1 ? descriptions[0] : asList(descriptions);
-    this.out(this.flags.output === 'json' ? formatJson(value) : formatYaml(value));
+    const gather = (backup: Backup, text: boolean) => gatherBackup(kube, backup, { namespace: ns, details: this.flags.details, text, timeoutMs, logger: this.log_ });
+    this.out(
+      await renderDescriptions({
+        objects: backups,
+        names,
+        output: this.flags.output,
+        kind: 'backups',
+        text: async (backup) => describeBackup({ backup, details: this.flags.details, colours: c, ...(await gather(backup, true)) }),
+        data: async (backup) => backupDescription({ backup, details: this.flags.details, ...(await gather(backup, false)) }),
+      }),
+    );
   }
 }
