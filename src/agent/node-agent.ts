@@ -20,7 +20,7 @@ import {
   type PodVolumeRestore,
 } from '../api/index.js';
 import type { Logger } from '../base/logger.js';
-import { call, type Kube } from '../kube/client.js';
+import { call, retryTransient, type Kube } from '../kube/client.js';
 import { waitForApiServer } from '../kube/connect-retry.js';
 import { requireResources } from '../kube/crd-presence.js';
 import { allKindDefinitions } from '../api/kinds.js';
@@ -210,17 +210,19 @@ export function createNodeAgent(opts: NodeAgentOptions): Role {
       dus = createDataUploadController({ ...ctx, exposer: createCsiSnapshotExposer(moverOptions) });
       dds = createDataDownloadController({ ...ctx, exposer: createGenericRestoreExposer(moverOptions) });
       // Work this node already holds (a previous instance's) counts against the limit before anything new is taken.
+      // Right after install the API server may still answer 503 "storage is (re)initializing" for the new CRDs: that
+      // is waited out here rather than ending the process (which cost every install a restart or two).
       const active = (o: DataPathObject) => !isTerminal(o) && phaseOf(o) !== DataPathPhase.New;
-      for (const o of await customClient(opts.kube, Kinds.PodVolumeBackup, parsePodVolumeBackup).list(ns)) {
+      for (const o of await retryTransient(() => customClient(opts.kube, Kinds.PodVolumeBackup, parsePodVolumeBackup).list(ns))) {
         if (o.spec.node === opts.nodeName && active(o)) slots.hold(`PVB/${o.metadata?.name ?? ''}`);
       }
-      for (const o of await customClient(opts.kube, Kinds.PodVolumeRestore, parsePodVolumeRestore).list(ns)) {
+      for (const o of await retryTransient(() => customClient(opts.kube, Kinds.PodVolumeRestore, parsePodVolumeRestore).list(ns))) {
         if (o.status?.node === opts.nodeName && active(o)) slots.hold(`PVR/${o.metadata?.name ?? ''}`);
       }
-      for (const o of await customClient(opts.kube, Kinds.DataUpload, parseDataUpload).list(ns)) {
+      for (const o of await retryTransient(() => customClient(opts.kube, Kinds.DataUpload, parseDataUpload).list(ns))) {
         if (o.status?.node === opts.nodeName && active(o)) slots.hold(`DU/${o.metadata?.name ?? ''}`);
       }
-      for (const o of await customClient(opts.kube, Kinds.DataDownload, parseDataDownload).list(ns)) {
+      for (const o of await retryTransient(() => customClient(opts.kube, Kinds.DataDownload, parseDataDownload).list(ns))) {
         if (o.status?.node === opts.nodeName && active(o)) slots.hold(`DD/${o.metadata?.name ?? ''}`);
       }
       for (const c of controllers()) await c.start();

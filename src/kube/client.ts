@@ -64,11 +64,16 @@ export async function checkReachable(kube: Kube): Promise<{ gitVersion: string }
 
 const TRANSIENT_STATUS = new Set([429, 500, 502, 503, 504]);
 
-/** Whether an API failure is worth retrying: throttling, an API server busy (re)initialising, a reset connection. */
+/**
+ * Whether an API failure is worth retrying: throttling, an API server busy (re)initialising, a reset connection;
+ * also when `call` wrapped such a failure into a CairnError (its cause).
+ */
 export function isTransient(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code === 'number') return TRANSIENT_STATUS.has(code);
-  return code === 'ECONNRESET' || code === 'ECONNREFUSED';
+  if (code === 'ECONNRESET' || code === 'ECONNREFUSED') return true;
+  const cause = (err as { cause?: unknown } | null)?.cause;
+  return cause !== undefined && cause !== err && isTransient(cause);
 }
 
 /** Retries an idempotent call on transient failures with exponential back-off (about 30 s in all by default). */

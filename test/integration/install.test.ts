@@ -16,7 +16,7 @@ import { waitFor } from '../support/wait.js';
 const NS = 'cairn-install-test';
 
 interface PodList {
-  items: { metadata: { name: string; labels?: Record<string, string> }; spec: { nodeName?: string }; status: { phase?: string } }[];
+  items: { metadata: { name: string; labels?: Record<string, string> }; spec: { nodeName?: string }; status: { phase?: string; containerStatuses?: { restartCount?: number }[] } }[];
 }
 
 async function pods(selector: string): Promise<PodList['items']> {
@@ -107,6 +107,8 @@ describe('install against the local cluster', () => {
     const agents = await pods('name=node-agent');
     expect(agents.map((p) => p.status.phase)).toEqual(['Running', 'Running']);
     expect(new Set(agents.map((p) => p.spec.nodeName)).size).toBe(clusterInfo().nodes.length);
+    // Started while the API server may still answer 503 for the CRDs just created, they wait that out: no restart.
+    expect([...server, ...agents].map((p) => p.status.containerStatuses?.[0]?.restartCount)).toEqual([0, 0, 0]);
 
     // The in-cluster server answers through its own in-cluster configuration.
     const v = await cairn(['version', '-n', NS, '-o', 'json', '--timeout', '30s'], { kubeconfig });

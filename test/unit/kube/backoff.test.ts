@@ -2,7 +2,7 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { backoffMs } from '../../../src/base/backoff.js';
-import { retryTransient, type Kube } from '../../../src/kube/client.js';
+import { call, isTransient, retryTransient, type Kube } from '../../../src/kube/client.js';
 import { watchResource } from '../../../src/kube/informer.js';
 import { FakeClock } from '../../support/fake-clock.js';
 
@@ -67,5 +67,19 @@ describe('retryTransient', () => {
     expect(await result).toBe('ok');
     expect(calls).toBe(3);
     await expect(retryTransient(async () => Promise.reject(Object.assign(new Error('forbidden'), { code: 403 })), { clock })).rejects.toThrow('forbidden');
+  });
+
+  it('sees the transient failure inside the error `call` wraps it in: the node agent waits out the 503 new CRDs answer', async () => {
+    const kube = { server: 'https://10.96.0.1:443' } as unknown as Kube;
+    const wrapped = await call(kube, 'list datauploads in cairn', async () => Promise.reject(Object.assign(new Error('storage is (re)initializing'), { code: 503 }))).catch((e: unknown) => e);
+    expect(isTransient(wrapped)).toBe(true);
+    const forbidden = await call(kube, 'list datauploads in cairn', async () => Promise.reject(Object.assign(new Error('forbidden'), { code: 403 }))).catch((e: unknown) => e);
+    expect(isTransient(forbidden)).toBe(false);
+    const clock = new FakeClock();
+    let calls = 0;
+    const result = retryTransient(async () => (++calls < 2 ? Promise.reject(wrapped) : 'listed'), { clock, random: () => 0.5 });
+    await clock.settle(0);
+    await clock.settle(250);
+    expect(await result).toBe('listed');
   });
 });
