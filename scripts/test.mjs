@@ -105,15 +105,15 @@ try {
   const totals = { passed: 0, failed: 0, skipped: 0, total: 0 };
 
   // The cluster tiers side by side (scripts/test-shards.mjs): they mostly wait on controllers, pods and the object
-  // store, so two cores run several clusters at once. The integration tier (and the image test) runs on one stand-in
-  // cluster; the e2e tier, now the longest, is shared out over clusters of real nodes beside it. CAIRN_TEST_SHARDS
-  // counts every cluster: three by default (one stand-in, two of real nodes); 1 runs one tier after the other, one
-  // file at a time.
-  const shards = Number(process.env.CAIRN_TEST_SHARDS ?? 3);
-  const standIn = 1;
+  // store, so two cores run several clusters at once. The integration tier (and the image test) is shared out over
+  // stand-in clusters, the e2e tier over clusters of real nodes beside them. CAIRN_TEST_SHARDS counts every cluster:
+  // four by default (two stand-in, two of real nodes; from four on, two are stand-in, below it one); 1 runs one tier
+  // after the other, one file at a time.
+  const shards = Number(process.env.CAIRN_TEST_SHARDS ?? 4);
+  const standIn = shards >= 4 ? 2 : 1;
   const realNodes = Math.max(1, shards - standIn);
   const clusterStage = () =>
-    stageAsync(`cluster tests (integration on ${standIn} stand-in cluster, e2e on ${realNodes} cluster${realNodes > 1 ? 's' : ''} of real nodes${shards > 1 ? ', side by side' : ''})`, async () => {
+    stageAsync(`cluster tests (integration on ${standIn} stand-in cluster${standIn > 1 ? 's' : ''}, e2e on ${realNodes} cluster${realNodes > 1 ? 's' : ''} of real nodes${shards > 1 ? ', side by side' : ''})`, async () => {
       const timed = async (project, n) => {
         const started = performance.now();
         const result = await runProject(project, n, extra, { label: project });
