@@ -3,7 +3,7 @@
 //
 // The layers of src/ and the one direction imports may run (docs/architecture.md draws it):
 //
-//   commands → cli → server | agent | install → storage → datapath → plugins → api | kube → base
+//   main → commands → cli → server | agent | install → storage → datapath → plugins → api | kube → base
 //
 // Each folder may import the folders below it, never one above it or a sibling on its own level. tools/, test/,
 // bench/ and scripts/ may import anything. The rule is ESLint's own no-restricted-imports, one block per folder,
@@ -22,6 +22,8 @@ export const LAYERS = {
   install: ['storage', 'datapath', 'plugins', 'api', 'kube', 'base'],
   cli: ['server', 'agent', 'install', 'storage', 'datapath', 'plugins', 'api', 'kube', 'base'],
   commands: ['cli', 'server', 'agent', 'install', 'storage', 'datapath', 'plugins', 'api', 'kube', 'base'],
+  // The program: every command, for oclif and the bundle (src/main/cairn.ts).
+  main: ['commands', 'cli', 'server', 'agent', 'install', 'storage', 'datapath', 'plugins', 'api', 'kube', 'base'],
 };
 
 /** One flat-config block per folder: an import that climbs into a folder it may not use is an error. */

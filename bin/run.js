@@ -34,5 +34,6 @@ for (const stream of [process.stdout, process.stderr]) {
     throw err;
   });
 }
-const { execute } = await import('@oclif/core');
+// The program is one bundle (dist/main/, see src/main/cairn.ts): its own copy of oclif runs the commands it holds.
+const { execute } = await import('../dist/main/cairn.js');
 await execute({ dir: import.meta.url });

@@ -1,4 +1,4 @@
-// Compiles src/ to dist/ and regenerates oclif.manifest.json (committed; CI fails when it is stale).
+// Compiles src/ to dist/, bundles the program into dist/main/ (scripts/bundle.mjs) and regenerates oclif.manifest.json (committed; CI fails when it is stale).
 // Compiles into a fresh directory and swaps it in, so a cairn process running from dist/ (a local cluster's server,
 // a demo) never sees a half-written tree.
 import { execFileSync } from 'node:child_process';
@@ -9,6 +9,7 @@ const next = `dist.next-${process.pid}`;
 const old = `dist.old-${process.pid}`;
 try {
   run('tsc', ['-p', 'tsconfig.build.json', '--outDir', next]);
+  run('node', ['scripts/bundle.mjs', next]);
   try {
     renameSync('dist', old);
   } catch {

@@ -67,7 +67,7 @@ describe('the cairn image', () => {
   it('holds the runtime and nothing else: no dev dependencies, sources, tests or npm cache', () => {
     const files = imageFiles(image.archive);
     process.stderr.write(`[image] ${files.length} paths; compressed ${(image.build.compressedBytes / 1e6).toFixed(1)} MB\n`);
-    expect(files).toContain('/app/dist/commands/version.js');
+    expect(files).toContain('/app/dist/main/cairn.js');
     expect(files).toContain('/app/node_modules/@kubernetes/client-node/package.json');
     expect(files).toContain('/usr/local/bin/node');
     // Read at run time when plugins are installed (Velero's plugin protocol).

@@ -12,8 +12,8 @@ const ROOT = resolve(import.meta.dirname, '../../..');
 const read = (name: string) => readFileSync(join(ROOT, name), 'utf8');
 const runtimeFiles = (JSON.parse(read('package.json')) as { files: string[] }).files;
 
-/** `dist` is compiled in the build stage from src/, not copied from the context. */
-const COMPILED = new Set(['dist']);
+/** `dist/main` is compiled and bundled in the build stage from src/, not copied from the context. */
+const COMPILED = new Set(['dist/main']);
 
 describe('the Containerfile', () => {
   const containerfile = read('Containerfile');

@@ -1,0 +1,39 @@
+// Bundles the compiled program (dist/main/cairn.js, from src/main/cairn.ts) with everything it imports, our modules
+// and the dependencies', into dist/main/: a cairn process then loads a few files instead of ~1,400 modules, most of
+// a short command's start-up. `npm run build` runs it after tsc; the Containerfile's build stage runs it too.
+//
+// Usage: node scripts/bundle.mjs [DIST]   (DIST defaults to dist)
+//
+// Every file of the bundle sits in DIST/main/, two levels below the package root like the compiled modules it
+// replaces, so what they find relative to their own URL still resolves: the package.json (version), proto/ (the
+// plugin protocol), and the data path's worker modules, which are entry points of their own here (worker threads
+// load them by URL). Modules a dynamic import loads (the S3 client, the plugin client) become chunks loaded on use.
+import { build } from 'esbuild';
+import { join } from 'node:path';
+
+const dist = process.argv[2] ?? 'dist';
+const WORKER_MODULES = ['worker-entry', 'seal-worker', 'open-worker', 'chunk-worker'];
+
+await build({
+  entryPoints: [join(dist, 'main', 'cairn.js'), ...WORKER_MODULES.map((name) => join(dist, 'datapath', `${name}.js`))],
+  outdir: join(dist, 'main'),
+  entryNames: '[name]',
+  chunkNames: 'chunk-[hash]',
+  // The program's own entry is compiled into DIST/main/ and replaced by its bundle.
+  allowOverwrite: true,
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node22',
+  // oclif reads tsconfig files with TypeScript only when it runs commands from sources (bin/dev.js); TypeScript is
+  // a development dependency and no part of the program.
+  external: ['typescript'],
+  // Dependencies written as CommonJS call require() for Node's own modules; an ES module has no require, so each
+  // file of the bundle makes one from its own URL (esbuild's documented way for ESM output on Node).
+  banner: { js: "import { createRequire as __cairnCreateRequire } from 'node:module'; const require = __cairnCreateRequire(import.meta.url);" },
+  // Stack traces map back to src/ with `node --enable-source-maps` (esbuild chains tsc's maps).
+  sourcemap: 'linked',
+  legalComments: 'linked',
+  logLevel: 'warning',
+});
