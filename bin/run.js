@@ -34,6 +34,9 @@ for (const stream of [process.stdout, process.stderr]) {
     throw err;
   });
 }
+// The installed program always runs its bundle. oclif would run the TypeScript sources instead (through tsx) when
+// NODE_ENV is "test" or "development" and src/ is next to dist/, as under a test runner; bin/dev.js is for that.
+globalThis.oclif = { ...globalThis.oclif, enableAutoTranspile: false };
 // The program is one bundle (dist/main/, see src/main/cairn.ts): its own copy of oclif runs the commands it holds.
 const { execute } = await import('../dist/main/cairn.js');
 await execute({ dir: import.meta.url });
