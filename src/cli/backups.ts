@@ -32,7 +32,7 @@ import { fetchDownload } from '../server/download/client.js';
 import { type Column } from './output.js';
 import { formatLabelSelector, parseLabelSelector, parseOrSelectors, type LabelSelectorObject } from './label-selector.js';
 import { customClient, type CustomClient } from '../kube/custom.js';
-import { isTransient, type Kube } from '../kube/client.js';
+import { type Kube } from '../kube/client.js';
 import type { Results } from '../api/results.js';
 import type { BackupVolumeInfo } from '../api/volume-info.js';
 
@@ -284,21 +284,6 @@ export function volumeBytes(items: readonly { status?: { progress?: { bytesDone?
     totalBytes += it.status?.progress?.totalBytes ?? 0;
   }
   return { bytesDone, totalBytes };
-}
-
-/**
- * Runs an idempotent read again when the API server answers with a transient failure (e.g. 503 "storage is
- * (re)initializing" right after CRDs were installed); other errors and the last failure are thrown as they are.
- */
-export async function withTransientRetry<T>(read: () => Promise<T>, attempts = 6, delayMs = 500): Promise<T> {
-  for (let i = 1; ; i++) {
-    try {
-      return await read();
-    } catch (err) {
-      if (i >= attempts || !(isTransient(err) || isTransient((err as { cause?: unknown }).cause))) throw err;
-      await new Promise((r) => setTimeout(r, delayMs * i));
-    }
-  }
 }
 
 /** Go's time.Time.String() in UTC: `2025-10-01 10:00:00 +0000 UTC`. */

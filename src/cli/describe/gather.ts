@@ -9,12 +9,11 @@ import {
   fetchJson,
   parsedOperations,
   podVolumeBackupClient,
-  withTransientRetry,
   type Fetched,
 } from '../backups.js';
 import { dataDownloadClient, podVolumeRestoreClient, restoreClient } from '../restores.js';
 import { Labels, creationTimestampOf, labelValue, parseBackupOperations, parseRestoreOperations, selectorFor, type Backup, type Restore } from '../../api/index.js';
-import type { Kube } from '../../kube/client.js';
+import { retryTransient, type Kube } from '../../kube/client.js';
 import type { Logger } from '../../base/logger.js';
 import { NotFoundError } from '../../base/errors.js';
 import type { Results } from '../../api/results.js';
@@ -40,9 +39,9 @@ export async function gatherBackup(kube: Kube, backup: Backup, opts: GatherOptio
   const selector = selectorFor({ [Labels.BackupName]: labelValue(name) });
   const uid = backup.metadata.uid ?? '';
   const [deleteRequests, podVolumeBackups, dataUploads] = await Promise.all([
-    withTransientRetry(() => deleteRequestClient(kube).list(ns, selector)),
-    withTransientRetry(() => podVolumeBackupClient(kube).list(ns, selector)),
-    uid ? withTransientRetry(() => dataUploadClient(kube).list(ns, selectorFor({ [Labels.BackupUID]: uid }))) : Promise.resolve([]),
+    retryTransient(() => deleteRequestClient(kube).list(ns, selector)),
+    retryTransient(() => podVolumeBackupClient(kube).list(ns, selector)),
+    uid ? retryTransient(() => dataUploadClient(kube).list(ns, selectorFor({ [Labels.BackupUID]: uid }))) : Promise.resolve([]),
   ]);
   // Files exist only once the backup was persisted (and a canceled backup's are deleted); otherwise nothing is asked
   // of the server.
@@ -67,8 +66,8 @@ export async function gatherRestore(kube: Kube, restore: Restore, opts: GatherOp
   const ns = opts.namespace;
   const name = restore.metadata.name ?? '';
   const selector = selectorFor({ [Labels.RestoreName]: labelValue(name) });
-  const podVolumeRestores = await withTransientRetry(() => podVolumeRestoreClient(kube).list(ns, selector));
-  const dataDownloads = await withTransientRetry(() => dataDownloadClient(kube).list(ns, selector));
+  const podVolumeRestores = await retryTransient(() => podVolumeRestoreClient(kube).list(ns, selector));
+  const dataDownloads = await retryTransient(() => dataDownloadClient(kube).list(ns, selector));
   const phase = restore.status?.phase ?? 'New';
   const stored = !['New', 'FailedValidation', 'InProgress'].includes(phase);
   const logger = opts.logger ? { logger: opts.logger } : {};

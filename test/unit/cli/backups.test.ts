@@ -142,23 +142,3 @@ describe('backup delete', () => {
     });
   });
 });
-
-describe('reads right after install', () => {
-  it('retries a 503 from the API server, not other errors', async () => {
-    const { withTransientRetry } = await import('../../../src/cli/backups.js');
-    let calls = 0;
-    const value = await withTransientRetry(async () => {
-      if (++calls < 3) throw new Error('list podvolumebackups: storage is (re)initializing', { cause: { code: 503 } });
-      return 'ok';
-    }, 6, 1);
-    expect([value, calls]).toEqual(['ok', 3]);
-    calls = 0;
-    await expect(
-      withTransientRetry(async () => {
-        calls++;
-        throw new Error('forbidden', { cause: { code: 403 } });
-      }, 6, 1),
-    ).rejects.toThrow('forbidden');
-    expect(calls).toBe(1);
-  });
-});
