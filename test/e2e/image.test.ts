@@ -58,6 +58,12 @@ describe('the cairn image', () => {
     for (const topic of ['backup', 'restore', 'install']) expect(help.stdout).toContain(topic);
   });
 
+  it('starts from the code cache made at build time', async () => {
+    const started = await run('cache', ['env', 'NODE_DEBUG_NATIVE=COMPILE_CACHE', 'cairn', '--version']);
+    expect(started.exitCode, started.stderr).toBe(0);
+    expect(started.stdout + started.stderr).toMatch(/cairn\.js[^\n]*was accepted/);
+  });
+
   it('runs as a non-root user by default', async () => {
     const id = await run('whoami', ['id', '-u']);
     expect(id.exitCode, id.stderr).toBe(0);
@@ -68,6 +74,8 @@ describe('the cairn image', () => {
     const files = imageFiles(image.archive);
     process.stderr.write(`[image] ${files.length} paths; compressed ${(image.build.compressedBytes / 1e6).toFixed(1)} MB\n`);
     expect(files).toContain('/app/dist/main/cairn.js');
+    // V8's code cache of the program for the users cairn's pods run as: root (node agent, data movers) and 65532.
+    for (const uid of [0, 65532]) expect(files.some((f) => new RegExp(`^/app/compile-cache/v[^/]+-${uid}/.`).test(f)), `compile cache of ${uid}`).toBe(true);
     expect(files).toContain('/app/node_modules/@kubernetes/client-node/package.json');
     expect(files).toContain('/usr/local/bin/node');
     // Read at run time when plugins are installed (Velero's plugin protocol).
