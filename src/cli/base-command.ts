@@ -56,7 +56,13 @@ export const clusterFlags = {
     env: 'CAIRN_NAMESPACE',
     helpGroup: 'GLOBAL',
   }),
-  'log-level': Flags.option({ options: LOG_LEVELS, default: 'warn' as LogLevel, description: 'Log level (logs go to stderr).', helpGroup: 'GLOBAL' })(),
+  // No default here: the CLI logs at warn, the long-running roles at info (roleLogLevel), and an explicit
+  // `--log-level warn` must stay warn for them too.
+  'log-level': Flags.option({
+    options: LOG_LEVELS,
+    description: 'Log level (logs go to stderr). Default: warn; info for the server, the node agent and the data movers.',
+    helpGroup: 'GLOBAL',
+  })(),
   'log-format': Flags.option({ options: LOG_FORMATS, default: 'text' as LogFormat, description: 'Log format.', helpGroup: 'GLOBAL' })(),
 };
 
@@ -129,10 +135,10 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
 }
 
 /**
- * The log level of a long-running role (server, node agent, data mover): the global flag defaults to `warn` for the
- * CLI, while these log at `info` by default, as Velero's server and node agent do (an explicit `--log-level warn`
- * reads the same: the flag cannot tell the two apart). The server passes the same level to its plugins.
+ * The log level of a long-running role (server, node agent, data mover): `info` unless `--log-level` says otherwise,
+ * as Velero's server and node agent log (the CLI's default is `warn`). The server passes the same level to its
+ * plugins.
  */
-export function roleLogLevel(flag: LogLevel): LogLevel {
-  return flag === 'warn' ? 'info' : flag;
+export function roleLogLevel(flag: LogLevel | undefined): LogLevel {
+  return flag ?? 'info';
 }

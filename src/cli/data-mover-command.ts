@@ -43,7 +43,7 @@ export interface DataMoverCommandInput {
     kubeconfig?: string | undefined;
     context?: string | undefined;
     namespace: string;
-    'log-level': LogLevel;
+    'log-level'?: LogLevel | undefined;
     'log-format': LogFormat;
     'volume-path': string;
     'volume-mode'?: string | undefined;
