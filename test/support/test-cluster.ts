@@ -57,7 +57,7 @@ export async function startTestCluster(project: TestProject, opts: TestClusterOp
   } catch (err) {
     removeInterruptGuard();
     log(`cluster failed to start; logs kept in ${join(runDir, 'logs')}`);
-    await down({ runDir, keep: true, graceMs: 3_000 }).catch(() => undefined);
+    await down({ runDir, keep: 'logs', graceMs: 3_000 }).catch(() => undefined);
     throw err;
   }
   project.provide('cairnCluster', info);
@@ -65,8 +65,10 @@ export async function startTestCluster(project: TestProject, opts: TestClusterOp
   return async () => {
     removeInterruptGuard();
     const failed = project.vitest.state.getCountOfFailedTests() > 0 || project.vitest.state.getFailedFilepaths().length > 0;
-    const result = await down({ runDir, keep: failed });
-    if (failed) log(`tests failed: cluster stopped, run dir kept for its logs: ${runDir}/logs`);
+    // A failed run keeps the logs only: the cluster's data (etcd, MinIO, containerd's images and pods' volumes) is
+    // gigabytes after an e2e run and explains nothing the logs do not.
+    const result = await down({ runDir, keep: failed ? 'logs' : false });
+    if (failed) log(`tests failed: cluster stopped, logs kept: ${runDir}/logs (pod logs under ${runDir}/nodes)`);
     else log(`cluster stopped (${result.stopped} processes), run dir removed`);
   };
 }
@@ -149,7 +151,7 @@ async function stopOrphans(): Promise<void> {
       if (!existsSync(ownerFile)) continue;
       const owner = Number(readFileSync(ownerFile, 'utf8').trim());
       if (owner > 0 && isAlive(owner)) continue;
-      const result = await down({ runDir: dir, keep: true, graceMs: 3_000 });
+      const result = await down({ runDir: dir, keep: 'logs', graceMs: 3_000 });
       if (result.stopped > 0) log(`stopped ${result.stopped} leftover processes of an interrupted test run (${dir})`);
       finished.push({ dir, mtimeMs: statSync(ownerFile).mtimeMs });
     } catch (err) {

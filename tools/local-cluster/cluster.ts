@@ -185,8 +185,11 @@ async function startAll(opts: UpOptions & { runDir: string }): Promise<ClusterSt
 
 export interface DownOptions {
   runDir: string;
-  /** Keep the run directory (logs, data) after stopping. */
-  keep: boolean;
+  /**
+   * Keep the run directory after stopping: all of it (`true`: logs and data, e.g. to start the cluster again), or
+   * only the logs (`'logs'`: components' logs and pod logs; the data, gigabytes after an e2e run, goes).
+   */
+  keep: boolean | 'logs';
   graceMs?: number;
 }
 
@@ -211,7 +214,7 @@ export async function down(opts: DownOptions): Promise<DownResult> {
   return withFileLock(runLock(runDir), () => stopAndRemove(runDir, { keep: opts.keep, graceMs: opts.graceMs ?? 10_000 }));
 }
 
-async function stopAndRemove(runDir: string, opts: { keep: boolean; graceMs: number }): Promise<DownResult> {
+async function stopAndRemove(runDir: string, opts: { keep: boolean | 'logs'; graceMs: number }): Promise<DownResult> {
   const state = readState(runDir);
   const recorded = [...(state?.processes ?? []), ...readProcesses(runDir)];
   const unique = [...new Map(recorded.map((p) => [p.pid, p])).values()];
@@ -226,14 +229,37 @@ async function stopAndRemove(runDir: string, opts: { keep: boolean; graceMs: num
   for (const t of [1, 2, 3]) await stopProcesses(running.filter((p) => tier(p) === t), { graceMs: opts.graceMs });
   await removeRealNodeLeftovers(runDir);
   let removed = false;
-  if (!opts.keep && existsSync(runDir)) {
+  if (opts.keep !== true && existsSync(runDir)) {
     assertDeletable(runDir);
     unmountUnder(runDir);
     detachLoopDevicesUnder(runDir);
-    rmSync(runDir, { recursive: true, force: true });
-    removed = true;
+    if (opts.keep === 'logs') {
+      removeAllButLogs(runDir);
+    } else {
+      rmSync(runDir, { recursive: true, force: true });
+      removed = true;
+    }
   }
   return { stopped: running.length, podProcesses, removed };
+}
+
+/** Paths of a run directory (relative) that hold logs: the components' and, on every node, the pods'. */
+export function isLogPath(relativePath: string): boolean {
+  return /^(logs|nodes\/[^/]+\/(var-log|var\/log))(\/|$)/.test(relativePath);
+}
+
+/** Removes everything of a stopped cluster's run directory but its logs (and its small top-level files). */
+function removeAllButLogs(runDir: string): void {
+  const prune = (relative: string): void => {
+    for (const entry of readdirSync(join(runDir, relative), { withFileTypes: true })) {
+      const path = relative ? `${relative}/${entry.name}` : entry.name;
+      if (isLogPath(path) || (!relative && entry.isFile())) continue;
+      // A folder on the way to logs (nodes/, nodes/<name>/, nodes/<name>/var) is pruned inside; others go whole.
+      if (entry.isDirectory() && /^nodes(\/[^/]+(\/var)?)?$/.test(path)) prune(path);
+      else rmSync(join(runDir, path), { recursive: true, force: true });
+    }
+  };
+  prune('');
 }
 
 /**
