@@ -21,6 +21,9 @@ import {
   WrongPasswordError,
 } from './errors.js';
 
+
+/** How often loadIndex lists the index again when listed files vanish under a concurrent maintenance. */
+const MAX_INDEX_LIST_ROUNDS = 3;
 export const FORMAT_VERSION = 1;
 
 export interface RepoConfig {
@@ -254,18 +257,44 @@ export class Repository {
   /**
    * Loads every index file into memory (each file once: a second call adds only new ones). Returns the index file
    * names. Files fetched ahead while the key was being derived (open) are used when still listed.
+   *
+   * A reader without a lock (`repo snapshots`) may list the index while maintenance consolidates it: maintenance
+   * writes the consolidated file before it deletes the ones it replaces, so a listed file that is gone when read
+   * was superseded, and listing again finds its successor. Only a file still missing after that is an error.
    */
   async loadIndex(): Promise<string[]> {
-    const names: string[] = [];
-    for await (const { key } of this.store.list('index/')) names.push(key.slice('index/'.length));
+    const superseded = new Set<string>();
+    for (let round = 1; ; round++) {
+      const names: string[] = [];
+      for await (const { key } of this.store.list('index/')) names.push(key.slice('index/'.length));
+      const vanished = await this.loadIndexFiles(names.filter((n) => !this.loadedIndexes.has(n) && !superseded.has(n)));
+      if (vanished.length === 0) return names.filter((n) => !superseded.has(n));
+      if (round >= MAX_INDEX_LIST_ROUNDS) {
+        throw new RepositoryCorruptError(`index ${vanished[0]!.slice(0, 12)} was listed but cannot be read: it is missing`);
+      }
+      for (const name of vanished) superseded.add(name);
+    }
+  }
+
+  /** Loads the named index files (8 at a time); returns the ones that were gone by the time they were read. */
+  private async loadIndexFiles(todo: string[]): Promise<string[]> {
     const prefetched = this.indexPrefetch ? await this.indexPrefetch.catch(() => new Map<string, Buffer>()) : new Map<string, Buffer>();
     this.indexPrefetch = undefined;
-    const todo = names.filter((n) => !this.loadedIndexes.has(n));
+    const vanished: string[] = [];
     let next = 0;
     const worker = async () => {
       while (next < todo.length) {
         const name = todo[next++]!;
-        const sealed = prefetched.get(name) ?? (await this.store.get(`index/${name}`));
+        let sealed = prefetched.get(name);
+        if (!sealed) {
+          try {
+            sealed = await this.store.get(`index/${name}`);
+          } catch (err) {
+            if (!isNotFound(err)) throw err;
+            vanished.push(name);
+            continue;
+          }
+        }
         try {
           loadIndexInto(this.keys, sealed, name, this.index);
         } catch (err) {
@@ -275,7 +304,7 @@ export class Repository {
       }
     };
     await Promise.all(Array.from({ length: 8 }, worker));
-    return names;
+    return vanished;
   }
 
   // ---- blobs ----
