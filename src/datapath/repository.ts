@@ -21,9 +21,9 @@ import {
   WrongPasswordError,
 } from './errors.js';
 
-
 /** How often loadIndex lists the index again when listed files vanish under a concurrent maintenance. */
 const MAX_INDEX_LIST_ROUNDS = 3;
+
 export const FORMAT_VERSION = 1;
 
 export interface RepoConfig {
