@@ -1,17 +1,21 @@
-// `npm run bench:kopia-restore [-- --dataset mixed|large|small] [--runs N] [--storage fs|minio|both]`: restoring a
+// `npm run bench:kopia-restore [-- --dataset mixed|large|small] [--runs N] [--storage fs|minio|both] [--restore-dir DIR]`: restoring a
 // snapshot of a Velero kopia repository, cairn's reader against `kopia snapshot restore`, side by side on the same
 // repository and the same data. The repository is made by the kopia Velero v1.17 bundles (tools/peers/velero-kopia.ts)
 // with Velero's settings, on a filesystem and on MinIO on loopback. Each run restores into a new empty directory, both
-// tools in alternating order; every restore is checked against the dataset. The machine is shared, so the load
+// tools in alternating order; kopia's local cache is cleared before each of its runs (a data mover pod starts with
+// none), cairn reads through the retrying store its data movers use; every restore is checked against the dataset,
+// and a cairn restore that reports a path it could not restore fails the bench. `--restore-dir` puts the restored
+// trees on another file system (see docs/benchmarks.md: ext4 without a journal makes file creation slow after many
+// deletions). The machine is shared, so the load
 // average during each measurement is printed next to it. See docs/benchmarks.md.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, homedir, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { KopiaRepository } from '../src/datapath/kopia/repository.js';
 import { restoreKopiaSnapshot } from '../src/datapath/kopia/restore.js';
-import { FilesystemObjectStore, S3ObjectStore, type ObjectStore } from '../src/plugins/object-store/index.js';
+import { FilesystemObjectStore, RetryingObjectStore, S3ObjectStore, type ObjectStore } from '../src/plugins/object-store/index.js';
 import { createVeleroKopiaRepository, VELERO_DEFAULT_PASSWORD, veleroKopia, type KopiaStorage, type VeleroKopiaRepo } from '../tools/peers/velero-kopia.js';
 import { loadCorpus } from './datapath/corpus.js';
 import { makeDataset, type DatasetName } from './datapath/datasets.js';
@@ -28,6 +32,7 @@ const { values } = parseArgs({
     runs: { type: 'string', default: '3' },
     storage: { type: 'string', default: 'both' },
     'data-dir': { type: 'string' },
+    'restore-dir': { type: 'string' },
   },
 });
 const datasetName = values.dataset as DatasetName;
@@ -49,7 +54,7 @@ async function timed(fn: () => Promise<unknown>): Promise<Measured> {
   return { seconds, load: [before, loadavg()[0]!] };
 }
 
-async function benchStorage(opts: { label: string; storage: KopiaStorage; store: ObjectStore; source: string; work: string }): Promise<{ label: string; kopia: Measured[]; cairn: Measured[] }> {
+async function benchStorage(opts: { label: string; storage: KopiaStorage; store: ObjectStore; source: string; work: string; restoreDir: string }): Promise<{ label: string; kopia: Measured[]; cairn: Measured[] }> {
   log(`${opts.label}: creating the repository with Velero's kopia and snapshotting ${opts.source} ...`);
   const repo: VeleroKopiaRepo = await createVeleroKopiaRepository(opts.storage);
   const snapshotId = await repo.snapshot(opts.source);
@@ -64,14 +69,15 @@ async function benchStorage(opts: { label: string; storage: KopiaStorage; store:
     // Alternate who goes first, so neither always gets the warmer caches.
     const order = i % 2 === 0 ? (['kopia', 'cairn'] as const) : (['cairn', 'kopia'] as const);
     for (const who of order) {
-      const target = join(opts.work, `restore-${who}-${i}`);
+      const target = join(opts.restoreDir, `restore-${who}-${i}`);
       rmSync(target, { recursive: true, force: true });
       const m =
         who === 'kopia'
-          ? await timed(() => repo.restore(snapshotId, target))
+          ? await timed(() => repo.restore(snapshotId, target, undefined, true))
           : await timed(async () => {
               const repository = await KopiaRepository.open({ store: opts.store, password: VELERO_DEFAULT_PASSWORD });
-              await restoreKopiaSnapshot({ repository, snapshotId, target });
+              const result = await restoreKopiaSnapshot({ repository, snapshotId, target });
+              if (result.errors.length) throw new Error(`cairn could not restore ${result.errors.length} paths, first ${result.errors[0]!.path}: ${result.errors[0]!.reason}`);
             });
       check(target, who);
       (who === 'kopia' ? kopia : cairn).push(m);
@@ -92,6 +98,7 @@ async function main(): Promise<void> {
   const work = join(dataDir, 'kopia-restore');
   rmSync(work, { recursive: true, force: true });
   mkdirSync(work, { recursive: true });
+  const restoreDir = values['restore-dir'] ? mkdtempSync(join(resolve(values['restore-dir']), 'kopia-restore-')) : work;
   let minio: MinioServer | undefined;
   try {
     veleroKopia();
@@ -101,14 +108,14 @@ async function main(): Promise<void> {
     if (values.storage !== 'minio') {
       const path = join(work, 'repo-fs');
       mkdirSync(path, { recursive: true });
-      results.push(await benchStorage({ label: 'filesystem', storage: { kind: 'filesystem', path }, store: new FilesystemObjectStore({ root: path }), source: stored.root, work }));
+      results.push(await benchStorage({ label: 'filesystem', storage: { kind: 'filesystem', path }, store: new RetryingObjectStore(new FilesystemObjectStore({ root: path })), source: stored.root, work, restoreDir }));
     }
     const minioBinary = values.storage !== 'fs' ? findMinioBinary() : undefined;
     if (values.storage !== 'fs' && !minioBinary) log('MinIO is not built (the test bed builds it); skipping the MinIO runs');
     if (minioBinary) {
       minio = await startMinio(minioBinary, join(work, 'minio'));
       const loc = minio.location('velero/kopia/app');
-      const store = new S3ObjectStore({ bucket: loc.bucket, prefix: `${loc.prefix}/`, endpoint: loc.endpoint, region: loc.region, forcePathStyle: true, credentials: { accessKeyId: loc.accessKeyId, secretAccessKey: loc.secretAccessKey } });
+      const store = new RetryingObjectStore(new S3ObjectStore({ bucket: loc.bucket, prefix: `${loc.prefix}/`, endpoint: loc.endpoint, region: loc.region, forcePathStyle: true, credentials: { accessKeyId: loc.accessKeyId, secretAccessKey: loc.secretAccessKey } }));
       results.push(
         await benchStorage({
           label: 'MinIO',
@@ -116,6 +123,7 @@ async function main(): Promise<void> {
           store,
           source: stored.root,
           work,
+          restoreDir,
         }),
       );
     }
@@ -130,11 +138,12 @@ async function main(): Promise<void> {
         `${r.label.padEnd(12)} ${`${k.toFixed(2)} s`.padEnd(24)} ${`${c.toFixed(2)} s`.padEnd(22)} ${`${(k / c).toFixed(2)}x`.padEnd(19)} ${Math.min(...loads).toFixed(1)}-${Math.max(...loads).toFixed(1)}`,
       );
     }
-    out.push('(medians; a ratio above 1 means cairn restored faster; kopia runs as its CLI, cairn in this process, both opening the repository each time)');
+    out.push(`(medians; a ratio above 1 means cairn restored faster; kopia runs as its CLI with a cleared cache, cairn in this process, both opening the repository each time; restored into ${restoreDir})`);
     process.stdout.write(`${out.join('\n')}\n`);
   } finally {
     await minio?.stop();
     rmSync(work, { recursive: true, force: true });
+    rmSync(restoreDir, { recursive: true, force: true });
     release();
   }
 }

@@ -12,12 +12,11 @@ import { build } from 'esbuild';
 import { join } from 'node:path';
 
 const dist = process.argv[2] ?? 'dist';
-const WORKER_MODULES = ['worker-entry', 'seal-worker', 'open-worker', 'chunk-worker'];
+const WORKER_MODULES = ['worker-entry', 'seal-worker', 'open-worker', 'chunk-worker', 'kopia/content-worker'];
 
 await build({
-  entryPoints: [join(dist, 'main', 'cairn.js'), ...WORKER_MODULES.map((name) => join(dist, 'datapath', `${name}.js`))],
+  entryPoints: [{ in: join(dist, 'main', 'cairn.js'), out: 'cairn' }, ...WORKER_MODULES.map((name) => ({ in: join(dist, 'datapath', `${name}.js`), out: name }))],
   outdir: join(dist, 'main'),
-  entryNames: '[name]',
   chunkNames: 'chunk-[hash]',
   // The program's own entry is compiled into DIST/main/ and replaced by its bundle.
   allowOverwrite: true,

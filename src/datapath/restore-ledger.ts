@@ -136,33 +136,41 @@ export class RestoreLedger {
 
   /** Owner, then mode, then times; each failure is reported with the path. */
   setAttributes(target: AttributeTarget, recorded: RecordedAttributes): void {
-    const { abs, rel, fd, symlink = false, modeIsSet = false } = target;
-    // New files belong to this process's uid/gid; chown only when the snapshot says otherwise.
-    const wantOwner = this.options.ownership !== false && (recorded.uid !== process.getuid?.() || recorded.gid !== process.getgid?.());
-    if (wantOwner) {
-      try {
-        if (fd !== undefined) fchownSync(fd, recorded.uid, recorded.gid);
-        else lchownSync(abs, recorded.uid, recorded.gid);
-      } catch (err) {
-        const reason = (err as Error).message.split(',')[0];
-        this.report(rel, Object.assign(new Error(`cannot restore owner ${recorded.uid}:${recorded.gid}: ${reason}`), { code: (err as NodeJS.ErrnoException).code }));
-      }
-    }
-    // After chown, which clears setuid/setgid bits.
-    if (!symlink && !(modeIsSet && !wantOwner)) {
-      try {
-        if (fd !== undefined) fchmodSync(fd, recorded.mode);
-        else chmodSync(abs, recorded.mode);
-      } catch (err) {
-        this.report(rel, err);
-      }
-    }
+    applyAttributes(target, recorded, this.options.ownership !== false, (err) => this.report(target.rel, err));
+  }
+}
+
+/**
+ * Sets a restored file's owner, then mode, then times; hands each failure to `fail` and goes on. A plain function,
+ * so the worker threads that write whole files (the kopia reader's) set attributes exactly as the main thread does.
+ */
+export function applyAttributes(target: Omit<AttributeTarget, 'rel'>, recorded: RecordedAttributes, ownership: boolean, fail: (err: NodeJS.ErrnoException) => void): void {
+  const { abs, fd, symlink = false, modeIsSet = false } = target;
+  // New files belong to this process's uid/gid; chown only when the snapshot says otherwise.
+  const wantOwner = ownership && (recorded.uid !== process.getuid?.() || recorded.gid !== process.getgid?.());
+  if (wantOwner) {
     try {
-      if (fd !== undefined) futimesSync(fd, recorded.mtimeSeconds, recorded.mtimeSeconds);
-      else if (symlink) lutimesSync(abs, recorded.mtimeSeconds, recorded.mtimeSeconds);
-      else utimesSync(abs, recorded.mtimeSeconds, recorded.mtimeSeconds);
+      if (fd !== undefined) fchownSync(fd, recorded.uid, recorded.gid);
+      else lchownSync(abs, recorded.uid, recorded.gid);
     } catch (err) {
-      this.report(rel, err);
+      const reason = (err as Error).message.split(',')[0];
+      fail(Object.assign(new Error(`cannot restore owner ${recorded.uid}:${recorded.gid}: ${reason}`), { code: (err as NodeJS.ErrnoException).code }));
     }
+  }
+  // After chown, which clears setuid/setgid bits.
+  if (!symlink && !(modeIsSet && !wantOwner)) {
+    try {
+      if (fd !== undefined) fchmodSync(fd, recorded.mode);
+      else chmodSync(abs, recorded.mode);
+    } catch (err) {
+      fail(err as NodeJS.ErrnoException);
+    }
+  }
+  try {
+    if (fd !== undefined) futimesSync(fd, recorded.mtimeSeconds, recorded.mtimeSeconds);
+    else if (symlink) lutimesSync(abs, recorded.mtimeSeconds, recorded.mtimeSeconds);
+    else utimesSync(abs, recorded.mtimeSeconds, recorded.mtimeSeconds);
+  } catch (err) {
+    fail(err as NodeJS.ErrnoException);
   }
 }

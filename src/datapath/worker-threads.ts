@@ -16,6 +16,7 @@ import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { ChunkWorkerData } from './chunk-worker.js';
+import type { ContentWorkerData } from './kopia/content-worker.js';
 import type { OpenWorkerData } from './open-worker.js';
 import type { SealWorkerData } from './seal-worker.js';
 import type { WorkerStart } from './worker-entry.js';
@@ -25,6 +26,7 @@ export interface WorkerModules {
   'seal-worker': SealWorkerData;
   'open-worker': OpenWorkerData;
   'chunk-worker': ChunkWorkerData;
+  'kopia/content-worker': ContentWorkerData;
 }
 
 /** A small young generation makes workers drop the temporary buffers of zstd and the ciphers promptly. */

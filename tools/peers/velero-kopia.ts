@@ -33,8 +33,11 @@ export interface VeleroKopiaRepo {
   kopia(args: string[]): Promise<string>;
   /** Snapshots a directory as Velero's uploader would (compression none) and returns the snapshot (manifest) ID. */
   snapshot(source: string, tags?: Record<string, string>): Promise<string>;
-  /** `kopia snapshot restore` of a snapshot into a directory, timed. */
-  restore(snapshotId: string, target: string, parallel?: number): Promise<number>;
+  /**
+   * `kopia snapshot restore` of a snapshot into a directory, timed. With `coldCache`, kopia's local cache of
+   * contents is cleared first, as a data mover pod starts with none.
+   */
+  restore(snapshotId: string, target: string, parallel?: number, coldCache?: boolean): Promise<number>;
 }
 
 export async function createVeleroKopiaRepository(storage: KopiaStorage, password = VELERO_DEFAULT_PASSWORD): Promise<VeleroKopiaRepo> {
@@ -69,7 +72,8 @@ export async function createVeleroKopiaRepository(storage: KopiaStorage, passwor
       if (!id) throw new Error(`kopia snapshot create printed no ID: ${out.slice(0, 300)}`);
       return id;
     },
-    async restore(snapshotId, target, parallel) {
+    async restore(snapshotId, target, parallel, coldCache) {
+      if (coldCache) await kopia(['cache', 'clear']);
       const started = process.hrtime.bigint();
       await kopia(['snapshot', 'restore', snapshotId, target, ...(parallel ? [`--parallel=${parallel}`] : [])]);
       return Number(process.hrtime.bigint() - started) / 1e6;

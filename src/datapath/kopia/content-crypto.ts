@@ -6,7 +6,7 @@
  * `AES256-GCM-HMAC-SHA256` (kopia's default and Velero's) uses AES-256-GCM, `CHACHA20-POLY1305-HMAC-SHA256`
  * ChaCha20-Poly1305; both authenticate, so a changed byte or a content under another ID fails to open.
  */
-import { createDecipheriv, createHmac, hkdfSync, type CipherGCMTypes } from 'node:crypto';
+import { createDecipheriv, createHmac, createSecretKey, hkdfSync, type CipherGCMTypes } from 'node:crypto';
 import { UnsupportedKopiaRepositoryError } from './format.js';
 
 const NONCE = 12;
@@ -30,7 +30,8 @@ export function contentCipher(algorithm: string, masterKey: Buffer): ContentCiph
   if (!cipher) {
     throw new UnsupportedKopiaRepositoryError(`the kopia repository encrypts contents with "${algorithm}"; this reader knows ${Object.keys(CIPHERS).join(' and ')}`);
   }
-  const secret = Buffer.from(hkdfSync('sha256', masterKey, Buffer.from('encryption'), Buffer.alloc(0), 32));
+  // A key object made once: made from bytes, it would be imported again for every content.
+  const secret = createSecretKey(Buffer.from(hkdfSync('sha256', masterKey, Buffer.from('encryption'), Buffer.alloc(0), 32)));
   return {
     algorithm,
     open(sealed, iv) {
@@ -40,7 +41,10 @@ export function contentCipher(algorithm: string, masterKey: Buffer): ContentCiph
       d.setAAD(iv);
       d.setAuthTag(sealed.subarray(sealed.length - TAG));
       try {
-        return Buffer.concat([d.update(sealed.subarray(NONCE, sealed.length - TAG)), d.final()]);
+        const plain = d.update(sealed.subarray(NONCE, sealed.length - TAG));
+        // An AEAD's final() only checks the tag (it returns no bytes), so the plaintext needs no second copy.
+        d.final();
+        return plain;
       } catch {
         throw new ContentAuthenticationError('content does not authenticate');
       }

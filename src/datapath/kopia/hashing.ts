@@ -1,7 +1,7 @@
 /**
  * kopia's content hashes, keyed with the repository's HMAC secret: a content's ID is the hash of its plaintext, so
- * a restored content is checked against its ID. BLAKE2B-256-128 (kopia's default and Velero's) is keyed BLAKE2b with
- * a 32-byte output cut to 16; BLAKE2S-128/-256 and BLAKE2B-256 likewise; HMAC-SHA256(-128), HMAC-SHA224 and
+ * a content read can be checked against its ID (the reader's `verify` option). BLAKE2B-256-128 (kopia's default and
+ * Velero's) is keyed BLAKE2b with a 32-byte output cut to 16; BLAKE2S-128/-256 and BLAKE2B-256 likewise; HMAC-SHA256(-128), HMAC-SHA224 and
  * HMAC-SHA3-224/-256 are HMACs cut to their size; BLAKE3-256(-128) is keyed BLAKE3 (a secret shorter than 32 bytes
  * becomes a key by BLAKE3's derive-key mode, context "kopia blake3 derived key v1"). BLAKE2 and BLAKE3 run in the
  * native module cairn's own data path uses.

@@ -8,6 +8,7 @@ import { RepositoryNotFoundError, WrongPasswordError } from '../errors.js';
 import { KopiaBlobStorage } from './blob-storage.js';
 import { KopiaContents } from './contents.js';
 import { contentCipher } from './content-crypto.js';
+import type { ContentWorkerData } from './content-worker.js';
 import { checkSupported, openRepositoryConfig, parseFormatBlob, type KopiaFormatBlob, type KopiaRepositoryConfig } from './format.js';
 import { contentHash } from './hashing.js';
 import { loadMergedIndex } from './index-blobs.js';
@@ -19,7 +20,11 @@ export interface OpenKopiaOptions {
   store: ObjectStore;
   /** The password, or candidates tried in order (`passwordIndex` says which one opened it). */
   password: string | readonly string[];
-  /** Check every content read against its ID (default true; authentication alone already catches corruption). */
+  /**
+   * Also recompute every content's keyed hash and compare it with its ID (default false). Authentication already
+   * proves a content is the one written under its ID (its key and additional data derive from the ID), which is all
+   * kopia's own reader checks; the hash costs a second pass over every byte.
+   */
   verify?: boolean;
   signal?: AbortSignal;
 }
@@ -35,6 +40,8 @@ export class KopiaRepository {
     private readonly manifests: Map<string, ManifestEntry>,
     /** Which of the candidate passwords opened the repository. */
     readonly passwordIndex: number,
+    /** Whether every content read is checked against its ID. */
+    readonly verify: boolean,
   ) {}
 
   /** Whether a kopia repository is at the root of the store (its format blob is there). */
@@ -86,12 +93,21 @@ export class KopiaRepository {
     const { config, passwordIndex } = await KopiaRepository.unlock(formatBlob, options.password);
     checkSupported(config);
     const cipher = contentCipher(config.encryption, config.masterKey);
-    const hash = options.verify === false ? undefined : contentHash(config.hash, config.hmacSecret);
+    const hash = options.verify === true ? contentHash(config.hash, config.hmacSecret) : undefined;
     const index = await loadMergedIndex(blobs, { epochs: config.epochs, cipher, ...(options.signal ? { signal: options.signal } : {}) });
     const contents = new KopiaContents({ blobs, index, cipher, ...(hash ? { hash } : {}) });
     const objects = new KopiaObjects(contents);
     const manifests = await loadManifests(index, contents, options.signal);
-    return new KopiaRepository(blobs, formatBlob, config, index, contents, objects, manifests, passwordIndex);
+    return new KopiaRepository(blobs, formatBlob, config, index, contents, objects, manifests, passwordIndex, options.verify === true);
+  }
+
+  /** What a content worker needs to open this repository's contents as `contents` does. */
+  contentWorkerData(): ContentWorkerData {
+    return {
+      encryption: this.config.encryption,
+      masterKey: Uint8Array.from(this.config.masterKey),
+      ...(this.verify ? { hash: this.config.hash, hmacSecret: Uint8Array.from(this.config.hmacSecret) } : {}),
+    };
   }
 
   get description(): string {

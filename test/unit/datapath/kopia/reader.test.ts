@@ -4,7 +4,7 @@
  * and legacy index management, index v1 and v2, direct and indirect objects, object- and content-level compression
  * with every compressor family, and restore with modes, setuid, symlinks, empty directories and times.
  */
-import { cpSync, lstatSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync, writeFileSync, unlinkSync } from 'node:fs';
+import { cpSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync, writeFileSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -112,6 +112,26 @@ describe('restoring kopia snapshots', () => {
     const result = await restoreKopiaSnapshot({ repository: repo, snapshotId: expected.compressors.byCompressor[compressor]!, target });
     expect(result.errors).toEqual([]);
     checkRestored(target, compressor);
+  });
+
+  it('recomputes every ID when asked to (verify), on the content workers as on this thread', async () => {
+    const repo = await KopiaRepository.open({ store: storeOf(join(FIXTURES, 'repos', 'velero-default')), password: PASSWORD, verify: true });
+    const target = temp('kopia-verify-');
+    const result = await restoreKopiaSnapshot({ repository: repo, snapshotId: expected['velero-default'].snapshots[0]!, target });
+    expect(result.errors).toEqual([]);
+    checkRestored(target);
+  });
+
+  it('a file the target cannot take is reported against its path; the others are restored and no temporary file is left', async () => {
+    const repo = await open('velero-default');
+    const target = temp('kopia-blocked-');
+    // A directory where a file goes: the file's rename into place fails (EISDIR).
+    mkdirSync(join(target, 'hello.txt'));
+    const result = await restoreKopiaSnapshot({ repository: repo, snapshotId: expected['velero-default'].snapshots[0]!, target });
+    expect(result.errors).toEqual([{ path: 'hello.txt', reason: expect.stringMatching(/^EISDIR/) as unknown as string }]);
+    expect(result.stats.files).toBe(6);
+    expect(readFileSync(join(target, 'dir/sub/nested.txt')).length).toBeGreaterThan(0);
+    expect(readdirSync(target, { recursive: true }).filter((n) => String(n).includes('.cairn-restore'))).toEqual([]);
   });
 
   it('writes runs of zeros as holes', async () => {
