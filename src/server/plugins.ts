@@ -162,8 +162,11 @@ export class ServerPlugins {
 }
 
 /**
- * What `plugin get` lists for a server: the built-in object stores and item actions under Velero's kinds, then the
- * external plugins in use (one a built-in shadows is left out: it does not run).
+ * What `plugin get` lists for a server (a ServerStatusRequest's status.plugins): the built-in object stores and item
+ * actions under Velero's kinds (ObjectStore, VolumeSnapshotter, BackupItemAction(V2), RestoreItemAction(V2),
+ * DeleteItemAction, ItemBlockAction), then the external plugins in use (one a built-in shadows is left out: it does
+ * not run). A location's provider `aws` names the plugin `velero.io/aws`, as Velero resolves a provider without a
+ * slash; cairn has no volume snapshotter of its own. `velero plugin get` sorts the list itself.
  */
 export function serverPluginList(plugins: ServerPlugins | undefined, builtinActions: ItemActionRegistry): { name: string; kind: string }[] {
   const builtins = [...BUILTIN_OBJECT_STORE_NAMES.map((name) => ({ name, kind: 'ObjectStore' })), ...builtinActions.listed];

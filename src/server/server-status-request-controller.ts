@@ -13,20 +13,22 @@ import {
 import type { ServerContext } from './context.js';
 import { customClient } from '../kube/custom.js';
 import { startController, type ObjectKey, type ReconcileResult, type RunningController } from '../kube/controller.js';
-import { installedPlugins } from './installed-plugins.js';
+import { registerBuiltinActions } from './item-actions/builtin.js';
+import { serverPluginList } from './plugins.js';
+import { ItemActionRegistry } from '../plugins/item-actions/registry.js';
 
 export const PROCESSED_TTL_MS = 60_000;
 
 export type ServerStatusRequestControllerOptions = Pick<ServerContext, 'kube' | 'namespace' | 'logger' | 'version'> & {
   now?: () => Date;
-  /** What the server runs (built-ins and external plugins); none when not given. */
+  /** What the server runs (built-ins and external plugins); the built-ins when not given. */
   plugins?: () => { name: string; kind: string }[];
 };
 
 export function serverStatusRequestReconciler(opts: ServerStatusRequestControllerOptions) {
   const client = customClient<ServerStatusRequest>(opts.kube, Kinds.ServerStatusRequest, parseServerStatusRequest);
   const now = opts.now ?? (() => new Date());
-  const plugins = opts.plugins ?? (() => installedPlugins());
+  const plugins = opts.plugins ?? (() => serverPluginList(undefined, registerBuiltinActions(new ItemActionRegistry())));
   return async function reconcile(key: ObjectKey): Promise<ReconcileResult | void> {
     const ssr = await client.get(key.namespace, key.name);
     if (!ssr) return;
