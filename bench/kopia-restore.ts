@@ -1,9 +1,9 @@
-// `npm run bench:kopia-restore [-- --dataset mixed|large|small] [--runs N] [--storage fs|minio|both] [--restore-dir DIR]`: restoring a
+// `npm run bench:kopia-restore [-- --dataset mixed|large|small] [--runs N] [--storage fs|minio|both] [--restore-dir DIR] [--kopia-cache cold|warm]`: restoring a
 // snapshot of a Velero kopia repository, cairn's reader against `kopia snapshot restore`, side by side on the same
 // repository and the same data. The repository is made by the kopia Velero v1.17 bundles (tools/peers/velero-kopia.ts)
 // with Velero's settings, on a filesystem and on MinIO on loopback. Each run restores into a new empty directory, both
 // tools in alternating order; kopia's local cache is cleared before each of its runs (a data mover pod starts with
-// none), cairn reads through the retrying store its data movers use; every restore is checked against the dataset,
+// none; `--kopia-cache warm` keeps it, so kopia's later runs read contents it cached on disk), cairn reads through the retrying store its data movers use; every restore is checked against the dataset,
 // and a cairn restore that reports a path it could not restore fails the bench. `--restore-dir` puts the restored
 // trees on another file system (see docs/benchmarks.md: ext4 without a journal makes file creation slow after many
 // deletions). The machine is shared, so the load
@@ -33,6 +33,7 @@ const { values } = parseArgs({
     storage: { type: 'string', default: 'both' },
     'data-dir': { type: 'string' },
     'restore-dir': { type: 'string' },
+    'kopia-cache': { type: 'string', default: 'cold' },
   },
 });
 const datasetName = values.dataset as DatasetName;
@@ -73,7 +74,7 @@ async function benchStorage(opts: { label: string; storage: KopiaStorage; store:
       rmSync(target, { recursive: true, force: true });
       const m =
         who === 'kopia'
-          ? await timed(() => repo.restore(snapshotId, target, undefined, true))
+          ? await timed(() => repo.restore(snapshotId, target, undefined, values['kopia-cache'] !== 'warm'))
           : await timed(async () => {
               const repository = await KopiaRepository.open({ store: opts.store, password: VELERO_DEFAULT_PASSWORD });
               const result = await restoreKopiaSnapshot({ repository, snapshotId, target });
@@ -138,7 +139,7 @@ async function main(): Promise<void> {
         `${r.label.padEnd(12)} ${`${k.toFixed(2)} s`.padEnd(24)} ${`${c.toFixed(2)} s`.padEnd(22)} ${`${(k / c).toFixed(2)}x`.padEnd(19)} ${Math.min(...loads).toFixed(1)}-${Math.max(...loads).toFixed(1)}`,
       );
     }
-    out.push(`(medians; a ratio above 1 means cairn restored faster; kopia runs as its CLI with a cleared cache, cairn in this process, both opening the repository each time; restored into ${restoreDir})`);
+    out.push(`(medians; a ratio above 1 means cairn restored faster; kopia runs as its CLI with a ${values['kopia-cache'] === 'warm' ? 'warm' : 'cleared'} cache, cairn in this process, both opening the repository each time; restored into ${restoreDir})`);
     process.stdout.write(`${out.join('\n')}\n`);
   } finally {
     await minio?.stop();
