@@ -6,8 +6,7 @@
 import type { Worker } from 'node:worker_threads';
 import { RepositoryCorruptError } from '../errors.js';
 import { startWorker } from '../worker-threads.js';
-import type { RecordedAttributes } from '../restore-ledger.js';
-import type { ContentWorkerData, ContentWorkerError, ContentWorkerMessage, SealedPiece, WriteContentReply } from './content-worker.js';
+import type { ContentWorkerData, ContentWorkerError, ContentWorkerMessage, SealedPiece, WholeFile, WriteContentReply } from './content-worker.js';
 import type { ContentInfo } from './index.js';
 
 /** A content read from its pack, and what the object's index says of it. */
@@ -16,18 +15,6 @@ export interface ReadPiece {
   sealed: Buffer;
   objectCompressed: boolean;
   expectedLength: number;
-}
-
-/** A whole file of one piece: its temporary and final paths, creation mode and recorded attributes. */
-export interface WholeFile {
-  tmp: string;
-  path: string;
-  createMode: number;
-  modeIsSet: boolean;
-  ownership: boolean;
-  attributes: RecordedAttributes;
-  size: number;
-  sparse: boolean;
 }
 
 /** Where a piece goes: a file descriptor and an offset. */

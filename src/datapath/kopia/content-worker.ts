@@ -49,9 +49,7 @@ export interface WritePieceMessage extends SealedPiece {
 }
 
 /** A whole file of one piece: created at `tmp` with `createMode`, written, attributes set, renamed to `path`. */
-export interface WriteFileMessage extends SealedPiece {
-  kind: 'file';
-  seq: number;
+export interface WholeFile {
   tmp: string;
   path: string;
   createMode: number;
@@ -62,6 +60,11 @@ export interface WriteFileMessage extends SealedPiece {
   /** The size the directory entry gives the file. */
   size: number;
   sparse: boolean;
+}
+
+export interface WriteFileMessage extends SealedPiece, WholeFile {
+  kind: 'file';
+  seq: number;
 }
 
 export type ContentWorkerMessage = WritePieceMessage | WriteFileMessage;
