@@ -41,13 +41,16 @@ export class KopiaContentPool {
         if (reply.written !== undefined) return p.resolve({ written: reply.written, issues: (reply.issues ?? []).map(asError) });
         p.reject(asError(reply.error ?? { message: 'failed', corrupt: false }));
       });
-      w.on('error', (err) => {
+      const fail = (err: unknown) => {
         for (const [seq, p] of this.pending) {
           if (p.worker !== i) continue;
           this.pending.delete(seq);
           p.reject(err);
         }
-      });
+      };
+      w.on('error', fail);
+      // A worker that ends (close(), or a crash without an error event) leaves nothing waiting for it.
+      w.on('exit', (code) => fail(new Error(`content worker ended (exit code ${code}) with work in flight`)));
       this.workers.push(w);
       this.busy.push(0);
     }

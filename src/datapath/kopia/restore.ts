@@ -1,10 +1,10 @@
 /**
  * Restores a snapshot of a kopia repository into a directory, as cairn restores its own: files in parallel, each
  * written to a temporary name in its directory and renamed into place once complete. This thread walks the
- * directories, reads the packs and creates the files; worker threads (content-pool.ts) open each content and write
- * it at its offset, or whole small files, so the crypto, the writes and the file-system calls use every core. Every
- * content authenticated (which binds it to its ID); all-zero 4 KiB blocks left as holes (kopia stores no holes, so a sparse file comes
- * back sparse this way); mode (with setuid, setgid, sticky), owner and modification time restored, a failure to
+ * directories and reads the packs; worker threads (content-pool.ts) open each content and write it, a whole small
+ * file or a piece of a large one at its offset, so the crypto, the writes and the file-system calls use every core.
+ * Every content is authenticated (which binds it to its ID); all-zero 4 KiB blocks are left as holes (kopia stores
+ * no holes, so a sparse file comes back sparse this way); mode (with setuid, setgid, sticky), owner and modification time restored, a failure to
  * set one reported with its path; symlinks recreated with their target; a full or read-only disk stops the restore
  * with one clear error. Progress counts restored bytes against the snapshot's total; the AbortSignal stops it.
  */
@@ -101,6 +101,9 @@ export async function restoreKopiaSnapshot(options: KopiaRestoreOptions): Promis
     run.ledger.reportProgress(true);
     return run.ledger.result(snap.id, started);
   } catch (err) {
+    // Files the workers are writing finish (or stop at their next check) first: a worker ended mid-file would leave
+    // its temporary file in the target.
+    await run.settle();
     if (options.signal?.aborted) throw new CancelledError();
     throw err;
   } finally {
@@ -202,6 +205,11 @@ class KopiaRestoreRun {
       if (!this.ledger.stopped && !this.options.signal?.aborted) this.attributes(abs, rel, self, undefined);
     });
     return { done };
+  }
+
+  /** Waits for every file in flight to end, however it ends. */
+  async settle(): Promise<void> {
+    while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
   }
 
   async drain(done: Promise<void>): Promise<void> {

@@ -149,6 +149,15 @@ describe('restoring kopia snapshots', () => {
     await expect(restoreKopiaSnapshot({ repository: repo, snapshotId: expected['velero-default'].snapshots[0]!, target: temp('kopia-cancel-'), signal: ac.signal })).rejects.toThrow('cancelled');
   });
 
+  it('a cancel in the middle waits for the files the workers are writing: no temporary file is left behind', async () => {
+    const repo = await open('velero-default');
+    const ac = new AbortController();
+    const target = temp('kopia-cancel-mid-');
+    const restore = restoreKopiaSnapshot({ repository: repo, snapshotId: expected['velero-default'].snapshots[0]!, target, signal: ac.signal, progressIntervalMs: 0, onProgress: () => ac.abort() });
+    await expect(restore).rejects.toThrow('cancelled');
+    expect(readdirSync(target, { recursive: true }).filter((n) => String(n).includes('.cairn-restore'))).toEqual([]);
+  });
+
   it('says which snapshot is not there', async () => {
     const repo = await open('velero-default');
     await expect(restoreKopiaSnapshot({ repository: repo, snapshotId: '00000000000000000000000000000000', target: temp('kopia-none-') })).rejects.toThrow(/snapshot 0{32} not found/);
