@@ -4,9 +4,9 @@
  * directories and reads the packs; worker threads (content-pool.ts) open each content and write it, a whole small
  * file or a piece of a large one at its offset, so the crypto, the writes and the file-system calls use every core.
  * Every content is authenticated (which binds it to its ID); all-zero 4 KiB blocks are left as holes (kopia stores
- * no holes, so a sparse file comes back sparse this way); mode (with setuid, setgid, sticky), owner and modification time restored, a failure to
- * set one reported with its path; symlinks recreated with their target; a full or read-only disk stops the restore
- * with one clear error. Progress counts restored bytes against the snapshot's total; the AbortSignal stops it.
+ * no holes, so a sparse file comes back sparse this way); mode (with setuid, setgid, sticky), owner and modification
+ * time are restored, a failure to set one reported with its path; symlinks are recreated with their target; a full
+ * or read-only disk stops the restore with one clear error. Progress counts restored bytes against the snapshot's total; the AbortSignal stops it.
  */
 import { promises as fsp, constants as fsc, closeSync, ftruncateSync, rmSync, symlinkSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
