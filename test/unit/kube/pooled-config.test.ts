@@ -1,3 +1,4 @@
+import { Agent as HttpsAgent, type RequestOptions } from 'node:https';
 import { HttpMethod, RequestContext } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { PooledKubeConfig } from '../../../src/kube/pooled-config.js';
@@ -9,6 +10,7 @@ function config(): PooledKubeConfig {
     clusters: [
       { name: 'one', server: 'https://127.0.0.1:6443', skipTLSVerify: true },
       { name: 'two', server: 'https://127.0.0.2:6443', skipTLSVerify: true },
+      { name: 'plain', server: 'http://127.0.0.3:8080', skipTLSVerify: true },
     ],
     users: [
       { name: 'admin', token: 'a-token' },
@@ -18,6 +20,7 @@ function config(): PooledKubeConfig {
       { name: 'first', cluster: 'one', user: 'admin' },
       { name: 'second', cluster: 'two', user: 'admin' },
       { name: 'execd', cluster: 'one', user: 'exec' },
+      { name: 'http', cluster: 'plain', user: 'admin' },
     ],
     currentContext: 'first',
   });
@@ -52,5 +55,32 @@ describe('PooledKubeConfig', () => {
     const kc = config();
     kc.setCurrentContext('execd');
     expect(await dispatcherOf(kc)).not.toBe(await dispatcherOf(kc));
+  });
+});
+
+async function agentOf(kc: PooledKubeConfig): Promise<RequestOptions['agent']> {
+  const opts: RequestOptions = {};
+  await kc.applyToHTTPSOptions(opts);
+  return opts.agent;
+}
+
+describe('PooledKubeConfig for node:https requests', () => {
+  it('gives every request one keep-alive agent for one cluster and user, with the TLS options client-node chose', async () => {
+    const kc = config();
+    const first = await agentOf(kc);
+    expect(first).toBeInstanceOf(HttpsAgent);
+    expect((first as HttpsAgent & { keepAlive?: boolean }).keepAlive).toBe(true);
+    expect((first as HttpsAgent & { options: { rejectUnauthorized?: boolean } }).options.rejectUnauthorized).toBe(false);
+    expect(await agentOf(kc)).toBe(first);
+    kc.setCurrentContext('second');
+    const second = await agentOf(kc);
+    expect(second).not.toBe(first);
+    expect(await agentOf(kc)).toBe(second);
+  });
+
+  it('leaves plain HTTP clusters the agent client-node chose', async () => {
+    const kc = config();
+    kc.setCurrentContext('http');
+    expect(await agentOf(kc)).not.toBeInstanceOf(HttpsAgent);
   });
 });
