@@ -1,0 +1,57 @@
+/**
+ * What a restore reads of its backup archive (./restorer.ts selects from what is read): the reader reads past the
+ * items it cannot take, so a restore of a few namespaces of a big backup holds those namespaces only. Each choice is
+ * the restorer's own (`selectItems`), made as early as the item allows: the path decides namespaces and excluded
+ * resources; the parsed object decides what needs its kind or labels. What is kept beyond the selection is what the
+ * restorer may look up besides it: the Namespace objects of the restored namespaces, and the cluster-scoped items a
+ * namespaced item may need (CRDs, PVs), chosen only once every item is known. Anything else the restore turns out to
+ * need (an item action's additional items) is read again from the archive (RestoreRun.lookUp).
+ */
+import type { Restore } from '../../api/index.js';
+import type { ArchiveItem, ArchiveItemRef } from '../archive/reader.js';
+import { IncludesExcludes, labelsSelected, namespaceFilter, resourceExclusions, resourceFilter, resourceKey } from './filters.js';
+
+export interface ArchiveSelection {
+  /** From the path, before the body is read: whether the item may be restored or looked up. */
+  select: (ref: ArchiveItemRef) => boolean;
+  /** From the parsed item: whether it is held. */
+  keep: (item: ArchiveItem) => boolean;
+}
+
+/** Completed pods and jobs, and mirror pods, are not restored (Velero skips them too). */
+export function skipReason(item: ArchiveItem): string | undefined {
+  const o = item.object;
+  if (item.groupResource === 'pods') {
+    const phase = (o.status as { phase?: string } | undefined)?.phase;
+    if (phase === 'Succeeded' || phase === 'Failed') return `pod is ${phase}`;
+    if (o.metadata.annotations?.['kubernetes.io/config.mirror']) return 'mirror pod';
+  }
+  if (item.groupResource === 'jobs.batch') {
+    const st = o.status as { completionTime?: string } | undefined;
+    if (st?.completionTime) return 'job has completed';
+  }
+  return undefined;
+}
+
+/** Whether the restore takes an item other than a Namespace, namespace filter apart: its resource, labels, state. */
+export function itemWanted(restore: Restore): (item: ArchiveItem) => boolean {
+  const resFilter = resourceFilter(restore);
+  return (item) => resFilter.shouldInclude(resourceKey(item.groupResource, item.object.kind)) && labelsSelected(item.object.metadata.labels, restore) && skipReason(item) === undefined;
+}
+
+export function restoreArchiveSelection(restore: Restore): ArchiveSelection {
+  const nsFilter: IncludesExcludes = namespaceFilter(restore);
+  // An excluded resource is excluded whatever its kind; an included one may need the kind to tell (`Deployment`).
+  const excluded = resourceExclusions(restore);
+  const wanted = itemWanted(restore);
+  const clusterResources = restore.spec.includeClusterResources !== false;
+  return {
+    select: (ref) => {
+      // Namespace objects are kept whatever the resource filters: restored items' namespaces are created from them.
+      if (ref.groupResource === 'namespaces' && ref.namespace === undefined) return nsFilter.shouldInclude(ref.name);
+      if (!excluded.shouldInclude(resourceKey(ref.groupResource))) return false;
+      return ref.namespace !== undefined ? nsFilter.shouldInclude(ref.namespace) : clusterResources;
+    },
+    keep: (item) => (item.groupResource === 'namespaces' && item.namespace === undefined) || wanted(item),
+  };
+}
