@@ -4,11 +4,13 @@
  * the restorer's own (`selectItems`), made as early as the item allows: the path decides namespaces and excluded
  * resources; the parsed object decides what needs its kind or labels. What is kept beyond the selection is what the
  * restorer may look up besides it: the Namespace objects of the restored namespaces, and the cluster-scoped items a
- * namespaced item may need (CRDs, PVs), chosen only once every item is known. Anything else the restore turns out to
- * need (an item action's additional items) is read again from the archive (RestoreRun.lookUp).
+ * namespaced item may need (CRDs, the PVs claimed from restored namespaces), which `selectItems` chooses once every
+ * item is known. Anything else the restore turns out to need (an item action's additional items) is read again from
+ * the archive (RestoreRun.lookUp).
  */
 import type { Restore } from '../../api/index.js';
 import type { ArchiveItem, ArchiveItemRef } from '../archive/reader.js';
+import { isCrdResource } from './priorities.js';
 import { IncludesExcludes, labelsSelected, namespaceFilter, resourceExclusions, resourceFilter, resourceKey } from './filters.js';
 
 export interface ArchiveSelection {
@@ -16,6 +18,12 @@ export interface ArchiveSelection {
   select: (ref: ArchiveItemRef) => boolean;
   /** From the parsed item: whether it is held. */
   keep: (item: ArchiveItem) => boolean;
+}
+
+/** Whether the Restore restores some namespaces only (then cluster-scoped items follow what they need). */
+export function filtersNamespaces(restore: Restore): boolean {
+  const inc = restore.spec.includedNamespaces ?? [];
+  return (inc.length > 0 && !inc.includes('*')) || (restore.spec.excludedNamespaces ?? []).length > 0;
 }
 
 /** Completed pods and jobs, and mirror pods, are not restored (Velero skips them too). */
@@ -45,6 +53,14 @@ export function restoreArchiveSelection(restore: Restore): ArchiveSelection {
   const excluded = resourceExclusions(restore);
   const wanted = itemWanted(restore);
   const clusterResources = restore.spec.includeClusterResources !== false;
+  // Unset with some namespaces: only the CRDs and PVs restored items need (which the path alone cannot tell).
+  const onlyNeeded = restore.spec.includeClusterResources === undefined && filtersNamespaces(restore);
+  const maybeNeeded = (item: ArchiveItem) => {
+    if (isCrdResource(item.groupResource)) return true;
+    if (item.groupResource !== 'persistentvolumes') return false;
+    const claimNamespace = (item.object.spec as { claimRef?: { namespace?: string } } | undefined)?.claimRef?.namespace;
+    return claimNamespace !== undefined && nsFilter.shouldInclude(claimNamespace);
+  };
   return {
     select: (ref) => {
       // Namespace objects are kept whatever the resource filters: restored items' namespaces are created from them.
@@ -52,6 +68,10 @@ export function restoreArchiveSelection(restore: Restore): ArchiveSelection {
       if (!excluded.shouldInclude(resourceKey(ref.groupResource))) return false;
       return ref.namespace !== undefined ? nsFilter.shouldInclude(ref.namespace) : clusterResources;
     },
-    keep: (item) => (item.groupResource === 'namespaces' && item.namespace === undefined) || wanted(item),
+    keep: (item) => {
+      if (item.groupResource === 'namespaces' && item.namespace === undefined) return true;
+      if (!wanted(item)) return false;
+      return item.namespace !== undefined || !onlyNeeded || maybeNeeded(item);
+    },
   };
 }

@@ -20,7 +20,7 @@ import { scopeOf, type ResultsCollector } from '../../api/results.js';
 import { ApiError, isApiAlreadyExists, ref, type ObjectClient } from './dynamic-client.js';
 import type { RestoreRoleKeeper } from '../rbac/restore-role.js';
 import { decideExisting } from './existing.js';
-import { itemWanted } from './archive-selection.js';
+import { filtersNamespaces, itemWanted } from './archive-selection.js';
 import { namespaceFilter, resourceFilter, resourceKey } from './filters.js';
 import { NamespaceMapping } from './namespace-mapping.js';
 import { applyResourceModifiers, type ResourceModifiers } from './resource-modifiers.js';
@@ -132,11 +132,6 @@ export function selectItems(restore: Restore, items: readonly ArchiveItem[]): Ar
   else clusterSelected = cluster.filter((c) => neededBy(c, namespaced));
   const chosen = new Set([...namespaces, ...clusterSelected, ...namespaced]);
   return items.filter((i) => chosen.has(i));
-}
-
-function filtersNamespaces(restore: Restore): boolean {
-  const inc = restore.spec.includedNamespaces ?? [];
-  return (inc.length > 0 && !inc.includes('*')) || (restore.spec.excludedNamespaces ?? []).length > 0;
 }
 
 /** Whether a cluster-scoped item is needed by the namespaced items restored: a CRD of their kinds, a PV they claim. */

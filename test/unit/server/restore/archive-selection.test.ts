@@ -97,6 +97,15 @@ describe('what a restore reads of its archive', () => {
     expect(keep(item('widgets.example.com', { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w', namespace: 'app', labels: { tier: 'web' } } }))).toBe(false);
     expect(keep(item('namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'app' } }))).toBe(true);
     expect(keep(item('pods', { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'app', labels: { tier: 'web' } }, status: { phase: 'Failed' } }))).toBe(false);
+    // Some namespaces, cluster resources unset: only what namespaced items may need, known once all are read.
+    const pv = (claimNamespace: string) => item('persistentvolumes', { apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: `pv-${claimNamespace}` }, spec: { claimRef: { namespace: claimNamespace, name: 'data' } } });
+    const role = item('clusterroles.rbac.authorization.k8s.io', { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'reader' } });
+    const crd = item('customresourcedefinitions.apiextensions.k8s.io', { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'widgets.example.com' } });
+    const some = restoreArchiveSelection(restoreOf({ includedNamespaces: ['app'] })).keep;
+    expect([pv('app'), pv('other'), role, crd].map(some)).toEqual([true, false, false, true]);
+    const all = restoreArchiveSelection(restoreOf({ includedNamespaces: ['app'], includeClusterResources: true })).keep;
+    expect([pv('app'), pv('other'), role, crd].map(all)).toEqual([true, true, true, true]);
+    expect([pv('app'), pv('other'), role, crd].map(restoreArchiveSelection(restoreOf({})).keep)).toEqual([true, true, true, true]);
   });
 
   it.each(specs)('selects the same items from what it read as from the whole archive (%j)', async (spec) => {
@@ -157,9 +166,7 @@ describe('what a restore reads of its archive', () => {
     expect(read.items.map((i) => `${i.groupResource}/${i.namespace ?? ''}/${i.name}`)).toEqual([
       'customresourcedefinitions.apiextensions.k8s.io//widgets.example.com',
       'customresourcedefinitions.apiextensions.k8s.io//gadgets.example.com',
-      'clusterroles.rbac.authorization.k8s.io//reader',
       'persistentvolumes//pv-app',
-      'persistentvolumes//pv-other',
       'namespaces//app',
       'deployments.apps/app/web',
       'configmaps/app/settings',
