@@ -1,11 +1,12 @@
-// `npm run bench:restore-memory [-- --namespaces N] [--selected N] [--runs N]`: the memory the server needs to read
-// a backup archive for a restore of some of its namespaces. It writes an archive of N namespaces with 12 items each
-// (with the backup writer, so every item is there twice, as Velero writes it; typical objects with managed fields),
-// then, in a fresh process per measurement, reads it the way the restore does: `whole` reads every item (what the
-// restore did before it selected while reading), `selected` reads with the selection of a Restore that includes
-// the first S namespaces. Each process reports its peak RSS (the kernel's maxrss), the heap in use once the items are
-// read and selected, and how many items it holds. The measured processes run the built modules (dist/, `npm run
-// build` first) under plain node, so neither tsx nor the compiler is in the figures.
+// `npm run bench:restore-memory [-- --namespaces N] [--selected N] [--runs N] [--cgroup DIR]`: the memory the server
+// needs to read a backup archive for a restore of some of its namespaces. It writes an archive of N namespaces with 12
+// items each (with the backup writer, so every item is there twice, as Velero writes it; objects as a cluster has
+// them: managed fields, kubectl's last-applied annotation, pod status; 2.4 KB of JSON on average), then, in a fresh
+// process per measurement, reads it the way the restore does: `whole` reads every item (what the restore did before
+// it selected while reading), `selected` reads with the selection of a Restore that includes the first S namespaces.
+// Each process reports its peak RSS (the kernel's maxrss), the heap in use once the items are read and selected, and
+// how many items it holds. The measured processes run the built modules (dist/, `npm run build` first) under plain
+// node, so neither tsx nor the compiler is in the figures.
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -21,6 +22,9 @@ const { values } = parseArgs({
     namespaces: { type: 'string', default: '2500' },
     selected: { type: 'string', default: '500' },
     runs: { type: 'string', default: '3' },
+    // A memory cgroup (v1 or v2 directory, its limit already set) each measured process is started in, so V8 sizes its
+    // heap as in a container with that limit (Node reads the cgroup's limit at start).
+    cgroup: { type: 'string' },
   },
 });
 const namespaces = Number(values.namespaces);
@@ -28,8 +32,24 @@ const selected = Number(values.selected);
 const nsName = (i: number) => `team-${String(i).padStart(5, '0')}`;
 
 const managedFields = (manager: string) => [
-  { manager, operation: 'Update', apiVersion: 'v1', time: '2026-12-01T10:00:00Z', fieldsType: 'FieldsV1', fieldsV1: { 'f:metadata': { 'f:labels': { '.': {}, 'f:app': {} }, 'f:annotations': { '.': {}, 'f:note': {} } }, 'f:spec': { '.': {} } } },
+  { manager, operation: 'Update', apiVersion: 'v1', time: '2026-12-01T10:00:00Z', fieldsType: 'FieldsV1', fieldsV1: { 'f:metadata': { 'f:labels': { '.': {}, 'f:app': {}, 'f:team': {}, 'f:app.kubernetes.io/part-of': {} }, 'f:annotations': { '.': {}, 'f:note': {}, 'f:kubectl.kubernetes.io/last-applied-configuration': {} } }, 'f:spec': { '.': {}, 'f:replicas': {}, 'f:selector': {}, 'f:template': { 'f:metadata': { 'f:labels': { '.': {}, 'f:app': {} } }, 'f:spec': { 'f:containers': { 'k:{"name":"web"}': { '.': {}, 'f:image': {}, 'f:name': {}, 'f:ports': {}, 'f:resources': {} } } } } } } },
+  { manager: 'kube-controller-manager', operation: 'Update', apiVersion: 'v1', time: '2026-12-01T10:00:05Z', fieldsType: 'FieldsV1', subresource: 'status', fieldsV1: { 'f:status': { 'f:conditions': { '.': {}, 'k:{"type":"Available"}': { '.': {}, 'f:lastTransitionTime': {}, 'f:message': {}, 'f:reason': {}, 'f:status': {}, 'f:type': {} } }, 'f:observedGeneration': {}, 'f:replicas': {} } } },
 ];
+/** What `kubectl apply` leaves on the objects it created: a copy of what it applied. */
+const withLastApplied = (o: { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; annotations: Record<string, string> }; status?: unknown }) => {
+  const { status: _status, ...applied } = o;
+  o.metadata.annotations['kubectl.kubernetes.io/last-applied-configuration'] = JSON.stringify({ ...applied, metadata: { name: o.metadata.name, namespace: o.metadata.namespace } });
+  return o;
+};
+const conditions = ['Initialized', 'Ready', 'ContainersReady', 'PodScheduled'].map((type) => ({ type, status: 'True', lastProbeTime: null, lastTransitionTime: '2026-12-01T10:00:03Z' }));
+const podStatus = (ip: string) => ({
+  phase: 'Running',
+  podIP: ip,
+  hostIP: '192.168.1.10',
+  startTime: '2026-12-01T10:00:01Z',
+  conditions,
+  containerStatuses: [{ name: 'web', ready: true, restartCount: 0, image: 'registry.example.com/shop/web:1.2.3', imageID: `registry.example.com/shop/web@sha256:${'ab'.repeat(32)}`, containerID: `containerd://${'cd'.repeat(32)}`, started: true, state: { running: { startedAt: '2026-12-01T10:00:02Z' } } }],
+});
 const meta = (name: string, namespace: string | undefined, i: number) => ({
   name,
   ...(namespace ? { namespace } : {}),
@@ -50,7 +70,7 @@ function itemsOf(ns: string, i: number): { groupResource: string; version: strin
     version: apiVersion.split('/').at(-1) ?? 'v1',
     ...(namespaced ? { namespace: ns } : {}),
     name,
-    object: { apiVersion, kind, metadata: meta(name, namespaced ? ns : undefined, i), ...body },
+    object: withLastApplied({ apiVersion, kind, metadata: meta(name, namespaced ? ns : undefined, i), ...body }),
   });
   return [
     o('namespaces', 'v1', 'Namespace', ns, false, { spec: { finalizers: ['kubernetes'] }, status: { phase: 'Active' } }),
@@ -62,8 +82,8 @@ function itemsOf(ns: string, i: number): { groupResource: string; version: strin
     o('secrets', 'v1', 'Secret', 'creds', true, { type: 'Opaque', data: { password: Buffer.from(`secret-${i}`).toString('base64') } }),
     o('deployments.apps', 'apps/v1', 'Deployment', 'web', true, { spec: { replicas: 2, selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: podSpec } }, status: { replicas: 2, readyReplicas: 2 } }),
     o('replicasets.apps', 'apps/v1', 'ReplicaSet', 'web-5d8f7c', true, { spec: { replicas: 2, selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: podSpec } }, status: { replicas: 2 } }),
-    o('pods', 'v1', 'Pod', 'web-5d8f7c-a', true, { spec: { ...podSpec, nodeName: 'node-1' }, status: { phase: 'Running', podIP: '10.0.0.1' } }),
-    o('pods', 'v1', 'Pod', 'web-5d8f7c-b', true, { spec: { ...podSpec, nodeName: 'node-2' }, status: { phase: 'Running', podIP: '10.0.0.2' } }),
+    o('pods', 'v1', 'Pod', 'web-5d8f7c-a', true, { spec: { ...podSpec, nodeName: 'node-1' }, status: podStatus('10.0.0.1') }),
+    o('pods', 'v1', 'Pod', 'web-5d8f7c-b', true, { spec: { ...podSpec, nodeName: 'node-2' }, status: podStatus('10.0.0.2') }),
     o('services', 'v1', 'Service', 'web', true, { spec: { selector: { app: 'web' }, ports: [{ port: 80, targetPort: 8080, protocol: 'TCP' }], clusterIP: '10.96.0.10', type: 'ClusterIP' } }),
   ];
 }
@@ -98,24 +118,28 @@ const archive = await readBackupArchive(createReadStream(path), mode === 'select
 const chosen = selectItems(restore, archive.items);
 const seconds = (performance.now() - started) / 1000;
 globalThis.gc();
-console.log(JSON.stringify({ mode, baselineRss: baseline.rss, maxRss: process.resourceUsage().maxRSS * 1024, heapHeld: process.memoryUsage().heapUsed - baseline.heapUsed, held: archive.items.length, selected: chosen.length, seconds }));
+console.log(JSON.stringify({ mode, baselineRss: baseline.rss, maxRss: process.resourceUsage().maxRSS * 1024, heapHeld: process.memoryUsage().heapUsed - baseline.heapUsed, heapLimit: (await import('node:v8')).getHeapStatistics().heap_size_limit, held: archive.items.length, selected: chosen.length, seconds }));
 `;
 
 const mb = (b: number) => `${(b / 1024 / 1024).toFixed(0)} MB`;
 
 const archive = await writeArchive();
+if (values.cgroup) console.log(`measured in cgroup ${values.cgroup}`);
 console.log(`archive: ${namespaces} namespaces, ${archive.items} items, ${(archive.size / 1024 / 1024).toFixed(1)} MB gzip'd; restore of ${selected} namespaces`);
 try {
   const rows: string[] = [];
   for (let run = 0; run < Number(values.runs); run++) {
     for (const mode of ['whole', 'selected']) {
-      const out = execFileSync(process.execPath, ['--expose-gc', '--input-type=module', '--eval', CHILD, mode, archive.path, pathToFileURL(`${dist}/`).href, String(selected)], { encoding: 'utf8' });
-      const r = JSON.parse(out.trim().split('\n').at(-1) ?? '{}') as { mode: string; baselineRss: number; maxRss: number; heapHeld: number; held: number; selected: number; seconds: number };
-      rows.push(`| ${r.mode} | ${mb(r.maxRss)} | ${mb(r.baselineRss)} | ${mb(r.heapHeld)} | ${r.held} | ${r.selected} | ${r.seconds.toFixed(2)} s |`);
+      const args = ['--expose-gc', '--input-type=module', '--eval', CHILD, mode, archive.path, pathToFileURL(`${dist}/`).href, String(selected)];
+      const out = values.cgroup
+        ? execFileSync('sh', ['-c', 'echo $$ > "$0/cgroup.procs" && exec "$@"', values.cgroup, process.execPath, ...args], { encoding: 'utf8' })
+        : execFileSync(process.execPath, args, { encoding: 'utf8' });
+      const r = JSON.parse(out.trim().split('\n').at(-1) ?? '{}') as { mode: string; baselineRss: number; maxRss: number; heapHeld: number; heapLimit: number; held: number; selected: number; seconds: number };
+      rows.push(`| ${r.mode} | ${mb(r.maxRss)} | ${mb(r.baselineRss)} | ${mb(r.heapHeld)} | ${mb(r.heapLimit)} | ${r.held} | ${r.selected} | ${r.seconds.toFixed(2)} s |`);
     }
   }
-  console.log('| read | peak RSS | RSS before reading | heap held after | items held | items selected | time |');
-  console.log('|---|---|---|---|---|---|---|');
+  console.log('| read | peak RSS | RSS before reading | heap held after | heap limit | items held | items selected | time |');
+  console.log('|---|---|---|---|---|---|---|---|');
   for (const row of rows) console.log(row);
 } finally {
   await archive.dispose();
