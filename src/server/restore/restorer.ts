@@ -570,7 +570,7 @@ class RestoreRun {
       if (this.byKey.has(k) || this.lookedUp.has(k)) return false;
       const take =
         k === key ||
-        (r.groupResource === ref.groupResource && (r.namespace === undefined ? ref.namespace === undefined : r.namespace === ref.namespace || nsFilter.shouldInclude(r.namespace)));
+        (r.groupResource === ref.groupResource && (r.namespace === undefined ? !ref.namespace : r.namespace === ref.namespace || nsFilter.shouldInclude(r.namespace)));
       if (take) this.lookedUp.add(k);
       return take;
     });
