@@ -54,7 +54,7 @@ export function restoreArchiveSelection(restore: Restore): ArchiveSelection {
   const wanted = itemWanted(restore);
   const clusterResources = restore.spec.includeClusterResources !== false;
   // Unset with some namespaces: only the CRDs and PVs restored items need (which the path alone cannot tell).
-  const onlyNeeded = restore.spec.includeClusterResources === undefined && filtersNamespaces(restore);
+  const onlyNeeded = restore.spec.includeClusterResources !== true && clusterResources && filtersNamespaces(restore);
   const maybeNeeded = (item: ArchiveItem) => {
     if (isCrdResource(item.groupResource)) return true;
     if (item.groupResource !== 'persistentvolumes') return false;
