@@ -1,0 +1,56 @@
+import { HttpMethod, RequestContext } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import { PooledKubeConfig } from '../../../src/kube/pooled-config.js';
+
+function config(): PooledKubeConfig {
+  const kc = new PooledKubeConfig();
+  const credential = JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token: 'exec-token' } });
+  kc.loadFromOptions({
+    clusters: [
+      { name: 'one', server: 'https://127.0.0.1:6443', skipTLSVerify: true },
+      { name: 'two', server: 'https://127.0.0.2:6443', skipTLSVerify: true },
+    ],
+    users: [
+      { name: 'admin', token: 'a-token' },
+      { name: 'exec', exec: { apiVersion: 'client.authentication.k8s.io/v1', command: '/bin/echo', args: [credential], interactiveMode: 'Never' } },
+    ],
+    contexts: [
+      { name: 'first', cluster: 'one', user: 'admin' },
+      { name: 'second', cluster: 'two', user: 'admin' },
+      { name: 'execd', cluster: 'one', user: 'exec' },
+    ],
+    currentContext: 'first',
+  });
+  return kc;
+}
+
+async function dispatcherOf(kc: PooledKubeConfig): Promise<unknown> {
+  const context = new RequestContext(`${kc.getCurrentCluster()?.server ?? ''}/api`, HttpMethod.GET);
+  await kc.applySecurityAuthentication(context);
+  return context.getDispatcher();
+}
+
+describe('PooledKubeConfig', () => {
+  it('gives every request for one cluster and user the same connection pool', async () => {
+    const kc = config();
+    const first = await dispatcherOf(kc);
+    expect(first).toBeDefined();
+    expect(await dispatcherOf(kc)).toBe(first);
+    expect(await dispatcherOf(kc)).toBe(first);
+  });
+
+  it('starts a new pool when the context names another cluster, and keeps that one', async () => {
+    const kc = config();
+    const first = await dispatcherOf(kc);
+    kc.setCurrentContext('second');
+    const second = await dispatcherOf(kc);
+    expect(second).not.toBe(first);
+    expect(await dispatcherOf(kc)).toBe(second);
+  });
+
+  it('does not pool for a user whose credentials an exec plugin hands out', async () => {
+    const kc = config();
+    kc.setCurrentContext('execd');
+    expect(await dispatcherOf(kc)).not.toBe(await dispatcherOf(kc));
+  });
+});
