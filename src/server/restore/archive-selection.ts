@@ -5,11 +5,12 @@
  * resources; the parsed object decides what needs its kind or labels. What is kept beyond the selection is what the
  * restorer may look up besides it: the Namespace objects of the restored namespaces, and the cluster-scoped items a
  * namespaced item may need (CRDs, the PVs claimed from restored namespaces), which `selectItems` chooses once every
- * item is known. Anything else the restore turns out to need (an item action's additional items) is read again from
+ * item is known, and the snapshot contents of their VolumeSnapshots. Anything else the restore turns out to need (an item action's additional items) is read again from
  * the archive (RestoreRun.lookUp).
  */
 import type { Restore } from '../../api/index.js';
 import type { ArchiveItem, ArchiveItemRef } from '../archive/reader.js';
+import { VOLUME_SNAPSHOT_CONTENTS } from '../csi/snapshot-objects.js';
 import { isCrdResource } from './priorities.js';
 import { IncludesExcludes, labelsSelected, namespaceFilter, resourceExclusions, resourceFilter, resourceKey } from './filters.js';
 
@@ -53,13 +54,14 @@ export function restoreArchiveSelection(restore: Restore): ArchiveSelection {
   const excluded = resourceExclusions(restore);
   const wanted = itemWanted(restore);
   const clusterResources = restore.spec.includeClusterResources !== false;
-  // Unset with some namespaces: only the CRDs and PVs restored items need (which the path alone cannot tell).
+  // Unset with some namespaces: only the CRDs and PVs restored items need (which the path alone cannot tell), and the
+  // snapshot contents the CSI action of their VolumeSnapshots brings along (held, so it need not read them again).
   const onlyNeeded = restore.spec.includeClusterResources !== true && clusterResources && filtersNamespaces(restore);
   const maybeNeeded = (item: ArchiveItem) => {
     if (isCrdResource(item.groupResource)) return true;
-    if (item.groupResource !== 'persistentvolumes') return false;
-    const claimNamespace = (item.object.spec as { claimRef?: { namespace?: string } } | undefined)?.claimRef?.namespace;
-    return claimNamespace !== undefined && nsFilter.shouldInclude(claimNamespace);
+    const spec = item.object.spec as { claimRef?: { namespace?: string }; volumeSnapshotRef?: { namespace?: string } } | undefined;
+    const from = item.groupResource === 'persistentvolumes' ? spec?.claimRef : item.groupResource === VOLUME_SNAPSHOT_CONTENTS ? spec?.volumeSnapshotRef : undefined;
+    return from?.namespace !== undefined && nsFilter.shouldInclude(from.namespace);
   };
   return {
     select: (ref) => {

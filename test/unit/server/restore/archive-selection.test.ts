@@ -101,8 +101,10 @@ describe('what a restore reads of its archive', () => {
     const pv = (claimNamespace: string) => item('persistentvolumes', { apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: `pv-${claimNamespace}` }, spec: { claimRef: { namespace: claimNamespace, name: 'data' } } });
     const role = item('clusterroles.rbac.authorization.k8s.io', { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'reader' } });
     const crd = item('customresourcedefinitions.apiextensions.k8s.io', { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'widgets.example.com' } });
+    const vsc = (snapshotNamespace: string) =>
+      item('volumesnapshotcontents.snapshot.storage.k8s.io', { apiVersion: 'snapshot.storage.k8s.io/v1', kind: 'VolumeSnapshotContent', metadata: { name: `vsc-${snapshotNamespace}` }, spec: { volumeSnapshotRef: { namespace: snapshotNamespace, name: 'snap' } } });
     const some = restoreArchiveSelection(restoreOf({ includedNamespaces: ['app'] })).keep;
-    expect([pv('app'), pv('other'), role, crd].map(some)).toEqual([true, false, false, true]);
+    expect([pv('app'), pv('other'), role, crd, vsc('app'), vsc('other')].map(some)).toEqual([true, false, false, true, true, false]);
     const all = restoreArchiveSelection(restoreOf({ includedNamespaces: ['app'], includeClusterResources: true })).keep;
     expect([pv('app'), pv('other'), role, crd].map(all)).toEqual([true, true, true, true]);
     expect([pv('app'), pv('other'), role, crd].map(restoreArchiveSelection(restoreOf({})).keep)).toEqual([true, true, true, true]);
