@@ -11,6 +11,8 @@ export interface ScaleArgs {
   reuse: boolean;
   /** Keep the fresh cluster's run directory (logs) after the run. */
   keep: boolean;
+  /** NODE_OPTIONS for cairn's server (e.g. a heap size to try), none by default. */
+  serverNodeOptions?: string;
 }
 
 export const SCALE_USAGE = `npm run bench:scale [-- options]
@@ -24,6 +26,7 @@ time from create to InProgress, and each server's peak and idle memory (RSS).
   --no-velero             measure cairn alone
   --reuse                 use the cluster of \`npm run cluster:up -- --runtime local\` (default: a fresh 1-node cluster)
   --keep                  keep the fresh cluster's run directory (logs) afterwards
+  --server-node-options S NODE_OPTIONS for cairn's server, e.g. "--max-old-space-size=160" (to try heap settings)
   --help
 `;
 
@@ -58,6 +61,12 @@ export function parseScaleArgs(argv: readonly string[]): ScaleArgs {
       case '--keep':
         args.keep = true;
         break;
+      case '--server-node-options': {
+        const value = argv[++i];
+        if (!value) throw new ScaleUsageError(`${arg}: expected the options, got nothing`);
+        args.serverNodeOptions = value;
+        break;
+      }
       default:
         throw new ScaleUsageError(`unknown option ${arg ?? ''}`);
     }

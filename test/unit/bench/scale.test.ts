@@ -8,6 +8,8 @@ const step = (seconds: number, over: Partial<ServerStep> = {}): ServerStep => ({
 describe('bench:scale arguments', () => {
   it('defaults to 2,500 namespaces, a restore of 500, with the Velero server', () => {
     expect(parseScaleArgs([])).toEqual({ help: false, namespaces: 2500, restoreNamespaces: 500, velero: true, reuse: false, keep: false });
+    expect(parseScaleArgs(['--server-node-options', '--max-old-space-size=160']).serverNodeOptions).toBe('--max-old-space-size=160');
+    expect(() => parseScaleArgs(['--server-node-options'])).toThrow(/got nothing/);
   });
 
   it('takes counts and switches', () => {
