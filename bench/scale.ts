@@ -80,10 +80,10 @@ async function bench(args: ScaleArgs): Promise<ScaleReport> {
     await populate(k, names, (done) => log(`  ${done} namespaces`));
     log(`populated in ${((performance.now() - t) / 1000).toFixed(1)} s`);
     await h.install({ prefix: `cairn-scale-${run}`, scratchDir: scratch });
-    if (args.serverNodeOptions) {
-      must('set NODE_OPTIONS', await h.kubectl(['set', 'env', 'deployment/cairn', '-n', CAIRN_NS, `NODE_OPTIONS=${args.serverNodeOptions}`]));
+    if (args.serverEnv.length > 0) {
+      must('set the server environment', await h.kubectl(['set', 'env', 'deployment/cairn', '-n', CAIRN_NS, ...args.serverEnv]));
       must('rollout', await h.kubectl(['rollout', 'status', 'deployment/cairn', '-n', CAIRN_NS, '--timeout=5m']));
-      log(`cairn's server runs with NODE_OPTIONS=${args.serverNodeOptions}`);
+      log(`cairn's server runs with ${args.serverEnv.join(' ')}`);
     }
     const servers: Server[] = [{ name: 'cairn', namespace: CAIRN_NS, pid: () => cairnServerPid(CAIRN_NS) }];
     if (velero && awsPlugin) {
@@ -110,7 +110,7 @@ async function bench(args: ScaleArgs): Promise<ScaleReport> {
     );
     const after = await idleRss(servers);
     return {
-      title: `Control plane at scale: ${names.length} namespaces x ${ITEMS_PER_NAMESPACE} objects, restore of ${restored.length} (${availableParallelism()} cores, load ${loadavg()[0]!.toFixed(1)} at the end${args.serverNodeOptions ? `; cairn's server with NODE_OPTIONS=${args.serverNodeOptions}` : ''})`,
+      title: `Control plane at scale: ${names.length} namespaces x ${ITEMS_PER_NAMESPACE} objects, restore of ${restored.length} (${availableParallelism()} cores, load ${loadavg()[0]!.toFixed(1)} at the end${args.serverEnv.length > 0 ? `; cairn's server with ${args.serverEnv.join(' ')}` : ''})`,
       steps,
       idle: { cairn: { before: before.cairn ?? 0, after: after.cairn ?? 0 }, ...(veleroServer ? { velero: { before: before.velero ?? 0, after: after.velero ?? 0 } } : {}) },
     };
