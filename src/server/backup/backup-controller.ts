@@ -49,6 +49,7 @@ import { tarballSizeEffects } from '../metrics/metrics-decisions.js';
 import { beginCanceling } from './cancel-decisions.js';
 import { CanceledError, RunRegistry } from '../run-registry.js';
 import { startBackupCancelController } from './backup-cancel-controller.js';
+import { collectAllGarbage } from '../../datapath/heap-tuning.js';
 
 function isWaitingPhase(phase: string): phase is typeof BackupPhase.WaitingForPluginOperations | typeof BackupPhase.WaitingForPluginOperationsPartiallyFailed {
   return phase === BackupPhase.WaitingForPluginOperations || phase === BackupPhase.WaitingForPluginOperationsPartiallyFailed;
@@ -324,6 +325,8 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
       clearInterval(heartbeat);
       runs.end(key.name);
       await session?.close().catch((err: unknown) => opts.logger.warn({ backup: key.name, err: (err as Error).message }, 'could not stop the backup plugin processes'));
+      // What the run held goes back to the system while the server waits for the next one.
+      collectAllGarbage();
     }
   }
 

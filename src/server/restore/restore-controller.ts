@@ -57,6 +57,7 @@ import {
 import { beginRestoreCanceling } from './cancel-decisions.js';
 import { startRestoreCancelController } from './restore-cancel-controller.js';
 import { RunRegistry } from '../run-registry.js';
+import { collectAllGarbage } from '../../datapath/heap-tuning.js';
 
 /** How often a restore waiting for pod volume restores looks at them again. */
 export const POD_VOLUME_POLL_MS = 2000;
@@ -362,6 +363,8 @@ export function restoreReconciler(opts: RestoreControllerOptions) {
       return await run(key, thisRun.signal);
     } finally {
       runs.end(keyString(key));
+      // What the run held (the items it read) goes back to the system while the server waits for the next one.
+      collectAllGarbage();
     }
   };
 }

@@ -1,6 +1,6 @@
 import { getHeapSpaceStatistics } from 'node:v8';
 import { describe, expect, it } from 'vitest';
-import { tuneHeapForBackup } from '../../../src/datapath/heap-tuning.js';
+import { collectAllGarbage, collectYoungGarbage, tuneHeapForBackup } from '../../../src/datapath/heap-tuning.js';
 
 function newSpaceBytes(): number {
   return getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.space_size ?? 0;
@@ -44,5 +44,23 @@ describe('heap tuning for backups', () => {
     const c = tuneHeapForBackup();
     c.release();
     expect(() => c.check()).not.toThrow();
+  });
+});
+
+describe('collecting garbage on demand', () => {
+  it('a full collection frees what a finished run left on the heap', () => {
+    collectAllGarbage();
+    const before = process.memoryUsage().heapUsed;
+    let left: { name: string; body: string }[] | undefined = Array.from({ length: 200_000 }, (_, i) => ({ name: `item-${i}`, body: `{"kind":"ConfigMap","n":${i}}` }));
+    expect(process.memoryUsage().heapUsed - before).toBeGreaterThan(10 << 20);
+    expect(left.length).toBe(200_000);
+    left = undefined;
+    collectAllGarbage();
+    expect(process.memoryUsage().heapUsed - before).toBeLessThan(5 << 20);
+    expect(left).toBeUndefined();
+  });
+
+  it('a minor collection runs too', () => {
+    expect(() => collectYoungGarbage()).not.toThrow();
   });
 });
