@@ -329,8 +329,19 @@ export class Repository {
     try {
       return { sealed: await this.readPackRange(pack, loc.pack, loc.offset, loc.length, options.signal, options.target), loc, pack };
     } catch (err) {
-      if (isNotFound(err)) throw new RepositoryCorruptError(`pack ${pack.slice(0, 12)} holding blob ${hexId.slice(0, 16)} is missing`);
-      throw err instanceof Error && /shorter than the range/.test(err.message) ? new RepositoryCorruptError(`pack ${pack.slice(0, 12)} is truncated`) : err;
+      throw packReadError(err, pack, hexId);
+    }
+  }
+
+  /**
+   * One ranged read of a pack, past the read windows (a restore plans these with read-plan.ts); `first` names a blob
+   * in the range for the error when the pack is missing.
+   */
+  async readPackSpan(span: { pack: string; offset: number; length: number }, first: string, signal?: AbortSignal): Promise<Buffer> {
+    try {
+      return await this.store.get(packKey(span.pack), { range: { offset: span.offset, length: span.length }, ...(signal ? { signal } : {}) });
+    } catch (err) {
+      throw packReadError(err, span.pack, first);
     }
   }
 
@@ -418,7 +429,21 @@ export class Repository {
     if (!pool || !loc || loc.rawLength < 64 * 1024) return { data: await this.loadBlob(hexId, options), release: () => undefined };
     const buffer = pool.take(loc.length);
     const { sealed, pack } = await this.readSealed(hexId, { ...options, target: buffer });
-    // Served from a read window (or a backend that ignores `target`): copy into the pooled buffer.
+    return this.openInPool(pool, hexId, loc, pack, sealed, buffer);
+  }
+
+  /**
+   * Opens a blob whose sealed bytes the caller read (a planned pack read): on the worker threads when they are on
+   * and the blob is not small, else here. Call release() once the data is written out.
+   */
+  async openBlobLease(hexId: string, loc: BlobLocation, pack: string, sealed: Buffer): Promise<BlobLease> {
+    const pool = this.openPool;
+    if (!pool || loc.rawLength < 64 * 1024) return { data: await this.openSealedBlob(hexId, loc.flags, loc.rawLength, sealed, pack), release: () => undefined };
+    return this.openInPool(pool, hexId, loc, pack, sealed, pool.take(sealed.length));
+  }
+
+  private async openInPool(pool: OpenPool, hexId: string, loc: BlobLocation, pack: string, sealed: Buffer, buffer: Buffer): Promise<BlobLease> {
+    // Bytes not already in the pooled buffer (a read window's, a planned read's): copy them in.
     if (sealed.buffer !== buffer.buffer || sealed.byteOffset !== buffer.byteOffset) sealed.copy(buffer, 0);
     try {
       return await pool.open(Buffer.from(hexId, 'hex'), buffer, sealed.length, loc.flags, loc.rawLength);
@@ -580,6 +605,12 @@ export class Repository {
   lock(options: LockOptions): Promise<HeldLock> {
     return this.locks.lock(options);
   }
+}
+
+/** A missing or truncated pack as the RepositoryCorruptError that says so; other errors as they are. */
+function packReadError(err: unknown, pack: string, hexId: string): unknown {
+  if (isNotFound(err)) return new RepositoryCorruptError(`pack ${pack.slice(0, 12)} holding blob ${hexId.slice(0, 16)} is missing`);
+  return err instanceof Error && /shorter than the range/.test(err.message) ? new RepositoryCorruptError(`pack ${pack.slice(0, 12)} is truncated`) : err;
 }
 
 /** Reads every index file (bounded: at most 64 MiB in total are kept ahead of use). */
