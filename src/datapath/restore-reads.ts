@@ -6,7 +6,7 @@
  */
 import { RepositoryCorruptError } from './errors.js';
 import type { BlobLocation, MasterIndex } from './index-file.js';
-import type { PackRead, PackSpan } from './read-plan.js';
+import type { PackSpan } from './read-plan.js';
 import { isBundleSlice, isZeroRun, type ContentItem } from './tree.js';
 
 /**
@@ -128,9 +128,4 @@ export function layoutPieces(items: readonly ContentItem[], index: Pick<MasterIn
     }
   }
   return { pieces, size: pos };
-}
-
-/** Where a planned read's first item lies (for the error naming a missing pack). */
-export function firstHex(read: PackRead<{ hex: string }>): string {
-  return read.items[0]!.hex;
 }
