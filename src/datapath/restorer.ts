@@ -17,7 +17,7 @@ import { SmallFileRestorer } from './small-files.js';
 import { SmallFileGroups } from './small-file-groups.js';
 import { planPackReads, type PackRead } from './read-plan.js';
 import { ByteBudget, cut, layoutPieces, READ_BUDGET_BYTES, startRead, type FilePiece, type HeldRead } from './restore-reads.js';
-import { openAsync, renameAsync, writeAllSync, writeChunkSync } from './restore-writes.js';
+import { openAsync, renameAsync, writeAllSync } from './restore-writes.js';
 import { RestoreLedger, type RestoreProgress, type RestoreResult } from './restore-ledger.js';
 
 export { RestoreFailedError, type RestoreIssue, type RestoreProgress, type RestoreResult, type RestoreStats } from './restore-ledger.js';
@@ -343,19 +343,10 @@ class RestoreRun {
   private async writePiece(fd: number, read: PackRead<FilePiece>, data: Buffer, p: FilePiece, sparse: boolean): Promise<void> {
     await this.openSlots.acquire();
     try {
-      const lease = await this.repo.openBlobLease(p.hex, p.loc, p.span.pack, cut(read, data, p.span));
-      try {
-        let bytes = lease.data;
-        if (p.slice) {
-          if (p.slice.o + p.slice.l > bytes.length) throw new Error(`bundle ${p.hex.slice(0, 16)} is shorter than its slice`);
-          bytes = bytes.subarray(p.slice.o, p.slice.o + p.slice.l);
-        }
-        writeChunkSync(fd, bytes, p.pos, sparse);
-        this.ledger.progress.doneBytes += bytes.length;
-        this.ledger.reportProgress(false);
-      } finally {
-        lease.release();
-      }
+      // Opened and written on a worker thread: this thread only reads packs and walks listings.
+      const written = await this.repo.writeBlobAt(p.hex, p.loc, p.span.pack, cut(read, data, p.span), { fd, pos: p.pos, sparse, ...(p.slice ? { slice: [p.slice.o, p.slice.l] as [number, number] } : {}) });
+      this.ledger.progress.doneBytes += written;
+      this.ledger.reportProgress(false);
     } finally {
       this.openSlots.release();
     }
