@@ -15,8 +15,9 @@ import { usableCpus } from './cpu.js';
 import { bootSpareWorkers } from './worker-threads.js';
 import { SmallFileRestorer } from './small-files.js';
 import { SmallFileGroups } from './small-file-groups.js';
-import { planPackReads, type PackRead } from './read-plan.js';
-import { ByteBudget, cut, layoutPieces, READ_BUDGET_BYTES, startRead, type FilePiece, type HeldRead } from './restore-reads.js';
+import type { PackSpan } from './read-plan.js';
+import { ByteBudget, cut, layoutPieces, READ_BUDGET_BYTES, type FilePiece } from './restore-reads.js';
+import { PieceReads } from './piece-reads.js';
 import { openAsync, renameAsync, writeAllSync } from './restore-writes.js';
 import { RestoreLedger, type RestoreProgress, type RestoreResult } from './restore-ledger.js';
 
@@ -43,10 +44,13 @@ export interface RestoreOptions {
   workers?: number;
 }
 
-/** Planned reads of one file in flight at once (each up to 4 MiB; the byte budget caps them across files). */
-const READS_AHEAD = 2;
-/** Content items of one file laid out and planned at a time (a file of a million chunks is not planned at once). */
-const PLAN_ITEMS = 1024;
+/**
+ * Reads of large files' pieces in flight (each up to 4 MiB; the byte budget caps them with the small files' reads):
+ * more than the store's 8 connections, so the next requests are queued while earlier reads are being written.
+ */
+const PIECE_READS = 12;
+/** Content items of one file handed to the reads at a time (a file of a million chunks is not planned at once). */
+const PLAN_ITEMS = 128;
 
 /** The process umask, read once (process.umask() with no argument is the only way to read it). */
 const UMASK = process.umask();
@@ -108,6 +112,8 @@ class RestoreRun {
   private readonly openSlots: Semaphore;
   /** Bytes of pack reads in flight or fetched ahead, across files and the small-file groups. */
   private readonly budget = new ByteBudget(READ_BUDGET_BYTES);
+  /** The reads of the large files being written, planned across them. */
+  private readonly pieces: PieceReads<FilePiece>;
   private readonly inflight = new Set<Promise<void>>();
   private readonly linkTargets = new Map<string, { abs: string; done: Promise<boolean> }>();
 
@@ -119,6 +125,7 @@ class RestoreRun {
   ) {
     this.slots = new Semaphore(options.concurrency ?? Math.max(4, usableCpus() * 4));
     this.openSlots = new Semaphore(Math.max(4, (options.workers ?? usableCpus()) * 4));
+    this.pieces = new PieceReads({ budget: this.budget, maxReads: PIECE_READS, read: (span, first) => repo.readPackSpan(span, first, options.signal) });
     this.ledger = new RestoreLedger(options, { bytes: totalBytes, files: totalFiles });
     const pool = repo.workers;
     if (pool) {
@@ -293,54 +300,28 @@ class RestoreRun {
   }
 
   /**
-   * Writes a file's content into `fd` and returns its size: pieces are read with planned reads (neighbours in a pack
-   * in one request), up to READS_AHEAD reads of the file in flight, and written at their offsets as they are opened,
-   * so one large file also restores in parallel. A long content list is planned PLAN_ITEMS at a time. Every piece is
-   * settled before this returns or throws (the caller closes the descriptor).
+   * Writes a file's content into `fd` and returns its size: its pieces go to the shared reads (piece-reads.ts), which
+   * plan them together with the other files' and write each at its offset as it is opened, so one large file also
+   * restores in parallel. A long content list is handed over PLAN_ITEMS at a time. Every piece is settled before this
+   * returns or throws (the caller closes the descriptor).
    */
   private async writeContent(fd: number, items: readonly ContentItem[], sparse: boolean): Promise<number> {
-    const signal = this.options.signal;
-    let planned: PackRead<FilePiece>[] = [];
-    let from = 0;
+    const owner = {};
     let size = 0;
-    const nextRead = (): PackRead<FilePiece> | undefined => {
-      while (planned.length === 0 && from < items.length) {
-        const window = layoutPieces(items.slice(from, from + PLAN_ITEMS), this.repo.index);
-        for (const p of window.pieces) p.pos += size;
-        size += window.size;
-        from += PLAN_ITEMS;
-        planned = planPackReads(window.pieces, (p) => p.span);
-      }
-      return planned.shift();
-    };
-    const ahead: { read: PackRead<FilePiece>; data: Promise<HeldRead> }[] = [];
-    const startNext = () => {
-      const read = nextRead();
-      if (read) ahead.push({ read, data: startRead({ budget: this.budget, span: read, read: (span) => this.repo.readPackSpan(span, read.items[0]!.hex, signal) }).data });
-    };
-    try {
-      for (let i = 0; i < READS_AHEAD; i++) startNext();
-      while (ahead.length > 0) {
-        this.ledger.check();
-        const { read, data } = ahead.shift()!;
-        startNext();
-        const held = await data;
-        try {
-          const results = await Promise.allSettled(read.items.map((p) => this.writePiece(fd, read, held.data, p, sparse)));
-          const failed = results.find((r) => r.status === 'rejected');
-          if (failed) throw failed.reason;
-        } finally {
-          held.release();
-        }
-      }
-    } finally {
-      // Give back the budget of reads started ahead but never used.
-      for (const a of ahead) a.data.then((h) => h.release(), () => undefined);
+    for (let from = 0; from < items.length; from += PLAN_ITEMS) {
+      this.ledger.check();
+      const window = layoutPieces(items.slice(from, from + PLAN_ITEMS), this.repo.index);
+      for (const p of window.pieces) p.pos += size;
+      size += window.size;
+      await this.pieces.submit(
+        owner,
+        window.pieces.map((p) => ({ piece: p, write: (read, data) => this.writePiece(fd, read, data, p, sparse) })),
+      );
     }
     return size;
   }
 
-  private async writePiece(fd: number, read: PackRead<FilePiece>, data: Buffer, p: FilePiece, sparse: boolean): Promise<void> {
+  private async writePiece(fd: number, read: PackSpan, data: Buffer, p: FilePiece, sparse: boolean): Promise<void> {
     await this.openSlots.acquire();
     try {
       // Opened and written on a worker thread: this thread only reads packs and walks listings.
