@@ -8,6 +8,7 @@ import { homedir } from 'node:os';
 import { join, delimiter } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { ClusterError, UsageError } from '../base/errors.js';
+import { PooledKubeConfig } from './pooled-config.js';
 
 export interface ClusterOptions {
   kubeconfig?: string | undefined;
@@ -23,7 +24,8 @@ export interface ConfigEnv {
 }
 
 export function loadKubeConfig(opts: ClusterOptions, env: ConfigEnv = process.env): KubeConfig {
-  const kc = new KubeConfig();
+  // Requests share kept-alive connections (./pooled-config.ts).
+  const kc = new PooledKubeConfig();
   const files = kubeconfigFiles(opts, env);
   if (files.length > 0) {
     try {

@@ -1,7 +1,8 @@
 /**
  * DeleteItemActions when a backup is deleted, as Velero runs them: only when there are some, the backup's tarball is
- * read and each action sees every item it applies to (with the Backup). An action failing on one item is logged and
- * the others go on (Velero does the same); a tarball that cannot be read stops the deletion with the reason.
+ * read (the items no action applies to are read past) and each action sees every item it applies to (with the
+ * Backup). An action failing on one item is logged and the others go on (Velero does the same); a tarball that cannot
+ * be read stops the deletion with the reason.
  */
 import type { Backup } from '../api/index.js';
 import type { Logger } from '../base/logger.js';
@@ -20,7 +21,11 @@ export interface DeleteItemActionsOptions {
 export async function runDeleteItemActions(opts: DeleteItemActionsOptions): Promise<{ executed: number; failed: number }> {
   if (opts.registry.deleteActionCount === 0) return { executed: 0, failed: 0 };
   const name = opts.backup.metadata.name ?? '';
-  const archive = await readBackupArchive(await opts.store.getBackupContents(name));
+  // Items no action applies to are read past, never parsed or held.
+  const archive = await readBackupArchive(await opts.store.getBackupContents(name), {
+    select: (ref) => opts.registry.deleteActionsMayApply(ref),
+    keep: (item) => opts.registry.deleteActionsFor({ groupResource: item.groupResource, namespace: item.namespace, labels: item.object.metadata.labels }).length > 0,
+  });
   let executed = 0;
   let failed = 0;
   for (const item of archive.items) {

@@ -41,12 +41,7 @@ export class KopiaContents {
   /** A content's index entry and its sealed bytes, read from its pack range (opened by open() or a content worker). */
   async readSealed(id: string, signal?: AbortSignal): Promise<{ info: ContentInfo; sealed: Buffer }> {
     const info = this.info(id);
-    try {
-      return { info, sealed: await this.opts.blobs.get(info.packBlobId, { offset: info.packOffset, length: info.packedLength }, signal) };
-    } catch (err) {
-      if (isNotFound(err)) throw new RepositoryCorruptError(`pack ${info.packBlobId} holding content ${id} is missing from ${this.opts.blobs.description}`);
-      throw err;
-    }
+    return { info, sealed: await this.readPackRange({ pack: info.packBlobId, offset: info.packOffset, length: info.packedLength }, id, signal) };
   }
 
   /** One ranged read of a pack (planned by planPackReads) for contents the caller cuts out of it; `first` names one. */

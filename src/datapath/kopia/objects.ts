@@ -9,6 +9,7 @@
 import { RepositoryCorruptError } from '../errors.js';
 import { decompressWithHeader } from './compression.js';
 import type { KopiaContents } from './contents.js';
+import type { ContentInfo } from './index.js';
 
 export interface ObjectId {
   indirection: number;
@@ -52,6 +53,14 @@ interface IndirectEntry {
   o?: string;
 }
 
+/**
+ * The length of a direct object as its index entry tells it: -1 when the object is compressed, whose length is known
+ * only once read (callers that need it read it).
+ */
+export function directObjectLength(id: ObjectId, info: ContentInfo): number {
+  return id.compressed ? -1 : info.originalLength;
+}
+
 export class KopiaObjects {
   constructor(private readonly contents: KopiaContents) {}
 
@@ -65,9 +74,7 @@ export class KopiaObjects {
   /** The direct objects an object is made of, in order (one for a direct object). */
   async chunks(id: ObjectId, signal?: AbortSignal): Promise<ObjectChunk[]> {
     if (id.indirection === 0) {
-      const info = this.contents.info(id.contentId);
-      // The length of a direct object is known only once read when compressed; callers that need it read it.
-      return [{ start: 0, length: id.compressed ? -1 : info.originalLength, object: id }];
+      return [{ start: 0, length: directObjectLength(id, this.contents.info(id.contentId)), object: id }];
     }
     const indexObject: ObjectId = { ...id, indirection: id.indirection - 1 };
     const raw = await this.read(indexObject, signal);

@@ -18,7 +18,7 @@ import { RestoreLedger, type RecordedAttributes, type RestoreProgress, type Rest
 import { openAsync, renameAsync } from '../restore-writes.js';
 import { KopiaContentPool } from './content-pool.js';
 import type { ContentInfo } from './index.js';
-import type { ObjectChunk } from './objects.js';
+import { directObjectLength, type ObjectChunk } from './objects.js';
 import { planPackReads, type PackRead, type PackSpan } from '../read-plan.js';
 import type { KopiaRepository } from './repository.js';
 import type { KopiaDirEntry } from './snapshots.js';
@@ -286,7 +286,7 @@ class KopiaRestoreRun {
         const createMode = f.e.mode & 0o777;
         try {
           const result = await this.pool.writeFile(
-            { info: f.info, sealed: bytes.subarray(at, at + f.info.packedLength), objectCompressed: f.e.object!.compressed, expectedLength: f.e.object!.compressed ? -1 : f.info.originalLength },
+            { info: f.info, sealed: bytes.subarray(at, at + f.info.packedLength), objectCompressed: f.e.object!.compressed, expectedLength: directObjectLength(f.e.object!, f.info) },
             {
               tmp: join(dirname(f.abs), `.${basename(f.abs)}.${randomBytes(4).toString('hex')}.cairn-restore`),
               path: f.abs,

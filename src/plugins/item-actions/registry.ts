@@ -114,6 +114,11 @@ export class ItemActionRegistry {
     return this.itemBlock.filter((a) => appliesTo(a.appliesTo(), item, resolve));
   }
 
+  /** Whether some delete action may apply to items of this group-resource and namespace, whatever their labels. */
+  deleteActionsMayApply(item: Omit<ItemRef, 'labels'>, resolve?: ResourceResolver): boolean {
+    return this.deletion.some((a) => appliesTo({ ...a.appliesTo(), labelSelector: undefined }, item, resolve));
+  }
+
   get deleteActionCount(): number {
     return this.deletion.length;
   }

@@ -74,6 +74,14 @@ export function resourceFilter(restore: Restore): IncludesExcludes {
   );
 }
 
+/**
+ * The resources a Restore excludes, includes apart: shouldInclude() is false for an excluded resource. Telling an
+ * excluded resource needs no kind (an entry that matches the group-resource matches it with any kind).
+ */
+export function resourceExclusions(restore: Restore): IncludesExcludes {
+  return new IncludesExcludes([], [...(restore.spec.excludedResources ?? []), ...NON_RESTORABLE_RESOURCES], (entry, value) => resourceEntryMatches(entry, value));
+}
+
 /** The key resourceFilter() takes: the group-resource and, if known, the kind. */
 export function resourceKey(groupResource: string, kind?: string): string {
   return kind ? `${groupResource}|${kind}` : groupResource;

@@ -9,6 +9,7 @@ import type { Logger } from '../../base/logger.js';
 import type { Kube } from '../../kube/client.js';
 import type { ItemActionRegistry } from '../../plugins/item-actions/registry.js';
 import { readBackupArchive } from '../archive/reader.js';
+import { restoreArchiveSelection } from './archive-selection.js';
 import { ensureRepository } from '../repository/ensure.js';
 import { DataDownloadCreator } from '../datamover/restore-creator.js';
 import { dataMovementRestoreAllowed } from '../datamover/restore-decision.js';
@@ -135,12 +136,13 @@ async function executeRestoreIn(opts: ExecuteRestoreOptions, rlog: ReturnType<ty
     if (session && opts.locations.servedByPlugin(resolved.location)) store = await opts.locations.openIn(resolved.location, session);
     const registry = session && opts.plugins ? await opts.plugins.actionsFor(session, opts.registry, new Set(['restore'] as const)) : opts.registry;
     log.info(`Starting restore of backup ${backupName} from location ${locName}`);
-    const archive = await readBackupArchive(await store.getBackupContents(backupName));
+    // Only what the restore may take is read into memory; the rest of the archive is read past.
+    const archive = await readBackupArchive(await store.getBackupContents(backupName), restoreArchiveSelection(restore));
     for (const w of archive.warnings) {
       log.warn(w);
       results.warn({ kind: 'velero' }, w);
     }
-    log.info({ formatVersion: archive.formatVersion, items: archive.items.length }, 'read the backup archive');
+    log.info({ formatVersion: archive.formatVersion, items: archive.present?.size, read: archive.items.length }, 'read the backup archive');
     const volumeInfos = parseVolumeInfos(await store.getBackupJson(backupName, 'volumeInfo'));
     // Read again for this run (validation read them; a restart may come between).
     const loaded = await loadResourceModifiers(opts.kube, restore);
@@ -190,6 +192,7 @@ async function executeRestoreIn(opts: ExecuteRestoreOptions, rlog: ReturnType<ty
       restore,
       backup,
       archive,
+      readAgain: async (select) => (await readBackupArchive(await store.getBackupContents(backupName), { select })).items,
       volumeInfos,
       client: opts.client,
       kube: opts.kube,

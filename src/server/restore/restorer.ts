@@ -12,7 +12,7 @@ import { retryTransient } from '../../kube/client.js';
 import { pollUntil } from '../../kube/wait.js';
 import type { ItemActionRegistry } from '../../plugins/item-actions/registry.js';
 import type { UnstructuredObject } from '../../plugins/item-actions/types.js';
-import type { ArchiveItem, BackupArchive } from '../archive/reader.js';
+import { archiveItemKey, type ArchiveItem, type ArchiveItemRef, type BackupArchive } from '../archive/reader.js';
 import type { DataDownloadHook } from '../datamover/restore-creator.js';
 import { dynamicPvRestoreValueOf } from '../datamover/restore-decision.js';
 import type { PodVolumeRestoreHook } from '../podvolume/restore-starter.js';
@@ -20,7 +20,8 @@ import { scopeOf, type ResultsCollector } from '../../api/results.js';
 import { ApiError, isApiAlreadyExists, ref, type ObjectClient } from './dynamic-client.js';
 import type { RestoreRoleKeeper } from '../rbac/restore-role.js';
 import { decideExisting } from './existing.js';
-import { labelsSelected, namespaceFilter, resourceFilter, resourceKey } from './filters.js';
+import { filtersNamespaces, itemWanted } from './archive-selection.js';
+import { namespaceFilter, resourceFilter, resourceKey } from './filters.js';
 import { NamespaceMapping } from './namespace-mapping.js';
 import { applyResourceModifiers, type ResourceModifiers } from './resource-modifiers.js';
 import { NamespaceEnsurer } from './namespaces.js';
@@ -42,7 +43,13 @@ export interface RestoreProgress {
 export interface RunRestoreOptions {
   restore: Restore;
   backup: Backup;
+  /** The items read for this restore (./archive-selection.ts), or the whole archive. */
   archive: BackupArchive;
+  /**
+   * Reads the archive again for the items `select` takes: items the restore needs but did not read (an item action's
+   * additional items outside the selection). Without it, only `archive.items` can be restored.
+   */
+  readAgain?: (select: (ref: ArchiveItemRef) => boolean) => Promise<ArchiveItem[]>;
   volumeInfos: readonly StoredBackupVolumeInfo[];
   client: ObjectClient;
   kube: Kube;
@@ -103,20 +110,7 @@ interface OwnerRef {
   blockOwnerDeletion?: boolean;
 }
 
-/** Completed pods and jobs, and mirror pods, are not restored (Velero skips them too). */
-export function skipReason(item: ArchiveItem): string | undefined {
-  const o = item.object;
-  if (item.groupResource === 'pods') {
-    const phase = (o.status as { phase?: string } | undefined)?.phase;
-    if (phase === 'Succeeded' || phase === 'Failed') return `pod is ${phase}`;
-    if (o.metadata.annotations?.['kubernetes.io/config.mirror']) return 'mirror pod';
-  }
-  if (item.groupResource === 'jobs.batch') {
-    const st = o.status as { completionTime?: string } | undefined;
-    if (st?.completionTime) return 'job has completed';
-  }
-  return undefined;
-}
+export { skipReason } from './archive-selection.js';
 
 /**
  * The archive items this Restore takes, before ordering. Cluster-scoped items follow `includeClusterResources`:
@@ -127,10 +121,7 @@ export function selectItems(restore: Restore, items: readonly ArchiveItem[]): Ar
   const nsFilter = namespaceFilter(restore);
   const resFilter = resourceFilter(restore);
   const clusterResources = restore.spec.includeClusterResources;
-  const wanted = (item: ArchiveItem) =>
-    resFilter.shouldInclude(resourceKey(item.groupResource, item.object.kind)) &&
-    labelsSelected(item.object.metadata.labels, restore) &&
-    skipReason(item) === undefined;
+  const wanted = itemWanted(restore);
   const namespaced = items.filter((i) => i.namespace !== undefined && nsFilter.shouldInclude(i.namespace) && wanted(i));
   const namespaces = items.filter((i) => i.groupResource === 'namespaces' && resFilter.shouldInclude(resourceKey(i.groupResource, i.object.kind)) && nsFilter.shouldInclude(i.name));
   const cluster = items.filter((i) => i.namespace === undefined && i.groupResource !== 'namespaces' && wanted(i));
@@ -141,11 +132,6 @@ export function selectItems(restore: Restore, items: readonly ArchiveItem[]): Ar
   else clusterSelected = cluster.filter((c) => neededBy(c, namespaced));
   const chosen = new Set([...namespaces, ...clusterSelected, ...namespaced]);
   return items.filter((i) => chosen.has(i));
-}
-
-function filtersNamespaces(restore: Restore): boolean {
-  const inc = restore.spec.includedNamespaces ?? [];
-  return (inc.length > 0 && !inc.includes('*')) || (restore.spec.excludedNamespaces ?? []).length > 0;
 }
 
 /** Whether a cluster-scoped item is needed by the namespaced items restored: a CRD of their kinds, a PV they claim. */
@@ -173,6 +159,10 @@ class RestoreRun {
   private readonly pvsToProvision = new Set<string>();
   private readonly done = new Set<string>();
   private readonly byKey = new Map<string, ArchiveItem>();
+  /** Backed-up Namespace objects by name, as read (more are looked up when needed). */
+  private readonly nsObjects: Map<string, UnstructuredObject>;
+  /** Items already looked for by reading the archive again (found or not). */
+  private readonly lookedUp = new Set<string>();
   private readonly policy: ExistingResourcePolicy | undefined;
   /** Backed-up UID → the object restored (or found) for it, to re-point owner references. */
   private readonly restoredByOldUid = new Map<string, { apiVersion: string; kind: string; name: string; uid: string }>();
@@ -187,19 +177,20 @@ class RestoreRun {
 
   constructor(private readonly opts: RunRestoreOptions) {
     this.mapping = NamespaceMapping.of(opts.restore);
-    const nsObjects = new Map(opts.archive.items.filter((i) => i.groupResource === 'namespaces').map((i) => [i.name, i.object] as const));
+    this.nsObjects = new Map(opts.archive.items.filter((i) => i.groupResource === 'namespaces').map((i) => [i.name, i.object] as const));
     this.namespaces = new NamespaceEnsurer({
       client: opts.client,
       backupName: opts.backup.metadata.name ?? '',
       restoreName: opts.restore.metadata.name ?? '',
-      fromBackup: nsObjects,
+      fromBackup: this.nsObjects,
       terminatingTimeoutMs: opts.resourceTimeoutMs,
       ...(opts.pollIntervalMs !== undefined ? { pollIntervalMs: opts.pollIntervalMs } : {}),
     });
     const p = opts.restore.spec.existingResourcePolicy;
     this.policy = p === 'none' || p === 'update' ? p : undefined;
-    for (const item of opts.archive.items) this.byKey.set(itemKey(item.groupResource, item.namespace, item.name), item);
-    this.archiveResources = [...new Set(opts.archive.items.map((i) => i.groupResource))];
+    for (const item of opts.archive.items) this.byKey.set(archiveItemKey(item), item);
+    const present = opts.archive.present;
+    this.archiveResources = [...new Set(present ? [...present].map((k) => k.slice(0, k.indexOf('/'))) : opts.archive.items.map((i) => i.groupResource))];
   }
 
   /** A selector's resource name as a group-resource of the archive: exact, plural of a singular, or the first of its group. */
@@ -256,7 +247,7 @@ class RestoreRun {
   }
 
   private async restoreItem(item: ArchiveItem): Promise<ItemOutcome> {
-    const key = itemKey(item.groupResource, item.namespace, item.name);
+    const key = archiveItemKey(item);
     if (this.done.has(key)) return 'skipped';
     this.done.add(key);
     const target = item.namespace !== undefined ? this.mapping.target(item.namespace) : undefined;
@@ -293,7 +284,10 @@ class RestoreRun {
       // Velero lists a namespace only when the restore created it.
       return { outcome, ...(outcome === 'created' ? { recorded: { apiVersion: 'v1', kind: 'Namespace', name } } : {}) };
     }
-    if (item.namespace !== undefined && target !== undefined) await this.namespaces.ensure(item.namespace, target);
+    if (item.namespace !== undefined && target !== undefined) {
+      if (!this.nsObjects.has(item.namespace)) await this.lookUp({ groupResource: 'namespaces', name: item.namespace });
+      await this.namespaces.ensure(item.namespace, target);
+    }
 
     if (item.groupResource === 'persistentvolumes') {
       const exists = (await client.get(ref(item.object))) !== undefined;
@@ -333,7 +327,7 @@ class RestoreRun {
       }
       obj = res.item;
       for (const extra of res.additionalItems ?? []) {
-        const related = this.byKey.get(itemKey(extra.groupResource, extra.namespace, extra.name));
+        const related = await this.lookUp(extra);
         if (related) await this.restoreItem(related);
       }
       if (res.waitForAdditionalItems && res.additionalItems?.length && action.areAdditionalItemsReady) {
@@ -559,12 +553,43 @@ class RestoreRun {
     return modified;
   }
 
+  /**
+   * An item of the archive by its path: held, or read again when the archive has it but it was not read (outside the
+   * selection). One read brings the other items of its group-resource in the restored namespaces (or its scope)
+   * too, so a run of look-ups for items of one kind (claims of pods a label selector left out) reads the archive
+   * once, not once per item.
+   */
+  private async lookUp(ref: ArchiveItemRef): Promise<ArchiveItem | undefined> {
+    const key = archiveItemKey(ref);
+    const held = this.byKey.get(key);
+    const { readAgain, archive } = this.opts;
+    if (held || !readAgain || !archive.present?.has(key) || this.lookedUp.has(key)) return held;
+    const nsFilter = namespaceFilter(this.opts.restore);
+    const items = await readAgain((r) => {
+      const k = archiveItemKey(r);
+      if (this.byKey.has(k) || this.lookedUp.has(k)) return false;
+      const take =
+        k === key ||
+        (r.groupResource === ref.groupResource && (r.namespace === undefined ? !ref.namespace : r.namespace === ref.namespace || nsFilter.shouldInclude(r.namespace)));
+      if (take) this.lookedUp.add(k);
+      return take;
+    });
+    this.lookedUp.add(key);
+    for (const item of items) {
+      this.byKey.set(archiveItemKey(item), item);
+      if (item.groupResource === 'namespaces' && item.namespace === undefined) this.nsObjects.set(item.name, item.object);
+    }
+    this.log.info(`Read ${items.length} items of ${ref.groupResource} again from the backup archive for ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`);
+    return this.byKey.get(key);
+  }
+
   /** A claim whose volume is provisioned anew (or is nowhere to be found) is restored without `spec.volumeName`. */
   private async unbindIfReprovisioned(pvc: UnstructuredObject): Promise<void> {
     const spec = pvc.spec as { volumeName?: string } | undefined;
     const volumeName = spec?.volumeName;
     if (!spec || !volumeName) return;
-    const inBackup = this.byKey.has(itemKey('persistentvolumes', undefined, volumeName));
+    const pvKey = archiveItemKey({ groupResource: 'persistentvolumes', name: volumeName });
+    const inBackup = this.byKey.has(pvKey) || (this.opts.archive.present?.has(pvKey) ?? false);
     const restoredOrPresent = inBackup || (await this.opts.client.get({ apiVersion: 'v1', kind: 'PersistentVolume', name: volumeName })) !== undefined;
     if (this.pvsToProvision.has(volumeName) || !restoredOrPresent) {
       delete spec.volumeName;
@@ -617,6 +642,3 @@ class RestoreRun {
   }
 }
 
-function itemKey(groupResource: string, namespace: string | undefined, name: string): string {
-  return `${groupResource}/${namespace ?? ''}/${name}`;
-}

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ClusterError, UsageError } from '../../../src/base/errors.js';
+import { PooledKubeConfig } from '../../../src/kube/pooled-config.js';
 import { loadKubeConfig } from '../../../src/kube/config.js';
 
 const kubeconfig = (server: string) => `apiVersion: v1
@@ -43,6 +44,8 @@ describe('kubeconfig loading', () => {
     const b = tempFile(kubeconfig('https://b:6443'));
     expect(loadKubeConfig({ kubeconfig: a }, { KUBECONFIG: b, HOME: emptyHome }).getCurrentCluster()?.server).toBe('https://a:6443');
     expect(loadKubeConfig({}, { KUBECONFIG: b, HOME: emptyHome }).getCurrentCluster()?.server).toBe('https://b:6443');
+    // Its requests share kept-alive connections.
+    expect(loadKubeConfig({ kubeconfig: a }, { HOME: emptyHome })).toBeInstanceOf(PooledKubeConfig);
   });
 
   it('names the flag when the kubeconfig file does not exist', () => {

@@ -4,7 +4,7 @@ import { createGzip } from 'node:zlib';
 import { pack } from 'tar-stream';
 import { describe, expect, it } from 'vitest';
 import { FORMAT_VERSION, FORMAT_VERSION_PATH, itemPath } from '../../../../src/server/archive/paths.js';
-import { readBackupArchive } from '../../../../src/server/archive/reader.js';
+import { archiveItemKey, readBackupArchive } from '../../../../src/server/archive/reader.js';
 
 type Entry = { name: string; body?: string; type?: 'file' | 'directory' | 'symlink' };
 
@@ -68,6 +68,48 @@ describe('backup archive reader', () => {
     const a = await readBackupArchive(Readable.from(data), { maxEntryBytes: 1000 });
     expect(a.items).toEqual([]);
     expect(a.warnings[0]).toMatch(/^ignored resources\/configmaps\/namespaces\/app\/big\.json: \d+ bytes is more than the 1000 bytes/);
+  });
+
+  it('reads past the items its predicate refuses, before their bodies, and drops the parsed items keep refuses', async () => {
+    const other = { ...cm, metadata: { name: 'settings', namespace: 'other' } };
+    const data = await archive([
+      { name: FORMAT_VERSION_PATH, body: `${FORMAT_VERSION}\n` },
+      { name: itemPath({ groupResource: 'namespaces', name: 'app' }), body: JSON.stringify(ns) },
+      { name: itemPath({ groupResource: 'configmaps', namespace: 'app', name: 'settings' }), body: JSON.stringify(cm) },
+      { name: itemPath({ groupResource: 'configmaps', namespace: 'app', name: 'settings', preferredVersion: 'v1' }), body: JSON.stringify(cm) },
+      { name: itemPath({ groupResource: 'configmaps', namespace: 'other', name: 'settings' }), body: JSON.stringify(other) },
+      { name: itemPath({ groupResource: 'configmaps', namespace: 'other', name: 'broken' }), body: '{not json' },
+      { name: itemPath({ groupResource: 'secrets', namespace: 'app', name: 'creds' }), body: JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'creds', namespace: 'app' } }) },
+    ]);
+    const offered: string[] = [];
+    const a = await readBackupArchive(Readable.from(data), {
+      select: (ref) => {
+        offered.push(archiveItemKey(ref));
+        return ref.namespace !== 'other';
+      },
+      keep: (item) => item.object.kind !== 'Secret',
+    });
+    expect(offered).toEqual(['namespaces//app', 'configmaps/app/settings', 'configmaps/other/settings', 'configmaps/other/broken', 'secrets/app/creds']);
+    expect(a.formatVersion).toBe('1.1.0');
+    expect(a.warnings).toEqual([]);
+    expect(a.items).toEqual([
+      { groupResource: 'namespaces', name: 'app', object: ns },
+      { groupResource: 'configmaps', namespace: 'app', name: 'settings', object: cm },
+    ]);
+    expect([...(a.present ?? [])]).toEqual(offered);
+  });
+
+  it('reads the items of some group-resources only, and nothing else', async () => {
+    const data = await archive([
+      { name: FORMAT_VERSION_PATH, body: `${FORMAT_VERSION}\n` },
+      { name: 'notes.txt', body: 'hello' },
+      { name: itemPath({ groupResource: 'namespaces', name: 'app' }), body: JSON.stringify(ns) },
+      { name: itemPath({ groupResource: 'configmaps', namespace: 'app', name: 'settings' }), body: JSON.stringify(cm) },
+    ]);
+    const a = await readBackupArchive(Readable.from(data), { onlyGroupResources: ['configmaps'] });
+    expect(a.formatVersion).toBeUndefined();
+    expect(a.warnings).toEqual([]);
+    expect(a.items.map((i) => i.name)).toEqual(['settings']);
   });
 
   it('fails on a stream that is not gzip', async () => {
