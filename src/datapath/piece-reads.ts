@@ -10,7 +10,7 @@
  * file waits behind later ones. Bytes count against the restore's budget (restore-reads.ts) until written.
  */
 import { planPackReads, type PackRead } from './read-plan.js';
-import { startRead, type ByteBudget } from './restore-reads.js';
+import { startRead, type ByteBudget, type ReadBuffers } from './restore-reads.js';
 import type { PackSpan } from './read-plan.js';
 
 /** A piece to read, and what to do with its read's bytes. */
@@ -42,7 +42,8 @@ export class PieceReads<P extends { span: PackSpan; hex: string }> {
     private readonly opts: {
       budget: ByteBudget;
       maxReads: number;
-      read: (span: PackSpan, first: string) => Promise<Buffer>;
+      read: (span: PackSpan, first: string, target?: Buffer) => Promise<Buffer>;
+      buffers?: ReadBuffers;
     },
   ) {}
 
@@ -96,7 +97,12 @@ export class PieceReads<P extends { span: PackSpan; hex: string }> {
   }
 
   private async run(read: PackRead<Waiting<P>>): Promise<void> {
-    const started = startRead({ budget: this.opts.budget, span: read, read: (span) => this.opts.read(span, read.items[0]!.piece.hex) });
+    const started = startRead({
+      budget: this.opts.budget,
+      span: read,
+      read: (span, target) => this.opts.read(span, read.items[0]!.piece.hex, target),
+      ...(this.opts.buffers ? { buffers: this.opts.buffers } : {}),
+    });
     let held;
     try {
       held = await started.data;

@@ -336,11 +336,11 @@ export class Repository {
 
   /**
    * One ranged read of a pack, past the read windows (a restore plans these with read-plan.ts); `first` names a blob
-   * in the range for the error when the pack is missing.
+   * in the range for the error when the pack is missing. `target`, when given and large enough, may receive the bytes.
    */
-  async readPackSpan(span: { pack: string; offset: number; length: number }, first: string, signal?: AbortSignal): Promise<Buffer> {
+  async readPackSpan(span: { pack: string; offset: number; length: number }, first: string, signal?: AbortSignal, target?: Buffer): Promise<Buffer> {
     try {
-      return await this.store.get(packKey(span.pack), { range: { offset: span.offset, length: span.length }, ...(signal ? { signal } : {}) });
+      return await this.store.get(packKey(span.pack), { range: { offset: span.offset, length: span.length }, ...(signal ? { signal } : {}), ...(target ? { target } : {}) });
     } catch (err) {
       throw packReadError(err, span.pack, first);
     }

@@ -47,6 +47,48 @@ export class ByteBudget {
   }
 }
 
+/**
+ * Buffers the planned reads land in, kept for the next reads: a restore reads about its size again in 1-8 MiB
+ * responses, and a fresh buffer each time cost page faults and garbage collections. Sizes are rounded up (to a power
+ * of two below 1 MiB, to whole MiB above) so that buffers fit other reads; at most `maxFree` bytes are kept.
+ */
+export class ReadBuffers {
+  private readonly free = new Map<number, Buffer[]>();
+  private freeBytes = 0;
+
+  constructor(private readonly maxFree: number) {}
+
+  take(length: number): Buffer {
+    const size = bufferSize(length);
+    const kept = this.free.get(size)?.pop();
+    if (!kept) return Buffer.allocUnsafeSlow(size);
+    this.freeBytes -= size;
+    return kept;
+  }
+
+  give(buffer: Buffer): void {
+    const size = buffer.length;
+    if (size !== bufferSize(size) || this.freeBytes + size > this.maxFree) return;
+    let list = this.free.get(size);
+    if (!list) this.free.set(size, (list = []));
+    list.push(buffer);
+    this.freeBytes += size;
+  }
+
+  get kept(): number {
+    return this.freeBytes;
+  }
+}
+
+/** The size of the buffer a read of `length` bytes gets (see ReadBuffers). */
+export function bufferSize(length: number): number {
+  const MiB = 1 << 20;
+  if (length >= MiB) return Math.ceil(length / MiB) * MiB;
+  let size = 64 * 1024;
+  while (size < length) size *= 2;
+  return size;
+}
+
 /** The bytes of a pack read, held against the budget until release(). */
 export interface HeldRead {
   data: Buffer;
@@ -60,23 +102,31 @@ export interface HeldRead {
 export function startRead(opts: {
   budget: ByteBudget;
   span: PackSpan;
-  read: (span: PackSpan) => Promise<Buffer>;
+  /** Reads the span, into `target` when given (the store may return other bytes). */
+  read: (span: PackSpan, target?: Buffer) => Promise<Buffer>;
+  /** Where the bytes go; the buffer is given back on release (so nothing may keep a view of them past it). */
+  buffers?: ReadBuffers;
 }): { reserved: Promise<void>; data: Promise<HeldRead> } {
   const taken = opts.budget.acquire(opts.span.length);
   const data = taken.then(async (n) => {
+    const target = opts.buffers?.take(opts.span.length);
     let bytes: Buffer;
     try {
-      bytes = await opts.read(opts.span);
+      bytes = await opts.read(opts.span, target);
     } catch (err) {
       opts.budget.release(n);
+      if (target) opts.buffers!.give(target);
       throw err;
     }
     let released = false;
     return {
       data: bytes,
       release: () => {
-        if (!released) opts.budget.release(n);
+        if (released) return;
         released = true;
+        opts.budget.release(n);
+        // Also when the store returned other bytes: then nothing holds a view of the target.
+        if (target) opts.buffers!.give(target);
       },
     };
   });

@@ -16,7 +16,7 @@ import { bootSpareWorkers } from './worker-threads.js';
 import { SmallFileRestorer } from './small-files.js';
 import { SmallFileGroups } from './small-file-groups.js';
 import type { PackSpan } from './read-plan.js';
-import { ByteBudget, cut, layoutPieces, READ_BUDGET_BYTES, type FilePiece } from './restore-reads.js';
+import { ByteBudget, cut, layoutPieces, READ_BUDGET_BYTES, ReadBuffers, type FilePiece } from './restore-reads.js';
 import { PieceReads } from './piece-reads.js';
 import { openAsync, renameAsync, writeAllSync } from './restore-writes.js';
 import { RestoreLedger, type RestoreProgress, type RestoreResult } from './restore-ledger.js';
@@ -112,6 +112,8 @@ class RestoreRun {
   private readonly openSlots: Semaphore;
   /** Bytes of pack reads in flight or fetched ahead, across files and the small-file groups. */
   private readonly budget = new ByteBudget(READ_BUDGET_BYTES);
+  /** Buffers of finished reads, kept for the next ones (up to half the budget). */
+  private readonly buffers = new ReadBuffers(READ_BUDGET_BYTES / 2);
   /** The reads of the large files being written, planned across them. */
   private readonly pieces: PieceReads<FilePiece>;
   private readonly inflight = new Set<Promise<void>>();
@@ -125,7 +127,7 @@ class RestoreRun {
   ) {
     this.slots = new Semaphore(options.concurrency ?? Math.max(4, usableCpus() * 4));
     this.openSlots = new Semaphore(Math.max(4, (options.workers ?? usableCpus()) * 4));
-    this.pieces = new PieceReads({ budget: this.budget, maxReads: PIECE_READS, read: (span, first) => repo.readPackSpan(span, first, options.signal) });
+    this.pieces = new PieceReads({ budget: this.budget, buffers: this.buffers, maxReads: PIECE_READS, read: (span, first, target) => repo.readPackSpan(span, first, options.signal, target) });
     this.ledger = new RestoreLedger(options, { bytes: totalBytes, files: totalFiles });
     const pool = repo.workers;
     if (pool) {
@@ -149,6 +151,7 @@ class RestoreRun {
         restorer,
         repository: repo,
         budget: this.budget,
+        buffers: this.buffers,
         ...(options.signal ? { signal: options.signal } : {}),
         stopped: () => this.ledger.stopped || (options.signal?.aborted ?? false),
       });

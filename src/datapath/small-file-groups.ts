@@ -9,7 +9,7 @@
  */
 import type { Repository } from './repository.js';
 import { planPackReads, type PackRead, type PackSpan } from './read-plan.js';
-import { cut, startRead, type ByteBudget, type HeldRead } from './restore-reads.js';
+import { cut, startRead, type ByteBudget, type HeldRead, type ReadBuffers } from './restore-reads.js';
 import type { SealedSource, SmallFileRestorer } from './small-files.js';
 import { isBundleSlice, type TreeEntry } from './tree.js';
 
@@ -39,6 +39,7 @@ export interface SmallFileGroupOptions {
   restorer: SmallFileRestorer;
   repository: Repository;
   budget: ByteBudget;
+  buffers?: ReadBuffers;
   signal?: AbortSignal;
   /** True once the restore stops: files not yet added are skipped. */
   stopped: () => boolean;
@@ -84,7 +85,12 @@ export class SmallFileGroups {
     const holds: Promise<HeldRead>[] = [];
     try {
       for (const read of planPackReads([...g.blobs.values()], (b) => b)) {
-        const started = startRead({ budget: this.options.budget, span: read, read: (span) => repo.readPackSpan(span, read.items[0]!.hex, signal) });
+        const started = startRead({
+          budget: this.options.budget,
+          span: read,
+          read: (span, target) => repo.readPackSpan(span, read.items[0]!.hex, signal, target),
+          ...(this.options.buffers ? { buffers: this.options.buffers } : {}),
+        });
         holds.push(started.data);
         for (const b of read.items) fetched.set(b.hex, { read, data: started.data });
         // The walk goes on once the read is under way; it waits here only while the budget is spent.

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { RepositoryCorruptError } from '../../../src/datapath/errors.js';
 import type { BlobLocation } from '../../../src/datapath/index-file.js';
 import { BlobType } from '../../../src/datapath/pack.js';
-import { ByteBudget, cut, layoutPieces, startRead } from '../../../src/datapath/restore-reads.js';
+import { bufferSize, ByteBudget, cut, layoutPieces, ReadBuffers, startRead } from '../../../src/datapath/restore-reads.js';
 
 const tick = () => new Promise((r) => setImmediate(r));
 
@@ -106,5 +106,48 @@ describe('laying out a file', () => {
 
   it('names a blob that is in no index', () => {
     expect(() => layoutPieces(['aa', 'dd00112233'], index)).toThrow(/blob dd00112233 is not in any index/);
+  });
+});
+
+describe('the buffers of planned reads', () => {
+  it('round sizes up so that buffers fit other reads', () => {
+    expect(bufferSize(1)).toBe(64 * 1024);
+    expect(bufferSize(100_000)).toBe(128 * 1024);
+    expect(bufferSize(1 << 20)).toBe(1 << 20);
+    expect(bufferSize((3 << 20) + 1)).toBe(4 << 20);
+  });
+
+  it('are reused once a read is released, and not beyond what may be kept', async () => {
+    const buffers = new ReadBuffers(3 << 20);
+    const budget = new ByteBudget(64 << 20);
+    const targets: (Buffer | undefined)[] = [];
+    const read = async (s: { length: number }, target?: Buffer) => {
+      targets.push(target);
+      return target!.subarray(0, s.length);
+    };
+    const first = await startRead({ budget, buffers, span: { pack: 'p', offset: 0, length: 1_500_000 }, read }).data;
+    first.release();
+    expect(buffers.kept).toBe(2 << 20);
+    const second = await startRead({ budget, buffers, span: { pack: 'p', offset: 0, length: 1_200_000 }, read }).data;
+    expect(targets[1]!.buffer).toBe(targets[0]!.buffer);
+    expect(buffers.kept).toBe(0);
+    const third = await startRead({ budget, buffers, span: { pack: 'p', offset: 0, length: 1_900_000 }, read }).data;
+    second.release();
+    third.release();
+    // Two buffers of 2 MiB came back; only one fits in 3 MiB.
+    expect(buffers.kept).toBe(2 << 20);
+  });
+
+  it('hold the target until release also when the store returned other bytes, and take it back after a failure', async () => {
+    const buffers = new ReadBuffers(8 << 20);
+    const budget = new ByteBudget(64 << 20);
+    const held = await startRead({ budget, buffers, span: { pack: 'p', offset: 0, length: 10 }, read: async () => Buffer.alloc(10) }).data;
+    expect(buffers.kept).toBe(0);
+    held.release();
+    expect(buffers.kept).toBe(64 * 1024);
+    const failed = startRead({ budget, buffers, span: { pack: 'p', offset: 0, length: 10 }, read: () => Promise.reject(new Error('gone')) }).data;
+    await expect(failed).rejects.toThrow('gone');
+    expect(buffers.kept).toBe(64 * 1024);
+    expect(budget.inUse).toBe(0);
   });
 });
