@@ -10,7 +10,7 @@ import { join, resolve } from 'node:path';
 import { connect, type Kube } from '../src/kube/client.js';
 import { cacheRoot } from '../tools/local-cluster/paths.js';
 import { ensureToolBinary } from '../tools/local-cluster/toolchain.js';
-import { buildIfMissing, ClusterHarness, clusterFor, log, projectRoot } from './cluster/harness.js';
+import { buildIfMissing, ClusterHarness, clusterFor, log, must, projectRoot } from './cluster/harness.js';
 import { parseScaleArgs, SCALE_USAGE, ScaleUsageError, type ScaleArgs } from './scale/args.js';
 import { ITEMS_PER_NAMESPACE, namespaceNames, populate } from './scale/populate.js';
 import { renderScaleReport, type ScaleReport, type ScaleStep, type ServerStep } from './scale/report.js';
@@ -80,6 +80,11 @@ async function bench(args: ScaleArgs): Promise<ScaleReport> {
     await populate(k, names, (done) => log(`  ${done} namespaces`));
     log(`populated in ${((performance.now() - t) / 1000).toFixed(1)} s`);
     await h.install({ prefix: `cairn-scale-${run}`, scratchDir: scratch });
+    if (args.serverEnv.length > 0) {
+      must('set the server environment', await h.kubectl(['set', 'env', 'deployment/cairn', '-n', CAIRN_NS, ...args.serverEnv]));
+      must('rollout', await h.kubectl(['rollout', 'status', 'deployment/cairn', '-n', CAIRN_NS, '--timeout=5m']));
+      log(`cairn's server runs with ${args.serverEnv.join(' ')}`);
+    }
     const servers: Server[] = [{ name: 'cairn', namespace: CAIRN_NS, pid: () => cairnServerPid(CAIRN_NS) }];
     if (velero && awsPlugin) {
       log('starting the Velero server ...');
@@ -105,7 +110,7 @@ async function bench(args: ScaleArgs): Promise<ScaleReport> {
     );
     const after = await idleRss(servers);
     return {
-      title: `Control plane at scale: ${names.length} namespaces x ${ITEMS_PER_NAMESPACE} objects, restore of ${restored.length} (${availableParallelism()} cores, load ${loadavg()[0]!.toFixed(1)} at the end)`,
+      title: `Control plane at scale: ${names.length} namespaces x ${ITEMS_PER_NAMESPACE} objects, restore of ${restored.length} (${availableParallelism()} cores, load ${loadavg()[0]!.toFixed(1)} at the end${args.serverEnv.length > 0 ? `; cairn's server with ${args.serverEnv.join(' ')}` : ''})`,
       steps,
       idle: { cairn: { before: before.cairn ?? 0, after: after.cairn ?? 0 }, ...(veleroServer ? { velero: { before: before.velero ?? 0, after: after.velero ?? 0 } } : {}) },
     };

@@ -11,6 +11,8 @@ export interface ScaleArgs {
   reuse: boolean;
   /** Keep the fresh cluster's run directory (logs) after the run. */
   keep: boolean;
+  /** Environment variables for cairn's server (e.g. NODE_OPTIONS with a heap size to try), none by default. */
+  serverEnv: string[];
 }
 
 export const SCALE_USAGE = `npm run bench:scale [-- options]
@@ -24,13 +26,15 @@ time from create to InProgress, and each server's peak and idle memory (RSS).
   --no-velero             measure cairn alone
   --reuse                 use the cluster of \`npm run cluster:up -- --runtime local\` (default: a fresh 1-node cluster)
   --keep                  keep the fresh cluster's run directory (logs) afterwards
+  --server-env NAME=VALUE an environment variable for cairn's server, e.g. NODE_OPTIONS=--max-old-space-size=160
+                          (to try runtime settings; repeatable)
   --help
 `;
 
 export class ScaleUsageError extends Error {}
 
 export function parseScaleArgs(argv: readonly string[]): ScaleArgs {
-  const args: ScaleArgs = { help: false, namespaces: 2500, restoreNamespaces: 500, velero: true, reuse: false, keep: false };
+  const args: ScaleArgs = { help: false, namespaces: 2500, restoreNamespaces: 500, velero: true, reuse: false, keep: false, serverEnv: [] };
   const count = (flag: string, value: string | undefined): number => {
     const n = Number(value);
     if (value === undefined || !Number.isInteger(n) || n < 1) throw new ScaleUsageError(`${flag}: expected a positive whole number, got ${value ?? 'nothing'}`);
@@ -58,6 +62,12 @@ export function parseScaleArgs(argv: readonly string[]): ScaleArgs {
       case '--keep':
         args.keep = true;
         break;
+      case '--server-env': {
+        const value = argv[++i];
+        if (!value || !/^[A-Za-z_][A-Za-z0-9_]*=/.test(value)) throw new ScaleUsageError(`${arg}: expected NAME=VALUE, got ${value ?? 'nothing'}`);
+        args.serverEnv.push(value);
+        break;
+      }
       default:
         throw new ScaleUsageError(`unknown option ${arg ?? ''}`);
     }

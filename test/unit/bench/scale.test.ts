@@ -7,11 +7,12 @@ const step = (seconds: number, over: Partial<ServerStep> = {}): ServerStep => ({
 
 describe('bench:scale arguments', () => {
   it('defaults to 2,500 namespaces, a restore of 500, with the Velero server', () => {
-    expect(parseScaleArgs([])).toEqual({ help: false, namespaces: 2500, restoreNamespaces: 500, velero: true, reuse: false, keep: false });
+    expect(parseScaleArgs([])).toEqual({ help: false, namespaces: 2500, restoreNamespaces: 500, velero: true, reuse: false, keep: false, serverEnv: [] });
   });
 
   it('takes counts and switches', () => {
-    expect(parseScaleArgs(['--namespaces', '100', '--restore-namespaces', '10', '--no-velero', '--reuse', '--keep'])).toEqual({ help: false, namespaces: 100, restoreNamespaces: 10, velero: false, reuse: true, keep: true });
+    expect(parseScaleArgs(['--namespaces', '100', '--restore-namespaces', '10', '--no-velero', '--reuse', '--keep'])).toEqual({ help: false, namespaces: 100, restoreNamespaces: 10, velero: false, reuse: true, keep: true, serverEnv: [] });
+    expect(parseScaleArgs(['--server-env', 'NODE_OPTIONS=--max-old-space-size=160', '--server-env', 'MALLOC_ARENA_MAX=2']).serverEnv).toEqual(['NODE_OPTIONS=--max-old-space-size=160', 'MALLOC_ARENA_MAX=2']);
   });
 
   it('refuses bad counts, a restore larger than the backup and unknown options', () => {
@@ -20,6 +21,8 @@ describe('bench:scale arguments', () => {
     expect(() => parseScaleArgs(['--namespaces'])).toThrow(/got nothing/);
     expect(() => parseScaleArgs(['--namespaces', '10', '--restore-namespaces', '11'])).toThrow(/more than --namespaces/);
     expect(() => parseScaleArgs(['--fast'])).toThrow(/unknown option --fast/);
+    expect(() => parseScaleArgs(['--server-env', 'no-equals'])).toThrow(/expected NAME=VALUE, got no-equals/);
+    expect(() => parseScaleArgs(['--server-env'])).toThrow(/got nothing/);
   });
 });
 
