@@ -62,9 +62,10 @@ export class OpenPool {
         this.pending.delete(msg.seq);
         this.busy[p.worker]!--;
         this.give(msg.sealed);
-        if (msg.length === undefined) {
+        if (msg.length === undefined || msg.writeError) {
           this.give(msg.out);
-          p.reject(new BlobOpenError(msg.error ?? 'failed'));
+          const w = msg.writeError;
+          p.reject(w ? Object.assign(new Error(w.message), w.code ? { code: w.code } : {}) : new BlobOpenError(msg.error ?? 'failed'));
           return;
         }
         let released = false;
@@ -104,6 +105,10 @@ export class OpenPool {
 
   /** Opens a sealed blob held at the start of `buffer` (from take(); it is transferred). */
   open(id: Buffer, buffer: Buffer, sealedLength: number, flags: number, rawLength: number): Promise<BlobLease> {
+    return this.send(id, buffer, sealedLength, flags, rawLength);
+  }
+
+  private send(id: Buffer, buffer: Buffer, sealedLength: number, flags: number, rawLength: number, write?: OpenBlobMessage['write']): Promise<BlobLease> {
     let w = 0;
     for (let i = 1; i < this.workers.length; i++) if (this.busy[i]! < this.busy[w]!) w = i;
     this.busy[w]!++;
@@ -112,9 +117,21 @@ export class OpenPool {
     const sealed = buffer.buffer as ArrayBuffer;
     return new Promise<BlobLease>((resolve, reject) => {
       this.pending.set(seq, { resolve, reject, worker: w });
-      const msg: OpenBlobMessage = { seq, id: Uint8Array.from(id), sealed, sealedLength, out, flags, rawLength };
+      const msg: OpenBlobMessage = { seq, id: Uint8Array.from(id), sealed, sealedLength, out, flags, rawLength, ...(write ? { write } : {}) };
       this.workers[w]!.postMessage(msg, [sealed, out]);
     });
+  }
+
+  /**
+   * Opens a sealed blob held at the start of `buffer` (from take(); it is transferred) and writes its plaintext, or a
+   * slice of it, into the open file `fd` at `pos` on the worker; resolves with the bytes written. A blob that cannot
+   * be opened is a BlobOpenError; a failed write, the file system's error (with its code).
+   */
+  async openAndWrite(id: Buffer, buffer: Buffer, sealedLength: number, flags: number, rawLength: number, write: { fd: number; pos: number; sparse: boolean; slice?: [number, number] }): Promise<number> {
+    const lease = await this.send(id, buffer, sealedLength, flags, rawLength, write);
+    const n = lease.data.length;
+    lease.release();
+    return n;
   }
 
   private leastBusy(): number {

@@ -10,6 +10,7 @@ import { ZstdContext } from './compress.js';
 import { AuthenticationError, ContentHasher, ID_BYTES, openBlobInto } from './crypto.js';
 import { collectYoungGarbage } from './heap-tuning.js';
 import { FLAG_ZSTD } from './pack.js';
+import { writeChunkSync } from './restore-writes.js';
 
 export interface OpenWorkerData {
   encKey: Uint8Array;
@@ -25,15 +26,22 @@ export interface OpenBlobMessage {
   out: ArrayBuffer;
   flags: number;
   rawLength: number;
+  /**
+   * Write the plaintext (or this slice of it) into an open file at `pos` here, rather than send it back: a restore's
+   * main thread then only reads packs (restorer.ts). `sparse`: all-zero 4 KiB blocks are left as holes.
+   */
+  write?: { fd: number; pos: number; sparse: boolean; slice?: [number, number] };
 }
 
-/** The reply to an OpenBlobMessage: the plaintext length, or why the blob cannot be opened. */
+/** The reply to an OpenBlobMessage: the plaintext length, or why the blob cannot be opened or written. */
 export interface OpenBlobReply {
   seq: number;
   sealed: ArrayBuffer;
   out: ArrayBuffer;
   length?: number;
   error?: string;
+  /** The write failed (OpenBlobMessage.write): the file system's error. */
+  writeError?: SmallFileIssue;
 }
 
 /**
@@ -277,7 +285,22 @@ export function main(data: OpenWorkerData, port: MessagePort): (msg: OpenWorkerM
     }
     const reply: OpenBlobReply = { seq: msg.seq, sealed: msg.sealed, out: msg.out };
     try {
-      reply.length = opener.open(Buffer.from(msg.id), Buffer.from(msg.sealed, 0, msg.sealedLength), msg.flags, msg.rawLength, Buffer.from(msg.out));
+      const out = Buffer.from(msg.out);
+      reply.length = opener.open(Buffer.from(msg.id), Buffer.from(msg.sealed, 0, msg.sealedLength), msg.flags, msg.rawLength, out);
+      const w = msg.write;
+      if (w) {
+        let plain = out.subarray(0, reply.length);
+        if (w.slice) {
+          if (w.slice[0] + w.slice[1] > plain.length) throw new BlobFault('is shorter than the slice a file names in it');
+          plain = plain.subarray(w.slice[0], w.slice[0] + w.slice[1]);
+        }
+        try {
+          writeChunkSync(w.fd, plain, w.pos, w.sparse);
+          reply.length = plain.length;
+        } catch (err) {
+          reply.writeError = fsIssue(err);
+        }
+      }
     } catch (err) {
       if (!(err instanceof BlobFault)) throw err;
       reply.error = err.message;

@@ -10,7 +10,8 @@ import { loadIndexInto, MasterIndex, type BlobLocation } from './index-file.js';
 import { DEFAULT_CHUNK_SIZES, type ChunkerParams } from './chunker.js';
 import { decompress } from './compress.js';
 import { FLAG_ZSTD, packKey, parsePackHeader, type PackEntry } from './pack.js';
-import { OpenPool, type BlobLease } from './open-pool.js';
+import { BlobOpenError, OpenPool } from './open-pool.js';
+import { writeChunkSync } from './restore-writes.js';
 import { RepositoryLocks, type HeldLock, type LockOptions, type LockingOptions, type StoredLock } from './locks.js';
 import {
   RepositoryCorruptError,
@@ -329,8 +330,19 @@ export class Repository {
     try {
       return { sealed: await this.readPackRange(pack, loc.pack, loc.offset, loc.length, options.signal, options.target), loc, pack };
     } catch (err) {
-      if (isNotFound(err)) throw new RepositoryCorruptError(`pack ${pack.slice(0, 12)} holding blob ${hexId.slice(0, 16)} is missing`);
-      throw err instanceof Error && /shorter than the range/.test(err.message) ? new RepositoryCorruptError(`pack ${pack.slice(0, 12)} is truncated`) : err;
+      throw packReadError(err, pack, hexId);
+    }
+  }
+
+  /**
+   * One ranged read of a pack, past the read windows (a restore plans these with read-plan.ts); `first` names a blob
+   * in the range for the error when the pack is missing. `target`, when given and large enough, may receive the bytes.
+   */
+  async readPackSpan(span: { pack: string; offset: number; length: number }, first: string, signal?: AbortSignal, target?: Buffer): Promise<Buffer> {
+    try {
+      return await this.store.get(packKey(span.pack), { range: { offset: span.offset, length: span.length }, ...(signal ? { signal } : {}), ...(target ? { target } : {}) });
+    } catch (err) {
+      throw packReadError(err, span.pack, first);
     }
   }
 
@@ -409,21 +421,29 @@ export class Repository {
   }
 
   /**
-   * Like loadBlob, but large blobs are opened on the worker threads (useWorkers) into pooled buffers: call release()
-   * once the data is written out.
+   * Opens a blob whose sealed bytes the caller read and writes its plaintext (or a slice of it) into the open file
+   * `fd` at `pos` on a worker thread; resolves with the bytes written. Without workers, or for a small blob, it is
+   * opened and written here. A blob that cannot be opened is a RepositoryCorruptError naming it and its pack; a failed
+   * write, the file system's error.
    */
-  async loadBlobLease(hexId: string, options: { signal?: AbortSignal } = {}): Promise<BlobLease> {
-    const loc = this.index.get(hexId);
+  async writeBlobAt(hexId: string, loc: BlobLocation, pack: string, sealed: Buffer, write: { fd: number; pos: number; sparse: boolean; slice?: [number, number] }): Promise<number> {
     const pool = this.openPool;
-    if (!pool || !loc || loc.rawLength < 64 * 1024) return { data: await this.loadBlob(hexId, options), release: () => undefined };
-    const buffer = pool.take(loc.length);
-    const { sealed, pack } = await this.readSealed(hexId, { ...options, target: buffer });
-    // Served from a read window (or a backend that ignores `target`): copy into the pooled buffer.
-    if (sealed.buffer !== buffer.buffer || sealed.byteOffset !== buffer.byteOffset) sealed.copy(buffer, 0);
+    if (!pool || loc.rawLength < 64 * 1024) {
+      let plain = await this.openSealedBlob(hexId, loc.flags, loc.rawLength, sealed, pack);
+      if (write.slice) {
+        if (write.slice[0] + write.slice[1] > plain.length) throw new RepositoryCorruptError(`blob ${hexId.slice(0, 16)} in pack ${pack.slice(0, 12)} is corrupted: is shorter than the slice a file names in it`);
+        plain = plain.subarray(write.slice[0], write.slice[0] + write.slice[1]);
+      }
+      writeChunkSync(write.fd, plain, write.pos, write.sparse);
+      return plain.length;
+    }
+    const buffer = pool.take(sealed.length);
+    sealed.copy(buffer, 0);
     try {
-      return await pool.open(Buffer.from(hexId, 'hex'), buffer, sealed.length, loc.flags, loc.rawLength);
+      return await pool.openAndWrite(Buffer.from(hexId, 'hex'), buffer, sealed.length, loc.flags, loc.rawLength, write);
     } catch (err) {
-      throw new RepositoryCorruptError(`blob ${hexId.slice(0, 16)} in pack ${pack.slice(0, 12)} is corrupted: ${(err as Error).message}`);
+      if (err instanceof BlobOpenError) throw new RepositoryCorruptError(`blob ${hexId.slice(0, 16)} in pack ${pack.slice(0, 12)} is corrupted: ${err.message}`);
+      throw err;
     }
   }
 
@@ -580,6 +600,12 @@ export class Repository {
   lock(options: LockOptions): Promise<HeldLock> {
     return this.locks.lock(options);
   }
+}
+
+/** A missing or truncated pack as the RepositoryCorruptError that says so; other errors as they are. */
+function packReadError(err: unknown, pack: string, hexId: string): unknown {
+  if (isNotFound(err)) return new RepositoryCorruptError(`pack ${pack.slice(0, 12)} holding blob ${hexId.slice(0, 16)} is missing`);
+  return err instanceof Error && /shorter than the range/.test(err.message) ? new RepositoryCorruptError(`pack ${pack.slice(0, 12)} is truncated`) : err;
 }
 
 /** Reads every index file (bounded: at most 64 MiB in total are kept ahead of use). */

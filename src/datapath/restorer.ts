@@ -10,12 +10,15 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { Semaphore } from '../plugins/object-store/limit.js';
 import { CancelledError, SnapshotNotFoundError } from './errors.js';
 import type { Repository } from './repository.js';
-import type { BlobLease } from './open-pool.js';
-import { isZeroRun, readTree, utimeSeconds, type TreeEntry } from './tree.js';
+import { isZeroRun, readTree, utimeSeconds, type ContentItem, type TreeEntry } from './tree.js';
 import { usableCpus } from './cpu.js';
 import { bootSpareWorkers } from './worker-threads.js';
 import { SmallFileRestorer } from './small-files.js';
-import { openAsync, renameAsync, writeAllSync, writeChunkSync } from './restore-writes.js';
+import { SmallFileGroups } from './small-file-groups.js';
+import type { PackSpan } from './read-plan.js';
+import { ByteBudget, cut, layoutPieces, READ_BUDGET_BYTES, ReadBuffers, type FilePiece } from './restore-reads.js';
+import { PieceReads } from './piece-reads.js';
+import { openAsync, renameAsync, writeAllSync } from './restore-writes.js';
 import { RestoreLedger, type RestoreProgress, type RestoreResult } from './restore-ledger.js';
 
 export { RestoreFailedError, type RestoreIssue, type RestoreProgress, type RestoreResult, type RestoreStats } from './restore-ledger.js';
@@ -41,6 +44,14 @@ export interface RestoreOptions {
   workers?: number;
 }
 
+/**
+ * Reads of large files' pieces in flight (each up to 4 MiB; the byte budget caps them with the small files' reads):
+ * more than the store's 8 connections, so the next requests are queued while earlier reads are being written.
+ */
+const PIECE_READS = 12;
+/** Content items of one file handed to the reads at a time (a file of a million chunks is not planned at once). */
+const PLAN_ITEMS = 128;
+
 /** The process umask, read once (process.umask() with no argument is the only way to read it). */
 const UMASK = process.umask();
 
@@ -60,7 +71,8 @@ export async function restore(options: RestoreOptions): Promise<RestoreResult> {
     await repo.loadIndex();
     // The main thread only walks listings and reads packs here, so every core gets a worker.
     repo.useWorkers(options.workers ?? usableCpus());
-    // Windows of 4 MiB (up to MAX_WINDOWS in repository.ts): more, smaller windows than 4 of 8 MiB re-read less.
+    // File data comes in planned reads (restore-reads.ts); the listings, read as the walk reaches them, through
+    // windows of 4 MiB (a directory's tree blobs lie together in a tree pack).
     repo.useReadWindows(4 << 20);
     const snap = await repo.findSnapshot(options.snapshotId);
     const run = new RestoreRun(repo, options, options.path ? 0 : snap.summary.bytes, options.path ? 0 : snap.summary.files);
@@ -95,8 +107,15 @@ export async function restore(options: RestoreOptions): Promise<RestoreResult> {
 class RestoreRun {
   readonly ledger: RestoreLedger;
   private readonly slots: Semaphore;
-  private readonly small: SmallFileRestorer | undefined;
-  private readonly fetchSlots: Semaphore;
+  private readonly small: SmallFileGroups | undefined;
+  /** Blobs being opened and written at once, across files: bounds the pooled buffers in use. */
+  private readonly openSlots: Semaphore;
+  /** Bytes of pack reads in flight or fetched ahead, across files and the small-file groups. */
+  private readonly budget = new ByteBudget(READ_BUDGET_BYTES);
+  /** Buffers of finished reads, kept for the next ones (up to half the budget). */
+  private readonly buffers = new ReadBuffers(READ_BUDGET_BYTES / 2);
+  /** The reads of the large files being written, planned across them. */
+  private readonly pieces: PieceReads<FilePiece>;
   private readonly inflight = new Set<Promise<void>>();
   private readonly linkTargets = new Map<string, { abs: string; done: Promise<boolean> }>();
 
@@ -107,11 +126,12 @@ class RestoreRun {
     totalFiles: number,
   ) {
     this.slots = new Semaphore(options.concurrency ?? Math.max(4, usableCpus() * 4));
-    this.fetchSlots = new Semaphore(Math.max(4, (options.workers ?? usableCpus()) * 4));
+    this.openSlots = new Semaphore(Math.max(4, (options.workers ?? usableCpus()) * 4));
+    this.pieces = new PieceReads({ budget: this.budget, buffers: this.buffers, maxReads: PIECE_READS, read: (span, first, target) => repo.readPackSpan(span, first, options.signal, target) });
     this.ledger = new RestoreLedger(options, { bytes: totalBytes, files: totalFiles });
     const pool = repo.workers;
     if (pool) {
-      this.small = new SmallFileRestorer({
+      const restorer = new SmallFileRestorer({
         repository: repo,
         pool,
         ownership: options.ownership !== false,
@@ -126,6 +146,14 @@ class RestoreRun {
           issue: (rel, err) => this.ledger.report(rel, err),
           fatal: (err) => this.ledger.stop(err),
         },
+      });
+      this.small = new SmallFileGroups({
+        restorer,
+        repository: repo,
+        budget: this.budget,
+        buffers: this.buffers,
+        ...(options.signal ? { signal: options.signal } : {}),
+        stopped: () => this.ledger.stopped || (options.signal?.aborted ?? false),
       });
     }
   }
@@ -158,7 +186,7 @@ class RestoreRun {
     this.ledger.check();
     const mine: Promise<unknown>[] = [];
     const own = new Set<Promise<void>>();
-    let lastBatch: Promise<void> | undefined;
+    let lastGroup: Promise<void> | undefined;
     for await (const e of readTree(tree, (id) => this.repo.loadTreeBlob(id))) {
       this.ledger.check();
       if (e.t === 'd') {
@@ -174,8 +202,8 @@ class RestoreRun {
         }
         mine.push((await this.dir(e.sub ?? [], childAbs, childRel, e)).done.then(() => void this.ledger.stats.dirs++));
       } else if (this.small && SmallFileRestorer.eligible(e)) {
-        const queued = await this.small.add(e, abs, rel ? `${rel}/${e.n}` : e.n);
-        if (queued && queued.batch !== lastBatch) mine.push((lastBatch = queued.batch));
+        const { group } = await this.small.add(e, abs, rel ? `${rel}/${e.n}` : e.n);
+        if (group !== lastGroup) mine.push((lastGroup = group));
       } else {
         await this.slots.acquire();
         const p = this.entry(e, abs, rel)
@@ -246,7 +274,6 @@ class RestoreRun {
     let fd: number | undefined = await openAsync(tmp, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL, e.m & 0o777);
     let sparse = false;
     let ok = false;
-    let aheadOut: (Promise<BlobLease> | undefined)[] = [];
     try {
       let pos = 0;
       if (e.in !== undefined) {
@@ -257,67 +284,7 @@ class RestoreRun {
         const items = e.c ?? [];
         // A file that had zero runs is written sparsely: all-zero 4 KiB blocks become holes.
         sparse = items.some(isZeroRun);
-        // Fetch a few chunks ahead so one large file also restores in parallel; write them in order.
-        const ahead: (Promise<BlobLease> | undefined)[] = [];
-        aheadOut = ahead;
-        const fetch = (i: number) => {
-          const item = items[i];
-          if (typeof item !== 'string') return undefined;
-          // Chunks in flight are bounded across all files (memory stays flat); slots are taken in request order, and
-          // each file asks for its chunks in order, so an earlier chunk never waits behind a later one of its file.
-          const p = this.fetchSlots.acquire().then(() =>
-            this.repo.loadBlobLease(item, this.options.signal ? { signal: this.options.signal } : {}).then(
-              (lease) => ({
-                data: lease.data,
-                release: () => {
-                  lease.release();
-                  this.fetchSlots.release();
-                },
-              }),
-              (err: unknown) => {
-                this.fetchSlots.release();
-                throw err;
-              },
-            ),
-          );
-          p.catch(() => undefined); // awaited in order below; a failure after an earlier one must not go unhandled
-          return p;
-        };
-        for (let i = 0; i < Math.min(4, items.length); i++) ahead.push(fetch(i));
-        for (let i = 0; i < items.length; i++) {
-          this.ledger.check();
-          const item = items[i]!;
-          const pending = ahead[i];
-          if (i + 4 < items.length) ahead.push(fetch(i + 4));
-          if (isZeroRun(item)) {
-            pos += item.z;
-            continue;
-          }
-          if (typeof item === 'object') {
-            // A bundle slice off the batch path (no worker threads): the bundle is opened for this file alone.
-            const lease = await this.repo.loadBlobLease(item.b, this.options.signal ? { signal: this.options.signal } : {});
-            try {
-              if (item.o + item.l > lease.data.length) throw new Error(`bundle ${item.b.slice(0, 16)} is shorter than its slice`);
-              writeChunkSync(fd, lease.data.subarray(item.o, item.o + item.l), pos, sparse);
-            } finally {
-              lease.release();
-            }
-            pos += item.l;
-            this.ledger.progress.doneBytes += item.l;
-            continue;
-          }
-          const lease = await pending!;
-          ahead[i] = undefined;
-          const data = lease.data;
-          try {
-            writeChunkSync(fd, data, pos, sparse);
-          } finally {
-            lease.release();
-          }
-          pos += data.length;
-          this.ledger.progress.doneBytes += data.length;
-          this.ledger.reportProgress(false);
-        }
+        pos = await this.writeContent(fd, items, sparse);
       }
       // Only a file with holes can end short of its size (a trailing hole, or zero blocks not written).
       if (sparse) ftruncateSync(fd, pos);
@@ -331,9 +298,41 @@ class RestoreRun {
       if (!ok) {
         if (fd !== undefined) closeSync(fd);
         rmSync(tmp, { force: true });
-        // Give back the buffers and fetch slots of chunks fetched ahead but never written.
-        for (const p of aheadOut) p?.then((l) => l.release(), () => undefined);
       }
+    }
+  }
+
+  /**
+   * Writes a file's content into `fd` and returns its size: its pieces go to the shared reads (piece-reads.ts), which
+   * plan them together with the other files' and write each at its offset as it is opened, so one large file also
+   * restores in parallel. A long content list is handed over PLAN_ITEMS at a time. Every piece is settled before this
+   * returns or throws (the caller closes the descriptor).
+   */
+  private async writeContent(fd: number, items: readonly ContentItem[], sparse: boolean): Promise<number> {
+    const owner = {};
+    let size = 0;
+    for (let from = 0; from < items.length; from += PLAN_ITEMS) {
+      this.ledger.check();
+      const window = layoutPieces(items.slice(from, from + PLAN_ITEMS), this.repo.index);
+      for (const p of window.pieces) p.pos += size;
+      size += window.size;
+      await this.pieces.submit(
+        owner,
+        window.pieces.map((p) => ({ piece: p, write: (read, data) => this.writePiece(fd, read, data, p, sparse) })),
+      );
+    }
+    return size;
+  }
+
+  private async writePiece(fd: number, read: PackSpan, data: Buffer, p: FilePiece, sparse: boolean): Promise<void> {
+    await this.openSlots.acquire();
+    try {
+      // Opened and written on a worker thread: this thread only reads packs and walks listings.
+      const written = await this.repo.writeBlobAt(p.hex, p.loc, p.span.pack, cut(read, data, p.span), { fd, pos: p.pos, sparse, ...(p.slice ? { slice: [p.slice.o, p.slice.l] as [number, number] } : {}) });
+      this.ledger.progress.doneBytes += written;
+      this.ledger.reportProgress(false);
+    } finally {
+      this.openSlots.release();
     }
   }
 

@@ -9,6 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import type { OpenPool, SmallFileIssue, SmallFileJob, SmallFileResult } from './open-pool.js';
 import { RepositoryCorruptError } from './errors.js';
+import type { BlobLocation } from './index-file.js';
 import type { Repository } from './repository.js';
 import { isBundleSlice, utimeSeconds, type ContentItem, type TreeEntry } from './tree.js';
 
@@ -40,6 +41,9 @@ export interface SmallFileOptions {
   signal?: AbortSignal;
   callbacks: SmallFileCallbacks;
 }
+
+/** Where add() gets a blob's sealed bytes (default: the repository's readSealed). */
+export type SealedSource = (hex: string) => Promise<{ sealed: Buffer; loc: BlobLocation; pack: string }>;
 
 interface FileInfo {
   rel: string;
@@ -88,9 +92,10 @@ export class SmallFileRestorer {
   /**
    * Queues a file; resolves (once its bytes are in a batch) to the promise of that batch's completion (wrapped: an
    * async function would otherwise wait for it). A blob that cannot be found or read is reported for the file, which
-   * is then left out.
+   * is then left out. `source` gives the blobs' sealed bytes (small-file-groups.ts reads them ahead).
    */
-  async add(e: TreeEntry, dirAbs: string, rel: string): Promise<{ batch: Promise<void> } | undefined> {
+  async add(e: TreeEntry, dirAbs: string, rel: string, source?: SealedSource): Promise<{ batch: Promise<void> } | undefined> {
+    const read = source ?? ((hex: string) => this.options.repository.readSealed(hex, this.options.signal ? { signal: this.options.signal } : {}));
     const parts: number[] = [];
     const infos: { id: string; pack: string }[] = [];
     // A batch of a fair size ends where a directory does, so that batches of different directories can go to
@@ -132,7 +137,7 @@ export class SmallFileRestorer {
             infos.push({ id: hex, pack: known.pack });
             continue;
           }
-          const { sealed, loc, pack } = await this.options.repository.readSealed(hex, this.options.signal ? { signal: this.options.signal } : {});
+          const { sealed, loc, pack } = await read(hex);
           if (batch.used + ID_BYTES + sealed.length > batch.slab.length) throw new RepositoryCorruptError(`blob ${hex.slice(0, 16)} is larger than its index entry says`);
           parts.push(batch.used, sealed.length, loc.flags, loc.rawLength, slice ? slice.o : -1, slice ? slice.l : 0);
           if (slice) {

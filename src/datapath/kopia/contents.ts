@@ -41,15 +41,15 @@ export class KopiaContents {
   /** A content's index entry and its sealed bytes, read from its pack range (opened by open() or a content worker). */
   async readSealed(id: string, signal?: AbortSignal): Promise<{ info: ContentInfo; sealed: Buffer }> {
     const info = this.info(id);
-    return { info, sealed: await this.readPackRange({ packBlobId: info.packBlobId, offset: info.packOffset, length: info.packedLength }, id, signal) };
+    return { info, sealed: await this.readPackRange({ pack: info.packBlobId, offset: info.packOffset, length: info.packedLength }, id, signal) };
   }
 
   /** One ranged read of a pack (planned by planPackReads) for contents the caller cuts out of it; `first` names one. */
-  async readPackRange(read: { packBlobId: string; offset: number; length: number }, first: string, signal?: AbortSignal): Promise<Buffer> {
+  async readPackRange(read: { pack: string; offset: number; length: number }, first: string, signal?: AbortSignal): Promise<Buffer> {
     try {
-      return await this.opts.blobs.get(read.packBlobId, { offset: read.offset, length: read.length }, signal);
+      return await this.opts.blobs.get(read.pack, { offset: read.offset, length: read.length }, signal);
     } catch (err) {
-      if (isNotFound(err)) throw new RepositoryCorruptError(`pack ${read.packBlobId} holding content ${first} is missing from ${this.opts.blobs.description}`);
+      if (isNotFound(err)) throw new RepositoryCorruptError(`pack ${read.pack} holding content ${first} is missing from ${this.opts.blobs.description}`);
       throw err;
     }
   }

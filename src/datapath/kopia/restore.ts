@@ -19,7 +19,7 @@ import { openAsync, renameAsync } from '../restore-writes.js';
 import { KopiaContentPool } from './content-pool.js';
 import type { ContentInfo } from './index.js';
 import { directObjectLength, type ObjectChunk } from './objects.js';
-import { planPackReads, type PackRead } from './read-plan.js';
+import { planPackReads, type PackRead, type PackSpan } from '../read-plan.js';
 import type { KopiaRepository } from './repository.js';
 import type { KopiaDirEntry } from './snapshots.js';
 
@@ -162,7 +162,7 @@ class KopiaRestoreRun {
         }
       }
     }
-    for (const read of planPackReads(small)) {
+    for (const read of planPackReads(small, contentSpan)) {
       this.ledger.check();
       await this.reads.acquire();
       const p = this.smallFiles(read).finally(() => {
@@ -313,6 +313,11 @@ class KopiaRestoreRun {
   private attributes(abs: string, rel: string, e: KopiaDirEntry, fd: number | undefined, symlink = false, modeIsSet = false): void {
     this.ledger.setAttributes({ abs, rel, fd, symlink, modeIsSet }, recordedAttributes(e));
   }
+}
+
+/** Where a small file's content lies in its pack. */
+function contentSpan(f: SmallFile): PackSpan {
+  return { pack: f.info.packBlobId, offset: f.info.packOffset, length: f.info.packedLength };
 }
 
 /** A file of one content, with that content's index entry. */
