@@ -57,7 +57,12 @@ export interface HeapTuning {
   release(): void;
 }
 
-/** Starts the backup settings for this process; call `check()` now and then (every ~1,000 files). */
+/**
+ * Starts the backup settings for this process; call `check()` now and then (every ~1,000 files). A long-running server
+ * holds them for its life as well: its backups and restores of tens of thousands of API objects allocate a few
+ * short-lived objects per item, and its young generation grew to 128 MiB (heap 220 MB, RSS 312 MB at 2,500
+ * namespaces) as a data mover's would.
+ */
 export function tuneHeapForBackup(): HeapTuning {
   if (holders++ === 0) setExternalMemoryInGlobalLimit(true);
   let released = false;

@@ -17,6 +17,9 @@ import { ServerPlugins, type ServerPluginsOptions } from './plugins.js';
 import { apiReader } from './backup/api-reader.js';
 import { restoreRoleKeeper } from './rbac/restore-role.js';
 import { restoreRoleName } from '../api/install-names.js';
+import { tuneHeapForBackup, type HeapTuning } from '../datapath/heap-tuning.js';
+
+const HEAP_CHECK_INTERVAL_MS = 1000;
 
 export interface ServerOptions {
   kube: Kube;
@@ -38,8 +41,15 @@ export function createServer(opts: ServerOptions): Role {
   let plugins: ServerPlugins | undefined;
   const running: Stoppable[] = [];
   const abort = new AbortController();
+  let heap: HeapTuning | undefined;
+  let heapCheck: NodeJS.Timeout | undefined;
   return {
     async start() {
+      // The young generation stays at its bound (../datapath/heap-tuning.ts) for the server's whole life; looked at
+      // every second, as V8 may start it smaller and grow it.
+      heap = tuneHeapForBackup();
+      heapCheck = setInterval(() => heap?.check(), HEAP_CHECK_INTERVAL_MS);
+      heapCheck.unref();
       health = await startHealthServer({ port: opts.healthPort, ...(opts.healthHost ? { host: opts.healthHost } : {}) });
       const metrics = new MetricsRegistry(SERVER_METRICS, { processMetrics: true });
       metricsListener = await startMetricsEndpoint({ health, metrics, address: opts.metricsAddress });
@@ -63,6 +73,8 @@ export function createServer(opts: ServerOptions): Role {
       await plugins?.stop();
       await metricsListener?.close();
       await health?.close();
+      clearInterval(heapCheck);
+      heap?.release();
     },
   };
 }
