@@ -5,14 +5,11 @@
  * and `failed` if it did; entries are `ns/name(action)` sorted per `<apiVersion>/<Kind>`; a namespace is listed
  * only when the restore created it.
  */
+import { restoreRunOptions } from '../../support/restore-run.js';
 import { describe, expect, it } from 'vitest';
 import { newBackup, newRestore, type Restore } from '../../../src/api/index.js';
-import { createLogger } from '../../../src/base/logger.js';
 import { colours } from '../../../src/cli/colour.js';
 import { describeRestore } from '../../../src/cli/describe/restore.js';
-import type { Kube } from '../../../src/kube/client.js';
-import { registerBuiltinRestoreActions } from '../../../src/server/item-actions/builtin.js';
-import { ItemActionRegistry } from '../../../src/plugins/item-actions/registry.js';
 import type { UnstructuredObject } from '../../../src/plugins/item-actions/types.js';
 import type { ArchiveItem } from '../../../src/server/archive/reader.js';
 import { ResultsCollector } from '../../../src/api/results.js';
@@ -39,19 +36,13 @@ async function restore(policy: Restore['spec']['existingResourcePolicy']) {
   cluster.failCreate = (o) => (o.kind === 'Secret' ? new ApiError(422, 'Invalid', 'Secret "bad" is invalid: data[p]: Invalid value') : undefined);
   const r = newRestore({ namespace: 'velero', name: 'r1', spec: { backupName: 'b1', ...(policy ? { existingResourcePolicy: policy } : {}) } });
   const results = new ResultsCollector();
-  const out = await runRestore({
+  const out = await runRestore(restoreRunOptions({
     restore: r,
     backup: newBackup({ namespace: 'velero', name: 'b1', spec: {} }),
     archive: { items: archive, warnings: [] },
-    volumeInfos: [],
     client: cluster,
-    kube: {} as Kube,
-    registry: registerBuiltinRestoreActions(new ItemActionRegistry()),
-    log: createLogger({ level: 'fatal' }),
     results,
-    resourceTimeoutMs: 1000,
-    pollIntervalMs: 1,
-  });
+  }));
   return { out, results, restore: r };
 }
 

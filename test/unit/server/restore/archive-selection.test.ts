@@ -2,11 +2,10 @@ import { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import { createGzip } from 'node:zlib';
 import { pack } from 'tar-stream';
+import { restoreRunOptions } from '../../../support/restore-run.js';
 import { describe, expect, it } from 'vitest';
-import { newBackup, newRestore, type Restore } from '../../../../src/api/index.js';
+import { newRestore, type Restore } from '../../../../src/api/index.js';
 import { ResultsCollector } from '../../../../src/api/results.js';
-import { createLogger } from '../../../../src/base/logger.js';
-import type { Kube } from '../../../../src/kube/client.js';
 import { ItemActionRegistry } from '../../../../src/plugins/item-actions/registry.js';
 import type { UnstructuredObject } from '../../../../src/plugins/item-actions/types.js';
 import { itemPath } from '../../../../src/server/archive/paths.js';
@@ -127,20 +126,13 @@ describe('what a restore reads of its archive', () => {
       const cluster = new FakeCluster();
       const results = new ResultsCollector();
       const archive = await readBackupArchive(Readable.from(data), selected ? restoreArchiveSelection(restore) : {});
-      const out = await runRestore({
+      const out = await runRestore(restoreRunOptions({
         restore,
-        backup: newBackup({ name: 'b1' }),
         archive,
         readAgain: async (select) => (await readBackupArchive(Readable.from(data), { select })).items,
-        volumeInfos: [],
         client: cluster,
-        kube: {} as Kube,
-        registry: registerBuiltinRestoreActions(new ItemActionRegistry()),
-        log: createLogger({ level: 'fatal' }),
         results,
-        resourceTimeoutMs: 1000,
-        pollIntervalMs: 1,
-      });
+      }));
       return { created: cluster.created, objects: [...cluster.objects.entries()], resourceList: out.resourceList, results: results.toJSON() };
     };
     expect(await run(true)).toEqual(await run(false));
@@ -201,23 +193,17 @@ describe('what a restore reads of its archive', () => {
       });
       let count = 0;
       const archive = await readBackupArchive(Readable.from(data), selected ? restoreArchiveSelection(restore) : {});
-      const out = await runRestore({
+      const out = await runRestore(restoreRunOptions({
         restore,
-        backup: newBackup({ name: 'b1' }),
         archive,
         readAgain: async (select) => {
           count++;
           return (await readBackupArchive(Readable.from(data), { select })).items;
         },
-        volumeInfos: [],
         client: cluster,
-        kube: {} as Kube,
         registry,
-        log: createLogger({ level: 'fatal' }),
         results: new ResultsCollector(),
-        resourceTimeoutMs: 1000,
-        pollIntervalMs: 1,
-      });
+      }));
       reads.push(count);
       return { created: cluster.created, objects: [...cluster.objects.entries()], resourceList: out.resourceList };
     };

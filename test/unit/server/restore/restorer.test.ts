@@ -1,8 +1,6 @@
+import { restoreRunOptions } from '../../../support/restore-run.js';
 import { describe, expect, it } from 'vitest';
-import { newBackup, newRestore, type Restore } from '../../../../src/api/index.js';
-import { createLogger } from '../../../../src/base/logger.js';
-import type { Kube } from '../../../../src/kube/client.js';
-import { registerBuiltinRestoreActions } from '../../../../src/server/item-actions/builtin.js';
+import { newRestore, type Restore } from '../../../../src/api/index.js';
 import { ItemActionRegistry } from '../../../../src/plugins/item-actions/registry.js';
 import type { UnstructuredObject } from '../../../../src/plugins/item-actions/types.js';
 import type { ArchiveItem } from '../../../../src/server/archive/reader.js';
@@ -41,20 +39,14 @@ const items: ArchiveItem[] = [
 async function restoreWith(cluster: FakeCluster, spec: Partial<Restore['spec']> = {}, name = 'r1', volumeInfos: StoredBackupVolumeInfo[] = []) {
   const results = new ResultsCollector();
   const progress: number[] = [];
-  const out = await runRestore({
+  const out = await runRestore(restoreRunOptions({
     restore: newRestore({ name, spec: { backupName: 'b1', ...spec } }),
-    backup: newBackup({ name: 'b1' }),
     archive: { items, warnings: [] },
     volumeInfos,
     client: cluster,
-    kube: {} as Kube,
-    registry: registerBuiltinRestoreActions(new ItemActionRegistry()),
-    log: createLogger({ level: 'fatal' }),
     results,
-    resourceTimeoutMs: 1000,
-    pollIntervalMs: 1,
     onProgress: (p) => void progress.push(p.itemsRestored),
-  });
+  }));
   return { out, results, progress };
 }
 
@@ -175,9 +167,8 @@ describe('restoring the items of an archive', () => {
     const cluster = new FakeCluster();
     const results = new ResultsCollector();
     const owner = { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', uid: 'd-old', controller: true, blockOwnerDeletion: true };
-    await runRestore({
+    await runRestore(restoreRunOptions({
       restore: newRestore({ name: 'r1', spec: { backupName: 'b1' } }),
-      backup: newBackup({ name: 'b1' }),
       archive: {
         warnings: [],
         items: [
@@ -186,14 +177,10 @@ describe('restoring the items of an archive', () => {
           item('configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'orphan', namespace: 'app', ownerReferences: [{ ...owner, kind: 'Gone', uid: 'g-old' }] } }),
         ],
       },
-      volumeInfos: [],
       client: cluster,
-      kube: {} as Kube,
       registry: new ItemActionRegistry(),
-      log: createLogger({ level: 'fatal' }),
       results,
-      resourceTimeoutMs: 1000,
-    });
+    }));
     const deploy = await cluster.get({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'app', name: 'web' });
     const rs = await cluster.get({ apiVersion: 'apps/v1', kind: 'ReplicaSet', namespace: 'app', name: 'web-1' });
     expect(rs?.metadata.ownerReferences).toEqual([{ ...owner, uid: deploy?.metadata.uid }]);
@@ -234,20 +221,13 @@ describe('pod volume restores of restored pods (fs-backup)', () => {
   }
   const restoreOnce = (cluster: FakeCluster, name: string, podVolumes: ReturnType<typeof hook>, spec: Partial<Restore['spec']> = {}) => {
     const results = new ResultsCollector();
-    return runRestore({
+    return runRestore(restoreRunOptions({
       restore: newRestore({ name, spec: { backupName: 'b1', ...spec } }),
-      backup: newBackup({ name: 'b1' }),
       archive: { items, warnings: [] },
-      volumeInfos: [],
       client: cluster,
-      kube: {} as Kube,
-      registry: registerBuiltinRestoreActions(new ItemActionRegistry()),
-      log: createLogger({ level: 'fatal' }),
       results,
-      resourceTimeoutMs: 1000,
-      pollIntervalMs: 1,
       podVolumes,
-    }).then(() => results);
+    })).then(() => results);
   };
 
   it('starts them for each pod it creates, with the backup-time pod and the created one (new namespace, new UID)', async () => {
@@ -317,20 +297,14 @@ describe('claims whose data the backup moved (CSI snapshot data movement)', () =
   }
   const restoreMoved = (cluster: FakeCluster, dataDownloads: ReturnType<typeof ddHook>, spec: Partial<Restore['spec']> = {}, name = 'r1') => {
     const results = new ResultsCollector();
-    return runRestore({
+    return runRestore(restoreRunOptions({
       restore: newRestore({ name, spec: { backupName: 'b1', ...spec } }),
-      backup: newBackup({ name: 'b1' }),
       archive: { items: movedItems, warnings: [] },
       volumeInfos: [movedInfo],
       client: cluster,
-      kube: {} as Kube,
-      registry: registerBuiltinRestoreActions(new ItemActionRegistry()),
-      log: createLogger({ level: 'fatal' }),
       results,
-      resourceTimeoutMs: 1000,
-      pollIntervalMs: 1,
       dataDownloads,
-    }).then((out) => ({ out, results }));
+    })).then((out) => ({ out, results }));
   };
 
   it('does not restore the PV; the claim gets a dynamic-pv-restore selector and loses its volume, data source and binding annotations', async () => {
@@ -394,20 +368,13 @@ resourceModifierRules:
     );
     const cluster = new FakeCluster();
     const results = new ResultsCollector();
-    await runRestore({
+    await runRestore(restoreRunOptions({
       restore: newRestore({ name: 'r-mod', spec: { backupName: 'b1', namespaceMapping: { app: 'app2' } } }),
-      backup: newBackup({ name: 'b1' }),
       archive: { items, warnings: [] },
-      volumeInfos: [],
       client: cluster,
-      kube: {} as Kube,
-      registry: registerBuiltinRestoreActions(new ItemActionRegistry()),
-      log: createLogger({ level: 'fatal' }),
       results,
-      resourceTimeoutMs: 1000,
-      pollIntervalMs: 1,
       resourceModifiers: modifiers,
-    });
+    }));
     const cm = await cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'app2', name: 'settings' });
     expect(cm?.data).toEqual({ a: 'changed' });
     expect(cm?.metadata.namespace).toBe('app2');
@@ -489,19 +456,13 @@ describe('restoring a Velero-shaped backup with a kept CSI snapshot', () => {
     const restore = newRestore({ name: 'r-csi', spec: { backupName: 'b1' } });
     restore.metadata.uid = 'restore-uid';
     const results = new ResultsCollector();
-    await runRestore({
+    await runRestore(restoreRunOptions({
       restore,
-      backup: newBackup({ name: 'b1' }),
       archive: { items: csiItems, warnings: [] },
       volumeInfos,
       client: cluster,
-      kube: {} as Kube,
-      registry: registerBuiltinRestoreActions(new ItemActionRegistry()),
-      log: createLogger({ level: 'fatal' }),
       results,
-      resourceTimeoutMs: 1000,
-      pollIntervalMs: 1,
-    });
+    }));
     expect(results.toJSON()).toEqual({ warnings: {}, errors: {} });
     const { restoredSnapshotName } = await import('../../../../src/server/item-actions/restore-csi-snapshot.js');
     const name = restoredSnapshotName('restore-uid', vsName);
