@@ -31,8 +31,17 @@ export interface BlobWriterOptions {
   workers?: number;
 }
 
+/**
+ * Which open pack a blob joins, beside its type. The chunks of large files get packs of their own ('file'): the chunk
+ * worker reads one file at a time, so a file's chunks then lie side by side and a restore reads a pack's worth of one
+ * file in one request. Packed together with the bundles of small files the walk closes meanwhile, each chunk was cut
+ * off from the next by a bundle, and a restore from S3 made five or six requests per pack instead of one.
+ */
+export type PackLane = 'shared' | 'file';
+
 interface Queued {
   type: BlobType;
+  lane: PackLane;
   id: Buffer;
   rawLength: number;
 }
@@ -52,6 +61,10 @@ export interface BlobWriterStats {
 }
 
 const MAX_BLOBS_PER_PACK = 20_000;
+
+function packerKey(type: BlobType, lane: PackLane): string {
+  return `${type}:${lane}`;
+}
 /** Write an index file once this many blobs are stored but not yet in one. */
 const CHECKPOINT_BLOBS = 20_000;
 /** Tree packs are kept small: listings are few bytes, and a full-size buffer per backup would be wasted memory. */
@@ -61,7 +74,8 @@ const TREE_BUFFER_SIZE = TREE_PACK_SIZE + MAX_BLOBS_PER_PACK * ENTRY_BYTES + 409
 export class BlobWriter {
   readonly stats: BlobWriterStats = { newBlobs: 0, newBytes: 0, storedBytes: 0, packs: 0 };
   private readonly pending = new Set<string>();
-  private readonly packers = new Map<BlobType, PackBuilder>();
+  /** The open pack of each type and lane (packerKey). */
+  private readonly packers = new Map<string, PackBuilder>();
   private readonly uploads = new Set<Promise<void>>();
   private readonly jobs = new Set<Promise<void>>();
   private readonly buffers: Buffer[] = [];
@@ -119,7 +133,7 @@ export class BlobWriter {
    * Stores a blob unless it is known. `data` may be reused by the caller once this resolves. Returns true when the
    * blob was new.
    */
-  async add(type: BlobType, id: Buffer, hexId: string, data: Uint8Array): Promise<boolean> {
+  async add(type: BlobType, id: Buffer, hexId: string, data: Uint8Array, lane: PackLane = 'shared'): Promise<boolean> {
     this.check();
     if (this.has(hexId)) return false;
     this.pending.add(hexId);
@@ -131,14 +145,14 @@ export class BlobWriter {
       this.pool ??= new SealPool(this.repo.keys.encryption, this.workerCount, { slabSize: this.slabSize, maxJobsPerBatch: BATCH_COUNT, level: this.level });
       this.batchInput ??= this.pool.takeInput(data.length);
       this.batchInput.set(data, this.batchBytes);
-      this.batch.push({ type, id, rawLength: data.length });
+      this.batch.push({ type, lane, id, rawLength: data.length });
       this.batchJobs.push({ id, offset: this.batchBytes, length: data.length, compress: worthCompressing(data) });
       this.batchBytes += data.length;
       if (this.batchBytes >= BATCH_BYTES || this.batch.length >= BATCH_COUNT) await this.dispatch();
       return true;
     }
     if (!worthCompressing(data)) {
-      this.appendSealed(type, id, 0, data.length, data.length + SEAL_OVERHEAD, (buf, at) => sealBlobInto(this.repo.keys, id, data, buf, at));
+      this.appendSealed(type, lane, id, 0, data.length, data.length + SEAL_OVERHEAD, (buf, at) => sealBlobInto(this.repo.keys, id, data, buf, at));
       return true;
     }
     await this.compressSlots.acquire();
@@ -146,7 +160,7 @@ export class BlobWriter {
     const job = compress(copy, this.level)
       .then((packed) => {
         const payload = packed ?? copy;
-        this.appendSealed(type, id, packed ? FLAG_ZSTD : 0, copy.length, payload.length + SEAL_OVERHEAD, (buf, at) =>
+        this.appendSealed(type, lane, id, packed ? FLAG_ZSTD : 0, copy.length, payload.length + SEAL_OVERHEAD, (buf, at) =>
           sealBlobInto(this.repo.keys, id, payload, buf, at),
         );
       })
@@ -189,7 +203,7 @@ export class BlobWriter {
           for (let k = 0; k < items.length; k++) {
             const item = items[k]!;
             const r = results[k]!;
-            this.appendSealed(item.type, item.id, r.flags ? FLAG_ZSTD : 0, item.rawLength, r.length, (buf, at) => output.copy(buf, at, r.offset, r.offset + r.length));
+            this.appendSealed(item.type, item.lane, item.id, r.flags ? FLAG_ZSTD : 0, item.rawLength, r.length, (buf, at) => output.copy(buf, at, r.offset, r.offset + r.length));
           }
         } finally {
           release();
@@ -207,7 +221,7 @@ export class BlobWriter {
       const item = items[k]!;
       const job = jobs[k]!;
       const { bytes, flags } = this.inlineCompressor.payload(input.subarray(job.offset, job.offset + job.length), job.compress);
-      this.appendSealed(item.type, item.id, flags, item.rawLength, bytes.length + SEAL_OVERHEAD, (buf, at) => sealBlobInto(this.repo.keys, item.id, bytes, buf, at));
+      this.appendSealed(item.type, item.lane, item.id, flags, item.rawLength, bytes.length + SEAL_OVERHEAD, (buf, at) => sealBlobInto(this.repo.keys, item.id, bytes, buf, at));
       this.inlineSinceGc += bytes.length;
     }
     this.pool?.giveInput(input);
@@ -223,7 +237,7 @@ export class BlobWriter {
     const hexId = id.toString('hex');
     if (this.has(hexId)) return;
     this.pending.add(hexId);
-    this.appendSealed(type, id, flags, rawLength, sealed.length, (buf, at) => sealed.copy(buf, at));
+    this.appendSealed(type, 'shared', id, flags, rawLength, sealed.length, (buf, at) => sealed.copy(buf, at));
   }
 
   /** Waits while too many packs are uploading (for callers of addSealed). */
@@ -232,10 +246,11 @@ export class BlobWriter {
     while (this.uploads.size >= this.maxUploads) await Promise.race(this.uploads);
   }
 
-  private appendSealed(type: BlobType, id: Buffer, flags: number, rawLength: number, sealedLength: number, write: (buf: Buffer, at: number) => number): void {
-    let packer = this.packers.get(type);
+  private appendSealed(type: BlobType, lane: PackLane, id: Buffer, flags: number, rawLength: number, sealedLength: number, write: (buf: Buffer, at: number) => number): void {
+    const key = packerKey(type, lane);
+    let packer = this.packers.get(key);
     if (packer && (!packer.fits(sealedLength) || packer.count >= MAX_BLOBS_PER_PACK)) {
-      this.upload(packer);
+      this.upload(packer, key);
       packer = undefined;
     }
     if (!packer) {
@@ -248,12 +263,11 @@ export class BlobWriter {
             ? (this.buffers.pop() ?? Buffer.allocUnsafe(this.bufferSize))
             : Buffer.allocUnsafe(need);
       packer = new PackBuilder(type, buffer);
-      this.packers.set(type, packer);
+      this.packers.set(key, packer);
     }
     packer.append(id, flags, rawLength, write);
     if (packer.bytes >= (type === BlobType.Tree ? TREE_PACK_SIZE : this.repo.config.packSize)) {
-      this.upload(packer);
-      this.packers.delete(type);
+      this.upload(packer, key);
     }
   }
 
@@ -267,8 +281,8 @@ export class BlobWriter {
     return { id: plainHash([bytes]).toString('hex'), bytes, entries };
   }
 
-  private upload(packer: PackBuilder): void {
-    this.packers.delete(packer.type);
+  private upload(packer: PackBuilder, key: string): void {
+    this.packers.delete(key);
     let bytes: Buffer | undefined;
     const task = Promise.resolve()
       .then(async () => {
@@ -325,7 +339,7 @@ export class BlobWriter {
       while (this.batches.size > 0) await Promise.all([...this.batches]);
       while (this.jobs.size > 0) await Promise.all([...this.jobs]);
       this.check();
-      for (const packer of [...this.packers.values()]) if (packer.count > 0) this.upload(packer);
+      for (const [key, packer] of [...this.packers]) if (packer.count > 0) this.upload(packer, key);
       while (this.uploads.size > 0) await Promise.all([...this.uploads]);
     } finally {
       await this.pool?.close();

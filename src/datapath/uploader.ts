@@ -531,7 +531,8 @@ class BackupRun {
       } else {
         const hex = id.toString('hex');
         content.push(hex);
-        if (await this.writer.add(BlobType.Data, id, hex, data)) this.stats.newBytes += data.length;
+        // Packed apart from the small files' bundles, so the file's chunks lie side by side (blob-writer.ts PackLane).
+        if (await this.writer.add(BlobType.Data, id, hex, data, 'file')) this.stats.newBytes += data.length;
       }
       this.progress.doneBytes += data.length;
       this.reportProgress(false);

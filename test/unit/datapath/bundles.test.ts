@@ -13,12 +13,12 @@ import { backup } from '../../../src/datapath/uploader.js';
 import { restore } from '../../../src/datapath/restorer.js';
 import { check } from '../../../src/datapath/check.js';
 import { maintenance } from '../../../src/datapath/maintenance.js';
-import { readTree, type BundleSlice, type TreeEntry } from '../../../src/datapath/tree.js';
+import { type BundleSlice, type TreeEntry } from '../../../src/datapath/tree.js';
 import { RepositoryCorruptError } from '../../../src/datapath/errors.js';
 import { BlobWriter } from '../../../src/datapath/blob-writer.js';
 import { BlobType } from '../../../src/datapath/pack.js';
 import { sealFile } from '../../../src/datapath/crypto.js';
-import { cleanupTempDirs, describeTree, FAST_KDF, PASSWORD, tempDir } from './helpers.js';
+import { cleanupTempDirs, describeTree, FAST_KDF, fileEntries, PASSWORD, tempDir } from './helpers.js';
 
 afterAll(cleanupTempDirs);
 
@@ -44,20 +44,6 @@ async function setup(features?: []) {
   return { store, open };
 }
 
-/** Every file entry of a snapshot, by path. */
-async function fileEntries(repo: Repository, snapshotId: string): Promise<Map<string, TreeEntry>> {
-  await repo.loadIndex();
-  const snap = await repo.findSnapshot(snapshotId);
-  const out = new Map<string, TreeEntry>();
-  const walk = async (ids: string[], prefix: string): Promise<void> => {
-    for await (const e of readTree(ids, (id) => repo.loadTreeBlob(id))) {
-      if (e.t === 'd') await walk(e.sub ?? [], `${prefix}${e.n}/`);
-      else out.set(`${prefix}${e.n}`, e);
-    }
-  };
-  await walk(snap.tree, '');
-  return out;
-}
 
 const sliceOf = (e: TreeEntry | undefined): BundleSlice | undefined => {
   const item = e?.c?.[0];
