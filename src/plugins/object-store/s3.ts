@@ -24,6 +24,7 @@ import {
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { GetOptions, ObjectInfo, ObjectStore, PutOptions, SignedUrlOptions } from './types.js';
 import { ObjectNotFoundError, ObjectStoreError } from './errors.js';
+import { UndiciHttpHandler } from './undici-handler.js';
 
 export interface S3StoreOptions {
   bucket: string;
@@ -44,6 +45,8 @@ export interface S3StoreOptions {
 export class S3ObjectStore implements ObjectStore {
   readonly description: string;
   private readonly client: S3Client;
+  /** The same client over undici, for object reads (undici-handler.ts says why). */
+  private readonly readClient: S3Client;
   private readonly bucket: string;
   private readonly prefix: string;
   private readonly partSize: number;
@@ -55,7 +58,7 @@ export class S3ObjectStore implements ObjectStore {
     this.description = `s3://${options.bucket}/${this.prefix}`;
     const ca = options.caBundle ? readFileSync(options.caBundle) : undefined;
     const maxSockets = options.maxSockets ?? 16;
-    this.client = new S3Client({
+    const config = {
       region: options.region ?? 'us-east-1',
       ...(options.endpoint ? { endpoint: options.endpoint } : {}),
       forcePathStyle: options.forcePathStyle ?? false,
@@ -63,12 +66,19 @@ export class S3ObjectStore implements ObjectStore {
       maxAttempts: 1,
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
+    } as const;
+    this.client = new S3Client({
+      ...config,
       requestHandler: {
         httpAgent: new HttpAgent({ keepAlive: true, maxSockets }),
         httpsAgent: new HttpsAgent({ keepAlive: true, maxSockets, ...(ca ? { ca } : {}) }),
         requestTimeout: 120_000,
         connectionTimeout: 10_000,
       },
+    });
+    this.readClient = new S3Client({
+      ...config,
+      requestHandler: new UndiciHttpHandler({ connections: maxSockets, ...(ca ? { ca } : {}), connectTimeoutMs: 10_000, idleTimeoutMs: 120_000 }),
     });
     this.installUnsignedPayload();
   }
@@ -99,7 +109,7 @@ export class S3ObjectStore implements ObjectStore {
   async get(key: string, options: GetOptions = {}): Promise<Buffer> {
     try {
       const range = options.range ? `bytes=${options.range.offset}-${options.range.offset + options.range.length - 1}` : undefined;
-      const res = await this.client.send(
+      const res = await this.readClient.send(
         new GetObjectCommand({ Bucket: this.bucket, Key: this.k(key), ...(range ? { Range: range } : {}) }),
         { abortSignal: options.signal },
       );
@@ -115,7 +125,7 @@ export class S3ObjectStore implements ObjectStore {
 
   async getStream(key: string, options: { signal?: AbortSignal } = {}): Promise<Readable> {
     try {
-      const res = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.k(key) }), { abortSignal: options.signal });
+      const res = await this.readClient.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.k(key) }), { abortSignal: options.signal });
       return res.Body as Readable;
     } catch (err) {
       throw mapS3Error(err, key);
@@ -252,7 +262,8 @@ export function mapS3Error(err: unknown, key: string): Error {
   if (status === 404 || e?.name === 'NoSuchKey' || e?.name === 'NotFound') return new ObjectNotFoundError(key);
   const throttled = status === 429 || status === 503 || e?.name === 'SlowDown' || e?.name === 'Throttling' || e?.name === 'RequestTimeout';
   const serverError = status !== undefined && status >= 500;
-  const network = status === undefined && /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|EAI_AGAIN|socket hang up|TimeoutError/i.test(`${e?.code ?? ''} ${e?.name ?? ''} ${e?.message ?? ''}`);
+  // undici's connection failures and timeouts carry codes UND_ERR_SOCKET, UND_ERR_CONNECT_TIMEOUT, UND_ERR_*_TIMEOUT.
+  const network = status === undefined && /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|EAI_AGAIN|socket hang up|TimeoutError|UND_ERR_(SOCKET|CLOSED|CONNECT_TIMEOUT|HEADERS_TIMEOUT|BODY_TIMEOUT)/i.test(`${e?.code ?? ''} ${e?.name ?? ''} ${e?.message ?? ''}`);
   const what = status ? `HTTP ${status} ${e?.name ?? ''}`.trim() : (e?.code ?? e?.name ?? 'error');
   return new ObjectStoreError(`s3: ${what} on ${key}: ${e?.message ?? String(err)}`, { retryable: throttled || serverError || network || Boolean(e?.$retryable), cause: err });
 }
