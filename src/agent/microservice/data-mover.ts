@@ -6,15 +6,14 @@
  */
 import { Labels } from '../../api/constants.js';
 import { Kinds, parseDataDownload, parseDataUpload, type DataDownload, type DataUpload } from '../../api/index.js';
-import { backup } from '../../datapath/uploader.js';
 import { customClient } from '../../kube/custom.js';
 import { backupBlockVolume, checkBlockVolume } from './block-volume.js';
 import { findParentSnapshot, parallelFilesDownloadSetting, SnapshotTags } from './pod-volume.js';
 import { backupResultMessage, restoreResultMessage, type VolumeMode } from './protocol.js';
 import { openRepositoryForVolume, openRestoreSource } from '../../storage/volume-repository.js';
-import { logRestoreSource, restoreBlockFromSource, restoreFromSource, writeSparseFilesSetting } from './restore-source.js';
+import { logRestoreSource, restoreBlockFromSource, restoreDirectory, writeSparseFilesSetting } from './restore-source.js';
 import type { DataPathWork, RunDataPathResult } from './run.js';
-import { checkFilesystemVolume, isEmptyDirectory, logBackupOutcome, runWatchedTask, storeRetryOptions, type DataMoverTaskOptions } from './task.js';
+import { backupDirectory, checkFilesystemVolume, isEmptyDirectory, runWatchedTask, storeRetryOptions, type DataMoverTaskOptions } from './task.js';
 import { watchTask } from './watch.js';
 
 /** Velero's requester tag value for data-mover snapshots. */
@@ -78,20 +77,8 @@ export async function runDataUpload(opts: DataMoverTaskOptions): Promise<RunData
           opts.logger.info({ DU: opts.name }, 'volume is empty; no snapshot taken');
           return backupResultMessage({ snapshotID: '', emptySnapshot: true, volumePath: opts.volumePath, totalBytes: 0, volumeMode: mode });
         }
-        const result = await backup({
-          source: opts.volumePath,
-          repository,
-          parent: parent ?? null,
-          tags,
-          description: source,
-          signal,
-          onProgress: (p) => onProgress({ totalBytes: p.totalBytes, doneBytes: p.doneBytes }),
-          progressIntervalMs: 1000,
-        });
-        logBackupOutcome(opts.logger, { DU: opts.name }, result);
-        const s = result.stats;
-        onProgress({ totalBytes: s.bytes, doneBytes: s.bytes });
-        return backupResultMessage({ snapshotID: result.snapshotId, emptySnapshot: false, volumePath: opts.volumePath, totalBytes: s.bytes, volumeMode: mode });
+        const r = await backupDirectory({ repository, volumePath: opts.volumePath, parent, tags, description: source, signal, onProgress, logger: opts.logger, who: { DU: opts.name } });
+        return backupResultMessage({ snapshotID: r.snapshotId, emptySnapshot: false, volumePath: opts.volumePath, totalBytes: r.bytes, volumeMode: mode });
       },
     };
   });
@@ -121,24 +108,17 @@ export async function runDataDownload(opts: DataMoverTaskOptions): Promise<RunDa
           onProgress({ totalBytes: r.bytes, doneBytes: r.bytes });
           return restoreResultMessage({ volumePath: opts.volumePath, totalBytes: r.bytes, volumeMode: mode });
         }
-        const result = await restoreFromSource(source, {
+        const bytes = await restoreDirectory(source, {
           snapshotId: dd.spec.snapshotID,
-          target: opts.volumePath,
+          volumePath: opts.volumePath,
           signal,
-          onProgress: (p) => onProgress({ totalBytes: p.totalBytes, doneBytes: p.doneBytes }),
-          progressIntervalMs: 1000,
+          onProgress,
           ...parallelFilesDownloadSetting(dd.spec.dataMoverConfig, opts.logger),
           ...writeSparseFilesSetting(dd.spec.dataMoverConfig),
+          logger: opts.logger,
+          who: { DD: opts.name },
         });
-        for (const e of result.errors) opts.logger.warn({ DD: opts.name, path: e.path }, `not restored: ${e.reason}`);
-        if (result.errors.length > 0) {
-          const first = result.errors[0]!;
-          throw new Error(`${result.errors.length} path(s) could not be restored, first ${first.path}: ${first.reason}`);
-        }
-        const s = result.stats;
-        opts.logger.info({ DD: opts.name, bytes: s.bytes, files: s.files, durationMs: s.durationMs }, 'snapshot restored');
-        onProgress({ totalBytes: s.bytes, doneBytes: s.bytes });
-        return restoreResultMessage({ volumePath: opts.volumePath, totalBytes: s.bytes, volumeMode: mode });
+        return restoreResultMessage({ volumePath: opts.volumePath, totalBytes: bytes, volumeMode: mode });
       },
     };
   });

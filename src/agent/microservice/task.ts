@@ -6,13 +6,14 @@
  */
 import { lstatSync, readdirSync } from 'node:fs';
 import type { Logger } from '../../base/logger.js';
-import type { BackupResult } from '../../datapath/uploader.js';
+import { backup, type BackupResult } from '../../datapath/uploader.js';
+import type { Repository } from '../../datapath/repository.js';
 import type { Kube } from '../../kube/client.js';
 import type { RetryOptions } from '../../plugins/object-store/retry.js';
 import type { LockOwnerPod } from '../../datapath/locks.js';
 import { dataPathEventRecorder } from './events.js';
 import type { TaskKind, VolumeMode } from './protocol.js';
-import { runDataPath, type DataPathWork, type EventSink, type RunDataPathResult } from './run.js';
+import { runDataPath, type DataPathProgress, type DataPathWork, type EventSink, type RunDataPathResult } from './run.js';
 import type { DataPathResource, TaskWatch } from './watch.js';
 
 export interface DataMoverTaskOptions {
@@ -116,4 +117,35 @@ export function logBackupOutcome(logger: Logger, who: Record<string, string>, re
   for (const s of result.skipped) logger.info({ ...who, path: s.path }, s.reason);
   const s = result.stats;
   logger.info({ ...who, snapshotID: result.snapshotId, bytes: s.bytes, newBytes: s.newBytes, reusedBytes: s.reusedBytes, files: s.files, durationMs: s.durationMs }, 'snapshot written');
+}
+
+/**
+ * Backs up the mounted directory of a pod volume or a Filesystem data-mover volume: the snapshot, its outcome in the
+ * log and the final progress. Returns the snapshot ID and the bytes it holds; the caller words the result message.
+ */
+export async function backupDirectory(opts: {
+  repository: Repository;
+  volumePath: string;
+  parent: string | undefined;
+  tags: Record<string, string>;
+  description: string;
+  signal: AbortSignal;
+  onProgress: (p: DataPathProgress) => void;
+  logger: Logger;
+  who: Record<string, string>;
+}): Promise<{ snapshotId: string; bytes: number }> {
+  const result = await backup({
+    source: opts.volumePath,
+    repository: opts.repository,
+    parent: opts.parent ?? null,
+    tags: opts.tags,
+    description: opts.description,
+    signal: opts.signal,
+    onProgress: (p) => opts.onProgress({ totalBytes: p.totalBytes, doneBytes: p.doneBytes }),
+    progressIntervalMs: 1000,
+  });
+  logBackupOutcome(opts.logger, opts.who, result);
+  const bytes = result.stats.bytes;
+  opts.onProgress({ totalBytes: bytes, doneBytes: bytes });
+  return { snapshotId: result.snapshotId, bytes };
 }
