@@ -3,10 +3,8 @@
  * is fetched by the caller and passed in, so the output can be checked section by section against fixtures.
  */
 import { creationTimestampOf, type Backup, type BackupOperation, type DataUpload, type DeleteBackupRequest, type PodVolumeBackup } from '../../api/index.js';
-import type { Results } from '../../api/results.js';
 import type { BackupVolumeInfo } from '../../api/volume-info.js';
-import { formatGoTime, selectorText, valueOr, type BackupDescription, type Fetched } from '../backups.js';
-import type { Colours } from '../colour.js';
+import { formatGoTime, selectorText, valueOr, type BackupDescription } from '../backups.js';
 import {
   Describer,
   NONE,
@@ -18,29 +16,19 @@ import {
   describeResults,
   describeValidationErrors,
   durationText,
+  type DescribeFilesInput,
   listOr,
 } from './describer.js';
 import { csiSnapshotViews, describeCsiSnapshots } from './data-movement-backup.js';
 import { PVB_PHASE_ORDER, describePhaseGroups, describePodVolumeDetails, podVolumeBackupViews, volumeInfoViews } from './pod-volumes.js';
 
-export interface BackupDescribeInput {
+/** The files are the backup's `<n>-results.gz`, `<n>-volumeinfo.json.gz`, `<n>-resource-list.json.gz` and `<n>-itemoperations.json.gz`. */
+export interface BackupDescribeInput extends DescribeFilesInput<BackupVolumeInfo, BackupOperation> {
   backup: Backup;
-  details: boolean;
-  colours: Colours;
-  /** `<n>-results.gz`; read only when the backup has warnings or errors. */
-  results?: Fetched<Results> | undefined;
-  /** `<n>-volumeinfo.json.gz`. */
-  volumeInfo?: Fetched<BackupVolumeInfo[]> | undefined;
-  /** `<n>-resource-list.json.gz`; with details only. */
-  resourceList?: Fetched<Record<string, string[]>> | undefined;
-  /** `<n>-itemoperations.json.gz`; with details and item operations only. */
-  itemOperations?: Fetched<BackupOperation[]> | undefined;
   podVolumeBackups: readonly PodVolumeBackup[];
   /** DataUploads of the backup in the cluster (by backup-uid label), for live data-movement details. */
   dataUploads?: readonly DataUpload[];
   deleteRequests: readonly DeleteBackupRequest[];
-  /** The command name used in hints ("cairn"). */
-  cli?: string;
 }
 
 /** The `-o json|yaml` shape of `backup describe` (documented in docs/cli.md): the same inputs as the text. */

@@ -56,6 +56,22 @@ export class Describer {
   }
 }
 
+/** What backup and restore describe both take besides their object and its live volume objects. */
+export interface DescribeFilesInput<VolumeInfo, Operation> {
+  details: boolean;
+  colours: Colours;
+  /** The results file; read only when there are warnings or errors. */
+  results?: Fetched<Results> | undefined;
+  /** The volume info file. */
+  volumeInfo?: Fetched<VolumeInfo[]> | undefined;
+  /** The resource list file; with details only. */
+  resourceList?: Fetched<Record<string, string[]>> | undefined;
+  /** The item operations file; with details and item operations only. */
+  itemOperations?: Fetched<Operation[]> | undefined;
+  /** The command name used in hints ("cairn"). */
+  cli?: string;
+}
+
 /** The head of every describe: the name in bold, the namespace, labels and annotations. */
 export function describeMetadata(
   d: Describer,

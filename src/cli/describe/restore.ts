@@ -3,9 +3,8 @@
  * the results, volume info and resource list and passes them in.
  */
 import { deletionTimestampOf, type DataDownload, type PodVolumeRestore, type Restore, type RestoreOperation } from '../../api/index.js';
-import type { Results } from '../../api/results.js';
 import type { RestoreVolumeInfo } from '../../api/volume-info.js';
-import { formatGoTime, valueOr, type Fetched } from '../backups.js';
+import { formatGoTime, valueOr } from '../backups.js';
 import type { RestoreDescription } from '../restores.js';
 import type { Colours } from '../colour.js';
 import { describeDataDownloads } from './data-movement-restore.js';
@@ -20,26 +19,20 @@ import {
   describeResults,
   describeValidationErrors,
   durationText,
+  type DescribeFilesInput,
   listOr,
 } from './describer.js';
 import { PVR_PHASE_ORDER, describePhaseGroups, describePodVolumeDetails, podVolumeRestoreViews } from './pod-volumes.js';
 
-export interface RestoreDescribeInput {
+/**
+ * The files are the restore's `restore-<n>-results.gz`, `<n>-volumeinfo.json.gz` (the CSI section is shown only when
+ * it exists), `restore-<n>-resource-list.json.gz` and `restore-<n>-itemoperations.json.gz`.
+ */
+export interface RestoreDescribeInput extends DescribeFilesInput<RestoreVolumeInfo, RestoreOperation> {
   restore: Restore;
-  details: boolean;
-  colours: Colours;
-  /** `restore-<n>-results.gz`; read only when the restore has warnings or errors. */
-  results?: Fetched<Results> | undefined;
-  /** `<n>-volumeinfo.json.gz` of the restore; the CSI section is shown only when it exists. */
-  volumeInfo?: Fetched<RestoreVolumeInfo[]> | undefined;
-  /** `restore-<n>-resource-list.json.gz`; with details only. */
-  resourceList?: Fetched<Record<string, string[]>> | undefined;
-  /** `restore-<n>-itemoperations.json.gz`; with details and item operations only. */
-  itemOperations?: Fetched<RestoreOperation[]> | undefined;
   podVolumeRestores: readonly PodVolumeRestore[];
   /** The restore's DataDownloads (data-mover volumes), live from the cluster. */
   dataDownloads?: readonly DataDownload[];
-  cli?: string;
 }
 
 /** The `-o json|yaml` shape of `restore describe` (documented in docs/cli.md). */
