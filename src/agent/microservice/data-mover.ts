@@ -10,10 +10,9 @@ import { customClient } from '../../kube/custom.js';
 import { backupBlockVolume, checkBlockVolume } from './block-volume.js';
 import { findParentSnapshot, parallelFilesDownloadSetting, SnapshotTags } from './pod-volume.js';
 import { backupResultMessage, restoreResultMessage, type VolumeMode } from './protocol.js';
-import { openRepositoryForVolume, openRestoreSource } from '../../storage/volume-repository.js';
 import { logRestoreSource, restoreBlockFromSource, restoreDirectory, writeSparseFilesSetting } from './restore-source.js';
 import type { DataPathWork, RunDataPathResult } from './run.js';
-import { backupDirectory, checkFilesystemVolume, isEmptyDirectory, runWatchedTask, storeRetryOptions, type DataMoverTaskOptions } from './task.js';
+import { backupDirectory, checkFilesystemVolume, isEmptyDirectory, openTaskRepository, openTaskRestoreSource, runWatchedTask, type DataMoverTaskOptions } from './task.js';
 import { watchTask } from './watch.js';
 
 /** Velero's requester tag value for data-mover snapshots. */
@@ -51,15 +50,7 @@ export async function runDataUpload(opts: DataMoverTaskOptions): Promise<RunData
   const watch = watchTask({ kube: opts.kube, client, namespace: opts.namespace, name: opts.name, kindLabel: 'DataUpload', logger: opts.logger });
   return runWatchedTask(opts, 'DU', watch, async (du): Promise<DataPathWork> => {
     checkVolume(opts.volumePath, mode);
-    const { repository, location } = await openRepositoryForVolume({
-      kube: opts.kube,
-      namespace: opts.namespace,
-      bslName: du.spec.backupStorageLocation,
-      volumeNamespace: du.spec.sourceNamespace,
-      uploadBytesPerSecond: opts.uploadBytesPerSecond,
-      retry: storeRetryOptions(opts),
-      lockOwner: opts.lockOwner,
-    });
+    const { repository, location } = await openTaskRepository(opts, { bslName: du.spec.backupStorageLocation, volumeNamespace: du.spec.sourceNamespace });
     const source = dataUploadRealSource(du);
     const tags = dataUploadTags(du, mode);
     opts.logger.info({ DU: opts.name, repository: location, source, volumeMode: mode }, 'repository opened');
@@ -90,15 +81,7 @@ export async function runDataDownload(opts: DataMoverTaskOptions): Promise<RunDa
   const watch = watchTask({ kube: opts.kube, client, namespace: opts.namespace, name: opts.name, kindLabel: 'DataDownload', logger: opts.logger });
   return runWatchedTask(opts, 'DD', watch, async (dd): Promise<DataPathWork> => {
     checkVolume(opts.volumePath, mode);
-    // cairn's own repository, or Velero's kopia repository of a backup Velero made (read, never written).
-    const source = await openRestoreSource({
-      kube: opts.kube,
-      namespace: opts.namespace,
-      bslName: dd.spec.backupStorageLocation,
-      volumeNamespace: dd.spec.sourceNamespace,
-      retry: storeRetryOptions(opts),
-      lockOwner: opts.lockOwner,
-    });
+    const source = await openTaskRestoreSource(opts, { bslName: dd.spec.backupStorageLocation, volumeNamespace: dd.spec.sourceNamespace });
     logRestoreSource(opts.logger, { DD: opts.name, snapshotID: dd.spec.snapshotID, volumeMode: mode }, source);
     return {
       async run({ signal, onProgress }) {

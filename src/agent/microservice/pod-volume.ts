@@ -9,11 +9,10 @@ import type { Logger } from '../../base/logger.js';
 import type { Repository } from '../../datapath/repository.js';
 import { customClient } from '../../kube/custom.js';
 import { backupResultMessage, restoreResultMessage } from './protocol.js';
-import { openRepositoryForVolume, openRestoreSource } from '../../storage/volume-repository.js';
 import { logRestoreSource, restoreDirectory, writeSparseFilesSetting } from './restore-source.js';
 import type { RunDataPathResult } from './run.js';
 import { writeCompletionMarker } from './completion-marker.js';
-import { backupDirectory, checkFilesystemVolume, isEmptyDirectory, runWatchedTask, storeRetryOptions, type DataMoverTaskOptions } from './task.js';
+import { backupDirectory, checkFilesystemVolume, isEmptyDirectory, openTaskRepository, openTaskRestoreSource, runWatchedTask, type DataMoverTaskOptions } from './task.js';
 import { watchTask } from './watch.js';
 
 /** Snapshot tags that identify fs-backup snapshots (Velero's keys) and their source across pod re-creations. */
@@ -68,15 +67,7 @@ export async function runPodVolumeBackup(opts: PodVolumeTaskOptions): Promise<Ru
   return runWatchedTask(opts, 'PVB', watch, async (pvb) => {
     checkFilesystemVolume(opts.volumePath);
     const volumeNamespace = pvb.spec.pod.namespace ?? '';
-    const { repository, location } = await openRepositoryForVolume({
-      kube: opts.kube,
-      namespace: opts.namespace,
-      bslName: pvb.spec.backupStorageLocation,
-      volumeNamespace,
-      uploadBytesPerSecond: opts.uploadBytesPerSecond,
-      retry: storeRetryOptions(opts),
-      lockOwner: opts.lockOwner,
-    });
+    const { repository, location } = await openTaskRepository(opts, { bslName: pvb.spec.backupStorageLocation, volumeNamespace });
     const source = realSource(pvb);
     opts.logger.info({ PVB: opts.name, repository: location, source }, 'repository opened');
     return {
@@ -109,15 +100,7 @@ export async function runPodVolumeRestore(opts: PodVolumeTaskOptions): Promise<R
   const watch = watchTask({ kube: opts.kube, client, namespace: opts.namespace, name: opts.name, kindLabel: 'PVR', logger: opts.logger });
   return runWatchedTask(opts, 'PVR', watch, async (pvr) => {
     checkFilesystemVolume(opts.volumePath);
-    // cairn's own repository, or Velero's kopia repository of a backup Velero made (read, never written).
-    const source = await openRestoreSource({
-      kube: opts.kube,
-      namespace: opts.namespace,
-      bslName: pvr.spec.backupStorageLocation,
-      volumeNamespace: pvr.spec.sourceNamespace,
-      retry: storeRetryOptions(opts),
-      lockOwner: opts.lockOwner,
-    });
+    const source = await openTaskRestoreSource(opts, { bslName: pvr.spec.backupStorageLocation, volumeNamespace: pvr.spec.sourceNamespace });
     logRestoreSource(opts.logger, { PVR: opts.name, snapshotID: pvr.spec.snapshotID }, source);
     return {
       async run({ signal, onProgress }) {

@@ -11,6 +11,7 @@ import type { Repository } from '../../datapath/repository.js';
 import type { Kube } from '../../kube/client.js';
 import type { RetryOptions } from '../../plugins/object-store/retry.js';
 import type { LockOwnerPod } from '../../datapath/locks.js';
+import { openRepositoryForVolume, openRestoreSource, type RestoreSource, type VolumeRepository } from '../../storage/volume-repository.js';
 import { dataPathEventRecorder } from './events.js';
 import type { TaskKind, VolumeMode } from './protocol.js';
 import { runDataPath, type DataPathProgress, type DataPathWork, type EventSink, type RunDataPathResult } from './run.js';
@@ -55,6 +56,32 @@ export function storeRetryOptions(opts: Pick<DataMoverTaskOptions, 'storeRetryFo
       );
     },
   };
+}
+
+/** Which repository a task's volume data lives in: its location and the namespace of the volume's workload. */
+export interface TaskRepositoryRef {
+  bslName: string;
+  volumeNamespace: string;
+}
+
+/** A backup task's repository, opened with the task's retry budget, upload cap and lock owner. */
+export function openTaskRepository(opts: DataMoverTaskOptions, ref: TaskRepositoryRef): Promise<VolumeRepository> {
+  return openRepositoryForVolume({
+    kube: opts.kube,
+    namespace: opts.namespace,
+    ...ref,
+    uploadBytesPerSecond: opts.uploadBytesPerSecond,
+    retry: storeRetryOptions(opts),
+    lockOwner: opts.lockOwner,
+  });
+}
+
+/**
+ * What a restore task reads from: cairn's own repository, or Velero's kopia repository of a backup Velero made (read,
+ * never written), opened with the task's retry budget and lock owner.
+ */
+export function openTaskRestoreSource(opts: DataMoverTaskOptions, ref: TaskRepositoryRef): Promise<RestoreSource> {
+  return openRestoreSource({ kube: opts.kube, namespace: opts.namespace, ...ref, retry: storeRetryOptions(opts), lockOwner: opts.lockOwner });
 }
 
 /** Runs one task: watch, wait for InProgress, prepare, transfer, report. The watch is stopped whatever happens. */
