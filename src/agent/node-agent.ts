@@ -39,7 +39,8 @@ import { isTerminal, phaseOf, type DataPathObject } from './controllers/data-pat
 import { createDataUploadController } from './controllers/data-upload.js';
 import { createPodVolumeBackupController } from './controllers/pod-volume-backup.js';
 import { createPodVolumeRestoreController } from './controllers/pod-volume-restore.js';
-import { createCsiSnapshotExposer, type DataMoverExposerOptions } from './exposer/csi-snapshot-exposer.js';
+import { createCsiSnapshotExposer } from './exposer/csi-snapshot-exposer.js';
+import type { ExposerOptions } from './exposer/exposed-objects.js';
 import { createGenericRestoreExposer } from './exposer/generic-restore-exposer.js';
 import { createPodVolumeExposer } from './exposer/pod-volume-exposer.js';
 import { NodeSlots } from './slots.js';
@@ -173,18 +174,8 @@ export function createNodeAgent(opts: NodeAgentOptions): Role {
       await Promise.all(hubs.map((h) => h.start()));
 
       const resourceTimeoutMs = opts.resourceTimeoutMs ?? DEFAULT_RESOURCE_TIMEOUT_MS;
-      const exposer = createPodVolumeExposer({
-        kube: opts.kube,
-        namespace: ns,
-        nodeName: opts.nodeName,
-        nodeAgentPod,
-        config,
-        resourceTimeoutMs,
-        logLevel: opts.logLevel ?? 'info',
-        logger: log,
-        ...(opts.hostPodsDir ? { hostPodsDir: opts.hostPodsDir } : {}),
-      });
-      const moverOptions: DataMoverExposerOptions = { kube: opts.kube, namespace: ns, nodeName: opts.nodeName, nodeAgentPod, config, resourceTimeoutMs, logLevel: opts.logLevel ?? 'info', logger: log };
+      const moverOptions: ExposerOptions = { kube: opts.kube, namespace: ns, nodeName: opts.nodeName, nodeAgentPod, config, resourceTimeoutMs, logLevel: opts.logLevel ?? 'info', logger: log };
+      const exposer = createPodVolumeExposer({ ...moverOptions, ...(opts.hostPodsDir ? { hostPodsDir: opts.hostPodsDir } : {}) });
       const slots = new NodeSlots(limit);
       const ctx: DataPathControllerContext = {
         kube: opts.kube,

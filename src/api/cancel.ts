@@ -4,7 +4,7 @@
  * owning controller stops the work, ends what it started and moves the object Canceling → Canceled. The annotation's
  * value is the time of the request (RFC 3339, as status times are written); only its presence counts.
  */
-import { BackupPhase } from './kinds/backup.js';
+import { BackupRunningPhases } from './kinds/backup.js';
 import { RestorePhase } from './kinds/restore.js';
 import { statusTime } from './time.js';
 
@@ -16,15 +16,7 @@ export function isCancelRequested(obj: { metadata?: { annotations?: Record<strin
 }
 
 /** Backup phases a cancel acts on: not started yet, or still running. */
-export const CANCELABLE_BACKUP_PHASES: ReadonlySet<string> = new Set([
-  '',
-  BackupPhase.New,
-  BackupPhase.InProgress,
-  BackupPhase.WaitingForPluginOperations,
-  BackupPhase.WaitingForPluginOperationsPartiallyFailed,
-  BackupPhase.Finalizing,
-  BackupPhase.FinalizingPartiallyFailed,
-]);
+export const CANCELABLE_BACKUP_PHASES: ReadonlySet<string> = new Set(['', ...BackupRunningPhases]);
 
 /** Restore phases a cancel acts on. */
 export const CANCELABLE_RESTORE_PHASES: ReadonlySet<string> = new Set([

@@ -146,6 +146,26 @@ export function inVeleroOrder(v: BackupVolumeInfo): BackupVolumeInfo {
   return out as unknown as BackupVolumeInfo;
 }
 
+/**
+ * A backup volume info entry with the outcome of the PVB or DataUpload that moved its data: that status's start and
+ * completion times and `result` once it has ended, in Velero's key order. What the entry said of these before
+ * (and a skipped reason) gives way.
+ */
+export function withTransferOutcome(
+  entry: BackupVolumeInfo,
+  status: { startTimestamp?: string | null | undefined; completionTimestamp?: string | null | undefined } | undefined,
+  result: VolumeResult | undefined,
+): BackupVolumeInfo {
+  delete entry.skippedReason;
+  delete entry.result;
+  delete entry.startTimestamp;
+  delete entry.completionTimestamp;
+  if (status?.startTimestamp) entry.startTimestamp = status.startTimestamp;
+  if (status?.completionTimestamp) entry.completionTimestamp = status.completionTimestamp;
+  if (result) entry.result = result;
+  return inVeleroOrder(entry);
+}
+
 const RESTORE_VOLUME_INFO_KEYS: readonly (keyof RestoreVolumeInfo)[] = [
   'pvcName',
   'pvcNamespace',

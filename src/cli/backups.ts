@@ -111,9 +111,9 @@ export function parseKeyValues(flag: string, text: string): Record<string, strin
   return out;
 }
 
-function checkNamespaces(flag: string, names: string[]): string[] {
+function checkNamespaces(flag: string, names: string[], pattern: RegExp): string[] {
   for (const n of names) {
-    if (n === '*' || /^[a-z0-9*-]+$/.test(n)) continue;
+    if (n === '*' || pattern.test(n)) continue;
     throw new UsageError(flag, `"${n}" is not a namespace name or pattern`);
   }
   return names;
@@ -125,6 +125,45 @@ function checkResources(flag: string, names: string[]): string[] {
     throw new UsageError(flag, `"${n}" is not a resource (resource or resource.group)`);
   }
   return names;
+}
+
+/** The namespace and resource filter flags `backup create` and `restore create` both take. */
+export interface FilterFlags {
+  'include-namespaces'?: string | undefined;
+  'exclude-namespaces'?: string | undefined;
+  'include-resources'?: string | undefined;
+  'exclude-resources'?: string | undefined;
+  'include-cluster-resources'?: TriState;
+}
+
+/**
+ * The spec fields of the namespace and resource filter flags, in the order the spec lists them; errors name the flag.
+ * `namespacePattern` is what a namespace entry may look like: restore also takes `?` and `[...]` in it.
+ */
+export function filterSpec(
+  flags: FilterFlags,
+  namespacePattern: RegExp,
+): Pick<BackupSpec, 'includedNamespaces' | 'excludedNamespaces' | 'includedResources' | 'excludedResources' | 'includeClusterResources'> {
+  const spec: ReturnType<typeof filterSpec> = {};
+  const include = flags['include-namespaces'] === undefined ? ['*'] : splitList(flags['include-namespaces']);
+  spec.includedNamespaces = checkNamespaces('--include-namespaces', include.length ? include : ['*'], namespacePattern);
+  const exclude = splitList(flags['exclude-namespaces']);
+  if (exclude.length) spec.excludedNamespaces = checkNamespaces('--exclude-namespaces', exclude, namespacePattern);
+  const incRes = splitList(flags['include-resources']);
+  if (incRes.length) spec.includedResources = checkResources('--include-resources', incRes);
+  const excRes = splitList(flags['exclude-resources']);
+  if (excRes.length) spec.excludedResources = checkResources('--exclude-resources', excRes);
+  if (flags['include-cluster-resources'] !== undefined) spec.includeClusterResources = flags['include-cluster-resources'];
+  return spec;
+}
+
+/** `--selector` or `--or-selector` (not both) as the spec's selector fields; errors name the flag. */
+export function selectorSpec(flags: { selector?: string | undefined; 'or-selector'?: string | undefined }): Pick<BackupSpec, 'labelSelector' | 'orLabelSelectors'> {
+  if (flags.selector && flags['or-selector']) throw new UsageError('--or-selector', 'cannot be combined with --selector (use one or the other)');
+  return {
+    ...(flags.selector ? { labelSelector: parseLabelSelector('--selector', flags.selector) } : {}),
+    ...(flags['or-selector'] ? { orLabelSelectors: parseOrSelectors('--or-selector', flags['or-selector']) } : {}),
+  };
 }
 
 /**
@@ -190,16 +229,7 @@ export function objectMetaFlags(flags: Pick<BackupCreateFlags, 'labels' | 'annot
 
 /** The BackupSpec the backup flags describe (`backup create`, and a schedule's template); errors name the flag. */
 export function buildBackupSpec(flags: Omit<BackupCreateFlags, 'name' | 'namespace'>): BackupSpec {
-  const spec: BackupSpec = {};
-  const include = flags['include-namespaces'] === undefined ? ['*'] : splitList(flags['include-namespaces']);
-  spec.includedNamespaces = checkNamespaces('--include-namespaces', include.length ? include : ['*']);
-  const exclude = splitList(flags['exclude-namespaces']);
-  if (exclude.length) spec.excludedNamespaces = checkNamespaces('--exclude-namespaces', exclude);
-  const incRes = splitList(flags['include-resources']);
-  if (incRes.length) spec.includedResources = checkResources('--include-resources', incRes);
-  const excRes = splitList(flags['exclude-resources']);
-  if (excRes.length) spec.excludedResources = checkResources('--exclude-resources', excRes);
-  if (flags['include-cluster-resources'] !== undefined) spec.includeClusterResources = flags['include-cluster-resources'];
+  const spec: BackupSpec = filterSpec(flags, /^[a-z0-9*-]+$/);
   const scoped = [
     ['include-cluster-scoped-resources', 'includedClusterScopedResources'],
     ['exclude-cluster-scoped-resources', 'excludedClusterScopedResources'],
@@ -220,11 +250,7 @@ export function buildBackupSpec(flags: Omit<BackupCreateFlags, 'name' | 'namespa
   }
   if (flags['ordered-resources'] !== undefined) spec.orderedResources = parseOrderedResources(flags['ordered-resources']);
   if (flags['resource-policies-configmap']) spec.resourcePolicy = { kind: 'configmap', name: checkObjectName('--resource-policies-configmap', 'ConfigMap', flags['resource-policies-configmap']) };
-  if (flags.selector && flags['or-selector']) {
-    throw new UsageError('--or-selector', 'cannot be combined with --selector (use one or the other)');
-  }
-  if (flags.selector) spec.labelSelector = parseLabelSelector('--selector', flags.selector);
-  if (flags['or-selector']) spec.orLabelSelectors = parseOrSelectors('--or-selector', flags['or-selector']);
+  Object.assign(spec, selectorSpec(flags));
   if (flags.ttl !== undefined) spec.ttl = canonicalDuration('--ttl', flags.ttl);
   if (flags['storage-location']) spec.storageLocation = checkObjectName('--storage-location', 'storage location', flags['storage-location']);
   if (flags['snapshot-volumes'] !== undefined) spec.snapshotVolumes = flags['snapshot-volumes'];

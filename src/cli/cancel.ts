@@ -3,10 +3,14 @@
  * annotation `cairn.io/cancel-requested`, written only while the object still runs). Named objects are all checked
  * before anything is written, so a bad name changes nothing (exit code 2, docs/cli.md).
  */
+import { confirm } from '@inquirer/prompts';
 import { CANCELABLE_BACKUP_PHASES, CANCELABLE_RESTORE_PHASES, isCancelRequested, requestCancel, type Backup, type Restore } from '../api/index.js';
 import { OperationFailedError, UsageError } from '../base/errors.js';
+import { connect, type Kube } from '../kube/client.js';
 import type { CustomClient } from '../kube/custom.js';
+import { BaseCommand } from './base-command.js';
 import { selectObjects } from './select.js';
+import { checkConfirmedSelection, confirmFlag, selectionFlags } from './selection.js';
 
 export type CancelKind = 'backup' | 'restore';
 
@@ -111,4 +115,27 @@ export async function cancelObjects<T extends Cancelable>(opts: CancelCommandOpt
     }
   }
   if (late.length) throw new OperationFailedError(late.join('; '));
+}
+
+/** The command behind `backup cancel` and `restore cancel`: each names its texts, its kind and its client. */
+export abstract class CancelCommand extends BaseCommand<typeof CancelCommand> {
+  static override strict = false;
+  static override flags = { ...selectionFlags('Cancel', 'running objects'), ...confirmFlag };
+  protected abstract readonly kind: CancelKind;
+  protected abstract client(kube: Kube): CustomClient<Cancelable>;
+
+  async run(): Promise<void> {
+    const names = this.positional;
+    checkConfirmedSelection(this.kind, names, this.flags);
+    const kube = connect({ kubeconfig: this.flags.kubeconfig, context: this.flags.context });
+    await cancelObjects({
+      kind: this.kind,
+      client: this.client(kube),
+      namespace: this.flags.namespace,
+      names,
+      selector: this.flags.selector,
+      confirm: this.flags.confirm ? undefined : (message) => confirm({ message, default: false }),
+      out: (line) => this.out(line),
+    });
+  }
 }

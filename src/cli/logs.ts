@@ -2,12 +2,15 @@
  * `backup logs` / `restore logs`: the log of a finished operation, read through the cluster (a DownloadRequest),
  * so it works even when the storage endpoint cannot be reached from where the CLI runs.
  */
+import { Args, Flags } from '@oclif/core';
 import { isBackupDone, isRestoreDone } from '../api/index.js';
 import type { Logger } from '../base/logger.js';
 import { CairnError, NotFoundError } from '../base/errors.js';
 import { backupClient } from './backups.js';
 import { restoreClient } from './restores.js';
-import type { Kube } from '../kube/client.js';
+import { connect, type Kube } from '../kube/client.js';
+import { BaseCommand } from './base-command.js';
+import { parseDuration } from './duration.js';
 import { fetchDownload } from '../server/download/client.js';
 
 export interface FetchLogOptions {
@@ -41,5 +44,23 @@ export async function fetchOperationLog(kube: Kube, opts: FetchLogOptions): Prom
   } catch (err) {
     if (err instanceof NotFoundError) throw new NotFoundError(`no log stored for ${kind} "${name}"`);
     throw err;
+  }
+}
+
+/** The command behind `backup logs` and `restore logs`: each names its texts and its kind. */
+export abstract class OperationLogsCommand extends BaseCommand<typeof OperationLogsCommand> {
+  static override description = 'The log is read through the cluster (a DownloadRequest), so it works even when the storage endpoint cannot be reached from here.';
+  static override args = { name: Args.string({ required: true, description: 'Name of the object.' }) };
+  static override flags = {
+    timeout: Flags.string({ description: 'How long to wait for the log (Go duration).', default: '1m' }),
+  };
+  protected abstract readonly kind: FetchLogOptions['kind'];
+
+  async run(): Promise<void> {
+    const { name } = this.args;
+    const timeoutMs = parseDuration('--timeout', this.flags.timeout);
+    const kube = connect({ kubeconfig: this.flags.kubeconfig, context: this.flags.context });
+    const log = await fetchOperationLog(kube, { kind: this.kind, namespace: this.flags.namespace, name, timeoutMs, logger: this.log_ });
+    process.stdout.write(log);
   }
 }

@@ -20,8 +20,7 @@ import {
 } from '../api/index.js';
 import { UsageError } from '../base/errors.js';
 import type { Column } from './output.js';
-import { parseLabelSelector, parseOrSelectors } from './label-selector.js';
-import { checkObjectName, formatGoTime, parseKeyValues, selectorText, splitList, type TriState } from './backups.js';
+import { checkObjectName, filterSpec, formatGoTime, parseKeyValues, selectorSpec, selectorText, splitList, type TriState } from './backups.js';
 import { customClient, type CustomClient } from '../kube/custom.js';
 import type { Kube } from '../kube/client.js';
 import type { Results } from '../api/results.js';
@@ -83,16 +82,6 @@ export function parseNamespaceMappings(flag: string, text: string): Record<strin
   return out;
 }
 
-function checkResources(flag: string, names: string[]): string[] {
-  for (const n of names) if (n !== '*' && !/^[A-Za-z0-9.-]+$/.test(n)) throw new UsageError(flag, `"${n}" is not a resource (resource or resource.group)`);
-  return names;
-}
-
-function checkNamespaces(flag: string, names: string[]): string[] {
-  for (const n of names) if (n !== '*' && !/^[a-z0-9*?[\]-]+$/.test(n)) throw new UsageError(flag, `"${n}" is not a namespace name or pattern`);
-  return names;
-}
-
 /** Builds the Restore `restore create` submits; throws UsageError naming the flag for any bad input. */
 export function buildRestore(flags: RestoreCreateFlags, now: Date = new Date()): Restore {
   const fromBackup = flags['from-backup'];
@@ -103,16 +92,7 @@ export function buildRestore(flags: RestoreCreateFlags, now: Date = new Date()):
   const name = flags.name ?? defaultRestoreName(source, now);
   checkObjectName(flags.name ? 'NAME' : sourceFlag, 'restore', name);
   // From a schedule the server picks its latest Completed backup and writes it into spec.backupName.
-  const spec: RestoreSpec = fromSchedule ? { scheduleName: fromSchedule } : { backupName: source };
-  const include = flags['include-namespaces'] === undefined ? ['*'] : splitList(flags['include-namespaces']);
-  spec.includedNamespaces = checkNamespaces('--include-namespaces', include.length ? include : ['*']);
-  const exclude = splitList(flags['exclude-namespaces']);
-  if (exclude.length) spec.excludedNamespaces = checkNamespaces('--exclude-namespaces', exclude);
-  const incRes = splitList(flags['include-resources']);
-  if (incRes.length) spec.includedResources = checkResources('--include-resources', incRes);
-  const excRes = splitList(flags['exclude-resources']);
-  if (excRes.length) spec.excludedResources = checkResources('--exclude-resources', excRes);
-  if (flags['include-cluster-resources'] !== undefined) spec.includeClusterResources = flags['include-cluster-resources'];
+  const spec: RestoreSpec = { ...(fromSchedule ? { scheduleName: fromSchedule } : { backupName: source }), ...filterSpec(flags, /^[a-z0-9*?[\]-]+$/) };
   if (flags['namespace-mappings'] !== undefined) spec.namespaceMapping = parseNamespaceMappings('--namespace-mappings', flags['namespace-mappings']);
   const policy = flags['existing-resource-policy'];
   if (policy !== undefined) {
@@ -121,9 +101,7 @@ export function buildRestore(flags: RestoreCreateFlags, now: Date = new Date()):
     }
     spec.existingResourcePolicy = policy;
   }
-  if (flags.selector && flags['or-selector']) throw new UsageError('--or-selector', 'cannot be combined with --selector (use one or the other)');
-  if (flags.selector) spec.labelSelector = parseLabelSelector('--selector', flags.selector);
-  if (flags['or-selector']) spec.orLabelSelectors = parseOrSelectors('--or-selector', flags['or-selector']);
+  Object.assign(spec, selectorSpec(flags));
   if (flags['restore-volumes'] !== undefined) spec.restorePVs = flags['restore-volumes'];
   if (flags['preserve-nodeports'] !== undefined) spec.preserveNodePorts = flags['preserve-nodeports'];
   if (flags['resource-modifier-configmap']) spec.resourceModifier = { kind: 'configmap', name: checkObjectName('--resource-modifier-configmap', 'ConfigMap', flags['resource-modifier-configmap']) };

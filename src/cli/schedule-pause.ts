@@ -1,6 +1,8 @@
 /** `schedule pause|unpause`: which schedules (names, --selector or --all) and Velero's runPause on each. */
 import { Flags } from '@oclif/core';
 import { connect } from '../kube/client.js';
+import { normaliseTriStateArgv } from './backups.js';
+import { BaseCommand } from './base-command.js';
 import { pauseChange, scheduleClient } from './schedules.js';
 import { selectObjects } from './select.js';
 import { checkSelection } from './selection.js';
@@ -33,5 +35,21 @@ export async function runPause(opts: RunPauseOptions): Promise<void> {
       await client.update(flags.namespace, schedule.metadata.name ?? '', (s) => change.apply(s));
     }
     opts.out(change.message);
+  }
+}
+
+/** The command behind `schedule pause` and `schedule unpause`: each names its texts and which way it turns. */
+export abstract class SchedulePauseCommand extends BaseCommand<typeof SchedulePauseCommand> {
+  static override strict = false;
+  static override flags = pauseFlags;
+  protected abstract readonly paused: boolean;
+
+  public override async init(): Promise<void> {
+    this.argv = normaliseTriStateArgv(this.argv, ['skip-immediately']);
+    await super.init();
+  }
+
+  async run(): Promise<void> {
+    await runPause({ flags: this.flags, names: this.positional, paused: this.paused, out: (l) => this.out(l) });
   }
 }

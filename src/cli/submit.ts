@@ -3,6 +3,7 @@
  * usage error), say so, and either point at describe/logs or, with `--wait`, follow it to the end with a progress
  * display; Ctrl-C ends the waiting only.
  */
+import { Flags } from '@oclif/core';
 import { CairnError, UsageError } from '../base/errors.js';
 import { isAlreadyExists } from '../kube/errors.js';
 import { createProgress } from './progress.js';
@@ -19,6 +20,15 @@ export interface SubmitOptions {
   /** One read of the object while waiting; undefined once it is gone. */
   read: () => Promise<FollowState | undefined>;
   out: (line: string) => void;
+}
+
+/** `--wait` and `-o json|yaml` of `backup create` and `restore create`, worded for the kind. */
+export function submitFlags(kind: SubmitOptions['kind']) {
+  const title = `${kind[0]?.toUpperCase() ?? ''}${kind.slice(1)}`;
+  return {
+    wait: Flags.boolean({ char: 'w', description: `Wait for the ${kind} to finish; exit non-zero unless it Completed.`, default: false }),
+    output: Flags.option({ char: 'o', options: ['json', 'yaml'] as const, description: `Print the ${title} instead of submitting it.` })(),
+  };
 }
 
 /** Creates the object and, with `wait`, follows it; returns the exit code (0 when not waiting). */

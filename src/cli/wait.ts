@@ -4,6 +4,7 @@
  * operation keeps running in the cluster. The caller turns the outcome into messages and an exit code.
  */
 import { ExitCode } from '../base/errors.js';
+import { formatBytes } from '../base/bytes.js';
 import type { Progress } from './progress.js';
 
 /** What one read of the followed object shows. */
@@ -49,18 +50,6 @@ function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
     }
     signal?.addEventListener('abort', done, { once: true });
   });
-}
-
-/** 1536 → "1.5 KiB". */
-export function formatBytes(n: number): string {
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let v = n;
-  let u = 0;
-  while (v >= 1024 && u < units.length - 1) {
-    v /= 1024;
-    u++;
-  }
-  return u === 0 ? `${v} B` : `${v.toFixed(1)} ${units[u]}`;
 }
 
 /** The progress line text for a state: `InProgress, 12/40 items, 1.5 MiB/20.0 MiB volume data`. */

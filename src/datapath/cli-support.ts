@@ -105,14 +105,3 @@ export function interruptSignal(): AbortSignal {
   process.once('SIGTERM', stop);
   return ac.signal;
 }
-
-export function formatBytes(n: number): string {
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let v = n;
-  let u = 0;
-  while (v >= 1024 && u < units.length - 1) {
-    v /= 1024;
-    u++;
-  }
-  return `${u === 0 ? v : v.toFixed(1)} ${units[u]}`;
-}

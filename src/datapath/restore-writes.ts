@@ -3,7 +3,9 @@
  * offset, sparse writes that leave all-zero 4 KiB blocks as holes, and the asynchronous open and rename a file's
  * creation runs on the thread pool.
  */
-import { open, rename, writeSync } from 'node:fs';
+import { closeSync, constants as fsc, open, rename, rmSync, writeSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { basename, dirname, join } from 'node:path';
 
 const BLOCK = 4096;
 const ZERO_BLOCK = Buffer.alloc(BLOCK);
@@ -47,4 +49,35 @@ export function renameAsync(from: string, to: string): Promise<void> {
 
 export function openAsync(path: string, flags: number, mode: number): Promise<number> {
   return new Promise((resolve, reject) => open(path, flags, mode, (err, fd) => (err ? reject(err) : resolve(fd))));
+}
+
+/** The temporary name a file is written under, beside its final path, until it is complete. */
+export function restoreTempPath(abs: string): string {
+  return join(dirname(abs), `.${basename(abs)}.${randomBytes(4).toString('hex')}.cairn-restore`);
+}
+
+/**
+ * Restores one file through a temporary name: creates it with `createMode`, lets `write` fill it and set its
+ * attributes on the open descriptor, then closes it and renames it into place. Returns what `write` returned (the
+ * file's size). On any failure the descriptor is closed and the temporary file removed, so no partial file is left.
+ */
+export async function writeFileViaTemp(abs: string, createMode: number, write: (fd: number, tmp: string) => Promise<number>): Promise<number> {
+  const tmp = restoreTempPath(abs);
+  // Creating a file is the one step that can wait on the filesystem journal or directory locks (milliseconds on a
+  // busy disk): it runs on the thread pool so several creations overlap; the rest stays synchronous.
+  let fd: number | undefined = await openAsync(tmp, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL, createMode);
+  let ok = false;
+  try {
+    const size = await write(fd, tmp);
+    closeSync(fd);
+    fd = undefined;
+    await renameAsync(tmp, abs);
+    ok = true;
+    return size;
+  } finally {
+    if (!ok) {
+      if (fd !== undefined) closeSync(fd);
+      rmSync(tmp, { force: true });
+    }
+  }
 }

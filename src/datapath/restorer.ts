@@ -4,9 +4,8 @@
  * its keyed ID. Holes are recreated for zero runs; mode, ownership and times are restored, and any failure to do
  * so is reported with its path (never ignored). A full disk stops the restore with one clear error.
  */
-import { promises as fsp, constants as fsc, closeSync, ftruncateSync, linkSync, rmSync, symlinkSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
-import { basename, dirname, join, resolve } from 'node:path';
+import { promises as fsp, ftruncateSync, linkSync, rmSync, symlinkSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { Semaphore } from '../plugins/object-store/limit.js';
 import { CancelledError, SnapshotNotFoundError } from './errors.js';
 import type { Repository } from './repository.js';
@@ -18,7 +17,7 @@ import { SmallFileGroups } from './small-file-groups.js';
 import type { PackSpan } from './read-plan.js';
 import { ByteBudget, cut, layoutPieces, READ_BUDGET_BYTES, ReadBuffers, type FilePiece } from './restore-reads.js';
 import { PieceReads } from './piece-reads.js';
-import { openAsync, renameAsync, writeAllSync } from './restore-writes.js';
+import { writeAllSync, writeFileViaTemp } from './restore-writes.js';
 import { RestoreLedger, type RestoreProgress, type RestoreResult } from './restore-ledger.js';
 
 export { RestoreFailedError, type RestoreIssue, type RestoreProgress, type RestoreResult, type RestoreStats } from './restore-ledger.js';
@@ -265,17 +264,12 @@ class RestoreRun {
   }
 
   private async file(e: TreeEntry, abs: string, rel: string): Promise<void> {
-    const tmp = join(dirname(abs), `.${basename(abs)}.${randomBytes(4).toString('hex')}.cairn-restore`);
     // Writes and attribute calls are synchronous: they hit the page cache in microseconds, far below the cost of a
     // thread-pool round trip per call; files still overlap through their (asynchronous) chunk fetches.
     // Created with its final permission bits when the umask allows, which saves an fchmod per file.
-    // Creating a file is the one step that can wait on the filesystem journal or directory locks (milliseconds on a
-    // busy disk): it runs on the thread pool so several creations overlap; the rest stays synchronous.
-    let fd: number | undefined = await openAsync(tmp, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL, e.m & 0o777);
-    let sparse = false;
-    let ok = false;
-    try {
-      let pos = 0;
+    const size = await writeFileViaTemp(abs, e.m & 0o777, async (fd, tmp) => {
+      let sparse = false;
+      let pos: number;
       if (e.in !== undefined) {
         const data = Buffer.from(e.in, 'base64');
         writeAllSync(fd, data, 0, data.length, 0);
@@ -289,17 +283,9 @@ class RestoreRun {
       // Only a file with holes can end short of its size (a trailing hole, or zero blocks not written).
       if (sparse) ftruncateSync(fd, pos);
       this.attributes(tmp, rel, e, fd, false, (e.m & 0o777 & ~UMASK) === e.m);
-      closeSync(fd);
-      fd = undefined;
-      await renameAsync(tmp, abs);
-      ok = true;
-      this.ledger.fileDone(pos);
-    } finally {
-      if (!ok) {
-        if (fd !== undefined) closeSync(fd);
-        rmSync(tmp, { force: true });
-      }
-    }
+      return pos;
+    });
+    this.ledger.fileDone(size);
   }
 
   /**

@@ -10,6 +10,7 @@
  */
 import {
   BackupPhase,
+  BackupRunningPhases,
   BackupStorageLocationPhase,
   Kinds,
   Labels,
@@ -36,14 +37,7 @@ import type { ServerContext, Stoppable } from './context.js';
 import { forgetOrphanVolumeData, mayForgetOrphanData } from './orphaned-backup.js';
 
 /** Phases of a backup still being written; such a backup in storage is not imported unless it expired. */
-const IN_FLIGHT: ReadonlySet<string> = new Set([
-  BackupPhase.New,
-  BackupPhase.InProgress,
-  BackupPhase.WaitingForPluginOperations,
-  BackupPhase.WaitingForPluginOperationsPartiallyFailed,
-  BackupPhase.Finalizing,
-  BackupPhase.FinalizingPartiallyFailed,
-]);
+const IN_FLIGHT: ReadonlySet<string> = new Set(BackupRunningPhases);
 
 /** Phases whose Backup objects are removed when their directory is gone from storage. */
 const ORPHANABLE: ReadonlySet<string> = new Set([BackupPhase.Completed, BackupPhase.PartiallyFailed]);

@@ -14,6 +14,7 @@
  */
 import {
   BackupPhase,
+  BackupRunningPhases,
   BackupStorageLocationAccessMode,
   CANCELABLE_BACKUP_PHASES,
   DeleteBackupRequestPhase,
@@ -42,14 +43,8 @@ import { deleteKeptCsiSnapshots } from './csi/snapshot-delete.js';
 /** How long processed requests are kept (Velero's deleteBackupRequestMaxAge). */
 export const PROCESSED_REQUEST_MAX_AGE_MS = 24 * 3600_000;
 
-/** Phases in which the backup is still being written; deleting it then is refused. */
-const STILL_RUNNING: ReadonlySet<string> = new Set([
-  BackupPhase.InProgress,
-  BackupPhase.WaitingForPluginOperations,
-  BackupPhase.WaitingForPluginOperationsPartiallyFailed,
-  BackupPhase.Finalizing,
-  BackupPhase.FinalizingPartiallyFailed,
-]);
+/** Phases in which the backup is still being written (all running phases but New); deleting it then is refused. */
+const STILL_RUNNING: ReadonlySet<string> = new Set(BackupRunningPhases.filter((p) => p !== BackupPhase.New));
 
 /** Why a deletion cannot start (Velero's wording), or undefined when it can. */
 export function deletionRefusal(opts: { backup: Backup | undefined; location: { spec: { accessMode?: string | undefined } } | undefined; locationName: string }): string | undefined {

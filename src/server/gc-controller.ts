@@ -9,6 +9,7 @@
  */
 import {
   BackupPhase,
+  BackupRunningPhases,
   BackupStorageLocationAccessMode,
   BackupStorageLocationPhase,
   DeleteBackupRequestPhase,
@@ -40,14 +41,7 @@ export type GcFailure = (typeof GcFailure)[keyof typeof GcFailure];
  * Phases in which a backup is still being written: expiry waits for them to end. (A backup left `Deleting` by a
  * failed deletion is expired again: the pending-request check below keeps two deletions from overlapping.)
  */
-const NOT_EXPIRABLE: ReadonlySet<string> = new Set([
-  BackupPhase.New,
-  BackupPhase.InProgress,
-  BackupPhase.WaitingForPluginOperations,
-  BackupPhase.WaitingForPluginOperationsPartiallyFailed,
-  BackupPhase.Finalizing,
-  BackupPhase.FinalizingPartiallyFailed,
-]);
+const NOT_EXPIRABLE: ReadonlySet<string> = new Set(BackupRunningPhases);
 
 export type GcDecision =
   | { action: 'none'; reason: string }

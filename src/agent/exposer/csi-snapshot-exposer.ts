@@ -12,13 +12,10 @@
  */
 import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { DataUpload } from '../../api/index.js';
-import type { Logger } from '../../base/logger.js';
-import type { Kube } from '../../kube/client.js';
-import type { NodeAgentConfig } from '../config.js';
 import type { ExposeProgress } from '../controllers/data-path-controller.js';
 import type { VolumeMode } from '../microservice/protocol.js';
 import { dataMoverPod } from './data-mover-pod.js';
-import { deleteOwnedPod, deleteOwnedPvc, ensurePod, ensurePvc, readPod, readPvc } from './exposed-objects.js';
+import { deleteOwnedPod, deleteOwnedPvc, ensurePod, ensurePvc, readPod, readPvc, type ExposerOptions } from './exposed-objects.js';
 import { snapshotApi, type SnapshotApi } from './snapshot-api.js';
 import {
   backupContentName,
@@ -32,17 +29,7 @@ import {
   type ExposeOwner,
 } from './snapshot-objects.js';
 
-export interface DataMoverExposerOptions {
-  kube: Kube;
-  /** The install namespace (where the exposed objects live). */
-  namespace: string;
-  /** This node: the one that claimed the CR, where its pod must run. */
-  nodeName: string;
-  nodeAgentPod: V1Pod;
-  config: NodeAgentConfig;
-  resourceTimeoutMs: number;
-  logLevel: string;
-  logger: Logger;
+export interface DataMoverExposerOptions extends ExposerOptions {
   /** The clock (tests); the snapshot-ready wait is measured with it. */
   now?: () => Date;
 }

@@ -8,7 +8,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { VolumeMode } from '../microservice/protocol.js';
 import type { NodeAgentConfig } from '../config.js';
-import { commonDataMoverArgs, dataMoverPodShell, storeRetryArgs, uploadRateArgs, volumePathOf } from './hosting-pod.js';
+import { commonDataMoverArgs, dataMoverPodShell, volumePathOf } from './hosting-pod.js';
 
 export interface DataMoverPodInput {
   kind: 'DataUpload' | 'DataDownload';
@@ -49,9 +49,7 @@ export function dataMoverPod(input: DataMoverPodInput): V1Pod {
       `--volume-path=${volumePathOf(owner.uid)}`,
       `--volume-mode=${input.volumeMode}`,
       `${crFlag}=${owner.name}`,
-      ...commonDataMoverArgs(input),
-      ...storeRetryArgs(input.config),
-      ...(verb === 'backup' ? uploadRateArgs(input.config) : []),
+      ...commonDataMoverArgs(input, verb),
     ],
     volume: { name: owner.uid, persistentVolumeClaim: { claimName: input.claimName } },
     // A backup only reads the volume.

@@ -4,9 +4,25 @@
  * else is an error; deleting a missing object is not.
  */
 import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
+import type { Logger } from '../../base/logger.js';
 import { call, type Kube } from '../../kube/client.js';
+import type { NodeAgentConfig } from '../config.js';
 import { isAlreadyExists, isNotFound } from '../../kube/errors.js';
 import { isOwnedBy, type ExposeOwner } from './snapshot-objects.js';
+
+/** What every exposer (pod volume, CSI snapshot, generic restore) is made with: the node agent's own context. */
+export interface ExposerOptions {
+  kube: Kube;
+  /** The install namespace (where the exposed objects live). */
+  namespace: string;
+  /** This node: the one that claimed the CR, where its pod must run. */
+  nodeName: string;
+  nodeAgentPod: V1Pod;
+  config: NodeAgentConfig;
+  resourceTimeoutMs: number;
+  logLevel: string;
+  logger: Logger;
+}
 
 async function orUndefined<T>(fn: () => Promise<T>): Promise<T | undefined> {
   try {

@@ -82,18 +82,12 @@ export function hostingPodLabel(kind: DataPathKind): string {
 
 const apiVersionOf = (kind: DataPathKind) => (kind === 'DataUpload' || kind === 'DataDownload' ? ApiVersionV2Alpha1 : ApiVersionV1);
 
-/** The upload cap of the node-agent ConfigMap, for the backup commands (restores only read from the store). */
-export function uploadRateArgs(config: NodeAgentConfig): string[] {
-  return config.uploadBytesPerSecond ? [`--upload-bytes-per-second=${config.uploadBytesPerSecond}`] : [];
-}
-
-/** The retry budget of the node-agent ConfigMap, for every data mover (restores read through outages too). */
-export function storeRetryArgs(config: NodeAgentConfig): string[] {
-  return config.storeRetryTimeout ? [`--store-retry-timeout=${config.storeRetryTimeout}`] : [];
-}
-
-/** The flags every data mover takes after its own: timeouts, logging, progress. */
-export function commonDataMoverArgs(opts: { resourceTimeoutMs: number; logLevel: string }): string[] {
+/**
+ * The flags every data mover (pod volume or snapshot data mover) takes after its own: timeouts, logging, progress,
+ * and the node-agent ConfigMap's store settings.
+ */
+export function commonDataMoverArgs(opts: { resourceTimeoutMs: number; logLevel: string; config: NodeAgentConfig }, verb: 'backup' | 'restore'): string[] {
+  const { config } = opts;
   return [
     `--resource-timeout=${formatDuration(opts.resourceTimeoutMs)}`,
     // JSON whatever the node-agent's own format: the node-agent re-emits these lines, field by field, in its log.
@@ -101,6 +95,10 @@ export function commonDataMoverArgs(opts: { resourceTimeoutMs: number; logLevel:
     `--log-level=${opts.logLevel}`,
     // Velero's data mover reports progress every 10 s; live progress in `describe` wants it more often.
     `--progress-interval=${formatDuration(PROGRESS_INTERVAL_MS)}`,
+    // The retry budget applies to every data mover (restores read through outages too).
+    ...(config.storeRetryTimeout ? [`--store-retry-timeout=${config.storeRetryTimeout}`] : []),
+    // The upload cap only to backups: restores only read from the store.
+    ...(verb === 'backup' && config.uploadBytesPerSecond ? [`--upload-bytes-per-second=${config.uploadBytesPerSecond}`] : []),
   ];
 }
 
@@ -195,9 +193,7 @@ export function hostingPod(input: HostingPodInput): V1Pod {
       verb,
       `--volume-path=${volumePathOf(owner.uid)}`,
       `${crFlag}=${owner.name}`,
-      ...commonDataMoverArgs(input),
-      ...storeRetryArgs(input.config),
-      ...(verb === 'backup' ? uploadRateArgs(input.config) : []),
+      ...commonDataMoverArgs(input, verb),
     ],
     volume: { name: owner.uid, hostPath: { path: input.hostPath } },
     // A backup only reads the volume.

@@ -4,22 +4,13 @@
  * of the same name owned by the same CR counts as exposed), so a node-agent restarted mid-expose just retries.
  */
 import type { V1Pod } from '@kubernetes/client-node';
-import type { Logger } from '../../base/logger.js';
-import { call, type Kube } from '../../kube/client.js';
+import { call } from '../../kube/client.js';
 import { isAlreadyExists, isNotFound } from '../../kube/errors.js';
-import type { NodeAgentConfig } from '../config.js';
 import { HOST_PODS_MOUNT, findVolumePath, hostPodsHostDir, toHostPath, volumeDirectory } from './host-path.js';
 import { hostingPod, type HostingPodInput } from './hosting-pod.js';
+import type { ExposerOptions } from './exposed-objects.js';
 
-export interface PodVolumeExposerOptions {
-  kube: Kube;
-  namespace: string;
-  nodeName: string;
-  nodeAgentPod: V1Pod;
-  config: NodeAgentConfig;
-  resourceTimeoutMs: number;
-  logLevel: string;
-  logger: Logger;
+export interface PodVolumeExposerOptions extends ExposerOptions {
   /** Where this process sees the kubelet's pods directory (default /host_pods). */
   hostPodsDir?: string;
 }

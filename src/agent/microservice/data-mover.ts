@@ -6,15 +6,13 @@
  */
 import { Labels } from '../../api/constants.js';
 import { Kinds, parseDataDownload, parseDataUpload, type DataDownload, type DataUpload } from '../../api/index.js';
-import { backup } from '../../datapath/uploader.js';
 import { customClient } from '../../kube/custom.js';
 import { backupBlockVolume, checkBlockVolume } from './block-volume.js';
 import { findParentSnapshot, parallelFilesDownloadSetting, SnapshotTags } from './pod-volume.js';
 import { backupResultMessage, restoreResultMessage, type VolumeMode } from './protocol.js';
-import { openRepositoryForVolume, openRestoreSource } from '../../storage/volume-repository.js';
-import { logRestoreSource, restoreBlockFromSource, restoreFromSource, writeSparseFilesSetting } from './restore-source.js';
+import { logRestoreSource, restoreBlockFromSource, restoreDirectory, writeSparseFilesSetting } from './restore-source.js';
 import type { DataPathWork, RunDataPathResult } from './run.js';
-import { checkFilesystemVolume, isEmptyDirectory, logBackupOutcome, runWatchedTask, storeRetryOptions, type DataMoverTaskOptions } from './task.js';
+import { backupDirectory, checkFilesystemVolume, isEmptyDirectory, openTaskRepository, openTaskRestoreSource, runWatchedTask, type DataMoverTaskOptions } from './task.js';
 import { watchTask } from './watch.js';
 
 /** Velero's requester tag value for data-mover snapshots. */
@@ -52,15 +50,7 @@ export async function runDataUpload(opts: DataMoverTaskOptions): Promise<RunData
   const watch = watchTask({ kube: opts.kube, client, namespace: opts.namespace, name: opts.name, kindLabel: 'DataUpload', logger: opts.logger });
   return runWatchedTask(opts, 'DU', watch, async (du): Promise<DataPathWork> => {
     checkVolume(opts.volumePath, mode);
-    const { repository, location } = await openRepositoryForVolume({
-      kube: opts.kube,
-      namespace: opts.namespace,
-      bslName: du.spec.backupStorageLocation,
-      volumeNamespace: du.spec.sourceNamespace,
-      uploadBytesPerSecond: opts.uploadBytesPerSecond,
-      retry: storeRetryOptions(opts),
-      lockOwner: opts.lockOwner,
-    });
+    const { repository, location } = await openTaskRepository(opts, { bslName: du.spec.backupStorageLocation, volumeNamespace: du.spec.sourceNamespace });
     const source = dataUploadRealSource(du);
     const tags = dataUploadTags(du, mode);
     opts.logger.info({ DU: opts.name, repository: location, source, volumeMode: mode }, 'repository opened');
@@ -78,20 +68,8 @@ export async function runDataUpload(opts: DataMoverTaskOptions): Promise<RunData
           opts.logger.info({ DU: opts.name }, 'volume is empty; no snapshot taken');
           return backupResultMessage({ snapshotID: '', emptySnapshot: true, volumePath: opts.volumePath, totalBytes: 0, volumeMode: mode });
         }
-        const result = await backup({
-          source: opts.volumePath,
-          repository,
-          parent: parent ?? null,
-          tags,
-          description: source,
-          signal,
-          onProgress: (p) => onProgress({ totalBytes: p.totalBytes, doneBytes: p.doneBytes }),
-          progressIntervalMs: 1000,
-        });
-        logBackupOutcome(opts.logger, { DU: opts.name }, result);
-        const s = result.stats;
-        onProgress({ totalBytes: s.bytes, doneBytes: s.bytes });
-        return backupResultMessage({ snapshotID: result.snapshotId, emptySnapshot: false, volumePath: opts.volumePath, totalBytes: s.bytes, volumeMode: mode });
+        const r = await backupDirectory({ repository, volumePath: opts.volumePath, parent, tags, description: source, signal, onProgress, logger: opts.logger, who: { DU: opts.name } });
+        return backupResultMessage({ snapshotID: r.snapshotId, emptySnapshot: false, volumePath: opts.volumePath, totalBytes: r.bytes, volumeMode: mode });
       },
     };
   });
@@ -103,15 +81,7 @@ export async function runDataDownload(opts: DataMoverTaskOptions): Promise<RunDa
   const watch = watchTask({ kube: opts.kube, client, namespace: opts.namespace, name: opts.name, kindLabel: 'DataDownload', logger: opts.logger });
   return runWatchedTask(opts, 'DD', watch, async (dd): Promise<DataPathWork> => {
     checkVolume(opts.volumePath, mode);
-    // cairn's own repository, or Velero's kopia repository of a backup Velero made (read, never written).
-    const source = await openRestoreSource({
-      kube: opts.kube,
-      namespace: opts.namespace,
-      bslName: dd.spec.backupStorageLocation,
-      volumeNamespace: dd.spec.sourceNamespace,
-      retry: storeRetryOptions(opts),
-      lockOwner: opts.lockOwner,
-    });
+    const source = await openTaskRestoreSource(opts, { bslName: dd.spec.backupStorageLocation, volumeNamespace: dd.spec.sourceNamespace });
     logRestoreSource(opts.logger, { DD: opts.name, snapshotID: dd.spec.snapshotID, volumeMode: mode }, source);
     return {
       async run({ signal, onProgress }) {
@@ -121,24 +91,17 @@ export async function runDataDownload(opts: DataMoverTaskOptions): Promise<RunDa
           onProgress({ totalBytes: r.bytes, doneBytes: r.bytes });
           return restoreResultMessage({ volumePath: opts.volumePath, totalBytes: r.bytes, volumeMode: mode });
         }
-        const result = await restoreFromSource(source, {
+        const bytes = await restoreDirectory(source, {
           snapshotId: dd.spec.snapshotID,
-          target: opts.volumePath,
+          volumePath: opts.volumePath,
           signal,
-          onProgress: (p) => onProgress({ totalBytes: p.totalBytes, doneBytes: p.doneBytes }),
-          progressIntervalMs: 1000,
+          onProgress,
           ...parallelFilesDownloadSetting(dd.spec.dataMoverConfig, opts.logger),
           ...writeSparseFilesSetting(dd.spec.dataMoverConfig),
+          logger: opts.logger,
+          who: { DD: opts.name },
         });
-        for (const e of result.errors) opts.logger.warn({ DD: opts.name, path: e.path }, `not restored: ${e.reason}`);
-        if (result.errors.length > 0) {
-          const first = result.errors[0]!;
-          throw new Error(`${result.errors.length} path(s) could not be restored, first ${first.path}: ${first.reason}`);
-        }
-        const s = result.stats;
-        opts.logger.info({ DD: opts.name, bytes: s.bytes, files: s.files, durationMs: s.durationMs }, 'snapshot restored');
-        onProgress({ totalBytes: s.bytes, doneBytes: s.bytes });
-        return restoreResultMessage({ volumePath: opts.volumePath, totalBytes: s.bytes, volumeMode: mode });
+        return restoreResultMessage({ volumePath: opts.volumePath, totalBytes: bytes, volumeMode: mode });
       },
     };
   });

@@ -6,15 +6,13 @@
 import { Kinds, parsePodVolumeBackup, parsePodVolumeRestore, type PodVolumeBackup, type PodVolumeRestore } from '../../api/index.js';
 import { Annotations, Labels } from '../../api/constants.js';
 import type { Logger } from '../../base/logger.js';
-import { backup } from '../../datapath/uploader.js';
 import type { Repository } from '../../datapath/repository.js';
 import { customClient } from '../../kube/custom.js';
 import { backupResultMessage, restoreResultMessage } from './protocol.js';
-import { openRepositoryForVolume, openRestoreSource } from '../../storage/volume-repository.js';
-import { logRestoreSource, restoreFromSource, writeSparseFilesSetting } from './restore-source.js';
+import { logRestoreSource, restoreDirectory, writeSparseFilesSetting } from './restore-source.js';
 import type { RunDataPathResult } from './run.js';
 import { writeCompletionMarker } from './completion-marker.js';
-import { checkFilesystemVolume, isEmptyDirectory, logBackupOutcome, runWatchedTask, storeRetryOptions, type DataMoverTaskOptions } from './task.js';
+import { backupDirectory, checkFilesystemVolume, isEmptyDirectory, openTaskRepository, openTaskRestoreSource, runWatchedTask, type DataMoverTaskOptions } from './task.js';
 import { watchTask } from './watch.js';
 
 /** Snapshot tags that identify fs-backup snapshots (Velero's keys) and their source across pod re-creations. */
@@ -69,15 +67,7 @@ export async function runPodVolumeBackup(opts: PodVolumeTaskOptions): Promise<Ru
   return runWatchedTask(opts, 'PVB', watch, async (pvb) => {
     checkFilesystemVolume(opts.volumePath);
     const volumeNamespace = pvb.spec.pod.namespace ?? '';
-    const { repository, location } = await openRepositoryForVolume({
-      kube: opts.kube,
-      namespace: opts.namespace,
-      bslName: pvb.spec.backupStorageLocation,
-      volumeNamespace,
-      uploadBytesPerSecond: opts.uploadBytesPerSecond,
-      retry: storeRetryOptions(opts),
-      lockOwner: opts.lockOwner,
-    });
+    const { repository, location } = await openTaskRepository(opts, { bslName: pvb.spec.backupStorageLocation, volumeNamespace });
     const source = realSource(pvb);
     opts.logger.info({ PVB: opts.name, repository: location, source }, 'repository opened');
     return {
@@ -88,20 +78,18 @@ export async function runPodVolumeBackup(opts: PodVolumeTaskOptions): Promise<Ru
         }
         const parent = await findParentSnapshot(repository, source);
         opts.logger.info({ PVB: opts.name, parent: parent ?? null }, parent ? 'incremental backup against the previous snapshot' : 'full backup (no previous snapshot)');
-        const result = await backup({
-          source: opts.volumePath,
+        const r = await backupDirectory({
           repository,
-          parent: parent ?? null,
+          volumePath: opts.volumePath,
+          parent,
           tags: { ...(pvb.spec.tags ?? {}), [SnapshotTags.Requester]: 'snapshot-pod-volume', [SnapshotTags.Uploader]: 'kopia', [SnapshotTags.RealSource]: source },
           description: source,
           signal,
-          onProgress: (p) => onProgress({ totalBytes: p.totalBytes, doneBytes: p.doneBytes }),
-          progressIntervalMs: 1000,
+          onProgress,
+          logger: opts.logger,
+          who: { PVB: opts.name },
         });
-        logBackupOutcome(opts.logger, { PVB: opts.name }, result);
-        const s = result.stats;
-        onProgress({ totalBytes: s.bytes, doneBytes: s.bytes });
-        return backupResultMessage({ snapshotID: result.snapshotId, emptySnapshot: false, volumePath: opts.volumePath, totalBytes: s.bytes });
+        return backupResultMessage({ snapshotID: r.snapshotId, emptySnapshot: false, volumePath: opts.volumePath, totalBytes: r.bytes });
       },
     };
   });
@@ -112,35 +100,20 @@ export async function runPodVolumeRestore(opts: PodVolumeTaskOptions): Promise<R
   const watch = watchTask({ kube: opts.kube, client, namespace: opts.namespace, name: opts.name, kindLabel: 'PVR', logger: opts.logger });
   return runWatchedTask(opts, 'PVR', watch, async (pvr) => {
     checkFilesystemVolume(opts.volumePath);
-    // cairn's own repository, or Velero's kopia repository of a backup Velero made (read, never written).
-    const source = await openRestoreSource({
-      kube: opts.kube,
-      namespace: opts.namespace,
-      bslName: pvr.spec.backupStorageLocation,
-      volumeNamespace: pvr.spec.sourceNamespace,
-      retry: storeRetryOptions(opts),
-      lockOwner: opts.lockOwner,
-    });
+    const source = await openTaskRestoreSource(opts, { bslName: pvr.spec.backupStorageLocation, volumeNamespace: pvr.spec.sourceNamespace });
     logRestoreSource(opts.logger, { PVR: opts.name, snapshotID: pvr.spec.snapshotID }, source);
     return {
       async run({ signal, onProgress }) {
-        const result = await restoreFromSource(source, {
+        const bytes = await restoreDirectory(source, {
           snapshotId: pvr.spec.snapshotID,
-          target: opts.volumePath,
+          volumePath: opts.volumePath,
           signal,
-          onProgress: (p) => onProgress({ totalBytes: p.totalBytes, doneBytes: p.doneBytes }),
-          progressIntervalMs: 1000,
+          onProgress,
           ...parallelFilesDownload(pvr, opts.logger),
           ...writeSparseFilesSetting(pvr.spec.uploaderSettings),
+          logger: opts.logger,
+          who: { PVR: opts.name },
         });
-        for (const e of result.errors) opts.logger.warn({ PVR: opts.name, path: e.path }, `not restored: ${e.reason}`);
-        if (result.errors.length > 0) {
-          const first = result.errors[0]!;
-          throw new Error(`${result.errors.length} path(s) could not be restored, first ${first.path}: ${first.reason}`);
-        }
-        const s = result.stats;
-        opts.logger.info({ PVR: opts.name, bytes: s.bytes, files: s.files, durationMs: s.durationMs }, 'snapshot restored');
-        onProgress({ totalBytes: s.bytes, doneBytes: s.bytes });
         const restoreUID = pvr.metadata?.ownerReferences?.[0]?.uid ?? pvr.metadata?.labels?.[Labels.RestoreUID];
         if (restoreUID) {
           try {
@@ -151,7 +124,7 @@ export async function runPodVolumeRestore(opts: PodVolumeTaskOptions): Promise<R
         } else {
           opts.logger.warn({ PVR: opts.name }, 'PVR has no owner Restore; no done marker written');
         }
-        return restoreResultMessage({ volumePath: opts.volumePath, totalBytes: s.bytes });
+        return restoreResultMessage({ volumePath: opts.volumePath, totalBytes: bytes });
       },
     };
   });

@@ -53,3 +53,42 @@ export function logRestoreSource(logger: Logger, fields: Record<string, string>,
     'repository opened',
   );
 }
+
+/**
+ * Restores a snapshot into a mounted directory (a pod volume or a Filesystem data-mover volume): each path that could
+ * not be restored is logged and fails the restore; otherwise the figures are logged and the final progress reported.
+ * Returns the bytes restored.
+ */
+export async function restoreDirectory(
+  source: RestoreSource,
+  opts: {
+    snapshotId: string;
+    volumePath: string;
+    signal: AbortSignal;
+    onProgress: (p: { totalBytes: number; doneBytes: number }) => void;
+    concurrency?: number;
+    sparse?: boolean;
+    logger: Logger;
+    who: Record<string, string>;
+  },
+): Promise<number> {
+  const { logger, who } = opts;
+  const result = await restoreFromSource(source, {
+    snapshotId: opts.snapshotId,
+    target: opts.volumePath,
+    signal: opts.signal,
+    onProgress: (p) => opts.onProgress({ totalBytes: p.totalBytes, doneBytes: p.doneBytes }),
+    progressIntervalMs: 1000,
+    ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}),
+    ...(opts.sparse !== undefined ? { sparse: opts.sparse } : {}),
+  });
+  for (const e of result.errors) logger.warn({ ...who, path: e.path }, `not restored: ${e.reason}`);
+  if (result.errors.length > 0) {
+    const first = result.errors[0]!;
+    throw new Error(`${result.errors.length} path(s) could not be restored, first ${first.path}: ${first.reason}`);
+  }
+  const s = result.stats;
+  logger.info({ ...who, bytes: s.bytes, files: s.files, durationMs: s.durationMs }, 'snapshot restored');
+  opts.onProgress({ totalBytes: s.bytes, doneBytes: s.bytes });
+  return s.bytes;
+}

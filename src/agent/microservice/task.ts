@@ -6,13 +6,15 @@
  */
 import { lstatSync, readdirSync } from 'node:fs';
 import type { Logger } from '../../base/logger.js';
-import type { BackupResult } from '../../datapath/uploader.js';
+import { backup, type BackupResult } from '../../datapath/uploader.js';
+import type { Repository } from '../../datapath/repository.js';
 import type { Kube } from '../../kube/client.js';
 import type { RetryOptions } from '../../plugins/object-store/retry.js';
 import type { LockOwnerPod } from '../../datapath/locks.js';
+import { openRepositoryForVolume, openRestoreSource, type RestoreSource, type VolumeRepository } from '../../storage/volume-repository.js';
 import { dataPathEventRecorder } from './events.js';
 import type { TaskKind, VolumeMode } from './protocol.js';
-import { runDataPath, type DataPathWork, type EventSink, type RunDataPathResult } from './run.js';
+import { runDataPath, type DataPathProgress, type DataPathWork, type EventSink, type RunDataPathResult } from './run.js';
 import type { DataPathResource, TaskWatch } from './watch.js';
 
 export interface DataMoverTaskOptions {
@@ -54,6 +56,32 @@ export function storeRetryOptions(opts: Pick<DataMoverTaskOptions, 'storeRetryFo
       );
     },
   };
+}
+
+/** Which repository a task's volume data lives in: its location and the namespace of the volume's workload. */
+export interface TaskRepositoryRef {
+  bslName: string;
+  volumeNamespace: string;
+}
+
+/** A backup task's repository, opened with the task's retry budget, upload cap and lock owner. */
+export function openTaskRepository(opts: DataMoverTaskOptions, ref: TaskRepositoryRef): Promise<VolumeRepository> {
+  return openRepositoryForVolume({
+    kube: opts.kube,
+    namespace: opts.namespace,
+    ...ref,
+    uploadBytesPerSecond: opts.uploadBytesPerSecond,
+    retry: storeRetryOptions(opts),
+    lockOwner: opts.lockOwner,
+  });
+}
+
+/**
+ * What a restore task reads from: cairn's own repository, or Velero's kopia repository of a backup Velero made (read,
+ * never written), opened with the task's retry budget and lock owner.
+ */
+export function openTaskRestoreSource(opts: DataMoverTaskOptions, ref: TaskRepositoryRef): Promise<RestoreSource> {
+  return openRestoreSource({ kube: opts.kube, namespace: opts.namespace, ...ref, retry: storeRetryOptions(opts), lockOwner: opts.lockOwner });
 }
 
 /** Runs one task: watch, wait for InProgress, prepare, transfer, report. The watch is stopped whatever happens. */
@@ -116,4 +144,35 @@ export function logBackupOutcome(logger: Logger, who: Record<string, string>, re
   for (const s of result.skipped) logger.info({ ...who, path: s.path }, s.reason);
   const s = result.stats;
   logger.info({ ...who, snapshotID: result.snapshotId, bytes: s.bytes, newBytes: s.newBytes, reusedBytes: s.reusedBytes, files: s.files, durationMs: s.durationMs }, 'snapshot written');
+}
+
+/**
+ * Backs up the mounted directory of a pod volume or a Filesystem data-mover volume: the snapshot, its outcome in the
+ * log and the final progress. Returns the snapshot ID and the bytes it holds; the caller words the result message.
+ */
+export async function backupDirectory(opts: {
+  repository: Repository;
+  volumePath: string;
+  parent: string | undefined;
+  tags: Record<string, string>;
+  description: string;
+  signal: AbortSignal;
+  onProgress: (p: DataPathProgress) => void;
+  logger: Logger;
+  who: Record<string, string>;
+}): Promise<{ snapshotId: string; bytes: number }> {
+  const result = await backup({
+    source: opts.volumePath,
+    repository: opts.repository,
+    parent: opts.parent ?? null,
+    tags: opts.tags,
+    description: opts.description,
+    signal: opts.signal,
+    onProgress: (p) => opts.onProgress({ totalBytes: p.totalBytes, doneBytes: p.doneBytes }),
+    progressIntervalMs: 1000,
+  });
+  logBackupOutcome(opts.logger, opts.who, result);
+  const bytes = result.stats.bytes;
+  opts.onProgress({ totalBytes: bytes, doneBytes: bytes });
+  return { snapshotId: result.snapshotId, bytes };
 }

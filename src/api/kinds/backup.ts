@@ -25,6 +25,15 @@ export type BackupPhase = (typeof BackupPhases)[number];
 
 /** Phases a backup never leaves by itself (only deletion follows). */
 export const BackupTerminalPhases: readonly BackupPhase[] = ['Completed', 'PartiallyFailed', 'Failed', 'FailedValidation', 'Canceled'];
+/** Phases of a backup still being made, from New to its last finalizing step: it is neither done nor deleted. */
+export const BackupRunningPhases: readonly BackupPhase[] = [
+  'New',
+  'InProgress',
+  'WaitingForPluginOperations',
+  'WaitingForPluginOperationsPartiallyFailed',
+  'Finalizing',
+  'FinalizingPartiallyFailed',
+];
 export function isBackupDone(phase: string | undefined): boolean {
   return (BackupTerminalPhases as readonly string[]).includes(phase ?? '');
 }

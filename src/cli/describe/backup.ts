@@ -3,32 +3,32 @@
  * is fetched by the caller and passed in, so the output can be checked section by section against fixtures.
  */
 import { creationTimestampOf, type Backup, type BackupOperation, type DataUpload, type DeleteBackupRequest, type PodVolumeBackup } from '../../api/index.js';
-import type { Results } from '../../api/results.js';
 import type { BackupVolumeInfo } from '../../api/volume-info.js';
-import { formatGoTime, selectorText, valueOr, type BackupDescription, type Fetched } from '../backups.js';
-import type { Colours } from '../colour.js';
-import { Describer, NONE, boolText, describeOperations, describeResourceList, durationText, listOr } from './describer.js';
+import { formatGoTime, selectorText, valueOr, type BackupDescription } from '../backups.js';
+import {
+  Describer,
+  NONE,
+  boolText,
+  describeFetchedResourceList,
+  describeLabelSelectors,
+  describeMetadata,
+  describeOperations,
+  describeResults,
+  describeValidationErrors,
+  durationText,
+  type DescribeFilesInput,
+  listOr,
+} from './describer.js';
 import { csiSnapshotViews, describeCsiSnapshots } from './data-movement-backup.js';
 import { PVB_PHASE_ORDER, describePhaseGroups, describePodVolumeDetails, podVolumeBackupViews, volumeInfoViews } from './pod-volumes.js';
 
-export interface BackupDescribeInput {
+/** The files are the backup's `<n>-results.gz`, `<n>-volumeinfo.json.gz`, `<n>-resource-list.json.gz` and `<n>-itemoperations.json.gz`. */
+export interface BackupDescribeInput extends DescribeFilesInput<BackupVolumeInfo, BackupOperation> {
   backup: Backup;
-  details: boolean;
-  colours: Colours;
-  /** `<n>-results.gz`; read only when the backup has warnings or errors. */
-  results?: Fetched<Results> | undefined;
-  /** `<n>-volumeinfo.json.gz`. */
-  volumeInfo?: Fetched<BackupVolumeInfo[]> | undefined;
-  /** `<n>-resource-list.json.gz`; with details only. */
-  resourceList?: Fetched<Record<string, string[]>> | undefined;
-  /** `<n>-itemoperations.json.gz`; with details and item operations only. */
-  itemOperations?: Fetched<BackupOperation[]> | undefined;
   podVolumeBackups: readonly PodVolumeBackup[];
   /** DataUploads of the backup in the cluster (by backup-uid label), for live data-movement details. */
   dataUploads?: readonly DataUpload[];
   deleteRequests: readonly DeleteBackupRequest[];
-  /** The command name used in hints ("cairn"). */
-  cli?: string;
 }
 
 /** The `-o json|yaml` shape of `backup describe` (documented in docs/cli.md): the same inputs as the text. */
@@ -52,36 +52,18 @@ export function describeBackup(input: BackupDescribeInput): string {
   const status = backup.status ?? {};
   const d = new Describer();
 
-  d.line(`Name:\t${c.bold(name)}`);
-  d.line(`Namespace:\t${backup.metadata.namespace ?? ''}`);
-  d.map('Labels', backup.metadata.labels);
-  d.map('Annotations', backup.metadata.annotations);
+  describeMetadata(d, backup.metadata, c);
 
   d.line();
   const phase = status.phase ?? 'New';
   const logsNote = phase === 'Failed' || phase === 'PartiallyFailed' ? ` (run \`${cli} backup logs ${name}\` for more information)` : '';
   d.line(`Phase:\t${c.phase(phase)}${logsNote}`);
 
-  if (backup.spec.resourcePolicy) {
-    d.line();
-    d.line('Resource policies:');
-    d.line(`\tType:\t${backup.spec.resourcePolicy.kind}`);
-    d.line(`\tName:\t${backup.spec.resourcePolicy.name}`);
-  }
-  const parallel = backup.spec.uploaderConfig?.parallelFilesUpload ?? 0;
-  if (parallel > 0) {
-    d.line();
-    d.line('Uploader config:');
-    d.line(`\tParallel files upload:\t${parallel}`);
-  }
-  if (status.validationErrors?.length) {
-    d.line();
-    // Velero prints the first error on the heading's line and aligns the rest under it.
-    status.validationErrors.forEach((e, i) => d.line(`${i === 0 ? 'Validation errors:' : ''}\t${c.red(e)}`));
-  }
+  describePolicyAndUploader(d, backup.spec);
+  describeValidationErrors(d, status.validationErrors, c);
 
   d.line();
-  describeResults(d, status.warnings ?? 0, status.errors ?? 0, input.results);
+  describeResults(d, { warnings: status.warnings ?? 0, errors: status.errors ?? 0 }, input.results, true);
 
   d.line();
   describeBackupSpec(d, backup.spec);
@@ -96,26 +78,19 @@ export function describeBackup(input: BackupDescribeInput): string {
   return d.toString();
 }
 
-export function describeResults(d: Describer, warnings: number, errors: number, results: Fetched<Results> | undefined): void {
-  if (warnings === 0 && errors === 0) return;
-  if (!results || (!results.ok && results.notFound)) {
-    d.line(`Errors:\t${errors}`);
-    d.line(`Warnings:\t${warnings}`);
-    return;
-  }
-  if (!results.ok) {
-    d.line(`Warnings:\t<error getting warnings: ${results.error}>`);
+/** The resource policy and uploader config of a backup spec, each after a blank line when set (also a schedule's template). */
+export function describePolicyAndUploader(d: Describer, spec: Backup['spec']): void {
+  if (spec.resourcePolicy) {
     d.line();
-    d.line(`Errors:\t<error getting errors: ${results.error}>`);
-    return;
+    d.line('Resource policies:');
+    d.line(`\tType:\t${spec.resourcePolicy.kind}`);
+    d.line(`\tName:\t${spec.resourcePolicy.name}`);
   }
-  if (warnings > 0) {
+  const parallel = spec.uploaderConfig?.parallelFilesUpload ?? 0;
+  if (parallel > 0) {
     d.line();
-    d.result('Warnings', results.value.warnings);
-  }
-  if (errors > 0) {
-    d.line();
-    d.result('Errors', results.value.errors);
+    d.line('Uploader config:');
+    d.line(`\tParallel files upload:\t${parallel}`);
   }
 }
 
@@ -148,9 +123,7 @@ export function describeBackupSpec(d: Describer, spec: Backup['spec']): void {
   }
 
   d.line();
-  d.line(`Label selector:\t${selectorText(spec.labelSelector)}`);
-  d.line();
-  d.line(`Or label selector:\t${spec.orLabelSelectors?.length ? spec.orLabelSelectors.map((s) => selectorText(s)).join(' or ') : NONE}`);
+  describeLabelSelectors(d, spec);
 
   d.line();
   d.line(`Storage Location:\t${spec.storageLocation ?? ''}`);
@@ -240,10 +213,7 @@ function describeStatus(d: Describer, input: BackupDescribeInput): void {
   );
 
   if (input.details) {
-    const list = input.resourceList;
-    if (!list || (!list.ok && list.notFound)) d.line('Resource List:\t<backup resource list not found>');
-    else if (!list.ok) d.line(`Resource List:\t<error getting backup resource list: ${list.error}>`);
-    else describeResourceList(d, list.value);
+    describeFetchedResourceList(d, 'backup', input.resourceList);
     d.line();
   }
 

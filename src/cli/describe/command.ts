@@ -2,9 +2,17 @@
  * What the `describe` commands of backups, restores and schedules share: their flags, and how the described objects
  * are printed (text blocks apart from each other, or one object or a List as JSON/YAML).
  */
+import type { KubernetesObject } from '@kubernetes/client-node';
 import { Flags } from '@oclif/core';
-import { outputFlag } from '../base-command.js';
+import type { Logger } from '../../base/logger.js';
+import { connect, type Kube } from '../../kube/client.js';
+import type { CustomClient } from '../../kube/custom.js';
+import { BaseCommand, outputFlag } from '../base-command.js';
+import { colours, type Colours } from '../colour.js';
+import { parseDuration } from '../duration.js';
+import { parseLabelSelector } from '../label-selector.js';
 import { asList, formatJson, formatYaml, type OutputFormat } from '../output.js';
+import { selectObjects } from '../select.js';
 
 /** `-o`, `--selector` and `--no-color`; `kind` is plural ("backups"). */
 export function describeFlags(kind: string) {
@@ -49,4 +57,48 @@ export async function renderDescriptions<T>(o: RenderDescriptionsOptions<T>): Pr
   for (const object of o.objects) items.push(await o.data(object));
   const value = o.names.length === 1 ? items[0] : asList(items);
   return o.output === 'json' ? formatJson(value) : formatYaml(value);
+}
+
+/** What describing one backup or restore needs besides the object: where to read its files, and how to print. */
+export interface DescribeContext {
+  kube: Kube;
+  namespace: string;
+  details: boolean;
+  timeoutMs: number;
+  logger: Logger;
+  colours: Colours;
+}
+
+/**
+ * The command behind `backup describe` and `restore describe`: select the objects, then print each one's text (files
+ * read for text output) or data (`-o json|yaml`). Each verb names its texts, kind, client and the two renderings.
+ */
+export abstract class DescribeStoredCommand<T extends KubernetesObject & { metadata: { name?: string | undefined } }> extends BaseCommand<typeof DescribeStoredCommand> {
+  static override strict = false;
+  static override flags = describeStoredFlags('objects', 'More detail.');
+  /** The kind as the messages name it ("backup"). */
+  protected abstract readonly kind: string;
+  protected abstract client(kube: Kube): CustomClient<T>;
+  protected abstract text(object: T, ctx: DescribeContext): Promise<string>;
+  protected abstract data(object: T, ctx: DescribeContext): Promise<unknown>;
+
+  async run(): Promise<void> {
+    if (this.flags.selector) parseLabelSelector('--selector', this.flags.selector);
+    const timeoutMs = parseDuration('--timeout', this.flags.timeout);
+    const kube = connect({ kubeconfig: this.flags.kubeconfig, context: this.flags.context });
+    const namespace = this.flags.namespace;
+    const names = this.positional;
+    const objects = await selectObjects(this.client(kube), { namespace, names, selector: this.flags.selector, what: this.kind });
+    const ctx: DescribeContext = { kube, namespace, details: this.flags.details, timeoutMs, logger: this.log_, colours: colours(this.colourEnabled(this.flags['no-color'])) };
+    this.out(
+      await renderDescriptions({
+        objects,
+        names,
+        output: this.flags.output,
+        kind: `${this.kind}s`,
+        text: (object) => this.text(object, ctx),
+        data: (object) => this.data(object, ctx),
+      }),
+    );
+  }
 }

@@ -5,29 +5,20 @@
  * cluster, so the progress is what the node agent last reported.
  */
 import type { DataDownload } from '../../api/index.js';
-import { formatGoTime } from '../backups.js';
 import { NONE, phaseGroup, type Describer } from './describer.js';
-import { progressText } from './pod-volumes.js';
+import { describeTransferFields, transferView, type TransferView } from './pod-volumes.js';
 
 /** Velero's order of data-path phase groups on the restore side. */
 export const DD_PHASE_ORDER = ['Completed', 'Canceled', 'Failed', 'In Progress', 'Canceling', 'Prepared', 'Accepted', 'New'] as const;
 
-const RUNNING_PHASES = new Set(['InProgress', 'Canceling']);
-
 /** One DataDownload as describe shows it. */
-export interface DataDownloadView {
+export interface DataDownloadView extends TransferView {
   name: string;
   /** The claim restored into (restore-time namespace). */
   namespace: string;
   pvc: string;
-  phase: string;
   node?: string | undefined;
   snapshotID: string;
-  totalBytes?: number | undefined;
-  bytesDone?: number | undefined;
-  message?: string | undefined;
-  started?: string | undefined;
-  completed?: string | undefined;
 }
 
 export function dataDownloadViews(dds: readonly DataDownload[]): DataDownloadView[] {
@@ -35,14 +26,9 @@ export function dataDownloadViews(dds: readonly DataDownload[]): DataDownloadVie
     name: dd.metadata?.name ?? '',
     namespace: dd.spec.targetVolume.namespace,
     pvc: dd.spec.targetVolume.pvc,
-    phase: dd.status?.phase ?? '',
+    ...transferView(dd.status),
     node: dd.status?.node || undefined,
     snapshotID: dd.spec.snapshotID,
-    totalBytes: dd.status?.progress?.totalBytes,
-    bytesDone: dd.status?.progress?.bytesDone,
-    message: dd.status?.message || undefined,
-    started: dd.status?.startTimestamp ?? undefined,
-    completed: dd.status?.completionTimestamp ?? undefined,
   }));
   const key = (v: DataDownloadView) => `${v.namespace}/${v.pvc}/${v.name}`;
   return views.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
@@ -73,12 +59,6 @@ export function describeDataDownloads(d: Describer, dds: readonly DataDownload[]
     field('Phase', phaseGroup(v.phase));
     field('Node', v.node ?? NONE);
     field('Snapshot ID', v.snapshotID || NONE);
-    if (v.phase === 'Completed') field('Size (bytes)', String(v.totalBytes ?? 0));
-    else if (RUNNING_PHASES.has(v.phase) || v.totalBytes !== undefined) field('Progress', progressText(v.bytesDone, v.totalBytes));
-    const started = formatGoTime(v.started);
-    const completed = formatGoTime(v.completed);
-    if (started) field('Started', started);
-    if (completed) field('Completed', completed);
-    if (v.message) field('Message', v.message);
+    describeTransferFields(field, v);
   }
 }

@@ -6,6 +6,9 @@
 import { tabwrite } from '../tabwriter.js';
 import type { Result } from '../../api/results.js';
 import { formatDurationNanos, parseDurationNanos, type BackupOperation, type ResourceIdentifier, type RestoreOperation } from '../../api/index.js';
+import type { Results } from '../../api/results.js';
+import { selectorText, type Fetched } from '../backups.js';
+import type { Colours } from '../colour.js';
 
 export const NONE = '<none>';
 
@@ -53,6 +56,83 @@ export class Describer {
   }
 }
 
+/** What backup and restore describe both take besides their object and its live volume objects. */
+export interface DescribeFilesInput<VolumeInfo, Operation> {
+  details: boolean;
+  colours: Colours;
+  /** The results file; read only when there are warnings or errors. */
+  results?: Fetched<Results> | undefined;
+  /** The volume info file. */
+  volumeInfo?: Fetched<VolumeInfo[]> | undefined;
+  /** The resource list file; with details only. */
+  resourceList?: Fetched<Record<string, string[]>> | undefined;
+  /** The item operations file; with details and item operations only. */
+  itemOperations?: Fetched<Operation[]> | undefined;
+  /** The command name used in hints ("cairn"). */
+  cli?: string;
+}
+
+/** The head of every describe: the name in bold, the namespace, labels and annotations. */
+export function describeMetadata(
+  d: Describer,
+  meta: { name?: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> },
+  c: Colours,
+): void {
+  d.line(`Name:\t${c.bold(meta.name ?? '')}`);
+  d.line(`Namespace:\t${meta.namespace ?? ''}`);
+  d.map('Labels', meta.labels);
+  d.map('Annotations', meta.annotations);
+}
+
+/** Validation errors after a blank line; Velero prints the first on the heading's line and aligns the rest under it. */
+export function describeValidationErrors(d: Describer, errors: readonly string[] | null | undefined, c: Colours): void {
+  if (!errors?.length) return;
+  d.line();
+  errors.forEach((e, i) => d.line(`${i === 0 ? 'Validation errors:' : ''}\t${c.red(e)}`));
+}
+
+/** The label selector and the OR-ed selectors, a blank line apart (backup spec and restore spec alike). */
+export function describeLabelSelectors(d: Describer, spec: { labelSelector?: object | null; orLabelSelectors?: readonly object[] | null }): void {
+  d.line(`Label selector:\t${selectorText(spec.labelSelector)}`);
+  d.line();
+  d.line(`Or label selector:\t${spec.orLabelSelectors?.length ? spec.orLabelSelectors.map((s) => selectorText(s)).join(' or ') : NONE}`);
+}
+
+/**
+ * The Warnings/Errors blocks of a backup's or restore's results file; nothing when both counts are zero.
+ * They part only where the file could not be read: backup describe then prints the counts from the status when the
+ * file is missing (`countsWhenMissing`), restore describe reports it as an error whatever the reason.
+ */
+export function describeResults(
+  d: Describer,
+  counts: { warnings: number; errors: number },
+  results: Fetched<Results> | undefined,
+  countsWhenMissing: boolean,
+): void {
+  const { warnings, errors } = counts;
+  if (warnings === 0 && errors === 0) return;
+  if (countsWhenMissing && (!results || (!results.ok && results.notFound))) {
+    d.line(`Errors:\t${errors}`);
+    d.line(`Warnings:\t${warnings}`);
+    return;
+  }
+  if (!results || !results.ok) {
+    const why = results && !results.ok ? results.error : 'not found';
+    d.line(`Warnings:\t<error getting warnings: ${why}>`);
+    d.line();
+    d.line(`Errors:\t<error getting errors: ${why}>`);
+    return;
+  }
+  if (warnings > 0) {
+    d.line();
+    d.result('Warnings', results.value.warnings);
+  }
+  if (errors > 0) {
+    d.line();
+    d.result('Errors', results.value.errors);
+  }
+}
+
 /** Velero's BoolPointerString. */
 export function boolText(value: boolean | null | undefined, falseText: string, trueText: string, unsetText: string): string {
   if (value === undefined || value === null) return unsetText;
@@ -77,6 +157,13 @@ export function describeResourceList(d: Describer, list: Readonly<Record<string,
     d.line(`\t${gvk}:`);
     for (const item of list[gvk] ?? []) d.line(`\t\t- ${item}`);
   }
+}
+
+/** The resource list of a backup or restore (`what`), or why it could not be read. */
+export function describeFetchedResourceList(d: Describer, what: 'backup' | 'restore', list: Fetched<Record<string, string[]>> | undefined): void {
+  if (!list || (!list.ok && list.notFound)) d.line(`Resource List:\t<${what} resource list not found>`);
+  else if (!list.ok) d.line(`Resource List:\t<error getting ${what} resource list: ${list.error}>`);
+  else describeResourceList(d, list.value);
 }
 
 /** Velero's grouping of data-path phases for describe. */

@@ -12,7 +12,19 @@ import {
   type Fetched,
 } from '../backups.js';
 import { dataDownloadClient, podVolumeRestoreClient, restoreClient } from '../restores.js';
-import { Labels, creationTimestampOf, labelValue, parseBackupOperations, parseRestoreOperations, selectorFor, type Backup, type Restore } from '../../api/index.js';
+import {
+  Labels,
+  creationTimestampOf,
+  labelValue,
+  parseBackupOperations,
+  parseRestoreOperations,
+  selectorFor,
+  type Backup,
+  type BackupOperation,
+  type DownloadTargetKind,
+  type Restore,
+  type RestoreOperation,
+} from '../../api/index.js';
 import { retryTransient, type Kube } from '../../kube/client.js';
 import type { Logger } from '../../base/logger.js';
 import { NotFoundError } from '../../base/errors.js';
@@ -46,20 +58,16 @@ export async function gatherBackup(kube: Kube, backup: Backup, opts: GatherOptio
   // Files exist only once the backup was persisted (and a canceled backup's are deleted); otherwise nothing is asked
   // of the server.
   const phase = backup.status?.phase ?? 'New';
-  const stored = !['New', 'FailedValidation', 'InProgress', 'Canceling', 'Canceled'].includes(phase);
-  const logger = opts.logger ? { logger: opts.logger } : {};
-  const read = <T>(kind: 'BackupResults' | 'BackupVolumeInfos' | 'BackupResourceList' | 'BackupItemOperations'): Promise<Fetched<T>> =>
-    stored ? fetchJson<T>(kube, { namespace: ns, kind, name, timeoutMs: opts.timeoutMs, ...logger }) : Promise.resolve(NOT_STORED);
-  const hasResults = (backup.status?.warnings ?? 0) > 0 || (backup.status?.errors ?? 0) > 0;
-  const wantsVolumes = backup.spec.snapshotVolumes !== false && (opts.text || opts.details);
-  const wantsOperations = opts.details && (backup.status?.backupItemOperationsAttempted ?? 0) > 0;
-  const [results, volumeInfo, resourceList, itemOperations] = await Promise.all([
-    hasResults ? read<Results>('BackupResults') : Promise.resolve(undefined),
-    wantsVolumes ? read<BackupVolumeInfo[]>('BackupVolumeInfos') : Promise.resolve(undefined),
-    opts.details ? read<Record<string, string[]>>('BackupResourceList') : Promise.resolve(undefined),
-    wantsOperations ? read<unknown>('BackupItemOperations').then((f) => parsedOperations(f, parseBackupOperations)) : Promise.resolve(undefined),
-  ]);
-  return { deleteRequests: byCreation(deleteRequests), podVolumeBackups, dataUploads: byName(dataUploads), results, volumeInfo, resourceList, itemOperations };
+  const files = await readFiles<BackupVolumeInfo, BackupOperation>(kube, opts, {
+    name,
+    stored: !['New', 'FailedValidation', 'InProgress', 'Canceling', 'Canceled'].includes(phase),
+    status: backup.status,
+    kinds: { results: 'BackupResults', volumeInfo: 'BackupVolumeInfos', resourceList: 'BackupResourceList', itemOperations: 'BackupItemOperations' },
+    wantsVolumeInfo: backup.spec.snapshotVolumes !== false && (opts.text || opts.details),
+    operationsAttempted: backup.status?.backupItemOperationsAttempted ?? 0,
+    parseOperations: parseBackupOperations,
+  });
+  return { deleteRequests: byCreation(deleteRequests), podVolumeBackups, dataUploads: byName(dataUploads), ...files };
 }
 
 export async function gatherRestore(kube: Kube, restore: Restore, opts: GatherOptions) {
@@ -69,19 +77,54 @@ export async function gatherRestore(kube: Kube, restore: Restore, opts: GatherOp
   const podVolumeRestores = await retryTransient(() => podVolumeRestoreClient(kube).list(ns, selector));
   const dataDownloads = await retryTransient(() => dataDownloadClient(kube).list(ns, selector));
   const phase = restore.status?.phase ?? 'New';
-  const stored = !['New', 'FailedValidation', 'InProgress'].includes(phase);
+  const files = await readFiles<RestoreVolumeInfo, RestoreOperation>(kube, opts, {
+    name,
+    stored: !['New', 'FailedValidation', 'InProgress'].includes(phase),
+    status: restore.status,
+    kinds: { results: 'RestoreResults', volumeInfo: 'RestoreVolumeInfo', resourceList: 'RestoreResourceList', itemOperations: 'RestoreItemOperations' },
+    // Always: restore describe shows the volumes not restored and the CSI snapshot restores without --details too.
+    wantsVolumeInfo: true,
+    operationsAttempted: restore.status?.restoreItemOperationsAttempted ?? 0,
+    parseOperations: parseRestoreOperations,
+  });
+  return { podVolumeRestores, dataDownloads, ...files };
+}
+
+/**
+ * The files a backup or restore describe reads from storage, each only when it is wanted: the results when there
+ * are warnings or errors, the resource list with details, the item operations with details when any were attempted.
+ * Before the object's files are stored nothing is asked of the server.
+ */
+async function readFiles<VolumeInfo, Operation>(
+  kube: Kube,
+  opts: GatherOptions,
+  o: {
+    name: string;
+    stored: boolean;
+    status: { warnings?: number | undefined; errors?: number | undefined } | undefined;
+    kinds: { results: DownloadTargetKind; volumeInfo: DownloadTargetKind; resourceList: DownloadTargetKind; itemOperations: DownloadTargetKind };
+    wantsVolumeInfo: boolean;
+    operationsAttempted: number;
+    parseOperations: (v: unknown) => Operation[];
+  },
+): Promise<{
+  results: Fetched<Results> | undefined;
+  volumeInfo: Fetched<VolumeInfo[]> | undefined;
+  resourceList: Fetched<Record<string, string[]>> | undefined;
+  itemOperations: Fetched<Operation[]> | undefined;
+}> {
   const logger = opts.logger ? { logger: opts.logger } : {};
-  const read = <T>(kind: 'RestoreResults' | 'RestoreVolumeInfo' | 'RestoreResourceList' | 'RestoreItemOperations'): Promise<Fetched<T>> =>
-    stored ? fetchJson<T>(kube, { namespace: ns, kind, name, timeoutMs: opts.timeoutMs, ...logger }) : Promise.resolve(NOT_STORED);
-  const hasResults = (restore.status?.warnings ?? 0) > 0 || (restore.status?.errors ?? 0) > 0;
-  const wantsOperations = opts.details && (restore.status?.restoreItemOperationsAttempted ?? 0) > 0;
+  const read = <T>(kind: DownloadTargetKind): Promise<Fetched<T>> =>
+    o.stored ? fetchJson<T>(kube, { namespace: opts.namespace, kind, name: o.name, timeoutMs: opts.timeoutMs, ...logger }) : Promise.resolve(NOT_STORED);
+  const hasResults = (o.status?.warnings ?? 0) > 0 || (o.status?.errors ?? 0) > 0;
+  const wantsOperations = opts.details && o.operationsAttempted > 0;
   const [results, volumeInfo, resourceList, itemOperations] = await Promise.all([
-    hasResults ? read<Results>('RestoreResults') : Promise.resolve(undefined),
-    read<RestoreVolumeInfo[]>('RestoreVolumeInfo'),
-    opts.details ? read<Record<string, string[]>>('RestoreResourceList') : Promise.resolve(undefined),
-    wantsOperations ? read<unknown>('RestoreItemOperations').then((f) => parsedOperations(f, parseRestoreOperations)) : Promise.resolve(undefined),
+    hasResults ? read<Results>(o.kinds.results) : Promise.resolve(undefined),
+    o.wantsVolumeInfo ? read<VolumeInfo[]>(o.kinds.volumeInfo) : Promise.resolve(undefined),
+    opts.details ? read<Record<string, string[]>>(o.kinds.resourceList) : Promise.resolve(undefined),
+    wantsOperations ? read<unknown>(o.kinds.itemOperations).then((f) => parsedOperations(f, o.parseOperations)) : Promise.resolve(undefined),
   ]);
-  return { podVolumeRestores, dataDownloads, results, volumeInfo, resourceList, itemOperations };
+  return { results, volumeInfo, resourceList, itemOperations };
 }
 
 /** `backup describe NAME --details` as text without colour (what `debug` keeps). */

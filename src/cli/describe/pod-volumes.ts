@@ -30,6 +30,29 @@ export interface PodVolumeView {
   completed?: string | undefined;
 }
 
+/** The status a PVB, PVR or DataDownload shows alike: phase, progress, message and times. */
+export type TransferView = Pick<PodVolumeView, 'phase' | 'totalBytes' | 'bytesDone' | 'message' | 'started' | 'completed'>;
+
+/** The part of a PVB/PVR/DataDownload status a TransferView is read from. */
+interface TransferStatus {
+  phase?: string | undefined;
+  progress?: { totalBytes?: number | undefined; bytesDone?: number | undefined } | null | undefined;
+  message?: string | null | undefined;
+  startTimestamp?: string | null | undefined;
+  completionTimestamp?: string | null | undefined;
+}
+
+export function transferView(status: TransferStatus | null | undefined): TransferView {
+  return {
+    phase: status?.phase ?? '',
+    totalBytes: status?.progress?.totalBytes,
+    bytesDone: status?.progress?.bytesDone,
+    message: status?.message || undefined,
+    started: status?.startTimestamp ?? undefined,
+    completed: status?.completionTimestamp ?? undefined,
+  };
+}
+
 /** Velero orders PVB phase groups this way. */
 export const PVB_PHASE_ORDER = ['Completed', 'Failed', 'Canceled', 'In Progress', 'Canceling', 'Prepared', 'Accepted', 'New'] as const;
 /** …and PVR phase groups this way. */
@@ -38,20 +61,12 @@ export const PVR_PHASE_ORDER = ['Completed', 'Canceled', 'Failed', 'In Progress'
 export function podVolumeBackupViews(pvbs: readonly PodVolumeBackup[]): PodVolumeView[] {
   return sortViews(
     pvbs.map((p) => ({
-      namespace: p.spec.pod.namespace ?? '',
-      pod: p.spec.pod.name ?? '',
-      volume: p.spec.volume,
-      phase: p.status?.phase ?? '',
-      uploaderType: p.spec.uploaderType || 'kopia',
+      ...podVolumeOf(p),
+      ...transferView(p.status),
       method: 'PodVolumeBackup',
       node: p.spec.node || undefined,
       pvcName: p.metadata.annotations?.[Annotations.PVCName],
       snapshotID: p.status?.snapshotID || undefined,
-      totalBytes: p.status?.progress?.totalBytes,
-      bytesDone: p.status?.progress?.bytesDone,
-      message: p.status?.message || undefined,
-      started: p.status?.startTimestamp ?? undefined,
-      completed: p.status?.completionTimestamp ?? undefined,
     })),
   );
 }
@@ -81,21 +96,19 @@ export function volumeInfoViews(infos: readonly BackupVolumeInfo[]): PodVolumeVi
 export function podVolumeRestoreViews(pvrs: readonly PodVolumeRestore[]): PodVolumeView[] {
   return sortViews(
     pvrs.map((p) => ({
-      namespace: p.spec.pod.namespace ?? '',
-      pod: p.spec.pod.name ?? '',
-      volume: p.spec.volume,
-      phase: p.status?.phase ?? '',
-      uploaderType: p.spec.uploaderType || 'kopia',
+      ...podVolumeOf(p),
+      ...transferView(p.status),
       method: 'PodVolumeRestore',
+      // A PVR's node is where it ran (its status); a PVB's is the one it was made for (its spec).
       node: p.status?.node || undefined,
       snapshotID: p.spec.snapshotID || undefined,
-      totalBytes: p.status?.progress?.totalBytes,
-      bytesDone: p.status?.progress?.bytesDone,
-      message: p.status?.message || undefined,
-      started: p.status?.startTimestamp ?? undefined,
-      completed: p.status?.completionTimestamp ?? undefined,
     })),
   );
+}
+
+/** The pod volume a PVB or PVR is about, and its uploader. */
+function podVolumeOf(p: PodVolumeBackup | PodVolumeRestore): Pick<PodVolumeView, 'namespace' | 'pod' | 'volume' | 'uploaderType'> {
+  return { namespace: p.spec.pod.namespace ?? '', pod: p.spec.pod.name ?? '', volume: p.spec.volume, uploaderType: p.spec.uploaderType || 'kopia' };
 }
 
 function sortViews(views: PodVolumeView[]): PodVolumeView[] {
@@ -143,6 +156,20 @@ export function progressText(bytesDone: number | undefined, totalBytes: number |
 const RUNNING_PHASES = new Set(['InProgress', 'Canceling']);
 
 /**
+ * The fields every per-volume detail block (pod volume or data download) ends with: the size once Completed, else
+ * the progress while it runs or once one was reported; the start and completion times; the message.
+ */
+export function describeTransferFields(field: (name: string, value: string) => void, v: TransferView): void {
+  if (v.phase === 'Completed') field('Size (bytes)', String(v.totalBytes ?? 0));
+  else if (RUNNING_PHASES.has(v.phase) || v.totalBytes !== undefined) field('Progress', progressText(v.bytesDone, v.totalBytes));
+  const started = formatGoTime(v.started);
+  const completed = formatGoTime(v.completed);
+  if (started) field('Started', started);
+  if (completed) field('Completed', completed);
+  if (v.message) field('Message', v.message);
+}
+
+/**
  * One block per volume (`ns/pod/volume:` then aligned fields), in the order of `views`. `indent` is the number of
  * tabs of the volume heading lines.
  */
@@ -156,12 +183,6 @@ export function describePodVolumeDetails(d: Describer, views: readonly PodVolume
     field('Method', `${v.method} (${v.uploaderType})`);
     if (v.node) field('Node', v.node);
     field('Snapshot ID', v.snapshotID ?? NONE);
-    if (v.phase === 'Completed') field('Size (bytes)', String(v.totalBytes ?? 0));
-    else if (RUNNING_PHASES.has(v.phase) || v.totalBytes !== undefined) field('Progress', progressText(v.bytesDone, v.totalBytes));
-    const started = formatGoTime(v.started);
-    const completed = formatGoTime(v.completed);
-    if (started) field('Started', started);
-    if (completed) field('Completed', completed);
-    if (v.message) field('Message', v.message);
+    describeTransferFields(field, v);
   }
 }

@@ -3,31 +3,36 @@
  * the results, volume info and resource list and passes them in.
  */
 import { deletionTimestampOf, type DataDownload, type PodVolumeRestore, type Restore, type RestoreOperation } from '../../api/index.js';
-import type { Results } from '../../api/results.js';
 import type { RestoreVolumeInfo } from '../../api/volume-info.js';
-import { formatGoTime, selectorText, valueOr, type Fetched } from '../backups.js';
+import { formatGoTime, valueOr } from '../backups.js';
 import type { RestoreDescription } from '../restores.js';
 import type { Colours } from '../colour.js';
 import { describeDataDownloads } from './data-movement-restore.js';
-import { Describer, NONE, boolText, describeOperations, describeResourceList, durationText, listOr } from './describer.js';
+import {
+  Describer,
+  NONE,
+  boolText,
+  describeFetchedResourceList,
+  describeLabelSelectors,
+  describeMetadata,
+  describeOperations,
+  describeResults,
+  describeValidationErrors,
+  durationText,
+  type DescribeFilesInput,
+  listOr,
+} from './describer.js';
 import { PVR_PHASE_ORDER, describePhaseGroups, describePodVolumeDetails, podVolumeRestoreViews } from './pod-volumes.js';
 
-export interface RestoreDescribeInput {
+/**
+ * The files are the restore's `restore-<n>-results.gz`, `<n>-volumeinfo.json.gz` (the CSI section is shown only when
+ * it exists), `restore-<n>-resource-list.json.gz` and `restore-<n>-itemoperations.json.gz`.
+ */
+export interface RestoreDescribeInput extends DescribeFilesInput<RestoreVolumeInfo, RestoreOperation> {
   restore: Restore;
-  details: boolean;
-  colours: Colours;
-  /** `restore-<n>-results.gz`; read only when the restore has warnings or errors. */
-  results?: Fetched<Results> | undefined;
-  /** `<n>-volumeinfo.json.gz` of the restore; the CSI section is shown only when it exists. */
-  volumeInfo?: Fetched<RestoreVolumeInfo[]> | undefined;
-  /** `restore-<n>-resource-list.json.gz`; with details only. */
-  resourceList?: Fetched<Record<string, string[]>> | undefined;
-  /** `restore-<n>-itemoperations.json.gz`; with details and item operations only. */
-  itemOperations?: Fetched<RestoreOperation[]> | undefined;
   podVolumeRestores: readonly PodVolumeRestore[];
   /** The restore's DataDownloads (data-mover volumes), live from the cluster. */
   dataDownloads?: readonly DataDownload[];
-  cli?: string;
 }
 
 /** The `-o json|yaml` shape of `restore describe` (documented in docs/cli.md). */
@@ -52,10 +57,7 @@ export function describeRestore(input: RestoreDescribeInput): string {
   const spec = restore.spec;
   const d = new Describer();
 
-  d.line(`Name:\t${c.bold(name)}`);
-  d.line(`Namespace:\t${restore.metadata.namespace ?? ''}`);
-  d.map('Labels', restore.metadata.labels);
-  d.map('Annotations', restore.metadata.annotations);
+  describeMetadata(d, restore.metadata, c);
 
   d.line();
   const phase = status.phase ?? 'New';
@@ -76,12 +78,9 @@ export function describeRestore(input: RestoreDescribeInput): string {
   d.line(`Started:\t${formatGoTime(status.startTimestamp) ?? '<n/a>'}`);
   d.line(`Completed:\t${formatGoTime(status.completionTimestamp) ?? '<n/a>'}`);
 
-  if (status.validationErrors?.length) {
-    d.line();
-    status.validationErrors.forEach((e, i) => d.line(`${i === 0 ? 'Validation errors:' : ''}\t${c.red(e)}`));
-  }
+  describeValidationErrors(d, status.validationErrors, c);
 
-  describeRestoreResults(d, status.warnings ?? 0, status.errors ?? 0, input.results);
+  describeResults(d, { warnings: status.warnings ?? 0, errors: status.errors ?? 0 }, input.results, false);
 
   d.line();
   d.line(`Backup:\t${spec.backupName ?? ''}`);
@@ -102,9 +101,7 @@ export function describeRestore(input: RestoreDescribeInput): string {
   d.map('Namespace mappings', spec.namespaceMapping);
 
   d.line();
-  d.line(`Label selector:\t${selectorText(spec.labelSelector)}`);
-  d.line();
-  d.line(`Or label selector:\t${spec.orLabelSelectors?.length ? spec.orLabelSelectors.map((s) => selectorText(s)).join(' or ') : NONE}`);
+  describeLabelSelectors(d, spec);
 
   d.line();
   d.line(`Restore PVs:\t${boolText(spec.restorePVs, 'false', 'true', 'auto')}`);
@@ -164,10 +161,7 @@ export function describeRestore(input: RestoreDescribeInput): string {
 
   if (input.details) {
     d.line();
-    const list = input.resourceList;
-    if (!list || (!list.ok && list.notFound)) d.line('Resource List:\t<restore resource list not found>');
-    else if (!list.ok) d.line(`Resource List:\t<error getting restore resource list: ${list.error}>`);
-    else describeResourceList(d, list.value);
+    describeFetchedResourceList(d, 'restore', input.resourceList);
   }
   return d.toString();
 }
@@ -179,25 +173,6 @@ function describeVolumesNotRestored(d: Describer, volumes: readonly RestoreVolum
     const p = v.pvrInfo;
     const what = p ? `${p.podNamespace}/${p.podName}: volume ${p.volumeName}` : `${v.pvcNamespace ?? ''}/${v.pvcName ?? ''}: persistent volume claim`;
     d.line(`\t${what}:\t${c.red(`not restored: ${v.notRestored ?? ''}`)}`);
-  }
-}
-
-function describeRestoreResults(d: Describer, warnings: number, errors: number, results: Fetched<Results> | undefined): void {
-  if (warnings === 0 && errors === 0) return;
-  if (!results || !results.ok) {
-    const why = results && !results.ok ? results.error : 'not found';
-    d.line(`Warnings:\t<error getting warnings: ${why}>`);
-    d.line();
-    d.line(`Errors:\t<error getting errors: ${why}>`);
-    return;
-  }
-  if (warnings > 0) {
-    d.line();
-    d.result('Warnings', results.value.warnings);
-  }
-  if (errors > 0) {
-    d.line();
-    d.result('Errors', results.value.errors);
   }
 }
 

@@ -6,39 +6,21 @@
 import type { Schedule } from '../../api/index.js';
 import { formatGoTime } from '../backups.js';
 import type { Colours } from '../colour.js';
-import { describeBackupSpec } from './backup.js';
-import { Describer } from './describer.js';
+import { describeBackupSpec, describePolicyAndUploader } from './backup.js';
+import { Describer, describeMetadata, describeValidationErrors } from './describer.js';
 
 export function describeSchedule(schedule: Schedule, c: Colours): string {
   const d = new Describer();
   const status = schedule.status ?? {};
-  d.line(`Name:\t${c.bold(schedule.metadata.name ?? '')}`);
-  d.line(`Namespace:\t${schedule.metadata.namespace ?? ''}`);
-  d.map('Labels', schedule.metadata.labels);
-  d.map('Annotations', schedule.metadata.annotations);
+  describeMetadata(d, schedule.metadata, c);
 
   d.line();
   const phase = status.phase || 'New';
   d.line(`Phase:\t${phase === 'Enabled' ? c.green(phase) : c.phase(phase)}`);
 
   const template = schedule.spec.template;
-  if (template.resourcePolicy) {
-    d.line();
-    d.line('Resource policies:');
-    d.line(`\tType:\t${template.resourcePolicy.kind}`);
-    d.line(`\tName:\t${template.resourcePolicy.name}`);
-  }
-  const parallel = template.uploaderConfig?.parallelFilesUpload ?? 0;
-  if (parallel > 0) {
-    d.line();
-    d.line('Uploader config:');
-    d.line(`\tParallel files upload:\t${parallel}`);
-  }
-  if (status.validationErrors?.length) {
-    d.line();
-    // Velero prints the first error on the heading's line and aligns the rest under it.
-    status.validationErrors.forEach((e, i) => d.line(`${i === 0 ? 'Validation errors:' : ''}\t${c.red(e)}`));
-  }
+  describePolicyAndUploader(d, template);
+  describeValidationErrors(d, status.validationErrors, c);
 
   d.line();
   d.line(`Paused:\t${schedule.spec.paused ?? false}`);

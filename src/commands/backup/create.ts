@@ -6,7 +6,7 @@ import { backupClient, buildBackup, dataUploadClient, givenBackupSpecFlags, norm
 import { BACKUP_TRI_STATE, backupSpecFlags } from '../../cli/backup-flags.js';
 import { backupFromScheduleNamed } from '../../cli/schedules.js';
 import { locationClient } from '../../cli/backup-locations.js';
-import { followState, submitAndFollow } from '../../cli/submit.js';
+import { followState, submitAndFollow, submitFlags } from '../../cli/submit.js';
 import { Labels, isBackupDone, labelValue, selectorFor, type Backup } from '../../api/index.js';
 import { connect, type Kube } from '../../kube/client.js';
 
@@ -24,8 +24,7 @@ export default class BackupCreate extends BaseCommand<typeof BackupCreate> {
   static override flags = {
     ...backupSpecFlags,
     'from-schedule': Flags.string({ description: "Make the backup from this schedule's template (named <schedule>-<yyyyMMddHHmmss> unless NAME is given); no other backup flag may be given." }),
-    wait: Flags.boolean({ char: 'w', description: 'Wait for the backup to finish; exit non-zero unless it Completed.', default: false }),
-    output: Flags.option({ char: 'o', options: ['json', 'yaml'] as const, description: 'Print the Backup instead of submitting it.' })(),
+    ...submitFlags('backup'),
   };
 
   public override async init(): Promise<void> {

@@ -1,31 +1,21 @@
-import { Args, Flags } from '@oclif/core';
-import { selectObjects } from '../../cli/select.js';
-import { BaseCommand, outputFlag } from '../../cli/base-command.js';
-import { asList, formatTable, render } from '../../cli/output.js';
+import { Args } from '@oclif/core';
+import type { Backup } from '../../api/index.js';
 import { backupClient, backupColumns } from '../../cli/backups.js';
-import { parseLabelSelector } from '../../cli/label-selector.js';
-import { connect } from '../../kube/client.js';
+import { GetCommand, getFlags } from '../../cli/get-command.js';
+import type { Kube } from '../../kube/client.js';
 
-export default class BackupGet extends BaseCommand<typeof BackupGet> {
+export default class BackupGet extends GetCommand<Backup> {
   static override summary = 'List backups, or show the named ones.';
   static override examples = ['<%= config.bin %> backup get', '<%= config.bin %> backup get nightly -o yaml', '<%= config.bin %> backup get -l team=shop'];
   static override args = { names: Args.string({ description: 'Names of backups to show (default: all).' }) };
-  static override strict = false;
-  static override flags = {
-    ...outputFlag,
-    selector: Flags.string({ char: 'l', description: 'Only backups whose labels match this selector.' }),
-  };
+  static override flags = getFlags('backups');
+  protected readonly kind = 'backup';
 
-  async run(): Promise<void> {
-    if (this.flags.selector) parseLabelSelector('--selector', this.flags.selector);
-    const client = backupClient(connect({ kubeconfig: this.flags.kubeconfig, context: this.flags.context }));
-    const names = this.positional;
-    const items = await selectObjects(client, { namespace: this.flags.namespace, names, selector: this.flags.selector, what: 'backup' });
-    if (this.flags.output === 'table' && !items.length) {
-      this.out('No backups found');
-      return;
-    }
-    const value = names.length === 1 ? items[0] : asList(items);
-    this.out(render(this.flags.output, value, () => formatTable(backupColumns(), items)));
+  protected client(kube: Kube) {
+    return backupClient(kube);
+  }
+
+  protected columns() {
+    return backupColumns();
   }
 }

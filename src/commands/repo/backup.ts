@@ -4,7 +4,8 @@ import { BaseCommand, outputFlag } from '../../cli/base-command.js';
 import { render } from '../../cli/output.js';
 import { UsageError } from '../../base/errors.js';
 import { createProgress } from '../../cli/progress.js';
-import { formatBytes, interruptSignal, openRepository, repoFlags, toCliError } from '../../datapath/cli-support.js';
+import { formatBytes } from '../../base/bytes.js';
+import { interruptSignal, openRepository, repoFlags, toCliError } from '../../datapath/cli-support.js';
 import { backup, bootBackupWorkers, type BackupProgress } from '../../datapath/uploader.js';
 
 export default class RepoBackup extends BaseCommand<typeof RepoBackup> {

@@ -2,7 +2,8 @@ import { Flags } from '@oclif/core';
 import { BaseCommand, outputFlag } from '../../cli/base-command.js';
 import { render } from '../../cli/output.js';
 import { OperationFailedError } from '../../base/errors.js';
-import { formatBytes, interruptSignal, openRepository, repoFlags, toCliError } from '../../datapath/cli-support.js';
+import { formatBytes } from '../../base/bytes.js';
+import { interruptSignal, openRepository, repoFlags, toCliError } from '../../datapath/cli-support.js';
 import { check } from '../../datapath/check.js';
 
 export default class RepoCheck extends BaseCommand<typeof RepoCheck> {

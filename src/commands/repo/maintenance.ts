@@ -1,7 +1,8 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand, outputFlag } from '../../cli/base-command.js';
 import { render } from '../../cli/output.js';
-import { formatBytes, interruptSignal, openRepository, repoFlags, toCliError } from '../../datapath/cli-support.js';
+import { formatBytes } from '../../base/bytes.js';
+import { interruptSignal, openRepository, repoFlags, toCliError } from '../../datapath/cli-support.js';
 import { maintenance } from '../../datapath/maintenance.js';
 
 export default class RepoMaintenance extends BaseCommand<typeof RepoMaintenance> {

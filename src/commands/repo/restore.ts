@@ -3,7 +3,8 @@ import { BaseCommand, outputFlag } from '../../cli/base-command.js';
 import { render } from '../../cli/output.js';
 import { OperationFailedError } from '../../base/errors.js';
 import { createProgress } from '../../cli/progress.js';
-import { formatBytes, interruptSignal, openRepository, repoFlags, toCliError } from '../../datapath/cli-support.js';
+import { formatBytes } from '../../base/bytes.js';
+import { interruptSignal, openRepository, repoFlags, toCliError } from '../../datapath/cli-support.js';
 import { bootRestoreWorkers, restore } from '../../datapath/restorer.js';
 
 export default class RepoRestore extends BaseCommand<typeof RepoRestore> {

@@ -1,6 +1,7 @@
 import { BaseCommand, outputFlag } from '../../cli/base-command.js';
 import { formatTable, render } from '../../cli/output.js';
-import { formatBytes, openRepository, repoFlags, toCliError } from '../../datapath/cli-support.js';
+import { formatBytes } from '../../base/bytes.js';
+import { openRepository, repoFlags, toCliError } from '../../datapath/cli-support.js';
 
 export default class RepoSnapshots extends BaseCommand<typeof RepoSnapshots> {
   static override summary = 'List the snapshots in a repository, oldest first.';

@@ -7,7 +7,7 @@ import { canPrompt } from '../../cli/progress.js';
 import { backupClient, formatGoTime, normaliseTriStateArgv, volumeBytes } from '../../cli/backups.js';
 import { buildRestore, podVolumeRestoreClient, restorableBackups, restoreClient } from '../../cli/restores.js';
 import { scheduleClient } from '../../cli/schedules.js';
-import { followState, submitAndFollow } from '../../cli/submit.js';
+import { followState, submitAndFollow, submitFlags } from '../../cli/submit.js';
 import { Labels, isRestoreDone, labelValue, selectorFor } from '../../api/index.js';
 import { connect, type Kube } from '../../kube/client.js';
 
@@ -41,8 +41,7 @@ export default class RestoreCreate extends BaseCommand<typeof RestoreCreate> {
     'resource-modifier-configmap': Flags.string({ description: 'ConfigMap (in the install namespace) holding resource modifiers: rules that patch restored objects.' }),
     labels: Flags.string({ description: 'Labels for the Restore object, key=value pairs separated by commas.' }),
     annotations: Flags.string({ description: 'Annotations for the Restore object, key=value pairs separated by commas.' }),
-    wait: Flags.boolean({ char: 'w', description: 'Wait for the restore to finish; exit non-zero unless it Completed.', default: false }),
-    output: Flags.option({ char: 'o', options: ['json', 'yaml'] as const, description: 'Print the Restore instead of submitting it.' })(),
+    ...submitFlags('restore'),
   };
 
   public override async init(): Promise<void> {

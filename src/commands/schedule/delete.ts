@@ -1,33 +1,25 @@
 import { Args } from '@oclif/core';
-import { selectObjects } from '../../cli/select.js';
-import { BaseCommand } from '../../cli/base-command.js';
-import { checkConfirmedSelection, confirmDeletion, confirmFlag, selectionFlags } from '../../cli/selection.js';
+import type { Schedule } from '../../api/index.js';
+import { DeleteCommand } from '../../cli/delete-command.js';
+import { confirmFlag, selectionFlags } from '../../cli/selection.js';
 import { scheduleClient } from '../../cli/schedules.js';
-import { connect } from '../../kube/client.js';
+import type { Kube } from '../../kube/client.js';
+import type { CustomClient } from '../../kube/custom.js';
 
-export default class ScheduleDelete extends BaseCommand<typeof ScheduleDelete> {
+export default class ScheduleDelete extends DeleteCommand<Schedule> {
   static override summary = 'Delete schedules (their backups stay, unless the schedule owns them: --use-owner-references-in-backup).';
   static override description = 'Without --confirm it asks first, which needs a terminal.';
   static override examples = ['<%= config.bin %> schedule delete nightly --confirm', '<%= config.bin %> schedule delete --selector team=shop --confirm', '<%= config.bin %> schedule delete --all --confirm'];
   static override args = { names: Args.string({ description: 'Names of schedules to delete.' }) };
-  static override strict = false;
   static override flags = { ...selectionFlags('Delete', 'schedules'), ...confirmFlag };
+  protected readonly kind = 'schedule';
 
-  async run(): Promise<void> {
-    const names = this.positional;
-    checkConfirmedSelection('schedule', names, this.flags);
+  protected client(kube: Kube) {
+    return scheduleClient(kube);
+  }
 
-    const client = scheduleClient(connect({ kubeconfig: this.flags.kubeconfig, context: this.flags.context }));
-    const ns = this.flags.namespace;
-    const schedules = await selectObjects(client, { namespace: ns, names, selector: this.flags.selector, what: 'schedule' });
-    if (!schedules.length) {
-      this.out('No schedules found');
-      return;
-    }
-    if (!(await confirmDeletion('schedule', schedules.map((o) => o.metadata.name ?? ''), this.flags.confirm, (line) => this.out(line)))) return;
-    for (const s of schedules) {
-      await client.delete(ns, s.metadata.name ?? '');
-      this.out(`Schedule deleted: ${s.metadata.name}`);
-    }
+  protected async deleteOne(s: Schedule, ctx: { namespace: string; client: CustomClient<Schedule> }): Promise<void> {
+    await ctx.client.delete(ctx.namespace, s.metadata.name ?? '');
+    this.out(`Schedule deleted: ${s.metadata.name}`);
   }
 }

@@ -8,14 +8,13 @@
  * time are restored, a failure to set one reported with its path; symlinks are recreated with their target; a full
  * or read-only disk stops the restore with one clear error. Progress counts restored bytes against the snapshot's total; the AbortSignal stops it.
  */
-import { promises as fsp, constants as fsc, closeSync, ftruncateSync, rmSync, symlinkSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
-import { basename, dirname, join, resolve } from 'node:path';
+import { promises as fsp, constants as fsc, ftruncateSync, rmSync, symlinkSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { Semaphore } from '../../plugins/object-store/limit.js';
 import { usableCpus } from '../cpu.js';
 import { CancelledError, RepositoryCorruptError, SnapshotNotFoundError } from '../errors.js';
 import { RestoreLedger, type RecordedAttributes, type RestoreProgress, type RestoreResult } from '../restore-ledger.js';
-import { openAsync, renameAsync } from '../restore-writes.js';
+import { restoreTempPath, writeFileViaTemp } from '../restore-writes.js';
 import { KopiaContentPool } from './content-pool.js';
 import type { ContentInfo } from './index.js';
 import { directObjectLength, type ObjectChunk } from './objects.js';
@@ -229,12 +228,9 @@ class KopiaRestoreRun {
 
   private async file(e: KopiaDirEntry, abs: string, rel: string): Promise<void> {
     const chunks = e.object ? await this.repo.objects.chunks(e.object, this.options.signal) : [];
-    const tmp = join(dirname(abs), `.${basename(abs)}.${randomBytes(4).toString('hex')}.cairn-restore`);
     const mode = e.mode & 0o777;
-    let fd: number | undefined = await openAsync(tmp, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL, mode);
     const sparse = this.options.sparse !== false;
-    let ok = false;
-    try {
+    const size = await writeFileViaTemp(abs, mode, async (fd, tmp) => {
       const pos = await writeObject({
         repo: this.repo,
         pool: this.pool,
@@ -253,17 +249,9 @@ class KopiaRestoreRun {
       // Zero blocks at the end were not written: the size comes from the truncate.
       if (sparse) ftruncateSync(fd, pos);
       this.attributes(tmp, rel, e, fd, false, (mode & ~this.umask) === e.mode);
-      closeSync(fd);
-      fd = undefined;
-      await renameAsync(tmp, abs);
-      ok = true;
-      this.ledger.fileDone(pos);
-    } finally {
-      if (!ok) {
-        if (fd !== undefined) closeSync(fd);
-        rmSync(tmp, { force: true });
-      }
-    }
+      return pos;
+    });
+    this.ledger.fileDone(size);
   }
 
   /**
@@ -288,7 +276,7 @@ class KopiaRestoreRun {
           const result = await this.pool.writeFile(
             { info: f.info, sealed: bytes.subarray(at, at + f.info.packedLength), objectCompressed: f.e.object!.compressed, expectedLength: directObjectLength(f.e.object!, f.info) },
             {
-              tmp: join(dirname(f.abs), `.${basename(f.abs)}.${randomBytes(4).toString('hex')}.cairn-restore`),
+              tmp: restoreTempPath(f.abs),
               path: f.abs,
               createMode,
               modeIsSet: (createMode & ~this.umask) === f.e.mode,

@@ -3,6 +3,7 @@
  * DeleteItemAction and ItemBlockAction. Items and the Backup/Restore travel as JSON, as Velero's client sends
  * them; the resource selector is asked once, when the action joins a run (Velero resolves actions per backup).
  */
+import type { Backup, Restore } from '../../api/index.js';
 import { parseLabelSelectorText } from '../../api/label-selectors.js';
 import type {
   BackupItemAction,
@@ -108,6 +109,20 @@ async function selectorOf(call: Call, id: PluginIdentifier): Promise<ResourceSel
   return selectorFromMessage(await call<AppliesToResponse>('AppliesTo', {}), id.name);
 }
 
+/**
+ * Progress and Cancel of a v2 action's asynchronous operations. The two services differ only in the request field
+ * that carries the backup or the restore (`owner`).
+ */
+function operationCalls<T>(
+  call: Call,
+  owner: 'backup' | 'restore',
+): { progress(operationID: string, obj: T): Promise<OperationProgress>; cancel(operationID: string, obj: T): Promise<void> } {
+  return {
+    progress: async (operationID, obj) => progressFromMessage((await call<ProgressResponse>('Progress', { operationID, [owner]: json(obj) })).progress),
+    cancel: async (operationID, obj) => void (await call<Empty>('Cancel', { operationID, [owner]: json(obj) })),
+  };
+}
+
 /** A BackupItemAction plugin (v1, or v2 with asynchronous operations). */
 export async function externalBackupItemAction(session: PluginSession, id: PluginIdentifier): Promise<BackupItemAction> {
   const v2 = id.kind === 'BackupItemActionV2';
@@ -127,11 +142,7 @@ export async function externalBackupItemAction(session: PluginSession, id: Plugi
       };
     },
   };
-  if (v2) {
-    action.progress = async (operationID, backup) => progressFromMessage((await call<ProgressResponse>('Progress', { operationID, backup: json(backup) })).progress);
-    action.cancel = async (operationID, backup) => void (await call<Empty>('Cancel', { operationID, backup: json(backup) }));
-  }
-  return action;
+  return v2 ? Object.assign(action, operationCalls<Backup>(call, 'backup')) : action;
 }
 
 /** A RestoreItemAction plugin (v1, or v2 with operations and waiting for additional items). */
@@ -157,8 +168,7 @@ export async function externalRestoreItemAction(session: PluginSession, id: Plug
     },
   };
   if (v2) {
-    action.progress = async (operationID, restore) => progressFromMessage((await call<ProgressResponse>('Progress', { operationID, restore: json(restore) })).progress);
-    action.cancel = async (operationID, restore) => void (await call<Empty>('Cancel', { operationID, restore: json(restore) }));
+    Object.assign(action, operationCalls<Restore>(call, 'restore'));
     action.areAdditionalItemsReady = async (items, restore) =>
       (await call<ItemsReadyResponse>('AreAdditionalItemsReady', { additionalItems: items.map(relatedToMessage), restore: json(restore) })).ready;
   }

@@ -28,7 +28,7 @@ import { LocationResolver } from '../../storage/locations.js';
 import { apiReader } from './api-reader.js';
 import { createBackupLog } from './backup-log.js';
 import { BackupAbortedError, type BackupProgressUpdate } from './backupper.js';
-import { BackupStorageError, runBackup } from './run-backup.js';
+import { BackupStorageError, runBackup, type RunBackupOutcome } from './run-backup.js';
 import { HEARTBEAT_INTERVAL_MS, RUNNER_ANNOTATION, claimAnnotations, releaseClaim, runnerIdentity } from './run-claim.js';
 import { ATTEMPTS_ANNOTATION, MAX_ATTEMPTS, backupStep, mustRun, runStep, startBackup } from './backup-decisions.js';
 import { throttledWriter } from '../../base/throttle.js';
@@ -262,15 +262,7 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
         // The items are stored; the operations controller waits for the PodVolumeBackups and completes the backup.
         const waiting = await strict.update(key.namespace, key.name, (b) => {
           if (isCancelRequested(b)) return beginCanceling(b);
-          b.status = {
-            ...b.status,
-            phase: outcome.phase,
-            warnings: outcome.warnings,
-            errors: outcome.errors,
-            progress: outcome.progress,
-            backupItemOperationsAttempted: outcome.itemOperations,
-            hookStatus: { hooksAttempted: outcome.hooks.attempted, hooksFailed: outcome.hooks.failed },
-          };
+          b.status = { ...b.status, ...outcomeStatus(outcome), backupItemOperationsAttempted: outcome.itemOperations };
           if (b.metadata?.annotations) delete b.metadata.annotations[ATTEMPTS_ANNOTATION];
           if (b.metadata?.annotations) delete b.metadata.annotations[UPLOADING_ANNOTATION];
           releaseClaim(b.metadata?.annotations);
@@ -284,15 +276,7 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
       }
       const final = await strict.updateStatus(key.namespace, key.name, (b) => {
         if (isCancelRequested(b)) return beginCanceling(b);
-        b.status = {
-          ...b.status,
-          phase: outcome.phase,
-          warnings: outcome.warnings,
-          errors: outcome.errors,
-          progress: outcome.progress,
-          completionTimestamp: statusTime(opts.now()),
-          hookStatus: { hooksAttempted: outcome.hooks.attempted, hooksFailed: outcome.hooks.failed },
-        };
+        b.status = { ...b.status, ...outcomeStatus(outcome), completionTimestamp: statusTime(opts.now()) };
         if (b.metadata?.annotations) delete b.metadata.annotations[ATTEMPTS_ANNOTATION];
         releaseClaim(b.metadata?.annotations);
       });
@@ -360,6 +344,17 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
       }
     }
   }
+}
+
+/** The status a run's outcome records, whether the backup then waits for its operations or ends. */
+function outcomeStatus(outcome: RunBackupOutcome): Pick<NonNullable<Backup['status']>, 'phase' | 'warnings' | 'errors' | 'progress' | 'hookStatus'> {
+  return {
+    phase: outcome.phase,
+    warnings: outcome.warnings,
+    errors: outcome.errors,
+    progress: outcome.progress,
+    hookStatus: { hooksAttempted: outcome.hooks.attempted, hooksFailed: outcome.hooks.failed },
+  };
 }
 
 async function failValidation(client: CustomClient<Backup>, key: ObjectKey, errors: string[]): Promise<void> {

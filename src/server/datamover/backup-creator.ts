@@ -11,7 +11,7 @@ import { Kinds, Labels, parseDataUpload, statusTime, type Backup, type DataUploa
 import type { Logger } from '../../base/logger.js';
 import type { Kube } from '../../kube/client.js';
 import { customClient } from '../../kube/custom.js';
-import { ensureRepository } from '../repository/ensure.js';
+import { ensureBackupRepository } from '../repository/ensure.js';
 import type { BackupVolumeInfo } from '../../api/volume-info.js';
 import { decideVolumeSnapshot, mayTakeSnapshots, wantsDataMovement, type ClaimForDataMovement, type SnapshotClassLike, type VolumePolicyVerdict } from './backup-decision.js';
 import { dataUploadFor, volumeSnapshotFor } from './backup-objects.js';
@@ -200,16 +200,8 @@ export class VolumeSnapshotCreator {
     }
   }
 
-  private async ensureRepository(volumeNamespace: string, log: Logger): Promise<void> {
-    const r = await ensureRepository({
-      kube: this.opts.kube,
-      namespace: this.opts.namespace,
-      bsl: this.opts.backup.spec?.storageLocation ?? '',
-      volumeNamespace,
-      ...(this.opts.repositoryTimeoutMs ? { timeoutMs: this.opts.repositoryTimeoutMs } : {}),
-      ...(this.opts.signal ? { signal: this.opts.signal } : {}),
-    });
-    log.info({ repository: r.repository.metadata.name, volumeNamespace, created: r.created }, 'Backup repository is ready');
+  private ensureRepository(volumeNamespace: string, log: Logger): Promise<void> {
+    return ensureBackupRepository(this.opts, volumeNamespace, log);
   }
 }
 

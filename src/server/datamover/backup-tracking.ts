@@ -14,7 +14,7 @@ import {
   type DataUpload,
   optionalStatusTime,
 } from '../../api/index.js';
-import { BackupMethods, inVeleroOrder, type BackupVolumeInfo, type CSISnapshotInfo } from '../../api/volume-info.js';
+import { BackupMethods, withTransferOutcome, type BackupVolumeInfo, type CSISnapshotInfo } from '../../api/volume-info.js';
 import { itemOperationTimeoutOf } from './backup-decision.js';
 import { DEFAULT_DATA_MOVER, operationIdOfDataUpload } from './backup-objects.js';
 import { backupTransferOperation } from '../transfer-operations.js';
@@ -182,15 +182,8 @@ export function dataMovementVolumeInfo(du: DataUpload, base?: BackupVolumeInfo, 
       Phase: phase,
     },
   };
-  delete entry.skippedReason;
-  delete entry.result;
-  delete entry.startTimestamp;
-  delete entry.completionTimestamp;
-  if (du.status?.startTimestamp) entry.startTimestamp = du.status.startTimestamp;
-  if (du.status?.completionTimestamp) entry.completionTimestamp = du.status.completionTimestamp;
-  if (phase === DataUploadPhase.Completed) entry.result = 'succeeded';
-  else if (phase === DataUploadPhase.Failed || phase === DataUploadPhase.Canceled || timedOut) entry.result = 'failed';
-  return inVeleroOrder(entry);
+  const failed = phase === DataUploadPhase.Failed || phase === DataUploadPhase.Canceled || timedOut;
+  return withTransferOutcome(entry, du.status, phase === DataUploadPhase.Completed ? 'succeeded' : failed ? 'failed' : undefined);
 }
 
 const claimKey = (ns: string | undefined, name: string | undefined) => `${ns ?? ''}/${name ?? ''}`;

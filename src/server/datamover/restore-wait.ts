@@ -9,16 +9,13 @@ import { DataDownloadPhase, Kinds, Labels, formatDuration, parseDataDownload, ty
 import type { Logger } from '../../base/logger.js';
 import type { Kube } from '../../kube/client.js';
 import { customClient } from '../../kube/custom.js';
+import { ageMs, tallyVerdicts, type VolumeRestoreTally, type VolumeRestoreVerdict } from '../volume-restore-wait.js';
 
 /** On a DataDownload the server gave up waiting for: the error the restore reports for it. */
 export const DD_GAVE_UP_ANNOTATION = 'restore.cairn.io/data-download-error';
 
-export type DataDownloadVerdict =
-  | { state: 'waiting'; why: string }
-  | { state: 'completed' }
-  | { state: 'failed'; error: string }
-  /** Stop waiting, cancel it and report `error` (see DD_GAVE_UP_ANNOTATION). */
-  | { state: 'give-up'; error: string };
+/** `give-up`: stop waiting, cancel it and report the error (see DD_GAVE_UP_ANNOTATION). */
+export type DataDownloadVerdict = VolumeRestoreVerdict;
 
 function ddName(dd: DataDownload): string {
   return dd.metadata?.name ?? '';
@@ -27,11 +24,6 @@ function ddName(dd: DataDownload): string {
 /** `persistent volume claim <ns>/<name>`: what a user looks for in an error. */
 export function claimOf(dd: DataDownload): string {
   return `persistent volume claim ${dd.spec.targetVolume.namespace}/${dd.spec.targetVolume.pvc}`;
-}
-
-function ageMs(dd: DataDownload, now: Date): number {
-  const created = Date.parse(String((dd.metadata as { creationTimestamp?: unknown } | undefined)?.creationTimestamp ?? ''));
-  return Number.isFinite(created) ? now.getTime() - created : 0;
 }
 
 /** The error of a finished DataDownload, naming its claim. */
@@ -60,14 +52,8 @@ export function judgeDataDownload(opts: { dd: DataDownload; now: Date; operation
   return { state: 'waiting', why: `phase ${phase}` };
 }
 
-export interface DataDownloadWaitState {
+export interface DataDownloadWaitState extends VolumeRestoreTally {
   dataDownloads: DataDownload[];
-  completed: number;
-  failed: number;
-  /** True when no DataDownload is still being waited for. */
-  done: boolean;
-  /** One per failed (or given-up) DataDownload. */
-  errors: string[];
 }
 
 export interface CheckDataDownloadsOptions {
@@ -85,29 +71,15 @@ export async function checkDataDownloads(opts: CheckDataDownloadsOptions): Promi
   const client = customClient<DataDownload>(opts.kube, Kinds.DataDownload, parseDataDownload);
   const dds = await client.list(opts.namespace, `${Labels.RestoreUID}=${opts.restore.metadata.uid ?? ''}`);
   dds.sort((a, b) => ddName(a).localeCompare(ddName(b)));
-  const state: DataDownloadWaitState = { dataDownloads: dds, completed: 0, failed: 0, done: true, errors: [] };
-  for (const dd of dds) {
-    const verdict = judgeDataDownload({ dd, now: opts.now, operationTimeoutMs: opts.operationTimeoutMs });
-    switch (verdict.state) {
-      case 'completed':
-        state.completed++;
-        break;
-      case 'failed':
-        state.failed++;
-        state.errors.push(verdict.error);
-        break;
-      case 'give-up': {
-        opts.log.warn(`Canceling DataDownload ${ddName(dd)}: ${verdict.error}`);
-        const patched = await client.patch(opts.namespace, ddName(dd), { metadata: { annotations: { [DD_GAVE_UP_ANNOTATION]: verdict.error } }, spec: { cancel: true } });
-        state.dataDownloads[state.dataDownloads.indexOf(dd)] = patched;
-        state.failed++;
-        state.errors.push(verdict.error);
-        break;
-      }
-      case 'waiting':
-        state.done = false;
-        break;
-    }
-  }
-  return state;
+  const dataDownloads = [...dds];
+  const tally = await tallyVerdicts(
+    dds,
+    (dd) => judgeDataDownload({ dd, now: opts.now, operationTimeoutMs: opts.operationTimeoutMs }),
+    async (dd, error) => {
+      opts.log.warn(`Canceling DataDownload ${ddName(dd)}: ${error}`);
+      // The state shows the DataDownload as patched: canceled, with the error on it.
+      dataDownloads[dds.indexOf(dd)] = await client.patch(opts.namespace, ddName(dd), { metadata: { annotations: { [DD_GAVE_UP_ANNOTATION]: error } }, spec: { cancel: true } });
+    },
+  );
+  return { dataDownloads, ...tally };
 }

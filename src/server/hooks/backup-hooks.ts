@@ -83,6 +83,15 @@ export function commandFromAnnotation(text: string): string[] {
   return [text];
 }
 
+/** A hook's on-error annotation (`key`): Fail when unset; anything but Continue or Fail is a problem (and Fail). */
+export function onErrorFromAnnotation(annotations: Readonly<Record<string, string>>, key: string, problems: string[]): HookErrorMode {
+  const text = annotations[key];
+  if (!text) return HookErrorMode.Fail;
+  if (text === HookErrorMode.Continue || text === HookErrorMode.Fail) return text;
+  problems.push(`annotation ${key}: "${text}" is neither Continue nor Fail`);
+  return HookErrorMode.Fail;
+}
+
 function containerProblem(pod: HookPod, container: string, field: string): string | undefined {
   const names = (pod.spec?.containers ?? []).map((c) => c.name);
   if (!names.length) return `pod ${podName(pod)} has no containers to run the hook in`;
@@ -109,12 +118,7 @@ export function annotationHook(pod: HookPod, phase: BackupHookPhase): ResolvedEx
   const container = annotations[keys.container] || firstContainer(pod);
   const cp = containerProblem(pod, container, `annotation ${keys.container}`);
   if (cp) problems.push(cp);
-  const onErrorText = annotations[keys.onError];
-  let onError: HookErrorMode = HookErrorMode.Fail;
-  if (onErrorText) {
-    if (onErrorText === HookErrorMode.Continue || onErrorText === HookErrorMode.Fail) onError = onErrorText;
-    else problems.push(`annotation ${keys.onError}: "${onErrorText}" is neither Continue nor Fail`);
-  }
+  const onError = onErrorFromAnnotation(annotations, keys.onError, problems);
   let timeoutMs = DEFAULT_HOOK_TIMEOUT_MS;
   const timeoutText = annotations[keys.timeout];
   if (timeoutText) {

@@ -12,7 +12,7 @@
  */
 import { Annotations, HookErrorMode, parseDurationNanos, type RestoreResourceHookSpec } from '../../api/index.js';
 import { restoreHookApplies } from '../item-actions/restore-init-hooks.js';
-import { ANNOTATION_HOOK_NAME, DEFAULT_HOOK_TIMEOUT_MS, commandFromAnnotation, type HookPod, type ResolvedExecHook } from './backup-hooks.js';
+import { ANNOTATION_HOOK_NAME, DEFAULT_HOOK_TIMEOUT_MS, commandFromAnnotation, onErrorFromAnnotation, type HookPod, type ResolvedExecHook } from './backup-hooks.js';
 
 export interface RestoreExecHook extends ResolvedExecHook {
   /** 0 = no limit of its own. */
@@ -53,12 +53,7 @@ function annotationHook(pod: HookPod): RestoreExecHook | undefined {
   const problems: string[] = [];
   const container = a[Annotations.PostRestoreHookContainer] || (pod.spec?.containers?.[0]?.name ?? '');
   containerCheck(pod, container, `annotation ${Annotations.PostRestoreHookContainer}`, problems);
-  let onError: HookErrorMode = HookErrorMode.Fail;
-  const onErrorText = a[Annotations.PostRestoreHookOnError];
-  if (onErrorText) {
-    if (onErrorText === HookErrorMode.Continue || onErrorText === HookErrorMode.Fail) onError = onErrorText;
-    else problems.push(`annotation ${Annotations.PostRestoreHookOnError}: "${onErrorText}" is neither Continue nor Fail`);
-  }
+  const onError = onErrorFromAnnotation(a, Annotations.PostRestoreHookOnError, problems);
   const execMs = durationMs(a[Annotations.PostRestoreHookExecTimeout], `annotation ${Annotations.PostRestoreHookExecTimeout}`, problems);
   const waitMs = durationMs(a[Annotations.PostRestoreHookWaitTimeout], `annotation ${Annotations.PostRestoreHookWaitTimeout}`, problems);
   const readyText = a[Annotations.PostRestoreHookWaitForReady];

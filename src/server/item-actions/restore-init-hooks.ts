@@ -15,6 +15,7 @@ import { createHash } from 'node:crypto';
 import { Annotations, matchesLabelSelector, type LabelSelectorLike, type RestoreResourceHookSpec } from '../../api/index.js';
 import { RESTORE_WAIT_CONTAINER } from '../podvolume/restore-init-container.js';
 import { IncludesExcludes } from '../backup/filters.js';
+import { commandFromAnnotation } from '../hooks/backup-hooks.js';
 import type { RestoreItemAction, UnstructuredObject } from '../../plugins/item-actions/types.js';
 
 interface Container {
@@ -22,19 +23,6 @@ interface Container {
   image?: unknown;
   command?: unknown;
   [key: string]: unknown;
-}
-
-/** Velero's parseStringToCommand. */
-function commandOf(text: string): string[] {
-  if (text.startsWith('[')) {
-    try {
-      const parsed: unknown = JSON.parse(text);
-      if (Array.isArray(parsed) && parsed.every((p) => typeof p === 'string')) return parsed;
-    } catch {
-      /* one argument */
-    }
-  }
-  return [text];
 }
 
 /** Whether a restore hook entry applies to a pod restored into `namespace` with `labels` (Velero's selector). */
@@ -61,7 +49,7 @@ export function initHookContainers(opts: { pod: UnstructuredObject; namespace: s
     const generated = `velero-restore-init-${createHash('sha256').update(`${opts.restoreUid}/${opts.namespace}/${opts.pod.metadata.name}`).digest('hex').slice(0, 8)}`;
     const command = annotations[Annotations.InitRestoreHookCommand];
     return {
-      initContainers: [{ name: annotations[Annotations.InitRestoreHookContainerName] || generated, image, ...(command ? { command: commandOf(command) } : {}) }],
+      initContainers: [{ name: annotations[Annotations.InitRestoreHookContainerName] || generated, image, ...(command ? { command: commandFromAnnotation(command) } : {}) }],
       warnings,
     };
   }

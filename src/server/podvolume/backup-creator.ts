@@ -9,7 +9,7 @@ import { Kinds, Labels, LabelValues, parsePodVolumeBackup, type Backup, type Pod
 import type { Logger } from '../../base/logger.js';
 import type { Kube } from '../../kube/client.js';
 import { customClient } from '../../kube/custom.js';
-import { ensureRepository } from '../repository/ensure.js';
+import { ensureBackupRepository } from '../repository/ensure.js';
 import { BackupMethods, type BackupVolumeInfo } from '../../api/volume-info.js';
 import { podVolumeBackupFor, podVolumeKey } from './backup-pvb.js';
 import { SHARED_CLAIM_SKIPPED, SharedClaimTracker } from './backup-shared-claims.js';
@@ -215,18 +215,7 @@ export class PodVolumeBackupCreator {
 
   /** Once per namespace; a failure is not remembered: the next pod of the namespace tries again. */
   private ensureRepository(volumeNamespace: string, log: Logger): Promise<void> {
-    return this.repositories.run(volumeNamespace, () =>
-      ensureRepository({
-        kube: this.opts.kube,
-        namespace: this.opts.namespace,
-        bsl: this.opts.backup.spec?.storageLocation ?? '',
-        volumeNamespace,
-        ...(this.opts.repositoryTimeoutMs ? { timeoutMs: this.opts.repositoryTimeoutMs } : {}),
-        ...(this.opts.signal ? { signal: this.opts.signal } : {}),
-      }).then((r) => {
-        log.info({ repository: r.repository.metadata.name, volumeNamespace, created: r.created }, 'Backup repository is ready');
-      }),
-    );
+    return this.repositories.run(volumeNamespace, () => ensureBackupRepository(this.opts, volumeNamespace, log));
   }
 
   private async existingPodVolumeBackups(): Promise<Map<string, PodVolumeBackup>> {

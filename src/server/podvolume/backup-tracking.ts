@@ -14,7 +14,7 @@ import {
   type PodVolumeBackup,
   optionalStatusTime,
 } from '../../api/index.js';
-import { BackupMethods, inVeleroOrder, type BackupVolumeInfo } from '../../api/volume-info.js';
+import { BackupMethods, withTransferOutcome, type BackupVolumeInfo } from '../../api/volume-info.js';
 import { isTerminal, podVolumeBackupError, succeeded } from './backup-pvb.js';
 import { backupTransferOperation } from '../transfer-operations.js';
 
@@ -153,15 +153,8 @@ export function volumeInfoFor(pvb: PodVolumeBackup, base?: BackupVolumeInfo): Ba
       Phase: phase,
     },
   };
-  delete entry.skippedReason;
-  delete entry.result;
-  delete entry.startTimestamp;
-  delete entry.completionTimestamp;
-  if (pvb.status?.startTimestamp) entry.startTimestamp = pvb.status.startTimestamp;
-  if (pvb.status?.completionTimestamp) entry.completionTimestamp = pvb.status.completionTimestamp;
-  if (phase === PodVolumeBackupPhase.Completed) entry.result = 'succeeded';
-  else if (phase === PodVolumeBackupPhase.Failed || phase === PodVolumeBackupPhase.Canceled) entry.result = 'failed';
-  return inVeleroOrder(entry);
+  const failed = phase === PodVolumeBackupPhase.Failed || phase === PodVolumeBackupPhase.Canceled;
+  return withTransferOutcome(entry, pvb.status, phase === PodVolumeBackupPhase.Completed ? 'succeeded' : failed ? 'failed' : undefined);
 }
 
 /**

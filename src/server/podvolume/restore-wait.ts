@@ -19,16 +19,13 @@ import {
 import type { Logger } from '../../base/logger.js';
 import type { Kube } from '../../kube/client.js';
 import { customClient } from '../../kube/custom.js';
+import { ageMs, tallyVerdicts, type VolumeRestoreTally, type VolumeRestoreVerdict } from '../volume-restore-wait.js';
 
 /** On a PVR the server gave up waiting for: the error the restore reports for it. */
 export const GAVE_UP_ANNOTATION = 'restore.cairn.io/pod-volume-error';
 
-export type PodVolumeRestoreVerdict =
-  | { state: 'waiting'; why: string }
-  | { state: 'completed' }
-  | { state: 'failed'; error: string }
-  /** Stop waiting and report `error`; the PVR is marked so (see GAVE_UP_ANNOTATION). */
-  | { state: 'give-up'; error: string };
+/** `give-up`: stop waiting and report the error; the PVR is marked so (see GAVE_UP_ANNOTATION). */
+export type PodVolumeRestoreVerdict = VolumeRestoreVerdict;
 
 export interface PodLike {
   spec?: { nodeName?: string };
@@ -50,11 +47,6 @@ export interface JudgeOptions {
 
 function pvrName(pvr: PodVolumeRestore): string {
   return pvr.metadata?.name ?? '';
-}
-
-function ageMs(pvr: PodVolumeRestore, now: Date): number {
-  const created = Date.parse(String((pvr.metadata as { creationTimestamp?: unknown } | undefined)?.creationTimestamp ?? ''));
-  return Number.isFinite(created) ? now.getTime() - created : 0;
 }
 
 /** The error text of a finished PVR as Velero words it. */
@@ -97,14 +89,8 @@ export function judgePodVolumeRestore(opts: JudgeOptions): PodVolumeRestoreVerdi
   return { state: 'waiting', why: 'waiting for the node agent to accept it' };
 }
 
-export interface PodVolumeRestoreWaitState {
+export interface PodVolumeRestoreWaitState extends VolumeRestoreTally {
   podVolumeRestores: PodVolumeRestore[];
-  completed: number;
-  failed: number;
-  /** True when no PVR is still being waited for. */
-  done: boolean;
-  /** One per failed (or given-up) PVR. */
-  errors: string[];
 }
 
 export interface CheckPodVolumeRestoresOptions {
@@ -146,10 +132,9 @@ export async function checkPodVolumeRestores(opts: CheckPodVolumeRestoresOptions
   const client = customClient<PodVolumeRestore>(opts.kube, Kinds.PodVolumeRestore, parsePodVolumeRestore);
   const pvrs = await client.list(opts.namespace, `${Labels.RestoreUID}=${opts.restore.metadata.uid ?? ''}`);
   pvrs.sort((a, b) => pvrName(a).localeCompare(pvrName(b)));
-  const state: PodVolumeRestoreWaitState = { podVolumeRestores: pvrs, completed: 0, failed: 0, done: true, errors: [] };
   let nodeAgents: Set<string> | undefined;
   const pods = new Map<string, PodLike | undefined>();
-  for (const pvr of pvrs) {
+  const judge = async (pvr: PodVolumeRestore): Promise<PodVolumeRestoreVerdict> => {
     const isNew = (pvr.status?.phase ?? PodVolumeRestorePhase.New) === PodVolumeRestorePhase.New && !pvr.metadata?.annotations?.[GAVE_UP_ANNOTATION];
     let pod: PodLike | undefined;
     if (isNew) {
@@ -161,7 +146,7 @@ export async function checkPodVolumeRestores(opts: CheckPodVolumeRestoresOptions
       if (pod && (pod as { metadata?: { uid?: string } }).metadata?.uid !== pvr.spec.pod.uid) pod = undefined;
     }
     const agents = nodeAgents;
-    const verdict = judgePodVolumeRestore({
+    return judgePodVolumeRestore({
       pvr,
       now: opts.now,
       pod,
@@ -169,24 +154,10 @@ export async function checkPodVolumeRestores(opts: CheckPodVolumeRestoresOptions
       nodeAgentWaitMs: opts.nodeAgentWaitMs,
       operationTimeoutMs: opts.operationTimeoutMs,
     });
-    switch (verdict.state) {
-      case 'completed':
-        state.completed++;
-        break;
-      case 'failed':
-        state.failed++;
-        state.errors.push(verdict.error);
-        break;
-      case 'give-up':
-        opts.log.warn(`Giving up on PodVolumeRestore ${pvrName(pvr)}: ${verdict.error}`);
-        await client.patch(opts.namespace, pvrName(pvr), { metadata: { annotations: { [GAVE_UP_ANNOTATION]: verdict.error } }, spec: { cancel: true } });
-        state.failed++;
-        state.errors.push(verdict.error);
-        break;
-      case 'waiting':
-        state.done = false;
-        break;
-    }
-  }
-  return state;
+  };
+  const tally = await tallyVerdicts(pvrs, judge, async (pvr, error) => {
+    opts.log.warn(`Giving up on PodVolumeRestore ${pvrName(pvr)}: ${error}`);
+    await client.patch(opts.namespace, pvrName(pvr), { metadata: { annotations: { [GAVE_UP_ANNOTATION]: error } }, spec: { cancel: true } });
+  });
+  return { podVolumeRestores: pvrs, ...tally };
 }

@@ -10,6 +10,7 @@ import {
   parseBackupRepository,
   type BackupRepository,
 } from '../../api/index.js';
+import type { Logger } from '../../base/logger.js';
 import type { Kube } from '../../kube/client.js';
 import { customClient } from '../../kube/custom.js';
 import { isAlreadyExists } from '../../kube/errors.js';
@@ -97,4 +98,24 @@ export async function ensureRepository(opts: EnsureRepositoryOptions): Promise<E
     { what: `backup repository ${name} to become Ready`, timeoutMs: opts.timeoutMs ?? 5 * 60_000, intervalMs: 250, ...(opts.signal ? { signal: opts.signal } : {}) },
   );
   return { repository: ready ?? found.repository, created: found.created };
+}
+
+/**
+ * The repository a backup's volumes of `volumeNamespace` go to (the backup's location), Ready, with a log line saying
+ * so: what the pod-volume and the data-mover backup both need before they create their first object there.
+ */
+export async function ensureBackupRepository(
+  opts: { kube: Kube; namespace: string; backup: { spec?: { storageLocation?: string | undefined } | undefined }; repositoryTimeoutMs?: number | undefined; signal?: AbortSignal | undefined },
+  volumeNamespace: string,
+  log: Logger,
+): Promise<void> {
+  const r = await ensureRepository({
+    kube: opts.kube,
+    namespace: opts.namespace,
+    bsl: opts.backup.spec?.storageLocation ?? '',
+    volumeNamespace,
+    ...(opts.repositoryTimeoutMs ? { timeoutMs: opts.repositoryTimeoutMs } : {}),
+    ...(opts.signal ? { signal: opts.signal } : {}),
+  });
+  log.info({ repository: r.repository.metadata.name, volumeNamespace, created: r.created }, 'Backup repository is ready');
 }

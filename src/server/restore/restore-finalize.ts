@@ -14,7 +14,7 @@ import type { Kube } from '../../kube/client.js';
 import { checkDataDownloads, type DataDownloadWaitState } from '../datamover/restore-wait.js';
 import { dataDownloadOperations, restoreVolumeInfoForDataDownload } from '../datamover/restore-tracking.js';
 import { podVolumeRestoreOperations } from '../podvolume/restore-operations.js';
-import { checkPodVolumeRestores, type PodVolumeRestoreWaitState } from '../podvolume/restore-wait.js';
+import { checkPodVolumeRestores, type CheckPodVolumeRestoresOptions, type PodVolumeRestoreWaitState } from '../podvolume/restore-wait.js';
 import { ResultsCollector, type Result, type Results } from '../../api/results.js';
 import type { BackupStore } from '../../storage/backup-store.js';
 import { gunzipText } from '../../storage/encoding.js';
@@ -23,16 +23,7 @@ import { parseVolumeInfos } from '../../api/volume-info.js';
 import { createRestoreLog } from './restore-log.js';
 import { patchRestoredPvs, reboundVolume } from './restore-pv-patch.js';
 
-export interface PodVolumeWaitOptions {
-  kube: Kube;
-  /** The install namespace. */
-  namespace: string;
-  restore: Restore;
-  now: Date;
-  nodeAgentWaitMs: number;
-  operationTimeoutMs: number;
-  log: Logger;
-}
+export type PodVolumeWaitOptions = CheckPodVolumeRestoresOptions;
 
 export function waitForPodVolumes(opts: PodVolumeWaitOptions): Promise<PodVolumeRestoreWaitState> {
   return checkPodVolumeRestores(opts);

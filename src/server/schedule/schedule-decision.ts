@@ -14,18 +14,10 @@
  * (`<schedule>-<yyyyMMddHHmmss>`, the latest activation due), so a server that created it and stopped before
  * recording `lastBackup` finds it on the next pass and only records it.
  */
-import { BackupPhase, MaxScheduleNameLength, SchedulePhase, creationTimestampOf, parseCronSchedule, timestampedName, type Schedule } from '../../api/index.js';
+import { BackupRunningPhases, MaxScheduleNameLength, SchedulePhase, creationTimestampOf, parseCronSchedule, timestampedName, type Schedule } from '../../api/index.js';
 
 /** Backup phases in which a backup is still being made (cairn's fs-backup waits in WaitingForPluginOperations). */
-const RUNNING: ReadonlySet<string> = new Set([
-  '',
-  BackupPhase.New,
-  BackupPhase.InProgress,
-  BackupPhase.WaitingForPluginOperations,
-  BackupPhase.WaitingForPluginOperationsPartiallyFailed,
-  BackupPhase.Finalizing,
-  BackupPhase.FinalizingPartiallyFailed,
-]);
+const RUNNING: ReadonlySet<string> = new Set(['', ...BackupRunningPhases]);
 
 export interface ScheduleBackupSummary {
   name: string;
