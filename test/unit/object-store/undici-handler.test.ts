@@ -1,6 +1,6 @@
 /**
- * Object reads of the S3 store go over undici (undici-handler.ts): the request the server sees (signed, path-style,
- * ranged), and how its failures reach the caller. A local HTTP server plays S3; MinIO covers the rest (the
+ * Ranged reads of the S3 store go over undici (undici-handler.ts), whole-object reads over node:http: the request the
+ * server sees (signed, path-style, ranged), and how failures reach the caller either way. A local HTTP server plays S3; MinIO covers the rest (the
  * integration tier's object-store conformance suite).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -55,6 +55,7 @@ describe('S3 object reads over undici', () => {
       res.writeHead(404, { 'content-type': 'application/xml', 'content-length': Buffer.byteLength(body) });
       res.end(body);
     });
+    await expect(store.get('missing', { range: { offset: 0, length: 10 } })).rejects.toBeInstanceOf(ObjectNotFoundError);
     await expect(store.get('missing')).rejects.toBeInstanceOf(ObjectNotFoundError);
   });
 
@@ -64,9 +65,11 @@ describe('S3 object reads over undici', () => {
       res.write(Buffer.alloc(100));
       setImmediate(() => res.socket?.destroy());
     });
-    const err = await store.get('cut').catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(ObjectStoreError);
-    expect((err as ObjectStoreError).retryable).toBe(true);
+    for (const read of [store.get('cut', { range: { offset: 0, length: 1000 } }), store.get('cut')]) {
+      const err = await read.catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ObjectStoreError);
+      expect((err as ObjectStoreError).retryable).toBe(true);
+    }
   });
 
   it('stops a read when its signal is aborted', async () => {
@@ -74,7 +77,7 @@ describe('S3 object reads over undici', () => {
       // Never answers: only the abort can end the request.
     });
     const controller = new AbortController();
-    const read = store.get('slow', { signal: controller.signal });
+    const read = store.get('slow', { range: { offset: 0, length: 10 }, signal: controller.signal });
     controller.abort();
     const err = await read.catch((e: unknown) => e);
     expect((err as Error).name).toBe('AbortError');
