@@ -74,8 +74,10 @@ export async function gatherRestore(kube: Kube, restore: Restore, opts: GatherOp
   const ns = opts.namespace;
   const name = restore.metadata.name ?? '';
   const selector = selectorFor({ [Labels.RestoreName]: labelValue(name) });
-  const podVolumeRestores = await retryTransient(() => podVolumeRestoreClient(kube).list(ns, selector));
-  const dataDownloads = await retryTransient(() => dataDownloadClient(kube).list(ns, selector));
+  const [podVolumeRestores, dataDownloads] = await Promise.all([
+    retryTransient(() => podVolumeRestoreClient(kube).list(ns, selector)),
+    retryTransient(() => dataDownloadClient(kube).list(ns, selector)),
+  ]);
   const phase = restore.status?.phase ?? 'New';
   const files = await readFiles<RestoreVolumeInfo, RestoreOperation>(kube, opts, {
     name,
