@@ -39,6 +39,11 @@ export interface BlobWriterOptions {
  */
 export type PackLane = 'shared' | 'file';
 
+/** The key of the open pack a blob of this type and lane joins. */
+function packerKey(type: BlobType, lane: PackLane): string {
+  return `${type}:${lane}`;
+}
+
 interface Queued {
   type: BlobType;
   lane: PackLane;
@@ -61,10 +66,6 @@ export interface BlobWriterStats {
 }
 
 const MAX_BLOBS_PER_PACK = 20_000;
-
-function packerKey(type: BlobType, lane: PackLane): string {
-  return `${type}:${lane}`;
-}
 /** Write an index file once this many blobs are stored but not yet in one. */
 const CHECKPOINT_BLOBS = 20_000;
 /** Tree packs are kept small: listings are few bytes, and a full-size buffer per backup would be wasted memory. */

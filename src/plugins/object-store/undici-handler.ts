@@ -1,9 +1,10 @@
 /**
- * The S3 client's transport for ranged object reads (the data path's pack reads): undici instead of node:http. The SDK signs and parses as before; only
- * the bytes travel differently. Node's HTTP client copies every body chunk out of the socket's buffer into a new one
- * (its parser hands out copies) and runs it through two streams; undici hands out slices of what the socket read. On a
- * restore from S3, where the main thread reads the whole repository through this path, that was about a quarter of
- * its HTTP cost (measured: 1.1 GB of 8 MiB ranged reads from MinIO, 2.7 → 2.2 CPU-s).
+ * The S3 client's transport for ranged object reads (the data path's pack reads): undici instead of node:http. The
+ * SDK signs and parses as before; only the bytes travel differently. Node's HTTP client copies every body chunk out
+ * of the socket's buffer into a new one (its parser hands out copies) and runs it through two streams; undici hands
+ * out slices of what the socket read. On a restore from S3, where the main thread reads the whole repository through
+ * this path, that was about a quarter of its HTTP cost (measured: 1.1 GB of 8 MiB ranged reads from MinIO, 2.7 → 2.2
+ * CPU-s).
  *
  * Ranged reads only (s3.ts): uploads keep the SDK's own handler, which knows `Expect: 100-continue` and streaming
  * bodies, and whole-object reads keep it too (the server's; see s3.ts for the memory it saves).
