@@ -6,6 +6,7 @@
 import type { KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from '../base/logger.js';
 import type { Kube } from './client.js';
+import type { CustomClient } from './custom.js';
 import { watchResource, type ResourceWatch, type WatchEventType } from './informer.js';
 import type { TimerClock } from '../base/clock.js';
 import { WorkQueue } from './queue.js';
@@ -90,4 +91,29 @@ export async function startController<T extends KubernetesObject>(opts: Controll
       await queue.idle();
     },
   };
+}
+
+/** Where a controller of one custom kind runs: the cluster, its log, and the one namespace it watches. */
+export interface ControllerScope {
+  kube: Kube;
+  logger: Logger;
+  namespace: string;
+}
+
+/**
+ * A controller over one custom kind in the scope's namespace: the watch path and its list come from the kind's
+ * client, so a controller names only what is its own (name, reconcile, concurrency, resync).
+ */
+export function startCustomController<T extends KubernetesObject>(
+  scope: ControllerScope,
+  client: CustomClient<T>,
+  opts: Omit<ControllerOptions<T>, 'kube' | 'logger' | 'path' | 'list'>,
+): Promise<RunningController<T>> {
+  return startController<T>({
+    ...opts,
+    kube: scope.kube,
+    logger: scope.logger,
+    path: client.path(scope.namespace),
+    list: () => client.listForWatch(scope.namespace, opts.labelSelector),
+  });
 }

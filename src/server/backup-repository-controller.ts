@@ -23,7 +23,7 @@ import {
 } from '../api/index.js';
 import { customClient } from '../kube/custom.js';
 import { eventRecorder } from '../kube/events.js';
-import { startController, type ObjectKey, type ReconcileResult } from '../kube/controller.js';
+import { startCustomController, type ObjectKey, type ReconcileResult } from '../kube/controller.js';
 import { watchResource } from '../kube/informer.js';
 import { ensureRepositoryPassword } from './repository/credentials.js';
 import { connectOrInitialise, describeConnectError, describeMaintenance, runMaintenance } from './repository/connect.js';
@@ -229,12 +229,8 @@ export async function startBackupRepositoryController(ctx: ServerContext, option
   const repos = customClient<BackupRepository>(ctx.kube, Kinds.BackupRepository, parseBackupRepository);
   const locations = customClient<BackupStorageLocation>(ctx.kube, Kinds.BackupStorageLocation, parseBackupStorageLocation);
   const stopping = new AbortController();
-  const controller = await startController<BackupRepository>({
+  const controller = await startCustomController<BackupRepository>(ctx, repos, {
     name: 'backup-repository',
-    kube: ctx.kube,
-    logger: ctx.logger,
-    path: repos.path(ctx.namespace),
-    list: () => repos.listForWatch(ctx.namespace),
     reconcile: backupRepositoryReconciler(ctx, { ...options, signal: options.signal ? AbortSignal.any([options.signal, stopping.signal]) : stopping.signal }),
     concurrency: 2,
   });

@@ -19,7 +19,7 @@ import { stat } from 'node:fs/promises';
 import type { Kube } from '../kube/client.js';
 import { customClient } from '../kube/custom.js';
 import { eventRecorder } from '../kube/events.js';
-import { startController, type ObjectKey, type ReconcileResult } from '../kube/controller.js';
+import { startCustomController, type ObjectKey, type ReconcileResult } from '../kube/controller.js';
 import { BackupStore } from '../storage/backup-store.js';
 import { openLocationStore, type LocationPlugins } from '../storage/location-store.js';
 import { isNotFound as isObjectNotFound } from '../plugins/object-store/index.js';
@@ -225,12 +225,8 @@ export function backupStorageLocationReconciler(ctx: ServerContext, validate = v
 
 export async function startBackupStorageLocationController(ctx: ServerContext): Promise<Stoppable> {
   const client = customClient<BackupStorageLocation>(ctx.kube, Kinds.BackupStorageLocation, parseBackupStorageLocation);
-  return startController<BackupStorageLocation>({
+  return startCustomController<BackupStorageLocation>(ctx, client, {
     name: 'backup-storage-location',
-    kube: ctx.kube,
-    logger: ctx.logger,
-    path: client.path(ctx.namespace),
-    list: () => client.listForWatch(ctx.namespace),
     reconcile: backupStorageLocationReconciler(ctx),
     concurrency: 2,
   });

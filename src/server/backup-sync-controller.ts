@@ -30,7 +30,7 @@ import {
   statusTime,
 } from '../api/index.js';
 import { customClient } from '../kube/custom.js';
-import { startController, type ObjectKey, type ReconcileResult } from '../kube/controller.js';
+import { startCustomController, type ObjectKey, type ReconcileResult } from '../kube/controller.js';
 import { LocationResolver } from '../storage/locations.js';
 import type { BackupStore } from '../storage/backup-store.js';
 import type { ServerContext, Stoppable } from './context.js';
@@ -269,12 +269,8 @@ export function backupSyncReconciler(ctx: ServerContext, resolver = new Location
 
 export async function startBackupSyncController(ctx: ServerContext): Promise<Stoppable> {
   const client = customClient<BackupStorageLocation>(ctx.kube, Kinds.BackupStorageLocation, parseBackupStorageLocation);
-  return startController<BackupStorageLocation>({
+  return startCustomController<BackupStorageLocation>(ctx, client, {
     name: 'backup-sync',
-    kube: ctx.kube,
-    logger: ctx.logger,
-    path: client.path(ctx.namespace),
-    list: () => client.listForWatch(ctx.namespace),
     reconcile: backupSyncReconciler(ctx),
   });
 }

@@ -31,7 +31,7 @@ import {
   type Restore,
 } from '../api/index.js';
 import { customClient } from '../kube/custom.js';
-import { startController, type ObjectKey, type ReconcileResult } from '../kube/controller.js';
+import { startCustomController, type ObjectKey, type ReconcileResult } from '../kube/controller.js';
 import { LocationResolver } from '../storage/locations.js';
 import { deletePodVolumeBackupObjects, deletePodVolumeSnapshots } from './podvolume/backup-snapshots.js';
 import type { ServerContext, Stoppable } from './context.js';
@@ -221,12 +221,8 @@ export function deleteBackupRequestReconciler(ctx: ServerContext, resolver = new
 
 export async function startDeleteBackupRequestController(ctx: ServerContext): Promise<Stoppable> {
   const client = customClient<DeleteBackupRequest>(ctx.kube, Kinds.DeleteBackupRequest, parseDeleteBackupRequest);
-  return startController<DeleteBackupRequest>({
+  return startCustomController<DeleteBackupRequest>(ctx, client, {
     name: 'delete-backup-request',
-    kube: ctx.kube,
-    logger: ctx.logger,
-    path: client.path(ctx.namespace),
-    list: () => client.listForWatch(ctx.namespace),
     reconcile: deleteBackupRequestReconciler(ctx),
   });
 }

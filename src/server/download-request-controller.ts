@@ -19,7 +19,7 @@ import {
   statusTime,
 } from '../api/index.js';
 import { customClient } from '../kube/custom.js';
-import { startController, type ObjectKey, type ReconcileResult } from '../kube/controller.js';
+import { startCustomController, type ObjectKey, type ReconcileResult } from '../kube/controller.js';
 import { BackupStore } from '../storage/backup-store.js';
 import { openLocationStore } from '../storage/location-store.js';
 import { LocationResolver } from '../storage/locations.js';
@@ -101,12 +101,8 @@ export async function startDownloadRequestController(ctx: ServerContext): Promis
   const client = customClient<DownloadRequest>(ctx.kube, Kinds.DownloadRequest, parseDownloadRequest);
   const resolver = new LocationResolver(ctx.kube, ctx.namespace, ctx.plugins?.locations);
   ctx.http?.addRoute(DOWNLOAD_PATH_PREFIX, downloadHandler({ kube: ctx.kube, namespace: ctx.namespace, resolver, logger: ctx.logger, now: ctx.now }));
-  return startController<DownloadRequest>({
+  return startCustomController<DownloadRequest>(ctx, client, {
     name: 'download-request',
-    kube: ctx.kube,
-    logger: ctx.logger,
-    path: client.path(ctx.namespace),
-    list: () => client.listForWatch(ctx.namespace),
     reconcile: downloadRequestReconciler(ctx, resolver),
     concurrency: 2,
   });

@@ -26,7 +26,7 @@ import {
   type DeleteBackupRequest,
 } from '../api/index.js';
 import { customClient } from '../kube/custom.js';
-import { startController, type ObjectKey, type ReconcileResult } from '../kube/controller.js';
+import { startCustomController, type ObjectKey, type ReconcileResult } from '../kube/controller.js';
 import type { ServerContext, Stoppable } from './context.js';
 
 /** Values of the `velero.io/gc-failure` label (Velero's, plus BSLUnavailable). */
@@ -136,12 +136,8 @@ export function gcReconciler(ctx: ServerContext) {
 
 export async function startGcController(ctx: ServerContext): Promise<Stoppable> {
   const client = customClient<Backup>(ctx.kube, Kinds.Backup, parseBackup);
-  return startController<Backup>({
+  return startCustomController<Backup>(ctx, client, {
     name: 'gc',
-    kube: ctx.kube,
-    logger: ctx.logger,
-    path: client.path(ctx.namespace),
-    list: () => client.listForWatch(ctx.namespace),
     reconcile: gcReconciler(ctx),
     resyncMs: ctx.config.gcFrequencyMs,
     ...(ctx.clock ? { clock: ctx.clock } : {}),

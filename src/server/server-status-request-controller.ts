@@ -12,7 +12,7 @@ import {
 } from '../api/index.js';
 import type { ServerContext } from './context.js';
 import { customClient } from '../kube/custom.js';
-import { startController, type ObjectKey, type ReconcileResult, type RunningController } from '../kube/controller.js';
+import { startCustomController, type ObjectKey, type ReconcileResult, type RunningController } from '../kube/controller.js';
 import { registerBuiltinActions } from './item-actions/builtin.js';
 import { serverPluginList } from './plugins.js';
 import { ItemActionRegistry } from '../plugins/item-actions/registry.js';
@@ -52,12 +52,8 @@ export function serverStatusRequestReconciler(opts: ServerStatusRequestControlle
 
 export async function startServerStatusRequestController(opts: ServerStatusRequestControllerOptions): Promise<RunningController<ServerStatusRequest>> {
   const client = customClient<ServerStatusRequest>(opts.kube, Kinds.ServerStatusRequest, parseServerStatusRequest);
-  return startController<ServerStatusRequest>({
+  return startCustomController<ServerStatusRequest>(opts, client, {
     name: 'server-status-request',
-    kube: opts.kube,
-    logger: opts.logger,
-    path: client.path(opts.namespace),
-    list: () => client.listForWatch(opts.namespace),
     reconcile: serverStatusRequestReconciler(opts),
   });
 }

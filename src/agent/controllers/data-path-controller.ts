@@ -25,7 +25,7 @@ import { realTimerClock, type TimerClock } from '../../base/clock.js';
 import type { Logger } from '../../base/logger.js';
 import { throttledWriter, type ThrottledWriter } from '../../base/throttle.js';
 import { call, retryTransient, type Kube } from '../../kube/client.js';
-import { startController, type ObjectKey, type ReconcileResult, type RunningController } from '../../kube/controller.js';
+import { startCustomController, type ObjectKey, type ReconcileResult, type RunningController } from '../../kube/controller.js';
 import type { CustomClient, ResourceKind } from '../../kube/custom.js';
 import type { WatchEventType } from '../../kube/informer.js';
 import { isConflict, isNotFound } from '../../kube/errors.js';
@@ -586,12 +586,8 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
   return {
     reconcile,
     async start() {
-      controller = await startController<T>({
+      controller = await startCustomController<T>(ctx, spec.client, {
         name: spec.kind,
-        kube: ctx.kube,
-        logger: ctx.logger,
-        path: spec.client.path(ctx.namespace),
-        list: () => spec.client.listForWatch(ctx.namespace),
         reconcile: (key) => call(ctx.kube, `reconcile ${spec.short} ${key.name}`, () => reconcile(key)),
         // Accepted CRs wait on time (prepare timeout) as well as on their pod.
         resyncMs: 60_000,

@@ -15,7 +15,7 @@
  */
 import { CANCEL_REQUESTED_ANNOTATION, Kinds, Labels, parseBackupOperations, parsePodVolumeBackup, volumeOperationRunning, type Backup, type PodVolumeBackup } from '../../api/index.js';
 import { customClient } from '../../kube/custom.js';
-import { startController, type ObjectKey, type ReconcileResult } from '../../kube/controller.js';
+import { startCustomController, type ObjectKey, type ReconcileResult } from '../../kube/controller.js';
 import { podExecutor } from '../../kube/pod-exec.js';
 import { LocationResolver } from '../../storage/locations.js';
 import type { ServerContext, Stoppable } from '../context.js';
@@ -168,12 +168,8 @@ export function backupCancelReconciler(opts: BackupCancelControllerOptions) {
 
 export async function startBackupCancelController(opts: BackupCancelControllerOptions): Promise<Stoppable> {
   const client = customClient<Backup>(opts.kube, Kinds.Backup, (o) => o as Backup);
-  const controller = await startController<Backup>({
+  const controller = await startCustomController<Backup>(opts, client, {
     name: 'backup-cancel',
-    kube: opts.kube,
-    logger: opts.logger,
-    path: client.path(opts.namespace),
-    list: () => client.listForWatch(opts.namespace),
     reconcile: backupCancelReconciler(opts),
   });
   return { stop: () => controller.stop() };

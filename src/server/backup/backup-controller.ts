@@ -20,7 +20,7 @@
  */
 import { BackupPhase, Kinds, isCancelRequested, parseBackup, statusTime, type Backup } from '../../api/index.js';
 import { customClient, type CustomClient } from '../../kube/custom.js';
-import { startController, type ObjectKey, type ReconcileResult } from '../../kube/controller.js';
+import { startCustomController, type ObjectKey, type ReconcileResult } from '../../kube/controller.js';
 import { registerBuiltinBackupActions } from '../item-actions/builtin.js';
 import { ItemActionRegistry } from '../../plugins/item-actions/registry.js';
 import type { ServerContext, Stoppable } from '../context.js';
@@ -385,12 +385,8 @@ export async function startBackupControllerWith(opts: BackupControllerOptions): 
   const runs = opts.runs ?? new RunRegistry();
   const operations = await startBackupOperationsController(opts);
   const cancel = await startBackupCancelController({ ...opts, runs });
-  const controller = await startController<Backup>({
+  const controller = await startCustomController<Backup>(opts, client, {
     name: 'backup',
-    kube: opts.kube,
-    logger: opts.logger,
-    path: client.path(opts.namespace),
-    list: () => client.listForWatch(opts.namespace),
     reconcile: backupReconciler({ ...opts, runs, signal: abort.signal }),
   });
   return {

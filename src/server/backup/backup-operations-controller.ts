@@ -29,7 +29,7 @@ import {
 } from '../../api/index.js';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { customClient, type ResourceKind } from '../../kube/custom.js';
-import { startController, type ObjectKey, type ReconcileResult } from '../../kube/controller.js';
+import { startCustomController, type ObjectKey, type ReconcileResult } from '../../kube/controller.js';
 import type { ServerContext, Stoppable } from '../context.js';
 import { count, type Results } from '../../api/results.js';
 import { LocationResolver } from '../../storage/locations.js';
@@ -359,12 +359,8 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
 function startOwnerWaker<T extends KubernetesObject>(ctx: ServerContext, name: string, kind: ResourceKind, wake: (key: ObjectKey) => void): Promise<Stoppable> {
   const client = customClient<T>(ctx.kube, kind, (o) => o as T);
   const owners = new Map<string, string>();
-  return startController<T>({
+  return startCustomController<T>(ctx, client, {
     name,
-    kube: ctx.kube,
-    logger: ctx.logger,
-    path: client.path(ctx.namespace),
-    list: () => client.listForWatch(ctx.namespace),
     reconcile: async (key) => {
       const obj = await client.get(key.namespace, key.name);
       const owner = obj?.metadata?.ownerReferences?.find((o) => o.kind === 'Backup' && o.controller)?.name ?? owners.get(key.name);
@@ -378,12 +374,8 @@ function startOwnerWaker<T extends KubernetesObject>(ctx: ServerContext, name: s
 /** The operations controller: Backups by watch and resync, plus PVB and DataUpload watches that wake the owning backup. */
 export async function startBackupOperationsController(ctx: ServerContext): Promise<Stoppable> {
   const backups = customClient<Backup>(ctx.kube, Kinds.Backup, (o) => o as Backup);
-  const controller = await startController<Backup>({
+  const controller = await startCustomController<Backup>(ctx, backups, {
     name: 'backup-operations',
-    kube: ctx.kube,
-    logger: ctx.logger,
-    path: backups.path(ctx.namespace),
-    list: () => backups.listForWatch(ctx.namespace),
     reconcile: backupOperationsReconciler(ctx),
     resyncMs: OPERATIONS_RESYNC_MS,
   });

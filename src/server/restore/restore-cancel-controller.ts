@@ -24,7 +24,7 @@ import type { Logger } from '../../base/logger.js';
 import type { Kube } from '../../kube/client.js';
 import { customClient, type ResourceKind } from '../../kube/custom.js';
 import { isNotFound } from '../../kube/errors.js';
-import { keyString, startController, type ObjectKey, type ReconcileResult } from '../../kube/controller.js';
+import { keyString, startCustomController, type ObjectKey, type ReconcileResult } from '../../kube/controller.js';
 import type { ServerContext, Stoppable } from '../context.js';
 import type { RunRegistry } from '../run-registry.js';
 import { RESTORE_CANCEL_POLL_MS, beginRestoreCanceling, endRestoreCanceled, restoreCancelStep, restoreCancelingStep } from './cancel-decisions.js';
@@ -110,12 +110,8 @@ export function restoreCancelReconciler(opts: RestoreCancelControllerOptions) {
 
 export async function startRestoreCancelController(opts: RestoreCancelControllerOptions): Promise<Stoppable> {
   const client = customClient<Restore>(opts.kube, Kinds.Restore, parseRestore);
-  const controller = await startController<Restore>({
+  const controller = await startCustomController<Restore>(opts, client, {
     name: 'restore-cancel',
-    kube: opts.kube,
-    logger: opts.logger,
-    path: client.path(opts.namespace),
-    list: () => client.listForWatch(opts.namespace),
     reconcile: restoreCancelReconciler(opts),
   });
   return { stop: () => controller.stop() };

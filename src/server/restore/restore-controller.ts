@@ -33,7 +33,7 @@ import {
 import { podExecutor } from '../../kube/pod-exec.js';
 import { advanceRestoreExecHooks, readPendingRestoreHooks, writePendingRestoreHooks } from '../hooks/restore-exec-step.js';
 import { customClient, type CustomClient } from '../../kube/custom.js';
-import { keyString, startController, type ObjectKey, type ReconcileResult } from '../../kube/controller.js';
+import { keyString, startCustomController, type ObjectKey, type ReconcileResult } from '../../kube/controller.js';
 import { ItemActionRegistry } from '../../plugins/item-actions/registry.js';
 import { registerBuiltinRestoreActions } from '../item-actions/builtin.js';
 import type { ServerContext, Stoppable } from '../context.js';
@@ -373,12 +373,8 @@ export async function startRestoreController(ctx: ServerContext): Promise<Stoppa
   const client: CustomClient<Restore> = customClient<Restore>(ctx.kube, Kinds.Restore, parseRestore);
   const runs = new RunRegistry();
   const cancel = await startRestoreCancelController({ ...ctx, runs });
-  const controller = await startController<Restore>({
+  const controller = await startCustomController<Restore>(ctx, client, {
     name: 'restore',
-    kube: ctx.kube,
-    logger: ctx.logger,
-    path: client.path(ctx.namespace),
-    list: () => client.listForWatch(ctx.namespace),
     reconcile: restoreReconciler({ ...ctx, runs }),
   });
   return {

@@ -18,7 +18,7 @@ import {
   statusTime,
 } from '../../api/index.js';
 import { customClient } from '../../kube/custom.js';
-import { startController, type ObjectKey, type ReconcileResult } from '../../kube/controller.js';
+import { startCustomController, type ObjectKey, type ReconcileResult } from '../../kube/controller.js';
 import { isAlreadyExists } from '../../kube/errors.js';
 import type { ServerContext, Stoppable } from '../context.js';
 import { backupSpecProblems } from '../backup/validation.js';
@@ -130,24 +130,16 @@ export function scheduleReconciler(ctx: ServerContext) {
 export async function startScheduleController(ctx: ServerContext): Promise<Stoppable> {
   const schedules = customClient<Schedule>(ctx.kube, Kinds.Schedule, (o) => o as Schedule);
   const backups = customClient<Backup>(ctx.kube, Kinds.Backup, (o) => o as Backup);
-  const controller = await startController<Schedule>({
+  const controller = await startCustomController<Schedule>(ctx, schedules, {
     name: 'schedule',
-    kube: ctx.kube,
-    logger: ctx.logger,
-    path: schedules.path(ctx.namespace),
-    list: () => schedules.listForWatch(ctx.namespace),
     reconcile: scheduleReconciler(ctx),
     resyncMs: SCHEDULE_SYNC_MS,
     ...(ctx.clock ? { clock: ctx.clock } : {}),
   });
   // A backup of a schedule that changes (ends, is deleted) wakes its schedule.
-  const backupWatch = await startController<Backup>({
+  const backupWatch = await startCustomController<Backup>(ctx, backups, {
     name: 'schedule-backups',
-    kube: ctx.kube,
-    logger: ctx.logger,
-    path: backups.path(ctx.namespace),
     labelSelector: Labels.ScheduleName,
-    list: () => backups.listForWatch(ctx.namespace, Labels.ScheduleName),
     reconcile: async (key) => {
       const backup = await backups.get(key.namespace, key.name);
       const value = backup?.metadata.labels?.[Labels.ScheduleName];
