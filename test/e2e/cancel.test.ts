@@ -22,7 +22,7 @@ import { Kinds, parseBackup, parseRestore, type Backup, type PodVolumeBackup, ty
 import type { Kube } from '../../src/kube/client.js';
 import { customClient } from '../../src/kube/custom.js';
 import { cleanUp, installCairn, kube as makeKube, pvbClient, pvrClient, readyRepository, startWorkload, writeLargeData, writeSampleData } from '../integration/node-agent-support.js';
-import { cairn, type CliResult } from '../support/cli.js';
+import { cairn, type CliResult, locationAvailable } from '../support/cli.js';
 import { clusterInfo, kubectl, s3Client } from '../support/cluster.js';
 import { podVolumeDir } from '../support/node-paths.js';
 import { MiB, readTree, withoutTimes, type Tree } from '../support/volume-tree.js';
@@ -79,10 +79,7 @@ beforeAll(async () => {
   kubeconfig = info.kubeconfigPath;
   k = makeKube();
   await installCairn({ ns: NS, prefix: PREFIX, nodeAgentConfig: { uploadBytesPerSecond: UPLOAD_BYTES_PER_SECOND } });
-  await waitFor(
-    async () => (JSON.parse((await run(['backup-location', 'get', 'default', '-o', 'json'])).stdout) as { status?: { phase?: string } }).status?.phase === 'Available',
-    { timeoutMs: 120_000, intervalMs: 1000, description: 'backup location default Available' },
-  );
+  await locationAvailable(run);
   await kubectl(['create', 'namespace', APP]);
   workload = await startWorkload(k, { ns: APP, name: 'web', node: info.nodes[0]!.name, withClaim: true });
   writeLargeData(await podVolumeDir(workload, 'scratch'), LARGE_MIB);

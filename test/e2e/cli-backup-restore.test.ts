@@ -4,7 +4,7 @@
  * the backup (its storage objects and the Backup object disappear). Everything goes through the CLI as a user
  * would run it; kubectl and S3 only check the result.
  */
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -12,8 +12,9 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { clusterInfo, kubectl, s3Client } from '../support/cluster.js';
-import { cairn } from '../support/cli.js';
+import { clusterInfo, kubectl, namespacesGone, s3Client } from '../support/cluster.js';
+import { cairn, locationAvailable } from '../support/cli.js';
+import { writeCredentialsFile } from '../support/server-install.js';
 import { waitFor } from '../support/wait.js';
 
 const NS = 'cairn-e2e-cli';
@@ -60,15 +61,9 @@ describe('backup and restore through the CLI', () => {
   beforeAll(async () => {
     const info = clusterInfo();
     kubeconfig = info.kubeconfigPath;
-    const dir = mkdtempSync(join(tmpdir(), 'cairn-e2e-cli-'));
-    const creds = join(dir, 'credentials');
-    writeFileSync(creds, `[default]\naws_access_key_id = ${info.s3.accessKeyId}\naws_secret_access_key = ${info.s3.secretAccessKey}\n`);
+    const creds = writeCredentialsFile('cairn-e2e-cli-');
     // A previous run's namespaces may still be terminating on a reused cluster.
-    await waitFor(async () => (await kubectl(['get', 'namespace', NS, APP, COPY, NO_SERVER], { allowFailure: true })).stdout.trim() === '', {
-      timeoutMs: 120_000,
-      intervalMs: 1000,
-      description: 'namespaces of an earlier run gone',
-    });
+    await namespacesGone([NS, APP, COPY, NO_SERVER], 120_000);
     const install = await cairn(
       [
         'install', '-n', NS, '--provider', 'aws', '--bucket', info.s3.bucket, '--prefix', PREFIX, '--secret-file', creds,
@@ -78,13 +73,7 @@ describe('backup and restore through the CLI', () => {
       { kubeconfig },
     );
     expect(install.exitCode, install.stderr).toBe(0);
-    await waitFor(
-      async () => {
-        const r = await run(['backup-location', 'get', 'default', '-o', 'json']);
-        return (JSON.parse(r.stdout) as { status?: { phase?: string } }).status?.phase === 'Available';
-      },
-      { timeoutMs: 120_000, intervalMs: 1000, description: 'backup location default Available' },
-    );
+    await locationAvailable(run);
     await kubectl(['apply', '-f', '-'], { input: APP_OBJECTS });
   });
 

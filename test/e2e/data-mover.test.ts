@@ -22,8 +22,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enableCsi } from '../../tools/local-cluster/csi/enable.js';
 import { readState } from '../../tools/local-cluster/state.js';
 import { cleanUp, installCairn, kube as newKube } from '../integration/node-agent-support.js';
-import { cairn, type CliResult } from '../support/cli.js';
-import { clusterInfo, kubectl } from '../support/cluster.js';
+import { cairn, type CliResult, locationAvailable } from '../support/cli.js';
+import { clusterInfo, dropFinalizers, kubectl } from '../support/cluster.js';
 import { hostpathVolumePath, type VolumeMode } from '../support/csi-volume.js';
 import { killContainer } from '../support/node-runtime.js';
 import { fileBytes, MiB, readTree, timeMismatches, withoutTimes, writeDataset, type Tree } from '../support/volume-tree.js';
@@ -258,13 +258,7 @@ describe('CSI snapshot data movement end to end through the CLI', () => {
     // A cold machine builds the CSI sidecars here (minutes, once); on a cluster that has CSI this returns at once.
     await enableCsi({ state, log: (line) => process.stderr.write(`[csi] ${line}\n`) });
     await installCairn({ ns: NS, prefix: `e2e-dm-${RUN}`, nodeAgentConfig: { uploadBytesPerSecond: UPLOAD_BYTES_PER_SECOND } });
-    await waitFor(
-      async () => {
-        const r = await run(['backup-location', 'get', 'default', '-o', 'json']);
-        return (JSON.parse(r.stdout) as { status?: { phase?: string } }).status?.phase === 'Available';
-      },
-      { timeoutMs: 120_000, intervalMs: 1000, description: 'backup location default Available' },
-    );
+    await locationAvailable(run);
     await kubectl(['apply', '-f', '-'], { input: appObjects() + '---\n' + faultObjects() });
     const pods = await waitFor(() => podsRunning(APP, 3), { timeoutMs: 180_000, intervalMs: 1000, description: 'web-0, web-1 and raw-writer Running' });
     const webNodes = pods.filter((p) => p.metadata.name.startsWith('web-')).map((p) => p.spec.nodeName);
@@ -279,13 +273,7 @@ describe('CSI snapshot data movement end to end through the CLI', () => {
   }, 600_000);
 
   afterAll(async () => {
-    // Restores and data movers' CRs keep finalizers that only a running server / node agent removes.
-    for (const kind of ['restores', 'datauploads', 'datadownloads']) {
-      const names = await kubectl(['get', kind, '-n', NS, '-o', 'name'], { allowFailure: true });
-      for (const r of names.stdout.split('\n').filter(Boolean)) {
-        await kubectl(['patch', r, '-n', NS, '--type', 'merge', '-p', '{"metadata":{"finalizers":null}}'], { allowFailure: true });
-      }
-    }
+    await dropFinalizers(NS, ['restores', 'datauploads', 'datadownloads']);
     await cleanUp(newKube(), NS, [APP, FAULT]);
   });
 

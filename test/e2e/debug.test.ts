@@ -7,8 +7,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clusterInfo, kubectl } from '../support/cluster.js';
-import { cairn, type CliResult } from '../support/cli.js';
+import { clusterInfo, kubectl, namespacesGone } from '../support/cluster.js';
+import { cairn, type CliResult, locationAvailable } from '../support/cli.js';
 import { waitFor } from '../support/wait.js';
 import { readTarGz } from '../unit/server/backup/tar.js';
 
@@ -47,11 +47,7 @@ describe('cairn debug on real nodes', () => {
     dir = mkdtempSync(join(tmpdir(), 'cairn-e2e-debug-'));
     const creds = join(dir, 'credentials');
     writeFileSync(creds, `[default]\naws_access_key_id = ${info.s3.accessKeyId}\naws_secret_access_key = ${info.s3.secretAccessKey}\n`);
-    await waitFor(async () => (await kubectl(['get', 'namespace', NS, APP], { allowFailure: true })).stdout.trim() === '', {
-      timeoutMs: 240_000,
-      intervalMs: 1000,
-      description: 'namespaces of an earlier run gone',
-    });
+    await namespacesGone([NS, APP]);
     const install = await cairn(
       [
         'install', '-n', NS, '--provider', 'aws', '--bucket', info.s3.bucket, '--prefix', `e2e-debug-${Date.now()}`, '--secret-file', creds,
@@ -61,13 +57,7 @@ describe('cairn debug on real nodes', () => {
       { kubeconfig },
     );
     expect(install.exitCode, install.stderr).toBe(0);
-    await waitFor(
-      async () => {
-        const r = await run(['backup-location', 'get', 'default', '-o', 'json']);
-        return (JSON.parse(r.stdout) as { status?: { phase?: string } }).status?.phase === 'Available';
-      },
-      { timeoutMs: 120_000, intervalMs: 1000, description: 'backup location default Available' },
-    );
+    await locationAvailable(run);
     await kubectl(['apply', '-f', '-'], { input: appObjects });
     await waitFor(async () => (await kubectl(['get', 'pod', 'web', '-n', APP, '-o', 'jsonpath={.status.phase}'])).stdout === 'Running', {
       timeoutMs: 120_000,

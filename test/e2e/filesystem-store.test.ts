@@ -11,8 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clusterInfo, kubectl } from '../support/cluster.js';
-import { cairn } from '../support/cli.js';
+import { clusterInfo, kubectl, namespacesGone } from '../support/cluster.js';
+import { cairn, locationAvailable } from '../support/cli.js';
 import { waitFor } from '../support/wait.js';
 
 const NS = 'cairn-e2e-fs';
@@ -98,11 +98,7 @@ describe('backup and restore through the filesystem storage provider', () => {
     root = join(info.runDir, 'fs-storage');
     backupDir = join(root, BUCKET, 'backups', BACKUP);
     // A previous run on a reused cluster may have left its namespaces terminating and its files behind.
-    await waitFor(async () => (await kubectl(['get', 'namespace', NS, APP], { allowFailure: true })).stdout.trim() === '', {
-      timeoutMs: 120_000,
-      intervalMs: 1000,
-      description: 'namespaces of an earlier run gone',
-    });
+    await namespacesGone([NS, APP], 120_000);
     rmSync(join(root, BUCKET), { recursive: true, force: true });
 
     const install = await cairn(
@@ -124,13 +120,7 @@ describe('backup and restore through the filesystem storage provider', () => {
   });
 
   it('shows the filesystem location Available', async () => {
-    await waitFor(
-      async () => {
-        const r = await run(['backup-location', 'get', 'default', '-o', 'json']);
-        return (JSON.parse(r.stdout) as { status?: { phase?: string } }).status?.phase === 'Available';
-      },
-      { timeoutMs: 120_000, intervalMs: 1000, description: 'backup location default Available' },
-    );
+    await locationAvailable(run);
     const table = await run(['backup-location', 'get']);
     expect(table.exitCode, table.stderr).toBe(0);
     expect(table.stdout).toMatch(/\ndefault\s+filesystem\s+backups\s+Available\s/);

@@ -15,8 +15,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openRepositoryForVolume } from '../../src/storage/volume-repository.js';
 import type { Kube } from '../../src/kube/client.js';
 import { cleanUp, installCairn, kube as newKube, volumeDirOnNode } from '../integration/node-agent-support.js';
-import { cairn, type CliResult } from '../support/cli.js';
-import { clusterInfo, kubectl } from '../support/cluster.js';
+import { cairn, type CliResult, locationAvailable } from '../support/cli.js';
+import { clusterInfo, dropFinalizers, kubectl } from '../support/cluster.js';
 import { claimDataPath } from '../support/node-paths.js';
 import { waitFor } from '../support/wait.js';
 
@@ -235,13 +235,7 @@ describe('fs-backup with workloads as operators run them', () => {
     process.env.AWS_ACCESS_KEY_ID = info.s3.accessKeyId;
     process.env.AWS_SECRET_ACCESS_KEY = info.s3.secretAccessKey;
     await installCairn({ ns: NS, prefix: `g-workloads-${RUN}` });
-    await waitFor(
-      async () => {
-        const r = await run(['backup-location', 'get', 'default', '-o', 'json']);
-        return (JSON.parse(r.stdout) as { status?: { phase?: string } }).status?.phase === 'Available';
-      },
-      { timeoutMs: 120_000, intervalMs: 1000, description: 'backup location default Available' },
-    );
+    await locationAvailable(run);
     for (const ns of [WEB, DB, SHARED, VICTIM]) await kubectl(['create', 'namespace', ns]);
     await kubectl(['apply', '-f', '-'], { input: [podsYaml.web(WEB), podsYaml.db(DB), podsYaml.shared(SHARED, info.nodes[0]?.name ?? ''), podsYaml.victim(VICTIM)].join('\n---\n') });
     const webPods = await waitFor(() => running(WEB, 3), { timeoutMs: 180_000, intervalMs: 1000, description: 'web pods Running' });
@@ -263,10 +257,7 @@ describe('fs-backup with workloads as operators run them', () => {
   }, 600_000);
 
   afterAll(async () => {
-    const restores = await kubectl(['get', 'restores', '-n', NS, '-o', 'name'], { allowFailure: true });
-    for (const r of restores.stdout.split('\n').filter(Boolean)) {
-      await kubectl(['patch', r, '-n', NS, '--type', 'merge', '-p', '{"metadata":{"finalizers":null}}'], { allowFailure: true });
-    }
+    await dropFinalizers(NS);
     if (k) await cleanUp(k, NS, [WEB, WEB_MAPPED, DB, SHARED, VICTIM]);
   });
 

@@ -11,16 +11,16 @@
  * repository made by Velero's kopia (the CLI, with Velero's settings and password), is synced from a read-only
  * location and restored byte for byte through cairn's kopia reader.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseLogrusLine } from '../../src/api/index.js';
 import { createVeleroKopiaRepository } from '../../tools/peers/velero-kopia.js';
-import { clusterInfo, kubectl, s3Client } from '../support/cluster.js';
-import { cairn, type CliResult } from '../support/cli.js';
+import { clusterInfo, dropFinalizers, kubectl, namespacesGone, s3Client } from '../support/cluster.js';
+import { cairn, type CliResult, locationAvailable } from '../support/cli.js';
+import { writeCredentialsFile } from '../support/server-install.js';
 import { fileBytes, MiB, readTree, timeMismatches, withoutTimes, writeDataset, type Tree } from '../support/volume-tree.js';
 import { podVolumeDir } from '../support/node-paths.js';
 import { sampleWhile, waitFor } from '../support/wait.js';
@@ -157,14 +157,8 @@ describe('fs-backup end to end through the CLI', () => {
     const info = clusterInfo();
     kubeconfig = info.kubeconfigPath;
     expect(info.nodes.length).toBeGreaterThanOrEqual(2);
-    const dir = mkdtempSync(join(tmpdir(), 'cairn-e2e-fsb-'));
-    const creds = join(dir, 'credentials');
-    writeFileSync(creds, `[default]\naws_access_key_id = ${info.s3.accessKeyId}\naws_secret_access_key = ${info.s3.secretAccessKey}\n`);
-    await waitFor(async () => (await kubectl(['get', 'namespace', NS, APP], { allowFailure: true })).stdout.trim() === '', {
-      timeoutMs: 240_000,
-      intervalMs: 1000,
-      description: 'namespaces of an earlier run gone',
-    });
+    const creds = writeCredentialsFile('cairn-e2e-fsb-');
+    await namespacesGone([NS, APP]);
     installPrefix = `${PREFIX}-${Date.now()}`;
     // Uploads capped (the node agent's ConfigMap), so each data volume takes seconds to back up: a describe, which on
     // a busy machine takes seconds itself, still sees the pod volume backups while they run.
@@ -179,13 +173,7 @@ describe('fs-backup end to end through the CLI', () => {
       { kubeconfig },
     );
     expect(install.exitCode, install.stderr).toBe(0);
-    await waitFor(
-      async () => {
-        const r = await run(['backup-location', 'get', 'default', '-o', 'json']);
-        return (JSON.parse(r.stdout) as { status?: { phase?: string } }).status?.phase === 'Available';
-      },
-      { timeoutMs: 120_000, intervalMs: 1000, description: 'backup location default Available' },
-    );
+    await locationAvailable(run);
     await kubectl(['apply', '-f', '-'], { input: appObjects(info.nodes.map((n) => n.name)) });
     await waitFor(podsRunning, { timeoutMs: 120_000, intervalMs: 1000, description: `pods ${PODS.join(', ')} Running` });
     for (const [i, pod] of PODS.entries()) {
@@ -195,12 +183,7 @@ describe('fs-backup end to end through the CLI', () => {
   }, 360_000);
 
   afterAll(async () => {
-    // Restores carry the server's finalizer; with the server gone along with its namespace nobody would remove it
-    // and the namespace would never finish terminating. A finished restore's finalizer is no longer needed.
-    const restores = await kubectl(['get', 'restores', '-n', NS, '-o', 'name'], { allowFailure: true });
-    for (const r of restores.stdout.split('\n').filter(Boolean)) {
-      await kubectl(['patch', r, '-n', NS, '--type', 'merge', '-p', '{"metadata":{"finalizers":null}}'], { allowFailure: true });
-    }
+    await dropFinalizers(NS);
     // Not `cairn uninstall`: it removes the CRDs, which other tests sharing a reused cluster still need.
     await kubectl(['delete', 'namespace', APP, NS, '--ignore-not-found', '--wait=false'], { allowFailure: true });
   });

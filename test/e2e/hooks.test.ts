@@ -15,12 +15,10 @@
  * Everything the pods run is busybox sh, seq, sleep and cat; the exec hooks go through the API server, the kubelet and
  * containerd of real nodes.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clusterInfo, kubectl } from '../support/cluster.js';
-import { cairn, type CliResult } from '../support/cli.js';
+import { clusterInfo, dropFinalizers, kubectl, namespacesGone } from '../support/cluster.js';
+import { cairn, type CliResult, locationAvailable } from '../support/cli.js';
+import { writeCredentialsFile } from '../support/server-install.js';
 import { waitFor } from '../support/wait.js';
 
 const NS = 'cairn-e2e-hooks';
@@ -160,14 +158,8 @@ describe('hooks end to end', () => {
   beforeAll(async () => {
     const info = clusterInfo();
     kubeconfig = info.kubeconfigPath;
-    const dir = mkdtempSync(join(tmpdir(), 'cairn-e2e-hooks-'));
-    const creds = join(dir, 'credentials');
-    writeFileSync(creds, `[default]\naws_access_key_id = ${info.s3.accessKeyId}\naws_secret_access_key = ${info.s3.secretAccessKey}\n`);
-    await waitFor(async () => (await kubectl(['get', 'namespace', NS, APP, `${APP}-hooked`, `${APP}-plain`, `${APP}-plain2`], { allowFailure: true })).stdout.trim() === '', {
-      timeoutMs: 240_000,
-      intervalMs: 1000,
-      description: 'namespaces of an earlier run gone',
-    });
+    const creds = writeCredentialsFile('cairn-e2e-hooks-');
+    await namespacesGone([NS, APP, `${APP}-hooked`, `${APP}-plain`, `${APP}-plain2`]);
     const install = await cairn(
       [
         'install', '-n', NS, '--provider', 'aws', '--bucket', info.s3.bucket, '--prefix', `${PREFIX}-${Date.now()}`, '--secret-file', creds,
@@ -177,13 +169,7 @@ describe('hooks end to end', () => {
       { kubeconfig },
     );
     expect(install.exitCode, install.stderr).toBe(0);
-    await waitFor(
-      async () => {
-        const r = await run(['backup-location', 'get', 'default', '-o', 'json']);
-        return (JSON.parse(r.stdout) as { status?: { phase?: string } }).status?.phase === 'Available';
-      },
-      { timeoutMs: 120_000, intervalMs: 1000, description: 'backup location default Available' },
-    );
+    await locationAvailable(run);
     await apply(appObjects());
     // Running, and at least one sweep written.
     await waitFor(async () => (await kubectl(['exec', '-n', APP, 'db-0', '-c', 'db', '--', 'cat', `/e2e-hooks/data/f${FILES - 1}`], { allowFailure: true })).exitCode === 0, {
@@ -194,10 +180,7 @@ describe('hooks end to end', () => {
   }, 360_000);
 
   afterAll(async () => {
-    const restores = await kubectl(['get', 'restores', '-n', NS, '-o', 'name'], { allowFailure: true });
-    for (const r of restores.stdout.split('\n').filter(Boolean)) {
-      await kubectl(['patch', r, '-n', NS, '--type', 'merge', '-p', '{"metadata":{"finalizers":null}}'], { allowFailure: true });
-    }
+    await dropFinalizers(NS);
     await kubectl(['delete', 'namespace', APP, `${APP}-hooked`, `${APP}-plain`, `${APP}-plain2`, NS, '--ignore-not-found', '--wait=false'], { allowFailure: true });
   });
 

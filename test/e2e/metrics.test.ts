@@ -8,14 +8,12 @@
  * restarted afterwards counts nothing again, and sets its gauges from the backups that exist.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { CreateBucketCommand, DeleteBucketCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureToolBinary } from '../../tools/local-cluster/toolchain.js';
-import { clusterInfo, kubectl, s3Client } from '../support/cluster.js';
-import { cairn, type CliResult } from '../support/cli.js';
+import { clusterInfo, kubectl, namespacesGone, s3Client } from '../support/cluster.js';
+import { cairn, type CliResult, locationAvailable } from '../support/cli.js';
+import { writeCredentialsFile } from '../support/server-install.js';
 import { waitFor } from '../support/wait.js';
 
 const NS = 'cairn-e2e-metrics';
@@ -158,14 +156,8 @@ describe('Prometheus metrics of the server and the node agents', () => {
     expect(info.nodes.length).toBeGreaterThanOrEqual(2);
     workloadNode = info.nodes[0]!.name;
     otherNode = info.nodes[1]!.name;
-    await waitFor(async () => (await kubectl(['get', 'namespace', NS, APP], { allowFailure: true })).stdout.trim() === '', {
-      timeoutMs: 240_000,
-      intervalMs: 1000,
-      description: 'namespaces of an earlier run gone',
-    });
-    const dir = mkdtempSync(join(tmpdir(), 'cairn-e2e-metrics-'));
-    const creds = join(dir, 'credentials');
-    writeFileSync(creds, `[default]\naws_access_key_id = ${info.s3.accessKeyId}\naws_secret_access_key = ${info.s3.secretAccessKey}\n`);
+    await namespacesGone([NS, APP]);
+    const creds = writeCredentialsFile('cairn-e2e-metrics-');
     const locationConfig = `region=${info.s3.region},s3Url=${info.s3.endpoint},s3ForcePathStyle=true`;
     const installArgs = [
       'install', '-n', NS, '--provider', 'aws', '--bucket', info.s3.bucket, '--prefix', `e2e-metrics-${Date.now()}`, '--secret-file', creds,
@@ -179,19 +171,13 @@ describe('Prometheus metrics of the server and the node agents', () => {
 
     const install = await cairn([...installArgs, '--wait', '--timeout', '4m'], { kubeconfig });
     expect(install.exitCode, install.stderr).toBe(0);
-    await waitFor(
-      async () => (JSON.parse((await run(['backup-location', 'get', 'default', '-o', 'json'])).stdout) as { status?: { phase?: string } }).status?.phase === 'Available',
-      { timeoutMs: 120_000, intervalMs: 1000, description: 'backup location default Available' },
-    );
+    await locationAvailable(run);
     // A location whose bucket will be gone when a backup uploads to it: validated once (Available), never again.
     doomedBucket = `e2e-metrics-doomed-${Date.now()}`;
     await s3Client().send(new CreateBucketCommand({ Bucket: doomedBucket }));
     const created = await run(['backup-location', 'create', DOOMED, '--provider', 'aws', '--bucket', doomedBucket, '--config', locationConfig, '--validation-frequency', '0']);
     expect(created.exitCode, created.stderr).toBe(0);
-    await waitFor(
-      async () => (JSON.parse((await run(['backup-location', 'get', DOOMED, '-o', 'json'])).stdout) as { status?: { phase?: string } }).status?.phase === 'Available',
-      { timeoutMs: 120_000, intervalMs: 1000, description: `backup location ${DOOMED} Available` },
-    );
+    await locationAvailable(run, DOOMED);
     await kubectl(['apply', '-f', '-'], { input: appObjects(workloadNode) });
     await waitFor(async () => (await podsOf(undefined, APP)).some((p) => p.status?.phase === 'Running'), { timeoutMs: 120_000, intervalMs: 1000, description: 'pod web Running' });
     await waitFor(async () => (await nodeAgents()).size === info.nodes.length, { timeoutMs: 120_000, intervalMs: 1000, description: 'a Ready node agent on every node' });

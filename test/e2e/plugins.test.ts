@@ -12,13 +12,14 @@
  *   - a location served by the test plugins' directory store, and one served by the GCP plugin, Unavailable
  *     with Google's own error (no cloud is reachable here).
  */
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clusterInfo, kubectl } from '../support/cluster.js';
-import { cairn } from '../support/cli.js';
+import { clusterInfo, kubectl, namespacesGone } from '../support/cluster.js';
+import { cairn, locationAvailable } from '../support/cli.js';
+import { writeCredentialsFile } from '../support/server-install.js';
 import { podVolumeDir, type PodRef } from '../support/node-paths.js';
 import { waitFor } from '../support/wait.js';
 import { pushPluginImages } from '../../tools/local-cluster/images/test-images.js';
@@ -92,14 +93,8 @@ describe('Velero plugins through cairn', () => {
     const specs = [];
     for (const p of PLUGIN_IMAGES) specs.push({ ...p, binary: await ensureToolBinary(p.key, say) });
     await pushPluginImages(info.registry.url, specs, say);
-    const dir = mkdtempSync(join(tmpdir(), 'cairn-e2e-plugins-'));
-    const creds = join(dir, 'credentials');
-    writeFileSync(creds, `[default]\naws_access_key_id = ${info.s3.accessKeyId}\naws_secret_access_key = ${info.s3.secretAccessKey}\n`);
-    await waitFor(async () => (await kubectl(['get', 'namespace', NS, APP, COPY], { allowFailure: true })).stdout.trim() === '', {
-      timeoutMs: 120_000,
-      intervalMs: 1000,
-      description: 'namespaces of an earlier run gone',
-    });
+    const creds = writeCredentialsFile('cairn-e2e-plugins-');
+    await namespacesGone([NS, APP, COPY], 120_000);
     const install = await cairn(
       [
         'install', '-n', NS, '--provider', 'aws', '--bucket', info.s3.bucket, '--prefix', PREFIX, '--secret-file', creds,
@@ -113,10 +108,7 @@ describe('Velero plugins through cairn', () => {
     // Progress every 2s instead of 10s, so a few-second operation shows some.
     await kubectl(['-n', NS, 'patch', 'deployment', 'cairn', '--type=json', '-p', JSON.stringify([{ op: 'add', path: '/spec/template/spec/containers/0/args/-', value: '--item-operation-sync-frequency=2s' }])]);
     await kubectl(['-n', NS, 'rollout', 'status', 'deployment/cairn', '--timeout=300s']);
-    await waitFor(
-      async () => (JSON.parse((await run(['backup-location', 'get', 'default', '-o', 'json'])).stdout) as { status?: { phase?: string } }).status?.phase === 'Available',
-      { timeoutMs: 180_000, intervalMs: 1000, description: 'backup location default Available (through the AWS plugin)' },
-    );
+    await locationAvailable(run, 'default', 180_000); // through the AWS plugin
     await kubectl(['apply', '-f', '-'], { input: APP_OBJECTS });
   }, 60 * 60_000);
 
@@ -260,11 +252,7 @@ describe('Velero plugins through cairn', () => {
     await kubectl(['-n', APP, 'delete', 'configmap', 'slow-one', 'too-slow', 'crasher', '--ignore-not-found']);
     const loc = await run(['backup-location', 'create', 'directory', '--provider', 'example.cairn.io/directory', '--bucket', 'plugin-bucket', '--prefix', 'cluster-a', '--config', `root=${STORE_ROOT}`]);
     expect(loc.exitCode, loc.stderr).toBe(0);
-    await waitFor(async () => (JSON.parse((await run(['backup-location', 'get', 'directory', '-o', 'json'])).stdout) as { status?: { phase?: string } }).status?.phase === 'Available', {
-      timeoutMs: 120_000,
-      intervalMs: 1000,
-      description: 'backup location directory Available',
-    });
+    await locationAvailable(run, 'directory');
     const r = await run(['backup', 'create', 'in-directory', '--include-namespaces', APP, '--storage-location', 'directory', '--wait']);
     expect(r.exitCode, `${r.stdout}\n${r.stderr}`).toBe(0);
     // Read where the node keeps the server's /scratch, as an operator with a shell on the node would.

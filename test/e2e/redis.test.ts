@@ -10,8 +10,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanUp, installCairn, kube as newKube } from '../integration/node-agent-support.js';
-import { cairn, type CliResult } from '../support/cli.js';
-import { clusterInfo, kubectl } from '../support/cluster.js';
+import { cairn, type CliResult, locationAvailable } from '../support/cli.js';
+import { clusterInfo, dropFinalizers, kubectl } from '../support/cluster.js';
 import { waitFor } from '../support/wait.js';
 
 const RUN = Date.now().toString(36).slice(-5);
@@ -99,13 +99,7 @@ describe('Redis backed up while it runs, restored into a deleted namespace', () 
   beforeAll(async () => {
     kubeconfig = clusterInfo().kubeconfigPath;
     await installCairn({ ns: NS, prefix: `e2e-redis-${RUN}` });
-    await waitFor(
-      async () => {
-        const r = await run(['backup-location', 'get', 'default', '-o', 'json']);
-        return (JSON.parse(r.stdout) as { status?: { phase?: string } }).status?.phase === 'Available';
-      },
-      { timeoutMs: 120_000, intervalMs: 1000, description: 'backup location default Available' },
-    );
+    await locationAvailable(run);
     await kubectl(['apply', '-f', '-'], { input: appObjects() });
     const pod = await redisPod();
     // Loaded through Redis' own bulk protocol path (redis-cli --pipe), as a data import would.
@@ -117,10 +111,7 @@ describe('Redis backed up while it runs, restored into a deleted namespace', () 
   }, 600_000);
 
   afterAll(async () => {
-    const restores = await kubectl(['get', 'restores', '-n', NS, '-o', 'name'], { allowFailure: true });
-    for (const r of restores.stdout.split('\n').filter(Boolean)) {
-      await kubectl(['patch', r, '-n', NS, '--type', 'merge', '-p', '{"metadata":{"finalizers":null}}'], { allowFailure: true });
-    }
+    await dropFinalizers(NS);
     await cleanUp(newKube(), NS, [APP]);
   });
 

@@ -20,8 +20,8 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clusterInfo, kubectl, s3Client } from '../support/cluster.js';
-import { cairn, type CliResult } from '../support/cli.js';
+import { clusterInfo, dropFinalizers, kubectl, namespacesGone, s3Client } from '../support/cluster.js';
+import { cairn, type CliResult, locationAvailable } from '../support/cli.js';
 import { podVolumeDir, nodeFile } from '../support/node-paths.js';
 import { cairnProcesses, capabilityMask, type CairnProcess } from '../support/node-processes.js';
 import { readTree, timeMismatches, withoutTimes, writeDataset, type Tree } from '../support/volume-tree.js';
@@ -162,11 +162,7 @@ describe('pod security and secrets on real nodes', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cairn-e2e-sec-'));
     const creds = join(dir, 'credentials');
     writeFileSync(creds, `[default]\naws_access_key_id = ${info.s3.accessKeyId}\naws_secret_access_key = ${info.s3.secretAccessKey}\n`, { mode: 0o600 });
-    await waitFor(async () => (await kubectl(['get', 'namespace', NS, APP], { allowFailure: true })).stdout.trim() === '', {
-      timeoutMs: 240_000,
-      intervalMs: 1000,
-      description: 'namespaces of an earlier run gone',
-    });
+    await namespacesGone([NS, APP]);
     installPrefix = `e2e-sec-${Date.now()}`;
     const install = await cairn(
       [
@@ -181,13 +177,7 @@ describe('pod security and secrets on real nodes', () => {
     await kubectl(['apply', '-f', '-'], {
       input: JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'velero-repo-credentials', namespace: NS }, stringData: { 'repository-password': canaries.get('repository password') } }),
     });
-    await waitFor(
-      async () => {
-        const r = await run(['backup-location', 'get', 'default', '-o', 'json']);
-        return (JSON.parse(r.stdout) as { status?: { phase?: string } }).status?.phase === 'Available';
-      },
-      { timeoutMs: 120_000, intervalMs: 1000, description: 'backup location default Available' },
-    );
+    await locationAvailable(run);
     await kubectl(['apply', '-f', '-'], { input: appObjects(info.nodes[0]!.name) });
     await waitFor(async () => (await appPod()).status?.phase === 'Running', { timeoutMs: 120_000, intervalMs: 1000, description: `pod ${POD} Running` });
     const pod = await appPod();
@@ -197,10 +187,7 @@ describe('pod security and secrets on real nodes', () => {
   }, 360_000);
 
   afterAll(async () => {
-    const restores = await kubectl(['get', 'restores', '-n', NS, '-o', 'name'], { allowFailure: true });
-    for (const r of restores.stdout.split('\n').filter(Boolean)) {
-      await kubectl(['patch', r, '-n', NS, '--type', 'merge', '-p', '{"metadata":{"finalizers":null}}'], { allowFailure: true });
-    }
+    await dropFinalizers(NS);
     await kubectl(['delete', 'namespace', APP, NS, '--ignore-not-found', '--wait=false'], { allowFailure: true });
   });
 

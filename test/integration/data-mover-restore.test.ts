@@ -17,7 +17,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Kinds, newBackup, newRestore, parseBackup, parseDataDownload, parseRestore, type Backup, type DataDownload, type Restore } from '../../src/api/index.js';
 import { kubeFromConfig, type Kube } from '../../src/kube/client.js';
@@ -26,7 +26,7 @@ import { enableCsi } from '../../tools/local-cluster/csi/enable.js';
 import { readState } from '../../tools/local-cluster/state.js';
 import { cairn } from '../support/cli.js';
 import { clusterInfo, kubeConfig, kubectl, s3Client } from '../support/cluster.js';
-import { deletePrefix, installServer } from '../support/server-install.js';
+import { deletePrefix, getJsonGz, getObject, installServer, restartServer } from '../support/server-install.js';
 import { waitFor } from '../support/wait.js';
 
 const RUN = randomBytes(3).toString('hex');
@@ -61,12 +61,7 @@ async function getJson<T>(args: string[]): Promise<T | undefined> {
   return r.exitCode === 0 ? (JSON.parse(r.stdout) as T) : undefined;
 }
 
-async function getGz(key: string): Promise<string> {
-  const res = await s3Client().send(new GetObjectCommand({ Bucket: bucket(), Key: key }));
-  return gunzipSync(Buffer.from(await (res.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray())).toString('utf8');
-}
-
-const getJsonGz = async (key: string): Promise<unknown> => JSON.parse(await getGz(key)) as unknown;
+const getGz = async (key: string): Promise<string> => gunzipSync(await getObject(key)).toString('utf8');
 const restores = () => customClient<Restore>(kube, Kinds.Restore, parseRestore);
 const dds = () => customClient<DataDownload>(kube, Kinds.DataDownload, parseDataDownload);
 const now = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
@@ -242,15 +237,7 @@ describe('restoring claims whose data the backup moved (installed server, node a
   }, 300_000);
 
   it('keeps waiting across a server restart; describe shows the live progress; the re-bound claim completes the restore', async () => {
-    const before = (await kubectl(['-n', NS, 'get', 'pods', '-l', 'deploy=cairn', '-o', 'jsonpath={.items[*].metadata.name}'])).stdout;
-    await kubectl(['-n', NS, 'delete', 'pod', '-l', 'deploy=cairn', '--wait=true']);
-    await waitFor(
-      async () => {
-        const pods = await getJson<{ items: { metadata: { name: string }; status?: { phase?: string } }[] }>(['-n', NS, 'get', 'pods', '-l', 'deploy=cairn']);
-        return pods?.items.some((p) => !before.includes(p.metadata.name) && p.status?.phase === 'Running');
-      },
-      { timeoutMs: 120_000, description: 'a new server pod Running' },
-    );
+    await restartServer(NS);
     expect((await restores().get(NS, 'r1'))?.status?.phase).toBe('WaitingForPluginOperations');
     // The restart did not start a second DataDownload.
     expect(await dds().list(NS, `velero.io/restore-uid=${restore.metadata.uid ?? ''}`)).toHaveLength(1);

@@ -11,7 +11,6 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GetObjectCommand } from '@aws-sdk/client-s3';
 import {
   Kinds,
   newBackup,
@@ -33,8 +32,21 @@ import type { BackupVolumeInfo } from '../../src/api/volume-info.js';
 import { enableCsi } from '../../tools/local-cluster/csi/enable.js';
 import { readState } from '../../tools/local-cluster/state.js';
 import { cairn } from '../support/cli.js';
-import { clusterInfo, kubeConfig, kubectl, s3Client } from '../support/cluster.js';
-import { applyList, deletePrefix, installServer, listKeys, podRunning, serverRolledOut, standInNodeAgents } from '../support/server-install.js';
+import { clusterInfo, kubeConfig, kubectl } from '../support/cluster.js';
+import {
+  applyList,
+  BACKUP_ENDED,
+  backupInPhase,
+  deletePrefix,
+  getJsonGz,
+  getObject,
+  installServer,
+  listKeys,
+  podRunning,
+  restartServer,
+  serverRolledOut,
+  standInNodeAgents,
+} from '../support/server-install.js';
 import { waitFor } from '../support/wait.js';
 
 const RUN = randomBytes(3).toString('hex');
@@ -43,23 +55,16 @@ const APP = `dm-app-${RUN}`;
 const OTHER = `dm-other-${RUN}`;
 const PREFIX = `dm-server-it-${RUN}`;
 const NODES = ['local-node-1', 'local-node-2'];
-const TERMINAL = ['Completed', 'PartiallyFailed', 'Failed', 'FailedValidation'];
+const TERMINAL = BACKUP_ENDED;
 
 let kube: Kube;
 let kubeconfig: string;
 let snapshotID = '';
 
-const bucket = () => clusterInfo().s3.bucket;
 const backups = () => customClient<Backup>(kube, Kinds.Backup, parseBackup);
 const duClient = () => customClient<DataUpload>(kube, Kinds.DataUpload, parseDataUpload);
 const pvbClient = () => customClient<PodVolumeBackup>(kube, Kinds.PodVolumeBackup, parsePodVolumeBackup);
 
-async function getObject(key: string): Promise<Buffer> {
-  const res = await s3Client().send(new GetObjectCommand({ Bucket: bucket(), Key: key }));
-  return Buffer.from(await (res.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray());
-}
-
-const getJsonGz = async <T>(key: string): Promise<T> => JSON.parse(gunzipSync(await getObject(key)).toString('utf8')) as T;
 const backupKey = (name: string, suffix: string) => `${PREFIX}/backups/${name}/${name}${suffix}`;
 const storedBackup = async (name: string) => JSON.parse((await getObject(`${PREFIX}/backups/${name}/velero-backup.json`)).toString('utf8')) as Backup;
 
@@ -67,15 +72,7 @@ async function startBackup(name: string, namespaces: string[], spec: Partial<Bac
   await backups().create(newBackup({ namespace: NS, name, ...(annotations ? { annotations } : {}), spec: { includedNamespaces: namespaces, snapshotMoveData: true, ...spec } }));
 }
 
-async function phaseOf(name: string, phases: string[], timeoutMs = 120_000): Promise<Backup> {
-  return waitFor(
-    async () => {
-      const b = await backups().get(NS, name);
-      return b && phases.includes(b.status?.phase ?? '') ? b : undefined;
-    },
-    { timeoutMs, description: `backup ${name} in phase ${phases.join('|')}` },
-  );
-}
+const phaseOf = (name: string, phases: readonly string[], timeoutMs?: number) => backupInPhase(kube, NS, name, phases, timeoutMs);
 
 const dusOf = (backup: Backup) => duClient().list(NS, `velero.io/backup-uid=${backup.metadata.uid ?? ''}`);
 
@@ -117,11 +114,6 @@ interface VolumeSnapshotJson {
 async function volumeSnapshot(name: string): Promise<VolumeSnapshotJson | undefined> {
   const r = await kubectl(['-n', APP, 'get', 'volumesnapshot', name, '-o', 'json'], { allowFailure: true });
   return r.exitCode === 0 ? (JSON.parse(r.stdout) as VolumeSnapshotJson) : undefined;
-}
-
-async function serverPod(): Promise<string | undefined> {
-  const out = await kubectl(['-n', NS, 'get', 'pods', '-l', 'deploy=cairn', '-o', 'jsonpath={range .items[?(@.status.phase=="Running")]}{.metadata.name}{" "}{.metadata.deletionTimestamp}{"\\n"}{end}']);
-  return out.stdout.split('\n').map((l) => l.trim()).filter((l) => l && !l.includes(' '))[0];
 }
 
 const pvcUid = async (name: string) => (await kubectl(['-n', APP, 'get', 'pvc', name, '-o', 'jsonpath={.metadata.uid}'])).stdout.trim();
@@ -354,13 +346,7 @@ describe('CSI snapshot data movement, server side', () => {
     const name = `dm-restart-${RUN}`;
     await startBackup(name, [APP]);
     const waiting = await phaseOf(name, ['WaitingForPluginOperations']);
-    const before = await serverPod();
-    await kubectl(['-n', NS, 'delete', 'pod', '-l', 'deploy=cairn', '--wait=true'], { timeoutMs: 120_000 });
-    await waitFor(async () => {
-      const now = await serverPod();
-      return now && now !== before ? now : undefined;
-    }, { timeoutMs: 150_000, description: 'a new server pod running' });
-    await serverRolledOut(NS);
+    await restartServer(NS);
     expect((await backups().get(NS, name))?.status?.phase).toBe('WaitingForPluginOperations');
     await finishPvbs(waiting);
     await completeDu(await onlyDu(waiting), snapshotID, 4096);

@@ -32,7 +32,20 @@ import { PodVolumeBackupCreator } from '../../src/server/podvolume/backup-creato
 import type { PodLike } from '../../src/server/podvolume/backup-volumes.js';
 import type { BackupVolumeInfo } from '../../src/api/volume-info.js';
 import { kubeConfig, kubectl } from '../support/cluster.js';
-import { applyList, deletePrefix, getJsonGz, getObject, installServer, listKeys, podRunning, serverRolledOut, standInNodeAgents } from '../support/server-install.js';
+import {
+  applyList,
+  BACKUP_ENDED,
+  backupInPhase,
+  deletePrefix,
+  getJsonGz,
+  getObject,
+  installServer,
+  listKeys,
+  podRunning,
+  restartServer,
+  serverRolledOut,
+  standInNodeAgents,
+} from '../support/server-install.js';
 import { waitFor } from '../support/wait.js';
 
 const RUN = randomBytes(3).toString('hex');
@@ -41,7 +54,7 @@ const APP = `fsb-app-${RUN}`;
 const OTHER = `fsb-other-${RUN}`;
 const PREFIX = `fsb-server-it-${RUN}`;
 const NODES = ['local-node-1', 'local-node-2'];
-const TERMINAL = ['Completed', 'PartiallyFailed', 'Failed', 'FailedValidation'];
+const TERMINAL = BACKUP_ENDED;
 
 let kube: Kube;
 
@@ -54,15 +67,7 @@ async function startBackup(name: string, namespaces: string[], annotations?: Rec
   await backups().create(newBackup({ namespace: NS, name, ...(annotations ? { annotations } : {}), spec: { includedNamespaces: namespaces } }));
 }
 
-async function phaseOf(name: string, phases: string[], timeoutMs = 120_000): Promise<Backup> {
-  return waitFor(
-    async () => {
-      const b = await backups().get(NS, name);
-      return b && phases.includes(b.status?.phase ?? '') ? b : undefined;
-    },
-    { timeoutMs, description: `backup ${name} in phase ${phases.join('|')}` },
-  );
-}
+const phaseOf = (name: string, phases: readonly string[], timeoutMs?: number) => backupInPhase(kube, NS, name, phases, timeoutMs);
 
 async function pvbsOf(name: string): Promise<PodVolumeBackup[]> {
   return (await pvbClient().list(NS, `velero.io/backup-name=${name}`)).sort((a, b) => a.spec.volume.localeCompare(b.spec.volume));
@@ -83,12 +88,6 @@ const completed = (snapshotID: string, bytes: number): NonNullable<PodVolumeBack
   progress: { totalBytes: bytes, bytesDone: bytes },
 });
 const emptyVolume: NonNullable<PodVolumeBackup['status']> = { phase: 'Completed', message: 'volume was empty so no snapshot was taken', progress: {} };
-
-async function serverPod(): Promise<string | undefined> {
-  const out = await kubectl(['-n', NS, 'get', 'pods', '-l', 'deploy=cairn', '-o', 'jsonpath={range .items[?(@.status.phase=="Running")]}{.metadata.name}{" "}{.metadata.deletionTimestamp}{"\\n"}{end}']);
-  const running = out.stdout.split('\n').map((l) => l.trim()).filter((l) => l && !l.includes(' '));
-  return running[0];
-}
 
 beforeAll(async () => {
   kube = kubeFromConfig(kubeConfig());
@@ -252,13 +251,7 @@ describe('fs-backup, server side', () => {
     const name = `fsb-restart-${RUN}`;
     await startBackup(name, [APP]);
     await phaseOf(name, ['WaitingForPluginOperations']);
-    const before = await serverPod();
-    await kubectl(['-n', NS, 'delete', 'pod', '-l', 'deploy=cairn', '--wait=true'], { timeoutMs: 120_000 });
-    await waitFor(async () => {
-      const now = await serverPod();
-      return now && now !== before ? now : undefined;
-    }, { timeoutMs: 150_000, description: 'a new server pod running' });
-    await kubectl(['-n', NS, 'rollout', 'status', 'deployment/cairn', '--timeout=180s'], { timeoutMs: 200_000 });
+    await restartServer(NS);
     expect((await backups().get(NS, name))?.status?.phase).toBe('WaitingForPluginOperations');
     for (const pvb of await pvbsOf(name)) await finishPvb(pvb, pvb.spec.volume === 'data' ? completed(snapshotID, 1234) : emptyVolume);
     const done = await phaseOf(name, TERMINAL, 150_000);

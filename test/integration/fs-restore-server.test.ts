@@ -30,7 +30,7 @@ import { writeCompletionMarker } from '../../src/agent/microservice/completion-m
 import { kubeFromConfig, type Kube } from '../../src/kube/client.js';
 import { customClient } from '../../src/kube/custom.js';
 import { clusterInfo, kubeConfig, kubectl, s3Client } from '../support/cluster.js';
-import { deletePrefix, getJsonGz, installServer, standInNodeAgents } from '../support/server-install.js';
+import { deletePrefix, getJsonGz, installServer, restartServer, standInNodeAgents } from '../support/server-install.js';
 import { waitFor } from '../support/wait.js';
 
 const RUN = randomBytes(3).toString('hex');
@@ -256,15 +256,7 @@ describe('restoring pods with fs-backup volumes (installed server, node agent pl
   }, 300_000);
 
   it('keeps waiting across a server restart, then the pod starts once the data is in and the restore completes', async () => {
-    const before = (await kubectl(['-n', NS, 'get', 'pods', '-l', 'deploy=cairn', '-o', 'jsonpath={.items[*].metadata.name}'])).stdout;
-    await kubectl(['-n', NS, 'delete', 'pod', '-l', 'deploy=cairn', '--wait=true']);
-    await waitFor(
-      async () => {
-        const pods = await getJson<{ items: { metadata: { name: string }; status?: { phase?: string } }[] }>(['-n', NS, 'get', 'pods', '-l', 'deploy=cairn']);
-        return pods?.items.some((p) => !before.includes(p.metadata.name) && p.status?.phase === 'Running');
-      },
-      { timeoutMs: 120_000, description: 'a new server pod Running' },
-    );
+    await restartServer(NS);
     // Still waiting: nothing has finished the PVRs.
     expect((await restores().get(NS, 'r1'))?.status?.phase).toBe('WaitingForPluginOperations');
     expect((await appPod(APP)).status?.phase).toBe('Pending');

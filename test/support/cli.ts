@@ -4,6 +4,7 @@
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { waitFor } from './wait.js';
 
 const RUN_JS = fileURLToPath(new URL('../../bin/run.js', import.meta.url));
 
@@ -41,4 +42,15 @@ export function cairn(args: string[], opts: CliOptions = {}): Promise<CliResult>
     child.stdin.on('error', () => undefined);
     child.stdin.end(opts.input ?? '');
   });
+}
+
+/**
+ * Waits until `backup-location get NAME` (run through `run`, which names the server's namespace) shows the
+ * location Available: the server has validated it, so backups to it can start.
+ */
+export async function locationAvailable(run: (args: string[]) => Promise<CliResult>, name = 'default', timeoutMs = 120_000): Promise<void> {
+  await waitFor(
+    async () => (JSON.parse((await run(['backup-location', 'get', name, '-o', 'json'])).stdout) as { status?: { phase?: string } }).status?.phase === 'Available',
+    { timeoutMs, intervalMs: 1000, description: `backup location ${name} Available` },
+  );
 }

@@ -7,6 +7,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { KubeConfig } from '@kubernetes/client-node';
 import { inject } from 'vitest';
 import type { ClusterInfo } from './cluster-info.js';
+import { waitFor } from './wait.js';
 
 export type { ClusterInfo } from './cluster-info.js';
 
@@ -72,4 +73,27 @@ export function s3Client(): S3Client {
     forcePathStyle: true,
     credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
   });
+}
+
+/** Waits until none of `namespaces` exists any more (an earlier run's, still terminating). */
+export async function namespacesGone(namespaces: readonly string[], timeoutMs = 240_000): Promise<void> {
+  await waitFor(async () => (await kubectl(['get', 'namespace', ...namespaces], { allowFailure: true })).stdout.trim() === '', {
+    timeoutMs,
+    intervalMs: 1000,
+    description: 'namespaces of an earlier run gone',
+  });
+}
+
+/**
+ * Drops the finalizers of the `kinds` (plural resource names) in `namespace`. Restores (and the data movers' CRs)
+ * carry finalizers that only a running server or node agent removes; with the server gone along with its namespace
+ * nobody would, and the namespace would never finish terminating. A finished object no longer needs its finalizer.
+ */
+export async function dropFinalizers(namespace: string, kinds: readonly string[] = ['restores']): Promise<void> {
+  for (const kind of kinds) {
+    const names = await kubectl(['get', kind, '-n', namespace, '-o', 'name'], { allowFailure: true });
+    for (const r of names.stdout.split('\n').filter(Boolean)) {
+      await kubectl(['patch', r, '-n', namespace, '--type', 'merge', '-p', '{"metadata":{"finalizers":null}}'], { allowFailure: true });
+    }
+  }
 }

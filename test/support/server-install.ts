@@ -9,6 +9,9 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { expect } from 'vitest';
+import { Kinds, parseBackup, type Backup } from '../../src/api/index.js';
+import type { Kube } from '../../src/kube/client.js';
+import { customClient } from '../../src/kube/custom.js';
 import { cairn } from './cli.js';
 import { clusterInfo, kubectl, s3Client } from './cluster.js';
 import { waitFor } from './wait.js';
@@ -71,6 +74,38 @@ export async function installServer(o: InstallServerOptions): Promise<{ credenti
 /** Waits until the server Deployment of `namespace` has rolled out. */
 export async function serverRolledOut(namespace: string, timeoutSeconds = 180): Promise<void> {
   await kubectl(['-n', namespace, 'rollout', 'status', 'deployment/cairn', `--timeout=${timeoutSeconds}s`], { timeoutMs: (timeoutSeconds + 20) * 1000 });
+}
+
+/** The name of the server pod of `namespace` that runs and is not being deleted, if any. */
+export async function runningServerPod(namespace: string): Promise<string | undefined> {
+  const out = await kubectl(['-n', namespace, 'get', 'pods', '-l', 'deploy=cairn', '-o', 'jsonpath={range .items[?(@.status.phase=="Running")]}{.metadata.name}{" "}{.metadata.deletionTimestamp}{"\\n"}{end}']);
+  return out.stdout.split('\n').map((l) => l.trim()).filter((l) => l && !l.includes(' '))[0];
+}
+
+/** Deletes the server pod of `namespace` (as a crash or a node drain would) and waits for its successor to roll out. */
+export async function restartServer(namespace: string): Promise<void> {
+  const before = await runningServerPod(namespace);
+  await kubectl(['-n', namespace, 'delete', 'pod', '-l', 'deploy=cairn', '--wait=true'], { timeoutMs: 120_000 });
+  await waitFor(async () => {
+    const now = await runningServerPod(namespace);
+    return now && now !== before ? now : undefined;
+  }, { timeoutMs: 150_000, description: 'a new server pod running' });
+  await serverRolledOut(namespace);
+}
+
+/** The phases a backup ends in. */
+export const BACKUP_ENDED = ['Completed', 'PartiallyFailed', 'Failed', 'FailedValidation'];
+
+/** Waits until backup `name` of `namespace` is in one of `phases`; returns it. */
+export function backupInPhase(kube: Kube, namespace: string, name: string, phases: readonly string[], timeoutMs = 120_000): Promise<Backup> {
+  const backups = customClient<Backup>(kube, Kinds.Backup, parseBackup);
+  return waitFor(
+    async () => {
+      const b = await backups.get(namespace, name);
+      return b && phases.includes(b.status?.phase ?? '') ? b : undefined;
+    },
+    { timeoutMs, description: `backup ${name} in phase ${phases.join('|')}` },
+  );
 }
 
 /** Applies objects as one `kind: List`. */
