@@ -4,26 +4,18 @@ import { runBackup } from '../../../../src/server/backup/run-backup.js';
 import type { DataUploadsOutcome, PersistentVolumeClaimItem, VolumeSnapshotCreator } from '../../../../src/server/datamover/backup-creator.js';
 import { dataUploadFor } from '../../../../src/server/datamover/backup-objects.js';
 import { initialDataMovementEntry } from '../../../../src/server/datamover/backup-tracking.js';
-import type { PodVolumeBackupCreator, PodVolumesOutcome } from '../../../../src/server/podvolume/backup-creator.js';
+import type { PodVolumeBackupCreator } from '../../../../src/server/podvolume/backup-creator.js';
 import { podVolumeBackupFor } from '../../../../src/server/podvolume/backup-pvb.js';
 import { volumeInfoFor } from '../../../../src/server/podvolume/backup-tracking.js';
-import type { PodLike } from '../../../../src/server/podvolume/backup-volumes.js';
-import { runBackupFixture } from './run-backup-fixture.js';
+import { fakePodVolumes, podVolumesOutcome, runBackupFixture } from './run-backup-fixture.js';
 
 /** fs-backup takes the claim `logs` of every pod (its PVB carries the claim's UID, as the real creator's does). */
 function fsBackupOfLogs(backup: Backup): PodVolumeBackupCreator {
-  const all: PodVolumeBackup[] = [];
-  return {
-    get podVolumeBackups() {
-      return all;
-    },
-    backupPod: async (pod: PodLike): Promise<PodVolumesOutcome> => {
-      const claim = { pvc: { metadata: { name: 'logs', namespace: 'app', uid: 'uid-persistentvolumeclaims-app-logs' }, spec: { volumeName: 'pv-logs' } } };
-      const pvb = { ...podVolumeBackupFor({ backup, pod, volume: 'logs', claim }), metadata: { ...podVolumeBackupFor({ backup, pod, volume: 'logs', claim }).metadata, name: `b1-${pod.metadata.name}` } } as PodVolumeBackup;
-      all.push(pvb);
-      return { pvbs: [pvb], skipped: [], errors: [], volumeInfo: [volumeInfoFor(pvb, { pvcName: 'logs', pvcNamespace: 'app', pvName: 'pv-logs', snapshotDataMoved: false, preserveLocalSnapshot: false, skipped: false })], pvSkips: [] };
-    },
-  } as unknown as PodVolumeBackupCreator;
+  return fakePodVolumes((pod) => {
+    const claim = { pvc: { metadata: { name: 'logs', namespace: 'app', uid: 'uid-persistentvolumeclaims-app-logs' }, spec: { volumeName: 'pv-logs' } } };
+    const pvb = { ...podVolumeBackupFor({ backup, pod, volume: 'logs', claim }), metadata: { ...podVolumeBackupFor({ backup, pod, volume: 'logs', claim }).metadata, name: `b1-${pod.metadata.name}` } } as PodVolumeBackup;
+    return podVolumesOutcome({ pvbs: [pvb], volumeInfo: [volumeInfoFor(pvb, { pvcName: 'logs', pvcNamespace: 'app', pvName: 'pv-logs', snapshotDataMoved: false, preserveLocalSnapshot: false, skipped: false })] });
+  });
 }
 
 /** Moves every considered claim fs-backup did not take; remembers what it was asked. */

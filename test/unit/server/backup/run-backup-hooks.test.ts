@@ -2,12 +2,10 @@ import { describe, expect, it } from 'vitest';
 import type { BackupSpec, PodVolumeBackup } from '../../../../src/api/index.js';
 import type { ExecRequest, ExecResult } from '../../../../src/kube/pod-exec.js';
 import { runBackup } from '../../../../src/server/backup/run-backup.js';
-import type { PodVolumeBackupCreator, PodVolumesOutcome } from '../../../../src/server/podvolume/backup-creator.js';
 import { podVolumeBackupFor } from '../../../../src/server/podvolume/backup-pvb.js';
-import type { PodLike } from '../../../../src/server/podvolume/backup-volumes.js';
 import type { PendingPostHooks } from '../../../../src/server/hooks/pending-post-hooks.js';
 import type { BackupStore } from '../../../../src/storage/backup-store.js';
-import { runBackupFixture } from './run-backup-fixture.js';
+import { fakePodVolumes, podVolumesOutcome, runBackupFixture } from './run-backup-fixture.js';
 import { readTarGz } from './tar.js';
 
 const FREEZE = { 'pre.hook.backup.velero.io/command': '["fsfreeze","-f","/data"]', 'post.hook.backup.velero.io/command': '["fsfreeze","-u","/data"]' };
@@ -31,19 +29,12 @@ function setup(pods: PodDef[], spec: BackupSpec = {}, fail: Record<string, numbe
     });
   }
   const events: string[] = [];
-  const all: PodVolumeBackup[] = [];
-  const creator = {
-    get podVolumeBackups() {
-      return all;
-    },
-    backupPod: async (pod: PodLike): Promise<PodVolumesOutcome> => {
-      if (!pods.find((p) => p.name === pod.metadata.name)?.fsBackup) return { pvbs: [], skipped: [], errors: [], volumeInfo: [], pvSkips: [] };
-      events.push(`pvb ${pod.metadata.name}`);
-      const pvb = { ...podVolumeBackupFor({ backup, pod, volume: 'data' }), metadata: { name: `b1-${pod.metadata.name}`, namespace: 'velero' } } as PodVolumeBackup;
-      all.push(pvb);
-      return { pvbs: [pvb], skipped: [], errors: [], volumeInfo: [], pvSkips: [] };
-    },
-  } as unknown as PodVolumeBackupCreator;
+  const creator = fakePodVolumes((pod) => {
+    if (!pods.find((p) => p.name === pod.metadata.name)?.fsBackup) return podVolumesOutcome();
+    events.push(`pvb ${pod.metadata.name}`);
+    const pvb = { ...podVolumeBackupFor({ backup, pod, volume: 'data' }), metadata: { name: `b1-${pod.metadata.name}`, namespace: 'velero' } } as PodVolumeBackup;
+    return podVolumesOutcome({ pvbs: [pvb] });
+  });
   const exec = async (req: ExecRequest): Promise<ExecResult> => {
     events.push(`exec ${req.pod} ${req.command.join(' ')}`);
     const code = fail[`${req.pod} ${req.command.join(' ')}`] ?? 0;

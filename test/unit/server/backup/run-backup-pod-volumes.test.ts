@@ -1,30 +1,22 @@
 import { describe, expect, it } from 'vitest';
 import { newBackup, type PodVolumeBackup } from '../../../../src/api/index.js';
 import { runBackup } from '../../../../src/server/backup/run-backup.js';
-import type { PodVolumeBackupCreator, PodVolumesOutcome } from '../../../../src/server/podvolume/backup-creator.js';
+import type { PodVolumeBackupCreator } from '../../../../src/server/podvolume/backup-creator.js';
 import { podVolumeBackupFor } from '../../../../src/server/podvolume/backup-pvb.js';
 import { volumeInfoFor } from '../../../../src/server/podvolume/backup-tracking.js';
-import type { PodLike } from '../../../../src/server/podvolume/backup-volumes.js';
-import { runBackupFixture } from './run-backup-fixture.js';
+import { fakePodVolumes, podVolumesOutcome, runBackupFixture } from './run-backup-fixture.js';
 
 /** Stands in for the creator: one PVB per pod for its volume "cache", and a pod whose node has no node agent. */
 function fakeCreator(backup: ReturnType<typeof newBackup>): { creator: PodVolumeBackupCreator; seen: string[] } {
-  const all: PodVolumeBackup[] = [];
   const seen: string[] = [];
-  const creator = {
-    get podVolumeBackups() {
-      return all;
-    },
-    backupPod: async (pod: PodLike): Promise<PodVolumesOutcome> => {
-      seen.push(pod.metadata.name);
-      if (pod.metadata.name === 'orphan') {
-        return { pvbs: [], skipped: [{ volume: 'cache', reason: 'Skip pod volume cache: daemonset pod not found in running state in node n9', quiet: false }], errors: ['daemonset pod not found in running state in node n9'], volumeInfo: [], pvSkips: [] };
-      }
-      const pvb = { ...podVolumeBackupFor({ backup, pod, volume: 'cache' }), metadata: { name: `b1-${pod.metadata.name}`, namespace: 'velero' } } as PodVolumeBackup;
-      all.push(pvb);
-      return { pvbs: [pvb], skipped: [], errors: [], volumeInfo: [volumeInfoFor(pvb)], pvSkips: [] };
-    },
-  } as unknown as PodVolumeBackupCreator;
+  const creator = fakePodVolumes((pod) => {
+    seen.push(pod.metadata.name);
+    if (pod.metadata.name === 'orphan') {
+      return podVolumesOutcome({ skipped: [{ volume: 'cache', reason: 'Skip pod volume cache: daemonset pod not found in running state in node n9', quiet: false }], errors: ['daemonset pod not found in running state in node n9'] });
+    }
+    const pvb = { ...podVolumeBackupFor({ backup, pod, volume: 'cache' }), metadata: { name: `b1-${pod.metadata.name}`, namespace: 'velero' } } as PodVolumeBackup;
+    return podVolumesOutcome({ pvbs: [pvb], volumeInfo: [volumeInfoFor(pvb)] });
+  });
   return { creator, seen };
 }
 
