@@ -1,13 +1,5 @@
-import { expect } from 'vitest';
 import { UsageError } from '../../../src/base/errors.js';
+import { expectThrown } from '../../support/thrown.js';
 
 /** The message of the UsageError `fn` throws; fails the test when it throws anything else or nothing. */
-export function usageMessage(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(UsageError);
-    return (err as Error).message;
-  }
-  throw new Error('expected a UsageError');
-}
+export const usageMessage = (fn: () => unknown): string => expectThrown(UsageError, fn).message;
