@@ -1,32 +1,9 @@
-import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { dataMoverPod } from '../../../src/agent/exposer/data-mover-pod.js';
 import { hostingPod, hostingPodLabel } from '../../../src/agent/exposer/hosting-pod.js';
+import { hostingPodInput, nodeAgentPod } from './node-agent-pod.js';
 
-const nodeAgent: V1Pod = {
-  metadata: { name: 'node-agent-abc', namespace: 'velero' },
-  spec: {
-    serviceAccountName: 'cairn-node-agent',
-    imagePullSecrets: [{ name: 'pull' }],
-    containers: [
-      {
-        name: 'node-agent',
-        image: 'ghcr.io/cairn-backup/cairn:v1',
-        env: [{ name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }],
-        volumeMounts: [
-          { name: 'host-pods', mountPath: '/host_pods', mountPropagation: 'HostToContainer' },
-          { name: 'cloud-credentials', mountPath: '/credentials', readOnly: true },
-          { name: 'kube-api-access-x1', mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' },
-        ],
-      },
-    ],
-    volumes: [
-      { name: 'host-pods', hostPath: { path: '/var/lib/kubelet/pods' } },
-      { name: 'cloud-credentials', secret: { secretName: 'cloud-credentials' } },
-      { name: 'kube-api-access-x1', projected: { sources: [] } },
-    ],
-  },
-};
+const nodeAgent = nodeAgentPod({ env: [{ name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }] }, { imagePullSecrets: [{ name: 'pull' }] });
 
 const base = {
   owner: { name: 'b1-x7k2p', namespace: 'velero', uid: 'du-uid' },
@@ -98,9 +75,9 @@ describe('data-mover pod of a DataUpload/DataDownload', () => {
     expect(up.spec?.containers[0]?.args?.at(-1)).toBe('--upload-bytes-per-second=1048576');
     const down = dataMoverPod({ ...base, config, kind: 'DataDownload', volumeMode: 'Block' });
     expect(down.spec?.containers[0]?.args?.some((a) => a.startsWith('--upload-bytes-per-second'))).toBe(false);
-    const pvb = hostingPod({ kind: 'PodVolumeBackup', owner: base.owner, nodeName: 'n', hostPath: '/h', nodeAgentPod: nodeAgent, resourceTimeoutMs: 60_000, logLevel: 'info', config });
+    const pvb = hostingPod(hostingPodInput(nodeAgent, { kind: 'PodVolumeBackup', owner: base.owner, config }));
     expect(pvb.spec?.containers[0]?.args?.at(-1)).toBe('--upload-bytes-per-second=1048576');
-    const pvr = hostingPod({ kind: 'PodVolumeRestore', owner: base.owner, nodeName: 'n', hostPath: '/h', nodeAgentPod: nodeAgent, resourceTimeoutMs: 60_000, logLevel: 'info', config });
+    const pvr = hostingPod(hostingPodInput(nodeAgent, { kind: 'PodVolumeRestore', owner: base.owner, config }));
     expect(pvr.spec?.containers[0]?.args?.some((a) => a.startsWith('--upload-bytes-per-second'))).toBe(false);
   });
 
@@ -110,10 +87,10 @@ describe('data-mover pod of a DataUpload/DataDownload', () => {
       expect(dataMoverPod({ ...base, config, kind, volumeMode: 'Block' }).spec?.containers[0]?.args).toContain('--store-retry-timeout=10m');
     }
     for (const kind of ['PodVolumeBackup', 'PodVolumeRestore'] as const) {
-      const pod = hostingPod({ kind, owner: base.owner, nodeName: 'n', hostPath: '/h', nodeAgentPod: nodeAgent, resourceTimeoutMs: 60_000, logLevel: 'info', config });
+      const pod = hostingPod(hostingPodInput(nodeAgent, { kind, owner: base.owner, config }));
       expect(pod.spec?.containers[0]?.args).toContain('--store-retry-timeout=10m');
     }
-    const unset = hostingPod({ kind: 'PodVolumeBackup', owner: base.owner, nodeName: 'n', hostPath: '/h', nodeAgentPod: nodeAgent, resourceTimeoutMs: 60_000, logLevel: 'info', config: {} });
+    const unset = hostingPod(hostingPodInput(nodeAgent, { kind: 'PodVolumeBackup', owner: base.owner }));
     expect(unset.spec?.containers[0]?.args?.some((a) => a.startsWith('--store-retry-timeout'))).toBe(false);
   });
 

@@ -2,6 +2,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { HostPathError, findVolumePath, hostPodsHostDir, toHostPath, volumeDirectory } from '../../../src/agent/exposer/host-path.js';
 import { hostingPod, unrecoverableReason } from '../../../src/agent/exposer/hosting-pod.js';
+import { hostingPodInput, nodeAgentPod } from './node-agent-pod.js';
 
 const workload: V1Pod = {
   metadata: { namespace: 'app', name: 'web', uid: 'pod-uid' },
@@ -15,34 +16,14 @@ const workload: V1Pod = {
   },
 };
 
-const nodeAgent: V1Pod = {
-  metadata: { name: 'node-agent-abc', namespace: 'velero' },
-  spec: {
-    serviceAccountName: 'cairn-node-agent',
-    containers: [
-      {
-        name: 'node-agent',
-        image: 'ghcr.io/cairn-backup/cairn:v1',
-        imagePullPolicy: 'IfNotPresent',
-        command: ['/cairn'],
-        args: ['node-agent', 'server'],
-        env: [{ name: 'CAIRN_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } }, { name: 'AWS_SHARED_CREDENTIALS_FILE', value: '/credentials/cloud' }],
-        ports: [{ name: 'health', containerPort: 8086 }],
-        readinessProbe: { httpGet: { path: '/readyz', port: 'health' } },
-        volumeMounts: [
-          { name: 'host-pods', mountPath: '/host_pods', mountPropagation: 'HostToContainer' },
-          { name: 'cloud-credentials', mountPath: '/credentials', readOnly: true },
-          { name: 'kube-api-access-x1', mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' },
-        ],
-      },
-    ],
-    volumes: [
-      { name: 'host-pods', hostPath: { path: '/var/lib/kubelet/pods' } },
-      { name: 'cloud-credentials', secret: { secretName: 'cloud-credentials' } },
-      { name: 'kube-api-access-x1', projected: { sources: [] } },
-    ],
-  },
-};
+const nodeAgent = nodeAgentPod({
+  imagePullPolicy: 'IfNotPresent',
+  command: ['/cairn'],
+  args: ['node-agent', 'server'],
+  env: [{ name: 'CAIRN_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } }, { name: 'AWS_SHARED_CREDENTIALS_FILE', value: '/credentials/cloud' }],
+  ports: [{ name: 'health', containerPort: 8086 }],
+  readinessProbe: { httpGet: { path: '/readyz', port: 'health' } },
+});
 
 describe('host path of a pod volume', () => {
   it('is the bound PV for a claim (CSI: its mount dir), else the volume name', async () => {
@@ -137,7 +118,7 @@ describe('data-mover pod', () => {
   });
 
   it('for a PVR runs `pod-volume restore` and is labelled with the PVR', () => {
-    const r = hostingPod({ kind: 'PodVolumeRestore', owner: { name: 'r1-abc', namespace: 'velero', uid: 'pvr-uid' }, nodeName: 'n', hostPath: '/h', nodeAgentPod: nodeAgent, resourceTimeoutMs: 60_000, logLevel: 'debug', config: { privilegedFsBackup: true } });
+    const r = hostingPod(hostingPodInput(nodeAgent, { kind: 'PodVolumeRestore', owner: { name: 'r1-abc', namespace: 'velero', uid: 'pvr-uid' }, logLevel: 'debug', config: { privilegedFsBackup: true } }));
     expect(r.metadata?.labels).toEqual({ 'velero.io/pod-volume-restore': 'r1-abc' });
     expect(r.spec?.containers[0]?.args).toEqual(['pod-volume', 'restore', '--volume-path=/pvr-uid', '--pod-volume-restore=r1-abc', '--resource-timeout=1m0s', '--log-format=json', '--log-level=debug', '--progress-interval=2s']);
     expect(r.spec?.containers[0]?.securityContext).toEqual({ privileged: true, readOnlyRootFilesystem: true });
@@ -145,11 +126,11 @@ describe('data-mover pod', () => {
   });
 
   it('a PVR holds what writing files back with their owners, modes and times takes, and is privileged only with privilegedFsBackup', () => {
-    const r = hostingPod({ kind: 'PodVolumeRestore', owner: { name: 'r1-abc', namespace: 'velero', uid: 'pvr-uid' }, nodeName: 'n', hostPath: '/h', nodeAgentPod: nodeAgent, resourceTimeoutMs: 60_000, logLevel: 'info', config: {} });
+    const r = hostingPod(hostingPodInput(nodeAgent, { kind: 'PodVolumeRestore', owner: { name: 'r1-abc', namespace: 'velero', uid: 'pvr-uid' } }));
     expect(r.spec?.containers[0]?.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'], add: ['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID'] } });
     // It writes the volume: mounted read-write (a backup's is read-only).
     expect(r.spec?.containers[0]?.volumeMounts?.[0]).toEqual({ name: 'pvr-uid', mountPath: '/pvr-uid', mountPropagation: 'HostToContainer' });
-    const b = hostingPod({ kind: 'PodVolumeBackup', owner: { name: 'b1-abc', namespace: 'velero', uid: 'pvb-uid' }, nodeName: 'n', hostPath: '/h', nodeAgentPod: nodeAgent, resourceTimeoutMs: 60_000, logLevel: 'info', config: { privilegedFsBackup: true } });
+    const b = hostingPod(hostingPodInput(nodeAgent, { kind: 'PodVolumeBackup', owner: { name: 'b1-abc', namespace: 'velero', uid: 'pvb-uid' }, config: { privilegedFsBackup: true } }));
     expect(b.spec?.containers[0]?.securityContext).toEqual({ privileged: true, readOnlyRootFilesystem: true });
   });
 

@@ -154,16 +154,19 @@ describe('objects exposed for a DataUpload', () => {
     });
   });
 
+  /** The metadata of what is made in the install namespace for the DU: its name, its label, the DU as controller. */
+  const ownedByDu = {
+    name: 'b1-x7k2p',
+    namespace: 'velero',
+    labels: { 'velero.io/data-upload': 'b1-x7k2p' },
+    ownerReferences: [{ apiVersion: 'velero.io/v2alpha1', kind: 'DataUpload', name: 'b1-x7k2p', uid: du.uid, controller: true }],
+  };
+
   it('a VolumeSnapshot in the install namespace, owned by the DU, bound to that content', () => {
     expect(backupVolumeSnapshot({ owner: du, source })).toEqual({
       apiVersion: 'snapshot.storage.k8s.io/v1',
       kind: 'VolumeSnapshot',
-      metadata: {
-        name: 'b1-x7k2p',
-        namespace: 'velero',
-        labels: { 'velero.io/data-upload': 'b1-x7k2p' },
-        ownerReferences: [{ apiVersion: 'velero.io/v2alpha1', kind: 'DataUpload', name: 'b1-x7k2p', uid: du.uid, controller: true }],
-      },
+      metadata: ownedByDu,
       spec: { source: { volumeSnapshotContentName: 'b1-x7k2p-0a1b2c3d' }, volumeSnapshotClassName: 'csi-hostpath-snapclass' },
     });
   });
@@ -177,12 +180,7 @@ describe('objects exposed for a DataUpload', () => {
     expect(backupPvc({ owner: du, sourcePvc, storageClass: 'csi-hostpath-sc', restoreSize: '64Mi' })).toEqual({
       apiVersion: 'v1',
       kind: 'PersistentVolumeClaim',
-      metadata: {
-        name: 'b1-x7k2p',
-        namespace: 'velero',
-        labels: { 'velero.io/data-upload': 'b1-x7k2p' },
-        ownerReferences: [{ apiVersion: 'velero.io/v2alpha1', kind: 'DataUpload', name: 'b1-x7k2p', uid: du.uid, controller: true }],
-      },
+      metadata: ownedByDu,
       spec: {
         storageClassName: 'csi-hostpath-sc',
         accessModes: ['ReadWriteOnce'],

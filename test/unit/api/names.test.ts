@@ -72,19 +72,18 @@ describe('name validation', () => {
 
 describe('well-known keys', () => {
   it('match Velero', () => {
-    expect(Labels.BackupName).toBe('velero.io/backup-name');
-    expect(Labels.BackupUID).toBe('velero.io/backup-uid');
-    expect(Labels.RestoreName).toBe('velero.io/restore-name');
-    expect(Labels.PVCUID).toBe('velero.io/pvc-uid');
-    expect(Labels.StorageLocation).toBe('velero.io/storage-location');
-    expect(Labels.VolumeNamespace).toBe('velero.io/volume-namespace');
-    expect(Labels.RepositoryType).toBe('velero.io/repository-type');
-    expect(Labels.PodUID).toBe('velero.io/pod-uid');
-    expect(Annotations.BackupVolumes).toBe('backup.velero.io/backup-volumes');
-    expect(Annotations.BackupVolumesExcludes).toBe('backup.velero.io/backup-volumes-excludes');
-    expect(Annotations.PVCName).toBe('velero.io/pvc-name');
-    expect(Finalizers.PodVolume).toBe('velero.io/pod-volume-finalizer');
-    expect(Finalizers.RestoreExternalResources).toBe('restores.velero.io/external-resources-finalizer');
+    expect(Labels).toMatchObject({
+      BackupName: 'velero.io/backup-name',
+      BackupUID: 'velero.io/backup-uid',
+      RestoreName: 'velero.io/restore-name',
+      PVCUID: 'velero.io/pvc-uid',
+      StorageLocation: 'velero.io/storage-location',
+      VolumeNamespace: 'velero.io/volume-namespace',
+      RepositoryType: 'velero.io/repository-type',
+      PodUID: 'velero.io/pod-uid',
+    });
+    expect(Annotations).toMatchObject({ BackupVolumes: 'backup.velero.io/backup-volumes', BackupVolumesExcludes: 'backup.velero.io/backup-volumes-excludes', PVCName: 'velero.io/pvc-name' });
+    expect(Finalizers).toMatchObject({ PodVolume: 'velero.io/pod-volume-finalizer', RestoreExternalResources: 'restores.velero.io/external-resources-finalizer' });
     expect(legacySnapshotAnnotation('data')).toBe('snapshot.velero.io/data');
   });
 

@@ -24,16 +24,9 @@ import {
 } from '../../../src/api/index.js';
 import { ExitCode, exitCodeFor } from '../../../src/base/errors.js';
 import { requiredSpecFields, validObjects, withField, wrongTypeFields } from './valid-objects.js';
+import { expectThrown } from '../../support/thrown.js';
 
-function errorOf(fn: () => unknown): ValidationError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ValidationError) return err;
-    throw err;
-  }
-  throw new Error('expected a ValidationError, nothing was thrown');
-}
+const errorOf = (fn: () => unknown) => expectThrown(ValidationError, fn);
 
 describe.each(KindNames)('%s', (kind: KindName) => {
   const valid = validObjects[kind];

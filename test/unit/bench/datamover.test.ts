@@ -61,13 +61,15 @@ describe('bench:datamover report', () => {
 
   it('prints the data mover figure, the data path and kopia figures and the ratios per step', () => {
     const text = renderDatamoverReport(steps, 'kopia: kopia 0.23.1, zstd');
-    expect(text).toContain('step                data mover s  data path s  kopia s  data mover MB/s  data path MB/s  kopia MB/s  vs data path  vs kopia  whole command s  verified\n');
-    expect(text).toContain('first backup                4.00         2.00     5.00             25.0            50.0        20.0         0.50x     1.25x             6.00       yes\n');
-    expect(text).toContain('restore                     8.00         2.00        -             12.5            50.0           -         0.25x         -            10.00        NO\n');
-    expect(text).toContain('kopia: kopia 0.23.1, zstd\n');
-    expect(text).toContain('incremental backup: data mover 40.0 MB/s; data path alone 200.0 MB/s (0.20x), kopia alone 100.0 MB/s (0.40x)\n');
-    expect(text).toContain('restore: data mover 12.5 MB/s; data path alone 50.0 MB/s (0.25x)\n');
-    expect(text).toContain('step                created→Accepted  InProgress→Completed\n');
+    for (const expected of [
+      'step                data mover s  data path s  kopia s  data mover MB/s  data path MB/s  kopia MB/s  vs data path  vs kopia  whole command s  verified\n',
+      'first backup                4.00         2.00     5.00             25.0            50.0        20.0         0.50x     1.25x             6.00       yes\n',
+      'restore                     8.00         2.00        -             12.5            50.0           -         0.25x         -            10.00        NO\n',
+      'kopia: kopia 0.23.1, zstd\n',
+      'incremental backup: data mover 40.0 MB/s; data path alone 200.0 MB/s (0.20x), kopia alone 100.0 MB/s (0.40x)\n',
+      'restore: data mover 12.5 MB/s; data path alone 50.0 MB/s (0.25x)\n',
+      'step                created→Accepted  InProgress→Completed\n',
+    ]) expect(text).toContain(expected);
   });
 
   it('has no ratio without a reference figure or for a step that took no time', () => {

@@ -1,18 +1,14 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { acquireRunLock } from '../../../bench/datapath/run-lock.js';
+import { tempRoots } from '../../support/temp-roots.js';
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+const tempDir = tempRoots('cairn-bench-lock-');
 
 describe('benchmark run lock', () => {
   it('lets a second run start only after the first released the data dir', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'cairn-bench-lock-'));
-    dirs.push(dataDir);
+    const dataDir = tempDir();
     const release = await acquireRunLock({ dataDir, log: () => undefined });
     let secondHasIt = false;
     const second = acquireRunLock({ dataDir, log: () => undefined }).then((releaseSecond) => {
@@ -28,8 +24,7 @@ describe('benchmark run lock', () => {
   });
 
   it('takes over a lock left by a process that no longer exists', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'cairn-bench-lock-'));
-    dirs.push(dataDir);
+    const dataDir = tempDir();
     writeFileSync(join(dataDir, 'run.lock'), '2147483646\n');
     const release = await acquireRunLock({ dataDir, log: () => undefined, timeoutMs: 5000 });
     release();

@@ -1,18 +1,14 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { leafDirectories, Trash } from '../../../bench/datapath/trash.js';
+import { tempRoots } from '../../support/temp-roots.js';
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+const tempDir = tempRoots('cairn-bench-trash-');
 
 describe('benchmark scratch trash', () => {
   it('moves trees aside at once and deletes them all later', async () => {
-    const root = mkdtempSync(join(tmpdir(), 'cairn-bench-trash-'));
-    dirs.push(root);
+    const root = tempDir();
     const restore = join(root, 'runs', 'restore');
     for (const sub of ['a/x', 'a/y', 'b']) {
       mkdirSync(join(restore, sub), { recursive: true });

@@ -1,16 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildBackup, checkDataMover, normaliseTriStateArgv } from '../../../src/cli/backups.js';
-import { UsageError } from '../../../src/base/errors.js';
-
-function usage(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof UsageError) return err.message;
-    throw err;
-  }
-  throw new Error('no UsageError thrown');
-}
+import { usageMessage } from './usage-message.js';
 
 describe('backup create: snapshot data movement flags', () => {
   it('--snapshot-move-data, --data-mover and the timeouts go into the spec', () => {
@@ -40,9 +30,9 @@ describe('backup create: snapshot data movement flags', () => {
   });
 
   it('bad values name the flag', () => {
-    expect(usage(() => buildBackup({ name: 'db', namespace: 'velero', 'data-mover': 'My Mover' }))).toMatch(/^--data-mover: "My Mover" is not a data mover name/);
-    expect(usage(() => buildBackup({ name: 'db', namespace: 'velero', 'item-operation-timeout': 'soon' }))).toMatch(/^--item-operation-timeout: "soon" is not a duration/);
-    expect(usage(() => checkDataMover('x'.repeat(64)))).toMatch(/^--data-mover:/);
+    expect(usageMessage(() => buildBackup({ name: 'db', namespace: 'velero', 'data-mover': 'My Mover' }))).toMatch(/^--data-mover: "My Mover" is not a data mover name/);
+    expect(usageMessage(() => buildBackup({ name: 'db', namespace: 'velero', 'item-operation-timeout': 'soon' }))).toMatch(/^--item-operation-timeout: "soon" is not a duration/);
+    expect(usageMessage(() => checkDataMover('x'.repeat(64)))).toMatch(/^--data-mover:/);
     expect(checkDataMover(' acme.io-mover ')).toBe('acme.io-mover');
   });
 });

@@ -9,18 +9,8 @@ import {
   shortHumanDuration,
 } from '../../../src/cli/backups.js';
 import { formatTable } from '../../../src/cli/output.js';
-import { UsageError } from '../../../src/base/errors.js';
 import { parseBackup, type Backup } from '../../../src/api/index.js';
-
-function usage(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(UsageError);
-    return (err as Error).message;
-  }
-  throw new Error('expected a UsageError');
-}
+import { usageMessage } from './usage-message.js';
 
 describe('backup create flags → Backup', () => {
   it('defaults to all namespaces and leaves tri-state flags unset', () => {
@@ -68,13 +58,13 @@ describe('backup create flags → Backup', () => {
   });
 
   it('names the flag at fault', () => {
-    expect(usage(() => buildBackup({ name: 'Bad_Name', namespace: 'velero' }))).toMatch(/^NAME: invalid backup name/);
-    expect(usage(() => buildBackup({ name: 'b', namespace: 'velero', ttl: '3 days' }))).toBe('--ttl: "3 days" is not a duration (examples: 24h, 720h, 90m)');
-    expect(usage(() => buildBackup({ name: 'b', namespace: 'velero', selector: 'a=b=c' }))).toMatch(/^--selector: invalid selector/);
-    expect(usage(() => buildBackup({ name: 'b', namespace: 'velero', selector: 'a=b', 'or-selector': 'c=d' }))).toMatch(/^--or-selector: cannot be combined/);
-    expect(usage(() => buildBackup({ name: 'b', namespace: 'velero', 'include-namespaces': 'Shop' }))).toMatch(/^--include-namespaces: "Shop"/);
-    expect(usage(() => buildBackup({ name: 'b', namespace: 'velero', labels: 'novalue' }))).toBe('--labels: "novalue" is not key=value');
-    expect(usage(() => buildBackup({ name: 'b', namespace: 'velero', 'storage-location': 'S3!' }))).toMatch(/^--storage-location: invalid storage location name/);
+    expect(usageMessage(() => buildBackup({ name: 'Bad_Name', namespace: 'velero' }))).toMatch(/^NAME: invalid backup name/);
+    expect(usageMessage(() => buildBackup({ name: 'b', namespace: 'velero', ttl: '3 days' }))).toBe('--ttl: "3 days" is not a duration (examples: 24h, 720h, 90m)');
+    expect(usageMessage(() => buildBackup({ name: 'b', namespace: 'velero', selector: 'a=b=c' }))).toMatch(/^--selector: invalid selector/);
+    expect(usageMessage(() => buildBackup({ name: 'b', namespace: 'velero', selector: 'a=b', 'or-selector': 'c=d' }))).toMatch(/^--or-selector: cannot be combined/);
+    expect(usageMessage(() => buildBackup({ name: 'b', namespace: 'velero', 'include-namespaces': 'Shop' }))).toMatch(/^--include-namespaces: "Shop"/);
+    expect(usageMessage(() => buildBackup({ name: 'b', namespace: 'velero', labels: 'novalue' }))).toBe('--labels: "novalue" is not key=value');
+    expect(usageMessage(() => buildBackup({ name: 'b', namespace: 'velero', 'storage-location': 'S3!' }))).toMatch(/^--storage-location: invalid storage location name/);
   });
 
   it('accepts Velero spellings of tri-state flags', () => {
@@ -85,7 +75,7 @@ describe('backup create flags → Backup', () => {
       '--include-cluster-resources',
       '--ttl=1h',
     ]);
-    expect(usage(() => normaliseTriStateArgv(['--snapshot-volumes=maybe'], names))).toBe('--snapshot-volumes: "maybe" is not true or false');
+    expect(usageMessage(() => normaliseTriStateArgv(['--snapshot-volumes=maybe'], names))).toBe('--snapshot-volumes: "maybe" is not true or false');
   });
 });
 

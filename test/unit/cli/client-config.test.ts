@@ -20,7 +20,7 @@ import { colourEnabled } from '../../../src/cli/colour.js';
 import { BaseCommand } from '../../../src/cli/base-command.js';
 import ClientConfigSet from '../../../src/commands/client/config/set.js';
 import ClientConfigGet from '../../../src/commands/client/config/get.js';
-import { UsageError } from '../../../src/base/errors.js';
+import { usageMessage } from './usage-message.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 
@@ -45,15 +45,7 @@ describe('client config file', () => {
   it('set: validates every pair before changing anything; an empty value removes the key', () => {
     expect(applySet({ namespace: 'a', colorized: 'false' }, ['namespace=b', 'colorized='])).toEqual({ config: { namespace: 'b' }, warnings: [] });
     expect(applySet({}, ['features=EnableCSI']).warnings[0]).toMatch(/^features: .*changes nothing/);
-    const bad = (args: string[]) => {
-      try {
-        applySet({}, args);
-      } catch (err) {
-        expect(err).toBeInstanceOf(UsageError);
-        return (err as Error).message;
-      }
-      throw new Error('expected a UsageError');
-    };
+    const bad = (args: string[]) => usageMessage(() => applySet({}, args));
     expect(bad([])).toMatch(/at least one KEY=VALUE/);
     expect(bad(['namespace'])).toMatch(/"namespace" is not KEY=VALUE/);
     expect(bad(['=x'])).toMatch(/not KEY=VALUE/);

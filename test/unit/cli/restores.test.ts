@@ -1,18 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { buildRestore, defaultRestoreName, parseNamespaceMappings, restorableBackups, restoreColumns } from '../../../src/cli/restores.js';
 import { formatTable } from '../../../src/cli/output.js';
-import { UsageError } from '../../../src/base/errors.js';
 import { parseRestore, type Backup, type Restore } from '../../../src/api/index.js';
-
-function usage(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(UsageError);
-    return (err as Error).message;
-  }
-  throw new Error('expected a UsageError');
-}
+import { usageMessage } from './usage-message.js';
 
 const now = new Date('2025-10-01T10:15:00Z');
 
@@ -63,14 +53,14 @@ describe('restore create flags → Restore', () => {
   });
 
   it('names the flag at fault', () => {
-    expect(usage(() => buildRestore({ namespace: 'velero', 'from-backup': 'b', 'existing-resource-policy': 'replace' }))).toBe(
+    expect(usageMessage(() => buildRestore({ namespace: 'velero', 'from-backup': 'b', 'existing-resource-policy': 'replace' }))).toBe(
       '--existing-resource-policy: "replace" is not one of none, update',
     );
-    expect(usage(() => parseNamespaceMappings('--namespace-mappings', 'a=b'))).toBe('--namespace-mappings: "a=b" is not source:target');
-    expect(usage(() => parseNamespaceMappings('--namespace-mappings', 'a:b,a:c'))).toBe('--namespace-mappings: namespace "a" mapped twice');
-    expect(usage(() => parseNamespaceMappings('--namespace-mappings', 'a:B'))).toBe('--namespace-mappings: "B" is not a valid namespace name');
-    expect(usage(() => buildRestore({ namespace: 'velero', 'from-backup': 'Bad' }))).toMatch(/^--from-backup: invalid backup name/);
-    expect(usage(() => buildRestore({ name: 'x_y', namespace: 'velero', 'from-backup': 'b' }))).toMatch(/^NAME: invalid restore name/);
+    expect(usageMessage(() => parseNamespaceMappings('--namespace-mappings', 'a=b'))).toBe('--namespace-mappings: "a=b" is not source:target');
+    expect(usageMessage(() => parseNamespaceMappings('--namespace-mappings', 'a:b,a:c'))).toBe('--namespace-mappings: namespace "a" mapped twice');
+    expect(usageMessage(() => parseNamespaceMappings('--namespace-mappings', 'a:B'))).toBe('--namespace-mappings: "B" is not a valid namespace name');
+    expect(usageMessage(() => buildRestore({ namespace: 'velero', 'from-backup': 'Bad' }))).toMatch(/^--from-backup: invalid backup name/);
+    expect(usageMessage(() => buildRestore({ name: 'x_y', namespace: 'velero', 'from-backup': 'b' }))).toMatch(/^NAME: invalid restore name/);
   });
 });
 

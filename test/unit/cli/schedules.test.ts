@@ -5,18 +5,8 @@ import { buildSchedule, pauseChange, scheduleColumns, timeFromNow } from '../../
 import { describeSchedule } from '../../../src/cli/describe/schedule.js';
 import { colours } from '../../../src/cli/colour.js';
 import { formatTable } from '../../../src/cli/output.js';
-import { UsageError } from '../../../src/base/errors.js';
 import { parseSchedule, type Schedule } from '../../../src/api/index.js';
-
-function usage(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(UsageError);
-    return (err as Error).message;
-  }
-  throw new Error('expected a UsageError');
-}
+import { usageMessage } from './usage-message.js';
 
 describe('schedule create flags → Schedule', () => {
   it('puts the backup flags in the template and the schedule flags in the spec, as Velero does', () => {
@@ -42,14 +32,14 @@ describe('schedule create flags → Schedule', () => {
   });
 
   it('refuses a missing or invalid --schedule, naming the flag', () => {
-    expect(usage(() => buildSchedule({ name: 'n', namespace: 'velero' }))).toContain('--schedule');
-    expect(usage(() => buildSchedule({ name: 'n', namespace: 'velero', schedule: '0 1 * *' }))).toMatch(/--schedule.*expected exactly 5 fields/);
-    expect(usage(() => buildSchedule({ name: 'n', namespace: 'velero', schedule: 'CRON_TZ=Nowhere/Land 0 1 * * *' }))).toMatch(/--schedule.*unknown time zone/);
+    expect(usageMessage(() => buildSchedule({ name: 'n', namespace: 'velero' }))).toContain('--schedule');
+    expect(usageMessage(() => buildSchedule({ name: 'n', namespace: 'velero', schedule: '0 1 * *' }))).toMatch(/--schedule.*expected exactly 5 fields/);
+    expect(usageMessage(() => buildSchedule({ name: 'n', namespace: 'velero', schedule: 'CRON_TZ=Nowhere/Land 0 1 * * *' }))).toMatch(/--schedule.*unknown time zone/);
   });
 
   it('checks the backup flags with the same rules as backup create', () => {
-    expect(usage(() => buildSchedule({ name: 'n', namespace: 'velero', schedule: '@daily', ttl: '3 days' }))).toContain('--ttl');
-    expect(usage(() => buildSchedule({ name: 'Bad_Name', namespace: 'velero', schedule: '@daily' }))).toContain('NAME');
+    expect(usageMessage(() => buildSchedule({ name: 'n', namespace: 'velero', schedule: '@daily', ttl: '3 days' }))).toContain('--ttl');
+    expect(usageMessage(() => buildSchedule({ name: 'Bad_Name', namespace: 'velero', schedule: '@daily' }))).toContain('NAME');
   });
 });
 
@@ -68,7 +58,7 @@ describe('restore create --from-schedule', () => {
   });
 
   it('refuses both sources at once', () => {
-    expect(usage(() => buildRestore({ namespace: 'velero', 'from-schedule': 'n', 'from-backup': 'b' }))).toContain('--from-schedule');
+    expect(usageMessage(() => buildRestore({ namespace: 'velero', 'from-schedule': 'n', 'from-backup': 'b' }))).toContain('--from-schedule');
   });
 });
 

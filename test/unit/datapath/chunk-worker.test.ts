@@ -21,16 +21,24 @@ function largeFiles(): string {
   return src;
 }
 
+/**
+ * Backs `src` up on the main thread, then again into the same repository on the chunk worker, and checks the worker
+ * cut the very same chunks (nothing new stored the second time) and wrote the very same directory listing.
+ */
+async function backUpOnMainThenWorker(src: string) {
+  const repo = await newRepo();
+  const onMain = await backup({ source: src, repository: repo, parent: null, workers: 0 });
+  const onWorker = await backup({ source: src, repository: repo, parent: null, workers: 1 });
+  expect(onWorker.stats.newBytes).toBe(0);
+  expect((await repo.findSnapshot(onWorker.snapshotId)).tree).toEqual((await repo.findSnapshot(onMain.snapshotId)).tree);
+  return { repo, onMain, onWorker };
+}
+
 describe('large files on the chunk worker', () => {
   it('cut and name chunks exactly as the main thread does, and restore byte for byte', async () => {
     const src = largeFiles();
-    const repo = await newRepo();
-    const onMain = await backup({ source: src, repository: repo, parent: null, workers: 0 });
-    const onWorker = await backup({ source: src, repository: repo, parent: null, workers: 1 });
-    // Same chunks → nothing new stored the second time, and the very same directory listing.
-    expect(onWorker.stats.newBytes).toBe(0);
+    const { repo, onMain, onWorker } = await backUpOnMainThenWorker(src);
     expect(onWorker.stats.bytes).toBe(onMain.stats.bytes);
-    expect((await repo.findSnapshot(onWorker.snapshotId)).tree).toEqual((await repo.findSnapshot(onMain.snapshotId)).tree);
 
     const target = tempDir('large-restore');
     const r = await restore({ repository: repo, snapshotId: onWorker.snapshotId, target });
@@ -72,12 +80,8 @@ describe('large files on the chunk worker', () => {
     writeFileSync(join(src, 'c/d/e', 'deep.bin'), randomBytes(WORKER_CHUNK_MIN + 1));
     for (let i = 0; i < 200; i++) writeFileSync(join(src, 'c', `t${i}.txt`), `text ${i}\n`.repeat(2 + (i % 30)));
     writeFileSync(join(src, 'top.bin'), randomBytes(WORKER_CHUNK_MIN * 2));
-    const repo = await newRepo();
-    const onMain = await backup({ source: src, repository: repo, parent: null, workers: 0 });
-    const onWorker = await backup({ source: src, repository: repo, parent: null, workers: 1 });
-    expect(onWorker.stats.newBytes).toBe(0);
+    const { repo, onMain, onWorker } = await backUpOnMainThenWorker(src);
     expect(onWorker.stats.files).toBe(onMain.stats.files);
-    expect((await repo.findSnapshot(onWorker.snapshotId)).tree).toEqual((await repo.findSnapshot(onMain.snapshotId)).tree);
     const target = tempDir('interleaved-restore');
     await restore({ repository: repo, snapshotId: onWorker.snapshotId, target });
     expect(describeTree(target)).toEqual(describeTree(src));

@@ -44,6 +44,17 @@ async function keys(store: FaultInjectingObjectStore, prefix: string): Promise<s
   return out;
 }
 
+/**
+ * A backup by pod POD that fails with the store refusing: it could not delete its lock nor index its last packs.
+ * The store answers again afterwards.
+ */
+async function failBackupOfGonePod({ faulty, open }: Awaited<ReturnType<typeof setup>>): Promise<void> {
+  faulty.addFault({ ops: ['put'], keyPrefix: 'index/', retryable: false, message: 'connection refused' });
+  faulty.addFault({ ops: ['delete'], keyPrefix: 'locks/', retryable: false, message: 'connection refused' });
+  await expect(backup({ source: source(), repository: await open({ pod: POD }) })).rejects.toThrow('connection refused');
+  faulty.clearFaults();
+}
+
 /** A lock as another command would have left it. */
 async function plantLock(repo: Repository, info: Partial<LockInfo>): Promise<string> {
   const key = `locks/${randomBytes(16).toString('hex')}`;
@@ -68,11 +79,7 @@ describe('repository locks', () => {
 
   it('left by a command whose pod is gone are removed by the next backup, which records its own pod', async () => {
     const { faulty, open } = await setup();
-    // The failed backup could not delete its lock (the store refused), nor index its last packs.
-    faulty.addFault({ ops: ['put'], keyPrefix: 'index/', retryable: false, message: 'connection refused' });
-    faulty.addFault({ ops: ['delete'], keyPrefix: 'locks/', retryable: false, message: 'connection refused' });
-    await expect(backup({ source: source(), repository: await open({ pod: POD }) })).rejects.toThrow('connection refused');
-    faulty.clearFaults();
+    await failBackupOfGonePod({ faulty, open });
     const [left] = await keys(faulty, 'locks/');
     expect(left).toBeDefined();
     const repo = await open({ liveness: podGone });
@@ -115,10 +122,7 @@ describe('repository locks', () => {
 
   it('after a failed backup, the next maintenance removes its packs in no index at once when its owner is gone, and check is clean', async () => {
     const { faulty, open } = await setup();
-    faulty.addFault({ ops: ['put'], keyPrefix: 'index/', retryable: false, message: 'connection refused' });
-    faulty.addFault({ ops: ['delete'], keyPrefix: 'locks/', retryable: false, message: 'connection refused' });
-    await expect(backup({ source: source(), repository: await open({ pod: POD }) })).rejects.toThrow('connection refused');
-    faulty.clearFaults();
+    await failBackupOfGonePod({ faulty, open });
     const before = await check({ repository: await open() });
     expect(before.warnings.join('\n')).toMatch(/not in any index/);
 

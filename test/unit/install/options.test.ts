@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../../src/base/errors.js';
 import { parseInstallFlags, parseKeyValueList, type InstallFlags } from '../../../src/install/options.js';
+import { expectThrown } from '../../support/thrown.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'cairn-install-'));
 const creds = join(dir, 'credentials');
@@ -11,15 +12,7 @@ writeFileSync(creds, '[default]\naws_access_key_id = AKIAEXAMPLE\naws_secret_acc
 
 const base: InstallFlags = { namespace: 'velero', image: 'cairn/cairn:dev' };
 
-function usageError(flags: InstallFlags): UsageError {
-  try {
-    parseInstallFlags(flags);
-  } catch (err) {
-    if (err instanceof UsageError) return err;
-    throw err;
-  }
-  throw new Error('expected a UsageError');
-}
+const usageError = (flags: InstallFlags) => expectThrown(UsageError, () => parseInstallFlags(flags));
 
 describe('install flags', () => {
   it('takes --privileged-node-agent only with --use-node-agent', () => {

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { FilesystemObjectStore } from '../../../src/plugins/object-store/index.js';
-import { tempRoots } from './temp-roots.js';
+import { tempRoots } from '../../support/temp-roots.js';
 
 const freshRoot = tempRoots('cairn-fs-prune-');
 

@@ -4,7 +4,7 @@ import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { FilesystemObjectStore, FaultInjectingObjectStore, RetryingObjectStore, ObjectStoreError, objectStoreFromUrl } from '../../../src/plugins/object-store/index.js';
 import { objectStoreConformance } from './conformance.js';
-import { tempRoots } from './temp-roots.js';
+import { tempRoots } from '../../support/temp-roots.js';
 
 const freshRoot = tempRoots('cairn-fs-store-');
 

@@ -13,7 +13,7 @@ import {
   RetryingObjectStore,
   type RetryEvent,
 } from '../../../src/plugins/object-store/index.js';
-import { tempRoots } from './temp-roots.js';
+import { tempRoots } from '../../support/temp-roots.js';
 
 const freshRoot = tempRoots('cairn-retry-');
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { FilesystemObjectStore } from '../../../src/plugins/object-store/index.js';
 import { BytePacer, InvalidUploadRateError, UploadRateLimitedObjectStore, validUploadRate } from '../../../src/plugins/object-store/upload-rate.js';
 import { objectStoreConformance } from './conformance.js';
-import { tempRoots } from './temp-roots.js';
+import { tempRoots } from '../../support/temp-roots.js';
 
 const freshRoot = tempRoots('cairn-rate-store-');
 

@@ -15,22 +15,29 @@ function tempStore(): FilesystemObjectStore {
 const backup = newBackup({ namespace: 'velero', name: 'b1', spec: { includedNamespaces: ['app'] } });
 
 describe('storage layout', () => {
-  it('names backup files as Velero does', () => {
-    expect(backupFileKey('b1', 'metadata')).toBe('backups/b1/velero-backup.json');
-    expect(backupFileKey('b1', 'contents')).toBe('backups/b1/b1.tar.gz');
-    expect(backupFileKey('b1', 'log')).toBe('backups/b1/b1-logs.gz');
-    expect(backupFileKey('b1', 'results')).toBe('backups/b1/b1-results.gz');
-    expect(backupFileKey('b1', 'resourceList')).toBe('backups/b1/b1-resource-list.json.gz');
-    expect(backupFileKey('b1', 'volumeInfo')).toBe('backups/b1/b1-volumeinfo.json.gz');
-    expect(backupFileKey('b1', 'podVolumeBackups')).toBe('backups/b1/b1-podvolumebackups.json.gz');
-    expect(backupFileKey('b1', 'itemOperations')).toBe('backups/b1/b1-itemoperations.json.gz');
+  it.each([
+    ['metadata', 'backups/b1/velero-backup.json'],
+    ['contents', 'backups/b1/b1.tar.gz'],
+    ['log', 'backups/b1/b1-logs.gz'],
+    ['results', 'backups/b1/b1-results.gz'],
+    ['resourceList', 'backups/b1/b1-resource-list.json.gz'],
+    ['volumeInfo', 'backups/b1/b1-volumeinfo.json.gz'],
+    ['podVolumeBackups', 'backups/b1/b1-podvolumebackups.json.gz'],
+    ['itemOperations', 'backups/b1/b1-itemoperations.json.gz'],
+  ] as const)('names the backup file %s as Velero does', (file, key) => {
+    expect(backupFileKey('b1', file)).toBe(key);
   });
 
-  it('names restore files as Velero does, volume info without the restore- prefix', () => {
-    expect(restoreFileKey('r1', 'log')).toBe('restores/r1/restore-r1-logs.gz');
-    expect(restoreFileKey('r1', 'results')).toBe('restores/r1/restore-r1-results.gz');
-    expect(restoreFileKey('r1', 'resourceList')).toBe('restores/r1/restore-r1-resource-list.json.gz');
-    expect(restoreFileKey('r1', 'volumeInfo')).toBe('restores/r1/r1-volumeinfo.json.gz');
+  it.each([
+    ['log', 'restores/r1/restore-r1-logs.gz'],
+    ['results', 'restores/r1/restore-r1-results.gz'],
+    ['resourceList', 'restores/r1/restore-r1-resource-list.json.gz'],
+    ['volumeInfo', 'restores/r1/r1-volumeinfo.json.gz'],
+  ] as const)('names the restore file %s as Velero does, volume info without the restore- prefix', (file, key) => {
+    expect(restoreFileKey('r1', file)).toBe(key);
+  });
+
+  it('names download targets by the same keys', () => {
     expect(downloadKey('BackupLog', 'b1')).toBe('backups/b1/b1-logs.gz');
     expect(downloadKey('RestoreVolumeInfo', 'r1')).toBe('restores/r1/r1-volumeinfo.json.gz');
   });

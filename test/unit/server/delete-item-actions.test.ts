@@ -1,7 +1,4 @@
 import { Readable } from 'node:stream';
-import { buffer } from 'node:stream/consumers';
-import { createGzip } from 'node:zlib';
-import { pack } from 'tar-stream';
 import { describe, expect, it, vi } from 'vitest';
 import { newBackup } from '../../../src/api/index.js';
 import { createLogger } from '../../../src/base/logger.js';
@@ -10,20 +7,13 @@ import type { UnstructuredObject } from '../../../src/plugins/item-actions/types
 import { itemPath } from '../../../src/server/archive/paths.js';
 import { runDeleteItemActions } from '../../../src/server/delete-item-actions.js';
 import type { BackupStore } from '../../../src/storage/backup-store.js';
+import { writeTarGz } from './backup/tar.js';
 
 const cm = (namespace: string, name: string, labels?: Record<string, string>): UnstructuredObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace, ...(labels ? { labels } : {}) } });
 
-async function archiveOf(entries: { path: string; body: string }[]): Promise<Buffer> {
-  const tar = pack();
-  const out = buffer(tar.pipe(createGzip()));
-  for (const e of entries) tar.entry({ name: e.path, mode: 0o644 }, e.body);
-  tar.finalize();
-  return out;
-}
-
 describe('delete item actions', () => {
   it('see the items they apply to; the others are never parsed', async () => {
-    const data = await archiveOf([
+    const data = await writeTarGz([
       { path: itemPath({ groupResource: 'configmaps', namespace: 'app', name: 'a' }), body: JSON.stringify(cm('app', 'a', { keep: 'no' })) },
       { path: itemPath({ groupResource: 'configmaps', namespace: 'app', name: 'b' }), body: JSON.stringify(cm('app', 'b')) },
       { path: itemPath({ groupResource: 'configmaps', namespace: 'other', name: 'broken' }), body: '{not json' },

@@ -27,12 +27,18 @@ function deviceImage(): Buffer {
   return img;
 }
 
+/** A file standing in for a device (or a restore's target device), holding `contents`. */
+function deviceFile(name: string, contents: Buffer | string): string {
+  const path = join(work, name);
+  writeFileSync(path, contents);
+  return path;
+}
+
 describe('block volumes', () => {
   it('backs up a device (a file standing in) as one stream and restores it byte for byte, overwriting stale data', async () => {
     const repo = await newRepo();
-    const device = join(work, 'dev-a');
     const img = deviceImage();
-    writeFileSync(device, img);
+    const device = deviceFile('dev-a', img);
     const progress: number[] = [];
     const b = await backupBlockVolume({ repository: repo, devicePath: device, tags: { t: '1' }, onProgress: (p) => progress.push(p.doneBytes) });
     expect(b.bytes).toBe(img.length);
@@ -43,8 +49,7 @@ describe('block volumes', () => {
     // The zero run is not stored as data (only the chunk that runs into it from the random bytes before it).
     expect(b.newBytes).toBeLessThan(img.length - 512 * 1024);
 
-    const target = join(work, 'dev-b');
-    writeFileSync(target, Buffer.alloc(img.length + 4096, 0xab)); // stale contents, longer than the image
+    const target = deviceFile('dev-b', Buffer.alloc(img.length + 4096, 0xab)); // stale contents, longer than the image
     const r = await restoreBlockVolume({ repository: repo, snapshotId: b.snapshotId, devicePath: target });
     expect(r.bytes).toBe(img.length);
     expect(readFileSync(target).equals(img)).toBe(true);
@@ -52,26 +57,23 @@ describe('block volumes', () => {
 
   it('a second backup of a changed device stores only the changed chunks and records its parent', async () => {
     const repo = await newRepo();
-    const device = join(work, 'dev-c');
     const img = deviceImage();
-    writeFileSync(device, img);
+    const device = deviceFile('dev-c', img);
     const first = await backupBlockVolume({ repository: repo, devicePath: device });
     randomFillSync(img, 100, 1000);
     writeFileSync(device, img);
     const second = await backupBlockVolume({ repository: repo, devicePath: device, parent: first.snapshotId });
     expect(second.newBytes).toBeLessThan(SMALL_CHUNKS.max * 2);
     expect((await repo.loadSnapshot(second.snapshotId)).parent).toBe(first.snapshotId);
-    const target = join(work, 'dev-d');
-    writeFileSync(target, '');
+    const target = deviceFile('dev-d', '');
     await restoreBlockVolume({ repository: repo, snapshotId: second.snapshotId, devicePath: target });
     expect(readFileSync(target).equals(img)).toBe(true);
   });
 
   it('the snapshot is an ordinary one: a file-system restore gives the device image as a file', async () => {
     const repo = await newRepo();
-    const device = join(work, 'dev-e');
     const img = deviceImage();
-    writeFileSync(device, img);
+    const device = deviceFile('dev-e', img);
     const b = await backupBlockVolume({ repository: repo, devicePath: device });
     const out = mkdtempSync(join(work, 'fs-'));
     await restore({ repository: repo, snapshotId: b.snapshotId, target: out });
@@ -84,16 +86,14 @@ describe('block volumes', () => {
     writeFileSync(join(dir, 'a.txt'), 'a');
     writeFileSync(join(dir, 'b.txt'), 'b');
     const b = await backup({ source: dir, repository: repo });
-    const target = join(work, 'dev-f');
-    writeFileSync(target, 'keep me');
+    const target = deviceFile('dev-f', 'keep me');
     await expect(restoreBlockVolume({ repository: repo, snapshotId: b.snapshotId, devicePath: target })).rejects.toThrow(SnapshotNotFoundError);
     expect(readFileSync(target, 'utf8')).toBe('keep me');
   });
 
   it('a cancelled backup leaves no snapshot and says so', async () => {
     const repo = await newRepo();
-    const device = join(work, 'dev-g');
-    writeFileSync(device, deviceImage());
+    const device = deviceFile('dev-g', deviceImage());
     const abort = new AbortController();
     abort.abort(new Error('stop'));
     await expect(backupBlockVolume({ repository: repo, devicePath: device, signal: abort.signal })).rejects.toThrow(CancelledError);

@@ -1,10 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { describeBackup } from '../../../../src/cli/describe/backup.js';
-import { colours } from '../../../../src/cli/colour.js';
 import type { Backup, DataUpload } from '../../../../src/api/index.js';
 import type { BackupVolumeInfo } from '../../../../src/api/volume-info.js';
-
-const plain = colours(false);
+import { plain, textBetween } from './fixtures.js';
 
 function backup(phase: string): Backup {
   return {
@@ -45,9 +43,7 @@ function dataUpload(status: DataUpload['status']): DataUpload {
 }
 
 function csiSection(text: string): string {
-  const from = text.indexOf('  CSI Snapshots');
-  const to = text.indexOf('  Pod Volume Backups');
-  return text.slice(from, to);
+  return textBetween(text, '  CSI Snapshots', '  Pod Volume Backups');
 }
 
 describe('backup describe: data-moved volumes', () => {

@@ -1,20 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { describeRestore } from '../../../../src/cli/describe/restore.js';
-import { colours } from '../../../../src/cli/colour.js';
 import type { DataDownload, Restore } from '../../../../src/api/index.js';
 import type { RestoreVolumeInfo } from '../../../../src/api/volume-info.js';
-
-const plain = colours(false);
-
-function restore(): Restore {
-  return {
-    apiVersion: 'velero.io/v1',
-    kind: 'Restore',
-    metadata: { name: 'app-restore', namespace: 'velero' },
-    spec: { backupName: 'app-backup' },
-    status: { phase: 'WaitingForPluginOperations', progress: { totalItems: 20, itemsRestored: 20 } },
-  } as Restore;
-}
+import { plain, waitingRestore } from './fixtures.js';
 
 function dd(name: string, pvc: string, status: NonNullable<DataDownload['status']>): DataDownload {
   return {
@@ -44,7 +32,7 @@ function section(text: string, heading: string): string[] {
 
 describe('restore describe: data downloads', () => {
   it('without --details: counts per phase in Velero order', () => {
-    const text = describeRestore({ restore: restore(), details: false, colours: plain, podVolumeRestores: [], dataDownloads: dds });
+    const text = describeRestore({ restore: waitingRestore(), details: false, colours: plain, podVolumeRestores: [], dataDownloads: dds });
     expect(section(text, 'Data Movement Restores')).toEqual([
       'Data Movement Restores (specify --details for more information):',
       '  Completed:    1',
@@ -56,7 +44,7 @@ describe('restore describe: data downloads', () => {
   });
 
   it('with --details: claims per phase, then each claim with its DataDownload, phase, node and live progress', () => {
-    const text = describeRestore({ restore: restore(), details: true, colours: plain, podVolumeRestores: [], dataDownloads: dds, resourceList: { ok: true, value: {} } });
+    const text = describeRestore({ restore: waitingRestore(), details: true, colours: plain, podVolumeRestores: [], dataDownloads: dds, resourceList: { ok: true, value: {} } });
     expect(section(text, 'Data Movement Restores')).toEqual([
       'Data Movement Restores:',
       '  Completed:',
@@ -112,7 +100,7 @@ describe('restore describe: data downloads', () => {
         snapshotDataMovementInfo: { dataMover: 'velero', uploaderType: 'kopia', snapshotHandle: 's', operationID: 'dd-1.2', size: 1, Phase: 'Completed' },
       },
     ];
-    const done = { ...restore(), status: { phase: 'Completed' } } as Restore;
+    const done = { ...waitingRestore(), status: { phase: 'Completed' } } as Restore;
     const brief = describeRestore({ restore: done, details: false, colours: plain, podVolumeRestores: [], dataDownloads: [], volumeInfo: { ok: true, value: info } });
     expect(brief).not.toContain('Data Movement Restores');
     expect(section(brief, 'CSI Snapshot Restores')).toEqual(['CSI Snapshot Restores:', '  app/data-web-0:', '    Data Movement: specify --details for more information']);
@@ -139,7 +127,7 @@ describe('restore describe: data downloads', () => {
       },
       { pvcName: 'db', pvcNamespace: 'app', restoreMethod: 'CSISnapshot', snapshotDataMoved: true, notRestored: 'its data movement (operation du-1) was canceled' },
     ];
-    const done = { ...restore(), status: { phase: 'PartiallyFailed' } } as Restore;
+    const done = { ...waitingRestore(), status: { phase: 'PartiallyFailed' } } as Restore;
     const text = describeRestore({ restore: done, details: false, colours: plain, podVolumeRestores: [], volumeInfo: { ok: true, value: info } });
     expect(section(text, 'Volumes Not Restored')).toEqual([
       'Volumes Not Restored:',

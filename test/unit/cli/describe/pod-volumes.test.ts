@@ -2,11 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { describeBackup } from '../../../../src/cli/describe/backup.js';
 import { describeRestore } from '../../../../src/cli/describe/restore.js';
 import { progressText } from '../../../../src/cli/describe/pod-volumes.js';
-import { colours } from '../../../../src/cli/colour.js';
-import type { Backup, PodVolumeBackup, PodVolumeRestore, Restore } from '../../../../src/api/index.js';
+import type { Backup, PodVolumeBackup, PodVolumeRestore } from '../../../../src/api/index.js';
 import type { BackupVolumeInfo } from '../../../../src/api/volume-info.js';
-
-const plain = colours(false);
+import { plain, textBetween, waitingRestore } from './fixtures.js';
 
 function backup(phase: string): Backup {
   return {
@@ -44,9 +42,7 @@ const everyPhase: PodVolumeBackup[] = [
 ];
 
 function volumesSection(text: string): string {
-  const from = text.indexOf('Backup Volumes:');
-  const to = text.indexOf('HooksAttempted:');
-  return text.slice(from, to);
+  return textBetween(text, 'Backup Volumes:', 'HooksAttempted:');
 }
 
 describe('backup describe: pod volume backups', () => {
@@ -211,16 +207,6 @@ describe('backup describe: pod volume backups', () => {
   });
 });
 
-function restore(): Restore {
-  return {
-    apiVersion: 'velero.io/v1',
-    kind: 'Restore',
-    metadata: { name: 'app-restore', namespace: 'velero' },
-    spec: { backupName: 'app-backup' },
-    status: { phase: 'WaitingForPluginOperations', progress: { totalItems: 20, itemsRestored: 20 } },
-  } as Restore;
-}
-
 function pvr(pod: string, volume: string, status: NonNullable<PodVolumeRestore['status']>): PodVolumeRestore {
   return {
     apiVersion: 'velero.io/v1',
@@ -240,15 +226,13 @@ describe('restore describe: pod volume restores', () => {
   ];
 
   it('counts per phase without --details', () => {
-    const text = describeRestore({ restore: restore(), details: false, colours: plain, podVolumeRestores: pvrs });
+    const text = describeRestore({ restore: waitingRestore(), details: false, colours: plain, podVolumeRestores: pvrs });
     expect(text).toContain('Restore PVs:  auto\n\nkopia Restores (specify --details for more information):\n  Completed:    1\n  Failed:       1\n  In Progress:  1\n  New:          1\n\nExisting Resource Policy:');
   });
 
   it('with --details lists volumes by pod, then each volume with snapshot, size or live progress', () => {
-    const text = describeRestore({ restore: restore(), details: true, colours: plain, podVolumeRestores: pvrs, resourceList: { ok: true, value: {} } });
-    const from = text.indexOf('kopia Restores:');
-    const to = text.indexOf('Existing Resource Policy:');
-    expect(text.slice(from, to)).toBe(`kopia Restores:
+    const text = describeRestore({ restore: waitingRestore(), details: true, colours: plain, podVolumeRestores: pvrs, resourceList: { ok: true, value: {} } });
+    expect(textBetween(text, 'kopia Restores:', 'Existing Resource Policy:')).toBe(`kopia Restores:
   Completed:
     app/web-0: data
   Failed:

@@ -32,6 +32,8 @@ function capture() {
 }
 
 const backup = { apiVersion: 'velero.io/v1', kind: 'Backup', metadata: { name: 'b1', namespace: 'velero' }, spec: {} } as unknown as Backup;
+/** What an item action is called with: the backup, no cluster, a quiet log. */
+const ctx = { backup, kube: undefined as never, log: createLogger({ level: 'fatal' }) };
 const cm = (labels: Record<string, string> = {}) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'ns', labels } });
 
 async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
@@ -89,29 +91,32 @@ describe('plugin discovery', () => {
   });
 });
 
+/** The fake plugin's BackupItemAction fake.cairn.io/annotate, from a fresh plugin directory. */
+async function annotateAction(callTimeoutMs?: number) {
+  const found = await pluginsIn(pluginDir(), callTimeoutMs);
+  const action = await externalBackupItemAction(found.session, found.plugins.find('BackupItemAction', 'fake.cairn.io/annotate')!);
+  return { ...found, action };
+}
+
 describe('backup item action plugins', () => {
   it('execute an item: the returned item, related items, and the plugin log lines with its name', async () => {
-    const { plugins, session, lines } = await pluginsIn(pluginDir());
-    const action = await externalBackupItemAction(session, plugins.find('BackupItemAction', 'fake.cairn.io/annotate')!);
+    const { lines, action } = await annotateAction();
     expect(action.appliesTo()).toEqual({ includedResources: ['configmaps'] });
-    const out = await action.execute(cm(), { backup, kube: undefined as never, log: createLogger({ level: 'fatal' }) });
+    const out = await action.execute(cm(), ctx);
     expect(out.item.metadata.annotations).toEqual({ 'fake/seen-by': 'fake.cairn.io/annotate' });
     expect(out.additionalItems).toEqual([{ groupResource: 'deployments.apps', namespace: 'ns', name: 'web' }]);
     await expect.poll(() => lines.find((l) => l.msg === 'executing')).toMatchObject({ level: 30, pluginName: 'fake-plugin', item: 'seen' });
   });
 
   it('fail an item with the plugin own error', async () => {
-    const { plugins, session } = await pluginsIn(pluginDir());
-    const action = await externalBackupItemAction(session, plugins.find('BackupItemAction', 'fake.cairn.io/annotate')!);
-    const run = action.execute(cm({ 'fake/fail': 'true' }), { backup, kube: undefined as never, log: createLogger({ level: 'fatal' }) });
+    const { action } = await annotateAction();
+    const run = action.execute(cm({ 'fake/fail': 'true' }), ctx);
     await expect(run).rejects.toThrow(PluginCallError);
     await expect(run).rejects.toThrow('refusing this item');
   });
 
   it('fail the item in flight when the plugin crashes, with its last words, and restart for the next', async () => {
-    const { plugins, session, lines } = await pluginsIn(pluginDir());
-    const action = await externalBackupItemAction(session, plugins.find('BackupItemAction', 'fake.cairn.io/annotate')!);
-    const ctx = { backup, kube: undefined as never, log: createLogger({ level: 'fatal' }) };
+    const { plugins, session, lines, action } = await annotateAction();
     const crash = action.execute(cm({ 'fake/crash': 'true' }), ctx);
     await expect(crash).rejects.toThrow(PluginExitedError);
     await expect(crash).rejects.toThrow(/exited during BackupItemAction.Execute \(exit code 3\): .*panic: crashing on purpose/);
@@ -122,9 +127,8 @@ describe('backup item action plugins', () => {
   });
 
   it('fail a call that takes longer than the time limit', async () => {
-    const { plugins, session } = await pluginsIn(pluginDir(), 1500);
-    const action = await externalBackupItemAction(session, plugins.find('BackupItemAction', 'fake.cairn.io/annotate')!);
-    const slow = action.execute(cm({ 'fake/sleep': '5000' }), { backup, kube: undefined as never, log: createLogger({ level: 'fatal' }) });
+    const { action } = await annotateAction(1500);
+    const slow = action.execute(cm({ 'fake/sleep': '5000' }), ctx);
     await expect(slow).rejects.toThrow(PluginTimeoutError);
     await expect(slow).rejects.toThrow('plugin fake.cairn.io/annotate did not answer Execute within 2s');
   });
@@ -134,7 +138,7 @@ describe('backup item action plugins', () => {
     const action = await externalBackupItemAction(session, plugins.find('BackupItemActionV2', 'fake.cairn.io/async')!);
     expect(action.pluginKind).toBe('BackupItemActionV2');
     expect(action.appliesTo()).toEqual({ includedResources: ['*'], labelSelector: { matchExpressions: [{ key: 'fake/async', operator: 'Exists' }] } });
-    const out = await action.execute(cm({ 'fake/async': 'yes' }), { backup, kube: undefined as never, log: createLogger({ level: 'fatal' }) });
+    const out = await action.execute(cm({ 'fake/async': 'yes' }), ctx);
     expect(out.operationID).toBe('op-1');
     expect(await action.progress!('op-1', backup)).toEqual({ completed: false, nCompleted: 1, nTotal: 2, operationUnits: 'steps', description: 'stepping', started: new Date('2023-11-14T22:13:20.000Z') });
     expect((await action.progress!('op-1', backup)).completed).toBe(true);

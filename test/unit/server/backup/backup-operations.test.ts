@@ -1,8 +1,7 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Kinds, Labels, newBackupStorageLocation, newPodVolumeBackup, type Backup, type PodVolumeBackup } from '../../../../src/api/index.js';
 import { backupOperationsReconciler } from '../../../../src/server/backup/backup-operations-controller.js';
 import { addErrors, finalPhase, operationsStep, ownedByOperations, trackOutcome } from '../../../../src/server/backup/operations-decisions.js';
@@ -11,6 +10,7 @@ import type { TrackingState } from '../../../../src/server/podvolume/backup-trac
 import { backup } from '../../../support/builders.js';
 import { FakeKube } from '../../../support/fake-kube.js';
 import { NAMESPACE, serverContext } from '../../../support/server-context.js';
+import { tempRoots } from '../../../support/temp-roots.js';
 
 describe('backup operations controller', () => {
   it('owns waiting backups, and finalizing ones only when they have PVBs', () => {
@@ -76,10 +76,7 @@ describe('the operations of a backup, decided', () => {
 });
 
 describe('the operations controller against the API server', () => {
-  const roots: string[] = [];
-  afterEach(() => {
-    for (const r of roots.splice(0)) rmSync(r, { recursive: true, force: true });
-  });
+  const newRoot = tempRoots('cairn-operations-test-');
 
   const pvb = (name: string, phase?: 'InProgress' | 'Completed' | 'Failed') =>
     ({
@@ -89,8 +86,7 @@ describe('the operations controller against the API server', () => {
 
   function setup(b: Backup, ...podVolumeBackups: PodVolumeBackup[]) {
     const fake = new FakeKube();
-    const root = mkdtempSync(join(tmpdir(), 'cairn-operations-test-'));
-    roots.push(root);
+    const root = newRoot();
     fake.put({ ...Kinds.BackupStorageLocation, namespace: NAMESPACE }, newBackupStorageLocation({ namespace: NAMESPACE, name: 'default', spec: { provider: 'filesystem', objectStorage: { bucket: 'bkt' }, config: { root } } }));
     fake.put({ ...Kinds.Backup, namespace: NAMESPACE }, b);
     for (const p of podVolumeBackups) fake.put({ ...Kinds.PodVolumeBackup, namespace: NAMESPACE }, p);

@@ -1,41 +1,21 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { newBackup, type Backup, type PodVolumeBackup } from '../../../../src/api/index.js';
-import type { Kube } from '../../../../src/kube/client.js';
-import { FilesystemObjectStore } from '../../../../src/plugins/object-store/index.js';
-import { registerBuiltinBackupActions } from '../../../../src/server/item-actions/builtin.js';
-import { ItemActionRegistry } from '../../../../src/plugins/item-actions/registry.js';
-import { createBackupLog } from '../../../../src/server/backup/backup-log.js';
+import type { Backup, PodVolumeBackup } from '../../../../src/api/index.js';
 import { runBackup } from '../../../../src/server/backup/run-backup.js';
 import type { DataUploadsOutcome, PersistentVolumeClaimItem, VolumeSnapshotCreator } from '../../../../src/server/datamover/backup-creator.js';
 import { dataUploadFor } from '../../../../src/server/datamover/backup-objects.js';
 import { initialDataMovementEntry } from '../../../../src/server/datamover/backup-tracking.js';
-import type { PodVolumeBackupCreator, PodVolumesOutcome } from '../../../../src/server/podvolume/backup-creator.js';
+import type { PodVolumeBackupCreator } from '../../../../src/server/podvolume/backup-creator.js';
 import { podVolumeBackupFor } from '../../../../src/server/podvolume/backup-pvb.js';
 import { volumeInfoFor } from '../../../../src/server/podvolume/backup-tracking.js';
-import type { PodLike } from '../../../../src/server/podvolume/backup-volumes.js';
-import { BackupStore } from '../../../../src/storage/backup-store.js';
-import { FakeCluster } from './fake-cluster.js';
-
-const kube = { server: 'fake' } as unknown as Kube;
+import { fakePodVolumes, podVolumesOutcome, runBackupFixture } from './run-backup-fixture.js';
 
 /** fs-backup takes the claim `logs` of every pod (its PVB carries the claim's UID, as the real creator's does). */
 function fsBackupOfLogs(backup: Backup): PodVolumeBackupCreator {
-  const all: PodVolumeBackup[] = [];
-  return {
-    get podVolumeBackups() {
-      return all;
-    },
-    backupPod: async (pod: PodLike): Promise<PodVolumesOutcome> => {
-      const claim = { pvc: { metadata: { name: 'logs', namespace: 'app', uid: 'uid-persistentvolumeclaims-app-logs' }, spec: { volumeName: 'pv-logs' } } };
-      const pvb = { ...podVolumeBackupFor({ backup, pod, volume: 'logs', claim }), metadata: { ...podVolumeBackupFor({ backup, pod, volume: 'logs', claim }).metadata, name: `b1-${pod.metadata.name}` } } as PodVolumeBackup;
-      all.push(pvb);
-      return { pvbs: [pvb], skipped: [], errors: [], volumeInfo: [volumeInfoFor(pvb, { pvcName: 'logs', pvcNamespace: 'app', pvName: 'pv-logs', snapshotDataMoved: false, preserveLocalSnapshot: false, skipped: false })], pvSkips: [] };
-    },
-  } as unknown as PodVolumeBackupCreator;
+  return fakePodVolumes((pod) => {
+    const claim = { pvc: { metadata: { name: 'logs', namespace: 'app', uid: 'uid-persistentvolumeclaims-app-logs' }, spec: { volumeName: 'pv-logs' } } };
+    const pvb = { ...podVolumeBackupFor({ backup, pod, volume: 'logs', claim }), metadata: { ...podVolumeBackupFor({ backup, pod, volume: 'logs', claim }).metadata, name: `b1-${pod.metadata.name}` } } as PodVolumeBackup;
+    return podVolumesOutcome({ pvbs: [pvb], volumeInfo: [volumeInfoFor(pvb, { pvcName: 'logs', pvcNamespace: 'app', pvName: 'pv-logs', snapshotDataMoved: false, preserveLocalSnapshot: false, skipped: false })] });
+  });
 }
 
 /** Moves every considered claim fs-backup did not take; remembers what it was asked. */
@@ -73,10 +53,7 @@ function recordingMover(backup: Backup, enabled: boolean, warnAbout?: string) {
 }
 
 function setup(snapshotMoveData: boolean, warnAbout?: string) {
-  const fs = new FilesystemObjectStore({ root: mkdtempSync(join(tmpdir(), 'cairn-run-backup-dm-')), durability: 'none' });
-  const backup = newBackup({ namespace: 'velero', name: 'b1', spec: { includedNamespaces: ['app'], storageLocation: 'default', snapshotMoveData } });
-  backup.metadata = { ...backup.metadata, uid: 'u1' };
-  const api = new FakeCluster().namespace('app');
+  const { backup, api, options, gz } = runBackupFixture({ tempPrefix: 'cairn-run-backup-dm-', spec: { snapshotMoveData } });
   for (const name of ['data', 'logs']) {
     api.add('persistentvolumeclaims', { name, namespace: 'app', spec: { volumeName: `pv-${name}`, storageClassName: 'csi-sc' }, status: { phase: 'Bound' } });
     api.add('persistentvolumes', { name: `pv-${name}`, spec: { persistentVolumeReclaimPolicy: 'Delete', claimRef: { name, namespace: 'app' } } });
@@ -87,21 +64,13 @@ function setup(snapshotMoveData: boolean, warnAbout?: string) {
     spec: { nodeName: 'n1', volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'data' } }, { name: 'logs', persistentVolumeClaim: { claimName: 'logs' } }] },
     status: { phase: 'Running' },
   });
-  const log = createBackupLog({ backup: 'velero/b1' });
   const { mover, considered, taken } = recordingMover(backup, snapshotMoveData, warnAbout);
   const opts = {
-    kube,
-    api,
-    backup,
-    store: new BackupStore(fs),
-    registry: registerBuiltinBackupActions(new ItemActionRegistry()),
-    log: log.logger,
-    logText: log.text,
+    ...options,
     podVolumes: fsBackupOfLogs(backup),
     volumeSnapshots: mover,
     onFinalizing: async (s: { phase: string; itemOperations: number }) => ({ ...backup, status: { phase: s.phase as 'Finalizing', backupItemOperationsAttempted: s.itemOperations } }),
   };
-  const gz = async (k: string) => JSON.parse(gunzipSync(await fs.get(`backups/b1/${k}`)).toString('utf8')) as unknown;
   return { opts, considered, taken, gz };
 }
 

@@ -1,25 +1,13 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { newBackup, type BackupSpec, type PodVolumeBackup } from '../../../../src/api/index.js';
-import type { Kube } from '../../../../src/kube/client.js';
+import type { BackupSpec, PodVolumeBackup } from '../../../../src/api/index.js';
 import type { ExecRequest, ExecResult } from '../../../../src/kube/pod-exec.js';
-import { FilesystemObjectStore } from '../../../../src/plugins/object-store/index.js';
-import { registerBuiltinBackupActions } from '../../../../src/server/item-actions/builtin.js';
-import { ItemActionRegistry } from '../../../../src/plugins/item-actions/registry.js';
-import { createBackupLog } from '../../../../src/server/backup/backup-log.js';
 import { runBackup } from '../../../../src/server/backup/run-backup.js';
-import type { PodVolumeBackupCreator, PodVolumesOutcome } from '../../../../src/server/podvolume/backup-creator.js';
 import { podVolumeBackupFor } from '../../../../src/server/podvolume/backup-pvb.js';
-import type { PodLike } from '../../../../src/server/podvolume/backup-volumes.js';
 import type { PendingPostHooks } from '../../../../src/server/hooks/pending-post-hooks.js';
-import { BackupStore } from '../../../../src/storage/backup-store.js';
-import { FakeCluster } from './fake-cluster.js';
+import type { BackupStore } from '../../../../src/storage/backup-store.js';
+import { fakePodVolumes, podVolumesOutcome, runBackupFixture } from './run-backup-fixture.js';
 import { readTarGz } from './tar.js';
 
-const kube = { server: 'fake' } as unknown as Kube;
 const FREEZE = { 'pre.hook.backup.velero.io/command': '["fsfreeze","-f","/data"]', 'post.hook.backup.velero.io/command': '["fsfreeze","-u","/data"]' };
 
 interface PodDef {
@@ -30,11 +18,7 @@ interface PodDef {
 }
 
 function setup(pods: PodDef[], spec: BackupSpec = {}, fail: Record<string, number> = {}) {
-  const root = mkdtempSync(join(tmpdir(), 'cairn-run-backup-hooks-'));
-  const fs = new FilesystemObjectStore({ root, durability: 'none' });
-  const backup = newBackup({ namespace: 'velero', name: 'b1', spec: { includedNamespaces: ['app'], storageLocation: 'default', ...spec } });
-  backup.metadata = { ...backup.metadata, uid: 'u1' };
-  const api = new FakeCluster().namespace('app');
+  const { fs, backup, api, log, options, gz } = runBackupFixture({ tempPrefix: 'cairn-run-backup-hooks-', spec });
   for (const p of pods) {
     api.add('pods', {
       name: p.name,
@@ -45,40 +29,25 @@ function setup(pods: PodDef[], spec: BackupSpec = {}, fail: Record<string, numbe
     });
   }
   const events: string[] = [];
-  const all: PodVolumeBackup[] = [];
-  const creator = {
-    get podVolumeBackups() {
-      return all;
-    },
-    backupPod: async (pod: PodLike): Promise<PodVolumesOutcome> => {
-      if (!pods.find((p) => p.name === pod.metadata.name)?.fsBackup) return { pvbs: [], skipped: [], errors: [], volumeInfo: [], pvSkips: [] };
-      events.push(`pvb ${pod.metadata.name}`);
-      const pvb = { ...podVolumeBackupFor({ backup, pod, volume: 'data' }), metadata: { name: `b1-${pod.metadata.name}`, namespace: 'velero' } } as PodVolumeBackup;
-      all.push(pvb);
-      return { pvbs: [pvb], skipped: [], errors: [], volumeInfo: [], pvSkips: [] };
-    },
-  } as unknown as PodVolumeBackupCreator;
+  const creator = fakePodVolumes((pod) => {
+    if (!pods.find((p) => p.name === pod.metadata.name)?.fsBackup) return podVolumesOutcome();
+    events.push(`pvb ${pod.metadata.name}`);
+    const pvb = { ...podVolumeBackupFor({ backup, pod, volume: 'data' }), metadata: { name: `b1-${pod.metadata.name}`, namespace: 'velero' } } as PodVolumeBackup;
+    return podVolumesOutcome({ pvbs: [pvb] });
+  });
   const exec = async (req: ExecRequest): Promise<ExecResult> => {
     events.push(`exec ${req.pod} ${req.command.join(' ')}`);
     const code = fail[`${req.pod} ${req.command.join(' ')}`] ?? 0;
     return { exitCode: code, stdout: `out of ${req.command.join(' ')}`, stderr: '', truncatedBytes: 0 };
   };
   const recorded: PendingPostHooks[][] = [];
-  const log = createBackupLog({ backup: 'velero/b1' });
   const opts = {
-    kube,
-    api,
-    backup,
-    store: new BackupStore(fs),
-    registry: registerBuiltinBackupActions(new ItemActionRegistry()),
-    log: log.logger,
-    logText: log.text,
+    ...options,
     podVolumes: creator,
     exec,
     onPendingPostHooks: async (p: readonly PendingPostHooks[]) => void recorded.push([...p]),
     onFinalizing: async (s: { phase: string }) => ({ ...backup, status: { phase: s.phase as 'Finalizing' } }),
   };
-  const gz = async (k: string) => JSON.parse(gunzipSync(await fs.get(`backups/b1/${k}`)).toString('utf8')) as unknown;
   const archivedPods = async () => {
     const names = (await readTarGz(await fs.get('backups/b1/b1.tar.gz'))).map((e) => e.name);
     return [...new Set(names.filter((k) => k.startsWith('resources/pods/namespaces/app/')).map((k) => k.split('/').pop()?.replace('.json', '')))].sort();

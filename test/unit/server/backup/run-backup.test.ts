@@ -1,20 +1,10 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { newBackup } from '../../../../src/api/index.js';
-import type { Kube } from '../../../../src/kube/client.js';
-import { FaultInjectingObjectStore, FilesystemObjectStore } from '../../../../src/plugins/object-store/index.js';
-import { registerBuiltinBackupActions } from '../../../../src/server/item-actions/builtin.js';
-import { ItemActionRegistry } from '../../../../src/plugins/item-actions/registry.js';
-import { createBackupLog } from '../../../../src/server/backup/backup-log.js';
+import { FaultInjectingObjectStore } from '../../../../src/plugins/object-store/index.js';
 import { BackupStorageError, runBackup } from '../../../../src/server/backup/run-backup.js';
-import { BackupStore } from '../../../../src/storage/backup-store.js';
 import { FakeCluster } from './fake-cluster.js';
+import { runBackupFixture } from './run-backup-fixture.js';
 import { readTarGz } from './tar.js';
-
-const kube = { server: 'fake' } as unknown as Kube;
 
 function cluster(): FakeCluster {
   return new FakeCluster()
@@ -24,20 +14,11 @@ function cluster(): FakeCluster {
 }
 
 function setup() {
-  const fs = new FilesystemObjectStore({ root: mkdtempSync(join(tmpdir(), 'cairn-run-backup-')), durability: 'none' });
-  const faulty = new FaultInjectingObjectStore(fs);
-  const backup = newBackup({ namespace: 'velero', name: 'b1', spec: { includedNamespaces: ['app'], storageLocation: 'default' } });
-  backup.metadata = { ...backup.metadata, uid: 'u1' };
-  const log = createBackupLog({ backup: 'velero/b1' });
+  let faulty!: FaultInjectingObjectStore;
+  const { fs, backup, options } = runBackupFixture({ tempPrefix: 'cairn-run-backup-', api: cluster(), wrapStore: (inner) => (faulty = new FaultInjectingObjectStore(inner)) });
   const finalizing: string[] = [];
   const opts = {
-    kube,
-    api: cluster(),
-    backup,
-    store: new BackupStore(faulty),
-    registry: registerBuiltinBackupActions(new ItemActionRegistry()),
-    log: log.logger,
-    logText: log.text,
+    ...options,
     onFinalizing: async (s: { phase: string }) => {
       finalizing.push(s.phase);
       return { ...backup, status: { phase: s.phase as 'Finalizing' } };

@@ -13,18 +13,11 @@ import {
 } from '../../../../src/server/backup/volume-policies.js';
 import { applyVolumePolicies, type PodLike } from '../../../../src/server/podvolume/backup-volumes.js';
 import { combineScopedFilters } from '../../../../src/server/backup/filters.js';
+import { thrownBy } from '../../../support/thrown.js';
 
 const SOURCE = 'ConfigMap velero/policies';
 const parse = (text: string) => parseResourcePolicies(text, SOURCE);
-const problem = (text: string) => {
-  try {
-    parse(text);
-  } catch (err) {
-    if (err instanceof ResourcePoliciesError) return err.message;
-    throw err;
-  }
-  return undefined;
-};
+const problem = (text: string) => thrownBy(ResourcePoliciesError, () => parse(text))?.message;
 
 const pv = (spec: Record<string, unknown>) => ({ spec: { capacity: { storage: '10Gi' }, storageClassName: 'gp3', ...spec } });
 const csiPv = pv({ csi: { driver: 'ebs.csi.aws.com', volumeAttributes: { encrypted: 'true', tier: 'gold' } } });

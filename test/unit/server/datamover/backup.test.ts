@@ -275,6 +275,9 @@ describe('tracking DataUploads', () => {
 });
 
 describe('item operations and volume info of DataUploads', () => {
+  /** The claim whose DataUpload the volume info tests follow, and its volume. */
+  const dataClaim = { pvcName: 'data', pvcNamespace: 'shop', pvName: 'pvc-1' };
+
   const now = new Date('2026-01-01T01:00:00Z');
 
   it('one velero.io/csi-pvc-backupper operation per DataUpload', () => {
@@ -310,7 +313,7 @@ describe('item operations and volume info of DataUploads', () => {
   });
 
   it('the volume info entry: CSISnapshot, data moved, with the DataUpload snapshot and size', () => {
-    const base: BackupVolumeInfo = { pvcName: 'data', pvcNamespace: 'shop', pvName: 'pvc-1', snapshotDataMoved: true, preserveLocalSnapshot: false, skipped: false, pvInfo: { reclaimPolicy: 'Delete', labels: null } };
+    const base: BackupVolumeInfo = { ...dataClaim, snapshotDataMoved: true, preserveLocalSnapshot: false, skipped: false, pvInfo: { reclaimPolicy: 'Delete', labels: null } };
     const csi = { snapshotHandle: 'snap-1', size: 16777216, driver: DRIVER, vscName: 'snapcontent-1', ReadyToUse: true };
     const entry = dataMovementVolumeInfo(du('data', { phase: 'Completed', snapshotID: 'k123', progress: { totalBytes: 4096, bytesDone: 4096 }, startTimestamp: '2026-01-01T00:00:10Z', completionTimestamp: '2026-01-01T00:05:00Z' }), base, csi);
     expect(entry).toEqual({
@@ -335,16 +338,7 @@ describe('item operations and volume info of DataUploads', () => {
   it('merging keeps other entries, replaces the PVC entry, keeps the stored CSI details when the snapshot is gone', () => {
     const stored: BackupVolumeInfo[] = [
       { pvcName: 'logs', pvcNamespace: 'shop', pvName: 'pv-logs', backupMethod: 'PodVolumeBackup', snapshotDataMoved: false, preserveLocalSnapshot: false, skipped: false },
-      {
-        pvcName: 'data',
-        pvcNamespace: 'shop',
-        pvName: 'pvc-1',
-        backupMethod: 'CSISnapshot',
-        snapshotDataMoved: true,
-        preserveLocalSnapshot: false,
-        skipped: false,
-        csiSnapshotInfo: { snapshotHandle: 'snap-1', size: 1, driver: DRIVER, vscName: 'vsc', ReadyToUse: true },
-      },
+      { ...dataClaim, backupMethod: 'CSISnapshot', snapshotDataMoved: true, preserveLocalSnapshot: false, skipped: false, csiSnapshotInfo: { snapshotHandle: 'snap-1', size: 1, driver: DRIVER, vscName: 'vsc', ReadyToUse: true } },
     ];
     const merged = mergeDataMovementVolumeInfo({ stored, dataUploads: [du('data', { phase: 'Failed' })] });
     expect(merged[0]).toBe(stored[0]);

@@ -1,7 +1,4 @@
 import { Readable } from 'node:stream';
-import { buffer } from 'node:stream/consumers';
-import { createGzip } from 'node:zlib';
-import { pack } from 'tar-stream';
 import { restoreRunOptions } from '../../../support/restore-run.js';
 import { describe, expect, it } from 'vitest';
 import { newRestore, type Restore } from '../../../../src/api/index.js';
@@ -14,6 +11,7 @@ import { registerBuiltinRestoreActions } from '../../../../src/server/item-actio
 import { restoreArchiveSelection } from '../../../../src/server/restore/archive-selection.js';
 import { runRestore, selectItems } from '../../../../src/server/restore/restorer.js';
 import { FakeCluster } from './fake-object-client.js';
+import { writeTarGz } from '../backup/tar.js';
 
 type Spec = Partial<Restore['spec']>;
 const restoreOf = (spec: Spec) => newRestore({ name: 'r1', spec: { backupName: 'b1', ...spec } });
@@ -37,14 +35,6 @@ for (const ns of ['app', 'other', 'third']) {
     ['widgets.example.com', { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w', namespace: ns, labels: { tier: 'web' } }, spec: {} }],
     ['events', { apiVersion: 'v1', kind: 'Event', metadata: { name: 'e1', namespace: ns } }],
   );
-}
-
-async function archiveOf(entries: { path: string; body: string }[]): Promise<Buffer> {
-  const tar = pack();
-  const out = buffer(tar.pipe(createGzip()));
-  for (const e of entries) tar.entry({ name: e.path, mode: 0o644 }, e.body);
-  tar.finalize();
-  return out;
 }
 
 const entries = objects.map(([groupResource, o]) => ({
@@ -110,7 +100,7 @@ describe('what a restore reads of its archive', () => {
   });
 
   it.each(specs)('selects the same items from what it read as from the whole archive (%j)', async (spec) => {
-    const data = await archiveOf(entries);
+    const data = await writeTarGz(entries);
     const restore = restoreOf(spec);
     const whole = await readBackupArchive(Readable.from(data));
     const read = await readBackupArchive(Readable.from(data), restoreArchiveSelection(restore));
@@ -120,7 +110,7 @@ describe('what a restore reads of its archive', () => {
   });
 
   it.each(specs)('restores the same objects from what it read as from the whole archive (%j)', async (spec) => {
-    const data = await archiveOf(entries);
+    const data = await writeTarGz(entries);
     const run = async (selected: boolean) => {
       const restore = restoreOf(spec);
       const cluster = new FakeCluster();
@@ -139,7 +129,7 @@ describe('what a restore reads of its archive', () => {
   });
 
   it('never parses an item it does not select: a corrupt body in another namespace is read past', async () => {
-    const data = await archiveOf([...entries, { path: itemPath({ groupResource: 'configmaps', namespace: 'other', name: 'broken' }), body: '{not json' }]);
+    const data = await writeTarGz([...entries, { path: itemPath({ groupResource: 'configmaps', namespace: 'other', name: 'broken' }), body: '{not json' }]);
     const restore = restoreOf({ includedNamespaces: ['app'] });
     const parse = JSON.parse;
     const parsed: string[] = [];
@@ -174,7 +164,7 @@ describe('what a restore reads of its archive', () => {
   });
 
   it("reads again an item action's additional items it did not read, and the Namespace objects they need", async () => {
-    const data = await archiveOf(entries);
+    const data = await writeTarGz(entries);
     const reads: number[] = [];
     const run = async (selected: boolean) => {
       const restore = restoreOf({ includedNamespaces: ['app'], labelSelector: { matchLabels: { tier: 'web' } } });

@@ -10,8 +10,8 @@ import { dataDownloadFor } from '../../../../src/server/datamover/restore-object
 import { dataDownloadOperations, restoreVolumeInfoForDataDownload } from '../../../../src/server/datamover/restore-tracking.js';
 import { DD_GAVE_UP_ANNOTATION, judgeDataDownload } from '../../../../src/server/datamover/restore-wait.js';
 import { decidePv } from '../../../../src/server/restore/pv-policy.js';
-import type { StoredBackupVolumeInfo } from '../../../../src/api/volume-info.js';
 import { combineOperations } from '../../../../src/server/restore/restore-finalize.js';
+import { movedVolumeInfo } from './moved-volume-info.js';
 
 const RESTORE_UID = '11111111-2222-3333-4444-555555555555';
 const PVC_UID = 'aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee';
@@ -24,15 +24,7 @@ function restore(spec: Partial<Restore['spec']> = {}): Restore {
   return r;
 }
 
-const moved: StoredBackupVolumeInfo = {
-  pvcName: 'data',
-  pvcNamespace: 'app',
-  pvName: 'pvc-1',
-  backupMethod: 'CSISnapshot',
-  snapshotDataMoved: true,
-  snapshotDataMovementInfo: { dataMover: 'velero', uploaderType: 'kopia', snapshotHandle: 'snap-1', operationID: 'du-x', size: 4096, Phase: 'Completed' },
-  pvInfo: { reclaimPolicy: 'Delete', labels: null },
-};
+const moved = movedVolumeInfo({ pvName: 'pvc-1', size: 4096, reclaimPolicy: 'Delete' });
 
 function dd(status?: DataDownload['status'], annotations?: Record<string, string>): DataDownload {
   const d = dataDownloadFor({

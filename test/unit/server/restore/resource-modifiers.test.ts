@@ -9,18 +9,11 @@ import {
   resourceModifiersFromConfigMap,
 } from '../../../../src/server/restore/resource-modifiers.js';
 import { strategicMerge } from '../../../../src/server/restore/strategic-merge.js';
+import { thrownBy } from '../../../support/thrown.js';
 
 const SOURCE = 'ConfigMap velero/modifiers';
 const parse = (text: string) => parseResourceModifiers(text, SOURCE);
-const problem = (text: string) => {
-  try {
-    parse(text);
-  } catch (err) {
-    if (err instanceof ResourceModifiersError) return err.message;
-    throw err;
-  }
-  return undefined;
-};
+const problem = (text: string) => thrownBy(ResourceModifiersError, () => parse(text))?.message;
 
 const deployment = (): UnstructuredObject => ({
   apiVersion: 'apps/v1',

@@ -3,10 +3,7 @@
  * filesystem storage location (validation, start, a run that cannot read its backup, resume after restarts,
  * deletion), in milliseconds.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Kinds, newBackupStorageLocation, type Restore, type RestorePhase } from '../../../../src/api/index.js';
 import { restoreReconciler } from '../../../../src/server/restore/restore-controller.js';
 import {
@@ -20,6 +17,7 @@ import {
 import { backup, restore } from '../../../support/builders.js';
 import { FakeKube } from '../../../support/fake-kube.js';
 import { NAMESPACE, serverContext } from '../../../support/server-context.js';
+import { tempRoots } from '../../../support/temp-roots.js';
 
 describe('which road a Restore takes', () => {
   it.each<[string, Restore, boolean, ReturnType<typeof restoreStep>]>([
@@ -82,16 +80,12 @@ describe('the phases of a Restore', () => {
 });
 
 describe('the Restore controller against the API server', () => {
-  const roots: string[] = [];
-  afterEach(() => {
-    for (const r of roots.splice(0)) rmSync(r, { recursive: true, force: true });
-  });
+  const newRoot = tempRoots('cairn-restore-test-');
 
   /** A fake cluster with a Completed backup `b` in a filesystem location that holds none of its files. */
   function setup(...restores: Restore[]) {
     const fake = new FakeKube();
-    const root = mkdtempSync(join(tmpdir(), 'cairn-restore-test-'));
-    roots.push(root);
+    const root = newRoot();
     fake.put({ ...Kinds.BackupStorageLocation, namespace: NAMESPACE }, newBackupStorageLocation({ namespace: NAMESPACE, name: 'default', spec: { provider: 'filesystem', objectStorage: { bucket: 'b' }, config: { root } } }));
     fake.put({ ...Kinds.Backup, namespace: NAMESPACE }, backup('b').phase('Completed').spec({ storageLocation: 'default' }).build());
     for (const r of restores) fake.put({ ...Kinds.Restore, namespace: NAMESPACE }, r);

@@ -9,6 +9,7 @@ import { ApiError } from '../../../../src/server/restore/dynamic-client.js';
 import { FakeCluster } from './fake-object-client.js';
 import { runRestore } from '../../../../src/server/restore/restorer.js';
 import type { StoredBackupVolumeInfo } from '../../../../src/api/volume-info.js';
+import { movedVolumeInfo } from './moved-volume-info.js';
 
 const item = (groupResource: string, obj: UnstructuredObject): ArchiveItem => ({
   groupResource,
@@ -271,15 +272,7 @@ describe('claims whose data the backup moved (CSI snapshot data movement)', () =
     item('persistentvolumes', { apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'pvc-moved' }, spec: { persistentVolumeReclaimPolicy: 'Retain', claimRef: { namespace: 'app', name: 'data' } } }),
     item('persistentvolumeclaims', { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'other', namespace: 'app', uid: 'o' }, spec: { storageClassName: 'csi-hostpath-sc' } }),
   ];
-  const movedInfo: StoredBackupVolumeInfo = {
-    pvcName: 'data',
-    pvcNamespace: 'app',
-    pvName: 'pvc-moved',
-    backupMethod: 'CSISnapshot',
-    snapshotDataMoved: true,
-    snapshotDataMovementInfo: { dataMover: 'velero', uploaderType: 'kopia', snapshotHandle: 'snap-1', operationID: 'du-x', size: 10, Phase: 'Completed' },
-    pvInfo: { reclaimPolicy: 'Retain', labels: null },
-  };
+  const movedInfo = movedVolumeInfo({ pvName: 'pvc-moved', size: 10, reclaimPolicy: 'Retain' });
   function ddHook(errors: string[] = []) {
     const calls: { from: string; fromUid: string | undefined; pvc: string; selector: unknown }[] = [];
     return {

@@ -1,0 +1,21 @@
+/** What the describe tests share: plain (uncoloured) output and a restore still waiting for its volumes. */
+import type { Restore } from '../../../../src/api/index.js';
+import { colours } from '../../../../src/cli/colour.js';
+
+export const plain = colours(false);
+
+/** Restore app-restore of backup app-backup, its items restored, waiting for its volume operations. */
+export function waitingRestore(): Restore {
+  return {
+    apiVersion: 'velero.io/v1',
+    kind: 'Restore',
+    metadata: { name: 'app-restore', namespace: 'velero' },
+    spec: { backupName: 'app-backup' },
+    status: { phase: 'WaitingForPluginOperations', progress: { totalItems: 20, itemsRestored: 20 } },
+  } as Restore;
+}
+
+/** The part of a description from the line starting with `from` up to (not including) `to`. */
+export function textBetween(text: string, from: string, to: string): string {
+  return text.slice(text.indexOf(from), text.indexOf(to));
+}
