@@ -30,7 +30,7 @@ describe('large files on the chunk worker', () => {
     // Same chunks → nothing new stored the second time, and the very same directory listing.
     expect(onWorker.stats.newBytes).toBe(0);
     expect(onWorker.stats.bytes).toBe(onMain.stats.bytes);
-    expect((await repo.findSnapshot(onWorker.snapshotId)).tree).toEqual((await repo.findSnapshot(onMain.snapshotId)).tree);
+    expect((await repo.snapshots.find(onWorker.snapshotId)).tree).toEqual((await repo.snapshots.find(onMain.snapshotId)).tree);
 
     const target = tempDir('large-restore');
     const r = await restore({ repository: repo, snapshotId: onWorker.snapshotId, target });
@@ -77,7 +77,7 @@ describe('large files on the chunk worker', () => {
     const onWorker = await backup({ source: src, repository: repo, parent: null, workers: 1 });
     expect(onWorker.stats.newBytes).toBe(0);
     expect(onWorker.stats.files).toBe(onMain.stats.files);
-    expect((await repo.findSnapshot(onWorker.snapshotId)).tree).toEqual((await repo.findSnapshot(onMain.snapshotId)).tree);
+    expect((await repo.snapshots.find(onWorker.snapshotId)).tree).toEqual((await repo.snapshots.find(onMain.snapshotId)).tree);
     const target = tempDir('interleaved-restore');
     await restore({ repository: repo, snapshotId: onWorker.snapshotId, target });
     expect(describeTree(target)).toEqual(describeTree(src));
