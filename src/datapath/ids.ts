@@ -5,7 +5,7 @@
  * the index's maps and the hot read paths handle plain strings as before.
  *
  * Bytes become an ID and back only at the edges: the pack and index encodings, the keyed hash of new content, and
- * the worker threads that take IDs as bytes. Text from outside (a command line, a resource) is checked with parse*.
+ * the worker threads that take IDs as bytes. A snapshot ID from outside (a command line, a resource) is checked.
  */
 import { randomBytes } from 'node:crypto';
 
@@ -23,11 +23,6 @@ export type SnapshotId = Id<'SnapshotId'>;
 export const ID_BYTES = 32;
 
 const HEX_ID = /^[0-9a-f]{64}$/;
-
-/** Whether `text` is an ID written out: 64 lowercase hex digits. */
-export function isHexId(text: string): boolean {
-  return HEX_ID.test(text);
-}
 
 /** The ID held in bytes[at, at + 32). */
 export function blobIdOf(bytes: Buffer, at = 0): BlobId {
@@ -49,23 +44,11 @@ export function writeId(id: BlobId | PackId | SnapshotId, target: Buffer, at: nu
   return at + target.write(id, at, ID_BYTES, 'hex');
 }
 
-/** Text from outside as a blob ID; throws when it is not one. */
-export function parseBlobId(text: string): BlobId {
-  if (!HEX_ID.test(text)) throw new TypeError(`invalid blob ID ${JSON.stringify(text)}`);
-  return text as BlobId;
-}
-
-/** Text from outside as a pack ID; throws when it is not one. */
-export function parsePackId(text: string): PackId {
-  if (!HEX_ID.test(text)) throw new TypeError(`invalid pack ID ${JSON.stringify(text)}`);
-  return text as PackId;
-}
-
 /**
- * Text as a snapshot ID, when it is one (64 hex digits); undefined otherwise. The snapshot store reports the
- * error itself (SnapshotNotFoundError), so this does not throw.
+ * Text from outside as a snapshot ID: undefined when it is not 64 lowercase hex digits (the snapshot store says so
+ * with a SnapshotNotFoundError of its own).
  */
-export function snapshotIdOrUndefined(text: string): SnapshotId | undefined {
+export function parseSnapshotId(text: string): SnapshotId | undefined {
   return HEX_ID.test(text) ? (text as SnapshotId) : undefined;
 }
 

@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import type { OpenPool, SmallFileIssue, SmallFileJob, SmallFileResult } from './open-pool.js';
 import { RepositoryCorruptError } from './errors.js';
-import type { BlobId, PackId } from './ids.js';
+import { writeId, type BlobId, type PackId } from './ids.js';
 import type { PackReader, SealedBlob } from './repository-roles.js';
 import { isBundleSlice, utimeSeconds, type ContentItem, type TreeEntry } from './tree.js';
 
@@ -144,7 +144,7 @@ export class SmallFileRestorer {
             batch.bundles.set(hex, { at: batch.used, length: sealed.length, flags: loc.flags, rawLength: loc.rawLength, pack });
             added.push(hex);
           }
-          batch.slab.write(hex, batch.used, 'hex');
+          writeId(hex, batch.slab, batch.used);
           sealed.copy(batch.slab, batch.used + ID_BYTES);
           batch.used += ID_BYTES + sealed.length;
           infos.push({ id: hex, pack });

@@ -6,7 +6,7 @@ import type { ObjectStore } from '../plugins/object-store/types.js';
 import { isNotFound } from '../plugins/object-store/errors.js';
 import { openFile, sealFile, type MasterKeys } from './crypto.js';
 import { RepositoryCorruptError, SnapshotNotFoundError } from './errors.js';
-import { newSnapshotId, snapshotIdOrUndefined, type BlobId, type SnapshotId } from './ids.js';
+import { newSnapshotId, parseSnapshotId, type BlobId, type SnapshotId } from './ids.js';
 
 export interface SnapshotSummary {
   files: number;
@@ -73,7 +73,7 @@ export class SnapshotStore {
    * Returns false when there was no such snapshot. The ID comes from outside (a backup's resources), so it is checked.
    */
   async delete(text: string): Promise<boolean> {
-    const id = snapshotIdOrUndefined(text);
+    const id = parseSnapshotId(text);
     if (!id) throw new SnapshotNotFoundError(`invalid snapshot ID ${JSON.stringify(text)}`);
     if (!(await this.store.head(PREFIX + id))) return false;
     await this.store.delete(PREFIX + id);
@@ -102,7 +102,7 @@ export class SnapshotStore {
       return last;
     }
     if (!/^[0-9a-f]{1,64}$/.test(ref)) throw new SnapshotNotFoundError(`invalid snapshot ID ${JSON.stringify(ref)}`);
-    const full = snapshotIdOrUndefined(ref);
+    const full = parseSnapshotId(ref);
     if (full) return this.load(full);
     const matches: SnapshotId[] = [];
     for await (const { key } of this.store.list(PREFIX + ref)) matches.push(key.slice(PREFIX.length) as SnapshotId);
