@@ -81,9 +81,6 @@ export function compressionLevel(config: RepoConfig): number {
   return config.compression === 'zstd-1' ? 1 : 3;
 }
 
-export type { Snapshot, SnapshotSummary, SnapshotWithId } from './snapshots.js';
-export type { KeyInfo } from './key-ring.js';
-
 /**
  * Data packs of new repositories (docs/repository-format.md §4.2). A backup holds a few pack buffers at once (one filling, two uploading),
  * so this size is most of its memory beyond the baseline: 8 MiB instead of 16 took a first backup's peak RSS from
