@@ -9,7 +9,9 @@ import { BlobCompressor, compress, worthCompressing } from './compress.js';
 import { plainHash, sealBlobInto, SEAL_OVERHEAD } from './crypto.js';
 import { encodeIndex, type IndexedPack } from './index-file.js';
 import { BlobType, ENTRY_BYTES, FLAG_ZSTD, PackBuilder, packKey, type PackEntry } from './pack.js';
-import { compressionLevel, type Repository } from './repository.js';
+import { compressionLevel } from './repository.js';
+import type { PackWriter } from './repository-roles.js';
+import { blobIdOf, packIdOf, type BlobId, type PackId } from './ids.js';
 import { Semaphore } from '../plugins/object-store/limit.js';
 import { SealPool, type SealJob } from './seal-pool.js';
 import { defaultWorkerCount } from './cpu.js';
@@ -74,7 +76,7 @@ const TREE_BUFFER_SIZE = TREE_PACK_SIZE + MAX_BLOBS_PER_PACK * ENTRY_BYTES + 409
 
 export class BlobWriter {
   readonly stats: BlobWriterStats = { newBlobs: 0, newBytes: 0, storedBytes: 0, packs: 0 };
-  private readonly pending = new Set<string>();
+  private readonly pending = new Set<BlobId>();
   /** The open pack of each type and lane (packerKey). */
   private readonly packers = new Map<string, PackBuilder>();
   private readonly uploads = new Set<Promise<void>>();
@@ -105,7 +107,7 @@ export class BlobWriter {
   private readonly level: number;
 
   constructor(
-    private readonly repo: Repository,
+    private readonly repo: PackWriter,
     private readonly options: BlobWriterOptions = {},
   ) {
     this.compressSlots = new Semaphore(options.concurrency ?? 4);
@@ -121,7 +123,7 @@ export class BlobWriter {
   }
 
   /** True when the blob is stored or on its way. */
-  has(hexId: string): boolean {
+  has(hexId: BlobId): boolean {
     return this.pending.has(hexId) || (!this.options.ignoreIndex && this.repo.index.has(hexId));
   }
 
@@ -134,7 +136,7 @@ export class BlobWriter {
    * Stores a blob unless it is known. `data` may be reused by the caller once this resolves. Returns true when the
    * blob was new.
    */
-  async add(type: BlobType, id: Buffer, hexId: string, data: Uint8Array, lane: PackLane = 'shared'): Promise<boolean> {
+  async add(type: BlobType, id: Buffer, hexId: BlobId, data: Uint8Array, lane: PackLane = 'shared'): Promise<boolean> {
     this.check();
     if (this.has(hexId)) return false;
     this.pending.add(hexId);
@@ -235,7 +237,7 @@ export class BlobWriter {
 
   /** Copies an already sealed blob (repack). */
   addSealed(type: BlobType, id: Buffer, flags: number, rawLength: number, sealed: Buffer): void {
-    const hexId = id.toString('hex');
+    const hexId = blobIdOf(id);
     if (this.has(hexId)) return;
     this.pending.add(hexId);
     this.appendSealed(type, 'shared', id, flags, rawLength, sealed.length, (buf, at) => sealed.copy(buf, at));
@@ -277,9 +279,9 @@ export class BlobWriter {
    * used to go to is the busiest thread of a backup (queued behind its batches, the name held uploads back: the first
    * backup of the mixed dataset took ~7 % longer).
    */
-  private named(packer: PackBuilder): { id: string; bytes: Buffer; entries: PackEntry[] } {
+  private named(packer: PackBuilder): { id: PackId; bytes: Buffer; entries: PackEntry[] } {
     const { bytes, entries } = packer.finishUnnamed(this.repo.keys);
-    return { id: plainHash([bytes]).toString('hex'), bytes, entries };
+    return { id: packIdOf(plainHash([bytes])), bytes, entries };
   }
 
   private upload(packer: PackBuilder, key: string): void {
@@ -297,7 +299,7 @@ export class BlobWriter {
         this.stats.packs++;
         const pack = { id, entries };
         if (!this.options.ignoreIndex) this.repo.index.addPack(pack);
-        if (!this.options.ignoreIndex) for (const e of entries) this.pending.delete(e.id.toString('hex'));
+        if (!this.options.ignoreIndex) for (const e of entries) this.pending.delete(blobIdOf(e.id));
         this.unindexed.push(pack);
         this.unindexedBlobs += entries.length;
         // Also by blob count: packs of small files hold thousands of entries each, kept in memory until indexed.

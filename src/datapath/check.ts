@@ -5,12 +5,16 @@
  */
 import { plainHash } from './crypto.js';
 import { describeLock, LOCK_STALE_MS } from './locks.js';
-import { parsePackHeader } from './pack.js';
-import type { Repository } from './repository.js';
+import { blobIdOf, type BlobId, type PackId } from './ids.js';
+import { packIdOfKey, packKey, parsePackHeader } from './pack.js';
+import type { BlobIndex, BlobLoader, PackReader, RepoBasics, WithLocks, WithSnapshots } from './repository-roles.js';
 import { walkSnapshot } from './walk-snapshots.js';
 
+/** What check uses of a repository (repository-roles.ts): it lists and reads packs itself, besides the roles. */
+export type CheckRepository = RepoBasics & BlobIndex & PackReader & Pick<BlobLoader, 'loadBlob'> & WithSnapshots & WithLocks;
+
 export interface CheckOptions {
-  repository: Repository;
+  repository: CheckRepository;
   readData?: boolean;
   signal?: AbortSignal;
   onProgress?: (p: { donePacks: number; totalPacks: number }) => void;
@@ -30,7 +34,7 @@ export interface CheckResult {
 export async function check(options: CheckOptions): Promise<CheckResult> {
   const repo = options.repository;
   const result: CheckResult = { snapshots: 0, packs: 0, blobs: 0, readBytes: 0, errors: [], warnings: [] };
-  const lock = await repo.lock({ exclusive: false });
+  const lock = await repo.locks.lock({ exclusive: false });
   for (const o of lock.others) {
     const whose = o.info ? describeLock(o.info) : `unreadable lock ${o.key}`;
     if (o.verdict === 'owner-gone') result.warnings.push(`removed ${whose}: its command is gone (left by an interrupted command)`);
@@ -43,15 +47,15 @@ export async function check(options: CheckOptions): Promise<CheckResult> {
       result.errors.push((err as Error).message);
     }
     result.blobs = repo.index.size;
-    const stored = new Map<string, number>();
-    for await (const o of repo.store.list('data/')) stored.set(o.key.slice(o.key.lastIndexOf('/') + 1), o.size);
+    const stored = new Map<PackId, number>();
+    for await (const o of repo.store.list('data/')) stored.set(packIdOfKey(o.key), o.size);
     const indexed = new Set(repo.index.packIds);
     result.packs = stored.size;
     for (const id of indexed) if (!stored.has(id)) result.errors.push(`pack ${id.slice(0, 12)} is named by an index but missing`);
     for (const id of stored.keys()) if (!indexed.has(id)) result.warnings.push(`pack ${id.slice(0, 12)} is not in any index (left by an interrupted backup; maintenance removes it)`);
 
     // Pack headers must agree with the index.
-    const expected = new Map<string, Map<string, { offset: number; length: number }>>();
+    const expected = new Map<PackId, Map<BlobId, { offset: number; length: number }>>();
     for (const [hex, loc] of repo.index.entries()) {
       const pack = repo.index.packOf(loc);
       let m = expected.get(pack);
@@ -64,13 +68,13 @@ export async function check(options: CheckOptions): Promise<CheckResult> {
       if (!indexed.has(id)) continue;
       try {
         if (options.readData) {
-          const bytes = await repo.store.get(`data/${id.slice(0, 2)}/${id}`);
+          const bytes = await repo.store.get(packKey(id));
           result.readBytes += bytes.length;
           if (plainHash([bytes]).toString('hex') !== id) throw new Error(`pack ${id.slice(0, 12)} content does not match its name (corrupted)`);
           const parsed = parsePackHeader(repo.keys, bytes, bytes.length, id.slice(0, 12));
           if ('needBytes' in parsed) throw new Error(`pack ${id.slice(0, 12)} header unreadable`);
           for (const e of parsed.entries) {
-            const hex = e.id.toString('hex');
+            const hex = blobIdOf(e.id);
             try {
               await repo.openSealedBlob(hex, e.flags, e.rawLength, bytes.subarray(e.offset, e.offset + e.length), id);
             } catch (err) {
@@ -79,7 +83,7 @@ export async function check(options: CheckOptions): Promise<CheckResult> {
           }
         } else {
           const entries = await repo.readPackHeader(id, size);
-          const inHeader = new Set(entries.map((e) => e.id.toString('hex')));
+          const inHeader = new Set(entries.map((e) => blobIdOf(e.id)));
           for (const hex of expected.get(id)?.keys() ?? []) {
             if (!inHeader.has(hex)) result.errors.push(`pack ${id.slice(0, 12)} does not contain blob ${hex.slice(0, 16)} its index names`);
           }
@@ -91,16 +95,14 @@ export async function check(options: CheckOptions): Promise<CheckResult> {
     }
 
     // Snapshots and trees: authenticated, complete.
-    let snapshotIds: string[] = [];
-    const seen = new Set<string>();
-    for await (const o of repo.store.list('snapshots/')) snapshotIds.push(o.key.slice('snapshots/'.length));
-    snapshotIds = snapshotIds.sort();
+    const snapshotIds = (await repo.snapshots.ids()).sort();
+    const seen = new Set<BlobId>();
     for (const sid of snapshotIds) {
       try {
-        const snap = await repo.loadSnapshot(sid);
+        const snap = await repo.snapshots.load(sid);
         result.snapshots++;
-        const missing = new Set<string>();
-        const short = new Set<string>();
+        const missing = new Set<BlobId>();
+        const short = new Set<BlobId>();
         await walkSnapshot(repo, snap, seen, {
           tree: () => undefined,
           data: (hex) => {

@@ -3,11 +3,12 @@
  */
 import { openFile, plainHash, sealFile, type MasterKeys } from './crypto.js';
 import { decodeEntry, encodeEntries, ENTRY_BYTES, type BlobType, type PackEntry } from './pack.js';
+import { blobIdOf, packIdOf, writeId, type BlobId, type PackId } from './ids.js';
 
 const MAGIC = Buffer.from('CAIRNIX1');
 
 export interface IndexedPack {
-  id: string;
+  id: PackId;
   entries: PackEntry[];
 }
 
@@ -19,7 +20,7 @@ export function encodeIndex(keys: MasterKeys, packs: readonly IndexedPack[]): { 
   plain.writeUInt32LE(packs.length, 8);
   let at = 12;
   for (const p of packs) {
-    Buffer.from(p.id, 'hex').copy(plain, at);
+    writeId(p.id, plain, at);
     plain.writeUInt32LE(p.entries.length, at + 32);
     at = encodeEntries(p.entries, plain, at + 36);
   }
@@ -38,7 +39,7 @@ export function loadIndexInto(keys: MasterKeys, sealed: Buffer, name: string, in
   let at = 12;
   for (let i = 0; i < count; i++) {
     if (at + 36 > plain.length) throw new Error(`index ${name}: malformed`);
-    const id = plain.toString('hex', at, at + 32);
+    const id = packIdOf(plain, at);
     const n = plain.readUInt32LE(at + 32);
     at += 36;
     if (at + n * ENTRY_BYTES > plain.length) throw new Error(`index ${name}: malformed`);
@@ -56,7 +57,7 @@ export function decodeIndex(keys: MasterKeys, sealed: Buffer, name: string): Ind
   const packs: IndexedPack[] = [];
   let at = 12;
   for (let i = 0; i < count; i++) {
-    const id = plain.subarray(at, at + 32).toString('hex');
+    const id = packIdOf(plain, at);
     const n = plain.readUInt32LE(at + 32);
     at += 36;
     const entries: PackEntry[] = [];
@@ -78,14 +79,14 @@ export interface BlobLocation {
 }
 
 /**
- * Every known blob: hex ID → location. Packs are interned to a number, and locations live in typed-array columns
+ * Every known blob: ID → location. Packs are interned to a number, and locations live in typed-array columns
  * (one row per blob, 20 bytes) instead of one object per blob: a repository of millions of small files keeps
  * millions of entries, and per-entry objects were most of a backup's heap. get() builds a BlobLocation on demand.
  */
 export class MasterIndex {
-  readonly packIds: string[] = [];
-  private readonly packNumbers = new Map<string, number>();
-  private readonly rows = new Map<string, number>();
+  readonly packIds: PackId[] = [];
+  private readonly packNumbers = new Map<PackId, number>();
+  private readonly rows = new Map<BlobId, number>();
   /** pack number, offset, length, rawLength, type << 8 | flags: five uint32 per row. */
   private columns = new Uint32Array(5 * 1024);
 
@@ -93,7 +94,7 @@ export class MasterIndex {
     return this.rows.size;
   }
 
-  private packNumber(id: string): number {
+  private packNumber(id: PackId): number {
     let n = this.packNumbers.get(id);
     if (n === undefined) {
       n = this.packIds.length;
@@ -103,7 +104,7 @@ export class MasterIndex {
     return n;
   }
 
-  private addRow(key: string, pack: number, offset: number, length: number, rawLength: number, type: number, flags: number): void {
+  private addRow(key: BlobId, pack: number, offset: number, length: number, rawLength: number, type: number, flags: number): void {
     if (this.rows.has(key)) return;
     const row = this.rows.size;
     if ((row + 1) * 5 > this.columns.length) {
@@ -123,23 +124,23 @@ export class MasterIndex {
 
   addPack(pack: IndexedPack): void {
     const n = this.packNumber(pack.id);
-    for (const e of pack.entries) this.addRow(e.id.toString('hex'), n, e.offset, e.length, e.rawLength, e.type, e.flags);
+    for (const e of pack.entries) this.addRow(blobIdOf(e.id), n, e.offset, e.length, e.rawLength, e.type, e.flags);
   }
 
   /** Adds `count` entries in the pack entry encoding (pack.ts) from buf[at…]. */
-  addEncodedPack(packId: string, buf: Buffer, at: number, count: number): void {
+  addEncodedPack(packId: PackId, buf: Buffer, at: number, count: number): void {
     const n = this.packNumber(packId);
     for (let j = 0; j < count; j++, at += ENTRY_BYTES) {
-      this.addRow(buf.toString('hex', at + 2, at + 34), n, buf.readUInt32LE(at + 34), buf.readUInt32LE(at + 38), buf.readUInt32LE(at + 42), buf[at]!, buf[at + 1]!);
+      this.addRow(buf.toString('hex', at + 2, at + 34) as BlobId, n, buf.readUInt32LE(at + 34), buf.readUInt32LE(at + 38), buf.readUInt32LE(at + 42), buf[at]!, buf[at + 1]!);
     }
   }
 
-  has(hexId: string): boolean {
-    return this.rows.has(hexId);
+  has(id: BlobId): boolean {
+    return this.rows.has(id);
   }
 
-  get(hexId: string): BlobLocation | undefined {
-    const row = this.rows.get(hexId);
+  get(id: BlobId): BlobLocation | undefined {
+    const row = this.rows.get(id);
     return row === undefined ? undefined : this.location(row);
   }
 
@@ -149,11 +150,11 @@ export class MasterIndex {
     return { pack: c[at]!, offset: c[at + 1]!, length: c[at + 2]!, rawLength: c[at + 3]!, type: (c[at + 4]! >>> 8) as BlobType, flags: c[at + 4]! & 0xff };
   }
 
-  packOf(loc: BlobLocation): string {
+  packOf(loc: BlobLocation): PackId {
     return this.packIds[loc.pack]!;
   }
 
-  *entries(): IterableIterator<[string, BlobLocation]> {
+  *entries(): IterableIterator<[BlobId, BlobLocation]> {
     for (const [key, row] of this.rows) yield [key, this.location(row)];
   }
 }

@@ -8,12 +8,19 @@
  */
 import { BlobWriter } from './blob-writer.js';
 import { decodeIndex, encodeIndex, type IndexedPack } from './index-file.js';
-import { packKey, type PackEntry } from './pack.js';
-import type { Repository } from './repository.js';
+import { blobIdOf, type BlobId, type PackId } from './ids.js';
+import { packIdOfKey, packKey, type PackEntry } from './pack.js';
+import type { BlobLoader, PackWriter, WithLocks, WithSnapshots } from './repository-roles.js';
 import { walkSnapshot } from './walk-snapshots.js';
 
+/**
+ * What maintenance uses of a repository (repository-roles.ts): it reads the index files and packs itself and writes
+ * new ones (PackWriter), walks the snapshots' trees, and takes the exclusive lock.
+ */
+export type MaintenanceRepository = PackWriter & Pick<BlobLoader, 'loadBlob'> & WithSnapshots & WithLocks;
+
 export interface MaintenanceOptions {
-  repository: Repository;
+  repository: MaintenanceRepository;
   /** Packs (indexed or not) younger than this are never touched. Default 1 hour. */
   gracePeriodMs?: number;
   /** Repack a pack when at least this fraction of its bytes is unused. Default 0.1. */
@@ -40,7 +47,7 @@ export async function maintenance(options: MaintenanceOptions): Promise<Maintena
   const grace = options.gracePeriodMs ?? 60 * 60_000;
   const threshold = options.repackThreshold ?? 0.1;
   const now = Date.now();
-  const lock = await repo.lock({ exclusive: true });
+  const lock = await repo.locks.lock({ exclusive: true });
   try {
     const result: MaintenanceResult = {
       snapshots: 0, packsBefore: 0, packsDeleted: 0, packsRepacked: 0, packsWritten: 0, unindexedPacksDeleted: 0,
@@ -54,7 +61,7 @@ export async function maintenance(options: MaintenanceOptions): Promise<Maintena
     const indexNames: string[] = [];
     for await (const { key } of repo.store.list('index/')) indexNames.push(key.slice('index/'.length));
     result.indexFilesBefore = indexNames.length;
-    const packs = new Map<string, PackEntry[]>();
+    const packs = new Map<PackId, PackEntry[]>();
     for (const name of indexNames) {
       for (const p of decodeIndex(repo.keys, await repo.store.get(`index/${name}`), name)) {
         if (!packs.has(p.id)) packs.set(p.id, p.entries);
@@ -62,24 +69,24 @@ export async function maintenance(options: MaintenanceOptions): Promise<Maintena
     }
     for (const [id, entries] of packs) repo.index.addPack({ id, entries });
 
-    const stored = new Map<string, { size: number; lastModified: Date }>();
-    for await (const o of repo.store.list('data/')) stored.set(o.key.slice(o.key.lastIndexOf('/') + 1), { size: o.size, lastModified: o.lastModified });
+    const stored = new Map<PackId, { size: number; lastModified: Date }>();
+    for await (const o of repo.store.list('data/')) stored.set(packIdOfKey(o.key), { size: o.size, lastModified: o.lastModified });
     result.packsBefore = stored.size;
 
     // Mark.
-    const used = new Set<string>();
-    const seen = new Set<string>();
-    for (const snap of await repo.listSnapshots()) {
+    const used = new Set<BlobId>();
+    const seen = new Set<BlobId>();
+    for (const snap of await repo.snapshots.list()) {
       result.snapshots++;
       await walkSnapshot(repo, snap, seen, { tree: (h) => used.add(h), data: (h) => used.add(h) }, options.signal);
     }
 
     // Decide per pack. A blob is kept once: its first copy in a kept pack.
     const kept: IndexedPack[] = [];
-    const toDelete: string[] = [];
-    const toRepack: { id: string; entries: PackEntry[] }[] = [];
-    const placed = new Set<string>();
-    const young = (id: string) => {
+    const toDelete: PackId[] = [];
+    const toRepack: IndexedPack[] = [];
+    const placed = new Set<BlobId>();
+    const young = (id: PackId) => {
       const info = stored.get(id);
       return info !== undefined && now - info.lastModified.getTime() < grace;
     };
@@ -87,14 +94,14 @@ export async function maintenance(options: MaintenanceOptions): Promise<Maintena
       if (!stored.has(id)) continue; // named but missing: check reports it; nothing to keep
       if (young(id)) {
         kept.push({ id, entries });
-        for (const e of entries) placed.add(e.id.toString('hex'));
+        for (const e of entries) placed.add(blobIdOf(e.id));
       }
     }
     for (const [id, entries] of packs) {
       if (!stored.has(id) || young(id)) continue;
       const live = entries.filter((e) => {
-        const hex = e.id.toString('hex');
-        return used.has(hex) && !placed.has(hex);
+        const id = blobIdOf(e.id);
+        return used.has(id) && !placed.has(id);
       });
       const liveBytes = live.reduce((n, e) => n + e.length, 0);
       const allBytes = entries.reduce((n, e) => n + e.length, 0);
@@ -102,10 +109,10 @@ export async function maintenance(options: MaintenanceOptions): Promise<Maintena
         toDelete.push(id);
       } else if (live.length === entries.length || allBytes - liveBytes < threshold * allBytes) {
         kept.push({ id, entries });
-        for (const e of entries) placed.add(e.id.toString('hex'));
+        for (const e of entries) placed.add(blobIdOf(e.id));
       } else {
         toRepack.push({ id, entries: live });
-        for (const e of live) placed.add(e.id.toString('hex'));
+        for (const e of live) placed.add(blobIdOf(e.id));
       }
       result.blobsRemoved += entries.length - live.length;
     }

@@ -5,6 +5,7 @@
  * order all the same: each is written once every entry before it is known. Only the entries behind an unfinished one
  * are held, and the walk bounds how many (uploader.ts MAX_HELD_ENTRIES).
  */
+import type { BlobId } from './ids.js';
 import type { TreeEntry, TreeWriter } from './tree.js';
 
 interface Slot {
@@ -63,7 +64,7 @@ export class OrderedEntries {
   }
 
   /** Waits for every entry, then returns the listing's tree blob IDs. */
-  async finish(): Promise<string[]> {
+  async finish(): Promise<BlobId[]> {
     await Promise.all(this.inFlight);
     if (this.failure) throw this.failure.error;
     this.drain();

@@ -4,6 +4,7 @@
  * copied once on the way out.
  */
 import { plainHash, sealFile, openFile, type MasterKeys } from './crypto.js';
+import type { PackId } from './ids.js';
 
 export const PACK_TRAILER = Buffer.from('CAIRNPK1');
 export const ENTRY_BYTES = 46;
@@ -45,8 +46,14 @@ export function decodeEntry(buf: Buffer, at: number): PackEntry {
   };
 }
 
-export function packKey(id: string): string {
+/** A pack's object key: `data/<first two hex digits>/<id>`. */
+export function packKey(id: PackId): string {
   return `data/${id.slice(0, 2)}/${id}`;
+}
+
+/** The pack ID of an object key listed under `data/` (its last part). */
+export function packIdOfKey(key: string): PackId {
+  return key.slice(key.lastIndexOf('/') + 1) as PackId;
 }
 
 export class PackBuilder {

@@ -12,15 +12,16 @@
 import { planPackReads, type PackRead } from './read-plan.js';
 import { startRead, type ByteBudget, type ReadBuffers } from './restore-reads.js';
 import type { PackSpan } from './read-plan.js';
+import type { BlobId, PackId } from './ids.js';
 
 /** A piece to read, and what to do with its read's bytes. */
-export interface PieceRequest<P extends { span: PackSpan }> {
+export interface PieceRequest<P extends { span: PackSpan<PackId> }> {
   piece: P;
   /** Writes the piece from its read (`data` holds `read`'s bytes); runs once, for a piece not cancelled. */
-  write: (read: PackSpan, data: Buffer) => Promise<void>;
+  write: (read: PackSpan<PackId>, data: Buffer) => Promise<void>;
 }
 
-interface Waiting<P extends { span: PackSpan }> extends PieceRequest<P> {
+interface Waiting<P extends { span: PackSpan<PackId> }> extends PieceRequest<P> {
   seq: number;
   owner: object;
   resolve: () => void;
@@ -33,7 +34,7 @@ interface Waiting<P extends { span: PackSpan }> extends PieceRequest<P> {
  */
 export const PIECE_SPAN = 8 << 20;
 
-export class PieceReads<P extends { span: PackSpan; hex: string }> {
+export class PieceReads<P extends { span: PackSpan<PackId>; hex: BlobId }> {
   private waiting: Waiting<P>[] = [];
   private inFlight = 0;
   private seq = 0;
@@ -42,7 +43,7 @@ export class PieceReads<P extends { span: PackSpan; hex: string }> {
     private readonly opts: {
       budget: ByteBudget;
       maxReads: number;
-      read: (span: PackSpan, first: string, target?: Buffer) => Promise<Buffer>;
+      read: (span: PackSpan<PackId>, first: BlobId, target?: Buffer) => Promise<Buffer>;
       buffers?: ReadBuffers;
     },
   ) {}
@@ -96,7 +97,7 @@ export class PieceReads<P extends { span: PackSpan; hex: string }> {
     }
   }
 
-  private async run(read: PackRead<Waiting<P>>): Promise<void> {
+  private async run(read: PackRead<Waiting<P>, PackId>): Promise<void> {
     const started = startRead({
       budget: this.opts.budget,
       span: read,
@@ -128,7 +129,7 @@ export class PieceReads<P extends { span: PackSpan; hex: string }> {
 }
 
 /** The planned read (over every waiting piece) that holds the oldest one. */
-export function pickRead<W extends { seq: number; piece: { span: PackSpan } }>(waiting: readonly W[]): PackRead<W> {
+export function pickRead<W extends { seq: number; piece: { span: PackSpan<PackId> } }>(waiting: readonly W[]): PackRead<W, PackId> {
   const reads = planPackReads(waiting, (w) => w.piece.span, { maxSpan: PIECE_SPAN });
   let best = reads[0]!;
   let oldest = Infinity;

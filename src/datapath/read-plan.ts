@@ -10,15 +10,15 @@ export const MAX_GAP = 64 * 1024;
 /** One read covers at most this many bytes (bounds the memory a read holds); a larger item is read alone. */
 export const MAX_SPAN = 4 * 1024 * 1024;
 
-/** Where an item's bytes lie: a pack, and a range of it. */
-export interface PackSpan {
-  pack: string;
+/** Where an item's bytes lie: a pack (by its ID: a cairn PackId, a kopia blob name), and a range of it. */
+export interface PackSpan<P extends string = string> {
+  pack: P;
   offset: number;
   length: number;
 }
 
 /** One ranged read of a pack and the items it covers, in pack order. */
-export interface PackRead<T> extends PackSpan {
+export interface PackRead<T, P extends string = string> extends PackSpan<P> {
   items: T[];
 }
 
@@ -31,13 +31,13 @@ export interface PlanLimits {
  * Plans the reads for `items` (`spanOf` says where each lies); every item lands in exactly one read. Reads come in
  * pack order (by pack name, then offset).
  */
-export function planPackReads<T>(items: readonly T[], spanOf: (item: T) => PackSpan, limits: PlanLimits = {}): PackRead<T>[] {
+export function planPackReads<T, P extends string = string>(items: readonly T[], spanOf: (item: T) => PackSpan<P>, limits: PlanLimits = {}): PackRead<T, P>[] {
   const maxGap = limits.maxGap ?? MAX_GAP;
   const maxSpan = limits.maxSpan ?? MAX_SPAN;
   const sorted = items.map((item) => ({ item, span: spanOf(item) }));
   sorted.sort((a, b) => (a.span.pack < b.span.pack ? -1 : a.span.pack > b.span.pack ? 1 : a.span.offset - b.span.offset));
-  const reads: PackRead<T>[] = [];
-  let current: PackRead<T> | undefined;
+  const reads: PackRead<T, P>[] = [];
+  let current: PackRead<T, P> | undefined;
   for (const { item, span } of sorted) {
     const end = span.offset + span.length;
     const fits = current !== undefined && current.pack === span.pack && span.offset - (current.offset + current.length) <= maxGap && end - current.offset <= maxSpan;

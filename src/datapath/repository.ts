@@ -1,5 +1,9 @@
 /**
  * A repository: config, keys, index, blobs, snapshots and locks over an object store (docs/repository-format.md).
+ *
+ * Repository.open/init is the entry point. The object plays several roles (repository-roles.ts), and consumers name
+ * the ones they use: the index and blob, pack and restore reads are its own methods (the hot paths, one call each);
+ * snapshots, key files and locks are parts it composes (`snapshots`, `keyRing`, `locks`).
  */
 import { randomBytes } from 'node:crypto';
 import type { ObjectStore } from '../plugins/object-store/types.js';
@@ -12,15 +16,25 @@ import { decompress } from './compress.js';
 import { FLAG_ZSTD, packKey, parsePackHeader, type PackEntry } from './pack.js';
 import { BlobOpenError, OpenPool } from './open-pool.js';
 import { writeChunkSync } from './restore-writes.js';
-import { RepositoryLocks, type HeldLock, type LockOptions, type LockingOptions, type StoredLock } from './locks.js';
-import {
-  RepositoryCorruptError,
-  RepositoryExistsError,
-  RepositoryLockedError,
-  RepositoryNotFoundError,
-  SnapshotNotFoundError,
-  WrongPasswordError,
-} from './errors.js';
+import { RepositoryLocks, type LockingOptions } from './locks.js';
+import { KeyRing, writeKeyFile } from './key-ring.js';
+import { SnapshotStore } from './snapshots.js';
+import { ReadWindows } from './read-windows.js';
+import type { PackSpan } from './read-plan.js';
+import { idBytes, type BlobId, type PackId } from './ids.js';
+import type {
+  BlobFileWrite,
+  BlobIndex,
+  BlobLoader,
+  ContentIds,
+  PackWriter,
+  RestoreReader,
+  SealedBlob,
+  WithKeyRing,
+  WithLocks,
+  WithSnapshots,
+} from './repository-roles.js';
+import { RepositoryCorruptError, RepositoryExistsError, RepositoryNotFoundError, WrongPasswordError } from './errors.js';
 
 /** How often loadIndex lists the index again when listed files vanish under a concurrent maintenance. */
 const MAX_INDEX_LIST_ROUNDS = 3;
@@ -67,44 +81,6 @@ export function compressionLevel(config: RepoConfig): number {
   return config.compression === 'zstd-1' ? 1 : 3;
 }
 
-export interface SnapshotSummary {
-  files: number;
-  dirs: number;
-  bytes: number;
-  newBytes: number;
-  reusedBytes: number;
-  newFiles: number;
-  unchangedFiles: number;
-  storedBytes: number;
-  durationMs: number;
-  errors: number;
-}
-
-export interface Snapshot {
-  version: 1;
-  time: string;
-  hostname: string;
-  username: string;
-  source: string;
-  parent?: string;
-  tags: Record<string, string>;
-  description?: string;
-  tree: string[];
-  summary: SnapshotSummary;
-}
-
-export interface SnapshotWithId extends Snapshot {
-  id: string;
-}
-
-export interface KeyInfo {
-  id: string;
-  created: string;
-  hostname: string;
-  username: string;
-  current: boolean;
-}
-
 /**
  * Data packs of new repositories (docs/repository-format.md §4.2). A backup holds a few pack buffers at once (one filling, two uploading),
  * so this size is most of its memory beyond the baseline: 8 MiB instead of 16 took a first backup's peak RSS from
@@ -135,50 +111,16 @@ export interface OpenOptions {
 
 export { LOCK_STALE_MS, type HeldLock, type LockInfo, type LockOptions, type LockingOptions } from './locks.js';
 
-/** The end of the last blob (of `ends`, sorted) that ends after `start` and by `limit`; `limit` when none does. */
-function lastBlobEnd(ends: number[], start: number, limit: number): number {
-  let lo = 0;
-  let hi = ends.length - 1;
-  let best = -1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >> 1;
-    if (ends[mid]! <= limit) {
-      best = mid;
-      lo = mid + 1;
-    } else hi = mid - 1;
-  }
-  return best >= 0 && ends[best]! > start ? ends[best]! : limit;
-}
-
-/** Bytes of a pack fetched once for the many blobs a restore reads from it. */
-interface ReadWindow {
-  pack: string;
-  start: number;
-  end: number;
-  /** The pooled buffer the bytes go into (undefined for an oversized one-off). */
-  into: Buffer | undefined;
-  data: Promise<Buffer>;
-}
-/**
- * Read windows kept by a restore (see useReadWindows). A restore reads from up to 8 large files and the small-file
- * walk at once, each at its own place in the packs: with 4 windows they evicted each other and a mixed restore read
- * 2.06x the bytes it wrote (on S3, twice the transfer); with 16 windows of 4 MiB, 1.25x. Read-ahead (readPackRange)
- * adds up to one window per reader, hence 24.
- */
-const MAX_WINDOWS = 24;
-
-export class Repository {
+export class Repository implements PackWriter, ContentIds, BlobIndex, BlobLoader, RestoreReader, WithSnapshots, WithKeyRing, WithLocks {
   readonly index = new MasterIndex();
   readonly hasher: ContentHasher;
-  private readonly locks: RepositoryLocks;
-  private readonly treeCache = new Map<string, Buffer>();
-  private readonly packSizes = new Map<string, number>();
+  readonly snapshots: SnapshotStore;
+  readonly keyRing: KeyRing;
+  readonly locks: RepositoryLocks;
+  private readonly treeCache = new Map<BlobId, Buffer>();
+  private readonly packSizes = new Map<PackId, number>();
   private openPool: OpenPool | undefined;
-  private windowSize = 0;
-  /** Per pack (by number), the ends of its blobs in order: windows end on a blob boundary (useReadWindows). */
-  private packBlobEnds: Map<number, number[]> | undefined;
-  private windows: ReadWindow[] = [];
-  private readonly windowBuffers: Buffer[] = [];
+  private readonly windows: ReadWindows;
   private readonly loadedIndexes = new Set<string>();
   /** Index files read while the key was being derived (open), by name. */
   private indexPrefetch: Promise<Map<string, Buffer>> | undefined;
@@ -187,11 +129,19 @@ export class Repository {
     readonly store: ObjectStore,
     readonly keys: MasterKeys,
     readonly config: RepoConfig,
-    readonly keyId: string,
+    keyId: string,
     locking: LockingOptions = {},
   ) {
     this.hasher = new ContentHasher(keys.id);
+    this.snapshots = new SnapshotStore(store, keys);
+    this.keyRing = new KeyRing(store, keys, keyId);
     this.locks = new RepositoryLocks(store, keys, locking);
+    this.windows = new ReadWindows(store);
+  }
+
+  /** The ID of the key file this repository was opened with. */
+  get keyId(): string {
+    return this.keyRing.currentId;
   }
 
   static async init(options: InitOptions): Promise<Repository> {
@@ -208,9 +158,8 @@ export class Repository {
       features: [...(options.features ?? DEFAULT_FEATURES)],
     };
     const keyFile = await createKeyFile(keys, options.password, options.kdf ?? DEFAULT_KDF);
-    const keyId = randomBytes(32).toString('hex');
     // Key first, config last: a repository with a config always has a key that opens it.
-    await store.put(`keys/${keyId}`, Buffer.from(JSON.stringify(keyFile, null, 2)));
+    const keyId = await writeKeyFile(store, keyFile);
     await store.put('config', sealFile(keys, 'config', Buffer.from(JSON.stringify(config))));
     return new Repository(store, keys, config, keyId);
   }
@@ -253,7 +202,7 @@ export class Repository {
     throw new WrongPasswordError();
   }
 
-  // ---- index ----
+  // ---- index (BlobIndex) ----
 
   /**
    * Loads every index file into memory (each file once: a second call adds only new ones). Returns the index file
@@ -308,14 +257,14 @@ export class Repository {
     return vanished;
   }
 
-  // ---- blobs ----
+  // ---- blob and pack reads (BlobLoader, PackReader) ----
 
   /** A blob's plaintext, authenticated and checked against its ID. */
-  async loadBlob(hexId: string, options: { signal?: AbortSignal } = {}): Promise<Buffer> {
-    const cached = this.treeCache.get(hexId);
+  async loadBlob(id: BlobId, options: { signal?: AbortSignal } = {}): Promise<Buffer> {
+    const cached = this.treeCache.get(id);
     if (cached) return cached;
-    const { sealed, loc, pack } = await this.readSealed(hexId, options);
-    return this.openSealedBlob(hexId, loc.flags, loc.rawLength, sealed, pack);
+    const { sealed, loc, pack } = await this.readSealed(id, options);
+    return this.openSealedBlob(id, loc.flags, loc.rawLength, sealed, pack);
   }
 
   /**
@@ -323,14 +272,14 @@ export class Repository {
    * (useReadWindows). `target`, when given and large enough, may receive the bytes. Missing index entries, packs and
    * truncated packs are RepositoryCorruptErrors.
    */
-  async readSealed(hexId: string, options: { signal?: AbortSignal; target?: Buffer } = {}): Promise<{ sealed: Buffer; loc: BlobLocation; pack: string }> {
-    const loc = this.index.get(hexId);
-    if (!loc) throw new RepositoryCorruptError(`blob ${hexId.slice(0, 16)} is not in any index (missing index or pack)`);
+  async readSealed(id: BlobId, options: { signal?: AbortSignal; target?: Buffer } = {}): Promise<SealedBlob> {
+    const loc = this.index.get(id);
+    if (!loc) throw new RepositoryCorruptError(`blob ${id.slice(0, 16)} is not in any index (missing index or pack)`);
     const pack = this.index.packOf(loc);
     try {
-      return { sealed: await this.readPackRange(pack, loc.pack, loc.offset, loc.length, options.signal, options.target), loc, pack };
+      return { sealed: await this.windows.read(pack, loc.pack, loc.offset, loc.length, options.signal, options.target), loc, pack };
     } catch (err) {
-      throw packReadError(err, pack, hexId);
+      throw packReadError(err, pack, id);
     }
   }
 
@@ -338,7 +287,7 @@ export class Repository {
    * One ranged read of a pack, past the read windows (a restore plans these with read-plan.ts); `first` names a blob
    * in the range for the error when the pack is missing. `target`, when given and large enough, may receive the bytes.
    */
-  async readPackSpan(span: { pack: string; offset: number; length: number }, first: string, signal?: AbortSignal, target?: Buffer): Promise<Buffer> {
+  async readPackSpan(span: PackSpan<PackId>, first: BlobId, signal?: AbortSignal, target?: Buffer): Promise<Buffer> {
     try {
       return await this.store.get(packKey(span.pack), { range: { offset: span.offset, length: span.length }, ...(signal ? { signal } : {}), ...(target ? { target } : {}) });
     } catch (err) {
@@ -346,114 +295,8 @@ export class Repository {
     }
   }
 
-  /**
-   * Reads blobs through windows of `size` bytes from now on (restore): a miss fetches the window starting at the blob,
-   * later blobs inside it are served from memory. Restores read packs nearly in order, so this turns thousands of
-   * small ranged GETs (each a signed request on S3) into a few large ones. A handful of windows are kept.
-   */
-  useReadWindows(size: number): void {
-    this.windowSize = size;
-    const ends = new Map<number, number[]>();
-    for (const [, loc] of this.index.entries()) {
-      let list = ends.get(loc.pack);
-      if (!list) ends.set(loc.pack, (list = []));
-      list.push(loc.offset + loc.length);
-    }
-    for (const list of ends.values()) list.sort((a, b) => a - b);
-    this.packBlobEnds = ends;
-  }
-
-  private async readPackRange(pack: string, packNumber: number, offset: number, length: number, signal?: AbortSignal, target?: Buffer): Promise<Buffer> {
-    const ends = this.packBlobEnds?.get(packNumber);
-    const dataEnd = ends?.at(-1);
-    if (!this.windowSize || !ends || dataEnd === undefined || length > this.windowSize / 2) {
-      return this.store.get(packKey(pack), { range: { offset, length }, ...(signal ? { signal } : {}), ...(target ? { target } : {}) });
-    }
-    const w =
-      this.windows.find((x) => x.pack === pack && x.start <= offset && offset + length <= x.end) ??
-      this.openWindow(pack, offset, lastBlobEnd(ends, offset, Math.max(offset + length, Math.min(offset + this.windowSize, dataEnd))));
-    // Read-ahead: a reader past the middle of a window goes on into the next part of the pack (files are restored in
-    // order, and their chunks were packed in order), so that part is fetched now; on S3 this overlaps the requests.
-    // Windows end on a blob boundary, so the next one starts on one and no blob straddles the two.
-    if (offset + length > (w.start + w.end) / 2 && w.end < dataEnd && !this.windows.some((x) => x.pack === pack && x.start <= w.end && w.end < x.end)) {
-      this.openWindow(pack, w.end, lastBlobEnd(ends, w.end, Math.min(w.end + this.windowSize, dataEnd)));
-    }
-    const data = await w.data;
-    return data.subarray(offset - w.start, offset - w.start + length);
-  }
-
-  private openWindow(pack: string, start: number, end: number): ReadWindow {
-    const into = end - start <= this.windowSize ? (this.windowBuffers.pop() ?? Buffer.allocUnsafe(this.windowSize)) : undefined;
-    const window: ReadWindow = { pack, start, end, into, data: this.store.get(packKey(pack), { range: { offset: start, length: end - start }, ...(into ? { target: into } : {}) }) };
-    window.data.catch(() => {
-      this.windows = this.windows.filter((x) => x !== window);
-    });
-    this.windows.push(window);
-    if (this.windows.length > MAX_WINDOWS) this.retireWindow(this.windows.shift()!);
-    return window;
-  }
-
-  /**
-   * Window buffers are reused (8 MiB each, hundreds per GB restored: left to the GC they made RSS swing by hundreds of
-   * MB). Every reader copies or opens the bytes it got from a window right after its await, so a retired window's
-   * buffer is taken back only once its read has settled and one more turn of the event loop has passed.
-   */
-  private retireWindow(w: { into: Buffer | undefined; data: Promise<Buffer> }): void {
-    const into = w.into;
-    if (!into) return;
-    const giveBack = () => setImmediate(() => void (this.windowBuffers.length < MAX_WINDOWS + 2 && this.windowBuffers.push(into)));
-    w.data.then(
-      (data) => data.buffer === into.buffer && giveBack(),
-      () => undefined,
-    );
-  }
-
-  /** Opens blobs of at least 64 KiB on `workers` threads from now on (restore); closeWorkers() ends them. */
-  useWorkers(workers: number): void {
-    const slab = 2 * this.config.chunker.avg + 64 * 1024;
-    if (workers > 0 && !this.openPool) this.openPool = new OpenPool(this.keys, workers, slab, this.config.chunker.max);
-  }
-
-  async closeWorkers(): Promise<void> {
-    const pool = this.openPool;
-    this.openPool = undefined;
-    await pool?.close();
-  }
-
-  /**
-   * Opens a blob whose sealed bytes the caller read and writes its plaintext (or a slice of it) into the open file
-   * `fd` at `pos` on a worker thread; resolves with the bytes written. Without workers, or for a small blob, it is
-   * opened and written here. A blob that cannot be opened is a RepositoryCorruptError naming it and its pack; a failed
-   * write, the file system's error.
-   */
-  async writeBlobAt(hexId: string, loc: BlobLocation, pack: string, sealed: Buffer, write: { fd: number; pos: number; sparse: boolean; slice?: [number, number] }): Promise<number> {
-    const pool = this.openPool;
-    if (!pool || loc.rawLength < 64 * 1024) {
-      let plain = await this.openSealedBlob(hexId, loc.flags, loc.rawLength, sealed, pack);
-      if (write.slice) {
-        if (write.slice[0] + write.slice[1] > plain.length) throw new RepositoryCorruptError(`blob ${hexId.slice(0, 16)} in pack ${pack.slice(0, 12)} is corrupted: is shorter than the slice a file names in it`);
-        plain = plain.subarray(write.slice[0], write.slice[0] + write.slice[1]);
-      }
-      writeChunkSync(write.fd, plain, write.pos, write.sparse);
-      return plain.length;
-    }
-    const buffer = pool.take(sealed.length);
-    sealed.copy(buffer, 0);
-    try {
-      return await pool.openAndWrite(Buffer.from(hexId, 'hex'), buffer, sealed.length, loc.flags, loc.rawLength, write);
-    } catch (err) {
-      if (err instanceof BlobOpenError) throw new RepositoryCorruptError(`blob ${hexId.slice(0, 16)} in pack ${pack.slice(0, 12)} is corrupted: ${err.message}`);
-      throw err;
-    }
-  }
-
-  /** The worker pool of useWorkers (restore hands whole small files to it), if on. */
-  get workers(): OpenPool | undefined {
-    return this.openPool;
-  }
-
-  async openSealedBlob(hexId: string, flags: number, rawLength: number, sealed: Buffer, pack: string): Promise<Buffer> {
-    const id = Buffer.from(hexId, 'hex');
+  async openSealedBlob(hexId: BlobId, flags: number, rawLength: number, sealed: Buffer, pack: PackId): Promise<Buffer> {
+    const id = idBytes(hexId);
     let plain: Buffer;
     try {
       plain = openBlob(this.keys, id, sealed);
@@ -468,7 +311,7 @@ export class Repository {
   }
 
   /** Tree blobs are small and read repeatedly (parent lookups); keep a bounded cache. */
-  async loadTreeBlob(hexId: string): Promise<Buffer> {
+  async loadTreeBlob(hexId: BlobId): Promise<Buffer> {
     const hit = this.treeCache.get(hexId);
     if (hit) return hit;
     const data = await this.loadBlob(hexId);
@@ -478,7 +321,7 @@ export class Repository {
   }
 
   /** A pack's header entries (reads the tail of the pack). */
-  async readPackHeader(packId: string, size?: number): Promise<PackEntry[]> {
+  async readPackHeader(packId: PackId, size?: number): Promise<PackEntry[]> {
     const key = packKey(packId);
     let total = size ?? this.packSizes.get(packId);
     if (total === undefined) {
@@ -501,109 +344,64 @@ export class Repository {
     }
   }
 
-  // ---- snapshots ----
+  // ---- restore reads (RestoreReader) ----
 
-  async saveSnapshot(snapshot: Snapshot): Promise<string> {
-    const id = randomBytes(32).toString('hex');
-    await this.store.put(`snapshots/${id}`, sealFile(this.keys, 'snapshot', Buffer.from(JSON.stringify(snapshot))));
-    return id;
+  /**
+   * Reads blobs through windows of `size` bytes from now on (restore): a miss fetches the window starting at the blob,
+   * later blobs inside it are served from memory. Restores read packs nearly in order, so this turns thousands of
+   * small ranged GETs (each a signed request on S3) into a few large ones. A handful of windows are kept.
+   */
+  useReadWindows(size: number): void {
+    this.windows.use(size, this.index);
   }
 
-  async loadSnapshot(id: string): Promise<SnapshotWithId> {
-    let sealed: Buffer;
-    try {
-      sealed = await this.store.get(`snapshots/${id}`);
-    } catch (err) {
-      if (isNotFound(err)) throw new SnapshotNotFoundError(`snapshot ${id.slice(0, 8)} not found`);
-      throw err;
-    }
-    try {
-      return { id, ...(JSON.parse(openFile(this.keys, 'snapshot', sealed, `snapshot ${id.slice(0, 8)}`).toString()) as Snapshot) };
-    } catch (err) {
-      throw new RepositoryCorruptError(`snapshot ${id.slice(0, 8)} cannot be read: ${(err as Error).message}`);
-    }
+  /** Opens blobs of at least 64 KiB on `workers` threads from now on (restore); closeWorkers() ends them. */
+  useWorkers(workers: number): void {
+    const slab = 2 * this.config.chunker.avg + 64 * 1024;
+    if (workers > 0 && !this.openPool) this.openPool = new OpenPool(this.keys, workers, slab, this.config.chunker.max);
+  }
+
+  async closeWorkers(): Promise<void> {
+    const pool = this.openPool;
+    this.openPool = undefined;
+    await pool?.close();
   }
 
   /**
-   * Forgets a snapshot (deleting a backup does this); its data stays until maintenance finds it unreferenced.
-   * Returns false when there was no such snapshot.
+   * Opens a blob whose sealed bytes the caller read and writes its plaintext (or a slice of it) into the open file
+   * `fd` at `pos` on a worker thread; resolves with the bytes written. Without workers, or for a small blob, it is
+   * opened and written here. A blob that cannot be opened is a RepositoryCorruptError naming it and its pack; a failed
+   * write, the file system's error.
    */
-  async deleteSnapshot(id: string): Promise<boolean> {
-    if (!/^[0-9a-f]{64}$/.test(id)) throw new SnapshotNotFoundError(`invalid snapshot ID ${JSON.stringify(id)}`);
-    if (!(await this.store.head(`snapshots/${id}`))) return false;
-    await this.store.delete(`snapshots/${id}`);
-    return true;
-  }
-
-  /** All snapshots, oldest first. */
-  async listSnapshots(): Promise<SnapshotWithId[]> {
-    const ids: string[] = [];
-    for await (const { key } of this.store.list('snapshots/')) ids.push(key.slice('snapshots/'.length));
-    const out = await Promise.all(ids.map((id) => this.loadSnapshot(id)));
-    return out.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0));
-  }
-
-  /** A snapshot by full ID, unique prefix, or "latest" (optionally of one source path). */
-  async findSnapshot(ref: string, source?: string): Promise<SnapshotWithId> {
-    if (ref === 'latest') {
-      const all = (await this.listSnapshots()).filter((s) => source === undefined || s.source === source);
-      const last = all[all.length - 1];
-      if (!last) throw new SnapshotNotFoundError(source ? `no snapshot of ${source} yet` : 'the repository has no snapshots');
-      return last;
+  async writeBlobAt(hexId: BlobId, loc: BlobLocation, pack: PackId, sealed: Buffer, write: BlobFileWrite): Promise<number> {
+    const pool = this.openPool;
+    if (!pool || loc.rawLength < 64 * 1024) {
+      let plain = await this.openSealedBlob(hexId, loc.flags, loc.rawLength, sealed, pack);
+      if (write.slice) {
+        if (write.slice[0] + write.slice[1] > plain.length) throw new RepositoryCorruptError(`blob ${hexId.slice(0, 16)} in pack ${pack.slice(0, 12)} is corrupted: is shorter than the slice a file names in it`);
+        plain = plain.subarray(write.slice[0], write.slice[0] + write.slice[1]);
+      }
+      writeChunkSync(write.fd, plain, write.pos, write.sparse);
+      return plain.length;
     }
-    if (!/^[0-9a-f]{1,64}$/.test(ref)) throw new SnapshotNotFoundError(`invalid snapshot ID ${JSON.stringify(ref)}`);
-    if (ref.length === 64) return this.loadSnapshot(ref);
-    const matches: string[] = [];
-    for await (const { key } of this.store.list(`snapshots/${ref}`)) matches.push(key.slice('snapshots/'.length));
-    if (matches.length === 0) throw new SnapshotNotFoundError(`no snapshot matches ${ref}`);
-    if (matches.length > 1) throw new SnapshotNotFoundError(`snapshot ID prefix ${ref} is ambiguous (${matches.length} matches)`);
-    return this.loadSnapshot(matches[0]!);
-  }
-
-  // ---- keys ----
-
-  async listKeys(): Promise<KeyInfo[]> {
-    const out: KeyInfo[] = [];
-    for await (const { key } of this.store.list('keys/')) {
-      const id = key.slice('keys/'.length);
-      const file = JSON.parse((await this.store.get(key)).toString()) as KeyFile;
-      out.push({ id, created: file.created, hostname: file.hostname, username: file.username, current: id === this.keyId });
+    const buffer = pool.take(sealed.length);
+    sealed.copy(buffer, 0);
+    try {
+      return await pool.openAndWrite(idBytes(hexId), buffer, sealed.length, loc.flags, loc.rawLength, write);
+    } catch (err) {
+      if (err instanceof BlobOpenError) throw new RepositoryCorruptError(`blob ${hexId.slice(0, 16)} in pack ${pack.slice(0, 12)} is corrupted: ${err.message}`);
+      throw err;
     }
-    return out;
   }
 
-  async addKey(password: string, kdf: { N: number; r: number; p: number } = DEFAULT_KDF): Promise<string> {
-    const file = await createKeyFile(this.keys, password, kdf);
-    const id = randomBytes(32).toString('hex');
-    await this.store.put(`keys/${id}`, Buffer.from(JSON.stringify(file, null, 2)));
-    return id;
-  }
-
-  async removeKey(idOrPrefix: string): Promise<string> {
-    const keys = await this.listKeys();
-    const matches = keys.filter((k) => k.id.startsWith(idOrPrefix));
-    if (matches.length !== 1) throw new RepositoryNotFoundError(matches.length === 0 ? `no key ${idOrPrefix}` : `key prefix ${idOrPrefix} is ambiguous`);
-    const victim = matches[0]!;
-    if (keys.length === 1) throw new RepositoryLockedError('refusing to remove the only key: the repository could never be opened again');
-    if (victim.current) throw new RepositoryLockedError('refusing to remove the key this command was opened with; open with another password to remove it');
-    await this.store.delete(`keys/${victim.id}`);
-    return victim.id;
-  }
-
-  // ---- locks ----
-
-  async readLocks(): Promise<StoredLock[]> {
-    return this.locks.read();
-  }
-
-  /** A shared or exclusive lock (locks.ts); leftovers of commands that are gone are removed on the way. */
-  lock(options: LockOptions): Promise<HeldLock> {
-    return this.locks.lock(options);
+  /** The worker pool of useWorkers (restore hands whole small files to it), if on. */
+  get workers(): OpenPool | undefined {
+    return this.openPool;
   }
 }
 
 /** A missing or truncated pack as the RepositoryCorruptError that says so; other errors as they are. */
-function packReadError(err: unknown, pack: string, hexId: string): unknown {
+function packReadError(err: unknown, pack: PackId, hexId: BlobId): unknown {
   if (isNotFound(err)) return new RepositoryCorruptError(`pack ${pack.slice(0, 12)} holding blob ${hexId.slice(0, 16)} is missing`);
   return err instanceof Error && /shorter than the range/.test(err.message) ? new RepositoryCorruptError(`pack ${pack.slice(0, 12)} is truncated`) : err;
 }

@@ -7,6 +7,7 @@
 import { RepositoryCorruptError } from './errors.js';
 import type { BlobLocation, MasterIndex } from './index-file.js';
 import type { PackSpan } from './read-plan.js';
+import type { BlobId, PackId } from './ids.js';
 import { isBundleSlice, isZeroRun, type ContentItem } from './tree.js';
 
 /**
@@ -99,11 +100,11 @@ export interface HeldRead {
  * Starts a planned read once the budget has room; the bytes count against it until the holder releases them (also
  * when the read fails: then at once). `reserve` resolves once the read is started, `data` once its bytes are here.
  */
-export function startRead(opts: {
+export function startRead<S extends PackSpan>(opts: {
   budget: ByteBudget;
-  span: PackSpan;
+  span: S;
   /** Reads the span, into `target` when given (the store may return other bytes). */
-  read: (span: PackSpan, target?: Buffer) => Promise<Buffer>;
+  read: (span: S, target?: Buffer) => Promise<Buffer>;
   /** Where the bytes go; the buffer is given back on release (so nothing may keep a view of them past it). */
   buffers?: ReadBuffers;
 }): { reserved: Promise<void>; data: Promise<HeldRead> } {
@@ -144,9 +145,9 @@ export function cut(read: PackSpan, data: Buffer, span: PackSpan): Buffer {
 
 /** One blob of a file, where it goes in the file, and where it lies in its pack. */
 export interface FilePiece {
-  hex: string;
+  hex: BlobId;
   loc: BlobLocation;
-  span: PackSpan;
+  span: PackSpan<PackId>;
   /** Where the piece's bytes start in the file. */
   pos: number;
   /** A slice of a bundle blob: these bytes of its plaintext (else the whole blob). */

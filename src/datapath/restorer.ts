@@ -8,7 +8,8 @@ import { promises as fsp, ftruncateSync, linkSync, rmSync, symlinkSync } from 'n
 import { join, resolve } from 'node:path';
 import { Semaphore } from '../plugins/object-store/limit.js';
 import { CancelledError, SnapshotNotFoundError } from './errors.js';
-import type { Repository } from './repository.js';
+import type { BlobId, PackId } from './ids.js';
+import type { BlobIndex, BlobLoader, RestoreReader, WithLocks, WithSnapshots } from './repository-roles.js';
 import { isZeroRun, readTree, utimeSeconds, type ContentItem, type TreeEntry } from './tree.js';
 import { usableCpus } from './cpu.js';
 import { bootSpareWorkers } from './worker-threads.js';
@@ -22,8 +23,11 @@ import { RestoreLedger, type RestoreProgress, type RestoreResult } from './resto
 
 export { RestoreFailedError, type RestoreIssue, type RestoreProgress, type RestoreResult, type RestoreStats } from './restore-ledger.js';
 
+/** What a restore uses of a repository (repository-roles.ts). */
+export type RestoreRepository = BlobIndex & Pick<BlobLoader, 'loadTreeBlob'> & RestoreReader & WithSnapshots & WithLocks;
+
 export interface RestoreOptions {
-  repository: Repository;
+  repository: RestoreRepository;
   /** Full ID, unique prefix, or "latest". */
   snapshotId: string;
   target: string;
@@ -65,7 +69,7 @@ export function bootRestoreWorkers(): void {
 export async function restore(options: RestoreOptions): Promise<RestoreResult> {
   const repo = options.repository;
   const started = Date.now();
-  const lock = await repo.lock({ exclusive: false });
+  const lock = await repo.locks.lock({ exclusive: false });
   try {
     await repo.loadIndex();
     // The main thread only walks listings and reads packs here, so every core gets a worker.
@@ -73,7 +77,7 @@ export async function restore(options: RestoreOptions): Promise<RestoreResult> {
     // File data comes in planned reads (restore-reads.ts); the listings, read as the walk reaches them, through
     // windows of 4 MiB (a directory's tree blobs lie together in a tree pack).
     repo.useReadWindows(4 << 20);
-    const snap = await repo.findSnapshot(options.snapshotId);
+    const snap = await repo.snapshots.find(options.snapshotId);
     const run = new RestoreRun(repo, options, options.path ? 0 : snap.summary.bytes, options.path ? 0 : snap.summary.files);
     const target = resolve(options.target);
     await fsp.mkdir(target, { recursive: true });
@@ -119,7 +123,7 @@ class RestoreRun {
   private readonly linkTargets = new Map<string, { abs: string; done: Promise<boolean> }>();
 
   constructor(
-    private readonly repo: Repository,
+    private readonly repo: RestoreRepository,
     private readonly options: RestoreOptions,
     totalBytes: number,
     totalFiles: number,
@@ -157,7 +161,7 @@ class RestoreRun {
     }
   }
 
-  async find(tree: string[], parts: string[]): Promise<TreeEntry | undefined> {
+  async find(tree: BlobId[], parts: string[]): Promise<TreeEntry | undefined> {
     let ids = tree;
     for (let i = 0; i < parts.length; i++) {
       let found: TreeEntry | undefined;
@@ -181,7 +185,7 @@ class RestoreRun {
    * are set (files change a directory's times, so those come last). Nothing in the walk waits for `done`, so a
    * directory's files can still be in a worker's batch while the walk goes on.
    */
-  async dir(tree: string[], abs: string, rel: string, self?: TreeEntry): Promise<{ done: Promise<void> }> {
+  async dir(tree: BlobId[], abs: string, rel: string, self?: TreeEntry): Promise<{ done: Promise<void> }> {
     this.ledger.check();
     const mine: Promise<unknown>[] = [];
     const own = new Set<Promise<void>>();
@@ -310,7 +314,7 @@ class RestoreRun {
     return size;
   }
 
-  private async writePiece(fd: number, read: PackSpan, data: Buffer, p: FilePiece, sparse: boolean): Promise<void> {
+  private async writePiece(fd: number, read: PackSpan<PackId>, data: Buffer, p: FilePiece, sparse: boolean): Promise<void> {
     await this.openSlots.acquire();
     try {
       // Opened and written on a worker thread: this thread only reads packs and walks listings.

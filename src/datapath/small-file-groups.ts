@@ -7,7 +7,8 @@
  * The reads count against the restore's byte budget (restore-reads.ts) until their group has been copied into the
  * batches, so read-ahead stays bounded however many files there are.
  */
-import type { Repository } from './repository.js';
+import type { BlobId, PackId } from './ids.js';
+import type { PackReader } from './repository-roles.js';
 import { planPackReads, type PackRead, type PackSpan } from './read-plan.js';
 import { cut, startRead, type ByteBudget, type HeldRead, type ReadBuffers } from './restore-reads.js';
 import type { SealedSource, SmallFileRestorer } from './small-files.js';
@@ -22,13 +23,13 @@ export const GROUP_BYTES = 16 << 20;
 /** Files a group holds at most. */
 export const GROUP_FILES = 8192;
 
-interface Blob extends PackSpan {
-  hex: string;
+interface Blob extends PackSpan<PackId> {
+  hex: BlobId;
 }
 
 interface Group {
   files: { e: TreeEntry; dirAbs: string; rel: string }[];
-  blobs: Map<string, Blob>;
+  blobs: Map<BlobId, Blob>;
   bytes: number;
   /** Settles once every file of the group is written (or reported). */
   done: Promise<void>;
@@ -37,7 +38,7 @@ interface Group {
 
 export interface SmallFileGroupOptions {
   restorer: SmallFileRestorer;
-  repository: Repository;
+  repository: PackReader;
   budget: ByteBudget;
   buffers?: ReadBuffers;
   signal?: AbortSignal;
@@ -81,7 +82,7 @@ export class SmallFileGroups {
     if (!g) return;
     const repo = this.options.repository;
     const signal = this.options.signal;
-    const fetched = new Map<string, { read: PackRead<Blob>; data: Promise<HeldRead> }>();
+    const fetched = new Map<BlobId, { read: PackRead<Blob, PackId>; data: Promise<HeldRead> }>();
     const holds: Promise<HeldRead>[] = [];
     try {
       for (const read of planPackReads([...g.blobs.values()], (b) => b)) {
@@ -107,7 +108,7 @@ export class SmallFileGroups {
   }
 
   /** Adds a group's files to the batches from its reads; returns the batches they went into. */
-  private async feed(g: Group, fetched: Map<string, { read: PackRead<Blob>; data: Promise<HeldRead> }>, holds: Promise<HeldRead>[]): Promise<Promise<void>[]> {
+  private async feed(g: Group, fetched: Map<BlobId, { read: PackRead<Blob, PackId>; data: Promise<HeldRead> }>, holds: Promise<HeldRead>[]): Promise<Promise<void>[]> {
     const repo = this.options.repository;
     const source: SealedSource = async (hex) => {
       const hit = fetched.get(hex);

@@ -9,8 +9,8 @@
 import { randomBytes } from 'node:crypto';
 import type { OpenPool, SmallFileIssue, SmallFileJob, SmallFileResult } from './open-pool.js';
 import { RepositoryCorruptError } from './errors.js';
-import type { BlobLocation } from './index-file.js';
-import type { Repository } from './repository.js';
+import { writeId, type BlobId, type PackId } from './ids.js';
+import type { PackReader, SealedBlob } from './repository-roles.js';
 import { isBundleSlice, utimeSeconds, type ContentItem, type TreeEntry } from './tree.js';
 
 /** Files up to this size (without zero runs or hard links) take the batch path. */
@@ -33,7 +33,7 @@ export interface SmallFileCallbacks {
 }
 
 export interface SmallFileOptions {
-  repository: Repository;
+  repository: PackReader;
   pool: OpenPool;
   /** Restore owners (uid/gid) that differ from this process's. */
   ownership: boolean;
@@ -43,12 +43,12 @@ export interface SmallFileOptions {
 }
 
 /** Where add() gets a blob's sealed bytes (default: the repository's readSealed). */
-export type SealedSource = (hex: string) => Promise<{ sealed: Buffer; loc: BlobLocation; pack: string }>;
+export type SealedSource = (id: BlobId) => Promise<SealedBlob>;
 
 interface FileInfo {
   rel: string;
   /** Blob IDs and packs of the file's pieces, to name them in errors. */
-  blobs: { id: string; pack: string }[];
+  blobs: { id: BlobId; pack: PackId }[];
 }
 
 interface Batch {
@@ -60,7 +60,7 @@ interface Batch {
   dirs: string[];
   bytes: number;
   /** Bundle blobs already in the slab, by ID: where, and what a file's piece needs to name them. */
-  bundles: Map<string, { at: number; length: number; flags: number; rawLength: number; pack: string }>;
+  bundles: Map<BlobId, { at: number; length: number; flags: number; rawLength: number; pack: PackId }>;
   done: Promise<void>;
   resolve: () => void;
 }
@@ -95,9 +95,9 @@ export class SmallFileRestorer {
    * is then left out. `source` gives the blobs' sealed bytes (small-file-groups.ts reads them ahead).
    */
   async add(e: TreeEntry, dirAbs: string, rel: string, source?: SealedSource): Promise<{ batch: Promise<void> } | undefined> {
-    const read = source ?? ((hex: string) => this.options.repository.readSealed(hex, this.options.signal ? { signal: this.options.signal } : {}));
+    const read = source ?? ((hex: BlobId) => this.options.repository.readSealed(hex, this.options.signal ? { signal: this.options.signal } : {}));
     const parts: number[] = [];
-    const infos: { id: string; pack: string }[] = [];
+    const infos: FileInfo['blobs'] = [];
     // A batch of a fair size ends where a directory does, so that batches of different directories can go to
     // different workers (see OpenPool.restoreFiles); small directories still share batches.
     const open = this.current;
@@ -114,7 +114,7 @@ export class SmallFileRestorer {
       // All pieces land in one batch. Their sizes come from the index; each piece is copied into the slab right
       // after it is read (a read window's buffer is reused once its readers have moved on).
       const items = e.c ?? [];
-      const hexOf = (item: ContentItem) => (isBundleSlice(item) ? item.b : (item as string));
+      const hexOf = (item: ContentItem) => (isBundleSlice(item) ? item.b : (item as BlobId));
       // Room for every piece, or, in the open batch, for the pieces whose bundle it does not hold yet.
       let need = 0;
       let needHere = 0;
@@ -126,7 +126,7 @@ export class SmallFileRestorer {
       const current = this.current;
       batch = current && current.used + needHere <= current.slab.length ? current : await this.batchWithRoom(need);
       const from = batch.used;
-      const added: string[] = [];
+      const added: BlobId[] = [];
       try {
         for (const item of items) {
           const hex = hexOf(item);
@@ -144,7 +144,7 @@ export class SmallFileRestorer {
             batch.bundles.set(hex, { at: batch.used, length: sealed.length, flags: loc.flags, rawLength: loc.rawLength, pack });
             added.push(hex);
           }
-          batch.slab.write(hex, batch.used, 'hex');
+          writeId(hex, batch.slab, batch.used);
           sealed.copy(batch.slab, batch.used + ID_BYTES);
           batch.used += ID_BYTES + sealed.length;
           infos.push({ id: hex, pack });

@@ -13,6 +13,7 @@
  * file) are dropped with everything queued before the one it takes. A listing that could not be read is left for the
  * walk to read itself, so errors are reported exactly as before.
  */
+import type { BlobId } from './ids.js';
 import type { TreeEntry } from './tree.js';
 
 /** Entries of read listings held ahead of the walk at most (a listing larger than this is still read whole). */
@@ -24,7 +25,7 @@ export type Listing = Map<string, TreeEntry>;
 
 interface Pending {
   key: string;
-  sub: readonly string[];
+  sub: readonly BlobId[];
   state: 'queued' | 'loading' | 'ready';
   /** The walk has it (it left the queue); a listing still loading then queues its children at the queue's head. */
   taken: boolean;
@@ -34,7 +35,7 @@ interface Pending {
   weight: number;
 }
 
-const keyOf = (sub: readonly string[]): string => sub.join(',');
+const keyOf = (sub: readonly BlobId[]): string => sub.join(',');
 
 export class TreeAhead {
   /** Listings the walk has not taken yet, in walk order. */
@@ -44,15 +45,15 @@ export class TreeAhead {
   private stopped = false;
 
   constructor(
-    rootSub: readonly string[],
-    private readonly loadBlob: (id: string) => Promise<Buffer>,
+    rootSub: readonly BlobId[],
+    private readonly loadBlob: (id: BlobId) => Promise<Buffer>,
   ) {
     this.queue.push(pending(rootSub));
     this.pump();
   }
 
   /** The parsed listing stored as `sub`, when it is coming; undefined when the walk must read it itself. */
-  take(sub: readonly string[]): Promise<Listing | undefined> | undefined {
+  take(sub: readonly BlobId[]): Promise<Listing | undefined> | undefined {
     const key = keyOf(sub);
     const at = this.queue.findIndex((p) => p.key === key);
     if (at < 0) return undefined;
@@ -114,7 +115,7 @@ export class TreeAhead {
   }
 }
 
-function pending(sub: readonly string[]): Pending {
+function pending(sub: readonly BlobId[]): Pending {
   let resolve!: (listing: Listing | undefined) => void;
   const result = new Promise<Listing | undefined>((r) => (resolve = r));
   return { key: keyOf(sub), sub, state: 'queued', taken: false, result, resolve, weight: 0 };

@@ -2,32 +2,57 @@
  * Directory listings as content (docs/repository-format.md §6): NDJSON entries cut at line ends into tree blobs, so a
  * listing is written and read as a stream whatever the directory's size.
  */
+import type { BlobId } from './ids.js';
 
 /** A content piece: a blob ID, a zero run, or a slice [o, o+l) of a bundle blob holding several small files. */
-export type ContentItem = string | { z: number } | BundleSlice;
+export type ContentItem = BlobId | { z: number } | BundleSlice;
+/** Bytes [o, o + l) of the plaintext of bundle blob `b` (docs/repository-format.md §6.1). */
 export interface BundleSlice {
-  b: string;
+  /** The bundle blob. */
+  b: BlobId;
+  /** Offset of the file's bytes in the bundle's plaintext. */
   o: number;
+  /** Length of the file's bytes (its size). */
   l: number;
 }
 export const isBundleSlice = (item: ContentItem): item is BundleSlice => typeof item === 'object' && 'b' in item;
 export const isZeroRun = (item: ContentItem | undefined): item is { z: number } => typeof item === 'object' && 'z' in item;
 
+/**
+ * One line of a listing (docs/repository-format.md §6). The short field names are the stored JSON keys, part of the
+ * format: they must not change.
+ */
 export interface TreeEntry {
+  /** Name (valid UTF-8). */
   n: string;
+  /** Type: `f` file, `d` directory, `l` symlink. */
   t: 'f' | 'd' | 'l';
+  /** Mode: the permission bits (`mode & 0o7777`). */
   m: number;
+  /** Owner uid. */
   u: number;
+  /** Owner gid. */
   g: number;
+  /** mtime in nanoseconds since the epoch, a decimal string (utimeSeconds turns it into what utimes takes). */
   mt: string;
+  /** ctime in nanoseconds since the epoch, a decimal string: with `i`, how a backup tells an unchanged file. */
   ct?: string;
+  /** Inode number, a decimal string (change detection). */
   i?: string;
+  /** Size in bytes (files). */
   s?: number;
+  /** Content (files): blob IDs, zero runs and bundle slices in order; absent when the content is inline (`in`). */
   c?: ContentItem[];
-  /** Small file content, inline (base64). */
+  /** Content of a file of at most 256 bytes, inline (base64): no blob, no index entry. */
   in?: string;
-  sub?: string[];
+  /** The tree blobs of a directory's listing. */
+  sub?: BlobId[];
+  /** Symlink target. */
   tg?: string;
+  /**
+   * Hard link: the snapshot-relative path of the first name of this file in the snapshot. Its content is repeated
+   * (so a sub-path restore works); the data is stored once.
+   */
   hl?: string;
   /** Link count when above 1 (the first name of a hard-linked file; later names carry `hl`). */
   nl?: number;
@@ -48,10 +73,10 @@ export function utimeSeconds(mtNs: string): number {
 export class TreeWriter {
   private parts: string[] = [];
   private bytes = 0;
-  private readonly ids: string[] = [];
+  private readonly ids: BlobId[] = [];
   private pending: Promise<void>[] = [];
 
-  constructor(private readonly saveBlob: (plaintext: Buffer) => Promise<string>) {}
+  constructor(private readonly saveBlob: (plaintext: Buffer) => Promise<BlobId>) {}
 
   add(entry: TreeEntry): void {
     const line = JSON.stringify(entry) + '\n';
@@ -65,12 +90,12 @@ export class TreeWriter {
     this.parts = [];
     this.bytes = 0;
     const slot = this.ids.length;
-    this.ids.push('');
+    this.ids.push('' as BlobId);
     this.pending.push(this.saveBlob(data).then((id) => void (this.ids[slot] = id)));
   }
 
   /** The tree blob IDs of the listing (an empty directory has one empty blob, so every listing has an ID). */
-  async finish(): Promise<string[]> {
+  async finish(): Promise<BlobId[]> {
     if (this.bytes > 0 || this.ids.length === 0) this.cut();
     await Promise.all(this.pending);
     this.pending = [];
@@ -79,7 +104,7 @@ export class TreeWriter {
 }
 
 /** Entries of a listing, blob by blob. */
-export async function* readTree(ids: readonly string[], loadBlob: (id: string) => Promise<Buffer>): AsyncIterable<TreeEntry> {
+export async function* readTree(ids: readonly BlobId[], loadBlob: (id: BlobId) => Promise<Buffer>): AsyncIterable<TreeEntry> {
   for (const id of ids) {
     const text = (await loadBlob(id)).toString('utf8');
     let from = 0;

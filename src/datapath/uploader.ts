@@ -14,7 +14,10 @@ import { createChunker, type Chunker } from './chunker.js';
 import { defaultWorkerCount, usableCpus } from './cpu.js';
 import { CancelledError } from './errors.js';
 import { BlobType } from './pack.js';
-import { hasFeature, type Repository, type SnapshotSummary } from './repository.js';
+import { hasFeature } from './repository.js';
+import type { BlobIndex, BlobLoader, ContentIds, PackWriter, WithLocks, WithSnapshots } from './repository-roles.js';
+import type { SnapshotSummary } from './snapshots.js';
+import { blobIdOf, type BlobId, type SnapshotId } from './ids.js';
 import { OrderedEntries } from './ordered-entries.js';
 import { isBundleSlice, isZeroRun, readTree, TreeWriter, type BundleSlice, type ContentItem, type TreeEntry } from './tree.js';
 import { tuneHeapForBackup, type HeapTuning } from './heap-tuning.js';
@@ -37,9 +40,15 @@ export interface BackupIssue {
   reason: string;
 }
 
+/**
+ * What a backup uses of a repository (repository-roles.ts): new blobs go into packs and index files (PackWriter),
+ * named by the content hasher, checked against the index; the parent's listings are read; the snapshot is saved.
+ */
+export type UploadRepository = PackWriter & ContentIds & BlobIndex & Pick<BlobLoader, 'loadTreeBlob'> & WithSnapshots & WithLocks;
+
 export interface BackupOptions {
   source: string;
-  repository: Repository;
+  repository: UploadRepository;
   /** Snapshot ID to compare against; undefined = the latest snapshot of the same source; null = none (full read). */
   parent?: string | null;
   tags?: Record<string, string>;
@@ -62,8 +71,8 @@ export interface BackupStats extends SnapshotSummary {
 }
 
 export interface BackupResult {
-  snapshotId: string;
-  parent: string | undefined;
+  snapshotId: SnapshotId;
+  parent: SnapshotId | undefined;
   stats: BackupStats;
   /** Files and directories that could not be read (the backup went on without them). */
   errors: BackupIssue[];
@@ -128,14 +137,14 @@ export async function backup(options: BackupOptions): Promise<BackupResult> {
   const source = resolve(options.source);
   const rootStat = lstatSync(source, { bigint: true });
   if (!rootStat.isDirectory()) throw new Error(`${source} is not a directory`);
-  const lock = await repo.lock({ exclusive: false });
+  const lock = await repo.locks.lock({ exclusive: false });
   try {
     await repo.loadIndex();
-    let parentTree: string[] | undefined;
-    let parentId: string | undefined;
+    let parentTree: BlobId[] | undefined;
+    let parentId: SnapshotId | undefined;
     if (options.parent !== null) {
       try {
-        const parent = await repo.findSnapshot(options.parent ?? 'latest', options.parent ? undefined : source);
+        const parent = await repo.snapshots.find(options.parent ?? 'latest', options.parent ? undefined : source);
         parentTree = parent.tree;
         parentId = parent.id;
       } catch (err) {
@@ -151,7 +160,7 @@ export async function backup(options: BackupOptions): Promise<BackupResult> {
     } catch {
       // no passwd entry
     }
-    const snapshotId = await repo.saveSnapshot({
+    const snapshotId = await repo.snapshots.save({
       version: 1,
       time: new Date().toISOString(),
       hostname: hostname(),
@@ -208,7 +217,7 @@ class BackupRun {
   private treeAhead: TreeAhead | undefined;
 
   constructor(
-    private readonly repo: Repository,
+    private readonly repo: UploadRepository,
     private readonly source: string,
     private readonly options: BackupOptions,
   ) {
@@ -221,7 +230,7 @@ class BackupRun {
     this.cadence = new ProgressCadence(options.progressIntervalMs);
   }
 
-  async execute(parentTree: string[] | undefined): Promise<string[]> {
+  async execute(parentTree: BlobId[] | undefined): Promise<BlobId[]> {
     const scan = this.options.onProgress ? this.countTotals() : undefined;
     const heapTuning = tuneHeapForBackup();
     this.heapTuning = heapTuning;
@@ -265,7 +274,7 @@ class BackupRun {
     this.stats.errors++;
   }
 
-  private async parentEntries(sub: string[] | undefined): Promise<Map<string, TreeEntry> | undefined> {
+  private async parentEntries(sub: BlobId[] | undefined): Promise<Map<string, TreeEntry> | undefined> {
     if (!sub) return undefined;
     const ahead = await this.treeAhead?.take(sub);
     if (ahead) return ahead;
@@ -278,7 +287,7 @@ class BackupRun {
    * Walks a directory. Returns once every name in it (and below) has been visited; `listing` settles with the
    * listing's tree blob IDs once its entries are all known, which for a large file on the chunk worker can be later.
    */
-  private async dir(abs: string, rel: string, parentSub: string[] | undefined): Promise<{ listing: Promise<string[]> }> {
+  private async dir(abs: string, rel: string, parentSub: BlobId[] | undefined): Promise<{ listing: Promise<BlobId[]> }> {
     this.options.signal?.throwIfAborted();
     const ahead = this.scanAhead?.take(abs);
     const parentLoad = this.parentEntries(parentSub);
@@ -304,7 +313,7 @@ class BackupRun {
       this.held,
       new TreeWriter(async (data) => {
         const id = this.repo.hasher.id(data);
-        const hex = id.toString('hex');
+        const hex = blobIdOf(id);
         await this.writer.add(BlobType.Tree, id, hex, data);
         return hex;
       }),
@@ -464,7 +473,7 @@ class BackupRun {
         b.buf.copy(this.readBuf, 0, b.used, b.used + n);
         return await this.chunkFile(fd, n, Math.max(n, size));
       }
-      const slice: BundleSlice = { b: '', o: b.used, l: n };
+      const slice: BundleSlice = { b: '' as BlobId, o: b.used, l: n }; // named when the bundle closes
       b.used += n;
       b.slices.push(slice);
       this.progress.doneBytes += n;
@@ -480,7 +489,7 @@ class BackupRun {
     if (!b || b.used === 0) return;
     const data = b.buf.subarray(0, b.used);
     const id = this.repo.hasher.id(data);
-    const hex = id.toString('hex');
+    const hex = blobIdOf(id);
     for (const s of b.slices) s.b = hex;
     const resolve = b.resolveClosed;
     try {
@@ -529,7 +538,7 @@ class BackupRun {
         if (isZeroRun(last)) last.z += data.length;
         else content.push({ z: data.length });
       } else {
-        const hex = id.toString('hex');
+        const hex = blobIdOf(id);
         content.push(hex);
         // Packed apart from the small files' bundles, so the file's chunks lie side by side (blob-writer.ts PackLane).
         if (await this.writer.add(BlobType.Data, id, hex, data, 'file')) this.stats.newBytes += data.length;
@@ -606,7 +615,7 @@ class BackupRun {
           else content.push({ z: len });
         } else {
           const id = this.repo.hasher.id(chunk);
-          const hex = id.toString('hex');
+          const hex = blobIdOf(id);
           content.push(hex);
           if (await this.writer.add(BlobType.Data, id, hex, chunk)) this.stats.newBytes += len;
         }

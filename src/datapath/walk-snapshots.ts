@@ -1,17 +1,19 @@
 /** Walks every blob a snapshot references (tree blobs once each), for check and maintenance. */
-import type { Repository, SnapshotWithId } from './repository.js';
+import type { BlobId } from './ids.js';
+import type { BlobLoader } from './repository-roles.js';
+import type { Snapshot } from './snapshots.js';
 import { isBundleSlice, readTree } from './tree.js';
 
 export interface ReferenceVisitor {
-  tree(hexId: string): void;
-  data(hexId: string): void;
+  tree(id: BlobId): void;
+  data(id: BlobId): void;
   /** A file's slice of a bundle blob, ending at `end` in its plaintext (after data() for the bundle). */
-  slice?(hexId: string, end: number): void;
+  slice?(id: BlobId, end: number): void;
 }
 
 /** Visits the blobs of each snapshot; subtrees already seen (in `seenTrees`) are not walked again. */
-export async function walkSnapshot(repo: Repository, snap: SnapshotWithId, seenTrees: Set<string>, visit: ReferenceVisitor, signal?: AbortSignal): Promise<void> {
-  const walk = async (ids: string[]): Promise<void> => {
+export async function walkSnapshot(repo: Pick<BlobLoader, 'loadBlob'>, snap: Pick<Snapshot, 'tree'>, seenTrees: Set<BlobId>, visit: ReferenceVisitor, signal?: AbortSignal): Promise<void> {
+  const walk = async (ids: BlobId[]): Promise<void> => {
     const fresh = ids.filter((id) => !seenTrees.has(id));
     if (fresh.length === 0 && ids.length > 0) return;
     for (const id of ids) {

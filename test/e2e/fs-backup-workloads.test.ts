@@ -347,7 +347,7 @@ describe('fs-backup with workloads as operators run them', () => {
     await waitFor(async () => (await run(['backup', 'get', 'web-2'])).exitCode !== 0, { timeoutMs: 120_000, intervalMs: 1000, description: 'backup web-2 deleted' });
     expect(await pvbsOf('web-2')).toEqual([]);
     const { repository } = await openRepositoryForVolume({ kube: k, namespace: NS, bslName: 'default', volumeNamespace: WEB });
-    const left = (await repository.listSnapshots()).map((s) => s.id);
+    const left = (await repository.snapshots.list()).map((s) => s.id);
     for (const id of snapshotIDs) expect(left).not.toContain(id);
     for (const p of await pvbsOf('web-1')) expect(left).toContain(p.status?.snapshotID);
 

@@ -183,7 +183,7 @@ describe('ensureRepository and the BackupRepository controller', () => {
     // The snapshot still opens after maintenance.
     const after = await Repository.open({ store, password });
     await after.loadIndex();
-    expect((await after.listSnapshots()).map((s) => s.id)).toContain(snapshotId);
+    expect((await after.snapshots.list()).map((s) => s.id)).toContain(snapshotId);
     // Runs go on every period; the history keeps the last three.
     await waitFor(async () => ((await repos().get(NS, name))?.status?.recentMaintenance?.length ?? 0) >= 2, { timeoutMs: 60_000, description: 'a second maintenance run' });
     await repos().patch(NS, name, { spec: { maintenanceFrequency: '1h0m0s' } });

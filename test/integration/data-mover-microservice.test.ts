@@ -138,7 +138,7 @@ describe('data-mover backup and restore (Filesystem)', () => {
     }
     expect(stderr).not.toContain(PASSWORD);
     expect((await dus().get(NS, name))?.status?.phase).toBe('InProgress');
-    const snap = await (await openRepo()).loadSnapshot(snapshotID);
+    const snap = await (await openRepo()).snapshots.find(snapshotID);
     expect(snap.tags).toMatchObject({
       'velero.io/async-operation-id': `du-${name}`,
       'snapshot-requester': 'snapshot-data-upload-download',
@@ -156,7 +156,7 @@ describe('data-mover backup and restore (Filesystem)', () => {
     const { exitCode, stderr } = await mover.done;
     expect(exitCode, stderr).toBe(0);
     const second = JSON.parse(readFileSync(mover.termination, 'utf8')) as { snapshotID: string };
-    const snap = await (await openRepo()).loadSnapshot(second.snapshotID);
+    const snap = await (await openRepo()).snapshots.find(second.snapshotID);
     expect(snap.parent).toBe(snapshotID);
     expect(snap.summary.reusedBytes).toBeGreaterThan(5 << 20);
     snapshotID = second.snapshotID;

@@ -357,7 +357,7 @@ describe('CSI snapshot data movement, server side', () => {
 
   it('deleting a backup deletes its moved snapshots and DataUploads', async () => {
     const before = await openRepositoryForVolume({ kube, namespace: NS, bslName: 'default', volumeNamespace: APP });
-    expect((await before.repository.listSnapshots()).map((s) => s.id)).toContain(snapshotID);
+    expect((await before.repository.snapshots.list()).map((s) => s.id)).toContain(snapshotID);
     // The restart test's backup names the same snapshot: delete both so it is really gone.
     for (const name of [first, `dm-restart-${RUN}`]) {
       const backup = (await backups().get(NS, name)) as Backup;
@@ -376,6 +376,6 @@ describe('CSI snapshot data movement, server side', () => {
       expect(await listKeys(`${PREFIX}/backups/${name}/`)).toEqual([]);
     }
     const after = await openRepositoryForVolume({ kube, namespace: NS, bslName: 'default', volumeNamespace: APP });
-    expect((await after.repository.listSnapshots()).map((s) => s.id)).not.toContain(snapshotID);
+    expect((await after.repository.snapshots.list()).map((s) => s.id)).not.toContain(snapshotID);
   }, 240_000);
 });

@@ -299,7 +299,7 @@ describe('fs-backup, server side', () => {
 
   it('deleting a backup deletes its pod volume snapshots and PVBs', async () => {
     const before = await openRepositoryForVolume({ kube, namespace: NS, bslName: 'default', volumeNamespace: APP });
-    expect((await before.repository.listSnapshots()).map((s) => s.id)).toContain(snapshotID);
+    expect((await before.repository.snapshots.list()).map((s) => s.id)).toContain(snapshotID);
     // The restart test's backup names the same snapshot: delete both so it is really gone.
     for (const name of [first, `fsb-restart-${RUN}`]) {
       const requests = customClient<DeleteBackupRequest>(kube, Kinds.DeleteBackupRequest, parseDeleteBackupRequest);
@@ -317,7 +317,7 @@ describe('fs-backup, server side', () => {
       expect(await listKeys(`${PREFIX}/backups/${name}/`)).toEqual([]);
     }
     const after = await openRepositoryForVolume({ kube, namespace: NS, bslName: 'default', volumeNamespace: APP });
-    expect((await after.repository.listSnapshots()).map((s) => s.id)).not.toContain(snapshotID);
+    expect((await after.repository.snapshots.list()).map((s) => s.id)).not.toContain(snapshotID);
   }, 240_000);
 
   it('a pod that is not running has its volumes skipped with a warning; no PVB is made', async () => {

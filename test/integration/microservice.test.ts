@@ -139,7 +139,7 @@ describe('pod-volume backup and restore data mover', () => {
     const second = JSON.parse(readFileSync(mover.termination, 'utf8')) as { snapshotID: string };
     expect(second.snapshotID).not.toBe(snapshotID);
     const repo = await Repository.open({ store: await openRepositoryStore({ location, volumeNamespace: 'app', kube }), password: PASSWORD });
-    const snap = await repo.loadSnapshot(second.snapshotID);
+    const snap = await repo.snapshots.find(second.snapshotID);
     expect(snap.parent).toBe(snapshotID);
     expect(snap.summary.reusedBytes).toBeGreaterThan(6 << 20);
     expect(snap.tags).toMatchObject({ backup: `backup-${RUN}`, 'snapshot-requester': 'snapshot-pod-volume', 'snapshot-real-source': 'app/web-0/data' });

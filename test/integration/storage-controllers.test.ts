@@ -262,7 +262,7 @@ describe('backup sync of a backup whose files vanished', () => {
     await waitFor(async () => (await backups.get(NS, `forget-gone-${RUN}`)) === undefined, { timeoutMs: 45_000, description: 'orphaned Backup deleted by the sync' });
 
     const reopened = await Repository.open({ store: await openRepositoryStore({ location: loc, volumeNamespace: 'app', kube }), password });
-    const ids = (await reopened.listSnapshots()).map((s) => s.id);
+    const ids = (await reopened.snapshots.list()).map((s) => s.id);
     expect(ids).toContain(keptSnapshot);
     expect(ids).not.toContain(goneSnapshot);
     expect(await pvbs.get(NS, `forget-gone-${RUN}-x1`)).toBeUndefined();

@@ -16,7 +16,9 @@ import { createChunker } from '../../datapath/chunker.js';
 import { usableCpus } from '../../datapath/cpu.js';
 import { CancelledError, SnapshotNotFoundError } from '../../datapath/errors.js';
 import { BlobType } from '../../datapath/pack.js';
-import type { Repository } from '../../datapath/repository.js';
+import { blobIdOf, type BlobId, type SnapshotId } from '../../datapath/ids.js';
+import type { BlobIndex, BlobLoader, WithLocks, WithSnapshots } from '../../datapath/repository-roles.js';
+import type { UploadRepository } from '../../datapath/uploader.js';
 import { isZeroRun, readTree, TreeWriter, type ContentItem, type TreeEntry } from '../../datapath/tree.js';
 
 /** The one file of a block volume snapshot. */
@@ -32,10 +34,10 @@ export interface BlockProgress {
 }
 
 export interface BlockBackupOptions {
-  repository: Repository;
+  repository: UploadRepository;
   devicePath: string;
   /** Recorded as the snapshot's parent (the previous backup of the same source). */
-  parent?: string | undefined;
+  parent?: SnapshotId | undefined;
   tags?: Record<string, string>;
   description?: string;
   signal?: AbortSignal;
@@ -43,14 +45,17 @@ export interface BlockBackupOptions {
 }
 
 export interface BlockBackupResult {
-  snapshotId: string;
+  snapshotId: SnapshotId;
   bytes: number;
   newBytes: number;
   durationMs: number;
 }
 
+/** What a block volume restore uses of a repository (repository-roles.ts). */
+export type BlockRestoreRepository = BlobIndex & BlobLoader & WithSnapshots & WithLocks;
+
 export interface BlockRestoreOptions {
-  repository: Repository;
+  repository: BlockRestoreRepository;
   snapshotId: string;
   devicePath: string;
   signal?: AbortSignal;
@@ -101,7 +106,7 @@ export async function backupBlockVolume(opts: BlockBackupOptions): Promise<Block
   const started = Date.now();
   const devicePath = resolve(opts.devicePath);
   const totalKnown = blockVolumeSize(devicePath);
-  const lock = await repo.lock({ exclusive: false });
+  const lock = await repo.locks.lock({ exclusive: false });
   try {
     await repo.loadIndex();
     const writer = new BlobWriter(repo, { concurrency: Math.max(2, usableCpus() * 2), maxUploads: 2, ...(opts.signal ? { signal: opts.signal } : {}) });
@@ -140,7 +145,7 @@ export async function backupBlockVolume(opts: BlockBackupOptions): Promise<Block
           else content.push({ z: len });
         } else {
           const id = repo.hasher.id(chunk);
-          const hex = id.toString('hex');
+          const hex = blobIdOf(id);
           content.push(hex);
           if (await writer.add(BlobType.Data, id, hex, chunk)) newBytes += len;
         }
@@ -150,7 +155,7 @@ export async function backupBlockVolume(opts: BlockBackupOptions): Promise<Block
       }
       const tw = new TreeWriter(async (data) => {
         const id = repo.hasher.id(data);
-        const hex = id.toString('hex');
+        const hex = blobIdOf(id);
         await writer.add(BlobType.Tree, id, hex, data);
         return hex;
       });
@@ -159,7 +164,7 @@ export async function backupBlockVolume(opts: BlockBackupOptions): Promise<Block
       const tree = await tw.finish();
       await writer.flush();
       const durationMs = Date.now() - started;
-      const snapshotId = await repo.saveSnapshot({
+      const snapshotId = await repo.snapshots.save({
         version: 1,
         time: new Date().toISOString(),
         hostname: hostname(),
@@ -230,7 +235,7 @@ class ReadAhead {
 }
 
 /** The single file entry of a block volume snapshot; anything else is refused rather than half-written to a device. */
-async function blockEntry(repo: Repository, tree: string[], snapshotId: string): Promise<TreeEntry> {
+async function blockEntry(repo: Pick<BlobLoader, 'loadTreeBlob'>, tree: BlobId[], snapshotId: SnapshotId): Promise<TreeEntry> {
   const entries: TreeEntry[] = [];
   for await (const e of readTree(tree, (id) => repo.loadTreeBlob(id))) {
     entries.push(e);
@@ -247,10 +252,10 @@ export async function restoreBlockVolume(opts: BlockRestoreOptions): Promise<Blo
   const repo = opts.repository;
   const started = Date.now();
   const devicePath = resolve(opts.devicePath);
-  const lock = await repo.lock({ exclusive: false });
+  const lock = await repo.locks.lock({ exclusive: false });
   try {
     await repo.loadIndex();
-    const snap = await repo.findSnapshot(opts.snapshotId);
+    const snap = await repo.snapshots.find(opts.snapshotId);
     const entry = await blockEntry(repo, snap.tree, snap.id);
     const totalBytes = entry.s ?? 0;
     // Never created or truncated on open: a device is written in place; a stand-in file is cut to size at the end.

@@ -56,7 +56,7 @@ export async function runDataUpload(opts: DataMoverTaskOptions): Promise<RunData
     opts.logger.info({ DU: opts.name, repository: location, source, volumeMode: mode }, 'repository opened');
     return {
       async run({ signal, onProgress }) {
-        const parent = await findParentSnapshot(repository, source, { [SnapshotTags.Requester]: DATA_MOVER_REQUESTER, [VOLUME_MODE_TAG]: mode });
+        const parent = await findParentSnapshot(repository.snapshots, source, { [SnapshotTags.Requester]: DATA_MOVER_REQUESTER, [VOLUME_MODE_TAG]: mode });
         opts.logger.info({ DU: opts.name, parent: parent ?? null }, parent ? 'incremental backup against the previous snapshot' : 'full backup (no previous snapshot)');
         if (mode === 'Block') {
           const r = await backupBlockVolume({ repository, devicePath: opts.volumePath, parent, tags, description: source, signal, onProgress });

@@ -6,7 +6,8 @@
 import { Kinds, parsePodVolumeBackup, parsePodVolumeRestore, type PodVolumeBackup, type PodVolumeRestore } from '../../api/index.js';
 import { Annotations, Labels } from '../../api/constants.js';
 import type { Logger } from '../../base/logger.js';
-import type { Repository } from '../../datapath/repository.js';
+import type { SnapshotStore } from '../../datapath/snapshots.js';
+import type { SnapshotId } from '../../datapath/ids.js';
 import { customClient } from '../../kube/custom.js';
 import { backupResultMessage, restoreResultMessage } from './protocol.js';
 import { logRestoreSource, restoreDirectory, writeSparseFilesSetting } from './restore-source.js';
@@ -36,9 +37,9 @@ export function realSource(pvb: PodVolumeBackup): string {
  * The latest snapshot taken of the same real source, if any: the parent of an incremental backup. `alsoMatching`
  * narrows it further (the data mover keeps Filesystem and Block snapshots of one PVC apart).
  */
-export async function findParentSnapshot(repository: Repository, source: string, alsoMatching: Record<string, string> = {}): Promise<string | undefined> {
+export async function findParentSnapshot(snapshots: Pick<SnapshotStore, 'list'>, source: string, alsoMatching: Record<string, string> = {}): Promise<SnapshotId | undefined> {
   const matches = (tags: Record<string, string>) => tags[SnapshotTags.RealSource] === source && Object.entries(alsoMatching).every(([k, v]) => tags[k] === v);
-  const matching = (await repository.listSnapshots()).filter((s) => matches(s.tags));
+  const matching = (await snapshots.list()).filter((s) => matches(s.tags));
   matching.sort((a, b) => a.time.localeCompare(b.time));
   return matching.at(-1)?.id;
 }
@@ -76,7 +77,7 @@ export async function runPodVolumeBackup(opts: PodVolumeTaskOptions): Promise<Ru
           opts.logger.info({ PVB: opts.name }, 'volume is empty; no snapshot taken');
           return backupResultMessage({ snapshotID: '', emptySnapshot: true, volumePath: opts.volumePath, totalBytes: 0 });
         }
-        const parent = await findParentSnapshot(repository, source);
+        const parent = await findParentSnapshot(repository.snapshots, source);
         opts.logger.info({ PVB: opts.name, parent: parent ?? null }, parent ? 'incremental backup against the previous snapshot' : 'full backup (no previous snapshot)');
         const r = await backupDirectory({
           repository,

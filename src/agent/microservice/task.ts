@@ -6,8 +6,7 @@
  */
 import { lstatSync, readdirSync } from 'node:fs';
 import type { Logger } from '../../base/logger.js';
-import { backup, type BackupResult } from '../../datapath/uploader.js';
-import type { Repository } from '../../datapath/repository.js';
+import { backup, type BackupResult, type UploadRepository } from '../../datapath/uploader.js';
 import type { Kube } from '../../kube/client.js';
 import type { RetryOptions } from '../../plugins/object-store/retry.js';
 import type { LockOwnerPod } from '../../datapath/locks.js';
@@ -151,7 +150,7 @@ export function logBackupOutcome(logger: Logger, who: Record<string, string>, re
  * log and the final progress. Returns the snapshot ID and the bytes it holds; the caller words the result message.
  */
 export async function backupDirectory(opts: {
-  repository: Repository;
+  repository: UploadRepository;
   volumePath: string;
   parent: string | undefined;
   tags: Record<string, string>;

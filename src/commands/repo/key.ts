@@ -22,7 +22,7 @@ export default class RepoKey extends BaseCommand<typeof RepoKey> {
       const repo = await openRepository(this.flags);
       switch (this.args.action) {
         case 'list': {
-          const keys = await repo.listKeys();
+          const keys = await repo.keyRing.list();
           this.out(
             render(this.flags.output, keys, (rows) =>
               formatTable(
@@ -40,13 +40,13 @@ export default class RepoKey extends BaseCommand<typeof RepoKey> {
         }
         case 'add': {
           const pw = readPassword(this.flags['new-password-file'], 'CAIRN_NEW_REPO_PASSWORD', '--new-password-file');
-          const id = await repo.addKey(pw);
+          const id = await repo.keyRing.add(pw);
           this.out(render(this.flags.output, { id }, (r) => `added key ${r.id.slice(0, 12)}`));
           return;
         }
         case 'remove': {
           if (!this.args.id) throw new UsageError('id', 'key remove needs the ID of the key to remove (see `cairn repo key list`)');
-          const id = await repo.removeKey(this.args.id);
+          const id = await repo.keyRing.remove(this.args.id);
           this.out(render(this.flags.output, { id }, (r) => `removed key ${r.id.slice(0, 12)}`));
           return;
         }

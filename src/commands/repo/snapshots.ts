@@ -10,7 +10,7 @@ export default class RepoSnapshots extends BaseCommand<typeof RepoSnapshots> {
   async run(): Promise<void> {
     try {
       const repo = await openRepository(this.flags);
-      const snaps = await repo.listSnapshots();
+      const snaps = await repo.snapshots.list();
       this.out(
         render(this.flags.output, snaps, (rows) =>
           formatTable(

@@ -49,7 +49,7 @@ export async function deleteRepositorySnapshots(opts: DeleteRepositorySnapshotsO
     }
     for (const id of ids) {
       try {
-        if (await repository.deleteSnapshot(id)) deleted++;
+        if (await repository.snapshots.delete(id)) deleted++;
         opts.log.info({ backup: opts.backupName, volumeNamespace, snapshotID: id }, `${opts.what} snapshot deleted`);
       } catch (err) {
         errors.push(`error deleting ${opts.what} snapshot ${id} of namespace ${volumeNamespace}: ${(err as Error).message}`);

@@ -17,6 +17,7 @@ import { type BundleSlice, type TreeEntry } from '../../../src/datapath/tree.js'
 import { RepositoryCorruptError } from '../../../src/datapath/errors.js';
 import { BlobWriter } from '../../../src/datapath/blob-writer.js';
 import { BlobType } from '../../../src/datapath/pack.js';
+import { blobIdOf } from '../../../src/datapath/ids.js';
 import { sealFile } from '../../../src/datapath/crypto.js';
 import { cleanupTempDirs, describeTree, FAST_KDF, fileEntries, PASSWORD, tempDir } from './helpers.js';
 
@@ -143,10 +144,10 @@ describe('small-file bundles', () => {
     const data = Buffer.from(JSON.stringify(forged) + '\n');
     const id = repo.hasher.id(data);
     const w = new BlobWriter(repo, { workers: 0 });
-    await w.add(BlobType.Tree, id, id.toString('hex'), data);
+    await w.add(BlobType.Tree, id, blobIdOf(id), data);
     await w.flush();
-    const { id: _id, ...snap } = await repo.findSnapshot(snapshotId);
-    await repo.saveSnapshot({ ...snap, tree: [id.toString('hex')], parent: snapshotId });
+    const { id: _id, ...snap } = await repo.snapshots.find(snapshotId);
+    await repo.snapshots.save({ ...snap, tree: [blobIdOf(id)], parent: snapshotId });
     const c = await check({ repository: await open() });
     expect(c.errors.some((e) => /names bytes past the end of bundle [0-9a-f]{16}/.test(e))).toBe(true);
   });

@@ -30,7 +30,7 @@ async function backUpOnMainThenWorker(src: string) {
   const onMain = await backup({ source: src, repository: repo, parent: null, workers: 0 });
   const onWorker = await backup({ source: src, repository: repo, parent: null, workers: 1 });
   expect(onWorker.stats.newBytes).toBe(0);
-  expect((await repo.findSnapshot(onWorker.snapshotId)).tree).toEqual((await repo.findSnapshot(onMain.snapshotId)).tree);
+  expect((await repo.snapshots.find(onWorker.snapshotId)).tree).toEqual((await repo.snapshots.find(onMain.snapshotId)).tree);
   return { repo, onMain, onWorker };
 }
 

@@ -83,7 +83,7 @@ describe('faults', () => {
     const repo = await Repository.open({ store, password: PASSWORD });
     // Checkpoint after every pack so the uploads done before the outage are indexed.
     await expect(backup({ source: src, repository: repo })).rejects.toBeInstanceOf(ObjectStoreError);
-    expect(await repo.listSnapshots()).toEqual([]);
+    expect(await repo.snapshots.list()).toEqual([]);
     faulty.clearFaults();
     const before = faulty.calls.put;
     const again = await backup({ source: src, repository: await Repository.open({ store, password: PASSWORD }) });
@@ -101,8 +101,8 @@ describe('faults', () => {
     const ac = new AbortController();
     const run = backup({ source: source(8), repository: repo, signal: ac.signal, onProgress: (p) => p.doneBytes > 500_000 && ac.abort(), progressIntervalMs: 0 });
     await expect(run).rejects.toBeInstanceOf(CancelledError);
-    expect(await repo.listSnapshots()).toEqual([]);
-    expect(await repo.readLocks()).toEqual([]);
+    expect(await repo.snapshots.list()).toEqual([]);
+    expect(await repo.locks.read()).toEqual([]);
   });
 
   it('reports a file it cannot back up and goes on, or fails when told to', async () => {
@@ -114,7 +114,7 @@ describe('faults', () => {
     expect(r.errors).toEqual([{ path: 'bad-\uFFFD\uFFFD', reason: 'file name is not valid UTF-8; skipped' }]);
     expect(r.stats.files).toBe(3);
     await expect(backup({ source: src, repository: repo, failOnUnreadable: true })).rejects.toThrow(/not valid UTF-8/);
-    expect((await repo.listSnapshots()).length).toBe(1);
+    expect((await repo.snapshots.list()).length).toBe(1);
   });
 
   it('stops a restore on a full disk with one clear error', async (ctx) => {

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { FilesystemObjectStore, type ObjectStore } from '../../../src/plugins/object-store/index.js';
 import { Repository, type InitOptions } from '../../../src/datapath/repository.js';
 import { readTree, type TreeEntry } from '../../../src/datapath/tree.js';
+import type { BlobId } from '../../../src/datapath/ids.js';
 
 export const FAST_KDF = { N: 1024, r: 8, p: 1 };
 export const PASSWORD = 'correct horse battery staple';
@@ -50,9 +51,9 @@ export function describeTree(root: string, rel = '', out: TreeFacts = {}): TreeF
 /** Every file entry of a snapshot, by path. */
 export async function fileEntries(repo: Repository, snapshotId: string): Promise<Map<string, TreeEntry>> {
   await repo.loadIndex();
-  const snap = await repo.findSnapshot(snapshotId);
+  const snap = await repo.snapshots.find(snapshotId);
   const out = new Map<string, TreeEntry>();
-  const walk = async (ids: string[], prefix: string): Promise<void> => {
+  const walk = async (ids: BlobId[], prefix: string): Promise<void> => {
     for await (const e of readTree(ids, (id) => repo.loadTreeBlob(id))) {
       if (e.t === 'd') await walk(e.sub ?? [], `${prefix}${e.n}/`);
       else out.set(`${prefix}${e.n}`, e);

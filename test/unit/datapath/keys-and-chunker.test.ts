@@ -33,14 +33,14 @@ describe('passwords and keys', () => {
     const store = new FilesystemObjectStore({ root: tempDir('repo'), durability: 'none' });
     const repo = await Repository.init({ store, password: PASSWORD, kdf: FAST_KDF });
     const oldKey = repo.keyId;
-    const newKey = await repo.addKey('new password', FAST_KDF);
+    const newKey = await repo.keyRing.add('new password', FAST_KDF);
     const reopened = await Repository.open({ store, password: 'new password' });
     expect(reopened.keyId).toBe(newKey);
     expect(reopened.keys.encryption.equals(repo.keys.encryption)).toBe(true);
-    await expect(reopened.removeKey(newKey)).rejects.toThrow(/opened with/);
-    await reopened.removeKey(oldKey.slice(0, 10));
+    await expect(reopened.keyRing.remove(newKey)).rejects.toThrow(/opened with/);
+    await reopened.keyRing.remove(oldKey.slice(0, 10));
     await expect(Repository.open({ store, password: PASSWORD })).rejects.toBeInstanceOf(WrongPasswordError);
-    expect((await reopened.listKeys()).map((k) => k.id)).toEqual([newKey]);
+    expect((await reopened.keyRing.list()).map((k) => k.id)).toEqual([newKey]);
   });
 
   it('stores nothing readable about the master keys in the key file', async () => {
@@ -145,7 +145,7 @@ describe('chunking a file while reading it', () => {
     const data = Buffer.concat(parts);
     writeFileSync(join(src, 'big.bin'), data);
     const { snapshotId } = await backup({ source: src, repository: repo });
-    const snap = await repo.findSnapshot(snapshotId);
+    const snap = await repo.snapshots.find(snapshotId);
     let stored: unknown[] = [];
     for await (const e of readTree(snap.tree, (id) => repo.loadTreeBlob(id))) if (e.n === 'big.bin') stored = e.c ?? [];
     const chunker = createChunker(repo.config.chunker);

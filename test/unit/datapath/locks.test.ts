@@ -83,9 +83,9 @@ describe('repository locks', () => {
     const [left] = await keys(faulty, 'locks/');
     expect(left).toBeDefined();
     const repo = await open({ liveness: podGone });
-    expect((await repo.readLocks())[0]!.info?.pod).toEqual(POD);
+    expect((await repo.locks.read())[0]!.info?.pod).toEqual(POD);
 
-    const next = await repo.lock({ exclusive: false });
+    const next = await repo.locks.lock({ exclusive: false });
     expect(next.others).toEqual([expect.objectContaining({ key: left, verdict: 'owner-gone' })]);
     expect(await keys(faulty, 'locks/')).toEqual([next.key]);
     await next.release();

@@ -70,10 +70,10 @@ describe('maintenance', () => {
   it('refuses to run while a backup holds a lock, and a backup refuses while maintenance runs', async () => {
     const { open } = await setup();
     const repo = await open();
-    const held = await repo.lock({ exclusive: false });
+    const held = await repo.locks.lock({ exclusive: false });
     await expect(maintenance({ repository: await open(), gracePeriodMs: 0 })).rejects.toBeInstanceOf(RepositoryLockedError);
     await held.release();
-    const exclusive = await repo.lock({ exclusive: true });
+    const exclusive = await repo.locks.lock({ exclusive: true });
     const src = tempDir('src');
     writeFileSync(join(src, 'a'), 'x');
     await expect(backup({ source: src, repository: await open() })).rejects.toThrow(/locked/);

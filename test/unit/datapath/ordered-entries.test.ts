@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { OrderedEntries } from '../../../src/datapath/ordered-entries.js';
 import { TreeWriter, type TreeEntry } from '../../../src/datapath/tree.js';
+import type { BlobId } from '../../../src/datapath/ids.js';
 
 function entry(n: string): TreeEntry {
   return { n, t: 'f', m: 0o644, u: 0, g: 0, mt: '0' };
@@ -11,7 +12,7 @@ function recordingListing(): { listing: TreeWriter; written: () => string[] } {
   const blobs: Buffer[] = [];
   const listing = new TreeWriter(async (data) => {
     blobs.push(data);
-    return String(blobs.length);
+    return String(blobs.length) as BlobId;
   });
   const written = () =>
     blobs

@@ -1,13 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { PieceReads, pickRead } from '../../../src/datapath/piece-reads.js';
 import type { PackSpan } from '../../../src/datapath/read-plan.js';
+import type { BlobId, PackId } from '../../../src/datapath/ids.js';
 import { ByteBudget } from '../../../src/datapath/restore-reads.js';
 
 interface Piece {
-  hex: string;
-  span: PackSpan;
+  hex: BlobId;
+  span: PackSpan<PackId>;
 }
-const piece = (hex: string, pack: string, offset: number, length: number): Piece => ({ hex, span: { pack, offset, length } });
+const piece = (hex: string, pack: string, offset: number, length: number): Piece => ({ hex: hex as BlobId, span: { pack: pack as PackId, offset, length } });
 
 describe('picking the next read of large files', () => {
   it('plans over every waiting piece, and starts with the read that holds the oldest', () => {

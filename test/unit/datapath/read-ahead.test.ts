@@ -4,11 +4,15 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ScanAhead } from '../../../src/datapath/scan-ahead.js';
 import { TreeAhead } from '../../../src/datapath/tree-ahead.js';
 import type { TreeEntry } from '../../../src/datapath/tree.js';
+import type { BlobId } from '../../../src/datapath/ids.js';
 import { backup } from '../../../src/datapath/uploader.js';
 import { restore } from '../../../src/datapath/restorer.js';
 import { cleanupTempDirs, describeTree, newRepo, tempDir } from './helpers.js';
 
 afterAll(cleanupTempDirs);
+
+/** Made-up blob IDs (any text will do for these fakes). */
+const ids = (...names: string[]) => names as BlobId[];
 
 /** A fake store of listings: blob ID → NDJSON entries, with a log of the blobs read. */
 function listings(): { add: (id: string, entries: Partial<TreeEntry>[]) => void; load: (id: string) => Promise<Buffer>; reads: string[]; failing: Set<string> } {
@@ -33,10 +37,10 @@ function listings(): { add: (id: string, entries: Partial<TreeEntry>[]) => void;
 describe('TreeAhead', () => {
   function sample() {
     const l = listings();
-    l.add('root', [{ n: 'a', t: 'd', sub: ['a'] }, { n: 'b', t: 'd', sub: ['b1', 'b2'] }, { n: 'f', t: 'f', s: 1 }]);
-    l.add('a', [{ n: 'x', t: 'd', sub: ['ax'] }, { n: 'y', t: 'f' }]);
+    l.add('root', [{ n: 'a', t: 'd', sub: ids('a') }, { n: 'b', t: 'd', sub: ids('b1', 'b2') }, { n: 'f', t: 'f', s: 1 }]);
+    l.add('a', [{ n: 'x', t: 'd', sub: ids('ax') }, { n: 'y', t: 'f' }]);
     l.add('ax', []);
-    l.add('b1', [{ n: 'c', t: 'd', sub: ['bc'] }]);
+    l.add('b1', [{ n: 'c', t: 'd', sub: ids('bc') }]);
     l.add('b2', [{ n: 'd', t: 'f' }]);
     l.add('bc', [{ n: 'z', t: 'f' }]);
     return l;
@@ -44,35 +48,35 @@ describe('TreeAhead', () => {
 
   it('hands the walk each listing in walk order, parsed, with listings in several blobs joined', async () => {
     const l = sample();
-    const ahead = new TreeAhead(['root'], l.load);
-    expect([...(await ahead.take(['root']))!.keys()]).toEqual(['a', 'b', 'f']);
-    expect([...(await ahead.take(['a']))!.keys()]).toEqual(['x', 'y']);
-    expect((await ahead.take(['ax']))!.size).toBe(0);
-    expect([...(await ahead.take(['b1', 'b2']))!.keys()]).toEqual(['c', 'd']);
-    expect((await ahead.take(['bc']))!.get('z')?.t).toBe('f');
+    const ahead = new TreeAhead(ids('root'), l.load);
+    expect([...(await ahead.take(ids('root')))!.keys()]).toEqual(['a', 'b', 'f']);
+    expect([...(await ahead.take(ids('a')))!.keys()]).toEqual(['x', 'y']);
+    expect((await ahead.take(ids('ax')))!.size).toBe(0);
+    expect([...(await ahead.take(ids('b1', 'b2')))!.keys()]).toEqual(['c', 'd']);
+    expect((await ahead.take(ids('bc')))!.get('z')?.t).toBe('f');
     ahead.stop();
     expect(new Set(l.reads)).toEqual(new Set(['root', 'a', 'ax', 'b1', 'b2', 'bc']));
   });
 
   it('drops the listings the walk went past and still serves the later ones', async () => {
     const l = sample();
-    const ahead = new TreeAhead(['root'], l.load);
-    await ahead.take(['root']);
+    const ahead = new TreeAhead(ids('root'), l.load);
+    await ahead.take(ids('root'));
     // Directory `a` is gone from the source: the walk goes straight to `b`, then below it.
-    expect([...(await ahead.take(['b1', 'b2']))!.keys()]).toEqual(['c', 'd']);
-    expect(ahead.take(['a'])).toBeUndefined();
-    expect((await ahead.take(['bc']))!.size).toBe(1);
+    expect([...(await ahead.take(ids('b1', 'b2')))!.keys()]).toEqual(['c', 'd']);
+    expect(ahead.take(ids('a'))).toBeUndefined();
+    expect((await ahead.take(ids('bc')))!.size).toBe(1);
     ahead.stop();
   });
 
   it('leaves a listing it could not read to the walk, and one it never queued', async () => {
     const l = sample();
     l.failing.add('a');
-    const ahead = new TreeAhead(['root'], l.load);
-    await ahead.take(['root']);
-    expect(await ahead.take(['a'])).toBeUndefined();
-    expect(ahead.take(['elsewhere'])).toBeUndefined();
-    expect((await ahead.take(['b1', 'b2']))!.size).toBe(2);
+    const ahead = new TreeAhead(ids('root'), l.load);
+    await ahead.take(ids('root'));
+    expect(await ahead.take(ids('a'))).toBeUndefined();
+    expect(ahead.take(ids('elsewhere'))).toBeUndefined();
+    expect((await ahead.take(ids('b1', 'b2')))!.size).toBe(2);
     ahead.stop();
   });
 });

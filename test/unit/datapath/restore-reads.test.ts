@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { RepositoryCorruptError } from '../../../src/datapath/errors.js';
 import type { BlobLocation } from '../../../src/datapath/index-file.js';
+import type { BlobId, PackId } from '../../../src/datapath/ids.js';
+import type { ContentItem } from '../../../src/datapath/tree.js';
 import { BlobType } from '../../../src/datapath/pack.js';
 import { bufferSize, ByteBudget, cut, layoutPieces, ReadBuffers, startRead } from '../../../src/datapath/restore-reads.js';
 
@@ -89,12 +91,12 @@ describe('laying out a file', () => {
       return this.entries.get(hex);
     },
     packOf(l: BlobLocation) {
-      return ['pack0', 'pack1'][l.pack]!;
+      return ['pack0', 'pack1'][l.pack]! as PackId;
     },
   };
 
   it('places each blob after the previous ones, leaves zero runs as holes, and takes a bundle slice its length', () => {
-    const { pieces, size } = layoutPieces(['aa', { z: 4096 }, 'bb', { b: 'cc', o: 10, l: 7 }, 'aa'], index);
+    const { pieces, size } = layoutPieces(['aa', { z: 4096 }, 'bb', { b: 'cc' as BlobId, o: 10, l: 7 }, 'aa'] as ContentItem[], index);
     expect(pieces.map((p) => [p.hex, p.pos, p.span.pack, p.span.offset, p.span.length, p.slice])).toEqual([
       ['aa', 0, 'pack0', 0, 120, undefined],
       ['bb', 4196, 'pack1', 500, 60, undefined],
@@ -105,7 +107,7 @@ describe('laying out a file', () => {
   });
 
   it('names a blob that is in no index', () => {
-    expect(() => layoutPieces(['aa', 'dd00112233'], index)).toThrow(/blob dd00112233 is not in any index/);
+    expect(() => layoutPieces(['aa', 'dd00112233'] as BlobId[], index)).toThrow(/blob dd00112233 is not in any index/);
   });
 });
 

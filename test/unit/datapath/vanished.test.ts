@@ -75,9 +75,9 @@ describe('files that vanish or cannot be read', () => {
     await restore({ repository: repo, snapshotId: result.snapshotId, target: dst });
     expect(Object.keys(describeTree(dst))).toEqual(['a-big.bin', 'c.txt']);
 
-    const before = (await repo.listSnapshots()).length;
+    const before = (await repo.snapshots.list()).length;
     await expect(backup({ source: src, repository: repo, parent: null, workers: 1, failOnUnreadable: true })).rejects.toThrow('b-locked.bin: EACCES: injected');
-    expect((await repo.listSnapshots()).length).toBe(before);
+    expect((await repo.snapshots.list()).length).toBe(before);
     failing.clear();
   });
 });

@@ -43,7 +43,7 @@ describe('block volumes', () => {
     const b = await backupBlockVolume({ repository: repo, devicePath: device, tags: { t: '1' }, onProgress: (p) => progress.push(p.doneBytes) });
     expect(b.bytes).toBe(img.length);
     expect(progress.at(-1)).toBe(img.length);
-    const snap = await repo.loadSnapshot(b.snapshotId);
+    const snap = await repo.snapshots.load(b.snapshotId);
     expect(snap.tags).toEqual({ t: '1' });
     expect(snap.summary.bytes).toBe(img.length);
     // The zero run is not stored as data (only the chunk that runs into it from the random bytes before it).
@@ -64,7 +64,7 @@ describe('block volumes', () => {
     writeFileSync(device, img);
     const second = await backupBlockVolume({ repository: repo, devicePath: device, parent: first.snapshotId });
     expect(second.newBytes).toBeLessThan(SMALL_CHUNKS.max * 2);
-    expect((await repo.loadSnapshot(second.snapshotId)).parent).toBe(first.snapshotId);
+    expect((await repo.snapshots.load(second.snapshotId)).parent).toBe(first.snapshotId);
     const target = deviceFile('dev-d', '');
     await restoreBlockVolume({ repository: repo, snapshotId: second.snapshotId, devicePath: target });
     expect(readFileSync(target).equals(img)).toBe(true);
@@ -97,7 +97,7 @@ describe('block volumes', () => {
     const abort = new AbortController();
     abort.abort(new Error('stop'));
     await expect(backupBlockVolume({ repository: repo, devicePath: device, signal: abort.signal })).rejects.toThrow(CancelledError);
-    expect(await repo.listSnapshots()).toEqual([]);
+    expect(await repo.snapshots.list()).toEqual([]);
   });
 
   it('tells devices and stand-in files from other paths, and sizes a stand-in by its length', () => {

@@ -7,7 +7,7 @@ import { runDataPath } from '../../../../src/agent/microservice/run.js';
 import { runWatchedTask } from '../../../../src/agent/microservice/task.js';
 import type { TaskWatch, DataPathResource } from '../../../../src/agent/microservice/watch.js';
 import type { DataUpload } from '../../../../src/api/index.js';
-import type { Repository } from '../../../../src/datapath/repository.js';
+import type { SnapshotStore } from '../../../../src/datapath/snapshots.js';
 import type { Kube } from '../../../../src/kube/client.js';
 
 const logger = createLogger({ level: 'fatal' });
@@ -87,17 +87,17 @@ describe('data upload snapshots', () => {
 
   it('the parent is the latest snapshot of the same source and volume mode', async () => {
     const snap = (id: string, time: string, tags: Record<string, string>) => ({ id, time, tags });
-    const repo = {
-      listSnapshots: async () => [
+    const snapshots = {
+      list: async () => [
         snap('a', '2026-01-01T00:00:00Z', { 'snapshot-real-source': 'app/data-web-0', 'volume-mode': 'Filesystem' }),
         snap('b', '2026-01-02T00:00:00Z', { 'snapshot-real-source': 'app/data-web-0', 'volume-mode': 'Block' }),
         snap('c', '2026-01-03T00:00:00Z', { 'snapshot-real-source': 'app/other', 'volume-mode': 'Filesystem' }),
       ],
-    } as unknown as Repository;
-    expect(await findParentSnapshot(repo, 'app/data-web-0', { 'volume-mode': 'Filesystem' })).toBe('a');
-    expect(await findParentSnapshot(repo, 'app/data-web-0', { 'volume-mode': 'Block' })).toBe('b');
-    expect(await findParentSnapshot(repo, 'app/data-web-0')).toBe('b');
-    expect(await findParentSnapshot(repo, 'app/none')).toBeUndefined();
+    } as unknown as SnapshotStore;
+    expect(await findParentSnapshot(snapshots, 'app/data-web-0', { 'volume-mode': 'Filesystem' })).toBe('a');
+    expect(await findParentSnapshot(snapshots, 'app/data-web-0', { 'volume-mode': 'Block' })).toBe('b');
+    expect(await findParentSnapshot(snapshots, 'app/data-web-0')).toBe('b');
+    expect(await findParentSnapshot(snapshots, 'app/none')).toBeUndefined();
   });
 });
 

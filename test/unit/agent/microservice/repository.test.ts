@@ -80,7 +80,7 @@ describe('incremental parents', () => {
     await backup({ source: dir, repository: repo, tags: tag('app/web-0/data') });
     const second = await backup({ source: dir, repository: repo, tags: tag('app/web-0/data'), parent: null });
     await backup({ source: dir, repository: repo, tags: tag('app/web-1/data') });
-    expect(await findParentSnapshot(repo, 'app/web-0/data')).toBe(second.snapshotId);
-    expect(await findParentSnapshot(repo, 'app/other/data')).toBeUndefined();
+    expect(await findParentSnapshot(repo.snapshots, 'app/web-0/data')).toBe(second.snapshotId);
+    expect(await findParentSnapshot(repo.snapshots, 'app/other/data')).toBeUndefined();
   });
 });

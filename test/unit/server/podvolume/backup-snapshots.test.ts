@@ -15,9 +15,9 @@ describe('deleting a pod-volume snapshot from its repository', () => {
     writeFileSync(join(src, 'b.txt'), 'second\n');
     const second = (await backup({ source: src, repository })).snapshotId;
 
-    expect(await repository.deleteSnapshot(first)).toBe(true);
-    expect((await repository.listSnapshots()).map((s) => s.id)).toEqual([second]);
-    expect(await repository.deleteSnapshot(first)).toBe(false);
-    await expect(repository.deleteSnapshot('not-an-id')).rejects.toThrow(/invalid snapshot ID/);
+    expect(await repository.snapshots.delete(first)).toBe(true);
+    expect((await repository.snapshots.list()).map((s) => s.id)).toEqual([second]);
+    expect(await repository.snapshots.delete(first)).toBe(false);
+    await expect(repository.snapshots.delete('not-an-id')).rejects.toThrow(/invalid snapshot ID/);
   });
 });
