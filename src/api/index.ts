@@ -7,6 +7,7 @@ export * from './duration.js';
 export * from './cron.js';
 export * from './names.js';
 export * from './label-selectors.js';
+export * from './glob.js';
 export * from './schema.js';
 export * from './meta.js';
 export * from './kinds.js';

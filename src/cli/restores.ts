@@ -92,7 +92,7 @@ export function buildRestore(flags: RestoreCreateFlags, now: Date = new Date()):
   const name = flags.name ?? defaultRestoreName(source, now);
   checkObjectName(flags.name ? 'NAME' : sourceFlag, 'restore', name);
   // From a schedule the server picks its latest Completed backup and writes it into spec.backupName.
-  const spec: RestoreSpec = { ...(fromSchedule ? { scheduleName: fromSchedule } : { backupName: source }), ...filterSpec(flags, /^[a-z0-9*?[\]-]+$/) };
+  const spec: RestoreSpec = { ...(fromSchedule ? { scheduleName: fromSchedule } : { backupName: source }), ...filterSpec(flags, /^[a-z0-9*?[\]!-]+$/) };
   if (flags['namespace-mappings'] !== undefined) spec.namespaceMapping = parseNamespaceMappings('--namespace-mappings', flags['namespace-mappings']);
   const policy = flags['existing-resource-policy'];
   if (policy !== undefined) {

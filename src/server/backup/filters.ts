@@ -3,33 +3,7 @@
  * `*` means everything and an exclude always wins; label selectors (one, or several OR-ed); and the rules for
  * cluster-scoped resources (`includeClusterResources` true/false/nil, or the newer scoped lists).
  */
-import { matchesLabelSelector, type BackupSpec } from '../../api/index.js';
-
-/**
- * A glob as Velero matches include/exclude entries (gobwas/glob without separators): `*` any run of characters,
- * `?` one character, `[abc]`/`[a-z]`/`[!abc]` one of a set. Plain names match themselves only.
- */
-export function globPattern(pattern: string): RegExp | undefined {
-  if (!/[*?[]/.test(pattern)) return undefined;
-  let re = '';
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i] as string;
-    if (c === '*') re += '.*';
-    else if (c === '?') re += '.';
-    else if (c === '[') {
-      const end = pattern.indexOf(']', i + 1);
-      if (end < 0) {
-        re += '\\[';
-        continue;
-      }
-      let body = pattern.slice(i + 1, end);
-      if (body.startsWith('!')) body = `^${body.slice(1)}`;
-      re += `[${body.replace(/\\/g, '\\\\')}]`;
-      i = end;
-    } else re += c.replace(/[.+^${}()|\\]/g, '\\$&');
-  }
-  return new RegExp(`^${re}$`);
-}
+import { globPattern, matchesLabelSelector, type BackupSpec } from '../../api/index.js';
 
 function entryMatches(entry: string, item: string): boolean {
   if (entry === item) return true;

@@ -25,6 +25,14 @@ export type BackupHookPhase = 'pre' | 'post';
 
 /** Velero's default exec hook timeout. */
 export const DEFAULT_HOOK_TIMEOUT_MS = 30_000;
+
+/**
+ * A hook's duration in whole milliseconds, a fraction rounded up: a timeout the user set, however short (`500us`),
+ * stays a timeout of its own and never becomes 0, which would mean "not set" and take the 30 s default.
+ */
+export function hookDurationMs(nanos: bigint): number {
+  return Number((nanos + 999_999n) / 1_000_000n);
+}
 /** The hook name of annotation hooks (Velero's). */
 export const ANNOTATION_HOOK_NAME = '<from-annotation>';
 
@@ -124,7 +132,7 @@ export function annotationHook(pod: HookPod, phase: BackupHookPhase): ResolvedEx
   if (timeoutText) {
     const nanos = parseDurationNanos(timeoutText);
     if (nanos === undefined || nanos < 0n) problems.push(`annotation ${keys.timeout}: "${timeoutText}" is not a duration such as 30s or 5m`);
-    else if (nanos > 0n) timeoutMs = Number(nanos / 1_000_000n);
+    else if (nanos > 0n) timeoutMs = hookDurationMs(nanos);
   }
   return {
     name: ANNOTATION_HOOK_NAME,
@@ -174,7 +182,7 @@ export function backupHooksFor(pod: HookPod, phase: BackupHookPhase, spec: Pick<
         container,
         command: [...exec.command],
         onError: exec.onError ?? HookErrorMode.Fail,
-        timeoutMs: nanos && nanos > 0n ? Number(nanos / 1_000_000n) : DEFAULT_HOOK_TIMEOUT_MS,
+        timeoutMs: nanos && nanos > 0n ? hookDurationMs(nanos) : DEFAULT_HOOK_TIMEOUT_MS,
         ...(problem ? { problem } : {}),
       });
     }

@@ -12,7 +12,7 @@
  */
 import { Annotations, HookErrorMode, parseDurationNanos, type RestoreResourceHookSpec } from '../../api/index.js';
 import { restoreHookApplies } from '../item-actions/restore-init-hooks.js';
-import { ANNOTATION_HOOK_NAME, DEFAULT_HOOK_TIMEOUT_MS, commandFromAnnotation, onErrorFromAnnotation, type HookPod, type ResolvedExecHook } from './backup-hooks.js';
+import { ANNOTATION_HOOK_NAME, DEFAULT_HOOK_TIMEOUT_MS, commandFromAnnotation, hookDurationMs, onErrorFromAnnotation, type HookPod, type ResolvedExecHook } from './backup-hooks.js';
 
 export interface RestoreExecHook extends ResolvedExecHook {
   /** 0 = no limit of its own. */
@@ -38,7 +38,7 @@ function durationMs(text: string | undefined, field: string, problems: string[])
     problems.push(`${field}: "${text}" is not a duration such as 30s or 5m`);
     return 0;
   }
-  return Number(nanos / 1_000_000n);
+  return hookDurationMs(nanos);
 }
 
 function containerCheck(pod: HookPod, container: string, field: string, problems: string[]): void {

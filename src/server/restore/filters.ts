@@ -3,7 +3,7 @@
  * resources no restore may bring back. Namespace filters use the item's namespace in the backup (before mapping),
  * as Velero does.
  */
-import { matchesLabelSelector, type Restore } from '../../api/index.js';
+import { globPattern, matchesLabelSelector, type Restore } from '../../api/index.js';
 import { splitGroupResource } from '../archive/paths.js';
 
 /** Resources a restore never creates; Velero adds them to `spec.excludedResources`. */
@@ -21,12 +21,9 @@ export const NON_RESTORABLE_RESOURCES: readonly string[] = [
 
 type Selector = NonNullable<Restore['spec']['labelSelector']>;
 
-/** Glob match with `*` (Velero accepts `*` and wildcard patterns in namespace lists). */
+/** An include/exclude entry against a namespace, as Velero matches them (gobwas/glob: `*`, `?`, `[...]`, `[!...]`). */
 function globMatch(pattern: string, value: string): boolean {
-  if (pattern === '*') return true;
-  if (!pattern.includes('*')) return pattern === value;
-  const re = new RegExp(`^${pattern.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
-  return re.test(value);
+  return pattern === '*' || pattern === value || (globPattern(pattern)?.test(value) ?? false);
 }
 
 export class IncludesExcludes {

@@ -11,7 +11,7 @@ import jsonPatch from 'fast-json-patch';
 import mergePatch from 'json-merge-patch';
 import { isScalar, parse as parseYaml, type Node as YamlNode } from 'yaml';
 import { YamlReader, parseYamlDocument } from '../yaml-reader.js';
-import { matchesLabelSelector } from '../../api/index.js';
+import { globPattern, matchesLabelSelector } from '../../api/index.js';
 import type { UnstructuredObject } from '../../plugins/item-actions/types.js';
 import { strategicMerge } from './strategic-merge.js';
 
@@ -203,7 +203,7 @@ export function groupResourceMatches(pattern: string, groupResource: string): bo
 
 function namespaceMatches(patterns: readonly string[] | undefined, namespace: string): boolean {
   if (!patterns?.length || patterns.includes('*')) return true;
-  return patterns.some((p) => (p.includes('*') ? new RegExp(`^${p.split('*').map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`).test(namespace) : p === namespace));
+  return patterns.some((p) => p === namespace || (globPattern(p)?.test(namespace) ?? false));
 }
 
 function jsonPatchOps(entries: readonly JsonPatchEntry[]): jsonPatch.Operation[] {

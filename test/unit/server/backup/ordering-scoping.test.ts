@@ -9,7 +9,8 @@ import { registerBuiltinBackupActions } from '../../../../src/server/item-action
 import { ItemActionRegistry } from '../../../../src/plugins/item-actions/registry.js';
 import { BackupArchiveWriter } from '../../../../src/server/archive/writer.js';
 import { backupItems } from '../../../../src/server/backup/backupper.js';
-import { IncludesExcludes, globPattern } from '../../../../src/server/backup/filters.js';
+import { globPattern } from '../../../../src/api/index.js';
+import { IncludesExcludes } from '../../../../src/server/backup/filters.js';
 import { backupValidationErrors, namespacePatternProblem } from '../../../../src/server/backup/validation.js';
 import type { IncludeExcludePolicy } from '../../../../src/server/backup/volume-policies.js';
 import { FakeCluster } from './fake-cluster.js';

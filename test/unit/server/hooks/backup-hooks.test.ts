@@ -44,6 +44,12 @@ describe('which backup hooks run in a pod', () => {
     expect(backupHooksFor(p, 'post', hooksSpec).map((h) => h.name)).toEqual(['freeze', 'pods-by-short-name']);
   });
 
+  it('keeps a timeout under a millisecond a timeout of its own (1 ms), never 0 nor the default', () => {
+    expect(backupHooksFor(pod({ 'pre.hook.backup.velero.io/command': 'sync', 'pre.hook.backup.velero.io/timeout': '500us' }), 'pre', {})).toMatchObject([{ timeoutMs: 1 }]);
+    expect(backupHooksFor(pod({ 'pre.hook.backup.velero.io/command': 'sync', 'pre.hook.backup.velero.io/timeout': '1.5ms' }), 'pre', {})).toMatchObject([{ timeoutMs: 2 }]);
+    expect(backupHooksFor(pod({ 'pre.hook.backup.velero.io/command': 'sync', 'pre.hook.backup.velero.io/timeout': '0s' }), 'pre', {})).toMatchObject([{ timeoutMs: 30_000 }]);
+  });
+
   it('reads the legacy un-prefixed annotations as pre hooks', () => {
     const p = pod({ 'hook.backup.velero.io/command': 'sync' });
     expect(backupHooksFor(p, 'pre', {})).toMatchObject([{ command: ['sync'], container: 'db', onError: 'Fail', timeoutMs: 30_000 }]);

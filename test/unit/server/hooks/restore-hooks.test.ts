@@ -91,6 +91,11 @@ describe('restore exec hooks', () => {
     ]);
   });
 
+  it('keeps an exec timeout under a millisecond a timeout of its own (1 ms), as backup hooks do', () => {
+    const [group] = restoreExecHooksFor(asHookPod(pod({ 'post.hook.restore.velero.io/command': 'sync', 'post.hook.restore.velero.io/exec-timeout': '500us' })), []);
+    expect(group?.hooks).toMatchObject([{ timeoutMs: 1 }]);
+  });
+
   it('takes the annotation hook instead, and names a bad annotation in the hook error', () => {
     const p = pod({
       'post.hook.restore.velero.io/command': 'echo restored',

@@ -34,6 +34,12 @@ describe('restore filters', () => {
     expect(f.shouldInclude(resourceKey('pods', 'Pod'))).toBe(false);
   });
 
+  it('matches namespace globs as Velero does: `?` one character, `[...]` and `[!...]` one of a set', () => {
+    const f = namespaceFilter(restore({ backupName: 'b', includedNamespaces: ['app-?', 'db-[ab]', 'web-[!x]*'], excludedNamespaces: ['app-[0-4]'] }));
+    const namespaces = ['app-1', 'app-7', 'app-10', 'app-?', 'db-a', 'db-c', 'web-y1', 'web-x1'];
+    expect(namespaces.filter((n) => f.shouldInclude(n))).toEqual(['app-7', 'app-?', 'db-a', 'web-y1']);
+  });
+
   it('filters namespaces with exact names and wildcards', () => {
     const f = namespaceFilter(restore({ backupName: 'b', includedNamespaces: ['app-*', 'db'], excludedNamespaces: ['app-old'] }));
     expect(['app-1', 'db', 'app-old', 'other'].filter((n) => f.shouldInclude(n))).toEqual(['app-1', 'db']);

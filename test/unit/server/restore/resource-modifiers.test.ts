@@ -104,11 +104,13 @@ describe('conditions', () => {
     expect(applied('{groupResource: statefulsets.apps}')).toBe(false);
   });
 
-  it('resourceNameRegex, namespaces (with "*"), labelSelector', () => {
+  it('resourceNameRegex, namespaces (globs: "*", "?", "[!...]"), labelSelector', () => {
     expect(applied('{groupResource: deployments.apps, resourceNameRegex: "^web-\\\\d$"}')).toBe(true);
     expect(applied('{groupResource: deployments.apps, resourceNameRegex: "^api"}')).toBe(false);
     expect(applied('{groupResource: deployments.apps, namespaces: [blog, "sh*"]}')).toBe(true);
     expect(applied('{groupResource: deployments.apps, namespaces: [blog]}')).toBe(false);
+    expect(applied('{groupResource: deployments.apps, namespaces: ["s?op"]}')).toBe(true);
+    expect(applied('{groupResource: deployments.apps, namespaces: ["[!s]hop"]}')).toBe(false);
     expect(applied('{groupResource: deployments.apps, labelSelector: {matchLabels: {tier: front}}}')).toBe(true);
     expect(applied('{groupResource: deployments.apps, labelSelector: {matchExpressions: [{key: app, operator: NotIn, values: [web]}]}}')).toBe(false);
   });
