@@ -30,8 +30,19 @@ export const DEFAULT_HOOK_TIMEOUT_MS = 30_000;
  * A hook's duration in whole milliseconds, a fraction rounded up: a timeout the user set, however short (`500us`),
  * stays a timeout of its own and never becomes 0, which would mean "not set" and take the 30 s default.
  */
-export function hookDurationMs(nanos: bigint): number {
+function hookDurationMs(nanos: bigint): number {
   return Number((nanos + 999_999n) / 1_000_000n);
+}
+
+/** A hook's duration field or annotation in milliseconds; 0 when not set, and a problem noted when it is not a duration. */
+export function hookDurationField(text: string | undefined, field: string, problems: string[]): number {
+  if (!text) return 0;
+  const nanos = parseDurationNanos(text);
+  if (nanos === undefined || nanos < 0n) {
+    problems.push(`${field}: "${text}" is not a duration such as 30s or 5m`);
+    return 0;
+  }
+  return hookDurationMs(nanos);
 }
 /** The hook name of annotation hooks (Velero's). */
 export const ANNOTATION_HOOK_NAME = '<from-annotation>';
@@ -127,13 +138,7 @@ export function annotationHook(pod: HookPod, phase: BackupHookPhase): ResolvedEx
   const cp = containerProblem(pod, container, `annotation ${keys.container}`);
   if (cp) problems.push(cp);
   const onError = onErrorFromAnnotation(annotations, keys.onError, problems);
-  let timeoutMs = DEFAULT_HOOK_TIMEOUT_MS;
-  const timeoutText = annotations[keys.timeout];
-  if (timeoutText) {
-    const nanos = parseDurationNanos(timeoutText);
-    if (nanos === undefined || nanos < 0n) problems.push(`annotation ${keys.timeout}: "${timeoutText}" is not a duration such as 30s or 5m`);
-    else if (nanos > 0n) timeoutMs = hookDurationMs(nanos);
-  }
+  const timeoutMs = hookDurationField(annotations[keys.timeout], `annotation ${keys.timeout}`, problems) || DEFAULT_HOOK_TIMEOUT_MS;
   return {
     name: ANNOTATION_HOOK_NAME,
     source: 'annotation',
@@ -172,9 +177,11 @@ export function backupHooksFor(pod: HookPod, phase: BackupHookPhase, spec: Pick<
     for (const [index, hook] of (hookSpec[phase] ?? []).entries()) {
       const exec = hook.exec;
       const container = exec.container || firstContainer(pod);
-      const field = `spec.hooks.resources[${i}].${phase}[${index}].exec.container`;
-      const problem = containerProblem(pod, container, field);
-      const nanos = exec.timeout ? parseDurationNanos(exec.timeout) : undefined;
+      const field = `spec.hooks.resources[${i}].${phase}[${index}].exec`;
+      const problems: string[] = [];
+      const cp = containerProblem(pod, container, `${field}.container`);
+      if (cp) problems.push(cp);
+      const timeoutMs = hookDurationField(exec.timeout, `${field}.timeout`, problems) || DEFAULT_HOOK_TIMEOUT_MS;
       out.push({
         name: hookSpec.name,
         source: 'spec',
@@ -182,8 +189,8 @@ export function backupHooksFor(pod: HookPod, phase: BackupHookPhase, spec: Pick<
         container,
         command: [...exec.command],
         onError: exec.onError ?? HookErrorMode.Fail,
-        timeoutMs: nanos && nanos > 0n ? hookDurationMs(nanos) : DEFAULT_HOOK_TIMEOUT_MS,
-        ...(problem ? { problem } : {}),
+        timeoutMs,
+        ...(problems.length ? { problem: problems.join('; ') } : {}),
       });
     }
   }

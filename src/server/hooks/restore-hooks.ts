@@ -10,9 +10,9 @@
  * a container the pod lacks, a timeout that is not a duration, an unknown on-error, a wait-for-ready that is not
  * true or false.
  */
-import { Annotations, HookErrorMode, parseDurationNanos, type RestoreResourceHookSpec } from '../../api/index.js';
+import { Annotations, HookErrorMode, type RestoreResourceHookSpec } from '../../api/index.js';
 import { restoreHookApplies } from '../item-actions/restore-init-hooks.js';
-import { ANNOTATION_HOOK_NAME, DEFAULT_HOOK_TIMEOUT_MS, commandFromAnnotation, hookDurationMs, onErrorFromAnnotation, type HookPod, type ResolvedExecHook } from './backup-hooks.js';
+import { ANNOTATION_HOOK_NAME, DEFAULT_HOOK_TIMEOUT_MS, commandFromAnnotation, hookDurationField, onErrorFromAnnotation, type HookPod, type ResolvedExecHook } from './backup-hooks.js';
 
 export interface RestoreExecHook extends ResolvedExecHook {
   /** 0 = no limit of its own. */
@@ -31,16 +31,6 @@ export interface PendingRestoreHooks {
 
 export const RESTORE_EXEC_HOOKS_ANNOTATION = 'restore.cairn.io/pending-exec-hooks';
 
-function durationMs(text: string | undefined, field: string, problems: string[]): number {
-  if (!text) return 0;
-  const nanos = parseDurationNanos(text);
-  if (nanos === undefined || nanos < 0n) {
-    problems.push(`${field}: "${text}" is not a duration such as 30s or 5m`);
-    return 0;
-  }
-  return hookDurationMs(nanos);
-}
-
 function containerCheck(pod: HookPod, container: string, field: string, problems: string[]): void {
   const names = (pod.spec?.containers ?? []).map((c) => c.name);
   if (!names.includes(container)) problems.push(`${field}: container "${container}" does not exist in pod ${pod.metadata.namespace ?? ''}/${pod.metadata.name}${names.length ? ` (it has ${names.join(', ')})` : ''}`);
@@ -54,8 +44,8 @@ function annotationHook(pod: HookPod): RestoreExecHook | undefined {
   const container = a[Annotations.PostRestoreHookContainer] || (pod.spec?.containers?.[0]?.name ?? '');
   containerCheck(pod, container, `annotation ${Annotations.PostRestoreHookContainer}`, problems);
   const onError = onErrorFromAnnotation(a, Annotations.PostRestoreHookOnError, problems);
-  const execMs = durationMs(a[Annotations.PostRestoreHookExecTimeout], `annotation ${Annotations.PostRestoreHookExecTimeout}`, problems);
-  const waitMs = durationMs(a[Annotations.PostRestoreHookWaitTimeout], `annotation ${Annotations.PostRestoreHookWaitTimeout}`, problems);
+  const execMs = hookDurationField(a[Annotations.PostRestoreHookExecTimeout], `annotation ${Annotations.PostRestoreHookExecTimeout}`, problems);
+  const waitMs = hookDurationField(a[Annotations.PostRestoreHookWaitTimeout], `annotation ${Annotations.PostRestoreHookWaitTimeout}`, problems);
   const readyText = a[Annotations.PostRestoreHookWaitForReady];
   let waitForReady = false;
   if (readyText) {
@@ -91,8 +81,8 @@ export function restoreExecHooksFor(pod: HookPod & { metadata: { uid?: string | 
         const problems: string[] = [];
         const container = exec.container || (pod.spec?.containers?.[0]?.name ?? '');
         containerCheck(pod, container, `${field}.container`, problems);
-        const execMs = durationMs(exec.execTimeout, `${field}.execTimeout`, problems);
-        const waitMs = durationMs(exec.waitTimeout, `${field}.waitTimeout`, problems);
+        const execMs = hookDurationField(exec.execTimeout, `${field}.execTimeout`, problems);
+        const waitMs = hookDurationField(exec.waitTimeout, `${field}.waitTimeout`, problems);
         list.push({
           name: spec.name,
           source: 'spec',

@@ -50,6 +50,11 @@ describe('which backup hooks run in a pod', () => {
     expect(backupHooksFor(pod({ 'pre.hook.backup.velero.io/command': 'sync', 'pre.hook.backup.velero.io/timeout': '0s' }), 'pre', {})).toMatchObject([{ timeoutMs: 30_000 }]);
   });
 
+  it('names a spec hook timeout that is not a duration in the hook problem, as it does for annotations', () => {
+    const spec = { hooks: { resources: [{ name: 'h', pre: [{ exec: { command: ['sync'], timeout: 'soon' } }] }] } };
+    expect(backupHooksFor(pod(), 'pre', spec)).toMatchObject([{ timeoutMs: 30_000, problem: 'spec.hooks.resources[0].pre[0].exec.timeout: "soon" is not a duration such as 30s or 5m' }]);
+  });
+
   it('reads the legacy un-prefixed annotations as pre hooks', () => {
     const p = pod({ 'hook.backup.velero.io/command': 'sync' });
     expect(backupHooksFor(p, 'pre', {})).toMatchObject([{ command: ['sync'], container: 'db', onError: 'Fail', timeoutMs: 30_000 }]);
