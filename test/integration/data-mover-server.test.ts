@@ -33,20 +33,7 @@ import { enableCsi } from '../../tools/local-cluster/csi/enable.js';
 import { readState } from '../../tools/local-cluster/state.js';
 import { cairn } from '../support/cli.js';
 import { clusterInfo, kubeConfig, kubectl } from '../support/cluster.js';
-import {
-  applyList,
-  BACKUP_ENDED,
-  backupInPhase,
-  deletePrefix,
-  getJsonGz,
-  getObject,
-  installServer,
-  listKeys,
-  podRunning,
-  restartServer,
-  serverRolledOut,
-  standInNodeAgents,
-} from '../support/server-install.js';
+import { applyList, BACKUP_ENDED, backupInPhase, deletePrefix, getJsonGz, getObject, installServer, listKeys, podRunning, restartServer, serverRolledOut, standInNodeAgents } from '../support/server-install.js';
 import { waitFor } from '../support/wait.js';
 
 const RUN = randomBytes(3).toString('hex');

@@ -32,20 +32,7 @@ import { PodVolumeBackupCreator } from '../../src/server/podvolume/backup-creato
 import type { PodLike } from '../../src/server/podvolume/backup-volumes.js';
 import type { BackupVolumeInfo } from '../../src/api/volume-info.js';
 import { kubeConfig, kubectl } from '../support/cluster.js';
-import {
-  applyList,
-  BACKUP_ENDED,
-  backupInPhase,
-  deletePrefix,
-  getJsonGz,
-  getObject,
-  installServer,
-  listKeys,
-  podRunning,
-  restartServer,
-  serverRolledOut,
-  standInNodeAgents,
-} from '../support/server-install.js';
+import { applyList, BACKUP_ENDED, backupInPhase, deletePrefix, getJsonGz, getObject, installServer, listKeys, podRunning, restartServer, serverRolledOut, standInNodeAgents } from '../support/server-install.js';
 import { waitFor } from '../support/wait.js';
 
 const RUN = randomBytes(3).toString('hex');
