@@ -1,6 +1,7 @@
 # Sourced by the install-*.sh scripts that build a peer tool from the Go module proxy (kopia, restic, velero).
 # `peer_begin NAME TOOL VERSION` sets BIN_DIR (~/.cache/cairn/bin/TOOL-VERSION) and, when the tool is built there
-# already, prints its path and ends the script; otherwise it finds Go (peer_go) and creates BIN_DIR.
+# already, prints its path and ends the script; otherwise it finds Go (peer_go), creates BIN_DIR and takes its build
+# lock, so that concurrent callers build the tool once.
 # `peer_go NAME` sets GO: $GO, else the go on PATH, else the toolchain the test bed fetches from the module proxy when
 # a machine has none; and exports what every such build needs: never download a toolchain (GOTOOLCHAIN=local), no VCS
 # stamping. `peer_module_dir NAME MODULE@VERSION` downloads a module and prints its directory: the tools are built
@@ -33,4 +34,12 @@ peer_begin() {
   fi
   peer_go "$1"
   mkdir -p "$BIN_DIR"
+  # On a cold cache two test tiers running side by side may ask for the same tool at once: one builds it (the lock is
+  # held until the script ends), the other waits and then finds it built.
+  exec 9>"$BIN_DIR/.build.lock"
+  flock 9
+  if [[ -x "$BIN_DIR/$2" ]]; then
+    echo "$BIN_DIR/$2"
+    exit 0
+  fi
 }
