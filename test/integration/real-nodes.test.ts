@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { down, up } from '../../tools/local-cluster/cluster.js';
 import { enableCsi } from '../../tools/local-cluster/csi/enable.js';
-import { readNetwork, type ClusterNetwork } from '../../tools/local-cluster/network.js';
+import { hostNetworkInUse, readNetwork, type ClusterNetwork } from '../../tools/local-cluster/network.js';
 import { nodeCgroupRoot } from '../../tools/local-cluster/node/real-nodes.js';
 import { cacheRoot } from '../../tools/local-cluster/paths.js';
 import type { ClusterState } from '../../tools/local-cluster/state.js';
@@ -188,19 +188,15 @@ describe('real nodes', () => {
   it('stops without leaving processes, cgroups, mounts, namespaces or interfaces behind', async () => {
     const runDir = state.runDir;
     await down({ runDir, keep: false });
-    const machine = {
-      netns: (await exec('ip', ['netns', 'list'])).stdout,
-      links: (await exec('ip', ['-br', 'link'])).stdout,
-      routes: (await exec('ip', ['route'])).stdout,
-      mounts: readFileSync('/proc/self/mountinfo', 'utf8'),
-    };
+    // Compared by whole name: another cluster's cairnbr14 must not count as this one's cairnbr1.
+    const machine = { ...(await hostNetworkInUse()), mounts: readFileSync('/proc/self/mountinfo', 'utf8') };
     for (const n of network.nodes) {
-      expect(machine.netns).not.toContain(n.netns);
-      expect(machine.links).not.toContain(n.hostVeth);
+      expect(machine.netns.has(n.netns)).toBe(false);
+      expect(machine.links.has(n.hostVeth)).toBe(false);
       expect(existsSync(join('/sys/fs/cgroup/pids', nodeCgroupRoot(network, n.name)))).toBe(false);
     }
-    expect(machine.links).not.toContain(network.bridge);
-    expect(machine.routes).not.toContain(network.hostIp);
+    expect(machine.links.has(network.bridge)).toBe(false);
+    expect(machine.addresses.has(network.hostIp)).toBe(false);
     expect(machine.mounts).not.toContain(runDir);
     const leftovers = readdirSync('/proc').filter((p) => /^\d+$/.test(p)).filter((p) => {
       try {

@@ -80,7 +80,7 @@ export function planNetwork(index: number, nodeNames: string[]): ClusterNetwork 
 }
 
 /** Interface names and addresses already on the host, to keep clear of other clusters (and anything else). */
-async function hostNetworkInUse(): Promise<{ links: Set<string>; addresses: Set<string>; netns: Set<string> }> {
+export async function hostNetworkInUse(): Promise<{ links: Set<string>; addresses: Set<string>; netns: Set<string> }> {
   const links = JSON.parse((await exec('ip', ['-j', 'link', 'show'])).stdout) as { ifname: string }[];
   const addrs = JSON.parse((await exec('ip', ['-j', 'addr', 'show'])).stdout) as { addr_info?: { local?: string }[] }[];
   const netns = (await exec('ip', ['netns', 'list'])).stdout.split('\n').map((l) => l.split(' ')[0] ?? '').filter(Boolean);
