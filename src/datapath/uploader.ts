@@ -25,6 +25,7 @@ import { bootSpareWorkers } from './worker-threads.js';
 import { ScanAhead, type ScannedDir } from './scan-ahead.js';
 import { TreeAhead } from './tree-ahead.js';
 import { ProgressCadence } from './progress-cadence.js';
+import { entriesSignature, ListingCache, sameIds, type CachedListing } from './listing-cache.js';
 
 export interface BackupProgress {
   totalBytes: number;
@@ -64,6 +65,11 @@ export interface BackupOptions {
   concurrency?: number;
   /** Worker threads that compress and seal; default from the cgroup CPU limit; 0 = none. */
   workers?: number;
+  /**
+   * cairn's local cache directory: the listing cache (listing-cache.ts) of this source is read from and written to
+   * it, so an unchanged directory costs no listing read or write. Undefined: no cache.
+   */
+  cacheDir?: string;
 }
 
 export interface BackupStats extends SnapshotSummary {
@@ -151,7 +157,14 @@ export async function backup(options: BackupOptions): Promise<BackupResult> {
         if (options.parent) throw err; // an explicit parent must exist
       }
     }
-    const run = new BackupRun(repo, source, options);
+    const cache = options.cacheDir
+      ? ListingCache.open(
+          { dir: options.cacheDir, repositoryId: repo.config.id, source, excludes: options.excludes ?? [] },
+          parentId && parentTree ? { id: parentId, tree: parentTree } : undefined,
+          (id) => repo.index.has(id),
+        )
+      : undefined;
+    const run = new BackupRun(repo, source, options, cache);
     const tree = await run.execute(parentTree);
     const stats: BackupStats = { ...run.stats, durationMs: Date.now() - started };
     let user = 'unknown';
@@ -172,6 +185,11 @@ export async function backup(options: BackupOptions): Promise<BackupResult> {
       tree,
       summary: stats,
     });
+    try {
+      cache?.save(snapshotId);
+    } catch {
+      // A cache that cannot be written only makes the next backup read the parent's listings.
+    }
     return { snapshotId, parent: parentId, stats, errors: run.errors, skipped: run.skipped };
   } finally {
     await lock.release().catch(() => undefined);
@@ -215,11 +233,15 @@ class BackupRun {
   private scanAhead: ScanAhead | undefined;
   /** The parent snapshot's listings, read ahead of the walk (tree-ahead.ts). */
   private treeAhead: TreeAhead | undefined;
+  /** Directories (relative paths) where something was reported: the listing cache records them unsigned. */
+  private readonly reported = new Set<string>();
 
   constructor(
     private readonly repo: UploadRepository,
     private readonly source: string,
     private readonly options: BackupOptions,
+    /** The listing cache (listing-cache.ts), when the backup has a cache directory. */
+    private readonly cache?: ListingCache,
   ) {
     const cpus = usableCpus();
     this.writer = new BlobWriter(repo, { concurrency: options.concurrency ?? Math.max(2, cpus * 2), maxUploads: 4, ...(options.workers !== undefined ? { workers: options.workers } : {}), ...(options.signal ? { signal: options.signal } : {}) });
@@ -235,7 +257,8 @@ class BackupRun {
     const heapTuning = tuneHeapForBackup();
     this.heapTuning = heapTuning;
     this.scanAhead = new ScanAhead(this.source, (rel, name) => this.excluded(rel, name));
-    if (parentTree) this.treeAhead = new TreeAhead(parentTree, (id) => this.repo.loadTreeBlob(id));
+    // With a cache of the parent, only changed directories' listings are read: none are read ahead.
+    if (parentTree && !this.cache?.usable) this.treeAhead = new TreeAhead(parentTree, (id) => this.repo.loadTreeBlob(id));
     try {
       const { listing } = await this.dir(this.source, '', parentTree);
       const tree = await listing;
@@ -270,6 +293,7 @@ class BackupRun {
     const code = (err as NodeJS.ErrnoException).code;
     const reason = code === 'ENOENT' ? 'vanished during backup' : errnoReason(err);
     if (this.options.failOnUnreadable) throw new FileError(`${rel || '.'}: ${reason}`);
+    this.reported.add(parentOf(rel));
     this.errors.push({ path: rel || '.', reason });
     this.stats.errors++;
   }
@@ -290,9 +314,11 @@ class BackupRun {
   private async dir(abs: string, rel: string, parentSub: BlobId[] | undefined): Promise<{ listing: Promise<BlobId[]> }> {
     this.options.signal?.throwIfAborted();
     const ahead = this.scanAhead?.take(abs);
-    const parentLoad = this.parentEntries(parentSub);
+    const cached = this.cache?.get(rel);
+    // With the cache, the parent's listing is read only once the directory is known to have changed.
+    const parentLoad = this.cache?.usable ? undefined : this.parentEntries(parentSub);
     // Awaited below; a corrupt parent listing must not count as an unhandled rejection meanwhile.
-    parentLoad.catch(() => undefined);
+    parentLoad?.catch(() => undefined);
     const scanned: ScannedDir | undefined = ahead ? await ahead : undefined;
     let names: string[];
     if (scanned?.names) {
@@ -303,12 +329,19 @@ class BackupRun {
       } catch (err) {
         if (rel === '') throw err;
         this.report(rel, err);
+        this.reported.add(rel);
         names = [];
       }
       names.sort();
     }
     const stats = scanned?.names ? scanned.stats : undefined;
-    const parent = await parentLoad;
+    let walked: Map<string, Promise<BlobId[]>> | undefined;
+    if (cached?.sig && stats) {
+      const shortcut = await this.unchangedDir(abs, rel, names, stats, cached);
+      if (shortcut.sub) return { listing: Promise.resolve(shortcut.sub) };
+      walked = shortcut.subdirs;
+    }
+    const parent = await (parentLoad ?? this.parentEntries(parentSub));
     const entries = new OrderedEntries(
       this.held,
       new TreeWriter(async (data) => {
@@ -318,6 +351,8 @@ class BackupRun {
         return hex;
       }),
     );
+    // What the listing cache signs: the names walked and their lstat.
+    const signed: { names: string[]; stats: BigIntStats[] } | undefined = this.cache ? { names: [], stats: [] } : undefined;
     let sinceYield = 0;
     for (let index = 0; index < names.length; index++) {
       const name = names[index]!;
@@ -344,10 +379,12 @@ class BackupRun {
         this.report(childRel, err);
         continue;
       }
+      signed?.names.push(name);
+      signed?.stats.push(st);
       const base = { n: name, m: Number(st.mode & 0o7777n), u: Number(st.uid), g: Number(st.gid), mt: st.mtimeNs.toString() };
       const prev = parent?.get(name);
       if (st.isDirectory()) {
-        const { listing } = await this.dir(childAbs, childRel, prev?.t === 'd' ? prev.sub : undefined);
+        const listing = walked?.get(name) ?? (await this.dir(childAbs, childRel, prev?.t === 'd' ? prev.sub : undefined)).listing;
         // Only while large files are on the worker may the walk run ahead of a listing; otherwise it waits here, as
         // it must: a listing's blobs wait for uploads, and a walk that never waited would hold ever more listings.
         if (this.chunkJobs.length === 0) entries.add({ ...base, t: 'd', sub: await listing });
@@ -361,6 +398,8 @@ class BackupRun {
           this.report(childRel, err);
         }
       } else if (st.isFile()) {
+        // Another name may be stored before or after this one: such a directory is never taken from the cache.
+        if (st.nlink > 1n) this.reported.add(rel);
         if (this.goesToChunkWorker(st, base.mt, prev)) {
           // Queued for the worker (one file at a time there); the walk goes on meanwhile, except for a hard-linked
           // file, whose content its other names need.
@@ -378,14 +417,67 @@ class BackupRun {
       } else {
         const kind = st.isSocket() ? 'socket' : st.isFIFO() ? 'FIFO' : 'device';
         this.skipped.push({ path: childRel, reason: `${kind} not backed up` });
+        this.reported.add(rel);
         this.stats.skipped++;
       }
     }
     await this.closeBundle();
-    const listing = entries.finish();
+    let listing = entries.finish();
+    if (signed) {
+      listing = listing.then((sub) => {
+        // Reports land before the listing is complete (a large file's come from its chunk job, which it waits for).
+        this.cache!.record(rel, this.reported.has(rel) ? '' : entriesSignature(signed.names, signed.stats), sub);
+        return sub;
+      });
+    }
     // Failures surface where the listing is awaited (the parent's finish, or execute for the root).
     listing.catch(() => undefined);
     return { listing };
+  }
+
+  /**
+   * The listing cache's shortcut: when the directory's entries lstat as they did when its cached listing was
+   * stored, only its subdirectories are walked, and when they all come out as their cached listings, so does this
+   * one: nothing is read, built or written for it. Otherwise (or when in doubt) it returns what it walked, and dir()
+   * builds the listing as usual, from the parent's listing, without walking those subdirectories again.
+   */
+  private async unchangedDir(
+    abs: string,
+    rel: string,
+    names: readonly string[],
+    stats: readonly (BigIntStats | undefined)[],
+    cached: CachedListing,
+  ): Promise<{ sub?: BlobId[]; subdirs: Map<string, Promise<BlobId[]>> }> {
+    const subdirs = new Map<string, Promise<BlobId[]>>();
+    const signed: { names: string[]; stats: BigIntStats[] } = { names: [], stats: [] };
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i]!;
+      if (this.excluded(rel ? `${rel}/${name}` : name, name)) continue;
+      const st = stats[i];
+      // Whatever the full walk would report or treat apart, it does itself.
+      if (!st || name.includes('\uFFFD') || !(st.isDirectory() || st.isSymbolicLink() || st.isFile()) || (st.isFile() && st.nlink > 1n)) return { subdirs };
+      signed.names.push(name);
+      signed.stats.push(st);
+    }
+    if (entriesSignature(signed.names, signed.stats) !== cached.sig) return { subdirs };
+    const walked: Promise<boolean>[] = [];
+    for (let i = 0; i < signed.names.length; i++) {
+      if (!signed.stats[i]!.isDirectory()) continue;
+      const name = signed.names[i]!;
+      const childRel = rel ? `${rel}/${name}` : name;
+      const before = this.cache!.get(childRel);
+      const { listing } = await this.dir(`${abs}/${name}`, childRel, before?.sub);
+      subdirs.set(name, listing);
+      walked.push(listing.then((sub) => before !== undefined && sameIds(sub, before.sub)));
+    }
+    if (!(await Promise.all(walked)).every(Boolean)) return { subdirs };
+    for (const st of signed.stats) {
+      if (st.isDirectory()) this.stats.dirs++;
+      else if (st.isSymbolicLink()) this.stats.files++;
+      else this.countUnchangedFile(Number(st.size));
+    }
+    this.cache!.record(rel, cached.sig, cached.sub);
+    return { sub: cached.sub, subdirs };
   }
 
   /**
@@ -460,6 +552,18 @@ class BackupRun {
     if (linkKey) this.hardlinks.set(linkKey, { rel, item: { ...(entry.c ? { c: entry.c } : {}), ...(entry.in !== undefined ? { in: entry.in } : {}), s: entry.s! } });
     this.reportProgress(false);
     return entry;
+  }
+
+  /** Counts a file the listing cache vouches for, as file() counts an unchanged one. */
+  private countUnchangedFile(size: number): void {
+    this.stats.files++;
+    this.progress.doneFiles++;
+    if ((this.progress.doneFiles & 1023) === 0) this.heapTuning?.check();
+    this.stats.unchangedFiles++;
+    this.stats.reusedBytes += size;
+    this.stats.bytes += size;
+    this.progress.doneBytes += size;
+    this.reportProgress(false);
   }
 
   /** Reads a small file into the open bundle; its entry waits for the bundle (see dir()). */
@@ -673,6 +777,12 @@ class BackupRun {
 /** True when the parent snapshot's entry describes this very file content (size, mtime, ctime and inode match). */
 function unchangedSince(prev: TreeEntry | undefined, st: BigIntStats, mt: string): prev is TreeEntry {
   return !!prev && prev.t === 'f' && !prev.hl && prev.s === Number(st.size) && prev.mt === mt && prev.ct === st.ctimeNs.toString() && prev.i === st.ino.toString();
+}
+
+/** The relative path of the directory holding `rel` ("" for the source itself and its entries). */
+function parentOf(rel: string): string {
+  const at = rel.lastIndexOf('/');
+  return at < 0 ? '' : rel.slice(0, at);
 }
 
 /** "EACCES: permission denied" from a Node errno error (without the path Node appends), or the message. */

@@ -15,7 +15,7 @@ import {
   type ToolSession,
 } from './types.js';
 
-export const CAIRN_SETTINGS = 'defaults (zstd from node:zlib, skips incompressible data); parent = latest snapshot of the source';
+export const CAIRN_SETTINGS = 'defaults (zstd from node:zlib, skips incompressible data); parent = latest snapshot of the source; fresh cache directory (XDG_CACHE_HOME) per run';
 
 function repositoryUrl(place: RepositoryPlace): string {
   if (!place.s3) return `file://${place.dir}`;
@@ -66,7 +66,9 @@ export function cairnTool(projectRoot: string, name: 'cairn' | 'cairn-before' = 
       return { available: true, version: `cairn ${pkg.version ?? '?'}${at}`, settings: CAIRN_SETTINGS };
     },
     open(place: RepositoryPlace): ToolSession {
-      const env = baseEnv({ CAIRN_REPO_PASSWORD: BENCH_PASSWORD, ...s3Credentials(place) });
+      // cairn's local cache (the listing cache) lives in the run's directory, as restic's and kopia's do: kept from
+      // one step to the next, new for each run.
+      const env = baseEnv({ CAIRN_REPO_PASSWORD: BENCH_PASSWORD, XDG_CACHE_HOME: join(place.workDir, 'cairn-cache'), ...s3Credentials(place) });
       const repo = repositoryUrl(place);
       const measure = (args: string[], onLine?: (line: string) => number | undefined) =>
         measureCommand({ command: process.execPath, args: [runJs, 'repo', ...args], env, serverPid: place.serverPid, onLine });

@@ -7,6 +7,7 @@ import { createProgress } from '../../cli/progress.js';
 import { formatBytes } from '../../base/bytes.js';
 import { interruptSignal, openRepository, repoFlags, toCliError } from '../../datapath/cli-support.js';
 import { backup, bootBackupWorkers, type BackupProgress } from '../../datapath/uploader.js';
+import { defaultCacheDir } from '../../datapath/listing-cache.js';
 
 export default class RepoBackup extends BaseCommand<typeof RepoBackup> {
   static override summary = 'Back up a directory into a repository; prints the snapshot ID.';
@@ -23,6 +24,12 @@ export default class RepoBackup extends BaseCommand<typeof RepoBackup> {
     exclude: Flags.string({ description: 'Glob of paths to leave out (repeatable); without "/" it matches names at any depth.', multiple: true }),
     'fail-on-unreadable': Flags.boolean({ description: 'Fail instead of reporting and skipping files that vanish or cannot be read.' }),
     'upload-bytes-per-second': Flags.integer({ description: 'Write at most this many bytes per second to the repository.', min: 1 }),
+    'cache-dir': Flags.string({ description: 'Local cache directory, holding what the last backup of DIR stored per directory (default: $XDG_CACHE_HOME/cairn or ~/.cache/cairn).' }),
+    cache: Flags.boolean({
+      description: 'Use the local cache: an unchanged directory is taken as stored last time without reading its listing (--no-cache: compare with the parent snapshot\'s listings only).',
+      default: true,
+      allowNo: true,
+    }),
   };
 
   async run(): Promise<void> {
@@ -57,6 +64,7 @@ export default class RepoBackup extends BaseCommand<typeof RepoBackup> {
         ...(this.flags.description ? { description: this.flags.description } : {}),
         excludes: this.flags.exclude ?? [],
         failOnUnreadable: this.flags['fail-on-unreadable'],
+        ...(this.flags.cache ? { cacheDir: this.flags['cache-dir'] ?? defaultCacheDir() } : {}),
         signal: interruptSignal(),
         ...(progress || logProgress ? { onProgress } : {}),
       });

@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Config, Errors } from '@oclif/core';
 import RepoInit from '../../../src/commands/repo/init.js';
 import RepoBackup from '../../../src/commands/repo/backup.js';
@@ -13,7 +13,16 @@ import RepoKey from '../../../src/commands/repo/key.js';
 import RepoMaintenance from '../../../src/commands/repo/maintenance.js';
 import { cleanupTempDirs, describeTree, tempDir } from './helpers.js';
 
-afterAll(cleanupTempDirs);
+// The listing cache of `repo backup` goes to a scratch directory, not the home directory's cache.
+const cacheHome = process.env.XDG_CACHE_HOME;
+beforeAll(() => {
+  process.env.XDG_CACHE_HOME = tempDir('xdg-cache');
+});
+afterAll(() => {
+  if (cacheHome === undefined) delete process.env.XDG_CACHE_HOME;
+  else process.env.XDG_CACHE_HOME = cacheHome;
+  cleanupTempDirs();
+});
 afterEach(() => {
   vi.restoreAllMocks();
   delete process.env.CAIRN_REPO_PASSWORD;

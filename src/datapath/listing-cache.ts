@@ -1,0 +1,162 @@
+/**
+ * A local cache of the last backup of a source: for every directory, a signature of what lstat said of its entries
+ * and the tree blob IDs its listing was stored as.
+ *
+ * Why: an unchanged re-run otherwise reads, decrypts, checks and parses every directory's listing in the parent
+ * snapshot, then builds, hashes and looks up the same listing again: most of its CPU on a tree of many small
+ * directories. With the cache, a directory whose entries lstat the same as last time (name, mode, owner, size, mtime,
+ * ctime, inode, link count) and whose subdirectories came out as the same listings is stored as the same listing,
+ * without reading or writing one. restic and kopia keep a local cache for the same reason.
+ *
+ * It is only a shortcut to what the parent snapshot holds: it is used only when the parent snapshot is the very one
+ * it was written for (same repository, source, exclude patterns and listing format), and every tree blob it names
+ * must be in the repository's index. Anything else (no file, another snapshot, unreadable or malformed) means no
+ * cache: the backup compares with the parent's listings as before. A directory where anything was reported (an
+ * unreadable or vanished entry, a skipped socket or device) or that holds hard-linked files is recorded without a
+ * signature, so it is walked in full every time and its reports repeat. The file holds directory names and blob IDs
+ * (keyed hashes, which say nothing of contents), no file contents; it is written owner-only.
+ */
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, writeFileSync, type BigIntStats } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import type { BlobId, SnapshotId } from './ids.js';
+
+/** Bumped whenever the uploader builds listings differently: a cache of another format is not used. */
+const LISTING_FORMAT = 1;
+const FILE_VERSION = 1;
+
+/** What a cache file belongs to; all of it must match for the cache to be used. */
+export interface ListingCacheScope {
+  /** Directory holding the cache files (cairn's cache directory). */
+  dir: string;
+  repositoryId: string;
+  /** Absolute path of the backed-up directory. */
+  source: string;
+  excludes: readonly string[];
+}
+
+export interface CachedListing {
+  /** Signature of the directory's entries (entriesSignature); empty when it must be walked in full. */
+  sig: string;
+  /** The listing's tree blob IDs in the snapshot the cache was written for. */
+  sub: BlobId[];
+}
+
+interface CacheFile {
+  v: number;
+  format: number;
+  repository: string;
+  source: string;
+  excludes: string[];
+  snapshot: string;
+  /** [relative path, signature, ...tree blob IDs] per directory; "" is the source itself. */
+  dirs: [string, string, ...string[]][];
+}
+
+/** cairn's cache directory: $XDG_CACHE_HOME/cairn, else ~/.cache/cairn. */
+export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  return join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'cairn');
+}
+
+function cacheFile(scope: ListingCacheScope): string {
+  const name = createHash('sha256').update(scope.source).digest('hex').slice(0, 32);
+  return join(scope.dir, 'listings', scope.repositoryId, `${name}.json`);
+}
+
+/**
+ * The signature of a directory's entries: every lstat field its listing is made of, and those that tell a changed
+ * file from an unchanged one. `stats[i]` belongs to `names[i]`.
+ */
+export function entriesSignature(names: readonly string[], stats: readonly BigIntStats[]): string {
+  const hash = createHash('sha256');
+  for (let i = 0; i < names.length; i++) {
+    const st = stats[i]!;
+    hash.update(`${names[i]}\0${st.mode}\0${st.uid}\0${st.gid}\0${st.size}\0${st.mtimeNs}\0${st.ctimeNs}\0${st.ino}\0${st.nlink}\n`);
+  }
+  return hash.digest('base64url').slice(0, 24);
+}
+
+export class ListingCache {
+  private readonly next = new Map<string, CachedListing>();
+
+  private constructor(
+    private readonly scope: ListingCacheScope,
+    /** The parent snapshot's directories, when the cache on disk was written for it. */
+    private readonly previous: Map<string, CachedListing> | undefined,
+  ) {}
+
+  /**
+   * Reads the cache of `scope` for a backup whose parent snapshot is `parent` (undefined: none). `known` tells
+   * whether a tree blob is in the repository's index.
+   */
+  static open(scope: ListingCacheScope, parent: { id: SnapshotId; tree: readonly BlobId[] } | undefined, known: (id: BlobId) => boolean): ListingCache {
+    const previous = parent ? readPrevious(scope, parent.id, known) : undefined;
+    const root = previous?.get('');
+    return new ListingCache(scope, root && sameIds(root.sub, parent!.tree) ? previous : undefined);
+  }
+
+  /** True when the cache describes the parent snapshot (so its listings need not be read ahead). */
+  get usable(): boolean {
+    return this.previous !== undefined;
+  }
+
+  /** The parent snapshot's directory at `rel`, as the cache knows it. */
+  get(rel: string): CachedListing | undefined {
+    return this.previous?.get(rel);
+  }
+
+  /** Notes how this backup stored the directory at `rel`. */
+  record(rel: string, sig: string, sub: BlobId[]): void {
+    this.next.set(rel, { sig, sub });
+  }
+
+  /** Writes what this backup recorded, for the next backup whose parent is `snapshot`. */
+  save(snapshot: SnapshotId): void {
+    const file = cacheFile(this.scope);
+    const body: CacheFile = {
+      v: FILE_VERSION,
+      format: LISTING_FORMAT,
+      repository: this.scope.repositoryId,
+      source: this.scope.source,
+      excludes: [...this.scope.excludes],
+      snapshot,
+      dirs: [...this.next].map(([rel, c]) => [rel, c.sig, ...c.sub]),
+    };
+    mkdirSync(join(file, '..'), { recursive: true, mode: 0o700 });
+    const tmp = `${file}.${process.pid}.tmp`;
+    writeFileSync(tmp, JSON.stringify(body), { mode: 0o600 });
+    renameSync(tmp, file);
+  }
+}
+
+export function sameIds(a: readonly BlobId[], b: readonly BlobId[]): boolean {
+  return a.length === b.length && a.every((id, i) => id === b[i]);
+}
+
+function readPrevious(scope: ListingCacheScope, parent: SnapshotId, known: (id: BlobId) => boolean): Map<string, CachedListing> | undefined {
+  let body: CacheFile;
+  try {
+    body = JSON.parse(readFileSync(cacheFile(scope), 'utf8')) as CacheFile;
+  } catch {
+    return undefined;
+  }
+  const matches =
+    body.v === FILE_VERSION &&
+    body.format === LISTING_FORMAT &&
+    body.repository === scope.repositoryId &&
+    body.source === scope.source &&
+    body.snapshot === parent &&
+    Array.isArray(body.excludes) &&
+    JSON.stringify(body.excludes) === JSON.stringify(scope.excludes) &&
+    Array.isArray(body.dirs);
+  if (!matches) return undefined;
+  const dirs = new Map<string, CachedListing>();
+  for (const row of body.dirs) {
+    if (!Array.isArray(row) || row.length < 3 || !row.every((s) => typeof s === 'string')) return undefined;
+    const [rel, sig, ...sub] = row;
+    if (!sub.every((id) => known(id as BlobId))) return undefined;
+    dirs.set(rel, { sig, sub: sub as BlobId[] });
+  }
+  return dirs;
+}

@@ -1,0 +1,147 @@
+import { chmodSync, linkSync, mkdirSync, readdirSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import type { Repository } from '../../../src/datapath/repository.js';
+import { backup, type BackupOptions } from '../../../src/datapath/uploader.js';
+import { restore } from '../../../src/datapath/restorer.js';
+import { cleanupTempDirs, describeTree, newRepo, tempDir } from './helpers.js';
+
+afterAll(cleanupTempDirs);
+
+/** A source of many small directories, with inline, bundled, chunked and large files and symlinks. */
+function makeSource(): string {
+  const src = tempDir('cache-src');
+  for (let d = 0; d < 12; d++) {
+    for (let e = 0; e < 3; e++) {
+      mkdirSync(join(src, `d${d}/e${e}/leaf`), { recursive: true });
+      writeFileSync(join(src, `d${d}/e${e}/leaf/file.txt`), `d${d} e${e}\n`.repeat(40));
+      writeFileSync(join(src, `d${d}/e${e}/tiny`), `${d}${e}`);
+    }
+    symlinkSync(`e0/leaf/file.txt`, join(src, `d${d}/link`));
+  }
+  writeFileSync(join(src, 'd0/medium.bin'), Buffer.alloc(200_000, 7));
+  writeFileSync(join(src, 'd1/large.bin'), Buffer.alloc(5 << 20, 9));
+  return src;
+}
+
+/** Counts the parent listings a backup reads. */
+function treeReads(repo: Repository): { count: () => number } {
+  const spy = vi.spyOn(repo, 'loadTreeBlob');
+  const start = spy.mock.calls.length;
+  return { count: () => spy.mock.calls.length - start };
+}
+
+async function treeOf(repo: Repository, snapshotId: string): Promise<string[]> {
+  return (await repo.snapshots.find(snapshotId)).tree;
+}
+
+describe('the listing cache', () => {
+  it('stores an unchanged tree as the same listings without reading any of the parent', async () => {
+    const repo = await newRepo();
+    const src = makeSource();
+    const cacheDir = tempDir('cache');
+    const first = await backup({ source: src, repository: repo, cacheDir });
+    const plain = await backup({ source: src, repository: repo, parent: first.snapshotId });
+    const reads = treeReads(repo);
+    const cached = await backup({ source: src, repository: repo, parent: first.snapshotId, cacheDir });
+    expect(reads.count()).toBe(0);
+    expect(await treeOf(repo, cached.snapshotId)).toEqual(await treeOf(repo, first.snapshotId));
+    const { durationMs: _a, ...withCache } = cached.stats;
+    const { durationMs: _b, ...without } = plain.stats;
+    expect(withCache).toEqual(without);
+    expect(cached.stats.unchangedFiles).toBe(first.stats.files - 12); // the symlinks are files but not "unchanged files"
+    const files = readdirSync(join(cacheDir, 'listings', repo.config.id));
+    expect(files).toHaveLength(1);
+    expect(statSync(join(cacheDir, 'listings', repo.config.id, files[0]!)).mode & 0o777).toBe(0o600);
+  });
+
+  it('gives the same snapshot as a backup without it after changes of every kind', async () => {
+    const repo = await newRepo();
+    const src = makeSource();
+    const cacheDir = tempDir('cache');
+    // Whole seconds, which every file system and a restore keep exactly.
+    const mtime = 1_700_000_000;
+    utimesSync(join(src, 'd6/e0/tiny'), mtime, mtime);
+    await backup({ source: src, repository: repo, cacheDir });
+    const parent = await backup({ source: src, repository: repo, cacheDir });
+    rmSync(join(src, 'd3'), { recursive: true });
+    rmSync(join(src, 'd7/e1'), { recursive: true });
+    writeFileSync(join(src, 'd7/e1'), 'now a file');
+    mkdirSync(join(src, 'd8/new/inner'), { recursive: true });
+    writeFileSync(join(src, 'd8/new/inner/n.txt'), 'new');
+    writeFileSync(join(src, 'd9/e2/leaf/file.txt'), 'changed deep down\n');
+    writeFileSync(join(src, 'd1/large.bin'), Buffer.alloc(5 << 20, 3));
+    chmodSync(join(src, 'd10/e0/tiny'), 0o600);
+    chmodSync(join(src, 'd11/e1'), 0o700);
+    rmSync(join(src, 'd5/link'));
+    symlinkSync('e1/tiny', join(src, 'd5/link'));
+    // Same size and mtime as before: only ctime tells the change.
+    writeFileSync(join(src, 'd6/e0/tiny'), 'XX');
+    utimesSync(join(src, 'd6/e0/tiny'), mtime, mtime);
+    linkSync(join(src, 'd2/e0/tiny'), join(src, 'd2/e0/hard'));
+    const plain = await backup({ source: src, repository: repo, parent: parent.snapshotId });
+    const reads = treeReads(repo);
+    const cached = await backup({ source: src, repository: repo, parent: parent.snapshotId, cacheDir });
+    expect(await treeOf(repo, cached.snapshotId)).toEqual(await treeOf(repo, plain.snapshotId));
+    // The second of the two stores nothing new: the first stored it.
+    const { durationMs: _a, newBytes: _c, storedBytes: _e, ...withCache } = cached.stats;
+    const { durationMs: _b, newBytes: _d, storedBytes: _f, ...without } = plain.stats;
+    expect(withCache).toEqual(without);
+    // Only the changed directories' listings (and their parents') were read, not the whole tree's.
+    expect(reads.count()).toBeGreaterThan(0);
+    expect(reads.count()).toBeLessThan(30);
+    const dst = tempDir('cache-dst');
+    await restore({ repository: repo, snapshotId: cached.snapshotId, target: dst });
+    expect(describeTree(dst)).toEqual(describeTree(src));
+    // And from that snapshot on, the cache describes the new tree: unchanged, nothing is read but the listing of the
+    // directory that holds hard links now, which is walked in full every time.
+    const again = treeReads(repo);
+    const next = await backup({ source: src, repository: repo, cacheDir });
+    expect(again.count()).toBe(1);
+    expect(await treeOf(repo, next.snapshotId)).toEqual(await treeOf(repo, cached.snapshotId));
+  });
+
+  it('reports a skipped socket on every run and walks a directory with hard links in full', async () => {
+    const repo = await newRepo();
+    const src = makeSource();
+    const cacheDir = tempDir('cache');
+    const server: Server = createServer();
+    await new Promise<void>((resolve) => server.listen(join(src, 'd4/e0/sock'), resolve));
+    linkSync(join(src, 'd2/e1/tiny'), join(src, 'd2/e1/hard'));
+    try {
+      const first = await backup({ source: src, repository: repo, cacheDir });
+      const second = await backup({ source: src, repository: repo, cacheDir });
+      expect(first.skipped).toEqual([{ path: 'd4/e0/sock', reason: 'socket not backed up' }]);
+      expect(second.skipped).toEqual(first.skipped);
+      expect(await treeOf(repo, second.snapshotId)).toEqual(await treeOf(repo, first.snapshotId));
+      expect(second.stats.unchangedFiles).toBe(first.stats.newFiles + first.stats.unchangedFiles);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('is not used for another parent, other exclude patterns or when unreadable, and the backups stay right', async () => {
+    const repo = await newRepo();
+    const src = makeSource();
+    const cacheDir = tempDir('cache');
+    const run = (options: Partial<BackupOptions> = {}) => backup({ source: src, repository: repo, cacheDir, ...options });
+    const first = await run();
+    const second = await run();
+    // The cache now describes `second`: a backup against `first` reads the parent's listings.
+    let reads = treeReads(repo);
+    const againstFirst = await run({ parent: first.snapshotId });
+    expect(reads.count()).toBeGreaterThan(0);
+    expect(await treeOf(repo, againstFirst.snapshotId)).toEqual(await treeOf(repo, second.snapshotId));
+    reads = treeReads(repo);
+    const excluding = await run({ excludes: ['tiny'] });
+    expect(reads.count()).toBeGreaterThan(0);
+    expect(excluding.stats.files).toBe(first.stats.files - 36);
+    const dir = join(cacheDir, 'listings', repo.config.id);
+    for (const f of readdirSync(dir)) writeFileSync(join(dir, f), '{"v":1,"dirs":[["",');
+    reads = treeReads(repo);
+    const afterGarbage = await run({ excludes: ['tiny'] });
+    expect(reads.count()).toBeGreaterThan(0);
+    expect(await treeOf(repo, afterGarbage.snapshotId)).toEqual(await treeOf(repo, excluding.snapshotId));
+  });
+});
