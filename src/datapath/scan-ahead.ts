@@ -8,8 +8,8 @@
  * threads while the main thread compares and writes listings, so the work stays queued on several threads, and the
  * main thread's own work per name gets smaller.
  *
- * Directories are scanned in the walk's order (names sorted, depth first), at most MAX_AHEAD_ENTRIES names ahead of
- * what the walk has taken. The walk takes each directory's result with take(); a directory it skips (excluded, gone,
+ * Directories are scanned in the walk's order (names sorted, depth first), MAX_DIRS_IN_FLIGHT at once, at most
+ * MAX_AHEAD_ENTRIES names ahead of what the walk has taken. The walk takes each directory's result with take(); a directory it skips (excluded, gone,
  * replaced by a file) is dropped once the walk takes a later one. Anything the scan could not read (the directory,
  * one name) is left for the walk to do itself, so errors are reported exactly as before.
  */
@@ -24,15 +24,26 @@ export interface ScannedDir {
 
 /** Names scanned ahead of the walk at most (a directory larger than this is still scanned whole). */
 const MAX_AHEAD_ENTRIES = 8192;
-/** lstat calls queued on the thread pool at once per scanner. */
+/** lstat calls queued on the thread pool at once per directory. */
 const MAX_IN_FLIGHT = 64;
+/**
+ * Directories being scanned at once. Real trees have many small directories (a handful of names each): scanned one
+ * after another, each costs two thread-pool round trips (readdir, then its lstat calls) in a serial chain, and the
+ * walk waited on that chain more than it worked.
+ */
+const MAX_DIRS_IN_FLIGHT = 8;
 
 interface Pending {
   abs: string;
+  rel: string;
   result: Promise<ScannedDir>;
   resolve: (dir: ScannedDir) => void;
-  /** queued: the walk has not got there; taken: the walk has it; dropped: the walk went past it. */
-  state: 'queued' | 'taken' | 'dropped';
+  /** queued: not scanned yet; scanning; ready: scanned (or given up). */
+  state: 'queued' | 'scanning' | 'ready';
+  /** The walk has it (it left the queue). */
+  taken: boolean;
+  /** The walk went past it: it will not visit it, nor anything below it. */
+  dropped: boolean;
   /** Names it holds ahead of the walk, once scanned. */
   weight: number;
 }
@@ -41,84 +52,91 @@ const NOT_SCANNED: ScannedDir = { names: undefined, stats: [] };
 
 export class ScanAhead {
   /** Directories the scan knows of and the walk has not taken, in walk order (depth first, names sorted). */
-  private readonly queue: Pending[] = [];
+  private queue: Pending[] = [];
   private readonly byPath = new Map<string, Pending>();
   private ahead = 0;
-  private wake: (() => void) | undefined;
+  private inFlight = 0;
   private stopped = false;
 
   constructor(
     root: string,
     private readonly excluded: (rel: string, name: string) => boolean,
   ) {
-    const first = this.pending(root);
-    this.queue.push(first);
-    void this.walk(first, '').catch(() => undefined);
+    this.queue.push(this.pending(root, ''));
+    this.pump();
   }
 
   /** The scan of `abs`, when the scanner has it coming; undefined when the walk must list it itself. */
   take(abs: string): Promise<ScannedDir> | undefined {
-    const at = this.byPath.get(abs);
-    if (!at) return undefined;
+    const wanted = this.byPath.get(abs);
+    if (!wanted) return undefined;
+    const at = this.queue.indexOf(wanted);
     // Everything before it in walk order was skipped by the walk: drop those, freeing their room ahead.
-    while (this.queue.length > 0) {
-      const head = this.queue.shift()!;
-      this.byPath.delete(head.abs);
-      head.state = head === at ? 'taken' : 'dropped';
-      this.release(head);
-      if (head === at) break;
+    for (const p of this.queue.splice(0, at + 1)) {
+      this.byPath.delete(p.abs);
+      this.ahead -= p.weight;
+      p.weight = 0;
+      if (p === wanted) p.taken = true;
+      else {
+        p.dropped = true;
+        if (p.state === 'queued') p.resolve(NOT_SCANNED);
+      }
     }
-    return at.result;
+    this.pump();
+    return wanted.result;
   }
 
   stop(): void {
     this.stopped = true;
-    this.wake?.();
+    for (const p of this.queue) if (p.state === 'queued') p.resolve(NOT_SCANNED);
+    this.queue = [];
+    this.byPath.clear();
   }
 
-  private pending(abs: string): Pending {
+  private pending(abs: string, rel: string): Pending {
     let resolve!: (dir: ScannedDir) => void;
     const result = new Promise<ScannedDir>((r) => (resolve = r));
-    const p: Pending = { abs, result, resolve, state: 'queued', weight: 0 };
+    const p: Pending = { abs, rel, result, resolve, state: 'queued', taken: false, dropped: false, weight: 0 };
     this.byPath.set(abs, p);
     return p;
   }
 
-  private release(p: Pending): void {
-    this.ahead -= p.weight;
-    p.weight = 0;
-    if (this.ahead < MAX_AHEAD_ENTRIES) this.wake?.();
+  /** Starts scanning the next directories in walk order, within the bounds. */
+  private pump(): void {
+    for (const p of this.queue) {
+      if (this.stopped || this.inFlight >= MAX_DIRS_IN_FLIGHT || this.ahead >= MAX_AHEAD_ENTRIES) return;
+      if (p.state !== 'queued') continue;
+      p.state = 'scanning';
+      this.inFlight++;
+      void this.scan(p);
+    }
   }
 
-  private async room(): Promise<void> {
-    while (!this.stopped && this.ahead >= MAX_AHEAD_ENTRIES) await new Promise<void>((r) => (this.wake = r));
-    this.wake = undefined;
-  }
-
-  /** Depth first, in the walk's order: a directory's result is out before any of its subdirectories is scanned. */
-  private async walk(dir: Pending, rel: string): Promise<void> {
-    await this.room();
-    if (this.stopped || dir.state === 'dropped') return dir.resolve(NOT_SCANNED);
-    const scanned = await scanDirectory(dir.abs, rel, this.excluded);
-    // The walk went past it meanwhile: it will not visit it, nor anything below it.
-    if (this.stopped || (dir.state as Pending['state']) === 'dropped') return dir.resolve(NOT_SCANNED);
-    const children: [Pending, string][] = [];
+  private async scan(p: Pending): Promise<void> {
+    const scanned = await scanDirectory(p.abs, p.rel, this.excluded);
+    this.inFlight--;
+    p.state = 'ready';
+    if (this.stopped || p.dropped) {
+      p.resolve(NOT_SCANNED);
+      return this.pump();
+    }
+    const children: Pending[] = [];
     const names = scanned.names ?? [];
     for (let i = 0; i < names.length; i++) {
       if (!scanned.stats[i]?.isDirectory()) continue;
-      const childRel = rel ? `${rel}/${names[i]}` : names[i]!;
-      if (!this.excluded(childRel, names[i]!)) children.push([this.pending(`${dir.abs}/${names[i]}`), childRel]);
+      const childRel = p.rel ? `${p.rel}/${names[i]}` : names[i]!;
+      if (!this.excluded(childRel, names[i]!)) children.push(this.pending(`${p.abs}/${names[i]}`, childRel));
     }
-    // Its subdirectories come right after it in walk order: before its later siblings. A directory the walk has
-    // taken was at the head of the queue.
-    const at = dir.state === 'queued' ? this.queue.indexOf(dir) + 1 : 0;
-    this.queue.splice(at, 0, ...children.map(([child]) => child));
-    if (dir.state === 'queued') {
-      dir.weight = scanned.stats.length;
-      this.ahead += dir.weight;
+    // Its subdirectories come right after it in walk order, before its later siblings: at the queue's head when the
+    // walk has taken it already.
+    const at = p.taken ? 0 : this.queue.indexOf(p) + 1;
+    this.queue.splice(at, 0, ...children);
+    if (!p.taken) {
+      p.weight = scanned.stats.length;
+      this.ahead += p.weight;
     }
-    dir.resolve(scanned);
-    for (const [child, childRel] of children) await this.walk(child, childRel);
+    p.resolve(scanned);
+    this.pump();
   }
 }
 
