@@ -1,6 +1,8 @@
 /**
- * Include/exclude entries of Velero's specs (namespaces, resources) are globs, matched as gobwas/glob matches them
- * without separators. Backup and restore filters, hooks and resource modifiers all match with this one.
+ * Include/exclude entries of Velero's specs are globs, matched as gobwas/glob matches them without separators:
+ * backup filters (namespaces and resources, and the hooks that share them), restore namespace filters and resource
+ * modifiers' namespaces match with this one. Restore resource filters match resource names their own way
+ * (resourceEntryMatches).
  */
 
 /**

@@ -118,7 +118,6 @@ export class Repository implements PackWriter, ContentIds, BlobIndex, BlobLoader
   readonly keyRing: KeyRing;
   readonly locks: RepositoryLocks;
   private readonly treeCache = new Map<BlobId, Buffer>();
-  private readonly packSizes = new Map<PackId, number>();
   private openPool: OpenPool | undefined;
   private readonly windows: ReadWindows;
   private readonly loadedIndexes = new Set<string>();
@@ -323,7 +322,7 @@ export class Repository implements PackWriter, ContentIds, BlobIndex, BlobLoader
   /** A pack's header entries (reads the tail of the pack). */
   async readPackHeader(packId: PackId, size?: number): Promise<PackEntry[]> {
     const key = packKey(packId);
-    let total = size ?? this.packSizes.get(packId);
+    let total = size;
     if (total === undefined) {
       const info = await this.store.head(key);
       if (!info) throw new RepositoryCorruptError(`pack ${packId.slice(0, 12)} is missing`);
