@@ -424,9 +424,11 @@ class BackupRun {
     await this.closeBundle();
     let listing = entries.finish();
     if (signed) {
+      // Signed now, so the lstat results are not held until the listing is stored.
+      const sig = entriesSignature(signed.names, signed.stats);
       listing = listing.then((sub) => {
         // Reports land before the listing is complete (a large file's come from its chunk job, which it waits for).
-        this.cache!.record(rel, this.reported.has(rel) ? '' : entriesSignature(signed.names, signed.stats), sub);
+        this.cache!.record(rel, this.reported.has(rel) ? '' : sig, sub);
         return sub;
       });
     }
