@@ -14,10 +14,11 @@
  * cache: the backup compares with the parent's listings as before. A directory where anything was reported (an
  * unreadable or vanished entry, a skipped socket or device) or that holds hard-linked files is recorded without a
  * signature, so it is walked in full every time and its reports repeat. The file holds directory names and blob IDs
- * (keyed hashes, which say nothing of contents), no file contents; it is written owner-only.
+ * (keyed hashes, which say nothing of contents), no file contents; it is written owner-only. A cache file no backup
+ * has written for 30 days is removed by the next backup that saves one.
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, writeFileSync, type BigIntStats } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, type BigIntStats } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { BlobId, SnapshotId } from './ids.js';
@@ -146,6 +147,29 @@ export class ListingCache {
     const tmp = `${file}.${process.pid}.tmp`;
     writeFileSync(tmp, JSON.stringify(body), { mode: 0o600 });
     renameSync(tmp, file);
+    removeExpired(join(this.scope.dir, 'listings'), Date.now() - EXPIRES_AFTER_MS);
+  }
+}
+
+/** A cache file no backup has written for this long belongs to a source or repository gone (restic's rule too). */
+const EXPIRES_AFTER_MS = 30 * 24 * 3600 * 1000;
+
+/** Removes cache files (and then empty repository directories) last written before `before`. */
+export function removeExpired(listings: string, before: number): void {
+  for (const repo of readdirSync(listings, { withFileTypes: true })) {
+    if (!repo.isDirectory()) continue;
+    const dir = join(listings, repo.name);
+    let left = 0;
+    for (const name of readdirSync(dir)) {
+      const path = join(dir, name);
+      try {
+        if (statSync(path).mtimeMs < before) rmSync(path, { force: true });
+        else left++;
+      } catch {
+        left++; // another backup's, just renamed or removed: leave it to that one
+      }
+    }
+    if (left === 0) rmSync(dir, { recursive: true, force: true });
   }
 }
 

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { Repository } from '../../../src/datapath/repository.js';
 import { backup, type BackupOptions } from '../../../src/datapath/uploader.js';
+import { removeExpired } from '../../../src/datapath/listing-cache.js';
 import { restore } from '../../../src/datapath/restorer.js';
 import { cleanupTempDirs, describeTree, newRepo, tempDir } from './helpers.js';
 
@@ -143,5 +144,21 @@ describe('the listing cache', () => {
     const afterGarbage = await run({ excludes: ['tiny'] });
     expect(reads.count()).toBeGreaterThan(0);
     expect(await treeOf(repo, afterGarbage.snapshotId)).toEqual(await treeOf(repo, excluding.snapshotId));
+  });
+
+  it('removes cache files no backup wrote for 30 days, and their repository directories once empty', () => {
+    const listings = join(tempDir('cache'), 'listings');
+    const file = (repo: string, name: string, daysOld: number) => {
+      mkdirSync(join(listings, repo), { recursive: true });
+      writeFileSync(join(listings, repo, name), '{}');
+      const when = Date.now() / 1000 - daysOld * 86400;
+      utimesSync(join(listings, repo, name), when, when);
+    };
+    file('gone', 'a.json', 40);
+    file('kept', 'old.json', 31);
+    file('kept', 'new.json', 1);
+    removeExpired(listings, Date.now() - 30 * 86400 * 1000);
+    expect(readdirSync(listings)).toEqual(['kept']);
+    expect(readdirSync(join(listings, 'kept'))).toEqual(['new.json']);
   });
 });
