@@ -34,5 +34,11 @@ await build({
   // Stack traces map back to src/ with `node --enable-source-maps` (esbuild chains tsc's maps).
   sourcemap: 'linked',
   legalComments: 'linked',
+  // Without comments and whitespace (names are kept, so stack traces still name functions; the linked maps give the
+  // lines). V8 keeps the source text of every module it loaded for the life of the process, outside its heap for a
+  // file over ~1 MB, and as two bytes a character when a file holds one non-ASCII character (a comment's dash or §):
+  // the server's loaded sources took 21 MB of external memory, 7 MB without comments, and its RSS at rest fell by
+  // ~13 MB, as does every other cairn process's (node agent, data movers and their worker threads).
+  minifyWhitespace: true,
   logLevel: 'warning',
 });

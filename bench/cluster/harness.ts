@@ -111,6 +111,9 @@ export class ClusterHarness {
     log(`installing cairn into ${this.installNs} (server + node-agent) ...`);
     const creds = join(opts.scratchDir, 'credentials');
     writeFileSync(creds, `[default]\naws_access_key_id = ${state.s3.accessKeyId}\naws_secret_access_key = ${state.s3.secretAccessKey}\n`, { mode: 0o600 });
+    // On a kept cluster an earlier run's workloads carry the health ports patched in below by another field
+    // manager; applying the install over them would add a second port named "health".
+    must('remove an earlier install', await this.kubectl(['delete', 'deployment/cairn', 'daemonset/node-agent', '-n', this.installNs, '--ignore-not-found', '--wait=true']));
     must(
       'cairn install',
       await this.cairn([
