@@ -17,7 +17,7 @@ import { ServerPlugins, type ServerPluginsOptions } from './plugins.js';
 import { apiReader } from './backup/api-reader.js';
 import { restoreRoleKeeper } from './rbac/restore-role.js';
 import { restoreRoleName } from '../api/install-names.js';
-import { tuneHeapForBackup, type HeapTuning } from '../datapath/heap-tuning.js';
+import { limitHeapGrowthForServer, tuneHeapForBackup, type HeapTuning } from '../datapath/heap-tuning.js';
 
 const HEAP_CHECK_INTERVAL_MS = 1000;
 
@@ -46,8 +46,10 @@ export function createServer(opts: ServerOptions): Role {
   return {
     async start() {
       // The young generation stays at its bound (../datapath/heap-tuning.ts) for the server's whole life; looked at
-      // every second, as V8 may start it smaller and grow it.
+      // every second, as V8 may start it smaller and grow it. The old generation grows by at most half between
+      // full GCs.
       heap = tuneHeapForBackup();
+      limitHeapGrowthForServer();
       heapCheck = setInterval(() => heap?.check(), HEAP_CHECK_INTERVAL_MS);
       heapCheck.unref();
       health = await startHealthServer({ port: opts.healthPort, ...(opts.healthHost ? { host: opts.healthHost } : {}) });
