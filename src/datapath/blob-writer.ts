@@ -144,7 +144,9 @@ export class BlobWriter {
     this.stats.newBytes += data.length;
     while (this.uploads.size >= this.maxUploads) await Promise.race(this.uploads);
     if (this.workerCount > 0) {
-      while (this.batchBytes > 0 && this.batchBytes + data.length > this.slabSize) await this.dispatch();
+      // The batch goes first when its slab has no room for the blob, whatever is in it (an empty blob takes a slab
+      // and no room; a lone blob larger than a slab then gets a one-off slab of its own).
+      while (this.batchInput && this.batch.length > 0 && this.batchBytes + data.length > this.batchInput.length) await this.dispatch();
       this.pool ??= new SealPool(this.repo.keys.encryption, this.workerCount, { slabSize: this.slabSize, maxJobsPerBatch: BATCH_COUNT, level: this.level });
       this.batchInput ??= this.pool.takeInput(data.length);
       this.batchInput.set(data, this.batchBytes);
