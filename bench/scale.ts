@@ -62,6 +62,25 @@ async function idleRss(servers: Server[]): Promise<Record<string, number>> {
   return Object.fromEntries(servers.map((s) => [s.name, rssBytes(s.pid() ?? -1) ?? 0]));
 }
 
+/** Restored namespaces: `rc-RUN-…` (cairn) and `rv-RUN-…` (Velero); any run's when `run` is left out. */
+async function restoredNamespaces(k: Kube, run = ''): Promise<string[]> {
+  const list = await k.core.listNamespace();
+  return list.items.map((n) => n.metadata?.name ?? '').filter((n) => /^r[cv]-/.test(n) && n.slice(3).startsWith(run));
+}
+
+/**
+ * On a kept cluster, waits until an earlier run's restored namespaces are gone: the API server deletes thousands of
+ * objects while they terminate, and a restore measured meanwhile took twice as long.
+ */
+async function waitForEarlierRestoresGone(k: Kube): Promise<void> {
+  const deadline = Date.now() + 15 * 60_000;
+  for (let left = await restoredNamespaces(k); left.length > 0; left = await restoredNamespaces(k)) {
+    if (Date.now() > deadline) throw new Error(`${left.length} namespaces of an earlier run are still being deleted after 15 minutes`);
+    log(`waiting for ${left.length} restored namespaces of an earlier run to be deleted ...`);
+    await sleep(5_000);
+  }
+}
+
 async function bench(args: ScaleArgs): Promise<ScaleReport> {
   const velero = args.velero ? veleroBinary() : undefined;
   const awsPlugin = args.velero ? await ensureToolBinary('veleroPluginForAws', log) : undefined;
@@ -75,6 +94,7 @@ async function bench(args: ScaleArgs): Promise<ScaleReport> {
   const run = Date.now().toString(36);
   let veleroServer: VeleroServer | undefined;
   try {
+    if (args.reuse) await waitForEarlierRestoresGone(k);
     log(`creating ${names.length} namespaces with ${ITEMS_PER_NAMESPACE} objects each ...`);
     const t = performance.now();
     await populate(k, names, (done) => log(`  ${done} namespaces`));
@@ -118,8 +138,7 @@ async function bench(args: ScaleArgs): Promise<ScaleReport> {
     await veleroServer?.stop();
     if (args.reuse) {
       // What a run adds to a kept cluster: the restored namespaces (the source ones are kept for the next run).
-      const mapped = await k.core.listNamespace().then((l) => l.items.map((n) => n.metadata?.name ?? '').filter((n) => n.startsWith(`rc-${run}-`) || n.startsWith(`rv-${run}-`)));
-      for (const ns of mapped) await k.core.deleteNamespace({ name: ns }).catch(() => undefined);
+      for (const ns of await restoredNamespaces(k, `${run}-`)) await k.core.deleteNamespace({ name: ns }).catch(() => undefined);
     }
     if (args.keep) log(`the Velero server's log and the bench's files are kept in ${scratch}`);
     else rmSync(scratch, { recursive: true, force: true });
