@@ -2,8 +2,8 @@
  * The node-agent ConfigMap (docs/node-agent.md, flag `--node-agent-configmap`): one JSON document in the
  * ConfigMap's data (the key name is free). cairn reads `loadConcurrency`, `podResources`, `priorityClassName`,
  * `privilegedFsBackup` and its own `uploadBytesPerSecond` (not in Velero: a cap on what each backup pod writes to the
- * object store) and `storeRetryTimeout` (how long each data-mover pod retries an unreachable or throttling object
- * store before it fails); other keys (data-mover settings) are accepted and ignored. Read once at startup, as Velero.
+ * object store), `storeRetryTimeout` (how long each data-mover pod retries an unreachable or throttling object
+ * store before it fails) and `listingCacheDir` (where backup pods keep listing caches on the node); other keys (data-mover settings) are accepted and ignored. Read once at startup, as Velero.
  */
 import type { V1ResourceRequirements } from '@kubernetes/client-node';
 import { matchesLabelSelector, type LabelSelectorLike } from '../api/label-selectors.js';
@@ -32,6 +32,20 @@ export interface NodeAgentConfig {
    * (a Go duration; default 5m).
    */
   storeRetryTimeout?: string;
+  /**
+   * cairn's own: the directory on each node where backup pods keep every volume's listing cache between backups
+   * (default DEFAULT_LISTING_CACHE_DIR; "" keeps none, and every backup reads the previous snapshot's listings).
+   */
+  listingCacheDir?: string;
+}
+
+/** Where backup pods keep the listing caches on a node unless the ConfigMap says otherwise. */
+export const DEFAULT_LISTING_CACHE_DIR = '/var/lib/cairn/listing-cache';
+
+/** The node directory of the listing caches, or undefined when the ConfigMap turned them off. */
+export function listingCacheHostDir(config: NodeAgentConfig): string | undefined {
+  const dir = config.listingCacheDir ?? DEFAULT_LISTING_CACHE_DIR;
+  return dir === '' ? undefined : dir;
 }
 
 export class NodeAgentConfigError extends Error {
@@ -112,6 +126,11 @@ export function parseNodeAgentConfig(data: Record<string, string> | undefined): 
   if (retry !== undefined) {
     if (!isGoDuration(retry) || parseDuration(retry) < 0) throw new NodeAgentConfigError(`storeRetryTimeout must be a duration such as "5m" or "90s" (got "${retry}")`);
     out.storeRetryTimeout = retry;
+  }
+  if (raw.listingCacheDir !== undefined && raw.listingCacheDir !== null) {
+    const dir = raw.listingCacheDir;
+    if (typeof dir !== 'string' || (dir !== '' && !dir.startsWith('/'))) throw new NodeAgentConfigError('listingCacheDir must be an absolute path on the node, or "" for no listing cache');
+    out.listingCacheDir = dir;
   }
   return out;
 }

@@ -33,6 +33,11 @@ export const podVolumeFlags = dataMoverFlags;
 /** `--upload-bytes-per-second` of the backup commands (the node-agent ConfigMap's `uploadBytesPerSecond`). */
 export const uploadRateFlag = Flags.integer({ description: 'Write at most this many bytes per second to the object store.', min: 1 });
 
+/** `--cache-dir` of the backup commands: the node directory (mounted by the node agent) holding the listing caches. */
+export const listingCacheFlag = Flags.string({
+  description: 'Directory holding each volume\'s listing cache between backups: an unchanged directory is stored as last time without reading its listing.',
+});
+
 /** `--volume-mode` of the data-mover commands (the exposer knows whether it mounted a file system or a device). */
 export const volumeModeFlag = Flags.string({ description: 'How the volume is exposed: Filesystem (a directory) or Block (a device).', required: true, options: [...VolumeModes] });
 
@@ -53,6 +58,7 @@ export interface DataMoverCommandInput {
     'progress-interval': string;
     'store-retry-timeout': string;
     'upload-bytes-per-second'?: number | undefined;
+    'cache-dir'?: string | undefined;
   };
   run: (opts: DataMoverTaskOptions) => Promise<RunDataPathResult>;
 }
@@ -88,6 +94,7 @@ export async function runDataMoverCommand(input: DataMoverCommandInput): Promise
     lockOwner: lockOwnerFromEnv(process.env),
     signal: stop.signal,
     ...(flags['upload-bytes-per-second'] ? { uploadBytesPerSecond: flags['upload-bytes-per-second'] } : {}),
+    ...(flags['cache-dir'] ? { cacheDir: flags['cache-dir'] } : {}),
   });
   process.removeListener('SIGTERM', onSignal);
   process.removeListener('SIGINT', onSignal);

@@ -32,7 +32,7 @@ export interface ListingCacheScope {
   /** Directory holding the cache files (cairn's cache directory). */
   dir: string;
   repositoryId: string;
-  /** Absolute path of the backed-up directory. */
+  /** The backed-up source: its absolute path, or the key its backups are kept under (BackupOptions.cacheKey). */
   source: string;
   excludes: readonly string[];
 }

@@ -70,6 +70,11 @@ export interface BackupOptions {
    * it, so an unchanged directory costs no listing read or write. Undefined: no cache.
    */
   cacheDir?: string;
+  /**
+   * What this source's listing cache is kept under: its absolute path by default. A data mover sees the same volume
+   * at another path in every run, so it names the volume instead.
+   */
+  cacheKey?: string;
 }
 
 export interface BackupStats extends SnapshotSummary {
@@ -84,6 +89,8 @@ export interface BackupResult {
   errors: BackupIssue[];
   /** Sockets, FIFOs and devices, which are not backed up. */
   skipped: BackupIssue[];
+  /** Directories taken whole from the listing cache, without reading or writing their listings. */
+  cachedDirs: number;
 }
 
 /** Files up to this size are stored inside the directory listing: no blob, no index entry. */
@@ -159,7 +166,7 @@ export async function backup(options: BackupOptions): Promise<BackupResult> {
     }
     const cache = options.cacheDir
       ? ListingCache.open(
-          { dir: options.cacheDir, repositoryId: repo.config.id, source, excludes: options.excludes ?? [] },
+          { dir: options.cacheDir, repositoryId: repo.config.id, source: options.cacheKey ?? source, excludes: options.excludes ?? [] },
           parentId && parentTree ? { id: parentId, tree: parentTree } : undefined,
           (id) => repo.index.has(id),
         )
@@ -190,7 +197,7 @@ export async function backup(options: BackupOptions): Promise<BackupResult> {
     } catch {
       // A cache that cannot be written only makes the next backup read the parent's listings.
     }
-    return { snapshotId, parent: parentId, stats, errors: run.errors, skipped: run.skipped };
+    return { snapshotId, parent: parentId, stats, errors: run.errors, skipped: run.skipped, cachedDirs: run.cachedDirs };
   } finally {
     await lock.release().catch(() => undefined);
   }
@@ -211,6 +218,8 @@ class BackupRun {
   };
   readonly errors: BackupIssue[] = [];
   readonly skipped: BackupIssue[] = [];
+  /** Directories taken whole from the listing cache. */
+  cachedDirs = 0;
   private readonly writer: BlobWriter;
   private readonly chunker: Chunker;
   private readonly readBuf: Buffer;
@@ -479,6 +488,7 @@ class BackupRun {
       else this.countUnchangedFile(Number(st.size));
     }
     this.cache!.record(rel, cached.sig, cached.sub);
+    this.cachedDirs++;
     return { sub: cached.sub, subdirs };
   }
 

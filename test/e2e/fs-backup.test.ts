@@ -255,6 +255,9 @@ describe('fs-backup end to end through the CLI', () => {
       const fresh = Number(/newBytes["=:\s]+(\d+)/.exec(log)?.[1] ?? -1);
       expect(reused, `reused bytes of ${p.metadata.name}`).toBeGreaterThan(0);
       expect(fresh, `new bytes of ${p.metadata.name}`).toBeLessThan(MiB);
+      // Unchanged directories came from the node's listing cache, their listings neither read nor written.
+      const cached = Number(/cachedDirs["=:\s]+(\d+)/.exec(log)?.[1] ?? -1);
+      expect(cached, `directories from the listing cache, ${p.metadata.name}`).toBeGreaterThan(0);
     }
     for (const p of pvbs) dataMoverMs[SECOND] = (dataMoverMs[SECOND] ?? 0) + snapshotWrittenMs(await dataMoverLog(p));
     process.stderr.write(

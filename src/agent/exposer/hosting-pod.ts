@@ -10,7 +10,7 @@
 import type { V1Container, V1Pod, V1PodSpec, V1SecurityContext, V1Volume, V1VolumeDevice, V1VolumeMount } from '@kubernetes/client-node';
 import { ApiVersionV1, ApiVersionV2Alpha1, Labels } from '../../api/constants.js';
 import { formatDuration } from '../../api/duration.js';
-import { hostingPodResources, type NodeAgentConfig } from '../config.js';
+import { hostingPodResources, listingCacheHostDir, type NodeAgentConfig } from '../config.js';
 import { HOST_PODS_VOLUME } from './host-path.js';
 
 export type DataPathKind = 'PodVolumeBackup' | 'PodVolumeRestore' | 'DataUpload' | 'DataDownload';
@@ -37,7 +37,7 @@ export const PROGRESS_INTERVAL_MS = 2000;
  * injected into (the new pod gets its own), and the kubelet's whole pods directory, which the node agent reads to find
  * a volume: a data mover reaches only the one volume it was made for.
  */
-const notInherited = (name: string) => name.startsWith('kube-api-access-') || name === HOST_PODS_VOLUME;
+const notInherited = (name: string) => name.startsWith('kube-api-access-') || name === HOST_PODS_VOLUME || name === LISTING_CACHE_VOLUME;
 
 /**
  * What a data mover may do beyond root's ownership (docs/security.md): a backup reads every file of its volume,
@@ -120,6 +120,25 @@ export interface DataMoverPodShellInput {
 /** How long a deleted data-mover pod has to stop cleanly (its lock released) before it is killed. */
 export const DATA_MOVER_GRACE_SECONDS = 10;
 
+/** The volume and the path of the node's listing-cache directory in a backup pod. */
+export const LISTING_CACHE_VOLUME = 'listing-cache';
+export const LISTING_CACHE_MOUNT = '/listing-cache';
+
+/**
+ * The listing cache of a backup of a mounted volume (listing-cache.ts): kept in a node directory, so that the next
+ * backup of the same volume on this node walks only what changed. A restore or a block device has none.
+ */
+function listingCache(input: DataMoverPodShellInput): { volume: V1Volume; mount: V1VolumeMount; arg: string } | undefined {
+  const backup = input.kind === 'PodVolumeBackup' || input.kind === 'DataUpload';
+  const dir = listingCacheHostDir(input.config);
+  if (!backup || !dir || !('mount' in input.attach)) return undefined;
+  return {
+    volume: { name: LISTING_CACHE_VOLUME, hostPath: { path: dir, type: 'DirectoryOrCreate' } },
+    mount: { name: LISTING_CACHE_VOLUME, mountPath: LISTING_CACHE_MOUNT },
+    arg: `--cache-dir=${LISTING_CACHE_MOUNT}`,
+  };
+}
+
 /** The path the data mover sees its volume at: /<owner uid>. */
 export const volumePathOf = (uid: string) => `/${uid}`;
 
@@ -129,7 +148,8 @@ export function dataMoverPodShell(input: DataMoverPodShellInput): V1Pod {
   const agent = nodeAgentContainer(nodeAgentPod);
   const volumePath = volumePathOf(owner.uid);
   const inheritedVolumes: V1Volume[] = (nodeAgentPod.spec?.volumes ?? []).filter((v) => !notInherited(v.name));
-  const inheritedMounts: V1VolumeMount[] = (agent.volumeMounts ?? []).filter((m) => !notInherited(m.name));
+  const cache = listingCache(input);
+  const inheritedMounts: V1VolumeMount[] = [...(agent.volumeMounts ?? []).filter((m) => !notInherited(m.name)), ...(cache ? [cache.mount] : [])];
   const resources = hostingPodResources(input.config);
   const attach =
     'mount' in input.attach
@@ -140,7 +160,7 @@ export function dataMoverPodShell(input: DataMoverPodShellInput): V1Pod {
     image: agent.image ?? '',
     imagePullPolicy: agent.imagePullPolicy ?? 'IfNotPresent',
     command: ['/cairn'],
-    args: input.args,
+    args: [...input.args, ...(cache ? [cache.arg] : [])],
     env: agent.env ?? [],
     ...(agent.envFrom ? { envFrom: agent.envFrom } : {}),
     ...attach,
@@ -173,7 +193,7 @@ export function dataMoverPodShell(input: DataMoverPodShellInput): V1Pod {
       ...(agentSpec?.hostNetwork ? { hostNetwork: agentSpec.hostNetwork } : {}),
       ...(input.config.priorityClassName ? { priorityClassName: input.config.priorityClassName } : {}),
       containers: [container],
-      volumes: [input.volume, ...inheritedVolumes],
+      volumes: [input.volume, ...inheritedVolumes, ...(cache ? [cache.volume] : [])],
     },
   };
 }

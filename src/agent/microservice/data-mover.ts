@@ -68,7 +68,8 @@ export async function runDataUpload(opts: DataMoverTaskOptions): Promise<RunData
           opts.logger.info({ DU: opts.name }, 'volume is empty; no snapshot taken');
           return backupResultMessage({ snapshotID: '', emptySnapshot: true, volumePath: opts.volumePath, totalBytes: 0, volumeMode: mode });
         }
-        const r = await backupDirectory({ repository, volumePath: opts.volumePath, parent, tags, description: source, signal, onProgress, logger: opts.logger, who: { DU: opts.name } });
+        const cache = opts.cacheDir ? { dir: opts.cacheDir, key: source } : undefined;
+        const r = await backupDirectory({ repository, volumePath: opts.volumePath, parent, tags, description: source, signal, onProgress, logger: opts.logger, who: { DU: opts.name }, cache });
         return backupResultMessage({ snapshotID: r.snapshotId, emptySnapshot: false, volumePath: opts.volumePath, totalBytes: r.bytes, volumeMode: mode });
       },
     };

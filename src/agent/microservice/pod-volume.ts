@@ -89,6 +89,7 @@ export async function runPodVolumeBackup(opts: PodVolumeTaskOptions): Promise<Ru
           onProgress,
           logger: opts.logger,
           who: { PVB: opts.name },
+          cache: opts.cacheDir ? { dir: opts.cacheDir, key: source } : undefined,
         });
         return backupResultMessage({ snapshotID: r.snapshotId, emptySnapshot: false, volumePath: opts.volumePath, totalBytes: r.bytes });
       },

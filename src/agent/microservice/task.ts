@@ -32,6 +32,8 @@ export interface DataMoverTaskOptions {
   progressIntervalMs?: number;
   /** Backups: the most bytes per second written to the object store. */
   uploadBytesPerSecond?: number;
+  /** Backups: the directory of the listing caches (listing-cache.ts), kept under each volume's real source. */
+  cacheDir?: string;
   /** How long one object-store call that fails transiently is retried (default 5 minutes). */
   storeRetryForMs?: number;
   /** This pod, named in the repository locks the task takes. */
@@ -142,7 +144,10 @@ export function logBackupOutcome(logger: Logger, who: Record<string, string>, re
   for (const e of result.errors) logger.warn({ ...who, path: e.path }, `not backed up: ${e.reason}`);
   for (const s of result.skipped) logger.info({ ...who, path: s.path }, s.reason);
   const s = result.stats;
-  logger.info({ ...who, snapshotID: result.snapshotId, bytes: s.bytes, newBytes: s.newBytes, reusedBytes: s.reusedBytes, files: s.files, durationMs: s.durationMs }, 'snapshot written');
+  logger.info(
+    { ...who, snapshotID: result.snapshotId, bytes: s.bytes, newBytes: s.newBytes, reusedBytes: s.reusedBytes, files: s.files, cachedDirs: result.cachedDirs, durationMs: s.durationMs },
+    'snapshot written',
+  );
 }
 
 /**
@@ -159,6 +164,8 @@ export async function backupDirectory(opts: {
   onProgress: (p: DataPathProgress) => void;
   logger: Logger;
   who: Record<string, string>;
+  /** The listing cache: its directory, and the key it is kept under (the volume's real source). */
+  cache?: { dir: string; key: string } | undefined;
 }): Promise<{ snapshotId: string; bytes: number }> {
   const result = await backup({
     source: opts.volumePath,
@@ -169,6 +176,7 @@ export async function backupDirectory(opts: {
     signal: opts.signal,
     onProgress: (p) => opts.onProgress({ totalBytes: p.totalBytes, doneBytes: p.doneBytes }),
     progressIntervalMs: 1000,
+    ...(opts.cache ? { cacheDir: opts.cache.dir, cacheKey: opts.cache.key } : {}),
   });
   logBackupOutcome(opts.logger, opts.who, result);
   const bytes = result.stats.bytes;

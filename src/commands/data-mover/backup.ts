@@ -1,6 +1,6 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../../cli/base-command.js';
-import { dataMoverFlags, uploadRateFlag, runDataMoverCommand, volumeModeFlag } from '../../cli/data-mover-command.js';
+import { dataMoverFlags, listingCacheFlag, uploadRateFlag, runDataMoverCommand, volumeModeFlag } from '../../cli/data-mover-command.js';
 import { runDataUpload } from '../../agent/microservice/data-mover.js';
 
 export default class DataMoverBackupCommand extends BaseCommand<typeof DataMoverBackupCommand> {
@@ -9,6 +9,7 @@ export default class DataMoverBackupCommand extends BaseCommand<typeof DataMover
   static override flags = {
     ...dataMoverFlags,
     'upload-bytes-per-second': uploadRateFlag,
+    'cache-dir': listingCacheFlag,
     'volume-mode': volumeModeFlag,
     'data-upload': Flags.string({ description: 'The DataUpload to carry out.', required: true }),
   };

@@ -1,6 +1,6 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../../cli/base-command.js';
-import { podVolumeFlags, uploadRateFlag, runPodVolumeCommand } from '../../cli/data-mover-command.js';
+import { listingCacheFlag, podVolumeFlags, uploadRateFlag, runPodVolumeCommand } from '../../cli/data-mover-command.js';
 import { runPodVolumeBackup } from '../../agent/microservice/pod-volume.js';
 
 export default class PodVolumeBackupCommand extends BaseCommand<typeof PodVolumeBackupCommand> {
@@ -9,6 +9,7 @@ export default class PodVolumeBackupCommand extends BaseCommand<typeof PodVolume
   static override flags = {
     ...podVolumeFlags,
     'upload-bytes-per-second': uploadRateFlag,
+    'cache-dir': listingCacheFlag,
     'pod-volume-backup': Flags.string({ description: 'The PodVolumeBackup to carry out.', required: true }),
   };
 

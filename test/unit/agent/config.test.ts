@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { NodeAgentConfigError, concurrencyForNode, hostingPodResources, parseNodeAgentConfig, prepareQueueLength } from '../../../src/agent/config.js';
+import { NodeAgentConfigError, concurrencyForNode, hostingPodResources, listingCacheHostDir, parseNodeAgentConfig, prepareQueueLength } from '../../../src/agent/config.js';
 
 describe('node-agent ConfigMap', () => {
   it('reads the JSON document of the ConfigMap (any key name; the last key wins)', () => {
@@ -37,6 +37,14 @@ describe('node-agent ConfigMap', () => {
     expect(() => parseNodeAgentConfig({ c: '{"storeRetryTimeout":"ten minutes"}' })).toThrow('storeRetryTimeout must be a duration');
     expect(() => parseNodeAgentConfig({ c: '{"storeRetryTimeout":"-1m"}' })).toThrow('storeRetryTimeout must be a duration');
     expect(() => parseNodeAgentConfig({ c: '{"storeRetryTimeout":300}' })).toThrow('storeRetryTimeout must be a string');
+  });
+
+  it('reads where backup pods keep the listing caches on a node: an absolute path, or "" for none', () => {
+    expect(listingCacheHostDir(parseNodeAgentConfig({}))).toBe('/var/lib/cairn/listing-cache');
+    expect(listingCacheHostDir(parseNodeAgentConfig({ c: '{"listingCacheDir":"/mnt/ssd/cairn"}' }))).toBe('/mnt/ssd/cairn');
+    expect(listingCacheHostDir(parseNodeAgentConfig({ c: '{"listingCacheDir":""}' }))).toBeUndefined();
+    expect(() => parseNodeAgentConfig({ c: '{"listingCacheDir":"cache"}' })).toThrow('listingCacheDir must be an absolute path on the node, or "" for no listing cache');
+    expect(() => parseNodeAgentConfig({ c: '{"listingCacheDir":true}' })).toThrow('listingCacheDir must be an absolute path');
   });
 
   it('reads cairn\'s upload cap for backup pods', () => {

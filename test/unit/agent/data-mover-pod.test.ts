@@ -40,20 +40,22 @@ describe('data-mover pod of a DataUpload/DataDownload', () => {
     expect(pod.spec?.containers).toHaveLength(1);
     expect(c.name).toBe('du-uid');
     expect(c.image).toBe('ghcr.io/cairn-backup/cairn:v1');
-    expect(c.args).toEqual(['data-mover', 'backup', '--volume-path=/du-uid', '--volume-mode=Filesystem', '--data-upload=b1-x7k2p', '--resource-timeout=10m0s', '--log-format=json', '--log-level=info', '--progress-interval=2s']);
+    expect(c.args).toEqual(['data-mover', 'backup', '--volume-path=/du-uid', '--volume-mode=Filesystem', '--data-upload=b1-x7k2p', '--resource-timeout=10m0s', '--log-format=json', '--log-level=info', '--progress-interval=2s', '--cache-dir=/listing-cache']);
     expect(c.env).toEqual(nodeAgent.spec!.containers[0]!.env);
     expect(c.resources).toEqual({ requests: { cpu: '100m' } });
     expect(c.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'], add: ['DAC_READ_SEARCH'] } });
   });
 
-  it('mounts the exposed PVC at /<uid> next to the inherited volumes, never the service-account token nor the kubelet\'s pods directory', () => {
+  it('mounts the exposed PVC at /<uid> next to the inherited volumes and the node\'s listing caches, never the service-account token nor the kubelet\'s pods directory', () => {
     expect(pod.spec?.volumes).toEqual([
       { name: 'du-uid', persistentVolumeClaim: { claimName: 'b1-x7k2p' } },
       { name: 'cloud-credentials', secret: { secretName: 'cloud-credentials' } },
+      { name: 'listing-cache', hostPath: { path: '/var/lib/cairn/listing-cache', type: 'DirectoryOrCreate' } },
     ]);
     expect(pod.spec?.containers[0]?.volumeMounts).toEqual([
       { name: 'du-uid', mountPath: '/du-uid', readOnly: true },
       { name: 'cloud-credentials', mountPath: '/credentials', readOnly: true },
+      { name: 'listing-cache', mountPath: '/listing-cache' },
     ]);
     expect(pod.spec?.containers[0]?.volumeDevices).toBeUndefined();
   });
@@ -66,6 +68,10 @@ describe('data-mover pod of a DataUpload/DataDownload', () => {
     expect(c.args?.slice(0, 5)).toEqual(['data-mover', 'restore', '--volume-path=/dd-uid', '--volume-mode=Block', '--data-download=r1-abc']);
     expect(c.volumeDevices).toEqual([{ name: 'dd-uid', devicePath: '/dd-uid' }]);
     expect(c.volumeMounts?.map((m) => m.name)).toEqual(['cloud-credentials']);
+    // A Block DataUpload has no listings to cache either.
+    const up = dataMoverPod({ ...base, kind: 'DataUpload', volumeMode: 'Block' });
+    expect(up.spec?.volumes?.map((v) => v.name)).toEqual(['du-uid', 'cloud-credentials']);
+    expect(up.spec?.containers[0]?.args?.some((a) => a.startsWith('--cache-dir'))).toBe(false);
     expect(c.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'], add: ['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID'] } });
   });
 
@@ -76,7 +82,7 @@ describe('data-mover pod of a DataUpload/DataDownload', () => {
     const down = dataMoverPod({ ...base, config, kind: 'DataDownload', volumeMode: 'Block' });
     expect(down.spec?.containers[0]?.args?.some((a) => a.startsWith('--upload-bytes-per-second'))).toBe(false);
     const pvb = hostingPod(hostingPodInput(nodeAgent, { kind: 'PodVolumeBackup', owner: base.owner, config }));
-    expect(pvb.spec?.containers[0]?.args?.at(-1)).toBe('--upload-bytes-per-second=1048576');
+    expect(pvb.spec?.containers[0]?.args).toContain('--upload-bytes-per-second=1048576');
     const pvr = hostingPod(hostingPodInput(nodeAgent, { kind: 'PodVolumeRestore', owner: base.owner, config }));
     expect(pvr.spec?.containers[0]?.args?.some((a) => a.startsWith('--upload-bytes-per-second'))).toBe(false);
   });

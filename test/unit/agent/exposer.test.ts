@@ -2,6 +2,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { HostPathError, findVolumePath, hostPodsHostDir, toHostPath, volumeDirectory } from '../../../src/agent/exposer/host-path.js';
 import { hostingPod, unrecoverableReason } from '../../../src/agent/exposer/hosting-pod.js';
+import type { NodeAgentConfig } from '../../../src/agent/config.js';
 import { hostingPodInput, nodeAgentPod } from './node-agent-pod.js';
 
 const workload: V1Pod = {
@@ -94,22 +95,36 @@ describe('data-mover pod', () => {
     expect(c.name).toBe('pvb-uid');
     expect(c.image).toBe('ghcr.io/cairn-backup/cairn:v1');
     expect(c.command).toEqual(['/cairn']);
-    expect(c.args).toEqual(['pod-volume', 'backup', '--volume-path=/pvb-uid', '--pod-volume-backup=b1-x7k2p', '--resource-timeout=10m0s', '--log-format=json', '--log-level=info', '--progress-interval=2s']);
+    expect(c.args).toEqual(['pod-volume', 'backup', '--volume-path=/pvb-uid', '--pod-volume-backup=b1-x7k2p', '--resource-timeout=10m0s', '--log-format=json', '--log-level=info', '--progress-interval=2s', '--cache-dir=/listing-cache']);
     expect(c.env).toEqual(nodeAgent.spec!.containers[0]!.env);
     expect(c.resources).toEqual({ requests: { cpu: '100m' }, limits: { memory: '1Gi' } });
     expect(c.ports).toBeUndefined();
     expect(c.readinessProbe).toBeUndefined();
   });
 
-  it('mounts the volume\'s host path at /<uid> plus the node-agent\'s volumes, but neither its service-account token nor the kubelet\'s whole pods directory', () => {
+  it('mounts the volume\'s host path at /<uid> plus the node-agent\'s volumes and the node\'s listing caches, but neither its service-account token nor the kubelet\'s whole pods directory', () => {
     expect(pod.spec?.volumes).toEqual([
       { name: 'pvb-uid', hostPath: { path: '/var/lib/kubelet/pods/pod-uid/volumes/kubernetes.io~empty-dir/scratch' } },
       { name: 'cloud-credentials', secret: { secretName: 'cloud-credentials' } },
+      { name: 'listing-cache', hostPath: { path: '/var/lib/cairn/listing-cache', type: 'DirectoryOrCreate' } },
     ]);
     expect(pod.spec?.containers[0]?.volumeMounts).toEqual([
       { name: 'pvb-uid', mountPath: '/pvb-uid', mountPropagation: 'HostToContainer', readOnly: true },
       { name: 'cloud-credentials', mountPath: '/credentials', readOnly: true },
+      { name: 'listing-cache', mountPath: '/listing-cache' },
     ]);
+  });
+
+  it('keeps the listing caches where the ConfigMap says, or none; a restore has none', () => {
+    const input = (config: NodeAgentConfig, kind: 'PodVolumeBackup' | 'PodVolumeRestore' = 'PodVolumeBackup') =>
+      hostingPod(hostingPodInput(nodeAgent, { kind, owner: { name: 'b1-abc', namespace: 'velero', uid: 'pvb-uid' }, config }));
+    const elsewhere = input({ listingCacheDir: '/mnt/fast/cairn' });
+    expect(elsewhere.spec?.volumes?.at(-1)).toEqual({ name: 'listing-cache', hostPath: { path: '/mnt/fast/cairn', type: 'DirectoryOrCreate' } });
+    for (const none of [input({ listingCacheDir: '' }), input({}, 'PodVolumeRestore')]) {
+      expect(none.spec?.volumes?.map((v) => v.name)).not.toContain('listing-cache');
+      expect(none.spec?.containers[0]?.volumeMounts?.map((m) => m.name)).not.toContain('listing-cache');
+      expect(none.spec?.containers[0]?.args?.some((a) => a.startsWith('--cache-dir'))).toBe(false);
+    }
   });
 
   it('runs as root on the runtime\'s default seccomp profile, holding only DAC_READ_SEARCH to read the volume', () => {

@@ -1,4 +1,4 @@
-import { chmodSync, linkSync, mkdirSync, readdirSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, linkSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
@@ -47,6 +47,8 @@ describe('the listing cache', () => {
     const reads = treeReads(repo);
     const cached = await backup({ source: src, repository: repo, parent: first.snapshotId, cacheDir });
     expect(reads.count()).toBe(0);
+    expect(first.cachedDirs).toBe(0);
+    expect(cached.cachedDirs).toBe(first.stats.dirs + 1); // every directory, the source's own included
     expect(await treeOf(repo, cached.snapshotId)).toEqual(await treeOf(repo, first.snapshotId));
     const { durationMs: _a, ...withCache } = cached.stats;
     const { durationMs: _b, ...without } = plain.stats;
@@ -55,6 +57,24 @@ describe('the listing cache', () => {
     const files = readdirSync(join(cacheDir, 'listings', repo.config.id));
     expect(files).toHaveLength(1);
     expect(statSync(join(cacheDir, 'listings', repo.config.id, files[0]!)).mode & 0o777).toBe(0o600);
+  });
+
+  it('is kept under the key a backup names, so a source seen at another path still finds it', async () => {
+    const repo = await newRepo();
+    const first = makeSource();
+    const cacheDir = tempDir('cache');
+    const one = await backup({ source: first, repository: repo, cacheDir, cacheKey: 'ns/pod/volume' });
+    // The same volume mounted elsewhere in the next run: its entries lstat the same.
+    const second = `${first}-next`;
+    renameSync(first, second);
+    const reads = treeReads(repo);
+    const other = await backup({ source: second, repository: repo, parent: one.snapshotId, cacheDir, cacheKey: 'ns/pod/other' });
+    expect(other.cachedDirs).toBe(0);
+    expect(reads.count()).toBeGreaterThan(0);
+    const same = await backup({ source: second, repository: repo, parent: one.snapshotId, cacheDir, cacheKey: 'ns/pod/volume' });
+    expect(same.cachedDirs).toBe(one.stats.dirs + 1);
+    expect(await treeOf(repo, same.snapshotId)).toEqual(await treeOf(repo, one.snapshotId));
+    renameSync(second, first);
   });
 
   it('gives the same snapshot as a backup without it after changes of every kind', async () => {
