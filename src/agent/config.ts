@@ -3,7 +3,8 @@
  * ConfigMap's data (the key name is free). cairn reads `loadConcurrency`, `podResources`, `priorityClassName`,
  * `privilegedFsBackup` and its own `uploadBytesPerSecond` (not in Velero: a cap on what each backup pod writes to the
  * object store), `storeRetryTimeout` (how long each data-mover pod retries an unreachable or throttling object
- * store before it fails) and `listingCacheDir` (where backup pods keep listing caches on the node); other keys (data-mover settings) are accepted and ignored. Read once at startup, as Velero.
+ * store before it fails) and `listingCacheDir` (where backup pods keep listing caches on the node); other keys of
+ * Velero's schema (data-mover settings) are accepted, and the node agent logs a warning naming them at start. Read once at startup, as Velero.
  */
 import type { V1ResourceRequirements } from '@kubernetes/client-node';
 import { matchesLabelSelector, type LabelSelectorLike } from '../api/label-selectors.js';
@@ -66,17 +67,38 @@ function optionalString(v: unknown, where: string): string | undefined {
   return v;
 }
 
-/** Parses the ConfigMap's data: exactly one JSON document is expected; with several keys the last one wins (Velero). */
-export function parseNodeAgentConfig(data: Record<string, string> | undefined): NodeAgentConfig {
+/** The keys of the document cairn acts on; any other (Velero's `loadAffinity`, `backupPVC`...) is reported. */
+const HANDLED_KEYS: ReadonlySet<string> = new Set<keyof NodeAgentConfig>([
+  'loadConcurrency',
+  'podResources',
+  'priorityClassName',
+  'privilegedFsBackup',
+  'uploadBytesPerSecond',
+  'storeRetryTimeout',
+  'listingCacheDir',
+]);
+
+/** The ConfigMap's settings and the keys of its document cairn does not act on (to be reported, never dropped quietly). */
+export function readNodeAgentConfig(data: Record<string, string> | undefined): { config: NodeAgentConfig; notApplied: string[] } {
+  const config = parseNodeAgentConfig(data);
+  const raw = documentOf(data);
+  return { config, notApplied: isObject(raw) ? Object.keys(raw).filter((k) => !HANDLED_KEYS.has(k)) : [] };
+}
+
+function documentOf(data: Record<string, string> | undefined): unknown {
   const values = Object.values(data ?? {});
   if (values.length === 0) return {};
   const text = values.at(-1) ?? '';
-  let raw: unknown;
   try {
-    raw = JSON.parse(text);
+    return JSON.parse(text);
   } catch (err) {
     throw new NodeAgentConfigError(`not a JSON document: ${(err as Error).message}`);
   }
+}
+
+/** Parses the ConfigMap's data: exactly one JSON document is expected; with several keys the last one wins (Velero). */
+export function parseNodeAgentConfig(data: Record<string, string> | undefined): NodeAgentConfig {
+  const raw = documentOf(data);
   if (!isObject(raw)) throw new NodeAgentConfigError('must be a JSON object');
   const out: NodeAgentConfig = {};
   if (raw.loadConcurrency !== undefined) {

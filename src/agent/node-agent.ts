@@ -32,7 +32,7 @@ import { runningEffects } from './metrics/metrics-decisions.js';
 import { nodeMetricsObserver } from './metrics/metrics-observer.js';
 import type { DataPathKind } from './exposer/hosting-pod.js';
 import type { Role } from '../kube/lifecycle.js';
-import { concurrencyForNode, parseNodeAgentConfig, prepareQueueLength, type NodeAgentConfig } from './config.js';
+import { concurrencyForNode, prepareQueueLength, readNodeAgentConfig, type NodeAgentConfig } from './config.js';
 import { createDataDownloadController } from './controllers/data-download.js';
 import type { DataPathController, DataPathControllerContext } from './controllers/data-path-controller.js';
 import { isTerminal, phaseOf, type DataPathObject } from './controllers/data-path-decisions.js';
@@ -77,7 +77,9 @@ async function readConfig(opts: NodeAgentOptions): Promise<NodeAgentConfig> {
     const cm = await call(opts.kube, `get ConfigMap ${opts.namespace}/${opts.configMapName}`, () =>
       opts.kube.core.readNamespacedConfigMap({ namespace: opts.namespace, name: opts.configMapName ?? '' }),
     );
-    return parseNodeAgentConfig(cm.data);
+    const { config, notApplied } = readNodeAgentConfig(cm.data);
+    if (notApplied.length > 0) opts.logger.warn({ configMap: opts.configMapName, keys: notApplied }, 'the node-agent ConfigMap has settings cairn does not apply (docs/node-agent.md)');
+    return config;
   } catch (err) {
     opts.logger.error({ configMap: opts.configMapName, err: (err as Error).message }, 'cannot use the node-agent ConfigMap; using the defaults');
     return {};

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { NodeAgentConfigError, concurrencyForNode, hostingPodResources, listingCacheHostDir, parseNodeAgentConfig, prepareQueueLength } from '../../../src/agent/config.js';
+import { NodeAgentConfigError, concurrencyForNode, hostingPodResources, listingCacheHostDir, parseNodeAgentConfig, readNodeAgentConfig, prepareQueueLength } from '../../../src/agent/config.js';
 
 describe('node-agent ConfigMap', () => {
   it('reads the JSON document of the ConfigMap (any key name; the last key wins)', () => {
@@ -20,6 +20,13 @@ describe('node-agent ConfigMap', () => {
     });
     expect(parseNodeAgentConfig({})).toEqual({});
     expect(parseNodeAgentConfig(undefined)).toEqual({});
+  });
+
+  it('names the keys of the document it does not apply, so that the node agent reports them', () => {
+    const doc = { loadConcurrency: { globalConfig: 2 }, loadAffinity: [{ nodeSelector: {} }], backupPVC: {}, listingCacheDir: '' };
+    expect(readNodeAgentConfig({ c: JSON.stringify(doc) })).toEqual({ config: { loadConcurrency: { globalConfig: 2, perNodeConfig: [] }, listingCacheDir: '' }, notApplied: ['loadAffinity', 'backupPVC'] });
+    expect(readNodeAgentConfig({})).toEqual({ config: {}, notApplied: [] });
+    expect(() => readNodeAgentConfig({ c: '{' })).toThrow(NodeAgentConfigError);
   });
 
   it('names what is wrong in a bad document', () => {
