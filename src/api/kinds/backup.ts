@@ -1,6 +1,5 @@
 /** velero.io/v1 Backup (docs/api.md). */
 import { Type, type Static } from '@sinclair/typebox';
-import { V1 } from '../constants.js';
 import { defineKind } from '../meta.js';
 import { Duration, LabelSelector, Nullable, NullableStrings, StringEnum, StringMap, Timestamp, TypedLocalObjectReference, namedValues } from '../schema.js';
 
@@ -162,8 +161,6 @@ export type BackupStatus = Static<typeof BackupStatus>;
 
 export const BackupKind = defineKind({
   kind: 'Backup',
-  version: V1,
-  plural: 'backups',
   description: 'A Backup captures cluster objects and their volumes at one point in time into a storage location.',
   spec: BackupSpec,
   status: BackupStatus,

@@ -55,7 +55,6 @@ export type DataDownloadStatus = Static<typeof DataDownloadStatus>;
 export const DataDownloadKind = defineKind({
   kind: 'DataDownload',
   version: V2Alpha1,
-  plural: 'datadownloads',
   description: 'A DataDownload restores the data of one moved snapshot into a volume.',
   spec: DataDownloadSpec,
   status: DataDownloadStatus,

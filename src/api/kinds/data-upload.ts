@@ -80,7 +80,6 @@ export function dataMoverPrinterColumns(kind: string, storageLocationDescription
 export const DataUploadKind = defineKind({
   kind: 'DataUpload',
   version: V2Alpha1,
-  plural: 'datauploads',
   description: 'A DataUpload moves the data of one volume snapshot into a backup repository.',
   spec: DataUploadSpec,
   status: DataUploadStatus,

@@ -3,7 +3,6 @@
  * printer columns (including the `Node` column that reads `.status.node`, a field PVB status does not have).
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { V1 } from '../constants.js';
 import { defineKind } from '../meta.js';
 import { podVolumePrinterColumns, podVolumeSpecFields } from './pod-volume-shared.js';
 import { DataMoveOperationProgress, DataPathPhases, StringEnum, StringMap, Timestamp, namedValues } from '../schema.js';
@@ -45,8 +44,6 @@ export const PodVolumeBackupPrinterColumns = podVolumePrinterColumns('PodVolumeB
 
 export const PodVolumeBackupKind = defineKind({
   kind: 'PodVolumeBackup',
-  version: V1,
-  plural: 'podvolumebackups',
   description: 'A PodVolumeBackup is the file-system backup of one pod volume, done by the node agent.',
   spec: PodVolumeBackupSpec,
   status: PodVolumeBackupStatus,

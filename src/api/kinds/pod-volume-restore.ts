@@ -1,6 +1,5 @@
 /** velero.io/v1 PodVolumeRestore (docs/api.md), exactly as Velero 1.17's CRD (its fs-backup micro service design). */
 import { Type, type Static } from '@sinclair/typebox';
-import { V1 } from '../constants.js';
 import { defineKind } from '../meta.js';
 import { podVolumePrinterColumns, podVolumeSpecFields } from './pod-volume-shared.js';
 import { DataMoveOperationProgress, DataPathPhases, StringEnum, Timestamp, namedValues } from '../schema.js';
@@ -41,8 +40,6 @@ export const PodVolumeRestorePrinterColumns = podVolumePrinterColumns('PodVolume
 
 export const PodVolumeRestoreKind = defineKind({
   kind: 'PodVolumeRestore',
-  version: V1,
-  plural: 'podvolumerestores',
   description: 'A PodVolumeRestore is the file-system restore of one pod volume, done by the node agent.',
   spec: PodVolumeRestoreSpec,
   status: PodVolumeRestoreStatus,

@@ -1,6 +1,5 @@
 /** velero.io/v1 Restore (docs/api.md). */
 import { Type, type Static } from '@sinclair/typebox';
-import { V1 } from '../constants.js';
 import { defineKind } from '../meta.js';
 import { Duration, FreeForm, LabelSelector, Nullable, NullableStrings, StringEnum, StringMap, Timestamp, TypedLocalObjectReference, namedValues } from '../schema.js';
 import { HookErrorModes, HookStatus } from './backup.js';
@@ -145,8 +144,6 @@ export type RestoreStatus = Static<typeof RestoreStatus>;
 
 export const RestoreKind = defineKind({
   kind: 'Restore',
-  version: V1,
-  plural: 'restores',
   description: 'A Restore brings objects and volume data from a backup back into the cluster.',
   spec: RestoreSpec,
   status: RestoreStatus,
