@@ -9,6 +9,7 @@ import type {
   BackupItemAction,
   BackupItemResult,
   DeleteItemAction,
+  ItemActionIdentity,
   ItemBlockAction,
   OperationProgress,
   RelatedItem,
@@ -110,7 +111,7 @@ async function joinAction(
   session: PluginSession,
   id: PluginIdentifier,
   service: keyof PluginServices,
-): Promise<{ call: Call; identity: { name: string; appliesTo: () => ResourceSelector } }> {
+): Promise<{ call: Call; identity: ItemActionIdentity }> {
   const call = callerOf(session, id, service);
   const selector = selectorFromMessage(await call<AppliesToResponse>('AppliesTo', {}), id.name);
   return { call, identity: { name: id.name, appliesTo: () => selector } };
