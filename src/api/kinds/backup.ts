@@ -54,13 +54,18 @@ export const BackupResourceHook = Type.Object({
 });
 export type BackupResourceHook = Static<typeof BackupResourceHook>;
 
-export const BackupResourceHookSpec = Type.Object({
-  name: Type.String({ description: 'Name of this hook set.' }),
+/** Which pods a hook set applies to: the same fields in Backup's and Restore's hook specs. */
+export const HookSelectionFields = {
   includedNamespaces: NullableStrings(),
   excludedNamespaces: NullableStrings(),
   includedResources: NullableStrings(),
   excludedResources: NullableStrings(),
   labelSelector: Type.Optional(Nullable(LabelSelector)),
+};
+
+export const BackupResourceHookSpec = Type.Object({
+  name: Type.String({ description: 'Name of this hook set.' }),
+  ...HookSelectionFields,
   pre: Type.Optional(Type.Array(BackupResourceHook, { description: 'Hooks run before the pod is backed up.' })),
   post: Type.Optional(Type.Array(BackupResourceHook, { description: 'Hooks run after the pod is backed up.' })),
 });

@@ -2,7 +2,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { defineKind } from '../meta.js';
 import { Duration, FreeForm, LabelSelector, Nullable, NullableStrings, StringEnum, StringMap, Timestamp, TypedLocalObjectReference, namedValues } from '../schema.js';
-import { HookErrorModes, HookStatus } from './backup.js';
+import { HookErrorModes, HookSelectionFields, HookStatus } from './backup.js';
 
 export const RestorePhases = [
   'New',
@@ -62,11 +62,7 @@ export type RestoreResourceHook = Static<typeof RestoreResourceHook>;
 
 export const RestoreResourceHookSpec = Type.Object({
   name: Type.String(),
-  includedNamespaces: NullableStrings(),
-  excludedNamespaces: NullableStrings(),
-  includedResources: NullableStrings(),
-  excludedResources: NullableStrings(),
-  labelSelector: Type.Optional(Nullable(LabelSelector)),
+  ...HookSelectionFields,
   postHooks: Type.Optional(Type.Array(RestoreResourceHook)),
 });
 export type RestoreResourceHookSpec = Static<typeof RestoreResourceHookSpec>;
