@@ -3,7 +3,7 @@
  * `restore-<name>-itemoperations.json.gz` (docs/backup.md). Not a CRD: a JSON array in the bucket.
  * Note the resource identifier has no JSON tags in Velero, so its keys are capitalised.
  */
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static, type TProperties } from '@sinclair/typebox';
 import { Nullable, StringEnum, Timestamp, namedValues } from './schema.js';
 import { parseWith } from './validation.js';
 import { statusTime } from './time.js';
@@ -33,28 +33,27 @@ export const OperationStatus = Type.Object({
 });
 export type OperationStatus = Static<typeof OperationStatus>;
 
-export const BackupOperation = Type.Object({
-  spec: Type.Object({
-    backupName: Type.String(),
-    backupUID: Type.String(),
-    backupItemAction: Type.String(),
-    resourceIdentifier: ResourceIdentifier,
-    operationID: Type.String(),
-    postOperationItems: Nullable(Type.Array(ResourceIdentifier)),
-  }),
-  status: OperationStatus,
+/** One record of the file: what the operation is (its owner's fields differ by kind) and where it stands. */
+function operationRecord<Spec extends TProperties>(spec: Spec) {
+  return Type.Object({ spec: Type.Object(spec), status: OperationStatus });
+}
+
+export const BackupOperation = operationRecord({
+  backupName: Type.String(),
+  backupUID: Type.String(),
+  backupItemAction: Type.String(),
+  resourceIdentifier: ResourceIdentifier,
+  operationID: Type.String(),
+  postOperationItems: Nullable(Type.Array(ResourceIdentifier)),
 });
 export type BackupOperation = Static<typeof BackupOperation>;
 
-export const RestoreOperation = Type.Object({
-  spec: Type.Object({
-    restoreName: Type.String(),
-    restoreUID: Type.String(),
-    restoreItemAction: Type.String(),
-    resourceIdentifier: ResourceIdentifier,
-    operationID: Type.String(),
-  }),
-  status: OperationStatus,
+export const RestoreOperation = operationRecord({
+  restoreName: Type.String(),
+  restoreUID: Type.String(),
+  restoreItemAction: Type.String(),
+  resourceIdentifier: ResourceIdentifier,
+  operationID: Type.String(),
 });
 export type RestoreOperation = Static<typeof RestoreOperation>;
 

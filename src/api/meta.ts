@@ -3,7 +3,7 @@
  * generator and the validators read.
  */
 import { Type, type Static, type TLiteral, type TObject, type TOptional, type TSchema } from '@sinclair/typebox';
-import { Group } from './constants.js';
+import { Group, V1 } from './constants.js';
 import { StringMap } from './schema.js';
 
 export const OwnerReference = Type.Object({
@@ -93,8 +93,10 @@ export interface KindDefinition<
 
 export interface DefineKindOptions<K extends string, V extends string, S extends TSchema, St extends TSchema> {
   kind: K;
-  version: V;
-  plural: string;
+  /** Default: v1 (only the data mover kinds are v2alpha1). */
+  version?: V;
+  /** Default: the kind's plural as Kubernetes spells it (see pluralOf). */
+  plural?: string;
   shortNames?: readonly string[];
   description: string;
   spec: S;
@@ -103,10 +105,22 @@ export interface DefineKindOptions<K extends string, V extends string, S extends
   emptySubresources?: boolean;
 }
 
-export function defineKind<const K extends string, const V extends string, S extends TSchema, St extends TSchema>(
-  options: DefineKindOptions<K, V, S, St>,
-): KindDefinition<K, V, S, St> {
-  const apiVersion = `${Group}/${options.version}` as ApiVersionOf<V>;
+/** The lower-case plural of a kind name: `BackupRepository` → `backuprepositories`, `Backup` → `backups`. */
+export function pluralOf(kind: string): string {
+  const singular = kind.toLowerCase();
+  if (/[^aeiou]y$/.test(singular)) return `${singular.slice(0, -1)}ies`;
+  if (/(s|x|z|ch|sh)$/.test(singular)) return `${singular}es`;
+  return `${singular}s`;
+}
+
+export function defineKind<
+  const K extends string,
+  const V extends string = typeof V1,
+  S extends TSchema = TSchema,
+  St extends TSchema = TSchema,
+>(options: DefineKindOptions<K, V, S, St>): KindDefinition<K, V, S, St> {
+  const version = options.version ?? (V1 as V);
+  const apiVersion = `${Group}/${version}` as ApiVersionOf<V>;
   const schema = Type.Object({
     apiVersion: Type.Literal(apiVersion),
     kind: Type.Literal(options.kind),
@@ -117,9 +131,9 @@ export function defineKind<const K extends string, const V extends string, S ext
   return {
     kind: options.kind,
     group: Group,
-    version: options.version,
+    version,
     apiVersion,
-    plural: options.plural,
+    plural: options.plural ?? pluralOf(options.kind),
     singular: options.kind.toLowerCase(),
     listKind: `${options.kind}List`,
     shortNames: options.shortNames ?? [],

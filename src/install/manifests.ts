@@ -10,7 +10,6 @@ import type {
   V1DaemonSet,
   V1Deployment,
   V1Namespace,
-  V1PolicyRule,
   V1Role,
   V1RoleBinding,
   V1Secret,
@@ -23,15 +22,7 @@ import type {
 import { allCrds } from '../api/index.js';
 import { RESTORE_SCOPE_ANNOTATION } from '../api/restore-scope.js';
 import { DEFAULT_KUBELET_ROOT_DIR, type InstallOptions } from './options.js';
-import {
-  NODE_AGENT_CLUSTER_RULES,
-  NODE_AGENT_NAMESPACE_RULES,
-  SERVER_NAMESPACE_RULES,
-  restoreScopeRules,
-  serverClusterRules,
-  type ExplainedRule,
-  type RestoreScope,
-} from './rbac.js';
+import { accountRoles, policyRules, restoreScopeRules, type ExplainedRule, type RestoreScope } from './rbac.js';
 import {
   PART_OF_LABEL,
   PART_OF,
@@ -68,12 +59,8 @@ const labels = (component: string): Record<string, string> => ({
 
 export { NODE_AGENT_CLUSTER_RULES, NODE_AGENT_NAMESPACE_RULES, SERVER_CLUSTER_RULES, SERVER_NAMESPACE_RULES, type ExplainedRule } from './rbac.js';
 
-function rulesOf(explained: readonly ExplainedRule[]): V1PolicyRule[] {
-  return explained.map((e) => e.rule);
-}
-
 function clusterRole(name: string, rules: readonly ExplainedRule[]): V1ClusterRole {
-  return { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name, labels: labels(name) }, rules: rulesOf(rules) };
+  return { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name, labels: labels(name) }, rules: policyRules(rules) };
 }
 
 /**
@@ -86,12 +73,12 @@ function restoreClusterRole(name: string, scope: RestoreScope): V1ClusterRole {
     kind: 'ClusterRole',
     metadata: { name, labels: labels(name), annotations: { [RESTORE_SCOPE_ANNOTATION]: scope === 'all' ? 'all' : 'listed' } },
   };
-  if (scope !== 'all') role.rules = rulesOf(restoreScopeRules(scope));
+  if (scope !== 'all') role.rules = policyRules(restoreScopeRules(scope));
   return role;
 }
 
 function role(ns: string, name: string, rules: readonly ExplainedRule[]): V1Role {
-  return { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name, namespace: ns, labels: labels(name) }, rules: rulesOf(rules) };
+  return { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name, namespace: ns, labels: labels(name) }, rules: policyRules(rules) };
 }
 
 function clusterRoleBinding(ns: string, name: string, sa: string): V1ClusterRoleBinding {
@@ -328,6 +315,7 @@ export function installManifests(opts: InstallOptions): InstallManifests {
   const restoreRole = restoreRoleName(ns);
   const scope = opts.restoreScope ?? 'all';
   const agentRole = clusterScopedName('cairn-node-agent', ns);
+  const serverRoles = accountRoles('server', scope, restoreRole);
   const namespace: V1Namespace = {
     apiVersion: 'v1',
     kind: 'Namespace',
@@ -344,19 +332,20 @@ export function installManifests(opts: InstallOptions): InstallManifests {
     ...allCrds(),
     namespace,
     sa(SERVER_SERVICE_ACCOUNT),
-    clusterRole(serverRole, serverClusterRules(scope, restoreRole)),
+    clusterRole(serverRole, serverRoles.cluster),
     clusterRoleBinding(ns, serverRole, SERVER_SERVICE_ACCOUNT),
     restoreClusterRole(restoreRole, scope),
     clusterRoleBinding(ns, restoreRole, SERVER_SERVICE_ACCOUNT),
-    role(ns, 'cairn-server', SERVER_NAMESPACE_RULES),
+    role(ns, 'cairn-server', serverRoles.installNamespace),
     roleBinding(ns, 'cairn-server', SERVER_SERVICE_ACCOUNT),
   ];
   if (opts.useNodeAgent) {
+    const agentRoles = accountRoles('node-agent', scope, restoreRole);
     objects.push(
       sa(NODE_AGENT_SERVICE_ACCOUNT),
-      clusterRole(agentRole, NODE_AGENT_CLUSTER_RULES),
+      clusterRole(agentRole, agentRoles.cluster),
       clusterRoleBinding(ns, agentRole, NODE_AGENT_SERVICE_ACCOUNT),
-      role(ns, 'cairn-node-agent', NODE_AGENT_NAMESPACE_RULES),
+      role(ns, 'cairn-node-agent', agentRoles.installNamespace),
       roleBinding(ns, 'cairn-node-agent', NODE_AGENT_SERVICE_ACCOUNT),
     );
   }

@@ -8,15 +8,9 @@
  */
 import type { V1PolicyRule } from '@kubernetes/client-node';
 import { restoreRulesFor, type ServedResource } from '../api/restore-scope.js';
-import {
-  NODE_AGENT_CLUSTER_RULES,
-  NODE_AGENT_NAMESPACE_RULES,
-  SERVER_NAMESPACE_RULES,
-  restoreScopeRules,
-  serverClusterRules,
-  type ExplainedRule,
-  type RestoreScope,
-} from './rbac.js';
+import { accountRoles, policyRules, restoreScopeRules, type Account, type ExplainedRule, type RestoreScope } from './rbac.js';
+
+export type { Account } from './rbac.js';
 
 /** One question: may the account do `verb` on `resource[/subresource]` in `group`, in which namespace. */
 export interface AccessCheck {
@@ -72,21 +66,20 @@ export const MODEL_SERVED: readonly ServedResource[] = [
   ...['clusterroles', 'clusterrolebindings', 'roles', 'rolebindings'].map((resource) => ({ group: 'rbac.authorization.k8s.io', resource, verbs: ['create', 'get', 'list', 'watch', 'patch', 'update', 'delete'], statusUpdatable: false })),
 ];
 
-export type Account = 'server' | 'node-agent';
-
 /** The rules an account holds: cluster-wide, and in the install namespace only. */
 export interface AccountRules {
   cluster: V1PolicyRule[];
   installNamespace: V1PolicyRule[];
 }
 
-const rulesOf = (e: readonly ExplainedRule[]) => e.map((r) => r.rule);
-
 /** What install grants, with the `all` scope's restore role as the server would write it for `served`. */
 export function accountRules(account: Account, scope: RestoreScope, restoreRole: string, served: readonly ServedResource[] = MODEL_SERVED): AccountRules {
-  if (account === 'node-agent') return { cluster: rulesOf(NODE_AGENT_CLUSTER_RULES), installNamespace: rulesOf(NODE_AGENT_NAMESPACE_RULES) };
-  const restore = scope === 'all' ? restoreRulesFor(served) : rulesOf(restoreScopeRules(scope));
-  return { cluster: [...rulesOf(serverClusterRules(scope, restoreRole)), ...restore], installNamespace: rulesOf(SERVER_NAMESPACE_RULES) };
+  const roles = accountRoles(account, scope, restoreRole);
+  const cluster = policyRules(roles.cluster);
+  const installNamespace = policyRules(roles.installNamespace);
+  if (account === 'node-agent') return { cluster, installNamespace };
+  const restore = scope === 'all' ? restoreRulesFor(served) : policyRules(restoreScopeRules(scope));
+  return { cluster: [...cluster, ...restore], installNamespace };
 }
 
 /** RBAC's matching of one rule against a request (k8s.io/kubernetes pkg/apis/rbac/v1 evaluation helpers). */

@@ -111,3 +111,19 @@ export const NODE_AGENT_NAMESPACE_RULES: readonly ExplainedRule[] = [
   { rule: { apiGroups: [''], resources: ['secrets'], verbs: ['get'] }, why: 'reads storage credentials and repository keys' },
   { rule: { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] }, why: 'reads its configuration (concurrency, pod resources)' },
 ];
+
+export type Account = 'server' | 'node-agent';
+
+/**
+ * The rules of the two roles install grants an account: its ClusterRole and its Role in the install namespace. The
+ * server's restore role is apart (restoreScopeRules): the server binds it but does not hold it as its own.
+ */
+export function accountRoles(account: Account, scope: RestoreScope, restoreRole: string): { cluster: readonly ExplainedRule[]; installNamespace: readonly ExplainedRule[] } {
+  if (account === 'node-agent') return { cluster: NODE_AGENT_CLUSTER_RULES, installNamespace: NODE_AGENT_NAMESPACE_RULES };
+  return { cluster: serverClusterRules(scope, restoreRole), installNamespace: SERVER_NAMESPACE_RULES };
+}
+
+/** The RBAC rules alone, as a Role or ClusterRole carries them. */
+export function policyRules(explained: readonly ExplainedRule[]): V1PolicyRule[] {
+  return explained.map((e) => e.rule);
+}

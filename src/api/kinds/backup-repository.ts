@@ -1,6 +1,5 @@
 /** velero.io/v1 BackupRepository (docs/api.md). */
 import { Type, type Static } from '@sinclair/typebox';
-import { V1 } from '../constants.js';
 import { AgeColumn, defineKind } from '../meta.js';
 import { Duration, Nullable, StringEnum, StringMap, Timestamp, namedValues } from '../schema.js';
 
@@ -47,8 +46,6 @@ export type BackupRepositoryStatus = Static<typeof BackupRepositoryStatus>;
 
 export const BackupRepositoryKind = defineKind({
   kind: 'BackupRepository',
-  version: V1,
-  plural: 'backuprepositories',
   description: 'A BackupRepository is the deduplicating repository holding one namespace\'s volume data in one storage location.',
   spec: BackupRepositorySpec,
   status: BackupRepositoryStatus,

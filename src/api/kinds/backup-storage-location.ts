@@ -1,6 +1,5 @@
 /** velero.io/v1 BackupStorageLocation (docs/api.md). */
 import { Type, type Static } from '@sinclair/typebox';
-import { V1 } from '../constants.js';
 import { AgeColumn, defineKind } from '../meta.js';
 import { Duration, Formats, Nullable, SecretKeySelector, StringEnum, StringMap, Timestamp, namedValues } from '../schema.js';
 
@@ -53,8 +52,6 @@ export type BackupStorageLocationStatus = Static<typeof BackupStorageLocationSta
 
 export const BackupStorageLocationKind = defineKind({
   kind: 'BackupStorageLocation',
-  version: V1,
-  plural: 'backupstoragelocations',
   shortNames: ['bsl'],
   description: 'A BackupStorageLocation is an object-store bucket (and prefix) where backups are kept.',
   spec: BackupStorageLocationSpec,

@@ -1,6 +1,5 @@
 /** velero.io/v1 Backup (docs/api.md). */
 import { Type, type Static } from '@sinclair/typebox';
-import { V1 } from '../constants.js';
 import { defineKind } from '../meta.js';
 import { Duration, LabelSelector, Nullable, NullableStrings, StringEnum, StringMap, Timestamp, TypedLocalObjectReference, namedValues } from '../schema.js';
 
@@ -55,13 +54,18 @@ export const BackupResourceHook = Type.Object({
 });
 export type BackupResourceHook = Static<typeof BackupResourceHook>;
 
-export const BackupResourceHookSpec = Type.Object({
-  name: Type.String({ description: 'Name of this hook set.' }),
+/** Which pods a hook set applies to: the same fields in Backup's and Restore's hook specs. */
+export const HookSelectionFields = {
   includedNamespaces: NullableStrings(),
   excludedNamespaces: NullableStrings(),
   includedResources: NullableStrings(),
   excludedResources: NullableStrings(),
   labelSelector: Type.Optional(Nullable(LabelSelector)),
+};
+
+export const BackupResourceHookSpec = Type.Object({
+  name: Type.String({ description: 'Name of this hook set.' }),
+  ...HookSelectionFields,
   pre: Type.Optional(Type.Array(BackupResourceHook, { description: 'Hooks run before the pod is backed up.' })),
   post: Type.Optional(Type.Array(BackupResourceHook, { description: 'Hooks run after the pod is backed up.' })),
 });
@@ -162,8 +166,6 @@ export type BackupStatus = Static<typeof BackupStatus>;
 
 export const BackupKind = defineKind({
   kind: 'Backup',
-  version: V1,
-  plural: 'backups',
   description: 'A Backup captures cluster objects and their volumes at one point in time into a storage location.',
   spec: BackupSpec,
   status: BackupStatus,

@@ -2,20 +2,13 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { V2Alpha1 } from '../constants.js';
 import { defineKind } from '../meta.js';
-import {
-  DataMoveOperationProgress,
-  DataPathPhases,
-  Duration,
-  StringEnum,
-  StringMap,
-  Timestamp,
-  namedValues,
-} from '../schema.js';
-import { NodeOSValues, dataMoverPrinterColumns } from './data-upload.js';
+import { DataPathPhase, DataPathPhases, Duration, StringEnum, StringMap, Timestamp } from '../schema.js';
+import { DataPathRunStatusFields, dataPathPrinterColumns } from './data-path-shared.js';
+import { NodeOSValues } from './data-upload.js';
 
 export const DataDownloadPhases = DataPathPhases;
-export const DataDownloadPhase = namedValues(DataDownloadPhases);
-export type DataDownloadPhase = (typeof DataDownloadPhases)[number];
+export const DataDownloadPhase = DataPathPhase;
+export type DataDownloadPhase = DataPathPhase;
 
 export const TargetVolumeSpec = Type.Object({
   pvc: Type.String({ description: 'PVC to restore into.' }),
@@ -42,10 +35,7 @@ export type DataDownloadSpec = Static<typeof DataDownloadSpec>;
 
 export const DataDownloadStatus = Type.Object({
   phase: Type.Optional(StringEnum(DataDownloadPhases)),
-  message: Type.Optional(Type.String()),
-  startTimestamp: Type.Optional(Timestamp()),
-  completionTimestamp: Type.Optional(Timestamp()),
-  progress: Type.Optional(DataMoveOperationProgress),
+  ...DataPathRunStatusFields,
   node: Type.Optional(Type.String()),
   acceptedByNode: Type.Optional(Type.String()),
   acceptedTimestamp: Type.Optional(Timestamp()),
@@ -55,11 +45,10 @@ export type DataDownloadStatus = Static<typeof DataDownloadStatus>;
 export const DataDownloadKind = defineKind({
   kind: 'DataDownload',
   version: V2Alpha1,
-  plural: 'datadownloads',
   description: 'A DataDownload restores the data of one moved snapshot into a volume.',
   spec: DataDownloadSpec,
   status: DataDownloadStatus,
   emptySubresources: true,
-  printerColumns: dataMoverPrinterColumns('DataDownload', 'Name of the Backup Storage Location where the backup data is stored'),
+  printerColumns: dataPathPrinterColumns('DataDownload', 'Name of the Backup Storage Location where the backup data is stored'),
 });
 export type DataDownload = Static<typeof DataDownloadKind.schema>;

@@ -1,21 +1,13 @@
 /** velero.io/v2alpha1 DataUpload (docs/api.md). */
 import { Type, type Static } from '@sinclair/typebox';
 import { V2Alpha1 } from '../constants.js';
-import { defineKind, type PrinterColumn } from '../meta.js';
-import {
-  DataMoveOperationProgress,
-  DataPathPhases,
-  Duration,
-  Nullable,
-  StringEnum,
-  StringMap,
-  Timestamp,
-  namedValues,
-} from '../schema.js';
+import { defineKind } from '../meta.js';
+import { DataPathPhase, DataPathPhases, Duration, Nullable, StringEnum, StringMap, Timestamp, namedValues } from '../schema.js';
+import { DataPathRunStatusFields, dataPathPrinterColumns } from './data-path-shared.js';
 
 export const DataUploadPhases = DataPathPhases;
-export const DataUploadPhase = namedValues(DataUploadPhases);
-export type DataUploadPhase = (typeof DataUploadPhases)[number];
+export const DataUploadPhase = DataPathPhase;
+export type DataUploadPhase = DataPathPhase;
 
 export const NodeOSValues = ['auto', 'linux', 'windows'] as const;
 export const NodeOS = namedValues(NodeOSValues);
@@ -53,10 +45,7 @@ export const DataUploadStatus = Type.Object({
   path: Type.Optional(Type.String()),
   snapshotID: Type.Optional(Type.String()),
   dataMoverResult: Type.Optional(Nullable(StringMap())),
-  message: Type.Optional(Type.String()),
-  startTimestamp: Type.Optional(Timestamp()),
-  completionTimestamp: Type.Optional(Timestamp()),
-  progress: Type.Optional(DataMoveOperationProgress),
+  ...DataPathRunStatusFields,
   node: Type.Optional(Type.String()),
   nodeOS: Type.Optional(StringEnum(NodeOSValues)),
   acceptedByNode: Type.Optional(Type.String()),
@@ -64,28 +53,14 @@ export const DataUploadStatus = Type.Object({
 });
 export type DataUploadStatus = Static<typeof DataUploadStatus>;
 
-/** Printer columns shared by DataUpload and DataDownload (the kind name appears in the descriptions). */
-export function dataMoverPrinterColumns(kind: string, storageLocationDescription: string): PrinterColumn[] {
-  return [
-    { name: 'Status', type: 'string', jsonPath: '.status.phase', description: `${kind} status such as New/InProgress` },
-    { name: 'Started', type: 'date', jsonPath: '.status.startTimestamp', description: `Time duration since this ${kind} was started` },
-    { name: 'Bytes Done', type: 'integer', format: 'int64', jsonPath: '.status.progress.bytesDone', description: 'Completed bytes' },
-    { name: 'Total Bytes', type: 'integer', format: 'int64', jsonPath: '.status.progress.totalBytes', description: 'Total bytes' },
-    { name: 'Storage Location', type: 'string', jsonPath: '.spec.backupStorageLocation', description: storageLocationDescription },
-    { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: `Time duration since this ${kind} was created` },
-    { name: 'Node', type: 'string', jsonPath: '.status.node', description: `Name of the node where the ${kind} is processed` },
-  ];
-}
-
 export const DataUploadKind = defineKind({
   kind: 'DataUpload',
   version: V2Alpha1,
-  plural: 'datauploads',
   description: 'A DataUpload moves the data of one volume snapshot into a backup repository.',
   spec: DataUploadSpec,
   status: DataUploadStatus,
   emptySubresources: true,
-  printerColumns: dataMoverPrinterColumns(
+  printerColumns: dataPathPrinterColumns(
     'DataUpload',
     'Name of the Backup Storage Location where this backup should be stored',
   ),

@@ -1,6 +1,5 @@
 /** velero.io/v1 DeleteBackupRequest (docs/api.md). */
 import { Type, type Static } from '@sinclair/typebox';
-import { V1 } from '../constants.js';
 import { defineKind } from '../meta.js';
 import { Nullable, StringEnum, namedValues } from '../schema.js';
 
@@ -22,8 +21,6 @@ export type DeleteBackupRequestStatus = Static<typeof DeleteBackupRequestStatus>
 
 export const DeleteBackupRequestKind = defineKind({
   kind: 'DeleteBackupRequest',
-  version: V1,
-  plural: 'deletebackuprequests',
   description: 'A DeleteBackupRequest asks the server to delete a backup and all of its data.',
   spec: DeleteBackupRequestSpec,
   status: DeleteBackupRequestStatus,

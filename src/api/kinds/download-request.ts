@@ -1,6 +1,5 @@
 /** velero.io/v1 DownloadRequest (docs/api.md). */
 import { Type, type Static } from '@sinclair/typebox';
-import { V1 } from '../constants.js';
 import { defineKind } from '../meta.js';
 import { StringEnum, Timestamp, namedValues } from '../schema.js';
 
@@ -48,8 +47,6 @@ export type DownloadRequestStatus = Static<typeof DownloadRequestStatus>;
 
 export const DownloadRequestKind = defineKind({
   kind: 'DownloadRequest',
-  version: V1,
-  plural: 'downloadrequests',
   description: 'A DownloadRequest asks the server for a short-lived URL to a file of a backup or restore.',
   spec: DownloadRequestSpec,
   status: DownloadRequestStatus,

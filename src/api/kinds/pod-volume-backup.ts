@@ -3,14 +3,14 @@
  * printer columns (including the `Node` column that reads `.status.node`, a field PVB status does not have).
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { V1 } from '../constants.js';
 import { defineKind } from '../meta.js';
 import { podVolumePrinterColumns, podVolumeSpecFields } from './pod-volume-shared.js';
-import { DataMoveOperationProgress, DataPathPhases, StringEnum, StringMap, Timestamp, namedValues } from '../schema.js';
+import { DataPathRunStatusFields } from './data-path-shared.js';
+import { DataPathPhase, DataPathPhases, StringEnum, StringMap, Timestamp } from '../schema.js';
 
 export const PodVolumeBackupPhases = DataPathPhases;
-export const PodVolumeBackupPhase = namedValues(PodVolumeBackupPhases);
-export type PodVolumeBackupPhase = (typeof PodVolumeBackupPhases)[number];
+export const PodVolumeBackupPhase = DataPathPhase;
+export type PodVolumeBackupPhase = DataPathPhase;
 
 export const PodVolumeBackupSpec = Type.Object(
   {
@@ -27,10 +27,7 @@ export const PodVolumeBackupStatus = Type.Object(
     phase: Type.Optional(StringEnum(PodVolumeBackupPhases)),
     path: Type.Optional(Type.String({ description: 'Path of the volume data being backed up.' })),
     snapshotID: Type.Optional(Type.String({ description: 'Snapshot of the volume in the repository.' })),
-    message: Type.Optional(Type.String()),
-    startTimestamp: Type.Optional(Timestamp()),
-    completionTimestamp: Type.Optional(Timestamp()),
-    progress: Type.Optional(DataMoveOperationProgress),
+    ...DataPathRunStatusFields,
     acceptedTimestamp: Type.Optional(Timestamp({ description: 'When a node agent accepted the work.' })),
   },
   { description: 'Progress and outcome of the pod volume backup.' },
@@ -45,8 +42,6 @@ export const PodVolumeBackupPrinterColumns = podVolumePrinterColumns('PodVolumeB
 
 export const PodVolumeBackupKind = defineKind({
   kind: 'PodVolumeBackup',
-  version: V1,
-  plural: 'podvolumebackups',
   description: 'A PodVolumeBackup is the file-system backup of one pod volume, done by the node agent.',
   spec: PodVolumeBackupSpec,
   status: PodVolumeBackupStatus,

@@ -1,13 +1,13 @@
 /** velero.io/v1 PodVolumeRestore (docs/api.md), exactly as Velero 1.17's CRD (its fs-backup micro service design). */
 import { Type, type Static } from '@sinclair/typebox';
-import { V1 } from '../constants.js';
 import { defineKind } from '../meta.js';
 import { podVolumePrinterColumns, podVolumeSpecFields } from './pod-volume-shared.js';
-import { DataMoveOperationProgress, DataPathPhases, StringEnum, Timestamp, namedValues } from '../schema.js';
+import { DataPathRunStatusFields } from './data-path-shared.js';
+import { DataPathPhase, DataPathPhases, StringEnum, Timestamp } from '../schema.js';
 
 export const PodVolumeRestorePhases = DataPathPhases;
-export const PodVolumeRestorePhase = namedValues(PodVolumeRestorePhases);
-export type PodVolumeRestorePhase = (typeof PodVolumeRestorePhases)[number];
+export const PodVolumeRestorePhase = DataPathPhase;
+export type PodVolumeRestorePhase = DataPathPhase;
 
 export const PodVolumeRestoreSpec = Type.Object(
   {
@@ -22,10 +22,7 @@ export type PodVolumeRestoreSpec = Static<typeof PodVolumeRestoreSpec>;
 export const PodVolumeRestoreStatus = Type.Object(
   {
     phase: Type.Optional(StringEnum(PodVolumeRestorePhases)),
-    message: Type.Optional(Type.String()),
-    startTimestamp: Type.Optional(Timestamp()),
-    completionTimestamp: Type.Optional(Timestamp()),
-    progress: Type.Optional(DataMoveOperationProgress),
+    ...DataPathRunStatusFields,
     acceptedTimestamp: Type.Optional(Timestamp({ description: 'When a node agent accepted the work.' })),
     node: Type.Optional(Type.String({ description: 'Node where the restore runs.' })),
   },
@@ -41,8 +38,6 @@ export const PodVolumeRestorePrinterColumns = podVolumePrinterColumns('PodVolume
 
 export const PodVolumeRestoreKind = defineKind({
   kind: 'PodVolumeRestore',
-  version: V1,
-  plural: 'podvolumerestores',
   description: 'A PodVolumeRestore is the file-system restore of one pod volume, done by the node agent.',
   spec: PodVolumeRestoreSpec,
   status: PodVolumeRestoreStatus,

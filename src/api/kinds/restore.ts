@@ -1,9 +1,8 @@
 /** velero.io/v1 Restore (docs/api.md). */
 import { Type, type Static } from '@sinclair/typebox';
-import { V1 } from '../constants.js';
 import { defineKind } from '../meta.js';
 import { Duration, FreeForm, LabelSelector, Nullable, NullableStrings, StringEnum, StringMap, Timestamp, TypedLocalObjectReference, namedValues } from '../schema.js';
-import { HookErrorModes, HookStatus } from './backup.js';
+import { HookErrorModes, HookSelectionFields, HookStatus } from './backup.js';
 
 export const RestorePhases = [
   'New',
@@ -63,11 +62,7 @@ export type RestoreResourceHook = Static<typeof RestoreResourceHook>;
 
 export const RestoreResourceHookSpec = Type.Object({
   name: Type.String(),
-  includedNamespaces: NullableStrings(),
-  excludedNamespaces: NullableStrings(),
-  includedResources: NullableStrings(),
-  excludedResources: NullableStrings(),
-  labelSelector: Type.Optional(Nullable(LabelSelector)),
+  ...HookSelectionFields,
   postHooks: Type.Optional(Type.Array(RestoreResourceHook)),
 });
 export type RestoreResourceHookSpec = Static<typeof RestoreResourceHookSpec>;
@@ -145,8 +140,6 @@ export type RestoreStatus = Static<typeof RestoreStatus>;
 
 export const RestoreKind = defineKind({
   kind: 'Restore',
-  version: V1,
-  plural: 'restores',
   description: 'A Restore brings objects and volume data from a backup back into the cluster.',
   spec: RestoreSpec,
   status: RestoreStatus,

@@ -1,6 +1,5 @@
 /** velero.io/v1 Schedule (docs/api.md). */
 import { Type, type Static } from '@sinclair/typebox';
-import { V1 } from '../constants.js';
 import { AgeColumn, defineKind } from '../meta.js';
 import { Nullable, StringEnum, Timestamp, namedValues } from '../schema.js';
 import { BackupSpec } from './backup.js';
@@ -31,8 +30,6 @@ export type ScheduleStatus = Static<typeof ScheduleStatus>;
 
 export const ScheduleKind = defineKind({
   kind: 'Schedule',
-  version: V1,
-  plural: 'schedules',
   description: 'A Schedule creates Backups from a template on a cron schedule.',
   spec: ScheduleSpec,
   status: ScheduleStatus,

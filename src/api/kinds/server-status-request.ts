@@ -1,6 +1,5 @@
 /** velero.io/v1 ServerStatusRequest (docs/api.md). */
 import { Type, type Static } from '@sinclair/typebox';
-import { V1 } from '../constants.js';
 import { defineKind } from '../meta.js';
 import { Nullable, StringEnum, Timestamp, namedValues } from '../schema.js';
 
@@ -27,8 +26,6 @@ export type ServerStatusRequestStatus = Static<typeof ServerStatusRequestStatus>
 
 export const ServerStatusRequestKind = defineKind({
   kind: 'ServerStatusRequest',
-  version: V1,
-  plural: 'serverstatusrequests',
   shortNames: ['ssr'],
   description: 'A ServerStatusRequest asks the running server for its version and plugins.',
   spec: ServerStatusRequestSpec,

@@ -1,6 +1,5 @@
 /** velero.io/v1 VolumeSnapshotLocation (docs/api.md). */
 import { Type, type Static } from '@sinclair/typebox';
-import { V1 } from '../constants.js';
 import { defineKind } from '../meta.js';
 import { SecretKeySelector, StringEnum, StringMap, namedValues } from '../schema.js';
 
@@ -25,8 +24,6 @@ export type VolumeSnapshotLocationStatus = Static<typeof VolumeSnapshotLocationS
 
 export const VolumeSnapshotLocationKind = defineKind({
   kind: 'VolumeSnapshotLocation',
-  version: V1,
-  plural: 'volumesnapshotlocations',
   shortNames: ['vsl'],
   description: 'A VolumeSnapshotLocation names a provider and settings for native volume snapshots.',
   spec: VolumeSnapshotLocationSpec,

@@ -9,6 +9,7 @@ import type {
   BackupItemAction,
   BackupItemResult,
   DeleteItemAction,
+  ItemActionIdentity,
   ItemBlockAction,
   OperationProgress,
   RelatedItem,
@@ -105,8 +106,26 @@ function callerOf(session: PluginSession, id: PluginIdentifier, service: keyof P
   return async <Res>(method: string, req: object) => unary<Res>(await session.target(id, service), method, { plugin: id.name, ...req });
 }
 
-async function selectorOf(call: Call, id: PluginIdentifier): Promise<ResourceSelector> {
-  return selectorFromMessage(await call<AppliesToResponse>('AppliesTo', {}), id.name);
+/** The calls on one action plugin's service and what every action says about itself: its name and selector. */
+async function joinAction(
+  session: PluginSession,
+  id: PluginIdentifier,
+  service: keyof PluginServices,
+): Promise<{ call: Call; identity: ItemActionIdentity }> {
+  const call = callerOf(session, id, service);
+  const selector = selectorFromMessage(await call<AppliesToResponse>('AppliesTo', {}), id.name);
+  return { call, identity: { name: id.name, appliesTo: () => selector } };
+}
+
+/**
+ * joinAction for a kind served as v1 or v2 (`<kind>V2`, with asynchronous operations): the plugin's kind says which
+ * service to call, and the action lists itself under that kind.
+ */
+async function joinVersionedAction<K extends 'BackupItemAction' | 'RestoreItemAction'>(session: PluginSession, id: PluginIdentifier, v1: K) {
+  const v2 = id.kind === `${v1}V2`;
+  const pluginKind = v2 ? (`${v1}V2` as const) : v1;
+  const { call, identity } = await joinAction(session, id, pluginKind);
+  return { v2, call, identity: { ...identity, pluginKind } };
 }
 
 /**
@@ -125,13 +144,9 @@ function operationCalls<T>(
 
 /** A BackupItemAction plugin (v1, or v2 with asynchronous operations). */
 export async function externalBackupItemAction(session: PluginSession, id: PluginIdentifier): Promise<BackupItemAction> {
-  const v2 = id.kind === 'BackupItemActionV2';
-  const call = callerOf(session, id, v2 ? 'BackupItemActionV2' : 'BackupItemAction');
-  const selector = await selectorOf(call, id);
+  const { v2, call, identity } = await joinVersionedAction(session, id, 'BackupItemAction');
   const action: BackupItemAction = {
-    name: id.name,
-    pluginKind: v2 ? 'BackupItemActionV2' : 'BackupItemAction',
-    appliesTo: () => selector,
+    ...identity,
     async execute(item, ctx): Promise<BackupItemResult> {
       const res = await call<BackupExecuteResponseV2>('Execute', { item: json(item), backup: json(ctx.backup) });
       return {
@@ -147,13 +162,9 @@ export async function externalBackupItemAction(session: PluginSession, id: Plugi
 
 /** A RestoreItemAction plugin (v1, or v2 with operations and waiting for additional items). */
 export async function externalRestoreItemAction(session: PluginSession, id: PluginIdentifier): Promise<RestoreItemAction> {
-  const v2 = id.kind === 'RestoreItemActionV2';
-  const call = callerOf(session, id, v2 ? 'RestoreItemActionV2' : 'RestoreItemAction');
-  const selector = await selectorOf(call, id);
+  const { v2, call, identity } = await joinVersionedAction(session, id, 'RestoreItemAction');
   const action: RestoreItemAction = {
-    name: id.name,
-    pluginKind: v2 ? 'RestoreItemActionV2' : 'RestoreItemAction',
-    appliesTo: () => selector,
+    ...identity,
     async execute(item, ctx): Promise<RestoreItemResult> {
       const res = await call<RestoreExecuteResponseV2>('Execute', { item: json(item), itemFromBackup: json(ctx.itemFromBackup), restore: json(ctx.restore) });
       const timeoutMs = durationToMs(res.additionalItemsReadyTimeout);
@@ -176,11 +187,9 @@ export async function externalRestoreItemAction(session: PluginSession, id: Plug
 }
 
 export async function externalDeleteItemAction(session: PluginSession, id: PluginIdentifier): Promise<DeleteItemAction> {
-  const call = callerOf(session, id, 'DeleteItemAction');
-  const selector = await selectorOf(call, id);
+  const { call, identity } = await joinAction(session, id, 'DeleteItemAction');
   return {
-    name: id.name,
-    appliesTo: () => selector,
+    ...identity,
     async execute(item, ctx) {
       await call<Empty>('Execute', { item: json(item), backup: json(ctx.backup) });
     },
@@ -188,11 +197,9 @@ export async function externalDeleteItemAction(session: PluginSession, id: Plugi
 }
 
 export async function externalItemBlockAction(session: PluginSession, id: PluginIdentifier): Promise<ItemBlockAction> {
-  const call = callerOf(session, id, 'ItemBlockAction');
-  const selector = await selectorOf(call, id);
+  const { call, identity } = await joinAction(session, id, 'ItemBlockAction');
   return {
-    name: id.name,
-    appliesTo: () => selector,
+    ...identity,
     async getRelatedItems(item, ctx) {
       return (await call<RelatedItemsResponse>('GetRelatedItems', { item: json(item), backup: json(ctx.backup) })).relatedItems.map(relatedFromMessage);
     },

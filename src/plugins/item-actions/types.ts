@@ -75,17 +75,27 @@ export interface OperationProgress {
   updated?: Date;
 }
 
-export interface BackupItemAction {
+/** What every item action has: its name and which items it wants to see. */
+export interface ItemActionIdentity {
   readonly name: string;
-  /** Velero's plugin kind this action is listed as (`velero plugin get`); BackupItemAction unless it says V2. */
-  readonly pluginKind?: 'BackupItemAction' | 'BackupItemActionV2';
   appliesTo(): ResourceSelector;
-  execute(item: UnstructuredObject, ctx: BackupItemContext): Promise<BackupItemResult>;
-  /** Where an operation this action started stands (actions that start operations). */
-  progress?(operationID: string, backup: Backup): Promise<OperationProgress>;
-  /** Stops an operation this action started. */
-  cancel?(operationID: string, backup: Backup): Promise<void>;
 }
+
+/**
+ * An action that sees each item of a backup or a restore (`Owner`) and may start asynchronous operations on it, as
+ * Velero's v2 item actions do.
+ */
+export interface OperationItemAction<Kind extends string, Ctx, Result, Owner> extends ItemActionIdentity {
+  /** Velero's plugin kind this action is listed as (`velero plugin get`): `Kind` unless it says `<Kind>V2`. */
+  readonly pluginKind?: Kind | `${Kind}V2`;
+  execute(item: UnstructuredObject, ctx: Ctx): Promise<Result>;
+  /** Where an operation this action started stands (actions that start operations). */
+  progress?(operationID: string, owner: Owner): Promise<OperationProgress>;
+  /** Stops an operation this action started. */
+  cancel?(operationID: string, owner: Owner): Promise<void>;
+}
+
+export type BackupItemAction = OperationItemAction<'BackupItemAction', BackupItemContext, BackupItemResult, Backup>;
 
 export interface RestoreItemContext {
   restore: Restore;
@@ -122,14 +132,8 @@ export interface RestoreItemResult {
   additionalItemsReadyTimeoutMs?: number;
 }
 
-export interface RestoreItemAction {
-  readonly name: string;
-  /** Velero's plugin kind this action is listed as (`velero plugin get`); RestoreItemAction unless it says V2. */
-  readonly pluginKind?: 'RestoreItemAction' | 'RestoreItemActionV2';
-  appliesTo(): ResourceSelector;
-  execute(item: UnstructuredObject, ctx: RestoreItemContext): Promise<RestoreItemResult>;
-  progress?(operationID: string, restore: Restore): Promise<OperationProgress>;
-  cancel?(operationID: string, restore: Restore): Promise<void>;
+export interface RestoreItemAction extends OperationItemAction<'RestoreItemAction', RestoreItemContext, RestoreItemResult, Restore> {
+  /** Whether the additional items a restored item waits for (`waitForAdditionalItems`) are ready. */
   areAdditionalItemsReady?(items: readonly RelatedItem[], restore: Restore): Promise<boolean>;
 }
 
@@ -139,15 +143,11 @@ export interface ItemContext {
 }
 
 /** Runs for each item of a backup being deleted (Velero's DeleteItemAction): clean up what the item stood for. */
-export interface DeleteItemAction {
-  readonly name: string;
-  appliesTo(): ResourceSelector;
+export interface DeleteItemAction extends ItemActionIdentity {
   execute(item: UnstructuredObject, ctx: ItemContext): Promise<void>;
 }
 
 /** Names the items that must be backed up together with an item (Velero's ItemBlockAction). */
-export interface ItemBlockAction {
-  readonly name: string;
-  appliesTo(): ResourceSelector;
+export interface ItemBlockAction extends ItemActionIdentity {
   getRelatedItems(item: UnstructuredObject, ctx: ItemContext): Promise<RelatedItem[]>;
 }

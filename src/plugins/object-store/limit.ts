@@ -1,6 +1,7 @@
 /** Caps how many requests run at once against a store (connections, file descriptors, server load). */
 import type { Readable } from 'node:stream';
-import type { GetOptions, ObjectInfo, ObjectStore, PutOptions, SignedUrlOptions } from './types.js';
+import { ForwardingObjectStore } from './forwarding.js';
+import type { GetOptions, ObjectInfo, ObjectStore, PutOptions } from './types.js';
 
 export class Semaphore {
   private active = 0;
@@ -31,39 +32,31 @@ export class Semaphore {
   }
 }
 
-export class ConcurrencyLimitedObjectStore implements ObjectStore {
-  readonly description: string;
+/** Each call but `list` (passed through as it is) waits for a free slot. */
+export class ConcurrencyLimitedObjectStore extends ForwardingObjectStore {
   private readonly sem: Semaphore;
-  signedUrl?: (key: string, options: SignedUrlOptions) => Promise<string | undefined>;
 
-  constructor(
-    private readonly inner: ObjectStore,
-    maxConcurrent: number,
-  ) {
-    this.description = inner.description;
+  constructor(inner: ObjectStore, maxConcurrent: number) {
+    super(inner);
     this.sem = new Semaphore(maxConcurrent);
-    if (inner.signedUrl) this.signedUrl = (key, o) => inner.signedUrl!(key, o);
   }
 
-  get(key: string, options?: GetOptions): Promise<Buffer> {
+  override get(key: string, options?: GetOptions): Promise<Buffer> {
     return this.sem.run(() => this.inner.get(key, options));
   }
-  getStream(key: string, options?: { signal?: AbortSignal }): Promise<Readable> {
+  override getStream(key: string, options?: { signal?: AbortSignal }): Promise<Readable> {
     return this.sem.run(() => this.inner.getStream(key, options));
   }
-  put(key: string, body: Buffer | Readable, options?: PutOptions): Promise<void> {
+  override put(key: string, body: Buffer | Readable, options?: PutOptions): Promise<void> {
     return this.sem.run(() => this.inner.put(key, body, options));
   }
-  head(key: string): Promise<ObjectInfo | undefined> {
+  override head(key: string): Promise<ObjectInfo | undefined> {
     return this.sem.run(() => this.inner.head(key));
   }
-  list(prefix: string, options?: { signal?: AbortSignal }): AsyncIterable<ObjectInfo> {
-    return this.inner.list(prefix, options);
-  }
-  listCommonPrefixes(prefix: string, delimiter?: string): Promise<string[]> {
+  override listCommonPrefixes(prefix: string, delimiter?: string): Promise<string[]> {
     return this.sem.run(() => this.inner.listCommonPrefixes(prefix, delimiter));
   }
-  delete(key: string): Promise<void> {
+  override delete(key: string): Promise<void> {
     return this.sem.run(() => this.inner.delete(key));
   }
 }

@@ -11,7 +11,8 @@
  */
 import type { Readable } from 'node:stream';
 import { realClock, type Clock } from '../../base/clock.js';
-import type { GetOptions, ObjectInfo, ObjectStore, PutOptions, SignedUrlOptions } from './types.js';
+import { ForwardingObjectStore } from './forwarding.js';
+import type { GetOptions, ObjectInfo, ObjectStore, PutOptions } from './types.js';
 import { isRetryable, RetriesExhaustedError } from './errors.js';
 
 /** How long one operation keeps being retried by default: longer than a store restart or fail-over takes. */
@@ -95,36 +96,29 @@ export class RetryPolicy {
   }
 }
 
-export class RetryingObjectStore implements ObjectStore {
-  readonly description: string;
+export class RetryingObjectStore extends ForwardingObjectStore {
   readonly policy: RetryPolicy;
 
-  constructor(
-    private readonly inner: ObjectStore,
-    options: RetryOptions = {},
-  ) {
-    this.description = inner.description;
+  constructor(inner: ObjectStore, options: RetryOptions = {}) {
+    super(inner);
     this.policy = new RetryPolicy(options);
-    if (inner.signedUrl) this.signedUrl = (key: string, o: SignedUrlOptions) => inner.signedUrl!(key, o);
   }
 
-  signedUrl?: (key: string, options: SignedUrlOptions) => Promise<string | undefined>;
-
-  get(key: string, options?: GetOptions): Promise<Buffer> {
+  override get(key: string, options?: GetOptions): Promise<Buffer> {
     return this.policy.run(`get ${key}`, () => this.inner.get(key, options), options?.signal);
   }
-  getStream(key: string, options?: { signal?: AbortSignal }): Promise<Readable> {
+  override getStream(key: string, options?: { signal?: AbortSignal }): Promise<Readable> {
     return this.policy.run(`get ${key}`, () => this.inner.getStream(key, options), options?.signal);
   }
-  put(key: string, body: Buffer | Readable, options?: PutOptions): Promise<void> {
+  override put(key: string, body: Buffer | Readable, options?: PutOptions): Promise<void> {
     // A stream can be consumed only once, so only Buffer bodies are retried (the data path writes Buffers only).
     if (!Buffer.isBuffer(body)) return this.inner.put(key, body, options);
     return this.policy.run(`put ${key}`, () => this.inner.put(key, body, options), options?.signal);
   }
-  head(key: string): Promise<ObjectInfo | undefined> {
+  override head(key: string): Promise<ObjectInfo | undefined> {
     return this.policy.run(`head ${key}`, () => this.inner.head(key));
   }
-  async *list(prefix: string, options?: { signal?: AbortSignal }): AsyncIterable<ObjectInfo> {
+  override async *list(prefix: string, options?: { signal?: AbortSignal }): AsyncIterable<ObjectInfo> {
     // A failed listing restarts, skipping what was already yielded (keys come in ascending order). Each step has
     // its own budget, so a long listing that fails now and then still finishes.
     let last: string | undefined;
@@ -155,10 +149,10 @@ export class RetryingObjectStore implements ObjectStore {
       await iterator?.return?.();
     }
   }
-  listCommonPrefixes(prefix: string, delimiter?: string): Promise<string[]> {
+  override listCommonPrefixes(prefix: string, delimiter?: string): Promise<string[]> {
     return this.policy.run(`list ${prefix}`, () => this.inner.listCommonPrefixes(prefix, delimiter));
   }
-  delete(key: string): Promise<void> {
+  override delete(key: string): Promise<void> {
     return this.policy.run(`delete ${key}`, () => this.inner.delete(key));
   }
 }

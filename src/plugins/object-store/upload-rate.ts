@@ -7,7 +7,8 @@
  */
 import { Transform, type Readable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { GetOptions, ObjectInfo, ObjectStore, PutOptions, SignedUrlOptions } from './types.js';
+import { ForwardingObjectStore } from './forwarding.js';
+import type { ObjectStore, PutOptions } from './types.js';
 
 export class InvalidUploadRateError extends Error {
   override name = 'InvalidUploadRateError';
@@ -48,21 +49,15 @@ export function withUploadRate(store: ObjectStore, bytesPerSecond: number | unde
   return bytesPerSecond ? new UploadRateLimitedObjectStore(store, bytesPerSecond) : store;
 }
 
-export class UploadRateLimitedObjectStore implements ObjectStore {
-  readonly description: string;
+export class UploadRateLimitedObjectStore extends ForwardingObjectStore {
   private readonly pacer: BytePacer;
-  signedUrl?: (key: string, options: SignedUrlOptions) => Promise<string | undefined>;
 
-  constructor(
-    private readonly inner: ObjectStore,
-    bytesPerSecond: number,
-  ) {
-    this.description = inner.description;
+  constructor(inner: ObjectStore, bytesPerSecond: number) {
+    super(inner);
     this.pacer = new BytePacer(validUploadRate(bytesPerSecond, 'the upload rate'));
-    if (inner.signedUrl) this.signedUrl = (key, o) => inner.signedUrl!(key, o);
   }
 
-  async put(key: string, body: Buffer | Readable, options?: PutOptions): Promise<void> {
+  override async put(key: string, body: Buffer | Readable, options?: PutOptions): Promise<void> {
     if (Buffer.isBuffer(body)) {
       await this.pacer.take(body.length, options?.signal);
       return this.inner.put(key, body, options);
@@ -77,24 +72,5 @@ export class UploadRateLimitedObjectStore implements ObjectStore {
     });
     body.on('error', (err) => paced.destroy(err));
     return this.inner.put(key, body.pipe(paced), options);
-  }
-
-  get(key: string, options?: GetOptions): Promise<Buffer> {
-    return this.inner.get(key, options);
-  }
-  getStream(key: string, options?: { signal?: AbortSignal }): Promise<Readable> {
-    return this.inner.getStream(key, options);
-  }
-  head(key: string): Promise<ObjectInfo | undefined> {
-    return this.inner.head(key);
-  }
-  list(prefix: string, options?: { signal?: AbortSignal }): AsyncIterable<ObjectInfo> {
-    return this.inner.list(prefix, options);
-  }
-  listCommonPrefixes(prefix: string, delimiter?: string): Promise<string[]> {
-    return this.inner.listCommonPrefixes(prefix, delimiter);
-  }
-  delete(key: string): Promise<void> {
-    return this.inner.delete(key);
   }
 }
