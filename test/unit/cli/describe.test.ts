@@ -2,118 +2,16 @@ import { describe, expect, it } from 'vitest';
 import { backupDescription, describeBackup } from '../../../src/cli/describe/backup.js';
 import { describeRestore, restoreDescription } from '../../../src/cli/describe/restore.js';
 import { colours } from '../../../src/cli/colour.js';
-import type { Backup, PodVolumeBackup, PodVolumeRestore, Restore, DeleteBackupRequest } from '../../../src/api/index.js';
+import type { PodVolumeBackup, DeleteBackupRequest } from '../../../src/api/index.js';
+import { podVolumeBackup } from './describe/fixtures.js';
+import { BACKUP_EXAMPLE, nginxBackup, nginxPodVolumeRestore, nginxRestore, restoreExample } from './describe/docs-examples.js';
 
 const plain = colours(false);
 
-function nginxBackup(): Backup {
-  return {
-    apiVersion: 'velero.io/v1',
-    kind: 'Backup',
-    metadata: {
-      name: 'nginx-backup',
-      namespace: 'velero',
-      labels: { 'velero.io/storage-location': 'default' },
-      annotations: {
-        'velero.io/source-cluster-k8s-minor-version': '33',
-        'velero.io/resource-timeout': '10m0s',
-        'velero.io/source-cluster-k8s-gitversion': 'v1.33.1',
-        'velero.io/source-cluster-k8s-major-version': '1',
-      },
-    },
-    spec: {
-      includedNamespaces: ['nginx-example'],
-      storageLocation: 'default',
-      ttl: '720h0m0s',
-      defaultVolumesToFsBackup: false,
-      snapshotMoveData: false,
-      csiSnapshotTimeout: '10m0s',
-      itemOperationTimeout: '4h0m0s',
-    },
-    status: {
-      formatVersion: '1.1.0',
-      phase: 'Completed',
-      startTimestamp: '2025-10-01T10:00:00Z',
-      completionTimestamp: '2025-10-01T10:00:21Z',
-      expiration: '2025-10-31T10:00:00Z',
-      progress: { totalItems: 35, itemsBackedUp: 35 },
-      hookStatus: {},
-    },
-  };
-}
-
+/** A PodVolumeBackup of the docs example's backup, of the volume `volume` of pod `nginx-example/<pod>`. */
 function pvb(phase: string, pod: string, volume: string): PodVolumeBackup {
-  return {
-    apiVersion: 'velero.io/v1',
-    kind: 'PodVolumeBackup',
-    metadata: { name: `pvb-${pod}-${volume}`, namespace: 'velero' },
-    spec: { node: 'n1', pod: { namespace: 'nginx-example', name: pod }, volume, backupStorageLocation: 'default', repoIdentifier: '', uploaderType: 'kopia' },
-    status: { phase },
-  } as PodVolumeBackup;
+  return podVolumeBackup(`pvb-${pod}-${volume}`, { namespace: 'nginx-example', name: pod }, volume, phase);
 }
-
-// docs/cli.md, the reconstructed `velero backup describe nginx-backup` (with `cairn` in hints); Velero 1.17 prints
-// the scoped Resources form when no old-style filter (includeClusterResources, included/excludedResources) is set.
-const BACKUP_EXAMPLE = `Name:         nginx-backup
-Namespace:    velero
-Labels:       velero.io/storage-location=default
-Annotations:  velero.io/resource-timeout=10m0s
-              velero.io/source-cluster-k8s-gitversion=v1.33.1
-              velero.io/source-cluster-k8s-major-version=1
-              velero.io/source-cluster-k8s-minor-version=33
-
-Phase:  Completed
-
-
-Namespaces:
-  Included:  nginx-example
-  Excluded:  <none>
-
-Resources:
-  Included cluster-scoped:    <none>
-  Excluded cluster-scoped:    <none>
-  Included namespace-scoped:  *
-  Excluded namespace-scoped:  <none>
-
-Label selector:  <none>
-
-Or label selector:  <none>
-
-Storage Location:  default
-
-Velero-Native Snapshot PVs:    auto
-File System Backup (Default):  false
-Snapshot Move Data:            false
-Data Mover:                    velero
-
-TTL:  720h0m0s
-
-CSISnapshotTimeout:    10m0s
-ItemOperationTimeout:  4h0m0s
-
-Hooks:  <none>
-
-Backup Format Version:  1.1.0
-
-Started:    2025-10-01 10:00:00 +0000 UTC
-Completed:  2025-10-01 10:00:21 +0000 UTC
-
-Expiration:  2025-10-31 10:00:00 +0000 UTC
-
-Total items to be backed up:  35
-Items backed up:              35
-
-Backup Volumes:
-  Velero-Native Snapshots: <none included>
-
-  CSI Snapshots: <none included>
-
-  Pod Volume Backups - kopia (specify --details for more information):
-    Completed:  1
-
-HooksAttempted:  0
-HooksFailed:     0
-`;
 
 describe('backup describe', () => {
   it("prints Velero's describe example (docs/cli.md) byte for byte", () => {
@@ -266,89 +164,10 @@ describe('backup describe', () => {
   });
 });
 
-function nginxRestore(): Restore {
-  return {
-    apiVersion: 'velero.io/v1',
-    kind: 'Restore',
-    metadata: { name: 'nginx-backup-20251001101500', namespace: 'velero' },
-    spec: {
-      backupName: 'nginx-backup',
-      includedNamespaces: ['*'],
-      excludedResources: [
-        'nodes', 'events', 'events.events.k8s.io', 'backups.velero.io', 'restores.velero.io', 'resticrepositories.velero.io',
-        'csinodes.storage.k8s.io', 'volumeattachments.storage.k8s.io', 'backuprepositories.velero.io',
-      ],
-      itemOperationTimeout: '4h0m0s',
-    },
-    status: {
-      phase: 'Completed',
-      startTimestamp: '2025-10-01T10:15:00Z',
-      completionTimestamp: '2025-10-01T10:15:40Z',
-      progress: { totalItems: 12, itemsRestored: 12 },
-      hookStatus: {},
-    },
-  };
-}
-
-// docs/cli.md, the reconstructed `velero restore describe nginx-backup-20251001101500`.
-const RESTORE_EXAMPLE = `Name:         nginx-backup-20251001101500
-Namespace:    velero
-Labels:       <none>
-Annotations:  <none>
-
-Phase:                       Completed
-Total items to be restored:  12
-Items restored:              12
-
-Started:    2025-10-01 10:15:00 +0000 UTC
-Completed:  2025-10-01 10:15:40 +0000 UTC
-
-Backup:  nginx-backup
-
-Namespaces:
-  Included:  all namespaces found in the backup
-  Excluded:  <none>
-
-Resources:
-  Included:        *
-  Excluded:        nodes, events, events.events.k8s.io, backups.velero.io, restores.velero.io, resticrepositories.velero.io, csinodes.storage.k8s.io, volumeattachments.storage.k8s.io, backuprepositories.velero.io
-  Cluster-scoped:  auto
-
-Namespace mappings:  <none>
-
-Label selector:  <none>
-
-Or label selector:  <none>
-
-Restore PVs:  auto
-
-kopia Restores (specify --details for more information):
-  Completed:  1
-
-CSI Snapshot Restores: <none included>
-
-Existing Resource Policy:   <none>
-ItemOperationTimeout:       4h0m0s
-
-Preserve Service NodePorts:  auto
-
-
-HooksAttempted:   0
-HooksFailed:      0
-`;
-
-const pvr = {
-  apiVersion: 'velero.io/v1',
-  kind: 'PodVolumeRestore',
-  metadata: { name: 'pvr-1', namespace: 'velero' },
-  spec: { pod: { namespace: 'nginx-example', name: 'web-0' }, volume: 'data', uploaderType: 'kopia', backupStorageLocation: 'default', repoIdentifier: '', snapshotID: 's', sourceNamespace: 'nginx-example' },
-  status: { phase: 'Completed' },
-} as PodVolumeRestore;
-
 describe('restore describe', () => {
   it("prints Velero's describe example (docs/cli.md) byte for byte", () => {
-    const text = describeRestore({ restore: nginxRestore(), details: false, colours: plain, volumeInfo: { ok: true, value: [] }, podVolumeRestores: [pvr] });
-    expect(text).toBe(RESTORE_EXAMPLE);
+    const text = describeRestore({ restore: nginxRestore(), details: false, colours: plain, volumeInfo: { ok: true, value: [] }, podVolumeRestores: [nginxPodVolumeRestore] });
+    expect(text).toBe(restoreExample());
   });
 
   it('shows mappings, the policy, a logs hint when failed, and the resource list with --details', () => {
@@ -411,12 +230,12 @@ describe('describe -o json|yaml shapes', () => {
   it('RestoreDescription: the Restore, results, PVRs, volume info; resource list only with --details', () => {
     const restore = nginxRestore();
     const results = { warnings: { velero: ['w'] }, errors: {} };
-    expect(restoreDescription({ restore, details: false, podVolumeRestores: [pvr], results: { ok: true, value: results }, volumeInfo: { ok: true, value: [] } })).toEqual({
+    expect(restoreDescription({ restore, details: false, podVolumeRestores: [nginxPodVolumeRestore], results: { ok: true, value: results }, volumeInfo: { ok: true, value: [] } })).toEqual({
       apiVersion: 'cairn.io/v1',
       kind: 'RestoreDescription',
       restore,
       results,
-      podVolumeRestores: [pvr],
+      podVolumeRestores: [nginxPodVolumeRestore],
       volumeInfo: [],
     });
   });

@@ -8,23 +8,22 @@ import type { Backup, PodVolumeBackup } from '../../../src/api/index.js';
 import { colours } from '../../../src/cli/colour.js';
 import { describeBackup, usesOldResourceFilters } from '../../../src/cli/describe/backup.js';
 import type { BackupVolumeInfo } from '../../../src/api/volume-info.js';
+import { BACKUP_EXAMPLE, nginxBackup } from '../cli/describe/docs-examples.js';
+import { podVolumeBackup, textBetween } from '../cli/describe/fixtures.js';
 
 const plain = colours(false);
 
+/** Backup b1 of namespace app with the docs example's TTL, timeouts and status, less its item counts. */
 function backup(spec: Partial<Backup['spec']>): Backup {
+  const example = nginxBackup();
+  const { ttl, csiSnapshotTimeout, itemOperationTimeout } = example.spec;
+  const { progress: _itemCounts, ...status } = example.status!;
   return {
     apiVersion: 'velero.io/v1',
     kind: 'Backup',
     metadata: { name: 'b1', namespace: 'velero' },
-    spec: { includedNamespaces: ['app'], storageLocation: 'default', ttl: '720h0m0s', csiSnapshotTimeout: '10m0s', itemOperationTimeout: '4h0m0s', ...spec },
-    status: {
-      formatVersion: '1.1.0',
-      phase: 'Completed',
-      startTimestamp: '2025-10-01T10:00:00Z',
-      completionTimestamp: '2025-10-01T10:00:21Z',
-      expiration: '2025-10-31T10:00:00Z',
-      hookStatus: {},
-    },
+    spec: { includedNamespaces: ['app'], storageLocation: 'default', ttl, csiSnapshotTimeout, itemOperationTimeout, ...spec },
+    status,
   };
 }
 
@@ -51,21 +50,8 @@ Storage Location:  default
 
 `;
 
-const STATUS = `TTL:  720h0m0s
-
-CSISnapshotTimeout:    10m0s
-ItemOperationTimeout:  4h0m0s
-
-Hooks:  <none>
-
-Backup Format Version:  1.1.0
-
-Started:    2025-10-01 10:00:00 +0000 UTC
-Completed:  2025-10-01 10:00:21 +0000 UTC
-
-Expiration:  2025-10-31 10:00:00 +0000 UTC
-
-`;
+/** From TTL to Expiration: b1's are the docs example's. */
+const STATUS = textBetween(BACKUP_EXAMPLE, 'TTL:', 'Total items to be backed up:');
 
 const native: BackupVolumeInfo = {
   pvName: 'pv-1',
@@ -91,14 +77,9 @@ const moved: BackupVolumeInfo = {
   snapshotDataMovementInfo: { dataMover: '', uploaderType: 'kopia', snapshotHandle: 'k1', operationID: 'du-1', size: 1024, Phase: 'Completed' },
 };
 
+/** A PodVolumeBackup of b1, of the volume `volume` of pod `app/<pod>`. */
 function pvb(pod: string, volume: string, phase: string): PodVolumeBackup {
-  return {
-    apiVersion: 'velero.io/v1',
-    kind: 'PodVolumeBackup',
-    metadata: { name: `b1-${pod}-${volume}`, namespace: 'velero' },
-    spec: { node: 'n1', pod: { namespace: 'app', name: pod }, volume, backupStorageLocation: 'default', repoIdentifier: '', uploaderType: 'kopia' },
-    status: { phase },
-  } as PodVolumeBackup;
+  return podVolumeBackup(`b1-${pod}-${volume}`, { namespace: 'app', name: pod }, volume, phase);
 }
 
 describe('backup describe, Resources block (UseOldResourceFilters)', () => {

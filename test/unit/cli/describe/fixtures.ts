@@ -1,5 +1,5 @@
-/** What the describe tests share: plain (uncoloured) output and a restore still waiting for its volumes. */
-import type { Restore } from '../../../../src/api/index.js';
+/** What the describe tests share: plain (uncoloured) output, a pod volume backup and a restore still waiting for its volumes. */
+import type { PodVolumeBackup, Restore } from '../../../../src/api/index.js';
 import { colours } from '../../../../src/cli/colour.js';
 
 export const plain = colours(false);
@@ -18,4 +18,15 @@ export function waitingRestore(): Restore {
 /** The part of a description from the line starting with `from` up to (not including) `to`. */
 export function textBetween(text: string, from: string, to: string): string {
   return text.slice(text.indexOf(from), text.indexOf(to));
+}
+
+/** A kopia PodVolumeBackup `name` of the volume `volume` of `pod`, run on node n1, in `phase`. */
+export function podVolumeBackup(name: string, pod: { namespace: string; name: string }, volume: string, phase: string): PodVolumeBackup {
+  return {
+    apiVersion: 'velero.io/v1',
+    kind: 'PodVolumeBackup',
+    metadata: { name, namespace: 'velero' },
+    spec: { node: 'n1', pod, volume, backupStorageLocation: 'default', repoIdentifier: '', uploaderType: 'kopia' },
+    status: { phase },
+  } as PodVolumeBackup;
 }
