@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { backupDescription, describeBackup } from '../../../src/cli/describe/backup.js';
-import { describeRestore, restoreDescription } from '../../../src/cli/describe/restore.js';
+import { restoreDescription } from '../../../src/cli/describe/restore.js';
 import { colours } from '../../../src/cli/colour.js';
 import type { PodVolumeBackup, DeleteBackupRequest } from '../../../src/api/index.js';
-import { podVolumeBackup } from './describe/fixtures.js';
+import { describePlainBackup, describePlainRestore, podVolumeBackup } from './describe/fixtures.js';
 import { BACKUP_EXAMPLE, nginxBackup, nginxPodVolumeRestore, nginxRestore, restoreExample } from './describe/docs-examples.js';
 
 const plain = colours(false);
@@ -15,13 +15,11 @@ function pvb(phase: string, pod: string, volume: string): PodVolumeBackup {
 
 describe('backup describe', () => {
   it("prints Velero's describe example (docs/cli.md) byte for byte", () => {
-    const text = describeBackup({
+    const text = describePlainBackup({
       backup: nginxBackup(),
       details: false,
-      colours: plain,
       volumeInfo: { ok: true, value: [] },
       podVolumeBackups: [pvb('Completed', 'web-0', 'data')],
-      deleteRequests: [],
     });
     expect(text).toBe(BACKUP_EXAMPLE);
   });
@@ -29,11 +27,11 @@ describe('backup describe', () => {
   it('adds a logs hint to Failed and lists validation errors under one heading', () => {
     const b = nginxBackup();
     b.status = { phase: 'FailedValidation', validationErrors: ['a storage location is missing', 'invalid selector'] };
-    const text = describeBackup({ backup: b, details: false, colours: plain, podVolumeBackups: [], deleteRequests: [] });
+    const text = describePlainBackup({ backup: b, details: false });
     expect(text).toContain('Phase:  FailedValidation\n\nValidation errors:  a storage location is missing\n                    invalid selector\n');
     expect(text).toContain('Started:    <n/a>\nCompleted:  <n/a>\n\nExpiration:  <nil>\n');
     b.status = { phase: 'Failed' };
-    expect(describeBackup({ backup: b, details: false, colours: plain, podVolumeBackups: [], deleteRequests: [] })).toContain(
+    expect(describePlainBackup({ backup: b, details: false })).toContain(
       'Phase:  Failed (run `cairn backup logs nginx-backup` for more information)\n',
     );
   });
@@ -41,13 +39,10 @@ describe('backup describe', () => {
   it('shows warnings and errors from the results file in Velero/Cluster/Namespaces blocks', () => {
     const b = nginxBackup();
     b.status = { ...b.status, phase: 'PartiallyFailed', warnings: 1, errors: 2 };
-    const text = describeBackup({
+    const text = describePlainBackup({
       backup: b,
       details: false,
-      colours: plain,
       results: { ok: true, value: { warnings: { namespaces: { 'nginx-example': ['w1'] } }, errors: { velero: ['e1'], cluster: ['e2'] } } },
-      podVolumeBackups: [],
-      deleteRequests: [],
     });
     expect(text).toContain(
       '\n\nWarnings:\n  Velero:     <none>\n  Cluster:    <none>\n  Namespaces:\n    nginx-example:  w1\n\nErrors:\n  Velero:   e1\n  Cluster:  e2\n  Namespaces: <none>\n\nNamespaces:\n',
@@ -57,19 +52,17 @@ describe('backup describe', () => {
   it('shows only the counts when the results file is missing', () => {
     const b = nginxBackup();
     b.status = { ...b.status, warnings: 3 };
-    const text = describeBackup({ backup: b, details: false, colours: plain, results: { ok: false, notFound: true, error: 'x' }, podVolumeBackups: [], deleteRequests: [] });
+    const text = describePlainBackup({ backup: b, details: false, results: { ok: false, notFound: true, error: 'x' } });
     expect(text).toContain('Phase:  Completed\n\nErrors:    0\nWarnings:  3\n\nNamespaces:');
   });
 
   it('with --details lists resources and pod volumes by pod', () => {
-    const text = describeBackup({
+    const text = describePlainBackup({
       backup: nginxBackup(),
       details: true,
-      colours: plain,
       resourceList: { ok: true, value: { 'v1/Pod': ['nginx-example/web-0'], 'apps/v1/Deployment': ['nginx-example/web'] } },
       volumeInfo: { ok: true, value: [] },
       podVolumeBackups: [pvb('Completed', 'web-0', 'logs'), pvb('Completed', 'web-0', 'data'), pvb('InProgress', 'web-1', 'data')],
-      deleteRequests: [],
     });
     expect(text).toContain(
       'Items backed up:              35\n\nResource List:\n  apps/v1/Deployment:\n    - nginx-example/web\n  v1/Pod:\n    - nginx-example/web-0\n\nBackup Volumes:\n',
@@ -78,14 +71,11 @@ describe('backup describe', () => {
   });
 
   it('says when the resource list or volume info cannot be read', () => {
-    const text = describeBackup({
+    const text = describePlainBackup({
       backup: nginxBackup(),
       details: true,
-      colours: plain,
       resourceList: { ok: false, notFound: true, error: 'gone' },
       volumeInfo: { ok: false, notFound: false, error: 'timed out' },
-      podVolumeBackups: [],
-      deleteRequests: [],
     });
     expect(text).toContain('Resource List:  <backup resource list not found>\n\nBackup Volumes:\n  <error getting backup volume info: timed out>\n');
   });
@@ -100,7 +90,7 @@ describe('backup describe', () => {
       spec: { backupName: 'nginx-backup' },
       status: { phase: 'Processed', errors: ['backup storage location default is read-only'] },
     };
-    const text = describeBackup({ backup: b, details: false, colours: plain, podVolumeBackups: [], deleteRequests: [req] });
+    const text = describePlainBackup({ backup: b, details: false, deleteRequests: [req] });
     expect(text).toContain('Velero-Native Snapshot PVs:    false\n');
     expect(text).toContain(
       'Backup Volumes:\n  Velero-Native Snapshots: <none included>\n\n  CSI Snapshots: <none included or not detectable>\n\n  Pod Volume Backups: <none included>\n\nHooksAttempted:  0\nHooksFailed:     0\n\nDeletion Attempts (1 failed):\n  2025-10-02 08:00:00 +0000 UTC: Processed\n  Errors:\n    backup storage location default is read-only\n',
@@ -148,7 +138,7 @@ describe('backup describe', () => {
   it('colours the phase only when colour is on', () => {
     const on = describeBackup({ backup: nginxBackup(), details: false, colours: colours(true), podVolumeBackups: [], deleteRequests: [] });
     expect(on).toContain('Phase:  \u001b[32mCompleted\u001b[39m\n');
-    const off = describeBackup({ backup: nginxBackup(), details: false, colours: plain, podVolumeBackups: [], deleteRequests: [] });
+    const off = describePlainBackup({ backup: nginxBackup(), details: false });
     expect(off).not.toContain('\u001b[');
   });
 
@@ -156,7 +146,7 @@ describe('backup describe', () => {
     const b = nginxBackup();
     b.spec.includedClusterScopedResources = ['storageclasses'];
     b.spec.orLabelSelectors = [{ matchLabels: { app: 'a' } }, { matchLabels: { app: 'b' } }];
-    const text = describeBackup({ backup: b, details: false, colours: plain, podVolumeBackups: [], deleteRequests: [] });
+    const text = describePlainBackup({ backup: b, details: false });
     expect(text).toContain(
       'Resources:\n  Included cluster-scoped:    storageclasses\n  Excluded cluster-scoped:    <none>\n  Included namespace-scoped:  *\n  Excluded namespace-scoped:  <none>\n',
     );
@@ -166,7 +156,7 @@ describe('backup describe', () => {
 
 describe('restore describe', () => {
   it("prints Velero's describe example (docs/cli.md) byte for byte", () => {
-    const text = describeRestore({ restore: nginxRestore(), details: false, colours: plain, volumeInfo: { ok: true, value: [] }, podVolumeRestores: [nginxPodVolumeRestore] });
+    const text = describePlainRestore({ restore: nginxRestore(), details: false, volumeInfo: { ok: true, value: [] }, podVolumeRestores: [nginxPodVolumeRestore] });
     expect(text).toBe(restoreExample());
   });
 
@@ -175,13 +165,11 @@ describe('restore describe', () => {
     r.spec.namespaceMapping = { 'nginx-example': 'nginx-copy', a: 'b' };
     r.spec.existingResourcePolicy = 'update';
     r.status = { ...r.status, phase: 'PartiallyFailed', errors: 1 };
-    const text = describeRestore({
+    const text = describePlainRestore({
       restore: r,
       details: true,
-      colours: plain,
       results: { ok: true, value: { warnings: {}, errors: { namespaces: { 'nginx-copy': ['could not restore x'] } } } },
       resourceList: { ok: true, value: { 'v1/ConfigMap': ['nginx-copy/cfg(created)'] } },
-      podVolumeRestores: [],
     });
     expect(text).toContain("Phase:                       PartiallyFailed (run 'cairn restore logs nginx-backup-20251001101500' for more information)\n");
     expect(text).toContain('\n\nErrors:\n  Velero:     <none>\n  Cluster:    <none>\n  Namespaces:\n    nginx-copy:  could not restore x\n\nBackup:  nginx-backup\n');
@@ -195,7 +183,7 @@ describe('restore describe', () => {
     const r = nginxRestore();
     (r.metadata as Record<string, unknown>).deletionTimestamp = '2025-10-01T11:00:00Z';
     r.status = { phase: 'InProgress', progress: { totalItems: 12, itemsRestored: 3 } };
-    const text = describeRestore({ restore: r, details: false, colours: plain, podVolumeRestores: [] });
+    const text = describePlainRestore({ restore: r, details: false });
     expect(text).toContain('Phase:                                 InProgress (Deleting)\nEstimated total items to be restored:  12\nItems restored so far:                 3\n');
   });
 });

@@ -6,10 +6,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { HookStatus, Restore } from '../../../src/api/index.js';
-import { colours } from '../../../src/cli/colour.js';
-import { describeRestore } from '../../../src/cli/describe/restore.js';
 import { finishedHookStatus } from '../../../src/server/restore/restore-controller.js';
 import { nginxPodVolumeRestore, nginxRestore, restoreExample } from '../cli/describe/docs-examples.js';
+import { describePlainRestore } from '../cli/describe/fixtures.js';
 
 /** The docs example's restore, carrying `hookStatus` as given (none: Velero's finalizer has not finished it yet). */
 function restore(hookStatus: HookStatus | undefined): Restore {
@@ -34,10 +33,9 @@ describe('restore hookStatus and its describe lines', () => {
     [{}, 0, 0],
     [{ hooksAttempted: 3, hooksFailed: 1 }, 3, 1],
   ])('describe prints the Hooks lines as Velero does (%j)', (hookStatus, attempted, failed) => {
-    const text = describeRestore({
+    const text = describePlainRestore({
       restore: restore(finishedHookStatus(hookStatus)),
       details: false,
-      colours: colours(false),
       cli: 'velero',
       volumeInfo: { ok: true, value: [] },
       podVolumeRestores: [nginxPodVolumeRestore],
@@ -47,7 +45,7 @@ describe('restore hookStatus and its describe lines', () => {
 
   it('a restore that has not finished has no Hooks lines', () => {
     const r = restore(undefined);
-    const text = describeRestore({ restore: r, details: false, colours: colours(false), cli: 'velero', podVolumeRestores: [] });
+    const text = describePlainRestore({ restore: r, details: false, cli: 'velero' });
     expect(text).not.toContain('HooksAttempted');
   });
 });

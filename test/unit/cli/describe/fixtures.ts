@@ -1,8 +1,26 @@
-/** What the describe tests share: plain (uncoloured) output, a pod volume backup and a restore still waiting for its volumes. */
+/**
+ * What the describe tests share: plain (uncoloured) output and the describers run with it, a pod volume backup and a
+ * restore still waiting for its volumes.
+ */
 import type { PodVolumeBackup, Restore } from '../../../../src/api/index.js';
 import { colours } from '../../../../src/cli/colour.js';
+import { describeBackup, type BackupDescribeInput } from '../../../../src/cli/describe/backup.js';
+import { describeRestore, type RestoreDescribeInput } from '../../../../src/cli/describe/restore.js';
 
 export const plain = colours(false);
+
+/** `T` with the fields `K` made optional. */
+type Defaulted<T, K extends keyof T> = Omit<T, K> & Partial<Pick<T, K>>;
+
+/** `backup describe` text without colour; no pod volume backups and no deletion requests unless the test gives them. */
+export function describePlainBackup(input: Defaulted<Omit<BackupDescribeInput, 'colours'>, 'podVolumeBackups' | 'deleteRequests'>): string {
+  return describeBackup({ colours: plain, podVolumeBackups: [], deleteRequests: [], ...input });
+}
+
+/** `restore describe` text without colour; no pod volume restores unless the test gives them. */
+export function describePlainRestore(input: Defaulted<Omit<RestoreDescribeInput, 'colours'>, 'podVolumeRestores'>): string {
+  return describeRestore({ colours: plain, podVolumeRestores: [], ...input });
+}
 
 /** Restore app-restore of backup app-backup, its items restored, waiting for its volume operations. */
 export function waitingRestore(): Restore {
