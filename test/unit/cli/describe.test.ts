@@ -6,8 +6,6 @@ import type { PodVolumeBackup, DeleteBackupRequest } from '../../../src/api/inde
 import { describePlainBackup, describePlainRestore, podVolumeBackup } from './describe/fixtures.js';
 import { BACKUP_EXAMPLE, nginxBackup, nginxPodVolumeRestore, nginxRestore, restoreExample } from './describe/docs-examples.js';
 
-const plain = colours(false);
-
 /** A PodVolumeBackup of the docs example's backup, of the volume `volume` of pod `nginx-example/<pod>`. */
 function pvb(phase: string, pod: string, volume: string): PodVolumeBackup {
   return podVolumeBackup(`pvb-${pod}-${volume}`, { namespace: 'nginx-example', name: pod }, volume, phase);
@@ -100,8 +98,7 @@ describe('backup describe', () => {
   it('lists async item operations with --details, counts them without', () => {
     const b = nginxBackup();
     b.status = { ...b.status, backupItemOperationsAttempted: 2, backupItemOperationsCompleted: 1, backupItemOperationsFailed: 1 };
-    const base = { backup: b, colours: plain, podVolumeBackups: [], deleteRequests: [] };
-    expect(describeBackup({ ...base, details: false })).toContain(
+    expect(describePlainBackup({ backup: b, details: false })).toContain(
       'Items backed up:              35\n\nBackup Item Operations:  1 of 2 completed successfully, 1 failed (specify --details for more information)\nBackup Volumes:\n',
     );
     const op = {
@@ -113,7 +110,7 @@ describe('backup describe', () => {
       status: { phase: 'Failed' as const, error: 'timed out', nCompleted: 10, nTotal: 20, operationUnits: 'Bytes', created: '2025-10-01T10:00:05Z' },
     };
     // (Without a tab on the Resource List line; `Resource List:\t<not found>` would widen the column as in Velero.)
-    const text = describeBackup({ ...base, details: true, itemOperations: { ok: true, value: [op] }, resourceList: { ok: true, value: {} } });
+    const text = describePlainBackup({ backup: b, details: true, itemOperations: { ok: true, value: [op] }, resourceList: { ok: true, value: {} } });
     expect(text).toContain(
       [
         'Backup Item Operations:',
@@ -130,7 +127,7 @@ describe('backup describe', () => {
         '',
       ].join('\n'),
     );
-    expect(describeBackup({ ...base, details: true, itemOperations: { ok: false, notFound: false, error: 'boom' } })).toContain(
+    expect(describePlainBackup({ backup: b, details: true, itemOperations: { ok: false, notFound: false, error: 'boom' } })).toContain(
       'Backup Item Operations:  <error getting operation info: boom>\n',
     );
   });
