@@ -7,7 +7,7 @@ import type { TreeEntry } from '../../../src/datapath/tree.js';
 import type { BlobId } from '../../../src/datapath/ids.js';
 import { backup } from '../../../src/datapath/uploader.js';
 import { restore } from '../../../src/datapath/restorer.js';
-import { cleanupTempDirs, describeTree, newRepo, tempDir } from './helpers.js';
+import { cleanupTempDirs, describeTree, newRepo, tempDir, writeNestedDirs } from './helpers.js';
 
 afterAll(cleanupTempDirs);
 
@@ -120,13 +120,7 @@ describe('incremental backup with listings read ahead', () => {
   it('matches the source after directories are added, removed, replaced by files and changed deep down', async () => {
     const repo = await newRepo();
     const src = tempDir('src');
-    for (let d = 0; d < 30; d++) {
-      for (let e = 0; e < 4; e++) {
-        mkdirSync(join(src, `d${d}/e${e}/leaf`), { recursive: true });
-        writeFileSync(join(src, `d${d}/e${e}/leaf/file.txt`), `d${d} e${e}\n`.repeat(40));
-        writeFileSync(join(src, `d${d}/e${e}/small`), `${d}${e}`);
-      }
-    }
+    writeNestedDirs(src, 30, 4);
     const first = await backup({ source: src, repository: repo });
     const unchanged = await backup({ source: src, repository: repo });
     expect(unchanged.stats.newFiles).toBe(0);
