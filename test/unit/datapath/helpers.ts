@@ -38,6 +38,19 @@ export function writeNestedDirs(root: string, dirs: number, perDir: number): voi
   }
 }
 
+/**
+ * Reshapes a writeNestedDirs tree as an incremental backup must follow: d3 removed, the directory d7/e1 replaced by
+ * a file, a new directory (with a file two levels down) in `newIn`, and the leaf file of `changedIn` rewritten.
+ */
+export function reshapeNestedDirs(root: string, where: { newIn: string; changedIn: string }): void {
+  rmSync(join(root, 'd3'), { recursive: true });
+  rmSync(join(root, 'd7/e1'), { recursive: true });
+  writeFileSync(join(root, 'd7/e1'), 'now a file');
+  mkdirSync(join(root, where.newIn, 'new/inner'), { recursive: true });
+  writeFileSync(join(root, where.newIn, 'new/inner/n.txt'), 'new');
+  writeFileSync(join(root, where.changedIn, 'leaf/file.txt'), 'changed deep down\n');
+}
+
 export interface TreeFacts {
   [rel: string]: { type: string; mode: number; size?: number; content?: string; target?: string; mtimeMs?: number; ino?: number };
 }

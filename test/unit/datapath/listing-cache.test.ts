@@ -6,7 +6,7 @@ import type { Repository } from '../../../src/datapath/repository.js';
 import { backup, type BackupOptions } from '../../../src/datapath/uploader.js';
 import { removeExpired } from '../../../src/datapath/listing-cache.js';
 import { restore } from '../../../src/datapath/restorer.js';
-import { cleanupTempDirs, describeTree, newRepo, tempDir, writeNestedDirs } from './helpers.js';
+import { cleanupTempDirs, describeTree, newRepo, reshapeNestedDirs, tempDir, writeNestedDirs } from './helpers.js';
 
 afterAll(cleanupTempDirs);
 
@@ -60,12 +60,7 @@ describe('the listing cache', () => {
     utimesSync(join(src, 'd6/e0/tiny'), mtime, mtime);
     await backup({ source: src, repository: repo, cacheDir });
     const parent = await backup({ source: src, repository: repo, cacheDir });
-    rmSync(join(src, 'd3'), { recursive: true });
-    rmSync(join(src, 'd7/e1'), { recursive: true });
-    writeFileSync(join(src, 'd7/e1'), 'now a file');
-    mkdirSync(join(src, 'd8/new/inner'), { recursive: true });
-    writeFileSync(join(src, 'd8/new/inner/n.txt'), 'new');
-    writeFileSync(join(src, 'd9/e2/leaf/file.txt'), 'changed deep down\n');
+    reshapeNestedDirs(src, { newIn: 'd8', changedIn: 'd9/e2' });
     writeFileSync(join(src, 'd1/large.bin'), Buffer.alloc(5 << 20, 3));
     chmodSync(join(src, 'd10/e0/tiny'), 0o600);
     chmodSync(join(src, 'd11/e1'), 0o700);
