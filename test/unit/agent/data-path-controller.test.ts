@@ -100,11 +100,17 @@ function setup(...crs: Cr[]) {
   return { fake, read };
 }
 
+/** The usual scene: an API server holding the CRs, pvb-1 among them, and node-a's agent; `reconcile` runs its controller on pvb-1. */
+function nodeAWith(...crs: Cr[]) {
+  const { fake, read } = setup(...crs);
+  const agent = nodeAgent(fake, 'node-a');
+  return { fake, read, agent, reconcile: () => agent.controller.reconcile(key('pvb-1')) };
+}
+
 describe('claiming a New CR', () => {
   it('Accepted by this node with a timestamp, a slot taken and the expose started', async () => {
-    const { fake, read } = setup(dataPath('pvb-1').finalizers(FINALIZER).build());
-    const a = nodeAgent(fake, 'node-a');
-    expect(await a.controller.reconcile(key('pvb-1'))).toEqual({ requeueAfterMs: 2000 });
+    const { read, agent: a, reconcile } = nodeAWith(dataPath('pvb-1').finalizers(FINALIZER).build());
+    expect(await reconcile()).toEqual({ requeueAfterMs: 2000 });
     expect(read('pvb-1')?.status).toMatchObject({ phase: 'Accepted', node: 'node-a', acceptedTimestamp: '2026-01-01T00:00:00Z' });
     expect(a.did).toEqual(['expose pvb-1']);
     expect(a.slots.inUse).toBe(1);
@@ -126,17 +132,15 @@ describe('claiming a New CR', () => {
   });
 
   it('waits for a slot when the node runs as many as it may', async () => {
-    const { fake, read } = setup(dataPath('pvb-1').finalizers(FINALIZER).build(), dataPath('pvb-2').finalizers(FINALIZER).build());
-    const a = nodeAgent(fake, 'node-a');
-    await a.controller.reconcile(key('pvb-1'));
+    const { read, agent: a, reconcile } = nodeAWith(dataPath('pvb-1').finalizers(FINALIZER).build(), dataPath('pvb-2').finalizers(FINALIZER).build());
+    await reconcile();
     expect(await a.controller.reconcile(key('pvb-2'))).toEqual({ requeueAfterMs: 5000 });
     expect(read('pvb-2')?.status?.phase).toBeUndefined();
   });
 
   it('puts the finalizer on first, in its own write', async () => {
-    const { fake, read } = setup(dataPath('pvb-1').build());
-    const a = nodeAgent(fake, 'node-a');
-    await a.controller.reconcile(key('pvb-1'));
+    const { read, reconcile } = nodeAWith(dataPath('pvb-1').build());
+    await reconcile();
     expect(read('pvb-1')?.metadata?.finalizers).toEqual([FINALIZER]);
     expect(read('pvb-1')?.status?.phase).toBeUndefined();
   });
@@ -144,35 +148,33 @@ describe('claiming a New CR', () => {
 
 describe('phase transitions on this node', () => {
   it('Accepted → Prepared once the pod runs → InProgress (watch first) → Completed, then the finalizer goes', async () => {
-    const { fake, read } = setup(dataPath('pvb-1').finalizers(FINALIZER).build());
-    const a = nodeAgent(fake, 'node-a');
-    await a.controller.reconcile(key('pvb-1'));
-    expect(await a.controller.reconcile(key('pvb-1'))).toEqual({ requeueAfterMs: 2000 });
+    const { fake, read, agent: a, reconcile } = nodeAWith(dataPath('pvb-1').finalizers(FINALIZER).build());
+    await reconcile();
+    expect(await reconcile()).toEqual({ requeueAfterMs: 2000 });
     expect(read('pvb-1')?.status?.phase).toBe('Accepted');
 
     a.pods.set('pvb-1', pod('pvb-1').running().build());
-    await a.controller.reconcile(key('pvb-1'));
+    await reconcile();
     expect(read('pvb-1')?.status?.phase).toBe('Prepared');
 
     await a.clock.settle(5000);
-    await a.controller.reconcile(key('pvb-1'));
+    await reconcile();
     expect(read('pvb-1')?.status).toMatchObject({ phase: 'InProgress', startTimestamp: '2026-01-01T00:00:05Z' });
     expect(a.hostingPods.subscribed).toEqual(['pvb-1']);
 
     // The watcher's outcome (here written as the controller would) ends it; the next reconcile cleans up.
     await fake.custom.replaceNamespacedCustomObject({ ...KIND, namespace: NS, name: 'pvb-1', body: { ...read('pvb-1'), status: { ...read('pvb-1')?.status, phase: 'Completed' } } });
-    await a.controller.reconcile(key('pvb-1'));
+    await reconcile();
     expect(a.did).toEqual(['expose pvb-1', 'clean up pvb-1']);
     expect(read('pvb-1')?.metadata?.finalizers).toEqual([]);
     expect(a.slots.inUse).toBe(0);
   });
 
   it('fails a CR whose pod did not run within the prepare timeout', async () => {
-    const { fake, read } = setup(dataPath('pvb-1').finalizers(FINALIZER).build());
-    const a = nodeAgent(fake, 'node-a');
-    await a.controller.reconcile(key('pvb-1'));
+    const { read, agent: a, reconcile } = nodeAWith(dataPath('pvb-1').finalizers(FINALIZER).build());
+    await reconcile();
     await a.clock.settle(30 * 60_000);
-    await a.controller.reconcile(key('pvb-1'));
+    await reconcile();
     expect(read('pvb-1')?.status).toMatchObject({ phase: 'Failed', message: 'timeout on preparing PVB' });
     expect(a.did).toEqual(['expose pvb-1', 'clean up pvb-1']);
   });
@@ -180,41 +182,37 @@ describe('phase transitions on this node', () => {
 
 describe('cancel', () => {
   it('a New CR canceled before anyone claimed it is Canceled without an expose', async () => {
-    const { fake, read } = setup(dataPath('pvb-1').finalizers(FINALIZER).cancel().build());
-    const a = nodeAgent(fake, 'node-a');
-    await a.controller.reconcile(key('pvb-1'));
+    const { read, agent: a, reconcile } = nodeAWith(dataPath('pvb-1').finalizers(FINALIZER).cancel().build());
+    await reconcile();
     expect(read('pvb-1')?.status?.phase).toBe('Canceled');
     expect(a.did).toEqual([]);
   });
 
   it('an Accepted CR canceled is cleaned up and Canceled', async () => {
-    const { fake, read } = setup(dataPath('pvb-1').phase('Accepted').node('node-a').finalizers(FINALIZER).cancel().build());
-    const a = nodeAgent(fake, 'node-a');
-    await a.controller.reconcile(key('pvb-1'));
+    const { read, agent: a, reconcile } = nodeAWith(dataPath('pvb-1').phase('Accepted').node('node-a').finalizers(FINALIZER).cancel().build());
+    await reconcile();
     expect(read('pvb-1')?.status?.phase).toBe('Canceled');
     expect(a.did).toEqual(['clean up pvb-1']);
   });
 
   it('an InProgress CR canceled moves to Canceling and is left to its data mover, forced Canceled after an hour', async () => {
-    const { fake, read } = setup(dataPath('pvb-1').phase('InProgress').node('node-a').finalizers(FINALIZER).cancel().build());
-    const a = nodeAgent(fake, 'node-a');
+    const { read, agent: a, reconcile } = nodeAWith(dataPath('pvb-1').phase('InProgress').node('node-a').finalizers(FINALIZER).cancel().build());
     a.pods.set('pvb-1', pod('pvb-1').running().build());
-    await a.controller.reconcile(key('pvb-1'));
+    await reconcile();
     expect(read('pvb-1')?.status?.phase).toBe('Canceling');
     await a.clock.settle(CANCEL_DELAY_OTHERS_MS);
-    await a.controller.reconcile(key('pvb-1'));
+    await reconcile();
     expect(read('pvb-1')?.status?.phase).toBe('Canceling');
     // An hour after the cancel was first seen, the data mover has had its chance: Canceled, cleaned up.
     await a.clock.settle(CANCEL_DELAY_IN_PROGRESS_MS - CANCEL_DELAY_OTHERS_MS);
-    await a.controller.reconcile(key('pvb-1'));
+    await reconcile();
     expect(read('pvb-1')?.status?.phase).toBe('Canceled');
     expect(a.did).toEqual(['clean up pvb-1']);
   });
 
   it('a CR being deleted while it runs is marked for cancel', async () => {
-    const { fake, read } = setup(dataPath('pvb-1').phase('Prepared').node('node-a').finalizers(FINALIZER).deleting().build());
-    const a = nodeAgent(fake, 'node-a');
-    await a.controller.reconcile(key('pvb-1'));
+    const { read, reconcile } = nodeAWith(dataPath('pvb-1').phase('Prepared').node('node-a').finalizers(FINALIZER).deleting().build());
+    await reconcile();
     expect(read('pvb-1')?.spec.cancel).toBe(true);
     expect(read('pvb-1')?.status?.message).toBe('Cancel PVB because it is being deleted');
   });
@@ -222,48 +220,43 @@ describe('cancel', () => {
 
 describe('resume after a restart', () => {
   it('an InProgress CR whose pod still runs is followed again by the new instance', async () => {
-    const { fake, read } = setup(dataPath('pvb-1').phase('InProgress').node('node-a').finalizers(FINALIZER).build());
-    const restarted = nodeAgent(fake, 'node-a');
+    const { read, agent: restarted, reconcile } = nodeAWith(dataPath('pvb-1').phase('InProgress').node('node-a').finalizers(FINALIZER).build());
     restarted.pods.set('pvb-1', pod('pvb-1').running().build());
-    await restarted.controller.reconcile(key('pvb-1'));
+    await reconcile();
     expect(read('pvb-1')?.status?.phase).toBe('InProgress');
     expect(restarted.hostingPods.subscribed).toEqual(['pvb-1']);
     expect(restarted.slots.inUse).toBe(1);
   });
 
   it('an InProgress CR whose pod went while the node agent was down fails with the reason', async () => {
-    const { fake, read } = setup(dataPath('pvb-1').phase('InProgress').node('node-a').finalizers(FINALIZER).build());
-    const restarted = nodeAgent(fake, 'node-a');
-    await restarted.controller.reconcile(key('pvb-1'));
+    const { read, reconcile } = nodeAWith(dataPath('pvb-1').phase('InProgress').node('node-a').finalizers(FINALIZER).build());
+    await reconcile();
     expect(read('pvb-1')?.status).toMatchObject({ phase: 'Failed', message: 'data path backup failed: data-mover pod velero/pvb-1 is gone' });
   });
 
   it('an Accepted CR whose expose was cut short is exposed again', async () => {
-    const { fake, read } = setup(dataPath('pvb-1').phase('Accepted').node('node-a').finalizers(FINALIZER).acceptedAt(new Date('2026-01-01T00:00:00Z')).build());
-    const restarted = nodeAgent(fake, 'node-a');
-    expect(await restarted.controller.reconcile(key('pvb-1'))).toEqual({ requeueAfterMs: 2000 });
+    const { read, agent: restarted, reconcile } = nodeAWith(dataPath('pvb-1').phase('Accepted').node('node-a').finalizers(FINALIZER).acceptedAt(new Date('2026-01-01T00:00:00Z')).build());
+    expect(await reconcile()).toEqual({ requeueAfterMs: 2000 });
     expect(restarted.did).toEqual(['expose pvb-1']);
     expect(read('pvb-1')?.status?.phase).toBe('Accepted');
   });
 
   it('a Prepared CR whose pod vanished is marked for cancel', async () => {
-    const { fake, read } = setup(dataPath('pvb-1').phase('Prepared').node('node-a').finalizers(FINALIZER).build());
-    const restarted = nodeAgent(fake, 'node-a');
-    await restarted.controller.reconcile(key('pvb-1'));
+    const { read, reconcile } = nodeAWith(dataPath('pvb-1').phase('Prepared').node('node-a').finalizers(FINALIZER).build());
+    await reconcile();
     expect(read('pvb-1')?.spec.cancel).toBe(true);
   });
 });
 
 describe('the end of the data mover', () => {
   it('is recorded once: a reconcile that read the CR before the record does not follow the finished pod again', async () => {
-    const { fake, read } = setup(dataPath('pvb-1').phase('InProgress').node('node-a').finalizers(FINALIZER).build());
-    const a = nodeAgent(fake, 'node-a');
+    const { read, agent: a, reconcile } = nodeAWith(dataPath('pvb-1').phase('InProgress').node('node-a').finalizers(FINALIZER).build());
     const readBeforeTheEnd = read('pvb-1')!;
     // The data mover has ended: its last Event is cached and its pod Succeeded with the result.
     const ended = pod('pvb-1').succeeded('uid-pvb-1', JSON.stringify({ snapshotID: 'snap-1', totalBytes: 10 })).build();
     a.events.items.set('PodVolumeBackup/pvb-1', [{ metadata: { name: 'ev-1', uid: 'ev-1', resourceVersion: '7' }, involvedObject: {}, reason: EventReasons.Stopped, message: 'stopped' }]);
     a.pods.set('pvb-1', ended);
-    await a.controller.reconcile(key('pvb-1'));
+    await reconcile();
     await waitFor(() => read('pvb-1')?.status?.phase === 'Completed' && a.did.length > 0, { timeoutMs: 5000, description: 'the outcome recorded' });
     expect(a.did).toEqual(['clean up pvb-1']);
 
@@ -272,13 +265,13 @@ describe('the end of the data mover', () => {
     a.pods.set('pvb-1', ended);
     const live = a.spec.client;
     a.spec.client = { ...live, get: async () => structuredClone(readBeforeTheEnd) };
-    await a.controller.reconcile(key('pvb-1'));
+    await reconcile();
     expect(a.hostingPods.subscribed).toEqual(['pvb-1']);
     expect(a.did).toEqual(['clean up pvb-1']);
 
     // The next reconcile reads it Completed: the finalizer goes, the slot is free.
     a.spec.client = live;
-    await a.controller.reconcile(key('pvb-1'));
+    await reconcile();
     expect(read('pvb-1')?.metadata?.finalizers).toEqual([]);
     expect(a.slots.inUse).toBe(0);
   });

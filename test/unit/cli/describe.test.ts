@@ -1,129 +1,23 @@
 import { describe, expect, it } from 'vitest';
 import { backupDescription, describeBackup } from '../../../src/cli/describe/backup.js';
-import { describeRestore, restoreDescription } from '../../../src/cli/describe/restore.js';
+import { restoreDescription } from '../../../src/cli/describe/restore.js';
 import { colours } from '../../../src/cli/colour.js';
-import type { Backup, PodVolumeBackup, PodVolumeRestore, Restore, DeleteBackupRequest } from '../../../src/api/index.js';
+import type { PodVolumeBackup, DeleteBackupRequest } from '../../../src/api/index.js';
+import { describePlainBackup, describePlainRestore, podVolumeBackup } from './describe/fixtures.js';
+import { BACKUP_EXAMPLE, nginxBackup, nginxPodVolumeRestore, nginxRestore, restoreExample } from './describe/docs-examples.js';
 
-const plain = colours(false);
-
-function nginxBackup(): Backup {
-  return {
-    apiVersion: 'velero.io/v1',
-    kind: 'Backup',
-    metadata: {
-      name: 'nginx-backup',
-      namespace: 'velero',
-      labels: { 'velero.io/storage-location': 'default' },
-      annotations: {
-        'velero.io/source-cluster-k8s-minor-version': '33',
-        'velero.io/resource-timeout': '10m0s',
-        'velero.io/source-cluster-k8s-gitversion': 'v1.33.1',
-        'velero.io/source-cluster-k8s-major-version': '1',
-      },
-    },
-    spec: {
-      includedNamespaces: ['nginx-example'],
-      storageLocation: 'default',
-      ttl: '720h0m0s',
-      defaultVolumesToFsBackup: false,
-      snapshotMoveData: false,
-      csiSnapshotTimeout: '10m0s',
-      itemOperationTimeout: '4h0m0s',
-    },
-    status: {
-      formatVersion: '1.1.0',
-      phase: 'Completed',
-      startTimestamp: '2025-10-01T10:00:00Z',
-      completionTimestamp: '2025-10-01T10:00:21Z',
-      expiration: '2025-10-31T10:00:00Z',
-      progress: { totalItems: 35, itemsBackedUp: 35 },
-      hookStatus: {},
-    },
-  };
-}
-
+/** A PodVolumeBackup of the docs example's backup, of the volume `volume` of pod `nginx-example/<pod>`. */
 function pvb(phase: string, pod: string, volume: string): PodVolumeBackup {
-  return {
-    apiVersion: 'velero.io/v1',
-    kind: 'PodVolumeBackup',
-    metadata: { name: `pvb-${pod}-${volume}`, namespace: 'velero' },
-    spec: { node: 'n1', pod: { namespace: 'nginx-example', name: pod }, volume, backupStorageLocation: 'default', repoIdentifier: '', uploaderType: 'kopia' },
-    status: { phase },
-  } as PodVolumeBackup;
+  return podVolumeBackup(`pvb-${pod}-${volume}`, { namespace: 'nginx-example', name: pod }, volume, phase);
 }
-
-// docs/cli.md, the reconstructed `velero backup describe nginx-backup` (with `cairn` in hints); Velero 1.17 prints
-// the scoped Resources form when no old-style filter (includeClusterResources, included/excludedResources) is set.
-const BACKUP_EXAMPLE = `Name:         nginx-backup
-Namespace:    velero
-Labels:       velero.io/storage-location=default
-Annotations:  velero.io/resource-timeout=10m0s
-              velero.io/source-cluster-k8s-gitversion=v1.33.1
-              velero.io/source-cluster-k8s-major-version=1
-              velero.io/source-cluster-k8s-minor-version=33
-
-Phase:  Completed
-
-
-Namespaces:
-  Included:  nginx-example
-  Excluded:  <none>
-
-Resources:
-  Included cluster-scoped:    <none>
-  Excluded cluster-scoped:    <none>
-  Included namespace-scoped:  *
-  Excluded namespace-scoped:  <none>
-
-Label selector:  <none>
-
-Or label selector:  <none>
-
-Storage Location:  default
-
-Velero-Native Snapshot PVs:    auto
-File System Backup (Default):  false
-Snapshot Move Data:            false
-Data Mover:                    velero
-
-TTL:  720h0m0s
-
-CSISnapshotTimeout:    10m0s
-ItemOperationTimeout:  4h0m0s
-
-Hooks:  <none>
-
-Backup Format Version:  1.1.0
-
-Started:    2025-10-01 10:00:00 +0000 UTC
-Completed:  2025-10-01 10:00:21 +0000 UTC
-
-Expiration:  2025-10-31 10:00:00 +0000 UTC
-
-Total items to be backed up:  35
-Items backed up:              35
-
-Backup Volumes:
-  Velero-Native Snapshots: <none included>
-
-  CSI Snapshots: <none included>
-
-  Pod Volume Backups - kopia (specify --details for more information):
-    Completed:  1
-
-HooksAttempted:  0
-HooksFailed:     0
-`;
 
 describe('backup describe', () => {
   it("prints Velero's describe example (docs/cli.md) byte for byte", () => {
-    const text = describeBackup({
+    const text = describePlainBackup({
       backup: nginxBackup(),
       details: false,
-      colours: plain,
       volumeInfo: { ok: true, value: [] },
       podVolumeBackups: [pvb('Completed', 'web-0', 'data')],
-      deleteRequests: [],
     });
     expect(text).toBe(BACKUP_EXAMPLE);
   });
@@ -131,11 +25,11 @@ describe('backup describe', () => {
   it('adds a logs hint to Failed and lists validation errors under one heading', () => {
     const b = nginxBackup();
     b.status = { phase: 'FailedValidation', validationErrors: ['a storage location is missing', 'invalid selector'] };
-    const text = describeBackup({ backup: b, details: false, colours: plain, podVolumeBackups: [], deleteRequests: [] });
+    const text = describePlainBackup({ backup: b, details: false });
     expect(text).toContain('Phase:  FailedValidation\n\nValidation errors:  a storage location is missing\n                    invalid selector\n');
     expect(text).toContain('Started:    <n/a>\nCompleted:  <n/a>\n\nExpiration:  <nil>\n');
     b.status = { phase: 'Failed' };
-    expect(describeBackup({ backup: b, details: false, colours: plain, podVolumeBackups: [], deleteRequests: [] })).toContain(
+    expect(describePlainBackup({ backup: b, details: false })).toContain(
       'Phase:  Failed (run `cairn backup logs nginx-backup` for more information)\n',
     );
   });
@@ -143,13 +37,10 @@ describe('backup describe', () => {
   it('shows warnings and errors from the results file in Velero/Cluster/Namespaces blocks', () => {
     const b = nginxBackup();
     b.status = { ...b.status, phase: 'PartiallyFailed', warnings: 1, errors: 2 };
-    const text = describeBackup({
+    const text = describePlainBackup({
       backup: b,
       details: false,
-      colours: plain,
       results: { ok: true, value: { warnings: { namespaces: { 'nginx-example': ['w1'] } }, errors: { velero: ['e1'], cluster: ['e2'] } } },
-      podVolumeBackups: [],
-      deleteRequests: [],
     });
     expect(text).toContain(
       '\n\nWarnings:\n  Velero:     <none>\n  Cluster:    <none>\n  Namespaces:\n    nginx-example:  w1\n\nErrors:\n  Velero:   e1\n  Cluster:  e2\n  Namespaces: <none>\n\nNamespaces:\n',
@@ -159,19 +50,17 @@ describe('backup describe', () => {
   it('shows only the counts when the results file is missing', () => {
     const b = nginxBackup();
     b.status = { ...b.status, warnings: 3 };
-    const text = describeBackup({ backup: b, details: false, colours: plain, results: { ok: false, notFound: true, error: 'x' }, podVolumeBackups: [], deleteRequests: [] });
+    const text = describePlainBackup({ backup: b, details: false, results: { ok: false, notFound: true, error: 'x' } });
     expect(text).toContain('Phase:  Completed\n\nErrors:    0\nWarnings:  3\n\nNamespaces:');
   });
 
   it('with --details lists resources and pod volumes by pod', () => {
-    const text = describeBackup({
+    const text = describePlainBackup({
       backup: nginxBackup(),
       details: true,
-      colours: plain,
       resourceList: { ok: true, value: { 'v1/Pod': ['nginx-example/web-0'], 'apps/v1/Deployment': ['nginx-example/web'] } },
       volumeInfo: { ok: true, value: [] },
       podVolumeBackups: [pvb('Completed', 'web-0', 'logs'), pvb('Completed', 'web-0', 'data'), pvb('InProgress', 'web-1', 'data')],
-      deleteRequests: [],
     });
     expect(text).toContain(
       'Items backed up:              35\n\nResource List:\n  apps/v1/Deployment:\n    - nginx-example/web\n  v1/Pod:\n    - nginx-example/web-0\n\nBackup Volumes:\n',
@@ -180,14 +69,11 @@ describe('backup describe', () => {
   });
 
   it('says when the resource list or volume info cannot be read', () => {
-    const text = describeBackup({
+    const text = describePlainBackup({
       backup: nginxBackup(),
       details: true,
-      colours: plain,
       resourceList: { ok: false, notFound: true, error: 'gone' },
       volumeInfo: { ok: false, notFound: false, error: 'timed out' },
-      podVolumeBackups: [],
-      deleteRequests: [],
     });
     expect(text).toContain('Resource List:  <backup resource list not found>\n\nBackup Volumes:\n  <error getting backup volume info: timed out>\n');
   });
@@ -202,7 +88,7 @@ describe('backup describe', () => {
       spec: { backupName: 'nginx-backup' },
       status: { phase: 'Processed', errors: ['backup storage location default is read-only'] },
     };
-    const text = describeBackup({ backup: b, details: false, colours: plain, podVolumeBackups: [], deleteRequests: [req] });
+    const text = describePlainBackup({ backup: b, details: false, deleteRequests: [req] });
     expect(text).toContain('Velero-Native Snapshot PVs:    false\n');
     expect(text).toContain(
       'Backup Volumes:\n  Velero-Native Snapshots: <none included>\n\n  CSI Snapshots: <none included or not detectable>\n\n  Pod Volume Backups: <none included>\n\nHooksAttempted:  0\nHooksFailed:     0\n\nDeletion Attempts (1 failed):\n  2025-10-02 08:00:00 +0000 UTC: Processed\n  Errors:\n    backup storage location default is read-only\n',
@@ -212,8 +98,7 @@ describe('backup describe', () => {
   it('lists async item operations with --details, counts them without', () => {
     const b = nginxBackup();
     b.status = { ...b.status, backupItemOperationsAttempted: 2, backupItemOperationsCompleted: 1, backupItemOperationsFailed: 1 };
-    const base = { backup: b, colours: plain, podVolumeBackups: [], deleteRequests: [] };
-    expect(describeBackup({ ...base, details: false })).toContain(
+    expect(describePlainBackup({ backup: b, details: false })).toContain(
       'Items backed up:              35\n\nBackup Item Operations:  1 of 2 completed successfully, 1 failed (specify --details for more information)\nBackup Volumes:\n',
     );
     const op = {
@@ -225,7 +110,7 @@ describe('backup describe', () => {
       status: { phase: 'Failed' as const, error: 'timed out', nCompleted: 10, nTotal: 20, operationUnits: 'Bytes', created: '2025-10-01T10:00:05Z' },
     };
     // (Without a tab on the Resource List line; `Resource List:\t<not found>` would widen the column as in Velero.)
-    const text = describeBackup({ ...base, details: true, itemOperations: { ok: true, value: [op] }, resourceList: { ok: true, value: {} } });
+    const text = describePlainBackup({ backup: b, details: true, itemOperations: { ok: true, value: [op] }, resourceList: { ok: true, value: {} } });
     expect(text).toContain(
       [
         'Backup Item Operations:',
@@ -242,7 +127,7 @@ describe('backup describe', () => {
         '',
       ].join('\n'),
     );
-    expect(describeBackup({ ...base, details: true, itemOperations: { ok: false, notFound: false, error: 'boom' } })).toContain(
+    expect(describePlainBackup({ backup: b, details: true, itemOperations: { ok: false, notFound: false, error: 'boom' } })).toContain(
       'Backup Item Operations:  <error getting operation info: boom>\n',
     );
   });
@@ -250,7 +135,7 @@ describe('backup describe', () => {
   it('colours the phase only when colour is on', () => {
     const on = describeBackup({ backup: nginxBackup(), details: false, colours: colours(true), podVolumeBackups: [], deleteRequests: [] });
     expect(on).toContain('Phase:  \u001b[32mCompleted\u001b[39m\n');
-    const off = describeBackup({ backup: nginxBackup(), details: false, colours: plain, podVolumeBackups: [], deleteRequests: [] });
+    const off = describePlainBackup({ backup: nginxBackup(), details: false });
     expect(off).not.toContain('\u001b[');
   });
 
@@ -258,7 +143,7 @@ describe('backup describe', () => {
     const b = nginxBackup();
     b.spec.includedClusterScopedResources = ['storageclasses'];
     b.spec.orLabelSelectors = [{ matchLabels: { app: 'a' } }, { matchLabels: { app: 'b' } }];
-    const text = describeBackup({ backup: b, details: false, colours: plain, podVolumeBackups: [], deleteRequests: [] });
+    const text = describePlainBackup({ backup: b, details: false });
     expect(text).toContain(
       'Resources:\n  Included cluster-scoped:    storageclasses\n  Excluded cluster-scoped:    <none>\n  Included namespace-scoped:  *\n  Excluded namespace-scoped:  <none>\n',
     );
@@ -266,89 +151,10 @@ describe('backup describe', () => {
   });
 });
 
-function nginxRestore(): Restore {
-  return {
-    apiVersion: 'velero.io/v1',
-    kind: 'Restore',
-    metadata: { name: 'nginx-backup-20251001101500', namespace: 'velero' },
-    spec: {
-      backupName: 'nginx-backup',
-      includedNamespaces: ['*'],
-      excludedResources: [
-        'nodes', 'events', 'events.events.k8s.io', 'backups.velero.io', 'restores.velero.io', 'resticrepositories.velero.io',
-        'csinodes.storage.k8s.io', 'volumeattachments.storage.k8s.io', 'backuprepositories.velero.io',
-      ],
-      itemOperationTimeout: '4h0m0s',
-    },
-    status: {
-      phase: 'Completed',
-      startTimestamp: '2025-10-01T10:15:00Z',
-      completionTimestamp: '2025-10-01T10:15:40Z',
-      progress: { totalItems: 12, itemsRestored: 12 },
-      hookStatus: {},
-    },
-  };
-}
-
-// docs/cli.md, the reconstructed `velero restore describe nginx-backup-20251001101500`.
-const RESTORE_EXAMPLE = `Name:         nginx-backup-20251001101500
-Namespace:    velero
-Labels:       <none>
-Annotations:  <none>
-
-Phase:                       Completed
-Total items to be restored:  12
-Items restored:              12
-
-Started:    2025-10-01 10:15:00 +0000 UTC
-Completed:  2025-10-01 10:15:40 +0000 UTC
-
-Backup:  nginx-backup
-
-Namespaces:
-  Included:  all namespaces found in the backup
-  Excluded:  <none>
-
-Resources:
-  Included:        *
-  Excluded:        nodes, events, events.events.k8s.io, backups.velero.io, restores.velero.io, resticrepositories.velero.io, csinodes.storage.k8s.io, volumeattachments.storage.k8s.io, backuprepositories.velero.io
-  Cluster-scoped:  auto
-
-Namespace mappings:  <none>
-
-Label selector:  <none>
-
-Or label selector:  <none>
-
-Restore PVs:  auto
-
-kopia Restores (specify --details for more information):
-  Completed:  1
-
-CSI Snapshot Restores: <none included>
-
-Existing Resource Policy:   <none>
-ItemOperationTimeout:       4h0m0s
-
-Preserve Service NodePorts:  auto
-
-
-HooksAttempted:   0
-HooksFailed:      0
-`;
-
-const pvr = {
-  apiVersion: 'velero.io/v1',
-  kind: 'PodVolumeRestore',
-  metadata: { name: 'pvr-1', namespace: 'velero' },
-  spec: { pod: { namespace: 'nginx-example', name: 'web-0' }, volume: 'data', uploaderType: 'kopia', backupStorageLocation: 'default', repoIdentifier: '', snapshotID: 's', sourceNamespace: 'nginx-example' },
-  status: { phase: 'Completed' },
-} as PodVolumeRestore;
-
 describe('restore describe', () => {
   it("prints Velero's describe example (docs/cli.md) byte for byte", () => {
-    const text = describeRestore({ restore: nginxRestore(), details: false, colours: plain, volumeInfo: { ok: true, value: [] }, podVolumeRestores: [pvr] });
-    expect(text).toBe(RESTORE_EXAMPLE);
+    const text = describePlainRestore({ restore: nginxRestore(), details: false, volumeInfo: { ok: true, value: [] }, podVolumeRestores: [nginxPodVolumeRestore] });
+    expect(text).toBe(restoreExample());
   });
 
   it('shows mappings, the policy, a logs hint when failed, and the resource list with --details', () => {
@@ -356,13 +162,11 @@ describe('restore describe', () => {
     r.spec.namespaceMapping = { 'nginx-example': 'nginx-copy', a: 'b' };
     r.spec.existingResourcePolicy = 'update';
     r.status = { ...r.status, phase: 'PartiallyFailed', errors: 1 };
-    const text = describeRestore({
+    const text = describePlainRestore({
       restore: r,
       details: true,
-      colours: plain,
       results: { ok: true, value: { warnings: {}, errors: { namespaces: { 'nginx-copy': ['could not restore x'] } } } },
       resourceList: { ok: true, value: { 'v1/ConfigMap': ['nginx-copy/cfg(created)'] } },
-      podVolumeRestores: [],
     });
     expect(text).toContain("Phase:                       PartiallyFailed (run 'cairn restore logs nginx-backup-20251001101500' for more information)\n");
     expect(text).toContain('\n\nErrors:\n  Velero:     <none>\n  Cluster:    <none>\n  Namespaces:\n    nginx-copy:  could not restore x\n\nBackup:  nginx-backup\n');
@@ -376,7 +180,7 @@ describe('restore describe', () => {
     const r = nginxRestore();
     (r.metadata as Record<string, unknown>).deletionTimestamp = '2025-10-01T11:00:00Z';
     r.status = { phase: 'InProgress', progress: { totalItems: 12, itemsRestored: 3 } };
-    const text = describeRestore({ restore: r, details: false, colours: plain, podVolumeRestores: [] });
+    const text = describePlainRestore({ restore: r, details: false });
     expect(text).toContain('Phase:                                 InProgress (Deleting)\nEstimated total items to be restored:  12\nItems restored so far:                 3\n');
   });
 });
@@ -411,12 +215,12 @@ describe('describe -o json|yaml shapes', () => {
   it('RestoreDescription: the Restore, results, PVRs, volume info; resource list only with --details', () => {
     const restore = nginxRestore();
     const results = { warnings: { velero: ['w'] }, errors: {} };
-    expect(restoreDescription({ restore, details: false, podVolumeRestores: [pvr], results: { ok: true, value: results }, volumeInfo: { ok: true, value: [] } })).toEqual({
+    expect(restoreDescription({ restore, details: false, podVolumeRestores: [nginxPodVolumeRestore], results: { ok: true, value: results }, volumeInfo: { ok: true, value: [] } })).toEqual({
       apiVersion: 'cairn.io/v1',
       kind: 'RestoreDescription',
       restore,
       results,
-      podVolumeRestores: [pvr],
+      podVolumeRestores: [nginxPodVolumeRestore],
       volumeInfo: [],
     });
   });

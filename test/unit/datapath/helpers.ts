@@ -1,5 +1,5 @@
 /** Shared helpers for data-path tests: temp dirs, a fast-KDF repository, tree comparison. */
-import { mkdtempSync, rmSync, lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, lstatSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FilesystemObjectStore, type ObjectStore } from '../../../src/plugins/object-store/index.js';
@@ -22,6 +22,33 @@ export function cleanupTempDirs(): void {
 
 export async function newRepo(store?: ObjectStore, options: Pick<InitOptions, 'packSize' | 'chunkSizes' | 'compression' | 'features'> = {}): Promise<Repository> {
   return Repository.init({ store: store ?? new FilesystemObjectStore({ root: tempDir('repo'), durability: 'none' }), password: PASSWORD, kdf: FAST_KDF, ...options });
+}
+
+/**
+ * Fills `root` with `dirs` × `perDir` small directories, d<i>/e<j>, each holding a 40-line leaf/file.txt and a tiny
+ * file `tiny` ("<i><j>"): many listings and little data.
+ */
+export function writeNestedDirs(root: string, dirs: number, perDir: number): void {
+  for (let d = 0; d < dirs; d++) {
+    for (let e = 0; e < perDir; e++) {
+      mkdirSync(join(root, `d${d}/e${e}/leaf`), { recursive: true });
+      writeFileSync(join(root, `d${d}/e${e}/leaf/file.txt`), `d${d} e${e}\n`.repeat(40));
+      writeFileSync(join(root, `d${d}/e${e}/tiny`), `${d}${e}`);
+    }
+  }
+}
+
+/**
+ * Reshapes a writeNestedDirs tree as an incremental backup must follow: d3 removed, the directory d7/e1 replaced by
+ * a file, a new directory (with a file two levels down) in `newIn`, and the leaf file of `changedIn` rewritten.
+ */
+export function reshapeNestedDirs(root: string, where: { newIn: string; changedIn: string }): void {
+  rmSync(join(root, 'd3'), { recursive: true });
+  rmSync(join(root, 'd7/e1'), { recursive: true });
+  writeFileSync(join(root, 'd7/e1'), 'now a file');
+  mkdirSync(join(root, where.newIn, 'new/inner'), { recursive: true });
+  writeFileSync(join(root, where.newIn, 'new/inner/n.txt'), 'new');
+  writeFileSync(join(root, where.changedIn, 'leaf/file.txt'), 'changed deep down\n');
 }
 
 export interface TreeFacts {

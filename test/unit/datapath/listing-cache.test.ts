@@ -6,21 +6,15 @@ import type { Repository } from '../../../src/datapath/repository.js';
 import { backup, type BackupOptions } from '../../../src/datapath/uploader.js';
 import { removeExpired } from '../../../src/datapath/listing-cache.js';
 import { restore } from '../../../src/datapath/restorer.js';
-import { cleanupTempDirs, describeTree, newRepo, tempDir } from './helpers.js';
+import { cleanupTempDirs, describeTree, newRepo, reshapeNestedDirs, tempDir, writeNestedDirs } from './helpers.js';
 
 afterAll(cleanupTempDirs);
 
 /** A source of many small directories, with inline, bundled, chunked and large files and symlinks. */
 function makeSource(): string {
   const src = tempDir('cache-src');
-  for (let d = 0; d < 12; d++) {
-    for (let e = 0; e < 3; e++) {
-      mkdirSync(join(src, `d${d}/e${e}/leaf`), { recursive: true });
-      writeFileSync(join(src, `d${d}/e${e}/leaf/file.txt`), `d${d} e${e}\n`.repeat(40));
-      writeFileSync(join(src, `d${d}/e${e}/tiny`), `${d}${e}`);
-    }
-    symlinkSync(`e0/leaf/file.txt`, join(src, `d${d}/link`));
-  }
+  writeNestedDirs(src, 12, 3);
+  for (let d = 0; d < 12; d++) symlinkSync(`e0/leaf/file.txt`, join(src, `d${d}/link`));
   writeFileSync(join(src, 'd0/medium.bin'), Buffer.alloc(200_000, 7));
   writeFileSync(join(src, 'd1/large.bin'), Buffer.alloc(5 << 20, 9));
   return src;
@@ -86,12 +80,7 @@ describe('the listing cache', () => {
     utimesSync(join(src, 'd6/e0/tiny'), mtime, mtime);
     await backup({ source: src, repository: repo, cacheDir });
     const parent = await backup({ source: src, repository: repo, cacheDir });
-    rmSync(join(src, 'd3'), { recursive: true });
-    rmSync(join(src, 'd7/e1'), { recursive: true });
-    writeFileSync(join(src, 'd7/e1'), 'now a file');
-    mkdirSync(join(src, 'd8/new/inner'), { recursive: true });
-    writeFileSync(join(src, 'd8/new/inner/n.txt'), 'new');
-    writeFileSync(join(src, 'd9/e2/leaf/file.txt'), 'changed deep down\n');
+    reshapeNestedDirs(src, { newIn: 'd8', changedIn: 'd9/e2' });
     writeFileSync(join(src, 'd1/large.bin'), Buffer.alloc(5 << 20, 3));
     chmodSync(join(src, 'd10/e0/tiny'), 0o600);
     chmodSync(join(src, 'd11/e1'), 0o700);

@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ScanAhead } from '../../../src/datapath/scan-ahead.js';
@@ -7,7 +7,7 @@ import type { TreeEntry } from '../../../src/datapath/tree.js';
 import type { BlobId } from '../../../src/datapath/ids.js';
 import { backup } from '../../../src/datapath/uploader.js';
 import { restore } from '../../../src/datapath/restorer.js';
-import { cleanupTempDirs, describeTree, newRepo, tempDir } from './helpers.js';
+import { cleanupTempDirs, describeTree, newRepo, reshapeNestedDirs, tempDir, writeNestedDirs } from './helpers.js';
 
 afterAll(cleanupTempDirs);
 
@@ -120,23 +120,12 @@ describe('incremental backup with listings read ahead', () => {
   it('matches the source after directories are added, removed, replaced by files and changed deep down', async () => {
     const repo = await newRepo();
     const src = tempDir('src');
-    for (let d = 0; d < 30; d++) {
-      for (let e = 0; e < 4; e++) {
-        mkdirSync(join(src, `d${d}/e${e}/leaf`), { recursive: true });
-        writeFileSync(join(src, `d${d}/e${e}/leaf/file.txt`), `d${d} e${e}\n`.repeat(40));
-        writeFileSync(join(src, `d${d}/e${e}/small`), `${d}${e}`);
-      }
-    }
+    writeNestedDirs(src, 30, 4);
     const first = await backup({ source: src, repository: repo });
     const unchanged = await backup({ source: src, repository: repo });
     expect(unchanged.stats.newFiles).toBe(0);
     expect(unchanged.stats.unchangedFiles).toBe(first.stats.files);
-    rmSync(join(src, 'd3'), { recursive: true });
-    rmSync(join(src, 'd7/e1'), { recursive: true });
-    writeFileSync(join(src, 'd7/e1'), 'now a file');
-    mkdirSync(join(src, 'd12/new/inner'), { recursive: true });
-    writeFileSync(join(src, 'd12/new/inner/n.txt'), 'new');
-    writeFileSync(join(src, 'd20/e3/leaf/file.txt'), 'changed deep down\n');
+    reshapeNestedDirs(src, { newIn: 'd12', changedIn: 'd20/e3' });
     mkdirSync(join(src, 'd29/e0/leaf/more'));
     const changed = await backup({ source: src, repository: repo });
     expect(changed.parent).toBe(unchanged.snapshotId);

@@ -33,6 +33,14 @@ async function dispatcherOf(kc: PooledKubeConfig): Promise<unknown> {
   return context.getDispatcher();
 }
 
+/** Moves kc to the second cluster's context: `poolOf` must then give a pool other than `first`, and keep giving it. */
+async function expectOwnPoolOnSecondCluster<T>(kc: PooledKubeConfig, first: T, poolOf: (kc: PooledKubeConfig) => Promise<T>): Promise<void> {
+  kc.setCurrentContext('second');
+  const second = await poolOf(kc);
+  expect(second).not.toBe(first);
+  expect(await poolOf(kc)).toBe(second);
+}
+
 describe('PooledKubeConfig', () => {
   it('gives every request for one cluster and user the same connection pool', async () => {
     const kc = config();
@@ -45,10 +53,7 @@ describe('PooledKubeConfig', () => {
   it('starts a new pool when the context names another cluster, and keeps that one', async () => {
     const kc = config();
     const first = await dispatcherOf(kc);
-    kc.setCurrentContext('second');
-    const second = await dispatcherOf(kc);
-    expect(second).not.toBe(first);
-    expect(await dispatcherOf(kc)).toBe(second);
+    await expectOwnPoolOnSecondCluster(kc, first, dispatcherOf);
   });
 
   it('does not pool for a user whose credentials an exec plugin hands out', async () => {
@@ -72,10 +77,7 @@ describe('PooledKubeConfig for node:https requests', () => {
     expect((first as HttpsAgent & { keepAlive?: boolean }).keepAlive).toBe(true);
     expect((first as HttpsAgent & { options: { rejectUnauthorized?: boolean } }).options.rejectUnauthorized).toBe(false);
     expect(await agentOf(kc)).toBe(first);
-    kc.setCurrentContext('second');
-    const second = await agentOf(kc);
-    expect(second).not.toBe(first);
-    expect(await agentOf(kc)).toBe(second);
+    await expectOwnPoolOnSecondCluster(kc, first, agentOf);
   });
 
   it('leaves plain HTTP clusters the agent client-node chose', async () => {

@@ -23,6 +23,17 @@ function fakeClock(): TimerClock & { advance(ms: number): void } {
   };
 }
 
+/** Lets the queue do what is due at each time (ms on the clock, rising) and gives the count of calls by then. */
+async function callsAtTimes(clock: ReturnType<typeof fakeClock>, q: WorkQueue, calls: () => number, times: number[]): Promise<number[]> {
+  const counts: number[] = [];
+  for (const t of times) {
+    clock.advance(t - clock.now());
+    await q.idle();
+    counts.push(calls());
+  }
+  return counts;
+}
+
 describe('WorkQueue', () => {
   it('never works on one key twice at once, and reruns a key added while it ran', async () => {
     const runs: string[] = [];
@@ -64,17 +75,7 @@ describe('WorkQueue', () => {
       onError: (_k, _e, attempt) => errors.push(attempt),
     });
     q.add('x');
-    await q.idle();
-    expect(calls).toBe(1);
-    clock.advance(99);
-    await q.idle();
-    expect(calls).toBe(1);
-    clock.advance(1);
-    await q.idle();
-    expect(calls).toBe(2);
-    clock.advance(200);
-    await q.idle();
-    expect(calls).toBe(3);
+    expect(await callsAtTimes(clock, q, () => calls, [0, 99, 100, 300])).toEqual([1, 1, 2, 3]);
     expect(errors).toEqual([1, 2]);
   });
 
@@ -83,13 +84,7 @@ describe('WorkQueue', () => {
     let calls = 0;
     const q = new WorkQueue({ concurrency: 1, clock, work: async () => (++calls === 1 ? { requeueAfterMs: 5000 } : undefined) });
     q.add('k');
-    await q.idle();
-    clock.advance(4999);
-    await q.idle();
-    expect(calls).toBe(1);
-    clock.advance(1);
-    await q.idle();
-    expect(calls).toBe(2);
+    expect(await callsAtTimes(clock, q, () => calls, [0, 4999, 5000])).toEqual([1, 1, 2]);
   });
 
   it('drops work after stop', async () => {

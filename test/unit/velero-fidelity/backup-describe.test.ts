@@ -5,26 +5,22 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Backup, PodVolumeBackup } from '../../../src/api/index.js';
-import { colours } from '../../../src/cli/colour.js';
-import { describeBackup, usesOldResourceFilters } from '../../../src/cli/describe/backup.js';
+import { usesOldResourceFilters } from '../../../src/cli/describe/backup.js';
 import type { BackupVolumeInfo } from '../../../src/api/volume-info.js';
+import { BACKUP_EXAMPLE, nginxBackup } from '../cli/describe/docs-examples.js';
+import { describePlainBackup, podVolumeBackup, textBetween } from '../cli/describe/fixtures.js';
 
-const plain = colours(false);
-
+/** Backup b1 of namespace app with the docs example's TTL, timeouts and status, less its item counts. */
 function backup(spec: Partial<Backup['spec']>): Backup {
+  const example = nginxBackup();
+  const { ttl, csiSnapshotTimeout, itemOperationTimeout } = example.spec;
+  const { progress: _itemCounts, ...status } = example.status!;
   return {
     apiVersion: 'velero.io/v1',
     kind: 'Backup',
     metadata: { name: 'b1', namespace: 'velero' },
-    spec: { includedNamespaces: ['app'], storageLocation: 'default', ttl: '720h0m0s', csiSnapshotTimeout: '10m0s', itemOperationTimeout: '4h0m0s', ...spec },
-    status: {
-      formatVersion: '1.1.0',
-      phase: 'Completed',
-      startTimestamp: '2025-10-01T10:00:00Z',
-      completionTimestamp: '2025-10-01T10:00:21Z',
-      expiration: '2025-10-31T10:00:00Z',
-      hookStatus: {},
-    },
+    spec: { includedNamespaces: ['app'], storageLocation: 'default', ttl, csiSnapshotTimeout, itemOperationTimeout, ...spec },
+    status,
   };
 }
 
@@ -51,21 +47,8 @@ Storage Location:  default
 
 `;
 
-const STATUS = `TTL:  720h0m0s
-
-CSISnapshotTimeout:    10m0s
-ItemOperationTimeout:  4h0m0s
-
-Hooks:  <none>
-
-Backup Format Version:  1.1.0
-
-Started:    2025-10-01 10:00:00 +0000 UTC
-Completed:  2025-10-01 10:00:21 +0000 UTC
-
-Expiration:  2025-10-31 10:00:00 +0000 UTC
-
-`;
+/** From TTL to Expiration: b1's are the docs example's. */
+const STATUS = textBetween(BACKUP_EXAMPLE, 'TTL:', 'Total items to be backed up:');
 
 const native: BackupVolumeInfo = {
   pvName: 'pv-1',
@@ -91,14 +74,9 @@ const moved: BackupVolumeInfo = {
   snapshotDataMovementInfo: { dataMover: '', uploaderType: 'kopia', snapshotHandle: 'k1', operationID: 'du-1', size: 1024, Phase: 'Completed' },
 };
 
+/** A PodVolumeBackup of b1, of the volume `volume` of pod `app/<pod>`. */
 function pvb(pod: string, volume: string, phase: string): PodVolumeBackup {
-  return {
-    apiVersion: 'velero.io/v1',
-    kind: 'PodVolumeBackup',
-    metadata: { name: `b1-${pod}-${volume}`, namespace: 'velero' },
-    spec: { node: 'n1', pod: { namespace: 'app', name: pod }, volume, backupStorageLocation: 'default', repoIdentifier: '', uploaderType: 'kopia' },
-    status: { phase },
-  } as PodVolumeBackup;
+  return podVolumeBackup(`b1-${pod}-${volume}`, { namespace: 'app', name: pod }, volume, phase);
 }
 
 describe('backup describe, Resources block (UseOldResourceFilters)', () => {
@@ -128,7 +106,7 @@ Data Mover:                  velero
 HooksAttempted:  0
 HooksFailed:     0
 `;
-    const text = describeBackup({ backup: backup({}), details: false, colours: plain, cli: 'velero', volumeInfo: { ok: true, value: [] }, podVolumeBackups: [], deleteRequests: [] });
+    const text = describePlainBackup({ backup: backup({}), details: false, cli: 'velero', volumeInfo: { ok: true, value: [] } });
     expect(text).toBe(expected);
   });
 
@@ -162,14 +140,12 @@ Data Mover:                  velero
 HooksAttempted:  0
 HooksFailed:     0
 `;
-    const text = describeBackup({
+    const text = describePlainBackup({
       backup: backup({ includeClusterResources: true, snapshotVolumes: false }),
       details: false,
-      colours: plain,
       cli: 'velero',
       volumeInfo: { ok: true, value: [native, moved] },
       podVolumeBackups: [pvb('web-0', 'data', 'Completed'), pvb('web-1', 'data', 'Failed'), pvb('web-0', 'logs', 'Completed')],
-      deleteRequests: [],
     });
     expect(text).toBe(expected);
   });
@@ -180,22 +156,19 @@ HooksFailed:     0
     expect(usesOldResourceFilters({ includeClusterResources: false })).toBe(true);
     expect(usesOldResourceFilters({ includedClusterScopedResources: ['nodes'] })).toBe(false);
     expect(usesOldResourceFilters({ includedResources: [], excludedResources: [] })).toBe(false);
-    const text = describeBackup({ backup: backup({ includedResources: ['pods', 'secrets'] }), details: false, colours: plain, cli: 'velero', podVolumeBackups: [], deleteRequests: [] });
+    const text = describePlainBackup({ backup: backup({ includedResources: ['pods', 'secrets'] }), details: false, cli: 'velero' });
     expect(text).toContain('Resources:\n  Included:        pods, secrets\n  Excluded:        <none>\n  Cluster-scoped:  auto\n\nLabel selector:');
   });
 });
 
 describe('backup describe, Backup Volumes with --details', () => {
   it('prints the native snapshot fields with Result, the data movement lines and the pods by phase', () => {
-    const text = describeBackup({
+    const text = describePlainBackup({
       backup: backup({}),
       details: true,
-      colours: plain,
       cli: 'velero',
       resourceList: { ok: true, value: { 'v1/PersistentVolume': ['pv-1', 'pv-2'] } },
       volumeInfo: { ok: true, value: [native, moved] },
-      podVolumeBackups: [],
-      deleteRequests: [],
     });
     const expected = `Expiration:  2025-10-31 10:00:00 +0000 UTC
 
@@ -231,7 +204,7 @@ HooksFailed:     0
   });
 
   it('without volume info (a backup older than the file) says the CSI section cannot be told', () => {
-    const text = describeBackup({ backup: backup({}), details: false, colours: plain, cli: 'velero', volumeInfo: { ok: false, notFound: true, error: 'not found' }, podVolumeBackups: [], deleteRequests: [] });
+    const text = describePlainBackup({ backup: backup({}), details: false, cli: 'velero', volumeInfo: { ok: false, notFound: true, error: 'not found' } });
     expect(text).toContain('Backup Volumes:\n  Velero-Native Snapshots: <none included>\n\n  CSI Snapshots: <none included or not detectable>\n\n  Pod Volume Backups: <none included>\n');
   });
 });

@@ -8,14 +8,13 @@
 import { restoreRunOptions } from '../../support/restore-run.js';
 import { describe, expect, it } from 'vitest';
 import { newBackup, newRestore, type Restore } from '../../../src/api/index.js';
-import { colours } from '../../../src/cli/colour.js';
-import { describeRestore } from '../../../src/cli/describe/restore.js';
 import type { UnstructuredObject } from '../../../src/plugins/item-actions/types.js';
 import type { ArchiveItem } from '../../../src/server/archive/reader.js';
 import { ResultsCollector } from '../../../src/api/results.js';
 import { ApiError } from '../../../src/server/restore/dynamic-client.js';
 import { listedOutcome, runRestore } from '../../../src/server/restore/restorer.js';
 import { FakeCluster } from '../server/restore/fake-object-client.js';
+import { describePlainRestore } from '../cli/describe/fixtures.js';
 
 const cm = (name: string, data: Record<string, string>): UnstructuredObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'app' }, data });
 const item = (groupResource: string, o: UnstructuredObject): ArchiveItem => ({ groupResource, ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}), name: o.metadata.name, object: o });
@@ -71,7 +70,7 @@ describe('restore resource list: failed, not skipped, for items that raised a wa
 
   it('restore describe --details prints the list as Velero does', async () => {
     const { out, restore: r } = await restore(undefined);
-    const text = describeRestore({ restore: r, details: true, colours: colours(false), cli: 'velero', resourceList: { ok: true, value: out.resourceList }, podVolumeRestores: [] });
+    const text = describePlainRestore({ restore: r, details: true, cli: 'velero', resourceList: { ok: true, value: out.resourceList } });
     expect(text.slice(text.indexOf('Resource List:'))).toBe(
       'Resource List:\n  v1/ConfigMap:\n    - app/differs(failed)\n    - app/new(created)\n    - app/same(skipped)\n  v1/Secret:\n    - app/bad(failed)\n',
     );

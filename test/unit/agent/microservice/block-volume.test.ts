@@ -34,11 +34,22 @@ function deviceFile(name: string, contents: Buffer | string): string {
   return path;
 }
 
+/** A new repository and a device stand-in `name` holding a fresh device image, ready to back up. */
+async function deviceToBackUp(name: string): Promise<{ repo: Repository; img: Buffer; device: string }> {
+  const repo = await newRepo();
+  const img = deviceImage();
+  return { repo, img, device: deviceFile(name, img) };
+}
+
+/** Restores a block snapshot onto the device stand-in `target`; gives the bytes written and what the device then holds. */
+async function restoreOnto(repo: Repository, snapshotId: string, target: string): Promise<{ bytes: number; contents: Buffer }> {
+  const { bytes } = await restoreBlockVolume({ repository: repo, snapshotId, devicePath: target });
+  return { bytes, contents: readFileSync(target) };
+}
+
 describe('block volumes', () => {
   it('backs up a device (a file standing in) as one stream and restores it byte for byte, overwriting stale data', async () => {
-    const repo = await newRepo();
-    const img = deviceImage();
-    const device = deviceFile('dev-a', img);
+    const { repo, img, device } = await deviceToBackUp('dev-a');
     const progress: number[] = [];
     const b = await backupBlockVolume({ repository: repo, devicePath: device, tags: { t: '1' }, onProgress: (p) => progress.push(p.doneBytes) });
     expect(b.bytes).toBe(img.length);
@@ -49,31 +60,25 @@ describe('block volumes', () => {
     // The zero run is not stored as data (only the chunk that runs into it from the random bytes before it).
     expect(b.newBytes).toBeLessThan(img.length - 512 * 1024);
 
-    const target = deviceFile('dev-b', Buffer.alloc(img.length + 4096, 0xab)); // stale contents, longer than the image
-    const r = await restoreBlockVolume({ repository: repo, snapshotId: b.snapshotId, devicePath: target });
+    const stale = deviceFile('dev-b', Buffer.alloc(img.length + 4096, 0xab)); // stale contents, longer than the image
+    const r = await restoreOnto(repo, b.snapshotId, stale);
     expect(r.bytes).toBe(img.length);
-    expect(readFileSync(target).equals(img)).toBe(true);
+    expect(r.contents.equals(img)).toBe(true);
   });
 
   it('a second backup of a changed device stores only the changed chunks and records its parent', async () => {
-    const repo = await newRepo();
-    const img = deviceImage();
-    const device = deviceFile('dev-c', img);
+    const { repo, img, device } = await deviceToBackUp('dev-c');
     const first = await backupBlockVolume({ repository: repo, devicePath: device });
     randomFillSync(img, 100, 1000);
     writeFileSync(device, img);
     const second = await backupBlockVolume({ repository: repo, devicePath: device, parent: first.snapshotId });
     expect(second.newBytes).toBeLessThan(SMALL_CHUNKS.max * 2);
     expect((await repo.snapshots.load(second.snapshotId)).parent).toBe(first.snapshotId);
-    const target = deviceFile('dev-d', '');
-    await restoreBlockVolume({ repository: repo, snapshotId: second.snapshotId, devicePath: target });
-    expect(readFileSync(target).equals(img)).toBe(true);
+    expect((await restoreOnto(repo, second.snapshotId, deviceFile('dev-d', ''))).contents.equals(img)).toBe(true);
   });
 
   it('the snapshot is an ordinary one: a file-system restore gives the device image as a file', async () => {
-    const repo = await newRepo();
-    const img = deviceImage();
-    const device = deviceFile('dev-e', img);
+    const { repo, img, device } = await deviceToBackUp('dev-e');
     const b = await backupBlockVolume({ repository: repo, devicePath: device });
     const out = mkdtempSync(join(work, 'fs-'));
     await restore({ repository: repo, snapshotId: b.snapshotId, target: out });
@@ -92,8 +97,7 @@ describe('block volumes', () => {
   });
 
   it('a cancelled backup leaves no snapshot and says so', async () => {
-    const repo = await newRepo();
-    const device = deviceFile('dev-g', deviceImage());
+    const { repo, device } = await deviceToBackUp('dev-g');
     const abort = new AbortController();
     abort.abort(new Error('stop'));
     await expect(backupBlockVolume({ repository: repo, devicePath: device, signal: abort.signal })).rejects.toThrow(CancelledError);

@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { describeBackup } from '../../../../src/cli/describe/backup.js';
 import type { Backup, DataUpload } from '../../../../src/api/index.js';
 import type { BackupVolumeInfo } from '../../../../src/api/volume-info.js';
-import { plain, textBetween } from './fixtures.js';
+import { describePlainBackup, textBetween } from './fixtures.js';
 
 function backup(phase: string): Backup {
   return {
@@ -48,7 +47,7 @@ function csiSection(text: string): string {
 
 describe('backup describe: data-moved volumes', () => {
   it("without --details: Velero's one line per volume", () => {
-    const text = describeBackup({ backup: backup('Completed'), details: false, colours: plain, volumeInfo: { ok: true, value: [entry()] }, podVolumeBackups: [], deleteRequests: [] });
+    const text = describePlainBackup({ backup: backup('Completed'), details: false, volumeInfo: { ok: true, value: [entry()] } });
     expect(csiSection(text)).toBe(`  CSI Snapshots:
     db/data:
       Data Movement: included, specify --details for more information
@@ -57,7 +56,7 @@ describe('backup describe: data-moved volumes', () => {
   });
 
   it("with --details: Velero's Data Movement block (stored volume info once the DataUploads are gone)", () => {
-    const text = describeBackup({ backup: backup('Completed'), details: true, colours: plain, volumeInfo: { ok: true, value: [entry()] }, podVolumeBackups: [], dataUploads: [], deleteRequests: [] });
+    const text = describePlainBackup({ backup: backup('Completed'), details: true, volumeInfo: { ok: true, value: [entry()] }, dataUploads: [] });
     expect(csiSection(text)).toBe(`  CSI Snapshots:
     db/data:
       Data Movement:
@@ -72,7 +71,7 @@ describe('backup describe: data-moved volumes', () => {
 
   it('a failed volume, data mover left empty, shows velero and the result', () => {
     const failed = entry({ result: 'failed', snapshotDataMovementInfo: { dataMover: '', uploaderType: 'kopia', snapshotHandle: '', operationID: OP, size: 100, Phase: 'Failed' } });
-    const text = describeBackup({ backup: backup('PartiallyFailed'), details: true, colours: plain, volumeInfo: { ok: true, value: [failed] }, podVolumeBackups: [], deleteRequests: [] });
+    const text = describePlainBackup({ backup: backup('PartiallyFailed'), details: true, volumeInfo: { ok: true, value: [failed] } });
     expect(csiSection(text)).toContain('        Data Mover: velero\n        Uploader Type: kopia\n        Moved data Size (bytes): 100\n        Result: failed\n');
   });
 
@@ -80,7 +79,7 @@ describe('backup describe: data-moved volumes', () => {
     const waiting = entry({ result: undefined, snapshotDataMovementInfo: { dataMover: 'velero', uploaderType: 'kopia', snapshotHandle: '', operationID: OP, size: 0, Phase: '' } });
     delete waiting.result;
     const du = dataUpload({ phase: 'InProgress', node: 'node-2', acceptedByNode: 'node-2', progress: { totalBytes: 4096, bytesDone: 1024 } });
-    const text = describeBackup({ backup: backup('WaitingForPluginOperations'), details: true, colours: plain, volumeInfo: { ok: true, value: [waiting] }, podVolumeBackups: [], dataUploads: [du], deleteRequests: [] });
+    const text = describePlainBackup({ backup: backup('WaitingForPluginOperations'), details: true, volumeInfo: { ok: true, value: [waiting] }, dataUploads: [du] });
     expect(csiSection(text)).toBe(`  CSI Snapshots:
     db/data:
       Data Movement:
@@ -99,14 +98,14 @@ describe('backup describe: data-moved volumes', () => {
 
   it('a DataUpload not in the stored volume info yet is listed from the cluster; a failed one shows its message', () => {
     const du = dataUpload({ phase: 'Failed', node: 'node-1', message: 'snapshot was not ready in time' });
-    const text = describeBackup({ backup: backup('WaitingForPluginOperationsPartiallyFailed'), details: true, colours: plain, volumeInfo: { ok: true, value: [] }, podVolumeBackups: [], dataUploads: [du], deleteRequests: [] });
+    const text = describePlainBackup({ backup: backup('WaitingForPluginOperationsPartiallyFailed'), details: true, volumeInfo: { ok: true, value: [] }, dataUploads: [du] });
     const section = csiSection(text);
     expect(section).toContain('    db/data:\n      Data Movement:\n');
     expect(section).toContain('        Result: failed\n        Data Upload: db-backup-x7k2p\n        Phase: Failed\n        Node: node-1\n        Message: snapshot was not ready in time\n');
   });
 
   it('no data-moved volumes: <none included>', () => {
-    const text = describeBackup({ backup: backup('Completed'), details: true, colours: plain, volumeInfo: { ok: true, value: [] }, podVolumeBackups: [], deleteRequests: [] });
+    const text = describePlainBackup({ backup: backup('Completed'), details: true, volumeInfo: { ok: true, value: [] } });
     expect(csiSection(text)).toBe('  CSI Snapshots: <none included>\n\n');
   });
 });

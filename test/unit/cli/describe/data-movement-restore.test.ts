@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { describeRestore } from '../../../../src/cli/describe/restore.js';
 import type { DataDownload, Restore } from '../../../../src/api/index.js';
 import type { RestoreVolumeInfo } from '../../../../src/api/volume-info.js';
-import { plain, waitingRestore } from './fixtures.js';
+import { describePlainRestore, waitingRestore } from './fixtures.js';
 
 function dd(name: string, pvc: string, status: NonNullable<DataDownload['status']>): DataDownload {
   return {
@@ -32,7 +31,7 @@ function section(text: string, heading: string): string[] {
 
 describe('restore describe: data downloads', () => {
   it('without --details: counts per phase in Velero order', () => {
-    const text = describeRestore({ restore: waitingRestore(), details: false, colours: plain, podVolumeRestores: [], dataDownloads: dds });
+    const text = describePlainRestore({ restore: waitingRestore(), details: false, dataDownloads: dds });
     expect(section(text, 'Data Movement Restores')).toEqual([
       'Data Movement Restores (specify --details for more information):',
       '  Completed:    1',
@@ -44,7 +43,7 @@ describe('restore describe: data downloads', () => {
   });
 
   it('with --details: claims per phase, then each claim with its DataDownload, phase, node and live progress', () => {
-    const text = describeRestore({ restore: waitingRestore(), details: true, colours: plain, podVolumeRestores: [], dataDownloads: dds, resourceList: { ok: true, value: {} } });
+    const text = describePlainRestore({ restore: waitingRestore(), details: true, dataDownloads: dds, resourceList: { ok: true, value: {} } });
     expect(section(text, 'Data Movement Restores')).toEqual([
       'Data Movement Restores:',
       '  Completed:',
@@ -101,10 +100,10 @@ describe('restore describe: data downloads', () => {
       },
     ];
     const done = { ...waitingRestore(), status: { phase: 'Completed' } } as Restore;
-    const brief = describeRestore({ restore: done, details: false, colours: plain, podVolumeRestores: [], dataDownloads: [], volumeInfo: { ok: true, value: info } });
+    const brief = describePlainRestore({ restore: done, details: false, dataDownloads: [], volumeInfo: { ok: true, value: info } });
     expect(brief).not.toContain('Data Movement Restores');
     expect(section(brief, 'CSI Snapshot Restores')).toEqual(['CSI Snapshot Restores:', '  app/data-web-0:', '    Data Movement: specify --details for more information']);
-    const full = describeRestore({ restore: done, details: true, colours: plain, podVolumeRestores: [], volumeInfo: { ok: true, value: info }, resourceList: { ok: true, value: {} } });
+    const full = describePlainRestore({ restore: done, details: true, volumeInfo: { ok: true, value: info }, resourceList: { ok: true, value: {} } });
     expect(section(full, 'CSI Snapshot Restores')).toEqual([
       'CSI Snapshot Restores:',
       '  app/data-web-0:',
@@ -128,7 +127,7 @@ describe('restore describe: data downloads', () => {
       { pvcName: 'db', pvcNamespace: 'app', restoreMethod: 'CSISnapshot', snapshotDataMoved: true, notRestored: 'its data movement (operation du-1) was canceled' },
     ];
     const done = { ...waitingRestore(), status: { phase: 'PartiallyFailed' } } as Restore;
-    const text = describeRestore({ restore: done, details: false, colours: plain, podVolumeRestores: [], volumeInfo: { ok: true, value: info } });
+    const text = describePlainRestore({ restore: done, details: false, volumeInfo: { ok: true, value: info } });
     expect(section(text, 'Volumes Not Restored')).toEqual([
       'Volumes Not Restored:',
       '  app/web: volume data:             not restored: its backup (PodVolumeBackup b1-x) failed: data path backup failed: s3: ECONNREFUSED',

@@ -1,10 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { describeBackup } from '../../../../src/cli/describe/backup.js';
-import { describeRestore } from '../../../../src/cli/describe/restore.js';
 import { progressText } from '../../../../src/cli/describe/pod-volumes.js';
 import type { Backup, PodVolumeBackup, PodVolumeRestore } from '../../../../src/api/index.js';
 import type { BackupVolumeInfo } from '../../../../src/api/volume-info.js';
-import { plain, textBetween, waitingRestore } from './fixtures.js';
+import { describePlainBackup, describePlainRestore, textBetween, waitingRestore } from './fixtures.js';
 
 function backup(phase: string): Backup {
   return {
@@ -47,7 +45,7 @@ function volumesSection(text: string): string {
 
 describe('backup describe: pod volume backups', () => {
   it('counts volumes per phase without --details, in Velero order', () => {
-    const text = describeBackup({ backup: backup('WaitingForPluginOperations'), details: false, colours: plain, volumeInfo: { ok: true, value: [] }, podVolumeBackups: everyPhase, deleteRequests: [] });
+    const text = describePlainBackup({ backup: backup('WaitingForPluginOperations'), details: false, volumeInfo: { ok: true, value: [] }, podVolumeBackups: everyPhase });
     expect(volumesSection(text)).toBe(`Backup Volumes:
   Velero-Native Snapshots: <none included>
 
@@ -67,14 +65,12 @@ describe('backup describe: pod volume backups', () => {
   });
 
   it('with --details lists volumes by pod, then each volume with method, snapshot, size or live progress', () => {
-    const text = describeBackup({
+    const text = describePlainBackup({
       backup: backup('WaitingForPluginOperations'),
       details: true,
-      colours: plain,
       resourceList: { ok: true, value: {} },
       volumeInfo: { ok: true, value: [] },
       podVolumeBackups: everyPhase,
-      deleteRequests: [],
     });
     expect(volumesSection(text)).toBe(`Backup Volumes:
   Velero-Native Snapshots: <none included>
@@ -180,9 +176,9 @@ describe('backup describe: pod volume backups', () => {
       },
       { pvName: 'pv-other', snapshotDataMoved: false, preserveLocalSnapshot: false, skipped: true, skippedReason: 'any: not selected;' },
     ];
-    const brief = describeBackup({ backup: backup('Completed'), details: false, colours: plain, volumeInfo: { ok: true, value: info }, podVolumeBackups: [], deleteRequests: [] });
+    const brief = describePlainBackup({ backup: backup('Completed'), details: false, volumeInfo: { ok: true, value: info } });
     expect(volumesSection(brief)).toContain('  Pod Volume Backups - kopia (specify --details for more information):\n    Completed:  1\n\n');
-    const text = describeBackup({ backup: backup('Completed'), details: true, colours: plain, resourceList: { ok: true, value: {} }, volumeInfo: { ok: true, value: info }, podVolumeBackups: [], deleteRequests: [] });
+    const text = describePlainBackup({ backup: backup('Completed'), details: true, resourceList: { ok: true, value: {} }, volumeInfo: { ok: true, value: info } });
     expect(volumesSection(text)).toContain(`  Pod Volume Backups - kopia:
     Completed:
       app/web-0: data
@@ -202,7 +198,7 @@ describe('backup describe: pod volume backups', () => {
   });
 
   it('keeps "<none included>" for a backup without pod volumes', () => {
-    const text = describeBackup({ backup: backup('Completed'), details: true, colours: plain, resourceList: { ok: true, value: {} }, volumeInfo: { ok: true, value: [] }, podVolumeBackups: [], deleteRequests: [] });
+    const text = describePlainBackup({ backup: backup('Completed'), details: true, resourceList: { ok: true, value: {} }, volumeInfo: { ok: true, value: [] } });
     expect(volumesSection(text)).toBe('Backup Volumes:\n  Velero-Native Snapshots: <none included>\n\n  CSI Snapshots: <none included>\n\n  Pod Volume Backups: <none included>\n\n');
   });
 });
@@ -226,12 +222,12 @@ describe('restore describe: pod volume restores', () => {
   ];
 
   it('counts per phase without --details', () => {
-    const text = describeRestore({ restore: waitingRestore(), details: false, colours: plain, podVolumeRestores: pvrs });
+    const text = describePlainRestore({ restore: waitingRestore(), details: false, podVolumeRestores: pvrs });
     expect(text).toContain('Restore PVs:  auto\n\nkopia Restores (specify --details for more information):\n  Completed:    1\n  Failed:       1\n  In Progress:  1\n  New:          1\n\nExisting Resource Policy:');
   });
 
   it('with --details lists volumes by pod, then each volume with snapshot, size or live progress', () => {
-    const text = describeRestore({ restore: waitingRestore(), details: true, colours: plain, podVolumeRestores: pvrs, resourceList: { ok: true, value: {} } });
+    const text = describePlainRestore({ restore: waitingRestore(), details: true, podVolumeRestores: pvrs, resourceList: { ok: true, value: {} } });
     expect(textBetween(text, 'kopia Restores:', 'Existing Resource Policy:')).toBe(`kopia Restores:
   Completed:
     app/web-0: data

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { newPodVolumeRestore, newRestore, type PodVolumeRestore } from '../../../../src/api/index.js';
+import { newRestore, type PodVolumeRestore } from '../../../../src/api/index.js';
+import { newPodVolumeRestoreFor } from '../../../../src/server/podvolume/restore-pvr.js';
 import { podVolumeRestoreOperations } from '../../../../src/server/podvolume/restore-operations.js';
 import { GAVE_UP_ANNOTATION, judgePodVolumeRestore, type JudgeOptions } from '../../../../src/server/podvolume/restore-wait.js';
 import { resultsFrom } from '../../../../src/server/restore/restore-finalize.js';
@@ -9,21 +10,17 @@ import { restoreVolumeInfoForPodVolumeRestore } from '../../../../src/api/volume
 const CREATED = '2026-01-01T00:00:00Z';
 const at = (seconds: number) => new Date(Date.parse(CREATED) + seconds * 1000);
 
+/** PVR r1-abc of the volume data of pod app/web-0, made as restore r1 makes it, created at CREATED. */
 function pvr(status?: PodVolumeRestore['status'], annotations?: Record<string, string>): PodVolumeRestore {
-  const p = newPodVolumeRestore({
+  const p = newPodVolumeRestoreFor({
     namespace: 'cairn',
-    name: 'r1-abc',
-    ...(annotations ? { annotations } : {}),
-    spec: {
-      pod: { kind: 'Pod', namespace: 'app', name: 'web-0', uid: 'pod-uid' },
-      volume: 'data',
-      backupStorageLocation: 'default',
-      repoIdentifier: '',
-      uploaderType: 'kopia',
-      snapshotID: 'snap-1',
-      sourceNamespace: 'app',
-    },
+    restore: newRestore({ namespace: 'cairn', name: 'r1', spec: { backupName: 'b1' } }),
+    pod: { name: 'web-0', namespace: 'app', uid: 'pod-uid' },
+    volume: { volume: 'data', snapshotID: 'snap-1', uploaderType: 'kopia' },
+    backupStorageLocation: 'default',
+    sourceNamespace: 'app',
   });
+  p.metadata = { ...p.metadata, name: 'r1-abc', ...(annotations ? { annotations } : {}) };
   (p.metadata as { creationTimestamp?: string }).creationTimestamp = CREATED;
   if (status) p.status = status;
   return p;
