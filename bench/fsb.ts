@@ -13,6 +13,7 @@ import type { ClusterState } from '../tools/local-cluster/state.js';
 import { buildIfMissing, ClusterHarness, clusterFor, log, must, projectRoot, runProgram } from './cluster/harness.js';
 import { loadCorpus } from './datapath/corpus.js';
 import { writeFiles } from './datapath/dataset-store.js';
+import { defaultRealSources, loadOrBuildRealManifest, realDataset } from './datapath/real-dataset.js';
 import { digestTree, firstDifference } from './datapath/tree-digest.js';
 import { FSB_USAGE, FsbUsageError, parseFsbArgs, type FsbArgs } from './fsb/args.js';
 import { scaledMixedDataset } from './fsb/dataset.js';
@@ -42,7 +43,8 @@ class Bench {
     const prefix = `bench-fsb-${Date.now()}`;
     try {
       await h.cleanNamespaces([APP_NS]);
-      await h.install({ prefix, scratchDir: scratch });
+      // With a ConfigMap, so that the unchanged backup can be measured again without the node's listing cache.
+      await h.install({ prefix, scratchDir: scratch, nodeAgentConfig: {} });
 
       const node = state.nodes[0];
       if (!node) throw new Error('the cluster has no node');
@@ -51,7 +53,10 @@ class Bench {
       await h.waitFor('pod app Running', async () => (await h.json<{ status?: { phase?: string } }>(['get', 'pod', 'app', '-n', APP_NS])).status?.phase === 'Running');
       const pvc = await h.json<{ spec: { volumeName?: string } }>(['get', 'pvc', 'data', '-n', APP_NS]);
       const volumeDir = join(node.rootDir, 'pv', pvc.spec.volumeName ?? '');
-      const dataset = scaledMixedDataset(loadCorpus().bytes, { bigCount: args.bigCount, bigMiB: args.bigMiB, smallCount: args.smallCount });
+      const corpus = loadCorpus().bytes;
+      const dataset = args.realMb
+        ? realDataset(loadOrBuildRealManifest(join(cacheRoot(), 'bench-data'), defaultRealSources(projectRoot), args.realMb * 1e6, log), corpus)
+        : scaledMixedDataset(corpus, { bigCount: args.bigCount, bigMiB: args.bigMiB, smallCount: args.smallCount });
       log(`writing ${dataset.title} into ${volumeDir} ...`);
       const totals = writeFiles(volumeDir, dataset.files());
       const digest = digestTree(volumeDir);
@@ -59,20 +64,38 @@ class Bench {
       // A copy to diff against when a restore does not verify (the volume goes with its namespace).
       must('cp', await runProgram('cp', ['-a', volumeDir, original]));
 
-      const restartsBefore = await h.nodeAgentRestarts();
+      let restartsBefore = await h.nodeAgentRestarts();
       const kube = connect({ kubeconfig: state.kubeconfigPath });
-      const pvbs = new TimelineWatcher<PodVolumeBackup>(customClient(kube, Kinds.PodVolumeBackup, parsePodVolumeBackup), INSTALL_NS, `velero.io/backup-name=${BACKUP}`);
-      log('cluster: backup create --wait ...');
-      pvbs.start();
-      const backup = must('backup create', await h.cairn(['backup', 'create', BACKUP, '-n', INSTALL_NS, '--include-namespaces', APP_NS, '--wait']));
-      const [pvb] = await pvbs.waitAllTerminal(1, STEP_TIMEOUT_MS);
-      await pvbs.stop();
-      if (pvb?.phase !== 'Completed') throw new Error(`PodVolumeBackup ended ${pvb?.phase ?? 'missing'}: ${pvb?.message ?? ''}`);
+      const clusterBackup = async (name: string): Promise<{ pvb: Timeline; seconds: number }> => {
+        const pvbs = new TimelineWatcher<PodVolumeBackup>(customClient(kube, Kinds.PodVolumeBackup, parsePodVolumeBackup), INSTALL_NS, `velero.io/backup-name=${name}`);
+        log(`cluster: backup create ${name} --wait ...`);
+        pvbs.start();
+        const done = must('backup create', await h.cairn(['backup', 'create', name, '-n', INSTALL_NS, '--include-namespaces', APP_NS, '--wait']));
+        const [pvb] = await pvbs.waitAllTerminal(1, STEP_TIMEOUT_MS);
+        await pvbs.stop();
+        if (pvb?.phase !== 'Completed') throw new Error(`PodVolumeBackup ended ${pvb?.phase ?? 'missing'}: ${pvb?.message ?? ''}`);
+        return { pvb, seconds: done.seconds };
+      };
+      const backup = await clusterBackup(BACKUP);
 
       const repoUrl = h.repoUrl(`${prefix}-datapath`);
       log('data path alone: repo init + repo backup ...');
       must('repo init', await h.repo(['init', '--repo', repoUrl], REPO_PASSWORD));
       const dpBackup = must('repo backup', await h.repo(['backup', volumeDir, '--repo', repoUrl, '-o', 'json'], REPO_PASSWORD));
+
+      // Nothing changed since: the data mover takes the volume's directories from the node's listing cache, as
+      // `repo backup` takes them from its local one; then both again without a cache.
+      const again = await clusterBackup(`${BACKUP}-again`);
+      log('data path alone: unchanged repo backup ...');
+      const dpAgain = must('repo backup', await h.repo(['backup', volumeDir, '--repo', repoUrl, '-o', 'json'], REPO_PASSWORD));
+      log('the node agent without a listing cache (ConfigMap listingCacheDir "") ...');
+      const restartsBeforeRollout = await h.nodeAgentRestarts();
+      await h.setNodeAgentConfig({ listingCacheDir: '' });
+      // Pods of the new DaemonSet generation start from zero restarts.
+      restartsBefore -= restartsBeforeRollout;
+      const uncached = await clusterBackup(`${BACKUP}-uncached`);
+      log('data path alone: unchanged repo backup --no-cache ...');
+      const dpUncached = must('repo backup', await h.repo(['backup', volumeDir, '--repo', repoUrl, '--no-cache', '-o', 'json'], REPO_PASSWORD));
 
       log(`cluster: deleting ${APP_NS}, then restore create --wait ...`);
       must('kubectl delete', await h.kubectl(['delete', 'namespace', APP_NS, '--wait=true', '--timeout=5m']));
@@ -104,9 +127,12 @@ class Bench {
       // A node agent that restarted during the run (e.g. its health port taken by another cluster's node agent on
       // the same loopback address) makes the cluster figures meaningless; say so next to them.
       if (restarts > 0) log(`WARNING: the node agent restarted ${restarts} time(s) during the run; the cluster figures include that`);
+      const verified = clusterVerified && dpVerified;
       const steps: FsbStep[] = [
-        step('backup', totals, dpBackup.seconds, pvb, backup.seconds, clusterVerified && dpVerified),
-        step('restore', totals, dpRestore.seconds, pvr, restore.seconds, clusterVerified && dpVerified),
+        step('backup', totals, dpBackup.seconds, backup.pvb, backup.seconds, verified),
+        step('unchanged backup', totals, dpAgain.seconds, again.pvb, again.seconds, verified),
+        step('unchanged, no cache', totals, dpUncached.seconds, uncached.pvb, uncached.seconds, verified),
+        step('restore', totals, dpRestore.seconds, pvr, restore.seconds, verified),
       ];
       return { steps, title: dataset.title, nodeAgentRestarts: restarts };
     } finally {
@@ -116,7 +142,7 @@ class Bench {
   }
 }
 
-function step(name: 'backup' | 'restore', totals: { files: number; bytes: number }, dataPathSeconds: number, t: Timeline, commandSeconds: number, verified: boolean): FsbStep {
+function step(name: FsbStep['step'], totals: { files: number; bytes: number }, dataPathSeconds: number, t: Timeline, commandSeconds: number, verified: boolean): FsbStep {
   const end = t.seen.Completed ?? Date.now();
   return {
     step: name,

@@ -15,6 +15,7 @@ import { setupToolchain } from '../../tools/local-cluster/toolchain.js';
 export const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const RUN_JS = join(projectRoot, 'bin', 'run.js');
 export const IMAGE = 'ghcr.io/cairn-backup/cairn:dev';
+const NODE_AGENT_CONFIG = 'node-agent-config';
 
 export const log = (line: string): void => {
   process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${line}\n`);
@@ -106,7 +107,11 @@ export class ClusterHarness {
   }
 
   /** `cairn install --use-node-agent` into the install namespace (storage prefix `prefix`), ready and Available. */
-  async install(opts: { prefix: string; scratchDir: string }): Promise<void> {
+  /**
+   * Installs cairn; with `nodeAgentConfig` the node agent reads the ConfigMap `node-agent-config` (set it again later
+   * with setNodeAgentConfig).
+   */
+  async install(opts: { prefix: string; scratchDir: string; nodeAgentConfig?: object }): Promise<void> {
     const { state } = this;
     log(`installing cairn into ${this.installNs} (server + node-agent) ...`);
     const creds = join(opts.scratchDir, 'credentials');
@@ -114,12 +119,13 @@ export class ClusterHarness {
     // On a kept cluster an earlier run's workloads carry the health ports patched in below by another field
     // manager; applying the install over them would add a second port named "health".
     must('remove an earlier install', await this.kubectl(['delete', 'deployment/cairn', 'daemonset/node-agent', '-n', this.installNs, '--ignore-not-found', '--wait=true']));
+    if (opts.nodeAgentConfig) await this.applyNodeAgentConfig(opts.nodeAgentConfig);
     must(
       'cairn install',
       await this.cairn([
         'install', '-n', this.installNs, '--provider', 'aws', '--bucket', state.s3.bucket, '--prefix', opts.prefix, '--secret-file', creds,
         '--backup-location-config', `region=${state.s3.region},s3Url=${state.s3.endpoint},s3ForcePathStyle=true`,
-        '--use-node-agent', '--image', IMAGE,
+        '--use-node-agent', '--image', IMAGE, ...(opts.nodeAgentConfig ? ['--node-agent-configmap', NODE_AGENT_CONFIG] : []),
       ]),
     );
     await this.useFreeHealthPorts();
@@ -127,6 +133,20 @@ export class ClusterHarness {
       const r = await this.cairn(['backup-location', 'get', 'default', '-n', this.installNs, '-o', 'json']);
       return (JSON.parse(r.stdout) as { status?: { phase?: string } }).status?.phase === 'Available';
     });
+  }
+
+  private async applyNodeAgentConfig(config: object): Promise<void> {
+    const ns = must('namespace', await this.kubectl(['create', 'namespace', this.installNs, '--dry-run=client', '-o', 'yaml']));
+    must('apply namespace', await this.kubectl(['apply', '-f', '-'], ns.stdout));
+    const cm = must('configmap', await this.kubectl(['-n', this.installNs, 'create', 'configmap', NODE_AGENT_CONFIG, `--from-literal=config.json=${JSON.stringify(config)}`, '--dry-run=client', '-o', 'yaml']));
+    must('apply configmap', await this.kubectl(['apply', '-f', '-'], cm.stdout));
+  }
+
+  /** Replaces the node agent's ConfigMap (installed with one) and restarts the node agents so that they read it. */
+  async setNodeAgentConfig(config: object): Promise<void> {
+    await this.applyNodeAgentConfig(config);
+    must('restart node agents', await this.kubectl(['rollout', 'restart', 'daemonset/node-agent', '-n', this.installNs]));
+    must('rollout', await this.kubectl(['rollout', 'status', 'daemonset/node-agent', '-n', this.installNs, '--timeout=5m']));
   }
 
   /**

@@ -6,6 +6,8 @@ export interface FsbArgs {
   bigMiB: number;
   /** Small text files (1-16 KiB) in the volume. */
   smallCount: number;
+  /** The real-tree dataset of bench:datapath at this size in MB instead of the scaled mixed one (0: mixed). */
+  realMb: number;
   /** Use the running cluster of `npm run cluster:up -- --runtime local` instead of starting a fresh one. */
   reuse: boolean;
   /** Keep the fresh cluster's run directory (logs) after the run. */
@@ -21,6 +23,8 @@ versus the data path alone (cairn repo backup/restore) on the same data; prints 
   --big-mib M    size of each large file in MiB (default 50)
   --small N      small text files of 1-16 KiB (default 5000)
   --scale F      multiply all three counts/sizes by F (e.g. 0.2 for a quick run)
+  --real-mb N    instead, bench:datapath's real tree (files of this machine's Go module cache, node_modules and
+                 binaries in their own many small directories) of about N MB
   --reuse        use the cluster of \`npm run cluster:up -- --runtime local\` (default: start a fresh 1-node cluster, stop it after)
   --keep         keep the fresh cluster's run directory (logs) afterwards
   --help
@@ -29,7 +33,7 @@ versus the data path alone (cairn repo backup/restore) on the same data; prints 
 export class FsbUsageError extends Error {}
 
 export function parseFsbArgs(argv: readonly string[]): FsbArgs {
-  const args: FsbArgs = { help: false, bigCount: 5, bigMiB: 50, smallCount: 5000, reuse: false, keep: false };
+  const args: FsbArgs = { help: false, bigCount: 5, bigMiB: 50, smallCount: 5000, realMb: 0, reuse: false, keep: false };
   let scale = 1;
   const number = (flag: string, value: string | undefined): number => {
     const n = Number(value);
@@ -54,6 +58,9 @@ export function parseFsbArgs(argv: readonly string[]): FsbArgs {
         break;
       case '--scale':
         scale = number(arg, argv[++i]);
+        break;
+      case '--real-mb':
+        args.realMb = number(arg, argv[++i]);
         break;
       case '--reuse':
         args.reuse = true;

@@ -3,7 +3,8 @@
 import { formatNumber, renderTable } from '../datapath/report.js';
 
 export interface FsbStep {
-  step: 'backup' | 'restore';
+  /** `unchanged backup`: nothing changed since the first, listing caches kept; `unchanged, no cache`: without them. */
+  step: 'backup' | 'unchanged backup' | 'unchanged, no cache' | 'restore';
   bytes: number;
   files: number;
   /** `cairn repo backup|restore` wall time on the same data. */

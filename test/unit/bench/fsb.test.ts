@@ -6,7 +6,8 @@ import { between } from '../../../bench/fsb/timeline.js';
 
 describe('bench:fsb arguments', () => {
   it('defaults to 5 x 50 MiB + 5,000 small files on a fresh cluster', () => {
-    expect(parseFsbArgs([])).toEqual({ help: false, bigCount: 5, bigMiB: 50, smallCount: 5000, reuse: false, keep: false });
+    expect(parseFsbArgs([])).toEqual({ help: false, bigCount: 5, bigMiB: 50, smallCount: 5000, realMb: 0, reuse: false, keep: false });
+    expect(parseFsbArgs(['--real-mb', '1000'])).toMatchObject({ realMb: 1000 });
   });
   it('scales counts, keeps at least one large file, refuses nonsense', () => {
     expect(parseFsbArgs(['--scale', '0.1', '--reuse'])).toMatchObject({ bigCount: 1, smallCount: 500, reuse: true });
