@@ -154,6 +154,25 @@ export class MasterIndex {
     return this.packIds[loc.pack]!;
   }
 
+  /** Per pack (by number), the span from the first to the end of the last of its blobs of `type`. */
+  spansOf(type: BlobType): Map<number, { start: number; end: number }> {
+    const spans = new Map<number, { start: number; end: number }>();
+    const c = this.columns;
+    for (let at = 0, end = this.rows.size * 5; at < end; at += 5) {
+      if (c[at + 4]! >>> 8 !== type) continue;
+      const pack = c[at]!;
+      const start = c[at + 1]!;
+      const stop = start + c[at + 2]!;
+      const span = spans.get(pack);
+      if (!span) spans.set(pack, { start, end: stop });
+      else {
+        if (start < span.start) span.start = start;
+        if (stop > span.end) span.end = stop;
+      }
+    }
+    return spans;
+  }
+
   *entries(): IterableIterator<[BlobId, BlobLocation]> {
     for (const [key, row] of this.rows) yield [key, this.location(row)];
   }

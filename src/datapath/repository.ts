@@ -13,13 +13,14 @@ import { createKeyFile, unwrapKeyFile, DEFAULT_KDF, type KeyFile } from './keys.
 import { loadIndexInto, MasterIndex, type BlobLocation } from './index-file.js';
 import { DEFAULT_CHUNK_SIZES, type ChunkerParams } from './chunker.js';
 import { decompress } from './compress.js';
-import { FLAG_ZSTD, packKey, parsePackHeader, type PackEntry } from './pack.js';
+import { BlobType, FLAG_ZSTD, packKey, parsePackHeader, type PackEntry } from './pack.js';
 import { BlobOpenError, OpenPool } from './open-pool.js';
 import { writeChunkSync } from './restore-writes.js';
 import { RepositoryLocks, type LockingOptions } from './locks.js';
 import { KeyRing, writeKeyFile } from './key-ring.js';
 import { SnapshotStore } from './snapshots.js';
 import { ReadWindows } from './read-windows.js';
+import { TreePackReads } from './tree-packs.js';
 import type { PackSpan } from './read-plan.js';
 import { idBytes, type BlobId, type PackId } from './ids.js';
 import type {
@@ -120,6 +121,7 @@ export class Repository implements PackWriter, ContentIds, BlobIndex, BlobLoader
   private readonly treeCache = new Map<BlobId, Buffer>();
   private openPool: OpenPool | undefined;
   private readonly windows: ReadWindows;
+  private readonly treePacks: TreePackReads;
   private readonly loadedIndexes = new Set<string>();
   /** Index files read while the key was being derived (open), by name. */
   private indexPrefetch: Promise<Map<string, Buffer>> | undefined;
@@ -136,6 +138,7 @@ export class Repository implements PackWriter, ContentIds, BlobIndex, BlobLoader
     this.keyRing = new KeyRing(store, keys, keyId);
     this.locks = new RepositoryLocks(store, keys, locking);
     this.windows = new ReadWindows(store);
+    this.treePacks = new TreePackReads(store, this.index);
   }
 
   /** The ID of the key file this repository was opened with. */
@@ -313,10 +316,26 @@ export class Repository implements PackWriter, ContentIds, BlobIndex, BlobLoader
   async loadTreeBlob(hexId: BlobId): Promise<Buffer> {
     const hit = this.treeCache.get(hexId);
     if (hit) return hit;
-    const data = await this.loadBlob(hexId);
+    const data = (await this.loadFromTreePack(hexId)) ?? (await this.loadBlob(hexId));
     this.treeCache.set(hexId, data);
     if (this.treeCache.size > 64) this.treeCache.delete(this.treeCache.keys().next().value!);
     return data;
+  }
+
+  /** A listing read through its pack's whole span (tree-packs.ts), or undefined when that pack is not read whole. */
+  private async loadFromTreePack(hexId: BlobId): Promise<Buffer | undefined> {
+    const loc = this.index.get(hexId);
+    if (!loc || loc.type !== BlobType.Tree) return undefined;
+    const pack = this.index.packOf(loc);
+    const read = this.treePacks.read(pack, loc.pack, loc.offset, loc.length);
+    if (!read) return undefined;
+    let sealed: Buffer;
+    try {
+      sealed = await read;
+    } catch (err) {
+      throw packReadError(err, pack, hexId);
+    }
+    return this.openSealedBlob(hexId, loc.flags, loc.rawLength, sealed, pack);
   }
 
   /** A pack's header entries (reads the tail of the pack). */
