@@ -2,7 +2,7 @@ import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../../cli/base-command.js';
 import { UsageError } from '../../base/errors.js';
 import { formatJson, formatYaml } from '../../cli/output.js';
-import { backupClient, buildBackup, dataUploadClient, givenBackupSpecFlags, normaliseTriStateArgv, podVolumeBackupClient, volumeBytes } from '../../cli/backups.js';
+import { backupClient, buildBackup, dataUploadClient, givenBackupSpecFlags, podVolumeBackupClient, volumeBytes } from '../../cli/backups.js';
 import { BACKUP_TRI_STATE, backupSpecFlags } from '../../cli/backup-flags.js';
 import { backupFromScheduleNamed } from '../../cli/schedules.js';
 import { locationClient } from '../../cli/backup-locations.js';
@@ -27,10 +27,7 @@ export default class BackupCreate extends BaseCommand<typeof BackupCreate> {
     ...submitFlags('backup'),
   };
 
-  public override async init(): Promise<void> {
-    this.argv = normaliseTriStateArgv(this.argv, BACKUP_TRI_STATE);
-    await super.init();
-  }
+  protected override readonly triStateFlags = BACKUP_TRI_STATE;
 
   async run(): Promise<void> {
     const namespace = this.flags.namespace;

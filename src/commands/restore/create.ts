@@ -4,7 +4,7 @@ import { BaseCommand } from '../../cli/base-command.js';
 import { UsageError } from '../../base/errors.js';
 import { formatJson, formatYaml } from '../../cli/output.js';
 import { canPrompt } from '../../cli/progress.js';
-import { backupClient, formatGoTime, normaliseTriStateArgv, volumeBytes } from '../../cli/backups.js';
+import { backupClient, formatGoTime, volumeBytes } from '../../cli/backups.js';
 import { buildRestore, podVolumeRestoreClient, restorableBackups, restoreClient } from '../../cli/restores.js';
 import { scheduleClient } from '../../cli/schedules.js';
 import { followState, submitAndFollow, submitFlags } from '../../cli/submit.js';
@@ -44,10 +44,7 @@ export default class RestoreCreate extends BaseCommand<typeof RestoreCreate> {
     ...submitFlags('restore'),
   };
 
-  public override async init(): Promise<void> {
-    this.argv = normaliseTriStateArgv(this.argv, TRI_STATE);
-    await super.init();
-  }
+  protected override readonly triStateFlags = TRI_STATE;
 
   async run(): Promise<void> {
     const namespace = this.flags.namespace;
