@@ -8,7 +8,7 @@
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import type { DataDownload } from '../../api/index.js';
 import { call } from '../../kube/client.js';
-import { isNotFound } from '../../kube/errors.js';
+import { undefinedIfNotFound } from '../../kube/errors.js';
 import type { BeforeCompletedStep } from '../controllers/data-path-controller.js';
 import { ownerOf, podFor, volumeModeOf, type DataMoverExposer, type DataMoverExposerOptions } from './csi-snapshot-exposer.js';
 import { deleteOwnedPod, deleteOwnedPvc, ensurePod, ensurePvc, readPod, readPvc } from './exposed-objects.js';
@@ -32,14 +32,7 @@ export function createGenericRestoreExposer(opts: DataMoverExposerOptions): Gene
   const log = opts.logger.child({ exposer: 'generic-restore' });
 
   async function readPv(name: string): Promise<V1PersistentVolume | undefined> {
-    return call(kube, `get PV ${name}`, async () => {
-      try {
-        return await kube.core.readPersistentVolume({ name });
-      } catch (err) {
-        if (isNotFound(err)) return undefined;
-        throw err;
-      }
-    });
+    return call(kube, `get PV ${name}`, () => undefinedIfNotFound(() => kube.core.readPersistentVolume({ name })));
   }
 
   async function writePv(pv: V1PersistentVolume): Promise<void> {
