@@ -12,6 +12,7 @@
  * what the backup wrote and ends it Canceled.
  */
 import { BackupPhase, CANCELABLE_BACKUP_PHASES, isCancelRequested, statusTime, type Backup } from '../../api/index.js';
+import { canBeginCanceling, canEndCanceled, cancelWaitStep } from '../cancel-lifecycle.js';
 import { ATTEMPTS_ANNOTATION, mustRun } from './backup-decisions.js';
 import { ownedByOperations, UPLOADING_ANNOTATION } from './operations-decisions.js';
 import { claimState, releaseClaim, STALE_AFTER_MS } from './run-claim.js';
@@ -69,9 +70,7 @@ export function backupCancelStep(backup: Backup, o: CancelStepOptions): BackupCa
  * the run's claim, attempt count and upload mark go, so no controller runs it again.
  */
 export function beginCanceling(b: Backup): boolean {
-  if (!isCancelRequested(b)) return false;
-  const phase = b.status?.phase ?? '';
-  if (phase === '' || phase === BackupPhase.New || !CANCELABLE_BACKUP_PHASES.has(phase)) return false;
+  if (!canBeginCanceling(b, CANCELABLE_BACKUP_PHASES)) return false;
   b.metadata = b.metadata ?? {};
   const annotations = { ...b.metadata.annotations };
   releaseClaim(annotations);
@@ -84,9 +83,7 @@ export function beginCanceling(b: Backup): boolean {
 
 /** Ends a Backup Canceled (false unless it is Canceling, or New with a cancel requested). */
 export function endCanceled(b: Backup, now: Date): boolean {
-  const phase = b.status?.phase ?? '';
-  const isNew = phase === '' || phase === BackupPhase.New;
-  if (phase !== BackupPhase.Canceling && !(isNew && isCancelRequested(b))) return false;
+  if (!canEndCanceled(b)) return false;
   b.status = { ...b.status, phase: BackupPhase.Canceled, completionTimestamp: statusTime(now) };
   return true;
 }
@@ -108,8 +105,6 @@ export type CancelingStep =
 /** The step of a Canceling backup, given its volume operations and since when the cancel was requested. */
 export function cancelingStep(state: VolumeOperationsState, o: { requestedAtMs: number | undefined; nowMs: number }): CancelingStep {
   const running = state.podVolumeBackupsRunning + state.dataUploadsRunning;
-  if (running === 0) return { step: 'clean-up', gaveUp: false };
-  const since = o.requestedAtMs ?? o.nowMs;
-  if (o.nowMs - since >= CANCEL_WAIT_LIMIT_MS) return { step: 'clean-up', gaveUp: true };
-  return { step: 'wait', requeueAfterMs: CANCEL_POLL_MS };
+  const wait = cancelWaitStep(running, { ...o, limitMs: CANCEL_WAIT_LIMIT_MS, pollMs: CANCEL_POLL_MS });
+  return wait.step === 'done' ? { step: 'clean-up', gaveUp: wait.gaveUp } : wait;
 }

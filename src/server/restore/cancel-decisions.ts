@@ -10,6 +10,7 @@
  * have ended it is Canceled.
  */
 import { CANCELABLE_RESTORE_PHASES, RestorePhase, deletionTimestampOf, isCancelRequested, statusTime, type Restore } from '../../api/index.js';
+import { canBeginCanceling, canEndCanceled, cancelWaitStep } from '../cancel-lifecycle.js';
 import { RESTORE_EXEC_HOOKS_ANNOTATION } from '../hooks/restore-hooks.js';
 import { ATTEMPTS_ANNOTATION } from './restore-decisions.js';
 
@@ -42,9 +43,7 @@ export function restoreCancelStep(restore: Restore, o: { runningHere: boolean })
 
 /** Moves a running Restore to Canceling (false unless a cancel is requested and it still runs). */
 export function beginRestoreCanceling(r: Restore): boolean {
-  if (!isCancelRequested(r)) return false;
-  const phase = r.status?.phase ?? '';
-  if (phase === '' || phase === RestorePhase.New || !CANCELABLE_RESTORE_PHASES.has(phase)) return false;
+  if (!canBeginCanceling(r, CANCELABLE_RESTORE_PHASES)) return false;
   const annotations = { ...r.metadata.annotations };
   delete annotations[ATTEMPTS_ANNOTATION];
   // Exec hooks still waiting for restored containers are not run for a canceled restore.
@@ -56,9 +55,7 @@ export function beginRestoreCanceling(r: Restore): boolean {
 
 /** Ends a Restore Canceled (false unless it is Canceling, or New with a cancel requested). */
 export function endRestoreCanceled(r: Restore, now: Date): boolean {
-  const phase = r.status?.phase ?? '';
-  const isNew = phase === '' || phase === RestorePhase.New;
-  if (phase !== RestorePhase.Canceling && !(isNew && isCancelRequested(r))) return false;
+  if (!canEndCanceled(r)) return false;
   r.status = { ...r.status, phase: RestorePhase.Canceled, completionTimestamp: statusTime(now) };
   return true;
 }
@@ -67,7 +64,6 @@ export type RestoreCancelingStep = { step: 'wait'; requeueAfterMs: number } | { 
 
 /** The step of a Canceling restore, given how many of its volume operations have not ended. */
 export function restoreCancelingStep(running: number, o: { requestedAtMs: number | undefined; nowMs: number }): RestoreCancelingStep {
-  if (running === 0) return { step: 'end', gaveUp: false };
-  if (o.nowMs - (o.requestedAtMs ?? o.nowMs) >= RESTORE_CANCEL_WAIT_LIMIT_MS) return { step: 'end', gaveUp: true };
-  return { step: 'wait', requeueAfterMs: RESTORE_CANCEL_POLL_MS };
+  const wait = cancelWaitStep(running, { ...o, limitMs: RESTORE_CANCEL_WAIT_LIMIT_MS, pollMs: RESTORE_CANCEL_POLL_MS });
+  return wait.step === 'done' ? { step: 'end', gaveUp: wait.gaveUp } : wait;
 }

@@ -1,0 +1,44 @@
+/**
+ * The steps a cancel takes that Backups and Restores share (their phases have the same names): a cancel requested of
+ * one that runs moves it to Canceling; a Canceling one (or a New one asked to cancel) ends Canceled; and a Canceling
+ * one waits for its volume operations to end, though not for ever. What each kind adds is in
+ * ./backup/cancel-decisions.ts and ./restore/cancel-decisions.ts.
+ */
+import { isCancelRequested } from '../api/index.js';
+
+interface CancelableObject {
+  metadata?: { annotations?: Record<string, string> | undefined } | undefined;
+  status?: { phase?: string | undefined } | undefined;
+}
+
+const isNewPhase = (phase: string) => phase === '' || phase === 'New';
+
+/** Whether a cancel is requested of an object that started and has not finished (`cancelable`: its running phases). */
+export function canBeginCanceling(obj: CancelableObject, cancelable: ReadonlySet<string>): boolean {
+  if (!isCancelRequested(obj)) return false;
+  const phase = obj.status?.phase ?? '';
+  return !isNewPhase(phase) && cancelable.has(phase);
+}
+
+/** Whether an object ends Canceled now: it is Canceling, or New with a cancel requested. */
+export function canEndCanceled(obj: CancelableObject): boolean {
+  const phase = obj.status?.phase ?? '';
+  return phase === 'Canceling' || (isNewPhase(phase) && isCancelRequested(obj));
+}
+
+export type CancelWaitStep =
+  /** Some have not ended: look again after `requeueAfterMs`. */
+  | { step: 'wait'; requeueAfterMs: number }
+  /** All ended (or waited for too long: `gaveUp`). */
+  | { step: 'done'; gaveUp: boolean };
+
+/**
+ * How a Canceling object waits for its `running` volume operations: done once none runs, or once `limitMs` have
+ * passed since the cancel was requested (the node agents' watchdog ends theirs within an hour; one no node agent
+ * looks at any more would otherwise hold it Canceling for ever).
+ */
+export function cancelWaitStep(running: number, o: { requestedAtMs: number | undefined; nowMs: number; limitMs: number; pollMs: number }): CancelWaitStep {
+  if (running === 0) return { step: 'done', gaveUp: false };
+  if (o.nowMs - (o.requestedAtMs ?? o.nowMs) >= o.limitMs) return { step: 'done', gaveUp: true };
+  return { step: 'wait', requeueAfterMs: o.pollMs };
+}
