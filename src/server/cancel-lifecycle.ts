@@ -4,7 +4,7 @@
  * one waits for its volume operations to end, though not for ever. What each kind adds is in
  * ./backup/cancel-decisions.ts and ./restore/cancel-decisions.ts.
  */
-import { isCancelRequested } from '../api/index.js';
+import { CANCEL_REQUESTED_ANNOTATION, isCancelRequested } from '../api/index.js';
 
 interface CancelableObject {
   metadata?: { annotations?: Record<string, string> | undefined } | undefined;
@@ -24,6 +24,12 @@ export function canBeginCanceling(obj: CancelableObject, cancelable: ReadonlySet
 export function canEndCanceled(obj: CancelableObject): boolean {
   const phase = obj.status?.phase ?? '';
   return phase === 'Canceling' || (isNewPhase(phase) && isCancelRequested(obj));
+}
+
+/** When the cancel was requested (its annotation), or undefined when that is not a time. */
+export function cancelRequestedAtMs(obj: CancelableObject): number | undefined {
+  const ms = Date.parse(obj.metadata?.annotations?.[CANCEL_REQUESTED_ANNOTATION] ?? '');
+  return Number.isNaN(ms) ? undefined : ms;
 }
 
 export type CancelWaitStep =

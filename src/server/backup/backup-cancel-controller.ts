@@ -13,7 +13,7 @@
  * Every step reads what is there now and is idempotent, so a server that stops while a backup is Canceling finishes
  * the cancel when it starts again.
  */
-import { CANCEL_REQUESTED_ANNOTATION, Kinds, Labels, parseBackupOperations, parsePodVolumeBackup, volumeOperationRunning, type Backup, type PodVolumeBackup } from '../../api/index.js';
+import { Kinds, Labels, parseBackupOperations, parsePodVolumeBackup, volumeOperationRunning, type Backup, type PodVolumeBackup } from '../../api/index.js';
 import { customClient } from '../../kube/custom.js';
 import { startCustomController, type ObjectKey, type ReconcileResult } from '../../kube/controller.js';
 import { podExecutor } from '../../kube/pod-exec.js';
@@ -33,6 +33,7 @@ import { ItemActionRegistry } from '../../plugins/item-actions/registry.js';
 import { registerBuiltinBackupActions } from '../item-actions/builtin.js';
 import { cancelPendingOperations, isPluginOperation } from '../plugin-operations.js';
 import type { RunRegistry } from '../run-registry.js';
+import { cancelRequestedAtMs } from '../cancel-lifecycle.js';
 
 export interface BackupCancelControllerOptions extends ServerContext {
   /** The runs of this process (shared with the backup controller). */
@@ -108,8 +109,7 @@ export function backupCancelReconciler(opts: BackupCancelControllerOptions) {
     const pvbs = uid ? await pvbClient.list(opts.namespace, `${Labels.BackupUID}=${uid}`) : [];
     const dus = await listDataUploads(opts.kube, opts.namespace, uid);
     const running = { podVolumeBackupsRunning: pvbs.filter(volumeOperationRunning).length, dataUploadsRunning: dus.filter(volumeOperationRunning).length };
-    const requestedAtMs = Date.parse(backup.metadata?.annotations?.[CANCEL_REQUESTED_ANNOTATION] ?? '');
-    const next = cancelingStep(running, { requestedAtMs: Number.isNaN(requestedAtMs) ? undefined : requestedAtMs, nowMs: opts.now().getTime() });
+    const next = cancelingStep(running, { requestedAtMs: cancelRequestedAtMs(backup), nowMs: opts.now().getTime() });
     if (next.step === 'wait') return { requeueAfterMs: next.requeueAfterMs };
     if (next.gaveUp) log.warn({ backup: key.name, ...running }, 'the canceled backup waited too long for its volume operations to stop; cleaning up without them');
 

@@ -9,7 +9,6 @@
  * Every step reads what is there now and is idempotent, so a restart while Canceling finishes the cancel.
  */
 import {
-  CANCEL_REQUESTED_ANNOTATION,
   Kinds,
   Labels,
   parseDataDownload,
@@ -28,6 +27,7 @@ import { keyString, startCustomController, type ObjectKey, type ReconcileResult 
 import type { ServerContext, Stoppable } from '../context.js';
 import type { RunRegistry } from '../run-registry.js';
 import { RESTORE_CANCEL_POLL_MS, beginRestoreCanceling, endRestoreCanceled, restoreCancelStep, restoreCancelingStep } from './cancel-decisions.js';
+import { cancelRequestedAtMs } from '../cancel-lifecycle.js';
 
 export interface RestoreCancelControllerOptions extends ServerContext {
   /** The restore runs of this process (shared with the restore controller), by namespace/name. */
@@ -74,8 +74,7 @@ export function restoreCancelReconciler(opts: RestoreCancelControllerOptions) {
       ? (await cancelVolumeOperations<PodVolumeRestore>({ ...common, kind: Kinds.PodVolumeRestore, parse: parsePodVolumeRestore, what: 'PodVolumeRestore' })) +
         (await cancelVolumeOperations<DataDownload>({ ...common, kind: Kinds.DataDownload, parse: parseDataDownload, what: 'DataDownload' }))
       : 0;
-    const requestedAtMs = Date.parse(restore.metadata.annotations?.[CANCEL_REQUESTED_ANNOTATION] ?? '');
-    const next = restoreCancelingStep(running, { requestedAtMs: Number.isNaN(requestedAtMs) ? undefined : requestedAtMs, nowMs: opts.now().getTime() });
+    const next = restoreCancelingStep(running, { requestedAtMs: cancelRequestedAtMs(restore), nowMs: opts.now().getTime() });
     if (next.step === 'wait') return { requeueAfterMs: next.requeueAfterMs };
     if (next.gaveUp) log.warn({ restore: key.name, running }, 'the canceled restore waited too long for its volume operations to stop; ending it without them');
     await restores.update(key.namespace, key.name, (r) => endRestoreCanceled(r, opts.now()));
