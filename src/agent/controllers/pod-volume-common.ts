@@ -4,7 +4,8 @@
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import { Finalizers } from '../../api/constants.js';
-import type { PodVolumeBackup, PodVolumeRestore } from '../../api/index.js';
+import { Kinds, type PodVolumeBackup, type PodVolumeRestore } from '../../api/index.js';
+import { customClient, type Parser } from '../../kube/custom.js';
 import { undefinedIfNotFound } from '../../kube/errors.js';
 import type { PodVolumeExposer } from '../exposer/pod-volume-exposer.js';
 import type { DataPathControllerContext, DataPathKindSpec } from './data-path-controller.js';
@@ -26,8 +27,13 @@ export async function targetPodOf(ctx: DataPathControllerContext, obj: PodVolume
 export function podVolumeSpecParts<T extends PodVolumeCR>(
   ctx: PodVolumeControllerContext,
   kind: 'PodVolumeBackup' | 'PodVolumeRestore',
-): Pick<DataPathKindSpec<T>, 'finalizer' | 'ignored' | 'describe' | 'expose' | 'getExposed' | 'cleanUp'> {
+  parse: Parser<T>,
+): Pick<DataPathKindSpec<T>, 'kind' | 'short' | 'resource' | 'client' | 'finalizer' | 'ignored' | 'describe' | 'expose' | 'getExposed' | 'cleanUp'> {
   return {
+    kind,
+    short: kind === 'PodVolumeBackup' ? 'PVB' : 'PVR',
+    resource: Kinds[kind],
+    client: customClient<T>(ctx.kube, Kinds[kind], parse),
     finalizer: Finalizers.PodVolume,
     // Legacy restic work is not cairn's.
     ignored: (obj) => (obj.spec.uploaderType as string | undefined) === 'restic',
