@@ -11,6 +11,19 @@ interface CancelableObject {
   status?: { phase?: string | undefined } | undefined;
 }
 
+/** What a reconcile does about a cancel, in the steps both kinds take. */
+export type CancelStep =
+  /** No cancel requested, or nothing left to cancel (finished, being deleted). */
+  | { step: 'none' }
+  /** Not started yet: Canceled at once, nothing was written. */
+  | { step: 'end-new' }
+  /** This process runs it: stop the run (it writes Canceling when it has stopped). */
+  | { step: 'abort-run' }
+  /** Nobody else will write it (waiting, finalizing, or left by a server that stopped): Canceling now. */
+  | { step: 'begin' }
+  /** Canceling: stop its volume operations, wait for them, clean up, Canceled. */
+  | { step: 'cancel' };
+
 const isNewPhase = (phase: string) => phase === '' || phase === 'New';
 
 /** Whether a cancel is requested of an object that started and has not finished (`cancelable`: its running phases). */

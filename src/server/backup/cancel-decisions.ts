@@ -12,7 +12,7 @@
  * what the backup wrote and ends it Canceled.
  */
 import { BackupPhase, CANCELABLE_BACKUP_PHASES, isCancelRequested, statusTime, type Backup } from '../../api/index.js';
-import { canBeginCanceling, canEndCanceled, cancelWaitStep } from '../cancel-lifecycle.js';
+import { canBeginCanceling, canEndCanceled, cancelWaitStep, type CancelStep } from '../cancel-lifecycle.js';
 import { ATTEMPTS_ANNOTATION, mustRun } from './backup-decisions.js';
 import { ownedByOperations, UPLOADING_ANNOTATION } from './operations-decisions.js';
 import { claimState, releaseClaim, STALE_AFTER_MS } from './run-claim.js';
@@ -27,20 +27,11 @@ export const CANCEL_POLL_MS = 2000;
 export const CANCEL_WAIT_LIMIT_MS = 75 * 60_000;
 
 export type BackupCancelStep =
-  /** No cancel requested, or nothing left to cancel (finished, being deleted). */
-  | { step: 'none' }
-  /** Not started yet: Canceled at once, nothing was written. */
-  | { step: 'end-new' }
-  /** This process runs it: stop the run (it writes Canceling when it has stopped). */
-  | { step: 'abort-run' }
+  | CancelStep
   /** Another live server process runs it (a rolling update): that process stops it; look again later. */
   | { step: 'wait-for-runner'; runner: string; retryInMs: number }
-  /** Its run was left by a server that stopped: Canceling now. */
-  | { step: 'begin' }
   /** The operations controller waits on it or finalizes it: it writes Canceling on its own queue. */
-  | { step: 'operations' }
-  /** Canceling: stop its volume operations, wait for them, clean up, Canceled. */
-  | { step: 'cancel' };
+  | { step: 'operations' };
 
 export interface CancelStepOptions {
   /** Whether this process is running the backup now. */

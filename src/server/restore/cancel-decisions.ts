@@ -10,7 +10,7 @@
  * have ended it is Canceled.
  */
 import { CANCELABLE_RESTORE_PHASES, RestorePhase, deletionTimestampOf, isCancelRequested, statusTime, type Restore } from '../../api/index.js';
-import { canBeginCanceling, canEndCanceled, cancelWaitStep } from '../cancel-lifecycle.js';
+import { canBeginCanceling, canEndCanceled, cancelWaitStep, type CancelStep } from '../cancel-lifecycle.js';
 import { RESTORE_EXEC_HOOKS_ANNOTATION } from '../hooks/restore-hooks.js';
 import { ATTEMPTS_ANNOTATION } from './restore-decisions.js';
 
@@ -19,17 +19,8 @@ export const RESTORE_CANCEL_POLL_MS = 2000;
 /** How long a Canceling restore waits for them before it ends anyway (past the node agents' one-hour watchdog). */
 export const RESTORE_CANCEL_WAIT_LIMIT_MS = 75 * 60_000;
 
-export type RestoreCancelStep =
-  /** No cancel requested, or nothing left to cancel (finished, being deleted). */
-  | { step: 'none' }
-  /** Not started yet: Canceled at once. */
-  | { step: 'end-new' }
-  /** This process runs its item pass: stop it (the run writes Canceling). */
-  | { step: 'abort-run' }
-  /** Waiting, finalizing, or left by a server that stopped: Canceling now. */
-  | { step: 'begin' }
-  /** Canceling: stop its volume operations, wait for them, Canceled. */
-  | { step: 'cancel' };
+/** A restore takes only the steps both kinds share (its item pass is the run `abort-run` stops). */
+export type RestoreCancelStep = CancelStep;
 
 export function restoreCancelStep(restore: Restore, o: { runningHere: boolean }): RestoreCancelStep {
   const phase = restore.status?.phase ?? '';
