@@ -8,14 +8,13 @@ import {
   DataUploadPhase,
   OperationPhase,
   creationTimestampOf,
-  parseDuration,
   type Backup,
   type BackupOperation,
   type DataUpload,
   optionalStatusTime,
 } from '../../api/index.js';
 import { BackupMethods, withTransferOutcome, type BackupVolumeInfo, type CSISnapshotInfo } from '../../api/volume-info.js';
-import { itemOperationTimeoutOf } from './backup-decision.js';
+import { itemOperationTimeoutOf, timeoutMsOr } from './backup-decision.js';
 import { DEFAULT_DATA_MOVER, operationIdOfDataUpload } from './backup-objects.js';
 import { backupTransferOperation } from '../transfer-operations.js';
 
@@ -35,13 +34,7 @@ export function dataUploadSucceeded(du: DataUpload): boolean {
 
 /** The backup's item operation timeout in ms (an unreadable value falls back to Velero's 4 h). */
 export function itemOperationTimeoutMs(backup: Backup): number {
-  try {
-    const ms = parseDuration(itemOperationTimeoutOf(backup));
-    if (ms > 0) return ms;
-  } catch {
-    /* fall through */
-  }
-  return 4 * 3600_000;
+  return timeoutMsOr(itemOperationTimeoutOf(backup), 4 * 3600_000);
 }
 
 /** When a DataUpload's time is up: its creation plus the backup's item operation timeout. */
