@@ -26,6 +26,19 @@ export type CancelStep =
 
 const isNewPhase = (phase: string) => phase === '' || phase === 'New';
 
+/**
+ * The step both kinds decide the same way, or undefined for one that runs, not in this process, with a cancel
+ * requested: each kind knows who else may be writing it. `cancelable`: its phases that may still be canceled.
+ */
+export function sharedCancelStep(obj: CancelableObject, o: { cancelable: ReadonlySet<string>; runningHere: boolean }): CancelStep | undefined {
+  const phase = obj.status?.phase ?? '';
+  if (phase === 'Canceling') return { step: 'cancel' };
+  if (!isCancelRequested(obj) || !o.cancelable.has(phase)) return { step: 'none' };
+  if (isNewPhase(phase)) return { step: 'end-new' };
+  if (o.runningHere) return { step: 'abort-run' };
+  return undefined;
+}
+
 /** Whether a cancel is requested of an object that started and has not finished (`cancelable`: its running phases). */
 export function canBeginCanceling(obj: CancelableObject, cancelable: ReadonlySet<string>): boolean {
   if (!isCancelRequested(obj)) return false;

@@ -11,8 +11,8 @@
  * controller alone works on a Canceling backup: it stops its PodVolumeBackups and DataUploads, waits for them, deletes
  * what the backup wrote and ends it Canceled.
  */
-import { BackupPhase, CANCELABLE_BACKUP_PHASES, isCancelRequested, statusTime, type Backup } from '../../api/index.js';
-import { canBeginCanceling, canEndCanceled, cancelWaitStep, type CancelStep } from '../cancel-lifecycle.js';
+import { BackupPhase, CANCELABLE_BACKUP_PHASES, statusTime, type Backup } from '../../api/index.js';
+import { canBeginCanceling, canEndCanceled, cancelWaitStep, sharedCancelStep, type CancelStep } from '../cancel-lifecycle.js';
 import { ATTEMPTS_ANNOTATION, mustRun } from './backup-decisions.js';
 import { ownedByOperations, UPLOADING_ANNOTATION } from './operations-decisions.js';
 import { claimState, releaseClaim, STALE_AFTER_MS } from './run-claim.js';
@@ -43,11 +43,8 @@ export interface CancelStepOptions {
 }
 
 export function backupCancelStep(backup: Backup, o: CancelStepOptions): BackupCancelStep {
-  const phase = backup.status?.phase ?? '';
-  if (phase === BackupPhase.Canceling) return { step: 'cancel' };
-  if (!isCancelRequested(backup) || !CANCELABLE_BACKUP_PHASES.has(phase)) return { step: 'none' };
-  if (phase === '' || phase === BackupPhase.New) return { step: 'end-new' };
-  if (o.runningHere) return { step: 'abort-run' };
+  const shared = sharedCancelStep(backup, { cancelable: CANCELABLE_BACKUP_PHASES, runningHere: o.runningHere });
+  if (shared) return shared;
   if (ownedByOperations(backup)) return { step: 'operations' };
   if (mustRun(backup)) {
     const claim = claimState(backup.metadata?.annotations, o.me, o.nowMs, o.claimStaleAfterMs ?? STALE_AFTER_MS);

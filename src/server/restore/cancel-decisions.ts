@@ -9,8 +9,8 @@
  * what was restored). Canceling: its unfinished PodVolumeRestores and DataDownloads get `spec.cancel`, and once they
  * have ended it is Canceled.
  */
-import { CANCELABLE_RESTORE_PHASES, RestorePhase, deletionTimestampOf, isCancelRequested, statusTime, type Restore } from '../../api/index.js';
-import { canBeginCanceling, canEndCanceled, cancelWaitStep, type CancelStep } from '../cancel-lifecycle.js';
+import { CANCELABLE_RESTORE_PHASES, RestorePhase, deletionTimestampOf, statusTime, type Restore } from '../../api/index.js';
+import { canBeginCanceling, canEndCanceled, cancelWaitStep, sharedCancelStep, type CancelStep } from '../cancel-lifecycle.js';
 import { RESTORE_EXEC_HOOKS_ANNOTATION } from '../hooks/restore-hooks.js';
 import { ATTEMPTS_ANNOTATION } from './restore-decisions.js';
 
@@ -23,13 +23,9 @@ export const RESTORE_CANCEL_WAIT_LIMIT_MS = 75 * 60_000;
 export type RestoreCancelStep = CancelStep;
 
 export function restoreCancelStep(restore: Restore, o: { runningHere: boolean }): RestoreCancelStep {
-  const phase = restore.status?.phase ?? '';
   if (deletionTimestampOf(restore)) return { step: 'none' };
-  if (phase === RestorePhase.Canceling) return { step: 'cancel' };
-  if (!isCancelRequested(restore) || !CANCELABLE_RESTORE_PHASES.has(phase)) return { step: 'none' };
-  if (phase === '' || phase === RestorePhase.New) return { step: 'end-new' };
-  if (o.runningHere) return { step: 'abort-run' };
-  return { step: 'begin' };
+  // Waiting, finalizing, or left by a server that stopped: nobody else writes it.
+  return sharedCancelStep(restore, { cancelable: CANCELABLE_RESTORE_PHASES, runningHere: o.runningHere }) ?? { step: 'begin' };
 }
 
 /** Moves a running Restore to Canceling (false unless a cancel is requested and it still runs). */
