@@ -61,13 +61,17 @@ export interface VersionedTop<R extends YamlReader> {
   versionNode: YamlNode | null | undefined;
 }
 
-/** Parses a document whose top is a map of `keys` (`what` names it in messages) with a `version`, read by `reader`. */
+/**
+ * Parses a document whose top is a map of `keys` (`what` names it in messages) with a `version`, read by a `Reader`;
+ * its problems are thrown as `ErrorClass`.
+ */
 export function readVersionedTop<R extends YamlReader>(
   text: string,
-  o: { error: (message: string) => Error; reader: (lines: LineCounter, error: (message: string) => Error) => R; what: string; keys: readonly string[] },
+  o: { Reader: new (lines: LineCounter, error: (message: string) => Error) => R; ErrorClass: new (message: string) => Error; what: string; keys: readonly string[] },
 ): VersionedTop<R> {
-  const doc = parseYamlDocument(text, o.error);
-  const r = o.reader(doc.lines, o.error);
+  const error = (message: string) => new o.ErrorClass(message);
+  const doc = parseYamlDocument(text, error);
+  const r = new o.Reader(doc.lines, error);
   const top = r.map(doc.top, o.what, o.keys);
   const versionNode = top.get('version');
   const version = versionNode ? r.string(versionNode, 'version') : '';

@@ -179,12 +179,7 @@ function parseIncludeExclude(r: Reader, node: YamlNode | null | undefined): Incl
 
 /** Parses the YAML text of resource policies; throws ResourcePoliciesError with the line of the problem. */
 export function parseResourcePolicies(text: string, source: string): ResourcePolicies {
-  const { r, node, top, version, versionNode } = readVersionedTop(text, {
-    error: (message) => new ResourcePoliciesError(message),
-    reader: (lines, error) => new Reader(lines, error),
-    what: 'the resource policies',
-    keys: TOP_KEYS,
-  });
+  const { r, node, top, version, versionNode } = readVersionedTop(text, { Reader, ErrorClass: ResourcePoliciesError, what: 'the resource policies', keys: TOP_KEYS });
   if (version !== SUPPORTED_POLICY_VERSION) r.fail(versionNode ?? node, `incompatible version number ${version || '(none)'} with supported version ${SUPPORTED_POLICY_VERSION}`);
   const out: ResourcePolicies = { source, volumePolicies: [] };
   const list = top.get('volumePolicies');

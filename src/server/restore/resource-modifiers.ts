@@ -146,12 +146,7 @@ function parseRule(r: Reader, node: YamlNode, i: number): ModifierRule {
 }
 
 export function parseResourceModifiers(text: string, source: string): ResourceModifiers {
-  const { r, node, top, version, versionNode } = readVersionedTop(text, {
-    error: (message) => new ResourceModifiersError(message),
-    reader: (lines, error) => new Reader(lines, error),
-    what: 'the resource modifiers',
-    keys: TOP_KEYS,
-  });
+  const { r, node, top, version, versionNode } = readVersionedTop(text, { Reader, ErrorClass: ResourceModifiersError, what: 'the resource modifiers', keys: TOP_KEYS });
   if (version.toLowerCase() !== SUPPORTED_MODIFIER_VERSION) r.fail(versionNode ?? node, `unsupported resource modifier version ${version || '(none)'}`);
   const rulesNode = top.get('resourceModifierRules');
   const rules = rulesNode ? r.list(rulesNode, 'resourceModifierRules') : [];
