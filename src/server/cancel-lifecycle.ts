@@ -4,11 +4,11 @@
  * one waits for its volume operations to end, though not for ever. What each kind adds is in
  * ./backup/cancel-decisions.ts and ./restore/cancel-decisions.ts.
  */
-import { CANCEL_REQUESTED_ANNOTATION, isCancelRequested } from '../api/index.js';
+import { CANCEL_REQUESTED_ANNOTATION, isCancelRequested, statusTime } from '../api/index.js';
 
 interface CancelableObject {
   metadata?: { annotations?: Record<string, string> | undefined } | undefined;
-  status?: { phase?: string | undefined } | undefined;
+  status?: { phase?: string | undefined; completionTimestamp?: string | null | undefined } | undefined;
 }
 
 /** What a reconcile does about a cancel, in the steps both kinds take. */
@@ -40,14 +40,14 @@ export function sharedCancelStep(obj: CancelableObject, o: { cancelable: Readonl
 }
 
 /** Whether a cancel is requested of an object that started and has not finished (`cancelable`: its running phases). */
-export function canBeginCanceling(obj: CancelableObject, cancelable: ReadonlySet<string>): boolean {
+function canBeginCanceling(obj: CancelableObject, cancelable: ReadonlySet<string>): boolean {
   if (!isCancelRequested(obj)) return false;
   const phase = obj.status?.phase ?? '';
   return !isNewPhase(phase) && cancelable.has(phase);
 }
 
 /** Whether an object ends Canceled now: it is Canceling, or New with a cancel requested. */
-export function canEndCanceled(obj: CancelableObject): boolean {
+function canEndCanceled(obj: CancelableObject): boolean {
   const phase = obj.status?.phase ?? '';
   return phase === 'Canceling' || (isNewPhase(phase) && isCancelRequested(obj));
 }
@@ -56,6 +56,27 @@ export function canEndCanceled(obj: CancelableObject): boolean {
 export function cancelRequestedAtMs(obj: CancelableObject): number | undefined {
   const ms = Date.parse(obj.metadata?.annotations?.[CANCEL_REQUESTED_ANNOTATION] ?? '');
   return Number.isNaN(ms) ? undefined : ms;
+}
+
+/**
+ * Moves a running object with a cancel requested to Canceling (false, nothing to write, otherwise); `forget` drops
+ * from its annotations what would have a controller carry on with it.
+ */
+export function beginCancelingOf(obj: CancelableObject, cancelable: ReadonlySet<string>, forget: (annotations: Record<string, string>) => void): boolean {
+  if (!canBeginCanceling(obj, cancelable)) return false;
+  obj.metadata = obj.metadata ?? {};
+  const annotations = { ...obj.metadata.annotations };
+  forget(annotations);
+  obj.metadata.annotations = annotations;
+  obj.status = { ...obj.status, phase: 'Canceling' };
+  return true;
+}
+
+/** Ends an object Canceled (false unless it is Canceling, or New with a cancel requested). */
+export function endCanceledOf(obj: CancelableObject, now: Date): boolean {
+  if (!canEndCanceled(obj)) return false;
+  obj.status = { ...obj.status, phase: 'Canceled', completionTimestamp: statusTime(now) };
+  return true;
 }
 
 export type CancelWaitStep =

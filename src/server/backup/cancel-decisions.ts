@@ -11,8 +11,8 @@
  * controller alone works on a Canceling backup: it stops its PodVolumeBackups and DataUploads, waits for them, deletes
  * what the backup wrote and ends it Canceled.
  */
-import { BackupPhase, CANCELABLE_BACKUP_PHASES, statusTime, type Backup } from '../../api/index.js';
-import { canBeginCanceling, canEndCanceled, cancelWaitStep, sharedCancelStep, type CancelStep } from '../cancel-lifecycle.js';
+import { CANCELABLE_BACKUP_PHASES, type Backup } from '../../api/index.js';
+import { beginCancelingOf, cancelWaitStep, endCanceledOf, sharedCancelStep, type CancelStep } from '../cancel-lifecycle.js';
 import { ATTEMPTS_ANNOTATION, mustRun } from './backup-decisions.js';
 import { ownedByOperations, UPLOADING_ANNOTATION } from './operations-decisions.js';
 import { claimState, releaseClaim, STALE_AFTER_MS } from './run-claim.js';
@@ -58,22 +58,16 @@ export function backupCancelStep(backup: Backup, o: CancelStepOptions): BackupCa
  * the run's claim, attempt count and upload mark go, so no controller runs it again.
  */
 export function beginCanceling(b: Backup): boolean {
-  if (!canBeginCanceling(b, CANCELABLE_BACKUP_PHASES)) return false;
-  b.metadata = b.metadata ?? {};
-  const annotations = { ...b.metadata.annotations };
-  releaseClaim(annotations);
-  delete annotations[ATTEMPTS_ANNOTATION];
-  delete annotations[UPLOADING_ANNOTATION];
-  b.metadata.annotations = annotations;
-  b.status = { ...b.status, phase: BackupPhase.Canceling };
-  return true;
+  return beginCancelingOf(b, CANCELABLE_BACKUP_PHASES, (annotations) => {
+    releaseClaim(annotations);
+    delete annotations[ATTEMPTS_ANNOTATION];
+    delete annotations[UPLOADING_ANNOTATION];
+  });
 }
 
 /** Ends a Backup Canceled (false unless it is Canceling, or New with a cancel requested). */
 export function endCanceled(b: Backup, now: Date): boolean {
-  if (!canEndCanceled(b)) return false;
-  b.status = { ...b.status, phase: BackupPhase.Canceled, completionTimestamp: statusTime(now) };
-  return true;
+  return endCanceledOf(b, now);
 }
 
 /** Volume operations as the cancel sees them: how many have not ended yet. */

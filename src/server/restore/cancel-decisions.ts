@@ -9,8 +9,8 @@
  * what was restored). Canceling: its unfinished PodVolumeRestores and DataDownloads get `spec.cancel`, and once they
  * have ended it is Canceled.
  */
-import { CANCELABLE_RESTORE_PHASES, RestorePhase, deletionTimestampOf, statusTime, type Restore } from '../../api/index.js';
-import { canBeginCanceling, canEndCanceled, cancelWaitStep, sharedCancelStep, type CancelStep } from '../cancel-lifecycle.js';
+import { CANCELABLE_RESTORE_PHASES, deletionTimestampOf, type Restore } from '../../api/index.js';
+import { beginCancelingOf, cancelWaitStep, endCanceledOf, sharedCancelStep, type CancelStep } from '../cancel-lifecycle.js';
 import { RESTORE_EXEC_HOOKS_ANNOTATION } from '../hooks/restore-hooks.js';
 import { ATTEMPTS_ANNOTATION } from './restore-decisions.js';
 
@@ -30,21 +30,16 @@ export function restoreCancelStep(restore: Restore, o: { runningHere: boolean })
 
 /** Moves a running Restore to Canceling (false unless a cancel is requested and it still runs). */
 export function beginRestoreCanceling(r: Restore): boolean {
-  if (!canBeginCanceling(r, CANCELABLE_RESTORE_PHASES)) return false;
-  const annotations = { ...r.metadata.annotations };
-  delete annotations[ATTEMPTS_ANNOTATION];
-  // Exec hooks still waiting for restored containers are not run for a canceled restore.
-  delete annotations[RESTORE_EXEC_HOOKS_ANNOTATION];
-  r.metadata.annotations = annotations;
-  r.status = { ...r.status, phase: RestorePhase.Canceling };
-  return true;
+  return beginCancelingOf(r, CANCELABLE_RESTORE_PHASES, (annotations) => {
+    delete annotations[ATTEMPTS_ANNOTATION];
+    // Exec hooks still waiting for restored containers are not run for a canceled restore.
+    delete annotations[RESTORE_EXEC_HOOKS_ANNOTATION];
+  });
 }
 
 /** Ends a Restore Canceled (false unless it is Canceling, or New with a cancel requested). */
 export function endRestoreCanceled(r: Restore, now: Date): boolean {
-  if (!canEndCanceled(r)) return false;
-  r.status = { ...r.status, phase: RestorePhase.Canceled, completionTimestamp: statusTime(now) };
-  return true;
+  return endCanceledOf(r, now);
 }
 
 export type RestoreCancelingStep = { step: 'wait'; requeueAfterMs: number } | { step: 'end'; gaveUp: boolean };
