@@ -34,6 +34,7 @@ import { registerBuiltinBackupActions } from '../item-actions/builtin.js';
 import { cancelPendingOperations, isPluginOperation } from '../plugin-operations.js';
 import type { RunRegistry } from '../run-registry.js';
 import { cancelRequestedAtMs } from '../cancel-lifecycle.js';
+import { cancelReconciler } from '../cancel-reconciler.js';
 
 export interface BackupCancelControllerOptions extends ServerContext {
   /** The runs of this process (shared with the backup controller). */
@@ -135,35 +136,24 @@ export function backupCancelReconciler(opts: BackupCancelControllerOptions) {
     log.info({ backup: key.name, podVolumeSnapshots: podVolumes.deleted, movedSnapshots: moved.deleted, objects }, 'backup canceled');
   }
 
-  return async function reconcile(key: ObjectKey): Promise<ReconcileResult | void> {
-    if (key.namespace !== opts.namespace) return;
-    const backup = await backups.get(key.namespace, key.name);
-    if (!backup) return;
-    const next = stepOf(backup);
-    switch (next.step) {
-      case 'none':
-      case 'operations':
-        return;
-      case 'end-new':
-        await backups.update(key.namespace, key.name, (b) => (stepOf(b).step === 'end-new' ? endCanceled(b, opts.now()) : false));
-        log.info({ backup: key.name }, 'backup canceled before it started');
-        return;
-      case 'abort-run':
-        opts.runs.cancel(key.name);
-        log.info({ backup: key.name }, 'stopping the run of a canceled backup');
-        // Its run writes Canceling; looked at again in case it could not.
-        return { requeueAfterMs: CANCEL_POLL_MS * 5 };
-      case 'wait-for-runner':
-        log.info({ backup: key.name, runner: next.runner }, 'a canceled backup is run by another server process, which stops it');
-        return { requeueAfterMs: next.retryInMs };
-      case 'begin':
-        // Decided again on the object as written, in case a run started meanwhile.
-        await backups.update(key.namespace, key.name, (b) => (stepOf(b).step === 'begin' ? beginCanceling(b) : false));
-        return;
-      case 'cancel':
-        return cancel(key, backup);
-    }
-  };
+  return cancelReconciler({
+    kind: 'backup',
+    namespace: opts.namespace,
+    client: backups,
+    log,
+    stepOf,
+    beginCanceling,
+    endCanceled: (b) => endCanceled(b, opts.now()),
+    abortRun: (key) => opts.runs.cancel(key.name),
+    abortRequeueMs: CANCEL_POLL_MS * 5,
+    cancel,
+    ownStep(key, next) {
+      // 'operations': the operations controller writes Canceling on its own queue.
+      if (next.step !== 'wait-for-runner') return;
+      log.info({ backup: key.name, runner: next.runner }, 'a canceled backup is run by another server process, which stops it');
+      return { requeueAfterMs: next.retryInMs };
+    },
+  });
 }
 
 export async function startBackupCancelController(opts: BackupCancelControllerOptions): Promise<Stoppable> {

@@ -28,6 +28,7 @@ import type { ServerContext, Stoppable } from '../context.js';
 import type { RunRegistry } from '../run-registry.js';
 import { RESTORE_CANCEL_POLL_MS, beginRestoreCanceling, endRestoreCanceled, restoreCancelStep, restoreCancelingStep } from './cancel-decisions.js';
 import { cancelRequestedAtMs } from '../cancel-lifecycle.js';
+import { cancelReconciler } from '../cancel-reconciler.js';
 
 export interface RestoreCancelControllerOptions extends ServerContext {
   /** The restore runs of this process (shared with the restore controller), by namespace/name. */
@@ -81,30 +82,18 @@ export function restoreCancelReconciler(opts: RestoreCancelControllerOptions) {
     log.info({ restore: key.name }, 'restore canceled');
   }
 
-  return async function reconcile(key: ObjectKey): Promise<ReconcileResult | void> {
-    if (key.namespace !== opts.namespace) return;
-    const restore = await restores.get(key.namespace, key.name);
-    if (!restore) return;
-    const next = stepOf(restore);
-    switch (next.step) {
-      case 'none':
-        return;
-      case 'end-new':
-        await restores.update(key.namespace, key.name, (r) => (stepOf(r).step === 'end-new' ? endRestoreCanceled(r, opts.now()) : false));
-        log.info({ restore: key.name }, 'restore canceled before it started');
-        return;
-      case 'abort-run':
-        opts.runs.cancel(keyString(key));
-        log.info({ restore: key.name }, 'stopping the run of a canceled restore');
-        return { requeueAfterMs: RESTORE_CANCEL_POLL_MS * 5 };
-      case 'begin':
-        // Decided again on the object as written, in case a run started meanwhile.
-        await restores.update(key.namespace, key.name, (r) => (stepOf(r).step === 'begin' ? beginRestoreCanceling(r) : false));
-        return;
-      case 'cancel':
-        return cancel(key, restore);
-    }
-  };
+  return cancelReconciler({
+    kind: 'restore',
+    namespace: opts.namespace,
+    client: restores,
+    log,
+    stepOf,
+    beginCanceling: beginRestoreCanceling,
+    endCanceled: (r) => endRestoreCanceled(r, opts.now()),
+    abortRun: (key) => opts.runs.cancel(keyString(key)),
+    abortRequeueMs: RESTORE_CANCEL_POLL_MS * 5,
+    cancel,
+  });
 }
 
 export async function startRestoreCancelController(opts: RestoreCancelControllerOptions): Promise<Stoppable> {
