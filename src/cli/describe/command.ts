@@ -13,6 +13,7 @@ import { parseDuration } from '../duration.js';
 import { parseLabelSelector } from '../label-selector.js';
 import { asList, formatJson, formatYaml, type OutputFormat } from '../output.js';
 import { selectObjects } from '../select.js';
+import type { GatherOptions } from './gather.js';
 
 /** `-o`, `--selector` and `--no-color`; `kind` is plural ("backups"). */
 export function describeFlags(kind: string) {
@@ -105,8 +106,11 @@ export abstract class DescribeStoredCommand<T extends NamedObject> extends BaseC
   }
 }
 
-/** What `backup describe` and `restore describe` each name: their help texts, their client and the two renderings. */
-export interface DescribeStoredCommandSpec<T extends NamedObject> {
+/**
+ * What `backup describe` and `restore describe` each name: their help texts, their client, how the files and objects
+ * shown with one are gathered (`G`), and the two renderings of one with what was gathered.
+ */
+export interface DescribeStoredCommandSpec<T extends NamedObject, G> {
   /** The kind as the messages name it ("backup"); its plural words the help. */
   kind: string;
   summary: string;
@@ -115,12 +119,16 @@ export interface DescribeStoredCommandSpec<T extends NamedObject> {
   /** The help of `--details`. */
   details: string;
   client: (kube: Kube) => CustomClient<T>;
-  text: (object: T, ctx: DescribeContext) => Promise<string>;
-  data: (object: T, ctx: DescribeContext) => Promise<unknown>;
+  gather: (kube: Kube, object: T, opts: GatherOptions) => Promise<G>;
+  text: (object: T, gathered: G, ctx: DescribeContext) => string;
+  data: (object: T, gathered: G, ctx: DescribeContext) => unknown;
 }
 
 /** The `describe` command of one kind whose files are kept in storage. */
-export function defineDescribeStoredCommand<T extends NamedObject>(spec: DescribeStoredCommandSpec<T>) {
+export function defineDescribeStoredCommand<T extends NamedObject, G>(spec: DescribeStoredCommandSpec<T, G>) {
+  // Text output reads the volume info even without --details.
+  const gather = (object: T, ctx: DescribeContext, text: boolean) =>
+    spec.gather(ctx.kube, object, { namespace: ctx.namespace, details: ctx.details, text, timeoutMs: ctx.timeoutMs, logger: ctx.logger });
   const command = class extends DescribeStoredCommand<T> {
     static override summary = spec.summary;
     static override description = spec.description;
@@ -132,12 +140,12 @@ export function defineDescribeStoredCommand<T extends NamedObject>(spec: Describ
       return spec.client(kube);
     }
 
-    protected text(object: T, ctx: DescribeContext) {
-      return spec.text(object, ctx);
+    protected async text(object: T, ctx: DescribeContext) {
+      return spec.text(object, await gather(object, ctx, true), ctx);
     }
 
-    protected data(object: T, ctx: DescribeContext) {
-      return spec.data(object, ctx);
+    protected async data(object: T, ctx: DescribeContext) {
+      return spec.data(object, await gather(object, ctx, false), ctx);
     }
   };
   // A kind without examples shows no EXAMPLES section.

@@ -1,20 +1,17 @@
 import type { Backup } from '../../api/index.js';
 import { backupClient } from '../../cli/backups.js';
 import { backupDescription, describeBackup } from '../../cli/describe/backup.js';
-import { defineDescribeStoredCommand, type DescribeContext } from '../../cli/describe/command.js';
+import { defineDescribeStoredCommand } from '../../cli/describe/command.js';
 import { gatherBackup } from '../../cli/describe/gather.js';
 
-export default defineDescribeStoredCommand<Backup>({
+export default defineDescribeStoredCommand({
   kind: 'backup',
   summary: 'Describe backups in detail.',
   description: 'Prints the sections Velero prints, in the same order. Files kept in storage (results, volume info, resource list) are read through the cluster.',
   examples: ['<%= config.bin %> backup describe nightly', '<%= config.bin %> backup describe nightly --details', '<%= config.bin %> backup describe nightly -o json'],
   details: 'Add the resource list and per-volume information (method, snapshot ID, size, live progress of pod volume backups and data uploads).',
   client: backupClient,
-  text: async (backup, ctx) => describeBackup({ backup, details: ctx.details, colours: ctx.colours, ...(await gather(backup, ctx, true)) }),
-  data: async (backup, ctx) => backupDescription({ backup, details: ctx.details, ...(await gather(backup, ctx, false)) }),
+  gather: gatherBackup,
+  text: (backup: Backup, gathered, ctx) => describeBackup({ backup, details: ctx.details, colours: ctx.colours, ...gathered }),
+  data: (backup: Backup, gathered, ctx) => backupDescription({ backup, details: ctx.details, ...gathered }),
 });
-
-function gather(backup: Backup, ctx: DescribeContext, text: boolean) {
-  return gatherBackup(ctx.kube, backup, { namespace: ctx.namespace, details: ctx.details, text, timeoutMs: ctx.timeoutMs, logger: ctx.logger });
-}
