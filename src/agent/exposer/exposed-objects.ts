@@ -76,3 +76,9 @@ export async function deleteOwnedPvc(kube: Kube, owner: ExposeOwner): Promise<vo
   if (!pvc || !isOwnedBy(pvc.metadata, owner) || pvc.metadata?.deletionTimestamp) return;
   await call(kube, `delete PVC ${owner.namespace}/${owner.name}`, () => undefinedIfNotFound(() => kube.core.deleteNamespacedPersistentVolumeClaim({ namespace: owner.namespace, name: owner.name })));
 }
+
+/** What an exposer made for its owner: the data mover's pod first (it uses the claim), then the claim. */
+export async function deleteOwnedPodAndPvc(kube: Kube, owner: ExposeOwner): Promise<void> {
+  await deleteOwnedPod(kube, owner);
+  await deleteOwnedPvc(kube, owner);
+}

@@ -11,7 +11,7 @@ import { call } from '../../kube/client.js';
 import { undefinedIfNotFound } from '../../kube/errors.js';
 import type { BeforeCompletedStep } from '../controllers/data-path-controller.js';
 import { ownerOf, podFor, volumeModeOf, type DataMoverExposer, type DataMoverExposerOptions } from './csi-snapshot-exposer.js';
-import { deleteOwnedPod, deleteOwnedPvc, ensurePod, ensurePvc, readPod, readPvc } from './exposed-objects.js';
+import { deleteOwnedPod, deleteOwnedPodAndPvc, deleteOwnedPvc, ensurePod, ensurePvc, readPod, readPvc } from './exposed-objects.js';
 import { ORIGINAL_RECLAIM_POLICY_ANNOTATION, RESTORED_PV_ANNOTATION, nextRebindStep, originalPolicyPv } from './rebind.js';
 import { isOwnedBy, restorePvc } from './snapshot-objects.js';
 
@@ -71,8 +71,7 @@ export function createGenericRestoreExposer(opts: DataMoverExposerOptions): Gene
     getExposed: (name) => readPod(kube, namespace, name),
     async cleanUp(dd) {
       const owner = ownerOf(dd, 'DataDownload', namespace);
-      await deleteOwnedPod(kube, owner);
-      await deleteOwnedPvc(kube, owner);
+      await deleteOwnedPodAndPvc(kube, owner);
       await releaseHeldPv(dd);
       log.debug({ DD: owner.name }, 'exposed objects deleted');
     },
