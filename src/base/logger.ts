@@ -25,14 +25,19 @@ function formatValue(v: unknown): string {
   return JSON.stringify(v);
 }
 
+/** One pino JSON line as its record, or undefined when the line is not JSON. */
+export function parseLogRecord(jsonLine: string): Record<string, unknown> | undefined {
+  try {
+    return JSON.parse(jsonLine) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Turns pino JSON lines into human-readable lines. */
 export function textLine(jsonLine: string): string {
-  let rec: Record<string, unknown>;
-  try {
-    rec = JSON.parse(jsonLine) as Record<string, unknown>;
-  } catch {
-    return jsonLine;
-  }
+  const rec = parseLogRecord(jsonLine);
+  if (rec === undefined) return jsonLine;
   const { time, level, msg, pid: _pid, hostname: _host, ...rest } = rec;
   const when = typeof time === 'number' ? new Date(time).toISOString() : '';
   const lvl = LEVEL_NAMES[Number(level)] ?? String(level);

@@ -38,6 +38,11 @@ export type MetricEffect =
 /** Velero's duration buckets (1m, 5m, 10m, 15m, 30m, 1h, 2h, 3h, 4h), in seconds. */
 export const VELERO_DURATION_BUCKETS: readonly number[] = [60, 300, 600, 900, 1800, 3600, 7200, 10800, 14400];
 
+/** One metric family split by `labelNames`; a histogram counts durations, in Velero's buckets. */
+export function defineMetric(name: string, type: MetricType, help: string, labelNames: readonly string[]): MetricDefinition {
+  return type === 'histogram' ? { name, help, type, labelNames, buckets: VELERO_DURATION_BUCKETS } : { name, help, type, labelNames };
+}
+
 type AnyMetric = Counter | Gauge | Histogram;
 
 export interface MetricsRegistryOptions {

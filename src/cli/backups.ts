@@ -410,29 +410,8 @@ export function valueOr<T>(f: Fetched<T> | undefined): T | null {
   return f?.ok ? f.value : null;
 }
 
-/**
- * Velero's tri-state flags accept `--flag`, `--flag=true` and `--flag=false`; oclif booleans accept `--flag` and
- * `--no-flag`. Rewrites the `=true|false` forms so both spellings work.
- */
-export function normaliseTriStateArgv(argv: readonly string[], names: readonly string[]): string[] {
-  const out: string[] = [];
-  for (const arg of argv) {
-    if (arg === '--') {
-      out.push(...argv.slice(argv.indexOf(arg)));
-      break;
-    }
-    const m = /^--([a-z0-9-]+)=(.*)$/.exec(arg);
-    if (m && names.includes(m[1] as string)) {
-      const value = (m[2] as string).toLowerCase();
-      if (value === 'true') out.push(`--${m[1]}`);
-      else if (value === 'false') out.push(`--no-${m[1]}`);
-      else throw new UsageError(`--${m[1]}`, `"${m[2]}" is not true or false`);
-      continue;
-    }
-    out.push(arg);
-  }
-  return out;
-}
+/** The `--flag=true|false` spelling of the backup flags (BACKUP_TRI_STATE), as every command reads it. */
+export { normaliseTriStateArgv } from './base-command.js';
 
 /** Reads a gzip JSON file of a backup/restore through a DownloadRequest; a missing file is `notFound`, not an error. */
 export async function fetchJson<T>(

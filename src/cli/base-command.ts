@@ -6,7 +6,7 @@
 import { statSync } from 'node:fs';
 import { Command, Flags, Errors, type Interfaces } from '@oclif/core';
 import { LOG_FORMATS, LOG_LEVELS, createLogger, type Logger, type LogFormat, type LogLevel } from '../base/logger.js';
-import { ExitCode, exitCodeFor, oneLine, CairnError } from '../base/errors.js';
+import { ExitCode, exitCodeFor, oneLine, CairnError, UsageError } from '../base/errors.js';
 import { OUTPUT_FORMATS, type OutputFormat } from './output.js';
 import { clientConfigPath, configColorized, configNamespace, loadClientConfig, unusedKeys, type ClientConfig } from './client-config.js';
 import { colourEnabled } from './colour.js';
@@ -74,6 +74,30 @@ export const outputFlag = {
 export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof BaseCommand)['baseFlags'] & T['flags']>;
 export type BaseArgs<T extends typeof Command> = Interfaces.InferredArgs<T['args']>;
 
+/**
+ * Velero's tri-state flags accept `--flag`, `--flag=true` and `--flag=false`; oclif booleans accept `--flag` and
+ * `--no-flag`. Rewrites the `=true|false` forms so both spellings work.
+ */
+export function normaliseTriStateArgv(argv: readonly string[], names: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const arg of argv) {
+    if (arg === '--') {
+      out.push(...argv.slice(argv.indexOf(arg)));
+      break;
+    }
+    const m = /^--([a-z0-9-]+)=(.*)$/.exec(arg);
+    if (m && names.includes(m[1] as string)) {
+      const value = (m[2] as string).toLowerCase();
+      if (value === 'true') out.push(`--${m[1]}`);
+      else if (value === 'false') out.push(`--no-${m[1]}`);
+      else throw new UsageError(`--${m[1]}`, `"${m[2]}" is not true or false`);
+      continue;
+    }
+    out.push(arg);
+  }
+  return out;
+}
+
 export abstract class BaseCommand<T extends typeof Command> extends Command {
   static override baseFlags = clusterFlags;
 
@@ -81,6 +105,8 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   protected args!: BaseArgs<T>;
   /** Positional arguments (for commands with `strict = false` that take several names). */
   protected positional: string[] = [];
+  /** Boolean flags that also take Velero's `--flag=true|false` spelling (see normaliseTriStateArgv). */
+  protected readonly triStateFlags: readonly string[] = [];
   private logger?: Logger;
 
   protected get log_(): Logger {
@@ -89,6 +115,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   }
 
   public override async init(): Promise<void> {
+    if (this.triStateFlags.length) this.argv = normaliseTriStateArgv(this.argv, this.triStateFlags);
     await super.init();
     const { args, flags, argv } = await this.parse({
       flags: this.ctor.flags,

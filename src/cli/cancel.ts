@@ -4,6 +4,7 @@
  * before anything is written, so a bad name changes nothing (exit code 2, docs/cli.md).
  */
 import { confirm } from '@inquirer/prompts';
+import { Args } from '@oclif/core';
 import { CANCELABLE_BACKUP_PHASES, CANCELABLE_RESTORE_PHASES, isCancelRequested, requestCancel, type Backup, type Restore } from '../api/index.js';
 import { OperationFailedError, UsageError } from '../base/errors.js';
 import { connect, type Kube } from '../kube/client.js';
@@ -138,4 +139,29 @@ export abstract class CancelCommand extends BaseCommand<typeof CancelCommand> {
       out: (line) => this.out(line),
     });
   }
+}
+
+/** What `backup cancel` and `restore cancel` each name: their help texts and their client. */
+export interface CancelCommandSpec {
+  kind: CancelKind;
+  summary: string;
+  description: string;
+  examples: string[];
+  client: (kube: Kube) => CustomClient<Cancelable>;
+}
+
+/** The `cancel` command of one kind. */
+export function defineCancelCommand(spec: CancelCommandSpec) {
+  return class extends CancelCommand {
+    static override summary = spec.summary;
+    static override description = spec.description;
+    static override examples = spec.examples;
+    static override args = { names: Args.string({ description: `Names of ${spec.kind}s to cancel.` }) };
+    static override flags = { ...selectionFlags('Cancel', `running ${spec.kind}s`), ...confirmFlag };
+    protected readonly kind = spec.kind;
+
+    protected client(kube: Kube) {
+      return spec.client(kube);
+    }
+  };
 }

@@ -7,7 +7,7 @@ import { Flags } from '@oclif/core';
 import { OperationFailedError } from '../base/errors.js';
 import { createLogger, type LogFormat, type LogLevel } from '../base/logger.js';
 import { parseDuration } from './duration.js';
-import { roleLogLevel } from './base-command.js';
+import { BaseCommand, roleLogLevel } from './base-command.js';
 import { connect } from '../kube/client.js';
 import { lockOwnerFromEnv } from '../storage/lock-owner.js';
 import { VolumeModes, type TaskKind, type VolumeMode } from '../agent/microservice/protocol.js';
@@ -15,7 +15,7 @@ import type { RunDataPathResult } from '../agent/microservice/run.js';
 import type { DataMoverTaskOptions } from '../agent/microservice/task.js';
 import { DEFAULT_TERMINATION_MESSAGE_PATH, writeTerminationMessage } from '../agent/microservice/termination.js';
 
-export const dataMoverFlags = {
+const dataMoverFlags = {
   'volume-path': Flags.string({ description: 'The volume inside this pod.', required: true }),
   'resource-timeout': Flags.string({ description: 'How long to wait for cluster resources (Go duration).', required: true }),
   'node-name': Flags.string({ description: 'This node (default: $NODE_NAME), recorded as the Events\' source host.', env: 'NODE_NAME' }),
@@ -27,11 +27,8 @@ export const dataMoverFlags = {
   }),
 };
 
-/** The pod-volume commands take exactly the shared flags. */
-export const podVolumeFlags = dataMoverFlags;
-
 /** `--upload-bytes-per-second` of the backup commands (the node-agent ConfigMap's `uploadBytesPerSecond`). */
-export const uploadRateFlag = Flags.integer({ description: 'Write at most this many bytes per second to the object store.', min: 1 });
+const uploadRateFlag = Flags.integer({ description: 'Write at most this many bytes per second to the object store.', min: 1 });
 
 /** `--cache-dir` of the backup commands: the node directory (mounted by the node agent) holding the listing caches. */
 export const listingCacheFlag = Flags.string({
@@ -39,7 +36,7 @@ export const listingCacheFlag = Flags.string({
 });
 
 /** `--volume-mode` of the data-mover commands (the exposer knows whether it mounted a file system or a device). */
-export const volumeModeFlag = Flags.string({ description: 'How the volume is exposed: Filesystem (a directory) or Block (a device).', required: true, options: [...VolumeModes] });
+const volumeModeFlag = Flags.string({ description: 'How the volume is exposed: Filesystem (a directory) or Block (a device).', required: true, options: [...VolumeModes] });
 
 export interface DataMoverCommandInput {
   name: string;
@@ -62,9 +59,6 @@ export interface DataMoverCommandInput {
   };
   run: (opts: DataMoverTaskOptions) => Promise<RunDataPathResult>;
 }
-
-/** Kept for the pod-volume commands. */
-export type PodVolumeCommandInput = DataMoverCommandInput;
 
 export async function runDataMoverCommand(input: DataMoverCommandInput): Promise<void> {
   const { flags } = input;
@@ -107,5 +101,36 @@ export async function runDataMoverCommand(input: DataMoverCommandInput): Promise
   if (result.outcome !== 'completed') throw new OperationFailedError(result.terminationMessage);
 }
 
-/** Kept for the pod-volume commands. */
-export const runPodVolumeCommand = runDataMoverCommand;
+/** What one in-pod data mover command is made of. */
+export interface DataMoverCommandSpec {
+  summary: string;
+  /** The flag naming the object carried out ("data-upload"), and that object's kind ("DataUpload"). */
+  objectFlag: string;
+  objectKind: string;
+  /** The object's kind in the log lines. */
+  kind: TaskKind;
+  /** Backups write to the object store (`--upload-bytes-per-second`) and keep listing caches (`--cache-dir`). */
+  backup: boolean;
+  /** Snapshot data movers are told how the volume is exposed: `--volume-mode`. */
+  volumeMode: boolean;
+  run: DataMoverCommandInput['run'];
+}
+
+/** A hidden in-pod data mover command: the shared flags, those the spec asks for, and the shared run. */
+export function defineDataMoverCommand(spec: DataMoverCommandSpec) {
+  return class DataMoverCommand extends BaseCommand<typeof DataMoverCommand> {
+    static override summary = spec.summary;
+    static override hidden = true;
+    static override flags = {
+      ...dataMoverFlags,
+      ...(spec.backup ? { 'upload-bytes-per-second': uploadRateFlag, 'cache-dir': listingCacheFlag } : {}),
+      ...(spec.volumeMode ? { 'volume-mode': volumeModeFlag } : {}),
+      [spec.objectFlag]: Flags.string({ description: `The ${spec.objectKind} to carry out.`, required: true }),
+    };
+
+    async run(): Promise<void> {
+      const flags = this.flags as DataMoverCommandInput['flags'] & Record<string, unknown>;
+      await runDataMoverCommand({ name: String(flags[spec.objectFlag]), kind: spec.kind, flags, run: spec.run });
+    }
+  };
+}

@@ -3,7 +3,7 @@
  * matching the selector, as a table or as `-o json|yaml` (one object when one name was given, else a List).
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { Flags } from '@oclif/core';
+import { Args, Flags } from '@oclif/core';
 import { connect, type Kube } from '../kube/client.js';
 import type { CustomClient } from '../kube/custom.js';
 import { BaseCommand, outputFlag } from './base-command.js';
@@ -19,7 +19,9 @@ export function getFlags(objects: string) {
   };
 }
 
-export abstract class GetCommand<T extends KubernetesObject & { metadata: { name?: string | undefined } }> extends BaseCommand<typeof GetCommand> {
+type NamedObject = KubernetesObject & { metadata: { name?: string | undefined } };
+
+export abstract class GetCommand<T extends NamedObject> extends BaseCommand<typeof GetCommand> {
   static override strict = false;
   static override flags = getFlags('objects');
   /** The kind as the messages name it ("backup"). */
@@ -39,4 +41,35 @@ export abstract class GetCommand<T extends KubernetesObject & { metadata: { name
     const value = names.length === 1 ? items[0] : asList(items);
     this.out(render(this.flags.output, value, () => formatTable(this.columns(), items)));
   }
+}
+
+/** What one kind's `get` command is made of: its help texts, its client and its table. */
+export interface GetCommandSpec<T extends NamedObject> {
+  /** The kind as the messages name it ("backup"); its plural words the help. */
+  kind: string;
+  summary: string;
+  examples?: string[];
+  client: (kube: Kube) => CustomClient<T>;
+  columns: () => readonly Column<T>[];
+}
+
+/** The `get` command of one kind. */
+export function defineGetCommand<T extends NamedObject>(spec: GetCommandSpec<T>) {
+  const command = class extends GetCommand<T> {
+    static override summary = spec.summary;
+    static override args = { names: Args.string({ description: `Names of ${spec.kind}s to show (default: all).` }) };
+    static override flags = getFlags(`${spec.kind}s`);
+    protected readonly kind = spec.kind;
+
+    protected client(kube: Kube) {
+      return spec.client(kube);
+    }
+
+    protected columns() {
+      return spec.columns();
+    }
+  };
+  // A kind without examples shows no EXAMPLES section.
+  if (spec.examples) command.examples = spec.examples;
+  return command;
 }

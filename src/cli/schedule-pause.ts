@@ -1,7 +1,6 @@
 /** `schedule pause|unpause`: which schedules (names, --selector or --all) and Velero's runPause on each. */
 import { Flags } from '@oclif/core';
 import { connect } from '../kube/client.js';
-import { normaliseTriStateArgv } from './backups.js';
 import { BaseCommand } from './base-command.js';
 import { pauseChange, scheduleClient } from './schedules.js';
 import { selectObjects } from './select.js';
@@ -44,10 +43,7 @@ export abstract class SchedulePauseCommand extends BaseCommand<typeof SchedulePa
   static override flags = pauseFlags;
   protected abstract readonly paused: boolean;
 
-  public override async init(): Promise<void> {
-    this.argv = normaliseTriStateArgv(this.argv, ['skip-immediately']);
-    await super.init();
-  }
+  protected override readonly triStateFlags = ['skip-immediately'];
 
   async run(): Promise<void> {
     await runPause({ flags: this.flags, names: this.positional, paused: this.paused, out: (l) => this.out(l) });

@@ -6,6 +6,7 @@
 import { Flags } from '@oclif/core';
 import { CairnError, UsageError } from '../base/errors.js';
 import { isAlreadyExists } from '../kube/errors.js';
+import { volumeBytes } from './backups.js';
 import { createProgress } from './progress.js';
 import { interruptSignal, waitAndReport, type FollowState } from './wait.js';
 
@@ -64,4 +65,13 @@ export interface FollowedStatus {
 /** A status as one wait reading: `done` is the items backed up or restored so far. */
 export function followState(s: FollowedStatus, done: number | undefined): FollowState {
   return { phase: s.phase ?? 'New', done: done ?? 0, total: s.progress?.totalItems ?? 0, validationErrors: s.validationErrors ?? undefined, failureReason: s.failureReason };
+}
+
+/**
+ * One reading of a submitted object while waiting: its status (`done`: the items done so far) and the bytes of its
+ * volume operations, which are extra information: a failed read of them never ends the wait.
+ */
+export async function followReading(status: FollowedStatus, done: number | undefined, volumeOperations: () => Promise<Parameters<typeof volumeBytes>[0]>): Promise<FollowState> {
+  const bytes = await volumeOperations().then(volumeBytes, () => ({}));
+  return { ...followState(status, done), ...bytes };
 }

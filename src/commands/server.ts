@@ -10,14 +10,13 @@ import { parseDuration } from '../cli/duration.js';
 import { DEFAULT_SERVER_CONFIG, type ServerConfig } from '../server/context.js';
 import { DEFAULT_PLUGIN_DIR } from '../api/install-names.js';
 import { parseListenAddress } from '../kube/health.js';
+import { roleEndpointFlags } from '../cli/role-flags.js';
 
 export default class Server extends BaseCommand<typeof Server> {
   static override summary = 'Run the cairn server (the controllers of the install namespace). Runs in the cairn Deployment.';
   static override hidden = true;
   static override flags = {
-    'health-address': Flags.string({ description: 'Address the health endpoint binds to (default: $POD_IP, else all).', env: 'POD_IP', default: '0.0.0.0' }),
-    'health-port': Flags.integer({ description: 'Port of /healthz and /readyz (and of /metrics, unless --metrics-address names another).', default: SERVER_HEALTH_PORT }),
-    'metrics-address': Flags.string({ description: `Address of the Prometheus /metrics endpoint, as Velero's (e.g. ":8085"); empty: the health port (${SERVER_HEALTH_PORT}, Velero's metrics port).`, default: '' }),
+    ...roleEndpointFlags(SERVER_HEALTH_PORT, ", Velero's metrics port"),
     'default-volumes-to-fs-backup': Flags.boolean({ description: 'Back up all pod volumes with file-system backup unless excluded.', default: false }),
     'default-backup-storage-location': Flags.string({ description: 'Location for backups that name none (when no location is marked default).', default: DEFAULT_SERVER_CONFIG.defaultBackupLocation }),
     'default-backup-ttl': Flags.string({ description: 'TTL of backups that set none.', default: '720h0m0s' }),

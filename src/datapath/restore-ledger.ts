@@ -16,6 +16,19 @@ export interface RestoreProgress {
   doneFiles: number;
 }
 
+/** How a restore runs, whatever the repository's format (cairn's own or Velero's kopia). */
+export interface RestoreRunOptions {
+  /** The directory restored into. */
+  target: string;
+  signal?: AbortSignal;
+  onProgress?: (p: RestoreProgress) => void;
+  progressIntervalMs?: number;
+  /** Restore uid/gid (default true). Failures are reported. */
+  ownership?: boolean;
+  /** Files restored at once. */
+  concurrency?: number;
+}
+
 export interface RestoreIssue {
   path: string;
   reason: string;

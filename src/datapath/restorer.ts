@@ -19,27 +19,19 @@ import type { PackSpan } from './read-plan.js';
 import { ByteBudget, cut, layoutPieces, READ_BUDGET_BYTES, ReadBuffers, type FilePiece } from './restore-reads.js';
 import { PieceReads } from './piece-reads.js';
 import { writeAllSync, writeFileViaTemp } from './restore-writes.js';
-import { RestoreLedger, type RestoreProgress, type RestoreResult } from './restore-ledger.js';
+import { RestoreLedger, type RestoreResult, type RestoreRunOptions } from './restore-ledger.js';
 
 export { RestoreFailedError, type RestoreIssue, type RestoreProgress, type RestoreResult, type RestoreStats } from './restore-ledger.js';
 
 /** What a restore uses of a repository (repository-roles.ts). */
 export type RestoreRepository = BlobIndex & Pick<BlobLoader, 'loadTreeBlob'> & RestoreReader & WithSnapshots & WithLocks;
 
-export interface RestoreOptions {
+export interface RestoreOptions extends RestoreRunOptions {
   repository: RestoreRepository;
   /** Full ID, unique prefix, or "latest". */
   snapshotId: string;
-  target: string;
   /** Restore only this path inside the snapshot ('a/b'); its contents land in target. */
   path?: string;
-  signal?: AbortSignal;
-  onProgress?: (p: RestoreProgress) => void;
-  progressIntervalMs?: number;
-  /** Restore uid/gid (default true). Failures are reported. */
-  ownership?: boolean;
-  /** Files restored at once. */
-  concurrency?: number;
   /**
    * Worker threads that decrypt, decompress and verify, and write small files whole (default: usable CPUs; 0 = all on
    * this thread).

@@ -5,7 +5,7 @@
  */
 import { PatchStrategy, setHeaderOptions, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
 import { call, type Kube } from './client.js';
-import { isConflict, isNotFound } from './errors.js';
+import { isConflict, isNotFound, undefinedIfNotFound } from './errors.js';
 
 /** What this module needs to know about a kind (src/api's kind definitions satisfy it). */
 export interface ResourceKind {
@@ -42,12 +42,7 @@ export function customClient<T extends KubernetesObject>(kube: Kube, kind: Resou
   const what = (ns: string, name?: string) => `${kind.kind} ${ns}/${name ?? ''}`;
 
   async function getRaw(namespace: string, name: string): Promise<T | undefined> {
-    try {
-      return parse(await kube.custom.getNamespacedCustomObject({ ...base, namespace, name }));
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
+    return undefinedIfNotFound(async () => parse(await kube.custom.getNamespacedCustomObject({ ...base, namespace, name })));
   }
 
   async function writeWithRetry(namespace: string, name: string, mutate: (obj: T) => boolean | void, statusOnly: boolean): Promise<T | undefined> {

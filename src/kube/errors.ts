@@ -41,6 +41,16 @@ export const isNotFound = (err: unknown): boolean => statusCode(err) === 404;
 export const isConflict = (err: unknown): boolean => statusCode(err) === 409;
 export const isAlreadyExists = isConflict;
 
+/** What `read` answers, or undefined when the object does not exist (404); any other error is thrown. */
+export async function undefinedIfNotFound<T>(read: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await read();
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
 function apiMessage(err: ApiException<unknown>): string {
   const body = err.body;
   if (typeof body === 'string') {

@@ -81,7 +81,11 @@ export interface ValidationOutcome {
 
 /** How often a location is validated, in ms; 0 = periodic validation disabled. */
 export function validationFrequencyMs(location: BackupStorageLocation, serverDefaultMs: number): number {
-  const text = location.spec.validationFrequency;
+  return locationPeriodMs(location.spec.validationFrequency, serverDefaultMs);
+}
+
+/** A location's period setting (Go duration), in ms: the server's default when unset or not a duration; 0 = disabled. */
+export function locationPeriodMs(text: string | null | undefined, serverDefaultMs: number): number {
   if (text === undefined || text === null || text === '') return serverDefaultMs;
   try {
     return Math.max(0, parseDuration(text));

@@ -19,7 +19,6 @@ import {
   labelValue,
   parseBackup,
   parseBackupStorageLocation,
-  parseDuration,
   parsePodVolumeBackup,
   parseSchedule,
   type Backup,
@@ -35,6 +34,7 @@ import { LocationResolver } from '../storage/locations.js';
 import type { BackupStore } from '../storage/backup-store.js';
 import type { ServerContext, Stoppable } from './context.js';
 import { forgetOrphanVolumeData, mayForgetOrphanData } from './orphaned-backup.js';
+import { locationPeriodMs } from './backup-storage-location-controller.js';
 
 /** Phases of a backup still being written; such a backup in storage is not imported unless it expired. */
 const IN_FLIGHT: ReadonlySet<string> = new Set(BackupRunningPhases);
@@ -46,13 +46,7 @@ export type SyncDecision = { action: 'create'; backup: Backup } | { action: 'ski
 
 /** How often a location is synced, in ms; 0 = sync disabled. */
 export function syncPeriodMs(location: BackupStorageLocation, serverDefaultMs: number): number {
-  const text = location.spec.backupSyncPeriod;
-  if (text === undefined || text === null || text === '') return serverDefaultMs;
-  try {
-    return Math.max(0, parseDuration(text));
-  } catch {
-    return serverDefaultMs;
-  }
+  return locationPeriodMs(location.spec.backupSyncPeriod, serverDefaultMs);
 }
 
 /**

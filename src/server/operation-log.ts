@@ -6,7 +6,7 @@
  */
 import { Writable } from 'node:stream';
 import { formatLogrusLine, type LogrusLevel } from '../api/index.js';
-import { createLogger, type Logger } from '../base/logger.js';
+import { createLogger, parseLogRecord, type Logger } from '../base/logger.js';
 
 export interface OperationLog {
   logger: Logger;
@@ -18,12 +18,8 @@ const LEVELS: Record<number, LogrusLevel> = { 10: 'trace', 20: 'debug', 30: 'inf
 
 /** One pino JSON record as a logrus line; a line that is not a JSON record is kept as it is. */
 export function logrusLineOf(jsonLine: string): string {
-  let rec: Record<string, unknown>;
-  try {
-    rec = JSON.parse(jsonLine) as Record<string, unknown>;
-  } catch {
-    return jsonLine;
-  }
+  const rec = parseLogRecord(jsonLine);
+  if (rec === undefined) return jsonLine;
   const { time, level, msg, err, pid: _pid, hostname: _host, ...rest } = rec;
   const fields: Record<string, string> = {};
   for (const [k, v] of Object.entries(rest)) fields[k] = fieldText(v);

@@ -4,7 +4,7 @@
  * which action, resource and phase mapping it has; how its status becomes the record's status is the same here.
  */
 import type { Backup, BackupOperation, OperationPhase, OperationStatus, ResourceIdentifier, Restore, RestoreOperation } from '../api/index.js';
-import { statusTime } from '../api/index.js';
+import { creationTimestampOf, optionalStatusTime, statusTime } from '../api/index.js';
 
 /** The part of a PVB/PVR/DataUpload/DataDownload status a record is made from. */
 export interface TransferStatus {
@@ -60,6 +60,30 @@ export function backupTransferOperation(backup: Backup, r: TransferRecord, now: 
       updated: r.status?.completionTimestamp ?? statusTime(now),
     },
   };
+}
+
+/** What a backup's transfer object is, as its record needs it: its status and phase, and when it was created. */
+interface TransferObject {
+  metadata?: object | undefined;
+  status?: (TransferStatus & { phase?: string | undefined }) | undefined;
+}
+
+/**
+ * A backup's record of one PVB or DataUpload: described by its phase (New until it has one), created when the object
+ * was; `r` says what the kind decides.
+ */
+export function backupTransferOperationOf(backup: Backup, obj: TransferObject, r: Omit<TransferRecord, 'status' | 'description' | 'created'>, now: Date): BackupOperation {
+  return backupTransferOperation(backup, { ...r, status: obj.status, description: obj.status?.phase || 'New', created: optionalStatusTime(creationTimestampOf(obj)) }, now);
+}
+
+/** The errors a backup reports for its transfer objects, each in the namespace of its volume (none for one without an error). */
+export function transferErrors<T>(objects: readonly T[], errorOf: (obj: T) => string | undefined, namespaceOf: (obj: T) => string): { namespace: string; message: string }[] {
+  const out: { namespace: string; message: string }[] = [];
+  for (const obj of objects) {
+    const message = errorOf(obj);
+    if (message) out.push({ namespace: namespaceOf(obj), message });
+  }
+  return out;
 }
 
 /** A restore's record: progress once the total is known, `updated` only once complete. */

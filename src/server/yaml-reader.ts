@@ -6,11 +6,14 @@
  */
 import { LineCounter, isMap, isScalar, isSeq, parseDocument, type Node as YamlNode } from 'yaml';
 
-export class YamlReader {
+export abstract class YamlReader {
   constructor(
     private readonly lines: LineCounter,
     private readonly error: (message: string) => Error,
   ) {}
+
+  /** A string field, by the document kind's scalar rules. */
+  abstract string(node: YamlNode | null | undefined, what: string): string;
 
   fail(node: YamlNode | null | undefined, message: string): never {
     const offset = node?.range?.[0];
@@ -44,4 +47,52 @@ export function parseYamlDocument(text: string, error: (message: string) => Erro
   const doc = parseDocument(text, { lineCounter: lines, prettyErrors: true, uniqueKeys: true });
   if (doc.errors.length) throw error(`invalid YAML: ${(doc.errors[0]?.message ?? '').split('\n')[0]}`);
   return { top: doc.contents as YamlNode, lines };
+}
+
+/** The top of a document that starts with Velero's `version:`. */
+export interface VersionedTop<R extends YamlReader> {
+  r: R;
+  /** The top node, for messages about the document as a whole. */
+  node: YamlNode;
+  /** The top map's entries. */
+  top: Map<string, YamlNode | null>;
+  /** The version as written ('' when absent), and its node for messages. */
+  version: string;
+  versionNode: YamlNode | null | undefined;
+}
+
+/**
+ * Parses a document whose top is a map of `keys` (`what` names it in messages) with a `version`, read by a `Reader`;
+ * its problems are thrown as `ErrorClass`.
+ */
+export function readVersionedTop<R extends YamlReader>(
+  text: string,
+  o: { Reader: new (lines: LineCounter, error: (message: string) => Error) => R; ErrorClass: new (message: string) => Error; what: string; keys: readonly string[] },
+): VersionedTop<R> {
+  const error = (message: string) => new o.ErrorClass(message);
+  const doc = parseYamlDocument(text, error);
+  const r = new o.Reader(doc.lines, error);
+  const top = r.map(doc.top, o.what, o.keys);
+  const versionNode = top.get('version');
+  const version = versionNode ? r.string(versionNode, 'version') : '';
+  return { r, node: doc.top, top, version, versionNode };
+}
+
+/**
+ * The document a ConfigMap holds under its single data key (Velero refuses a ConfigMap with more or fewer), parsed by
+ * `parse`; a problem is thrown as `ErrorClass`, naming the ConfigMap and the key. `holding` words what the key holds.
+ */
+export function parseSingleKeyConfigMap<T>(
+  cm: { metadata?: { name?: string; namespace?: string }; data?: Record<string, string> | undefined },
+  o: { holding: string; ErrorClass: new (message: string) => Error; parse: (text: string, source: string) => T },
+): T {
+  const source = `ConfigMap ${cm.metadata?.namespace ?? ''}/${cm.metadata?.name ?? ''}`;
+  const values = Object.entries(cm.data ?? {});
+  if (values.length !== 1) throw new o.ErrorClass(`${source} must have exactly one data key holding the ${o.holding} (it has ${values.length})`);
+  try {
+    return o.parse(values[0]![1], source);
+  } catch (err) {
+    if (err instanceof o.ErrorClass) throw new o.ErrorClass(`${source}, key ${values[0]![0]}: ${err.message}`);
+    throw err;
+  }
 }

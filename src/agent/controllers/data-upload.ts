@@ -8,7 +8,7 @@ import { Finalizers } from '../../api/constants.js';
 import { Kinds, SnapshotType, parseDataUpload, type DataUpload } from '../../api/index.js';
 import { customClient } from '../../kube/custom.js';
 import type { DataMoverExposer } from '../exposer/csi-snapshot-exposer.js';
-import type { BackupResultMessage } from '../microservice/protocol.js';
+import { backupResultStatus } from '../microservice/protocol.js';
 import { createDataPathController, type DataPathController, type DataPathControllerContext, type DataPathKindSpec } from './data-path-controller.js';
 
 /** The data mover names cairn's node-agent runs ('' is the default, as in Velero). */
@@ -43,13 +43,7 @@ export function dataUploadSpec(ctx: DataUploadControllerContext): DataPathKindSp
     getExposed: (name) => ctx.exposer.getExposed(name),
     cleanUp: (du) => ctx.exposer.cleanUp(du),
     onCompleted(du, result) {
-      const r = result as BackupResultMessage;
-      du.status = {
-        ...(du.status ?? {}),
-        path: r.source?.byPath ?? '',
-        snapshotID: r.snapshotID ?? '',
-        ...(r.emptySnapshot ? { message: EMPTY_VOLUME_UPLOAD_MESSAGE } : {}),
-      };
+      du.status = { ...(du.status ?? {}), ...backupResultStatus(result, EMPTY_VOLUME_UPLOAD_MESSAGE) };
     },
     failurePrefix: 'data path backup failed',
   };

@@ -2,9 +2,8 @@
  * The node-agent's PodVolumeBackup controller (docs/node-agent.md): only the node-agent of spec.node claims
  * a PVB; completion records the snapshot ID and the in-pod path, or Velero's message for an empty volume.
  */
-import { Kinds, parsePodVolumeBackup, type PodVolumeBackup } from '../../api/index.js';
-import { customClient } from '../../kube/custom.js';
-import type { BackupResultMessage } from '../microservice/protocol.js';
+import { parsePodVolumeBackup, type PodVolumeBackup } from '../../api/index.js';
+import { backupResultStatus } from '../microservice/protocol.js';
 import { createDataPathController, type DataPathController, type DataPathKindSpec } from './data-path-controller.js';
 import { podVolumeSpecParts, type PodVolumeControllerContext } from './pod-volume-common.js';
 
@@ -12,23 +11,13 @@ export const EMPTY_VOLUME_MESSAGE = 'volume was empty so no snapshot was taken';
 
 export function podVolumeBackupSpec(ctx: PodVolumeControllerContext): DataPathKindSpec<PodVolumeBackup> {
   return {
-    ...podVolumeSpecParts<PodVolumeBackup>(ctx, 'PodVolumeBackup'),
-    kind: 'PodVolumeBackup',
-    short: 'PVB',
-    resource: Kinds.PodVolumeBackup,
-    client: customClient<PodVolumeBackup>(ctx.kube, Kinds.PodVolumeBackup, parsePodVolumeBackup),
+    ...podVolumeSpecParts(ctx, 'PodVolumeBackup', parsePodVolumeBackup),
     processingNode: (pvb) => pvb.spec.node,
     // Accepted even when the workload pod is gone: the expose step then fails it with a clear message instead of
     // leaving it New forever.
     acceptDecision: (pvb) => Promise.resolve(pvb.spec.node === ctx.nodeName ? { accept: true } : { accept: false }),
     onCompleted(pvb, result) {
-      const r = result as BackupResultMessage;
-      pvb.status = {
-        ...(pvb.status ?? {}),
-        path: r.source?.byPath ?? '',
-        snapshotID: r.snapshotID ?? '',
-        ...(r.emptySnapshot ? { message: EMPTY_VOLUME_MESSAGE } : {}),
-      };
+      pvb.status = { ...(pvb.status ?? {}), ...backupResultStatus(result, EMPTY_VOLUME_MESSAGE) };
     },
     failurePrefix: 'data path backup failed',
   };

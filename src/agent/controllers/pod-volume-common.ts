@@ -4,8 +4,9 @@
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import { Finalizers } from '../../api/constants.js';
-import type { PodVolumeBackup, PodVolumeRestore } from '../../api/index.js';
-import { isNotFound } from '../../kube/errors.js';
+import { Kinds, type PodVolumeBackup, type PodVolumeRestore } from '../../api/index.js';
+import { customClient, type Parser } from '../../kube/custom.js';
+import { undefinedIfNotFound } from '../../kube/errors.js';
 import type { PodVolumeExposer } from '../exposer/pod-volume-exposer.js';
 import type { DataPathControllerContext, DataPathKindSpec } from './data-path-controller.js';
 
@@ -17,21 +18,22 @@ type PodVolumeCR = PodVolumeBackup | PodVolumeRestore;
 
 /** The workload pod a PVB/PVR is about, if it still exists with the UID it names. */
 export async function targetPodOf(ctx: DataPathControllerContext, obj: PodVolumeCR): Promise<V1Pod | undefined> {
-  try {
-    const pod = await ctx.kube.core.readNamespacedPod({ namespace: obj.spec.pod.namespace ?? '', name: obj.spec.pod.name ?? '' });
-    if (obj.spec.pod.uid && pod.metadata?.uid !== obj.spec.pod.uid) return undefined;
-    return pod;
-  } catch (err) {
-    if (isNotFound(err)) return undefined;
-    throw err;
-  }
+  const pod = await undefinedIfNotFound(() => ctx.kube.core.readNamespacedPod({ namespace: obj.spec.pod.namespace ?? '', name: obj.spec.pod.name ?? '' }));
+  // Another pod of the same name (the workload's pod was replaced) is not the one to back up or restore into.
+  if (obj.spec.pod.uid && pod?.metadata?.uid !== obj.spec.pod.uid) return undefined;
+  return pod;
 }
 
 export function podVolumeSpecParts<T extends PodVolumeCR>(
   ctx: PodVolumeControllerContext,
   kind: 'PodVolumeBackup' | 'PodVolumeRestore',
-): Pick<DataPathKindSpec<T>, 'finalizer' | 'ignored' | 'describe' | 'expose' | 'getExposed' | 'cleanUp'> {
+  parse: Parser<T>,
+): Pick<DataPathKindSpec<T>, 'kind' | 'short' | 'resource' | 'client' | 'finalizer' | 'ignored' | 'describe' | 'expose' | 'getExposed' | 'cleanUp'> {
   return {
+    kind,
+    short: kind === 'PodVolumeBackup' ? 'PVB' : 'PVR',
+    resource: Kinds[kind],
+    client: customClient<T>(ctx.kube, Kinds[kind], parse),
     finalizer: Finalizers.PodVolume,
     // Legacy restic work is not cairn's.
     ignored: (obj) => (obj.spec.uploaderType as string | undefined) === 'restic',

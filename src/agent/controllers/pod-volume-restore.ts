@@ -4,8 +4,7 @@
  * up on the node and the workload waits for the done marker). The claim records status.node.
  */
 import type { V1Pod } from '@kubernetes/client-node';
-import { Kinds, parsePodVolumeRestore, type PodVolumeRestore } from '../../api/index.js';
-import { customClient } from '../../kube/custom.js';
+import { parsePodVolumeRestore, type PodVolumeRestore } from '../../api/index.js';
 import { createDataPathController, type DataPathController, type DataPathKindSpec } from './data-path-controller.js';
 import { podVolumeSpecParts, type PodVolumeControllerContext } from './pod-volume-common.js';
 
@@ -23,11 +22,7 @@ export interface PodVolumeRestoreContext extends PodVolumeControllerContext {
 
 export function podVolumeRestoreSpec(ctx: PodVolumeRestoreContext): DataPathKindSpec<PodVolumeRestore> {
   return {
-    ...podVolumeSpecParts<PodVolumeRestore>(ctx, 'PodVolumeRestore'),
-    kind: 'PodVolumeRestore',
-    short: 'PVR',
-    resource: Kinds.PodVolumeRestore,
-    client: customClient<PodVolumeRestore>(ctx.kube, Kinds.PodVolumeRestore, parsePodVolumeRestore),
+    ...podVolumeSpecParts(ctx, 'PodVolumeRestore', parsePodVolumeRestore),
     processingNode: (pvr) => pvr.status?.node,
     acceptDecision(pvr) {
       const pod = ctx.nodePod(pvr.spec.pod.namespace ?? '', pvr.spec.pod.name ?? '');

@@ -15,7 +15,7 @@ import type { DataUpload } from '../../api/index.js';
 import type { ExposeProgress } from '../controllers/data-path-controller.js';
 import type { VolumeMode } from '../microservice/protocol.js';
 import { dataMoverPod } from './data-mover-pod.js';
-import { deleteOwnedPod, deleteOwnedPvc, ensurePod, ensurePvc, readPod, readPvc, type ExposerOptions } from './exposed-objects.js';
+import { deleteOwnedPodAndPvc, ensurePod, ensurePvc, readPod, readPvc, type ExposerOptions } from './exposed-objects.js';
 import { snapshotApi, type SnapshotApi } from './snapshot-api.js';
 import {
   backupContentName,
@@ -130,8 +130,7 @@ export function createCsiSnapshotExposer(opts: DataMoverExposerOptions, api: Sna
     getExposed: (name) => readPod(kube, namespace, name),
     async cleanUp(du) {
       const owner = ownerOf(du, 'DataUpload', namespace);
-      await deleteOwnedPod(kube, owner);
-      await deleteOwnedPvc(kube, owner);
+      await deleteOwnedPodAndPvc(kube, owner);
       const vs = await api.getSnapshot(namespace, owner.name);
       if (vs && isOwnedBy(vs.metadata, owner)) await api.deleteSnapshot(namespace, owner.name);
       const contentName = backupContentName(owner);

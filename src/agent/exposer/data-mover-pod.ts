@@ -8,7 +8,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { VolumeMode } from '../microservice/protocol.js';
 import type { NodeAgentConfig } from '../config.js';
-import { commonDataMoverArgs, dataMoverPodShell, volumePathOf } from './hosting-pod.js';
+import { dataMoverPodShell } from './hosting-pod.js';
 
 export interface DataMoverPodInput {
   kind: 'DataUpload' | 'DataDownload';
@@ -35,25 +35,12 @@ export function requiredNodeAffinity(nodeName: string): NonNullable<V1Pod['spec'
 }
 
 export function dataMoverPod(input: DataMoverPodInput): V1Pod {
-  const { owner } = input;
-  const verb = input.kind === 'DataUpload' ? 'backup' : 'restore';
-  const crFlag = input.kind === 'DataUpload' ? '--data-upload' : '--data-download';
   return dataMoverPodShell({
-    kind: input.kind,
-    owner,
-    nodeAgentPod: input.nodeAgentPod,
-    config: input.config,
-    args: [
-      'data-mover',
-      verb,
-      `--volume-path=${volumePathOf(owner.uid)}`,
-      `--volume-mode=${input.volumeMode}`,
-      `${crFlag}=${owner.name}`,
-      ...commonDataMoverArgs(input, verb),
-    ],
-    volume: { name: owner.uid, persistentVolumeClaim: { claimName: input.claimName } },
+    ...input,
+    kindArgs: [`--volume-mode=${input.volumeMode}`],
+    volume: { name: input.owner.uid, persistentVolumeClaim: { claimName: input.claimName } },
     // A backup only reads the volume.
-    attach: input.volumeMode === 'Block' ? { device: {} } : { mount: verb === 'backup' ? { readOnly: true } : {} },
+    attach: input.volumeMode === 'Block' ? { device: {} } : { mount: input.kind === 'DataUpload' ? { readOnly: true } : {} },
     placement: { affinity: requiredNodeAffinity(input.nodeName) },
   });
 }

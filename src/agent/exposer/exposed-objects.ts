@@ -7,7 +7,7 @@ import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { Logger } from '../../base/logger.js';
 import { call, type Kube } from '../../kube/client.js';
 import type { NodeAgentConfig } from '../config.js';
-import { isAlreadyExists, isNotFound } from '../../kube/errors.js';
+import { isAlreadyExists, undefinedIfNotFound } from '../../kube/errors.js';
 import { isOwnedBy, type ExposeOwner } from './snapshot-objects.js';
 
 /** What every exposer (pod volume, CSI snapshot, generic restore) is made with: the node agent's own context. */
@@ -24,20 +24,11 @@ export interface ExposerOptions {
   logger: Logger;
 }
 
-async function orUndefined<T>(fn: () => Promise<T>): Promise<T | undefined> {
-  try {
-    return await fn();
-  } catch (err) {
-    if (isNotFound(err)) return undefined;
-    throw err;
-  }
-}
-
 export const readPod = (kube: Kube, namespace: string, name: string): Promise<V1Pod | undefined> =>
-  call(kube, `get pod ${namespace}/${name}`, () => orUndefined(() => kube.core.readNamespacedPod({ namespace, name })));
+  call(kube, `get pod ${namespace}/${name}`, () => undefinedIfNotFound(() => kube.core.readNamespacedPod({ namespace, name })));
 
 export const readPvc = (kube: Kube, namespace: string, name: string): Promise<V1PersistentVolumeClaim | undefined> =>
-  call(kube, `get PVC ${namespace}/${name}`, () => orUndefined(() => kube.core.readNamespacedPersistentVolumeClaim({ namespace, name })));
+  call(kube, `get PVC ${namespace}/${name}`, () => undefinedIfNotFound(() => kube.core.readNamespacedPersistentVolumeClaim({ namespace, name })));
 
 /** Creates `body` unless this owner's object of that name exists; returns the object now in place. */
 async function ensure<T extends { metadata?: { name?: string; namespace?: string } | undefined }>(opts: {
@@ -76,12 +67,18 @@ export async function deleteOwnedPod(kube: Kube, owner: ExposeOwner): Promise<vo
   const pod = await readPod(kube, owner.namespace, owner.name);
   if (!pod || !isOwnedBy(pod.metadata, owner) || pod.metadata?.deletionTimestamp) return;
   await call(kube, `delete pod ${owner.namespace}/${owner.name}`, () =>
-    orUndefined(() => kube.core.deleteNamespacedPod({ namespace: owner.namespace, name: owner.name, gracePeriodSeconds: 0 })),
+    undefinedIfNotFound(() => kube.core.deleteNamespacedPod({ namespace: owner.namespace, name: owner.name, gracePeriodSeconds: 0 })),
   );
 }
 
 export async function deleteOwnedPvc(kube: Kube, owner: ExposeOwner): Promise<void> {
   const pvc = await readPvc(kube, owner.namespace, owner.name);
   if (!pvc || !isOwnedBy(pvc.metadata, owner) || pvc.metadata?.deletionTimestamp) return;
-  await call(kube, `delete PVC ${owner.namespace}/${owner.name}`, () => orUndefined(() => kube.core.deleteNamespacedPersistentVolumeClaim({ namespace: owner.namespace, name: owner.name })));
+  await call(kube, `delete PVC ${owner.namespace}/${owner.name}`, () => undefinedIfNotFound(() => kube.core.deleteNamespacedPersistentVolumeClaim({ namespace: owner.namespace, name: owner.name })));
+}
+
+/** What an exposer made for its owner: the data mover's pod first (it uses the claim), then the claim. */
+export async function deleteOwnedPodAndPvc(kube: Kube, owner: ExposeOwner): Promise<void> {
+  await deleteOwnedPod(kube, owner);
+  await deleteOwnedPvc(kube, owner);
 }

@@ -8,10 +8,10 @@
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import type { DataDownload } from '../../api/index.js';
 import { call } from '../../kube/client.js';
-import { isNotFound } from '../../kube/errors.js';
+import { undefinedIfNotFound } from '../../kube/errors.js';
 import type { BeforeCompletedStep } from '../controllers/data-path-controller.js';
 import { ownerOf, podFor, volumeModeOf, type DataMoverExposer, type DataMoverExposerOptions } from './csi-snapshot-exposer.js';
-import { deleteOwnedPod, deleteOwnedPvc, ensurePod, ensurePvc, readPod, readPvc } from './exposed-objects.js';
+import { deleteOwnedPod, deleteOwnedPodAndPvc, deleteOwnedPvc, ensurePod, ensurePvc, readPod, readPvc } from './exposed-objects.js';
 import { ORIGINAL_RECLAIM_POLICY_ANNOTATION, RESTORED_PV_ANNOTATION, nextRebindStep, originalPolicyPv } from './rebind.js';
 import { isOwnedBy, restorePvc } from './snapshot-objects.js';
 
@@ -32,14 +32,7 @@ export function createGenericRestoreExposer(opts: DataMoverExposerOptions): Gene
   const log = opts.logger.child({ exposer: 'generic-restore' });
 
   async function readPv(name: string): Promise<V1PersistentVolume | undefined> {
-    return call(kube, `get PV ${name}`, async () => {
-      try {
-        return await kube.core.readPersistentVolume({ name });
-      } catch (err) {
-        if (isNotFound(err)) return undefined;
-        throw err;
-      }
-    });
+    return call(kube, `get PV ${name}`, () => undefinedIfNotFound(() => kube.core.readPersistentVolume({ name })));
   }
 
   async function writePv(pv: V1PersistentVolume): Promise<void> {
@@ -78,8 +71,7 @@ export function createGenericRestoreExposer(opts: DataMoverExposerOptions): Gene
     getExposed: (name) => readPod(kube, namespace, name),
     async cleanUp(dd) {
       const owner = ownerOf(dd, 'DataDownload', namespace);
-      await deleteOwnedPod(kube, owner);
-      await deleteOwnedPvc(kube, owner);
+      await deleteOwnedPodAndPvc(kube, owner);
       await releaseHeldPv(dd);
       log.debug({ DD: owner.name }, 'exposed objects deleted');
     },

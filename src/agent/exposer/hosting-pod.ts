@@ -50,13 +50,17 @@ export const DATA_MOVER_CAPABILITIES = {
   restore: ['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID'],
 } as const;
 
+/** Whether the data mover of this kind backs a volume up or restores it. */
+export function dataPathDirection(kind: DataPathKind): 'backup' | 'restore' {
+  return kind === 'PodVolumeBackup' || kind === 'DataUpload' ? 'backup' : 'restore';
+}
+
 export function dataMoverContainerSecurity(kind: DataPathKind, privileged: boolean): V1SecurityContext {
   // A privileged container has every capability; Kubernetes refuses allowPrivilegeEscalation=false beside it.
   // The root filesystem is read-only: a data mover writes only into its volume and the /tmp and /scratch emptyDirs
   // it inherits from the node agent.
   if (privileged) return { privileged: true, readOnlyRootFilesystem: true };
-  const direction = kind === 'PodVolumeBackup' || kind === 'DataUpload' ? 'backup' : 'restore';
-  return { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'], add: [...DATA_MOVER_CAPABILITIES[direction]] } };
+  return { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'], add: [...DATA_MOVER_CAPABILITIES[dataPathDirection(kind)]] } };
 }
 
 export function nodeAgentContainer(pod: V1Pod): V1Container {
@@ -82,17 +86,32 @@ export function hostingPodLabel(kind: DataPathKind): string {
 
 const apiVersionOf = (kind: DataPathKind) => (kind === 'DataUpload' || kind === 'DataDownload' ? ApiVersionV2Alpha1 : ApiVersionV1);
 
+/** The command a data mover of each kind runs (`cairn <command> backup|restore`) and the flag naming its object. */
+const DATA_MOVER_COMMANDS: Record<DataPathKind, { command: string; objectFlag: string }> = {
+  PodVolumeBackup: { command: 'pod-volume', objectFlag: '--pod-volume-backup' },
+  PodVolumeRestore: { command: 'pod-volume', objectFlag: '--pod-volume-restore' },
+  DataUpload: { command: 'data-mover', objectFlag: '--data-upload' },
+  DataDownload: { command: 'data-mover', objectFlag: '--data-download' },
+};
+
 /**
- * The flags every data mover (pod volume or snapshot data mover) takes after its own: timeouts, logging, progress,
- * and the node-agent ConfigMap's store settings.
+ * The arguments of `/cairn` in a data-mover pod: the command and its volume, the kind's own flags, the object carried
+ * out, then what every data mover takes: timeouts, logging, progress, and the node-agent ConfigMap's store settings.
  */
-export function commonDataMoverArgs(opts: { resourceTimeoutMs: number; logLevel: string; config: NodeAgentConfig }, verb: 'backup' | 'restore'): string[] {
-  const { config } = opts;
+function dataMoverArgs(input: DataMoverPodShellInput): string[] {
+  const { config, owner } = input;
+  const { command, objectFlag } = DATA_MOVER_COMMANDS[input.kind];
+  const verb = dataPathDirection(input.kind);
   return [
-    `--resource-timeout=${formatDuration(opts.resourceTimeoutMs)}`,
+    command,
+    verb,
+    `--volume-path=${volumePathOf(owner.uid)}`,
+    ...(input.kindArgs ?? []),
+    `${objectFlag}=${owner.name}`,
+    `--resource-timeout=${formatDuration(input.resourceTimeoutMs)}`,
     // JSON whatever the node-agent's own format: the node-agent re-emits these lines, field by field, in its log.
     '--log-format=json',
-    `--log-level=${opts.logLevel}`,
+    `--log-level=${input.logLevel}`,
     // Velero's data mover reports progress every 10 s; live progress in `describe` wants it more often.
     `--progress-interval=${formatDuration(PROGRESS_INTERVAL_MS)}`,
     // The retry budget applies to every data mover (restores read through outages too).
@@ -107,8 +126,10 @@ export interface DataMoverPodShellInput {
   owner: { name: string; namespace: string; uid: string };
   nodeAgentPod: V1Pod;
   config: NodeAgentConfig;
-  /** The arguments of `/cairn`. */
-  args: string[];
+  resourceTimeoutMs: number;
+  logLevel: string;
+  /** Flags of the kind's command besides those every data mover takes (`--volume-mode`). */
+  kindArgs?: string[];
   /** The volume the data mover works on (named after the owner's UID); mounted or attached at /<uid>. */
   volume: V1Volume;
   attach: { mount: Omit<V1VolumeMount, 'name' | 'mountPath'> } | { device: Omit<V1VolumeDevice, 'name' | 'devicePath'> };
@@ -129,9 +150,8 @@ export const LISTING_CACHE_MOUNT = '/listing-cache';
  * backup of the same volume on this node walks only what changed. A restore or a block device has none.
  */
 function listingCache(input: DataMoverPodShellInput): { volume: V1Volume; mount: V1VolumeMount; arg: string } | undefined {
-  const backup = input.kind === 'PodVolumeBackup' || input.kind === 'DataUpload';
   const dir = listingCacheHostDir(input.config);
-  if (!backup || !dir || !('mount' in input.attach)) return undefined;
+  if (dataPathDirection(input.kind) !== 'backup' || !dir || !('mount' in input.attach)) return undefined;
   return {
     volume: { name: LISTING_CACHE_VOLUME, hostPath: { path: dir, type: 'DirectoryOrCreate' } },
     mount: { name: LISTING_CACHE_VOLUME, mountPath: LISTING_CACHE_MOUNT },
@@ -160,7 +180,7 @@ export function dataMoverPodShell(input: DataMoverPodShellInput): V1Pod {
     image: agent.image ?? '',
     imagePullPolicy: agent.imagePullPolicy ?? 'IfNotPresent',
     command: ['/cairn'],
-    args: [...input.args, ...(cache ? [cache.arg] : [])],
+    args: [...dataMoverArgs(input), ...(cache ? [cache.arg] : [])],
     env: agent.env ?? [],
     ...(agent.envFrom ? { envFrom: agent.envFrom } : {}),
     ...attach,
@@ -200,24 +220,11 @@ export function dataMoverPodShell(input: DataMoverPodShellInput): V1Pod {
 
 /** The fs-backup pod of one PVB/PVR: `cairn pod-volume backup|restore` on the workload volume's host path. */
 export function hostingPod(input: HostingPodInput): V1Pod {
-  const { owner } = input;
-  const verb = input.kind === 'PodVolumeBackup' ? 'backup' : 'restore';
-  const crFlag = input.kind === 'PodVolumeBackup' ? '--pod-volume-backup' : '--pod-volume-restore';
   return dataMoverPodShell({
-    kind: input.kind,
-    owner,
-    nodeAgentPod: input.nodeAgentPod,
-    config: input.config,
-    args: [
-      'pod-volume',
-      verb,
-      `--volume-path=${volumePathOf(owner.uid)}`,
-      `${crFlag}=${owner.name}`,
-      ...commonDataMoverArgs(input, verb),
-    ],
-    volume: { name: owner.uid, hostPath: { path: input.hostPath } },
+    ...input,
+    volume: { name: input.owner.uid, hostPath: { path: input.hostPath } },
     // A backup only reads the volume.
-    attach: { mount: { mountPropagation: 'HostToContainer', ...(verb === 'backup' ? { readOnly: true } : {}) } },
+    attach: { mount: { mountPropagation: 'HostToContainer', ...(input.kind === 'PodVolumeBackup' ? { readOnly: true } : {}) } },
     placement: { nodeName: input.nodeName },
     ...(input.config.privilegedFsBackup ? { privileged: true } : {}),
   });

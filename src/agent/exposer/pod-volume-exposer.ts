@@ -5,7 +5,7 @@
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import { call } from '../../kube/client.js';
-import { isAlreadyExists, isNotFound } from '../../kube/errors.js';
+import { isAlreadyExists, isNotFound, undefinedIfNotFound } from '../../kube/errors.js';
 import { HOST_PODS_MOUNT, findVolumePath, hostPodsHostDir, toHostPath, volumeDirectory } from './host-path.js';
 import { hostingPod, type HostingPodInput } from './hosting-pod.js';
 import type { ExposerOptions } from './exposed-objects.js';
@@ -71,14 +71,7 @@ export function createPodVolumeExposer(opts: PodVolumeExposerOptions): PodVolume
       }
       return { hostPath };
     },
-    async getExposed(name) {
-      try {
-        return await opts.kube.core.readNamespacedPod({ namespace: opts.namespace, name });
-      } catch (err) {
-        if (isNotFound(err)) return undefined;
-        throw err;
-      }
-    },
+    getExposed: (name) => undefinedIfNotFound(() => opts.kube.core.readNamespacedPod({ namespace: opts.namespace, name })),
     async cleanUp(name) {
       try {
         await opts.kube.core.deleteNamespacedPod({ namespace: opts.namespace, name, gracePeriodSeconds: 0 });

@@ -5,7 +5,7 @@
  */
 import type { Kube } from '../../kube/client.js';
 import { call } from '../../kube/client.js';
-import { isAlreadyExists, isNotFound } from '../../kube/errors.js';
+import { isAlreadyExists, isNotFound, undefinedIfNotFound } from '../../kube/errors.js';
 import {
   SNAPSHOT_GROUP,
   SNAPSHOT_VERSION,
@@ -31,15 +31,6 @@ export interface SnapshotApi {
   deleteContent(name: string): Promise<void>;
 }
 
-async function orUndefined<T>(fn: () => Promise<T>): Promise<T | undefined> {
-  try {
-    return await fn();
-  } catch (err) {
-    if (isNotFound(err)) return undefined;
-    throw err;
-  }
-}
-
 async function created(fn: () => Promise<unknown>): Promise<CreateResult> {
   try {
     await fn();
@@ -63,12 +54,12 @@ export function snapshotApi(kube: Kube): SnapshotApi {
   return {
     getSnapshot: (namespace, name) =>
       call(kube, `get VolumeSnapshot ${namespace}/${name}`, async () => {
-        const raw = await orUndefined(() => c.getNamespacedCustomObject({ ...SNAPSHOTS, namespace, name }));
+        const raw = await undefinedIfNotFound(() => c.getNamespacedCustomObject({ ...SNAPSHOTS, namespace, name }));
         return raw === undefined ? undefined : parseVolumeSnapshot(raw);
       }),
     getContent: (name) =>
       call(kube, `get VolumeSnapshotContent ${name}`, async () => {
-        const raw = await orUndefined(() => c.getClusterCustomObject({ ...CONTENTS, name }));
+        const raw = await undefinedIfNotFound(() => c.getClusterCustomObject({ ...CONTENTS, name }));
         return raw === undefined ? undefined : parseVolumeSnapshotContent(raw);
       }),
     createSnapshot: (body) =>

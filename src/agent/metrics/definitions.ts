@@ -3,7 +3,7 @@
  * `podVolume`, names, help texts, labels and buckets of its pkg/metrics/metrics.go), and cairn's own, prefixed
  * `cairn_`, for what Velero does not count (pod volume backup/restore outcomes, durations and bytes of every kind).
  */
-import { VELERO_DURATION_BUCKETS, type MetricDefinition } from '../../base/metrics.js';
+import { defineMetric, type MetricDefinition } from '../../base/metrics.js';
 
 export const NodeMetric = {
   PodVolumeBackupEnqueue: 'podVolume_pod_volume_backup_enqueue_count',
@@ -36,14 +36,15 @@ export const PVB_NAME_LABEL = 'pod_volume_backup';
 /** cairn's label for the data-path kind: PodVolumeBackup, PodVolumeRestore, DataUpload or DataDownload. */
 export const KIND_LABEL = 'kind';
 
-const byNode = (name: NodeMetric, help: string): MetricDefinition => ({ name, help, type: 'counter', labelNames: [NODE_LABEL] });
+const byNode = (name: NodeMetric, help: string) => defineMetric(name, 'counter', help, [NODE_LABEL]);
 const latencyLabels = [NODE_LABEL, OPERATION_LABEL, BACKUP_NAME_LABEL, PVB_NAME_LABEL];
+const dataPathLabels = [NODE_LABEL, KIND_LABEL];
 
 export const NODE_METRICS: readonly MetricDefinition[] = [
   byNode(NodeMetric.PodVolumeBackupEnqueue, 'Total number of pod_volume_backup objects enqueued'),
   byNode(NodeMetric.PodVolumeBackupDequeue, 'Total number of pod_volume_backup objects dequeued'),
-  { name: NodeMetric.PodVolumeOperationLatencyGauge, help: 'Gauge metric indicating time taken, in seconds, to perform pod volume operations', type: 'gauge', labelNames: latencyLabels },
-  { name: NodeMetric.PodVolumeOperationLatency, help: 'Time taken to complete pod volume operations, in seconds', type: 'histogram', labelNames: latencyLabels, buckets: VELERO_DURATION_BUCKETS },
+  defineMetric(NodeMetric.PodVolumeOperationLatencyGauge, 'gauge', 'Gauge metric indicating time taken, in seconds, to perform pod volume operations', latencyLabels),
+  defineMetric(NodeMetric.PodVolumeOperationLatency, 'histogram', 'Time taken to complete pod volume operations, in seconds', latencyLabels),
   byNode(NodeMetric.DataUploadSuccessTotal, 'Total number of successful uploaded snapshots'),
   byNode(NodeMetric.DataUploadFailureTotal, 'Total number of failed uploaded snapshots'),
   byNode(NodeMetric.DataUploadCancelTotal, 'Total number of canceled uploaded snapshots'),
@@ -56,20 +57,9 @@ export const NODE_METRICS: readonly MetricDefinition[] = [
   byNode(NodeMetric.PodVolumeRestoreSuccessTotal, 'Total number of completed pod volume restores'),
   byNode(NodeMetric.PodVolumeRestoreFailureTotal, 'Total number of failed pod volume restores'),
   byNode(NodeMetric.PodVolumeRestoreCancelTotal, 'Total number of canceled pod volume restores'),
-  {
-    name: NodeMetric.DataPathDuration,
-    help: 'Time from start to end of pod volume backups and restores, data uploads and downloads, in seconds',
-    type: 'histogram',
-    labelNames: [NODE_LABEL, KIND_LABEL],
-    buckets: VELERO_DURATION_BUCKETS,
-  },
-  {
-    name: NodeMetric.DataPathBytesTotal,
-    help: 'Bytes processed by the data path (the growth of status.progress.bytesDone); its rate is the live throughput',
-    type: 'counter',
-    labelNames: [NODE_LABEL, KIND_LABEL],
-  },
-  { name: NodeMetric.DataPathRunning, help: 'Pod volume backups and restores, data uploads and downloads in progress on this node', type: 'gauge', labelNames: [NODE_LABEL, KIND_LABEL] },
+  defineMetric(NodeMetric.DataPathDuration, 'histogram', 'Time from start to end of pod volume backups and restores, data uploads and downloads, in seconds', dataPathLabels),
+  defineMetric(NodeMetric.DataPathBytesTotal, 'counter', 'Bytes processed by the data path (the growth of status.progress.bytesDone); its rate is the live throughput', dataPathLabels),
+  defineMetric(NodeMetric.DataPathRunning, 'gauge', 'Pod volume backups and restores, data uploads and downloads in progress on this node', dataPathLabels),
 ];
 
 /** The per-node counters whose series exist from the start (Velero's InitMetricsForNode, and cairn's own). */

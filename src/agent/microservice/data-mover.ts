@@ -5,15 +5,13 @@
  * returns the termination message. Like the pod-volume commands it never writes the CR's status.
  */
 import { Labels } from '../../api/constants.js';
-import { Kinds, parseDataDownload, parseDataUpload, type DataDownload, type DataUpload } from '../../api/index.js';
-import { customClient } from '../../kube/custom.js';
+import { Kinds, parseDataDownload, parseDataUpload, type DataUpload } from '../../api/index.js';
 import { backupBlockVolume, checkBlockVolume } from './block-volume.js';
 import { findParentSnapshot, parallelFilesDownloadSetting, SnapshotTags } from './pod-volume.js';
 import { backupResultMessage, restoreResultMessage, type VolumeMode } from './protocol.js';
 import { logRestoreSource, restoreBlockFromSource, restoreDirectory, writeSparseFilesSetting } from './restore-source.js';
 import type { DataPathWork, RunDataPathResult } from './run.js';
-import { backupDirectory, checkFilesystemVolume, isEmptyDirectory, openTaskRepository, openTaskRestoreSource, runWatchedTask, type DataMoverTaskOptions } from './task.js';
-import { watchTask } from './watch.js';
+import { backupDirectory, checkFilesystemVolume, isEmptyDirectory, openTaskRepository, openTaskRestoreSource, runTaskOn, type DataMoverTaskOptions } from './task.js';
 
 /** Velero's requester tag value for data-mover snapshots. */
 export const DATA_MOVER_REQUESTER = 'snapshot-data-upload-download';
@@ -46,9 +44,7 @@ function checkVolume(path: string, mode: VolumeMode): void {
 
 export async function runDataUpload(opts: DataMoverTaskOptions): Promise<RunDataPathResult> {
   const mode = opts.volumeMode ?? 'Filesystem';
-  const client = customClient<DataUpload>(opts.kube, Kinds.DataUpload, parseDataUpload);
-  const watch = watchTask({ kube: opts.kube, client, namespace: opts.namespace, name: opts.name, kindLabel: 'DataUpload', logger: opts.logger });
-  return runWatchedTask(opts, 'DU', watch, async (du): Promise<DataPathWork> => {
+  return runTaskOn(opts, 'DU', { kind: Kinds.DataUpload, parse: parseDataUpload, logLabel: 'DataUpload' }, async (du): Promise<DataPathWork> => {
     checkVolume(opts.volumePath, mode);
     const { repository, location } = await openTaskRepository(opts, { bslName: du.spec.backupStorageLocation, volumeNamespace: du.spec.sourceNamespace });
     const source = dataUploadRealSource(du);
@@ -78,9 +74,7 @@ export async function runDataUpload(opts: DataMoverTaskOptions): Promise<RunData
 
 export async function runDataDownload(opts: DataMoverTaskOptions): Promise<RunDataPathResult> {
   const mode = opts.volumeMode ?? 'Filesystem';
-  const client = customClient<DataDownload>(opts.kube, Kinds.DataDownload, parseDataDownload);
-  const watch = watchTask({ kube: opts.kube, client, namespace: opts.namespace, name: opts.name, kindLabel: 'DataDownload', logger: opts.logger });
-  return runWatchedTask(opts, 'DD', watch, async (dd): Promise<DataPathWork> => {
+  return runTaskOn(opts, 'DD', { kind: Kinds.DataDownload, parse: parseDataDownload, logLabel: 'DataDownload' }, async (dd): Promise<DataPathWork> => {
     checkVolume(opts.volumePath, mode);
     const source = await openTaskRestoreSource(opts, { bslName: dd.spec.backupStorageLocation, volumeNamespace: dd.spec.sourceNamespace });
     logRestoreSource(opts.logger, { DD: opts.name, snapshotID: dd.spec.snapshotID, volumeMode: mode }, source);

@@ -8,13 +8,11 @@ import { Annotations, Labels } from '../../api/constants.js';
 import type { Logger } from '../../base/logger.js';
 import type { SnapshotStore } from '../../datapath/snapshots.js';
 import type { SnapshotId } from '../../datapath/ids.js';
-import { customClient } from '../../kube/custom.js';
 import { backupResultMessage, restoreResultMessage } from './protocol.js';
 import { logRestoreSource, restoreDirectory, writeSparseFilesSetting } from './restore-source.js';
 import type { RunDataPathResult } from './run.js';
 import { writeCompletionMarker } from './completion-marker.js';
-import { backupDirectory, checkFilesystemVolume, isEmptyDirectory, openTaskRepository, openTaskRestoreSource, runWatchedTask, type DataMoverTaskOptions } from './task.js';
-import { watchTask } from './watch.js';
+import { backupDirectory, checkFilesystemVolume, isEmptyDirectory, openTaskRepository, openTaskRestoreSource, runTaskOn, type DataMoverTaskOptions } from './task.js';
 
 /** Snapshot tags that identify fs-backup snapshots (Velero's keys) and their source across pod re-creations. */
 export const SnapshotTags = {
@@ -63,9 +61,7 @@ export function parallelFilesDownloadSetting(settings: Record<string, string> | 
 }
 
 export async function runPodVolumeBackup(opts: PodVolumeTaskOptions): Promise<RunDataPathResult> {
-  const client = customClient<PodVolumeBackup>(opts.kube, Kinds.PodVolumeBackup, parsePodVolumeBackup);
-  const watch = watchTask({ kube: opts.kube, client, namespace: opts.namespace, name: opts.name, kindLabel: 'PVB', logger: opts.logger });
-  return runWatchedTask(opts, 'PVB', watch, async (pvb) => {
+  return runTaskOn(opts, 'PVB', { kind: Kinds.PodVolumeBackup, parse: parsePodVolumeBackup, logLabel: 'PVB' }, async (pvb) => {
     checkFilesystemVolume(opts.volumePath);
     const volumeNamespace = pvb.spec.pod.namespace ?? '';
     const { repository, location } = await openTaskRepository(opts, { bslName: pvb.spec.backupStorageLocation, volumeNamespace });
@@ -98,9 +94,7 @@ export async function runPodVolumeBackup(opts: PodVolumeTaskOptions): Promise<Ru
 }
 
 export async function runPodVolumeRestore(opts: PodVolumeTaskOptions): Promise<RunDataPathResult> {
-  const client = customClient<PodVolumeRestore>(opts.kube, Kinds.PodVolumeRestore, parsePodVolumeRestore);
-  const watch = watchTask({ kube: opts.kube, client, namespace: opts.namespace, name: opts.name, kindLabel: 'PVR', logger: opts.logger });
-  return runWatchedTask(opts, 'PVR', watch, async (pvr) => {
+  return runTaskOn(opts, 'PVR', { kind: Kinds.PodVolumeRestore, parse: parsePodVolumeRestore, logLabel: 'PVR' }, async (pvr) => {
     checkFilesystemVolume(opts.volumePath);
     const source = await openTaskRestoreSource(opts, { bslName: pvr.spec.backupStorageLocation, volumeNamespace: pvr.spec.sourceNamespace });
     logRestoreSource(opts.logger, { PVR: opts.name, snapshotID: pvr.spec.snapshotID }, source);

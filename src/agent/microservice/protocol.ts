@@ -51,6 +51,15 @@ export interface BackupResultMessage {
   totalBytes: number;
 }
 
+/**
+ * What a completed backup records in its PVB or DataUpload status: the in-pod path and the snapshot ID, and for an
+ * empty volume (no snapshot taken) `emptyMessage`.
+ */
+export function backupResultStatus(result: ResultMessage, emptyMessage: string): { path: string; snapshotID: string; message?: string } {
+  const r = result as BackupResultMessage;
+  return { path: r.source?.byPath ?? '', snapshotID: r.snapshotID ?? '', ...(r.emptySnapshot ? { message: emptyMessage } : {}) };
+}
+
 export interface RestoreResultMessage {
   target: AccessPoint;
   totalBytes: number;

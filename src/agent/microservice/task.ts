@@ -8,13 +8,14 @@ import { lstatSync, readdirSync } from 'node:fs';
 import type { Logger } from '../../base/logger.js';
 import { backup, type BackupResult, type UploadRepository } from '../../datapath/uploader.js';
 import type { Kube } from '../../kube/client.js';
+import { customClient, type Parser, type ResourceKind } from '../../kube/custom.js';
 import type { RetryOptions } from '../../plugins/object-store/retry.js';
 import type { LockOwnerPod } from '../../datapath/locks.js';
 import { openRepositoryForVolume, openRestoreSource, type RestoreSource, type VolumeRepository } from '../../storage/volume-repository.js';
 import { dataPathEventRecorder } from './events.js';
 import type { TaskKind, VolumeMode } from './protocol.js';
 import { runDataPath, type DataPathProgress, type DataPathWork, type EventSink, type RunDataPathResult } from './run.js';
-import type { DataPathResource, TaskWatch } from './watch.js';
+import { watchTask, type DataPathResource, type TaskWatch } from './watch.js';
 
 export interface DataMoverTaskOptions {
   kube: Kube;
@@ -122,6 +123,25 @@ export async function runWatchedTask<T extends DataPathResource>(
   } finally {
     await watch.stop().catch(() => undefined);
   }
+}
+
+/** The custom resource a task carries out: its kind, how it is parsed, and how the watch names it in the log. */
+export interface TaskResource<T extends DataPathResource> {
+  kind: ResourceKind;
+  parse: Parser<T>;
+  logLabel: string;
+}
+
+/** runWatchedTask on the object `opts.name` of `resource`, watched for the task's whole run. */
+export function runTaskOn<T extends DataPathResource>(
+  opts: DataMoverTaskOptions,
+  kind: TaskKind,
+  resource: TaskResource<T>,
+  prepare: (obj: T, signal: AbortSignal) => Promise<DataPathWork>,
+): Promise<RunDataPathResult> {
+  const client = customClient<T>(opts.kube, resource.kind, resource.parse);
+  const watch = watchTask({ kube: opts.kube, client, namespace: opts.namespace, name: opts.name, kindLabel: resource.logLabel, logger: opts.logger });
+  return runWatchedTask(opts, kind, watch, prepare);
 }
 
 export function isEmptyDirectory(path: string): boolean {

@@ -3,7 +3,7 @@
  * are printed (text blocks apart from each other, or one object or a List as JSON/YAML).
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { Flags } from '@oclif/core';
+import { Args, Flags } from '@oclif/core';
 import type { Logger } from '../../base/logger.js';
 import { connect, type Kube } from '../../kube/client.js';
 import type { CustomClient } from '../../kube/custom.js';
@@ -13,6 +13,7 @@ import { parseDuration } from '../duration.js';
 import { parseLabelSelector } from '../label-selector.js';
 import { asList, formatJson, formatYaml, type OutputFormat } from '../output.js';
 import { selectObjects } from '../select.js';
+import type { GatherOptions } from './gather.js';
 
 /** `-o`, `--selector` and `--no-color`; `kind` is plural ("backups"). */
 export function describeFlags(kind: string) {
@@ -73,7 +74,9 @@ export interface DescribeContext {
  * The command behind `backup describe` and `restore describe`: select the objects, then print each one's text (files
  * read for text output) or data (`-o json|yaml`). Each verb names its texts, kind, client and the two renderings.
  */
-export abstract class DescribeStoredCommand<T extends KubernetesObject & { metadata: { name?: string | undefined } }> extends BaseCommand<typeof DescribeStoredCommand> {
+type NamedObject = KubernetesObject & { metadata: { name?: string | undefined } };
+
+export abstract class DescribeStoredCommand<T extends NamedObject> extends BaseCommand<typeof DescribeStoredCommand> {
   static override strict = false;
   static override flags = describeStoredFlags('objects', 'More detail.');
   /** The kind as the messages name it ("backup"). */
@@ -101,4 +104,51 @@ export abstract class DescribeStoredCommand<T extends KubernetesObject & { metad
       }),
     );
   }
+}
+
+/**
+ * What `backup describe` and `restore describe` each name: their help texts, their client, how the files and objects
+ * shown with one are gathered (`G`), and the two renderings of one with what was gathered.
+ */
+export interface DescribeStoredCommandSpec<T extends NamedObject, G> {
+  /** The kind as the messages name it ("backup"); its plural words the help. */
+  kind: string;
+  summary: string;
+  description: string;
+  examples?: string[];
+  /** The help of `--details`. */
+  details: string;
+  client: (kube: Kube) => CustomClient<T>;
+  gather: (kube: Kube, object: T, opts: GatherOptions) => Promise<G>;
+  text: (object: T, gathered: G, ctx: DescribeContext) => string;
+  data: (object: T, gathered: G, ctx: DescribeContext) => unknown;
+}
+
+/** The `describe` command of one kind whose files are kept in storage. */
+export function defineDescribeStoredCommand<T extends NamedObject, G>(spec: DescribeStoredCommandSpec<T, G>) {
+  // Text output reads the volume info even without --details.
+  const gather = (object: T, ctx: DescribeContext, text: boolean) =>
+    spec.gather(ctx.kube, object, { namespace: ctx.namespace, details: ctx.details, text, timeoutMs: ctx.timeoutMs, logger: ctx.logger });
+  const command = class extends DescribeStoredCommand<T> {
+    static override summary = spec.summary;
+    static override description = spec.description;
+    static override args = { names: Args.string({ description: `Names of ${spec.kind}s to describe (default: all, or those matching --selector).` }) };
+    static override flags = describeStoredFlags(`${spec.kind}s`, spec.details);
+    protected readonly kind = spec.kind;
+
+    protected client(kube: Kube) {
+      return spec.client(kube);
+    }
+
+    protected async text(object: T, ctx: DescribeContext) {
+      return spec.text(object, await gather(object, ctx, true), ctx);
+    }
+
+    protected async data(object: T, ctx: DescribeContext) {
+      return spec.data(object, await gather(object, ctx, false), ctx);
+    }
+  };
+  // A kind without examples shows no EXAMPLES section.
+  if (spec.examples) command.examples = spec.examples;
+  return command;
 }

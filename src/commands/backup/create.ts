@@ -2,11 +2,11 @@ import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../../cli/base-command.js';
 import { UsageError } from '../../base/errors.js';
 import { formatJson, formatYaml } from '../../cli/output.js';
-import { backupClient, buildBackup, dataUploadClient, givenBackupSpecFlags, normaliseTriStateArgv, podVolumeBackupClient, volumeBytes } from '../../cli/backups.js';
+import { backupClient, buildBackup, dataUploadClient, givenBackupSpecFlags, podVolumeBackupClient } from '../../cli/backups.js';
 import { BACKUP_TRI_STATE, backupSpecFlags } from '../../cli/backup-flags.js';
 import { backupFromScheduleNamed } from '../../cli/schedules.js';
 import { locationClient } from '../../cli/backup-locations.js';
-import { followState, submitAndFollow, submitFlags } from '../../cli/submit.js';
+import { followReading, submitAndFollow, submitFlags } from '../../cli/submit.js';
 import { Labels, isBackupDone, labelValue, selectorFor, type Backup } from '../../api/index.js';
 import { connect, type Kube } from '../../kube/client.js';
 
@@ -27,10 +27,7 @@ export default class BackupCreate extends BaseCommand<typeof BackupCreate> {
     ...submitFlags('backup'),
   };
 
-  public override async init(): Promise<void> {
-    this.argv = normaliseTriStateArgv(this.argv, BACKUP_TRI_STATE);
-    await super.init();
-  }
+  protected override readonly triStateFlags = BACKUP_TRI_STATE;
 
   async run(): Promise<void> {
     const namespace = this.flags.namespace;
@@ -71,10 +68,8 @@ export default class BackupCreate extends BaseCommand<typeof BackupCreate> {
       read: async () => {
         const b = await client.get(namespace, name);
         if (!b) return undefined;
-        // Volume bytes are extra information: a failed read of them never ends the wait.
         const selector = selectorFor({ [Labels.BackupName]: labelValue(name) });
-        const bytes = await Promise.all([pvbs.list(namespace, selector), dus.list(namespace, selector)]).then(([p, d]) => volumeBytes([...p, ...d]), () => ({}));
-        return { ...followState(b.status ?? {}, b.status?.progress?.itemsBackedUp), ...bytes };
+        return followReading(b.status ?? {}, b.status?.progress?.itemsBackedUp, async () => (await Promise.all([pvbs.list(namespace, selector), dus.list(namespace, selector)])).flat());
       },
     });
     if (code !== 0) this.exit(code);

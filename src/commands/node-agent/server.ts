@@ -8,14 +8,13 @@ import { createNodeAgent } from '../../agent/node-agent.js';
 import { runUntilSignal } from '../../kube/lifecycle.js';
 import { NODE_AGENT_HEALTH_PORT } from '../../api/install-names.js';
 import { parseListenAddress } from '../../kube/health.js';
+import { roleEndpointFlags } from '../../cli/role-flags.js';
 
 export default class NodeAgentServer extends BaseCommand<typeof NodeAgentServer> {
   static override summary = 'Run the node agent of one node. Runs in the node-agent DaemonSet.';
   static override hidden = true;
   static override flags = {
-    'health-address': Flags.string({ description: 'Address the health endpoint binds to (default: $POD_IP, else all).', env: 'POD_IP', default: '0.0.0.0' }),
-    'health-port': Flags.integer({ description: 'Port of /healthz and /readyz (and of /metrics, unless --metrics-address names another).', default: NODE_AGENT_HEALTH_PORT }),
-    'metrics-address': Flags.string({ description: `Address of the Prometheus /metrics endpoint, as Velero's (e.g. ":8085"); empty: the health port (${NODE_AGENT_HEALTH_PORT}).`, default: '' }),
+    ...roleEndpointFlags(NODE_AGENT_HEALTH_PORT),
     'node-name': Flags.string({ description: 'This node (default: $NODE_NAME).', env: 'NODE_NAME' }),
     'pod-name': Flags.string({ description: 'This node-agent\'s pod (default: $POD_NAME); data-mover pods copy its image, volumes and env.', env: 'POD_NAME' }),
     'node-agent-configmap': Flags.string({ description: 'ConfigMap in the install namespace with the node-agent configuration (loadConcurrency, podResources, priorityClassName).' }),

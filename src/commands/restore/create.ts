@@ -4,10 +4,10 @@ import { BaseCommand } from '../../cli/base-command.js';
 import { UsageError } from '../../base/errors.js';
 import { formatJson, formatYaml } from '../../cli/output.js';
 import { canPrompt } from '../../cli/progress.js';
-import { backupClient, formatGoTime, normaliseTriStateArgv, volumeBytes } from '../../cli/backups.js';
+import { backupClient, formatGoTime } from '../../cli/backups.js';
 import { buildRestore, podVolumeRestoreClient, restorableBackups, restoreClient } from '../../cli/restores.js';
 import { scheduleClient } from '../../cli/schedules.js';
-import { followState, submitAndFollow, submitFlags } from '../../cli/submit.js';
+import { followReading, submitAndFollow, submitFlags } from '../../cli/submit.js';
 import { Labels, isRestoreDone, labelValue, selectorFor } from '../../api/index.js';
 import { connect, type Kube } from '../../kube/client.js';
 
@@ -44,10 +44,7 @@ export default class RestoreCreate extends BaseCommand<typeof RestoreCreate> {
     ...submitFlags('restore'),
   };
 
-  public override async init(): Promise<void> {
-    this.argv = normaliseTriStateArgv(this.argv, TRI_STATE);
-    await super.init();
-  }
+  protected override readonly triStateFlags = TRI_STATE;
 
   async run(): Promise<void> {
     const namespace = this.flags.namespace;
@@ -85,9 +82,7 @@ export default class RestoreCreate extends BaseCommand<typeof RestoreCreate> {
       read: async () => {
         const r = await client.get(namespace, name);
         if (!r) return undefined;
-        // Volume bytes are extra information: a failed read of them never ends the wait.
-        const bytes = await pvrs.list(namespace, selectorFor({ [Labels.RestoreName]: labelValue(name) })).then(volumeBytes, () => ({}));
-        return { ...followState(r.status ?? {}, r.status?.progress?.itemsRestored), ...bytes };
+        return followReading(r.status ?? {}, r.status?.progress?.itemsRestored, () => pvrs.list(namespace, selectorFor({ [Labels.RestoreName]: labelValue(name) })));
       },
     });
     if (code !== 0) this.exit(code);

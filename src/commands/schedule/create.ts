@@ -2,7 +2,6 @@ import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../../cli/base-command.js';
 import { CairnError, UsageError } from '../../base/errors.js';
 import { formatJson, formatYaml } from '../../cli/output.js';
-import { normaliseTriStateArgv } from '../../cli/backups.js';
 import { BACKUP_TRI_STATE, backupSpecFlags } from '../../cli/backup-flags.js';
 import { locationClient } from '../../cli/backup-locations.js';
 import { buildSchedule, scheduleClient } from '../../cli/schedules.js';
@@ -27,10 +26,7 @@ export default class ScheduleCreate extends BaseCommand<typeof ScheduleCreate> {
     output: Flags.option({ char: 'o', options: ['json', 'yaml'] as const, description: 'Print the Schedule instead of submitting it.' })(),
   };
 
-  public override async init(): Promise<void> {
-    this.argv = normaliseTriStateArgv(this.argv, [...BACKUP_TRI_STATE, 'skip-immediately']);
-    await super.init();
-  }
+  protected override readonly triStateFlags = [...BACKUP_TRI_STATE, 'skip-immediately'];
 
   async run(): Promise<void> {
     const namespace = this.flags.namespace;

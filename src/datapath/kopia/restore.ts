@@ -13,7 +13,7 @@ import { join, resolve } from 'node:path';
 import { Semaphore } from '../../plugins/object-store/limit.js';
 import { usableCpus } from '../cpu.js';
 import { CancelledError, RepositoryCorruptError, SnapshotNotFoundError } from '../errors.js';
-import { RestoreLedger, type RecordedAttributes, type RestoreProgress, type RestoreResult } from '../restore-ledger.js';
+import { RestoreLedger, type RecordedAttributes, type RestoreResult, type RestoreRunOptions } from '../restore-ledger.js';
 import { restoreTempPath, writeFileViaTemp } from '../restore-writes.js';
 import { KopiaContentPool } from './content-pool.js';
 import type { ContentInfo } from './index.js';
@@ -22,18 +22,10 @@ import { planPackReads, type PackRead, type PackSpan } from '../read-plan.js';
 import type { KopiaRepository } from './repository.js';
 import type { KopiaDirEntry } from './snapshots.js';
 
-export interface KopiaRestoreOptions {
+export interface KopiaRestoreOptions extends RestoreRunOptions {
   repository: KopiaRepository;
   /** The snapshot (manifest) ID, as Velero records it. */
   snapshotId: string;
-  target: string;
-  signal?: AbortSignal;
-  onProgress?: (p: RestoreProgress) => void;
-  progressIntervalMs?: number;
-  /** Restore uid/gid (default true). Failures are reported. */
-  ownership?: boolean;
-  /** Files restored at once. */
-  concurrency?: number;
   /** Leave all-zero 4 KiB blocks as holes (default true). */
   sparse?: boolean;
 }

@@ -7,7 +7,7 @@ import { request as httpRequest, type IncomingMessage, type RequestOptions } fro
 import { request as httpsRequest } from 'node:https';
 import { ApiException } from '@kubernetes/client-node';
 import { retryTransient, type Kube } from '../../kube/client.js';
-import { isNotFound } from '../../kube/errors.js';
+import { undefinedIfNotFound } from '../../kube/errors.js';
 
 export interface ApiReader {
   /** GET a path; throws ApiException on non-2xx. */
@@ -59,13 +59,6 @@ export function apiReader(kube: Kube): ApiReader {
 
   return {
     get: (path, query = {}) => retryTransient(() => once(path, query)),
-    async tryGet<T>(path: string) {
-      try {
-        return await retryTransient(() => once<T>(path, {}));
-      } catch (err) {
-        if (isNotFound(err)) return undefined;
-        throw err;
-      }
-    },
+    tryGet: <T>(path: string) => undefinedIfNotFound(() => retryTransient(() => once<T>(path, {}))),
   };
 }

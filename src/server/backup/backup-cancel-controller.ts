@@ -13,7 +13,7 @@
  * Every step reads what is there now and is idempotent, so a server that stops while a backup is Canceling finishes
  * the cancel when it starts again.
  */
-import { CANCEL_REQUESTED_ANNOTATION, Kinds, Labels, parseBackupOperations, parsePodVolumeBackup, volumeOperationRunning, type Backup, type PodVolumeBackup } from '../../api/index.js';
+import { Kinds, Labels, parseBackupOperations, parsePodVolumeBackup, volumeOperationRunning, type Backup, type PodVolumeBackup } from '../../api/index.js';
 import { customClient } from '../../kube/custom.js';
 import { startCustomController, type ObjectKey, type ReconcileResult } from '../../kube/controller.js';
 import { podExecutor } from '../../kube/pod-exec.js';
@@ -33,6 +33,8 @@ import { ItemActionRegistry } from '../../plugins/item-actions/registry.js';
 import { registerBuiltinBackupActions } from '../item-actions/builtin.js';
 import { cancelPendingOperations, isPluginOperation } from '../plugin-operations.js';
 import type { RunRegistry } from '../run-registry.js';
+import { cancelRequestedAtMs } from '../cancel-lifecycle.js';
+import { cancelReconciler } from '../cancel-reconciler.js';
 
 export interface BackupCancelControllerOptions extends ServerContext {
   /** The runs of this process (shared with the backup controller). */
@@ -108,8 +110,7 @@ export function backupCancelReconciler(opts: BackupCancelControllerOptions) {
     const pvbs = uid ? await pvbClient.list(opts.namespace, `${Labels.BackupUID}=${uid}`) : [];
     const dus = await listDataUploads(opts.kube, opts.namespace, uid);
     const running = { podVolumeBackupsRunning: pvbs.filter(volumeOperationRunning).length, dataUploadsRunning: dus.filter(volumeOperationRunning).length };
-    const requestedAtMs = Date.parse(backup.metadata?.annotations?.[CANCEL_REQUESTED_ANNOTATION] ?? '');
-    const next = cancelingStep(running, { requestedAtMs: Number.isNaN(requestedAtMs) ? undefined : requestedAtMs, nowMs: opts.now().getTime() });
+    const next = cancelingStep(running, { requestedAtMs: cancelRequestedAtMs(backup), nowMs: opts.now().getTime() });
     if (next.step === 'wait') return { requeueAfterMs: next.requeueAfterMs };
     if (next.gaveUp) log.warn({ backup: key.name, ...running }, 'the canceled backup waited too long for its volume operations to stop; cleaning up without them');
 
@@ -135,35 +136,24 @@ export function backupCancelReconciler(opts: BackupCancelControllerOptions) {
     log.info({ backup: key.name, podVolumeSnapshots: podVolumes.deleted, movedSnapshots: moved.deleted, objects }, 'backup canceled');
   }
 
-  return async function reconcile(key: ObjectKey): Promise<ReconcileResult | void> {
-    if (key.namespace !== opts.namespace) return;
-    const backup = await backups.get(key.namespace, key.name);
-    if (!backup) return;
-    const next = stepOf(backup);
-    switch (next.step) {
-      case 'none':
-      case 'operations':
-        return;
-      case 'end-new':
-        await backups.update(key.namespace, key.name, (b) => (stepOf(b).step === 'end-new' ? endCanceled(b, opts.now()) : false));
-        log.info({ backup: key.name }, 'backup canceled before it started');
-        return;
-      case 'abort-run':
-        opts.runs.cancel(key.name);
-        log.info({ backup: key.name }, 'stopping the run of a canceled backup');
-        // Its run writes Canceling; looked at again in case it could not.
-        return { requeueAfterMs: CANCEL_POLL_MS * 5 };
-      case 'wait-for-runner':
-        log.info({ backup: key.name, runner: next.runner }, 'a canceled backup is run by another server process, which stops it');
-        return { requeueAfterMs: next.retryInMs };
-      case 'begin':
-        // Decided again on the object as written, in case a run started meanwhile.
-        await backups.update(key.namespace, key.name, (b) => (stepOf(b).step === 'begin' ? beginCanceling(b) : false));
-        return;
-      case 'cancel':
-        return cancel(key, backup);
-    }
-  };
+  return cancelReconciler({
+    kind: 'backup',
+    namespace: opts.namespace,
+    client: backups,
+    log,
+    stepOf,
+    beginCanceling,
+    endCanceled: (b) => endCanceled(b, opts.now()),
+    abortRun: (key) => opts.runs.cancel(key.name),
+    abortRequeueMs: CANCEL_POLL_MS * 5,
+    cancel,
+    ownStep(key, next) {
+      // 'operations': the operations controller writes Canceling on its own queue.
+      if (next.step !== 'wait-for-runner') return;
+      log.info({ backup: key.name, runner: next.runner }, 'a canceled backup is run by another server process, which stops it');
+      return { requeueAfterMs: next.retryInMs };
+    },
+  });
 }
 
 export async function startBackupCancelController(opts: BackupCancelControllerOptions): Promise<Stoppable> {

@@ -11,7 +11,8 @@
  * controller alone works on a Canceling backup: it stops its PodVolumeBackups and DataUploads, waits for them, deletes
  * what the backup wrote and ends it Canceled.
  */
-import { BackupPhase, CANCELABLE_BACKUP_PHASES, isCancelRequested, statusTime, type Backup } from '../../api/index.js';
+import { CANCELABLE_BACKUP_PHASES, type Backup } from '../../api/index.js';
+import { beginCancelingOf, cancelWaitStep, endCanceledOf, sharedCancelStep, type CancelStep } from '../cancel-lifecycle.js';
 import { ATTEMPTS_ANNOTATION, mustRun } from './backup-decisions.js';
 import { ownedByOperations, UPLOADING_ANNOTATION } from './operations-decisions.js';
 import { claimState, releaseClaim, STALE_AFTER_MS } from './run-claim.js';
@@ -26,20 +27,11 @@ export const CANCEL_POLL_MS = 2000;
 export const CANCEL_WAIT_LIMIT_MS = 75 * 60_000;
 
 export type BackupCancelStep =
-  /** No cancel requested, or nothing left to cancel (finished, being deleted). */
-  | { step: 'none' }
-  /** Not started yet: Canceled at once, nothing was written. */
-  | { step: 'end-new' }
-  /** This process runs it: stop the run (it writes Canceling when it has stopped). */
-  | { step: 'abort-run' }
+  | CancelStep
   /** Another live server process runs it (a rolling update): that process stops it; look again later. */
   | { step: 'wait-for-runner'; runner: string; retryInMs: number }
-  /** Its run was left by a server that stopped: Canceling now. */
-  | { step: 'begin' }
   /** The operations controller waits on it or finalizes it: it writes Canceling on its own queue. */
-  | { step: 'operations' }
-  /** Canceling: stop its volume operations, wait for them, clean up, Canceled. */
-  | { step: 'cancel' };
+  | { step: 'operations' };
 
 export interface CancelStepOptions {
   /** Whether this process is running the backup now. */
@@ -51,11 +43,8 @@ export interface CancelStepOptions {
 }
 
 export function backupCancelStep(backup: Backup, o: CancelStepOptions): BackupCancelStep {
-  const phase = backup.status?.phase ?? '';
-  if (phase === BackupPhase.Canceling) return { step: 'cancel' };
-  if (!isCancelRequested(backup) || !CANCELABLE_BACKUP_PHASES.has(phase)) return { step: 'none' };
-  if (phase === '' || phase === BackupPhase.New) return { step: 'end-new' };
-  if (o.runningHere) return { step: 'abort-run' };
+  const shared = sharedCancelStep(backup, { cancelable: CANCELABLE_BACKUP_PHASES, runningHere: o.runningHere });
+  if (shared) return shared;
   if (ownedByOperations(backup)) return { step: 'operations' };
   if (mustRun(backup)) {
     const claim = claimState(backup.metadata?.annotations, o.me, o.nowMs, o.claimStaleAfterMs ?? STALE_AFTER_MS);
@@ -69,26 +58,16 @@ export function backupCancelStep(backup: Backup, o: CancelStepOptions): BackupCa
  * the run's claim, attempt count and upload mark go, so no controller runs it again.
  */
 export function beginCanceling(b: Backup): boolean {
-  if (!isCancelRequested(b)) return false;
-  const phase = b.status?.phase ?? '';
-  if (phase === '' || phase === BackupPhase.New || !CANCELABLE_BACKUP_PHASES.has(phase)) return false;
-  b.metadata = b.metadata ?? {};
-  const annotations = { ...b.metadata.annotations };
-  releaseClaim(annotations);
-  delete annotations[ATTEMPTS_ANNOTATION];
-  delete annotations[UPLOADING_ANNOTATION];
-  b.metadata.annotations = annotations;
-  b.status = { ...b.status, phase: BackupPhase.Canceling };
-  return true;
+  return beginCancelingOf(b, CANCELABLE_BACKUP_PHASES, (annotations) => {
+    releaseClaim(annotations);
+    delete annotations[ATTEMPTS_ANNOTATION];
+    delete annotations[UPLOADING_ANNOTATION];
+  });
 }
 
 /** Ends a Backup Canceled (false unless it is Canceling, or New with a cancel requested). */
 export function endCanceled(b: Backup, now: Date): boolean {
-  const phase = b.status?.phase ?? '';
-  const isNew = phase === '' || phase === BackupPhase.New;
-  if (phase !== BackupPhase.Canceling && !(isNew && isCancelRequested(b))) return false;
-  b.status = { ...b.status, phase: BackupPhase.Canceled, completionTimestamp: statusTime(now) };
-  return true;
+  return endCanceledOf(b, now);
 }
 
 /** Volume operations as the cancel sees them: how many have not ended yet. */
@@ -108,8 +87,6 @@ export type CancelingStep =
 /** The step of a Canceling backup, given its volume operations and since when the cancel was requested. */
 export function cancelingStep(state: VolumeOperationsState, o: { requestedAtMs: number | undefined; nowMs: number }): CancelingStep {
   const running = state.podVolumeBackupsRunning + state.dataUploadsRunning;
-  if (running === 0) return { step: 'clean-up', gaveUp: false };
-  const since = o.requestedAtMs ?? o.nowMs;
-  if (o.nowMs - since >= CANCEL_WAIT_LIMIT_MS) return { step: 'clean-up', gaveUp: true };
-  return { step: 'wait', requeueAfterMs: CANCEL_POLL_MS };
+  const wait = cancelWaitStep(running, { ...o, limitMs: CANCEL_WAIT_LIMIT_MS, pollMs: CANCEL_POLL_MS });
+  return wait.step === 'done' ? { step: 'clean-up', gaveUp: wait.gaveUp } : wait;
 }

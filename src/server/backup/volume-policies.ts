@@ -6,7 +6,7 @@
  * policy wins. Pure.
  */
 import { isMap, isScalar, isSeq, type Node as YamlNode } from 'yaml';
-import { YamlReader, parseYamlDocument } from '../yaml-reader.js';
+import { YamlReader, parseSingleKeyConfigMap, readVersionedTop } from '../yaml-reader.js';
 import { quantityBytes } from '../csi/snapshot-objects.js';
 
 export const VOLUME_POLICY_ACTIONS = ['skip', 'fs-backup', 'snapshot'] as const;
@@ -179,13 +179,8 @@ function parseIncludeExclude(r: Reader, node: YamlNode | null | undefined): Incl
 
 /** Parses the YAML text of resource policies; throws ResourcePoliciesError with the line of the problem. */
 export function parseResourcePolicies(text: string, source: string): ResourcePolicies {
-  const error = (message: string) => new ResourcePoliciesError(message);
-  const doc = parseYamlDocument(text, error);
-  const r: Reader = new Reader(doc.lines, error);
-  const top = r.map(doc.top, 'the resource policies', TOP_KEYS);
-  const versionNode = top.get('version');
-  const version = versionNode ? r.string(versionNode, 'version') : '';
-  if (version !== SUPPORTED_POLICY_VERSION) r.fail(versionNode ?? doc.top, `incompatible version number ${version || '(none)'} with supported version ${SUPPORTED_POLICY_VERSION}`);
+  const { r, node, top, version, versionNode } = readVersionedTop(text, { Reader, ErrorClass: ResourcePoliciesError, what: 'the resource policies', keys: TOP_KEYS });
+  if (version !== SUPPORTED_POLICY_VERSION) r.fail(versionNode ?? node, `incompatible version number ${version || '(none)'} with supported version ${SUPPORTED_POLICY_VERSION}`);
   const out: ResourcePolicies = { source, volumePolicies: [] };
   const list = top.get('volumePolicies');
   if (list) {
@@ -203,15 +198,7 @@ export function parseResourcePolicies(text: string, source: string): ResourcePol
 
 /** The policies of a ConfigMap: its single data key (Velero refuses a ConfigMap with more or fewer). */
 export function resourcePoliciesFromConfigMap(cm: { metadata?: { name?: string; namespace?: string }; data?: Record<string, string> | undefined }): ResourcePolicies {
-  const source = `ConfigMap ${cm.metadata?.namespace ?? ''}/${cm.metadata?.name ?? ''}`;
-  const values = Object.entries(cm.data ?? {});
-  if (values.length !== 1) throw new ResourcePoliciesError(`${source} must have exactly one data key holding the policies (it has ${values.length})`);
-  try {
-    return parseResourcePolicies(values[0]![1], source);
-  } catch (err) {
-    if (err instanceof ResourcePoliciesError) throw new ResourcePoliciesError(`${source}, key ${values[0]![0]}: ${err.message}`);
-    throw err;
-  }
+  return parseSingleKeyConfigMap(cm, { holding: 'policies', ErrorClass: ResourcePoliciesError, parse: parseResourcePolicies });
 }
 
 // ---- matching ------------------------------------------------------------------------------------------------

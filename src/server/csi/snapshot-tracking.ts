@@ -5,21 +5,15 @@
  * retries them), so a snapshot fails only at its deadline. `decide...` is pure; `readCsiSnapshotStates` reads the
  * cluster.
  */
-import { Labels, OperationPhase, creationTimestampOf, parseDuration, statusTime, type Backup } from '../../api/index.js';
+import { Labels, OperationPhase, creationTimestampOf, statusTime, type Backup } from '../../api/index.js';
 import type { Kube } from '../../kube/client.js';
 import { listVolumeSnapshotsWith, readVolumeSnapshotContent } from './snapshot-api.js';
 import { isSnapshotReady, snapshotError, type CsiSnapshotRef, type CsiSnapshotState, type VolumeSnapshot } from './snapshot-objects.js';
-import { csiSnapshotTimeoutOf } from '../datamover/backup-decision.js';
+import { csiSnapshotTimeoutOf, timeoutMsOr } from '../datamover/backup-decision.js';
 
 /** The backup's csiSnapshotTimeout in ms (an unreadable value falls back to Velero's 10 minutes). */
 export function csiSnapshotTimeoutMs(backup: Backup): number {
-  try {
-    const ms = parseDuration(csiSnapshotTimeoutOf(backup));
-    if (ms > 0) return ms;
-  } catch {
-    /* fall through */
-  }
-  return 10 * 60_000;
+  return timeoutMsOr(csiSnapshotTimeoutOf(backup), 10 * 60_000);
 }
 
 /** A VolumeSnapshot of the backup as a ref (the PV name comes from the stored volume info, when known). */

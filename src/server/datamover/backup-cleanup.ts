@@ -14,6 +14,7 @@ import type { BackupStore } from '../../storage/backup-store.js';
 import type { BackupVolumeInfo } from '../../api/volume-info.js';
 import { isDataUploadTerminal } from './backup-tracking.js';
 import { deleteVolumeSnapshot, listVolumeSnapshotsEverywhere } from './backup-snapshots.js';
+import { requestOperationCancel } from '../volume-operation-cancel.js';
 
 const client = (kube: Kube) => customClient<DataUpload>(kube, Kinds.DataUpload, parseDataUpload);
 
@@ -52,19 +53,8 @@ export async function cancelDataUploads(opts: CancelDataUploadsOptions): Promise
     const name = du.metadata.name ?? '';
     if (opts.only && !opts.only.has(name)) continue;
     if (isDataUploadTerminal(du) || du.spec.cancel) continue;
-    let changed = false;
-    await dus.update(opts.namespace, name, (d) => {
-      changed = false;
-      if (d.spec.cancel || isDataUploadTerminal(d)) return false;
-      d.spec = { ...d.spec, cancel: true };
-      changed = true;
-    });
-    if (!changed) continue;
     const message = opts.message(du);
-    await dus.updateStatus(opts.namespace, name, (d) => {
-      if (isDataUploadTerminal(d)) return false;
-      d.status = { ...(d.status ?? {}), message };
-    });
+    if (!(await requestOperationCancel(dus, opts.namespace, name, { isTerminal: isDataUploadTerminal, message }))) continue;
     opts.log.warn({ dataUpload: name, phase: du.status?.phase || 'New' }, message);
     canceled.push(name);
   }

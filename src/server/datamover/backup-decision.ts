@@ -7,7 +7,7 @@
  * the volume info (`csiSnapshot: <reason>;`); a CSI volume that cannot be snapshotted (no usable class) also with a
  * warning for the backup's results. Pure functions.
  */
-import { Annotations, AsyncOperationIDPrefix, Labels, labelValue, type Backup } from '../../api/index.js';
+import { Annotations, AsyncOperationIDPrefix, Labels, labelValue, parseDuration, type Backup } from '../../api/index.js';
 
 /** The parts of a VolumeSnapshotClass the choice reads. */
 export interface SnapshotClassLike {
@@ -190,6 +190,17 @@ export function itemOperationTimeoutOf(backup: Backup): string {
  */
 export function csiSnapshotTimeoutOf(backup: Backup): string {
   return backup.spec?.csiSnapshotTimeout || '10m0s';
+}
+
+/** A timeout given as a Go duration, in ms; `fallbackMs` when it is not a positive duration. */
+export function timeoutMsOr(text: string, fallbackMs: number): number {
+  try {
+    const ms = parseDuration(text);
+    if (ms > 0) return ms;
+  } catch {
+    /* fall through */
+  }
+  return fallbackMs;
 }
 
 /** Whether an object was made by a backup's data movement (the VolumeSnapshots it creates carry the backup's UID). */

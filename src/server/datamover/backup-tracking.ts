@@ -8,16 +8,14 @@ import {
   DataUploadPhase,
   OperationPhase,
   creationTimestampOf,
-  parseDuration,
   type Backup,
   type BackupOperation,
   type DataUpload,
-  optionalStatusTime,
 } from '../../api/index.js';
 import { BackupMethods, withTransferOutcome, type BackupVolumeInfo, type CSISnapshotInfo } from '../../api/volume-info.js';
-import { itemOperationTimeoutOf } from './backup-decision.js';
+import { itemOperationTimeoutOf, timeoutMsOr } from './backup-decision.js';
 import { DEFAULT_DATA_MOVER, operationIdOfDataUpload } from './backup-objects.js';
-import { backupTransferOperation } from '../transfer-operations.js';
+import { backupTransferOperationOf, transferErrors } from '../transfer-operations.js';
 
 /** The backup item action name Velero records DataUpload operations under. */
 export const CSI_PVC_BACKUP_ACTION = 'velero.io/csi-pvc-backupper';
@@ -35,13 +33,7 @@ export function dataUploadSucceeded(du: DataUpload): boolean {
 
 /** The backup's item operation timeout in ms (an unreadable value falls back to Velero's 4 h). */
 export function itemOperationTimeoutMs(backup: Backup): number {
-  try {
-    const ms = parseDuration(itemOperationTimeoutOf(backup));
-    if (ms > 0) return ms;
-  } catch {
-    /* fall through */
-  }
-  return 4 * 3600_000;
+  return timeoutMsOr(itemOperationTimeoutOf(backup), 4 * 3600_000);
 }
 
 /** When a DataUpload's time is up: its creation plus the backup's item operation timeout. */
@@ -102,12 +94,11 @@ export function dataUploadError(du: DataUpload, timedOut: boolean): string | und
 
 /** The backup errors of its DataUploads, by the PVC's namespace. `timedOut` names the ones given up on. */
 export function dataUploadErrors(dus: readonly DataUpload[], timedOut: ReadonlySet<string>): { namespace: string; message: string }[] {
-  const out: { namespace: string; message: string }[] = [];
-  for (const du of dus) {
-    const message = dataUploadError(du, timedOut.has(du.metadata.name ?? ''));
-    if (message) out.push({ namespace: du.spec.sourceNamespace, message });
-  }
-  return out;
+  return transferErrors(
+    dus,
+    (du) => dataUploadError(du, timedOut.has(du.metadata.name ?? '')),
+    (du) => du.spec.sourceNamespace,
+  );
 }
 
 function operationPhase(du: DataUpload, timedOut: boolean): OperationPhase {
@@ -130,17 +121,15 @@ export function dataUploadOperationFor(opts: { backup: Backup; du: DataUpload; t
   const { backup, du } = opts;
   const timedOut = Boolean(opts.timedOut);
   const phase = operationPhase(du, timedOut);
-  return backupTransferOperation(
+  return backupTransferOperationOf(
     backup,
+    du,
     {
       action: CSI_PVC_BACKUP_ACTION,
       resource: { Group: '', Resource: 'persistentvolumeclaims', Namespace: du.spec.sourceNamespace, Name: du.spec.sourcePVC },
       operationID: operationIdOfDataUpload(du),
       phase,
       error: phase === OperationPhase.Failed ? dataUploadError(du, timedOut) : undefined,
-      status: du.status,
-      description: du.status?.phase || DataUploadPhase.New,
-      created: optionalStatusTime(creationTimestampOf(du)),
     },
     opts.now,
   );

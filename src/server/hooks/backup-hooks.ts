@@ -126,6 +126,16 @@ function firstContainer(pod: HookPod): string {
   return pod.spec?.containers?.[0]?.name ?? '';
 }
 
+/** The problems found in a hook's fields, kept on it: it then counts as attempted and failed. */
+export function problemField(problems: readonly string[]): Pick<ResolvedExecHook, 'problem'> {
+  return problems.length ? { problem: problems.join('; ') } : {};
+}
+
+/** What every annotation hook is: the one hook of its pod and phase, its command as the annotation writes it. */
+export function annotationHookFields(commandText: string, container: string, onError: HookErrorMode): Pick<ResolvedExecHook, 'name' | 'source' | 'index' | 'container' | 'command' | 'onError'> {
+  return { name: ANNOTATION_HOOK_NAME, source: 'annotation', index: 0, container, command: commandFromAnnotation(commandText), onError };
+}
+
 /** The annotation hook of a phase, or undefined when the pod has none. */
 export function annotationHook(pod: HookPod, phase: BackupHookPhase): ResolvedExecHook | undefined {
   const annotations = pod.metadata.annotations ?? {};
@@ -139,16 +149,7 @@ export function annotationHook(pod: HookPod, phase: BackupHookPhase): ResolvedEx
   if (cp) problems.push(cp);
   const onError = onErrorFromAnnotation(annotations, keys.onError, problems);
   const timeoutMs = hookDurationField(annotations[keys.timeout], `annotation ${keys.timeout}`, problems) || DEFAULT_HOOK_TIMEOUT_MS;
-  return {
-    name: ANNOTATION_HOOK_NAME,
-    source: 'annotation',
-    index: 0,
-    container,
-    command: commandFromAnnotation(commandText),
-    onError,
-    timeoutMs,
-    ...(problems.length ? { problem: problems.join('; ') } : {}),
-  };
+  return { ...annotationHookFields(commandText, container, onError), timeoutMs, ...problemField(problems) };
 }
 
 /** Whether a hook spec's resources include pods (Velero resolves the names; pods are all hooks apply to). */
@@ -190,7 +191,7 @@ export function backupHooksFor(pod: HookPod, phase: BackupHookPhase, spec: Pick<
         command: [...exec.command],
         onError: exec.onError ?? HookErrorMode.Fail,
         timeoutMs,
-        ...(problems.length ? { problem: problems.join('; ') } : {}),
+        ...problemField(problems),
       });
     }
   }

@@ -9,6 +9,7 @@
  */
 import { DataUploadPhase, PodVolumeBackupPhase, type DataUpload, type PodVolumeBackup } from '../../api/index.js';
 import type { ResolvedExecHook } from './backup-hooks.js';
+import { readJsonListAnnotation, writeJsonListAnnotation } from './json-list-annotation.js';
 
 export const PENDING_POST_HOOKS_ANNOTATION = 'backup.cairn.io/pending-post-hooks';
 
@@ -22,19 +23,11 @@ export interface PendingPostHooks {
 }
 
 export function readPendingPostHooks(annotations: Readonly<Record<string, string>> | undefined): PendingPostHooks[] {
-  const text = annotations?.[PENDING_POST_HOOKS_ANNOTATION];
-  if (!text) return [];
-  try {
-    const parsed: unknown = JSON.parse(text);
-    return Array.isArray(parsed) ? (parsed as PendingPostHooks[]) : [];
-  } catch {
-    return [];
-  }
+  return readJsonListAnnotation(annotations, PENDING_POST_HOOKS_ANNOTATION);
 }
 
 export function writePendingPostHooks(annotations: Record<string, string>, pending: readonly PendingPostHooks[]): void {
-  if (pending.length) annotations[PENDING_POST_HOOKS_ANNOTATION] = JSON.stringify(pending);
-  else delete annotations[PENDING_POST_HOOKS_ANNOTATION];
+  writeJsonListAnnotation(annotations, PENDING_POST_HOOKS_ANNOTATION, pending);
 }
 
 export const samePod = (a: Pick<PendingPostHooks, 'namespace' | 'pod'>, b: Pick<PendingPostHooks, 'namespace' | 'pod'>) => a.namespace === b.namespace && a.pod === b.pod;

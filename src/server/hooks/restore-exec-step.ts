@@ -17,24 +17,17 @@ import { createRestoreLog } from '../restore/restore-log.js';
 import type { BackupStore } from '../../storage/backup-store.js';
 import { gunzipText } from '../../storage/encoding.js';
 import { runExecHooks } from './hook-runner.js';
+import { readJsonListAnnotation, writeJsonListAnnotation } from './json-list-annotation.js';
 import { RESTORE_EXEC_HOOKS_ANNOTATION, restoreHookReadiness, type ObservedPod, type PendingRestoreHooks } from './restore-hooks.js';
 
 const PHASE = 'post-restore';
 
 export function readPendingRestoreHooks(annotations: Readonly<Record<string, string>> | undefined): PendingRestoreHooks[] {
-  const text = annotations?.[RESTORE_EXEC_HOOKS_ANNOTATION];
-  if (!text) return [];
-  try {
-    const parsed: unknown = JSON.parse(text);
-    return Array.isArray(parsed) ? (parsed as PendingRestoreHooks[]) : [];
-  } catch {
-    return [];
-  }
+  return readJsonListAnnotation(annotations, RESTORE_EXEC_HOOKS_ANNOTATION);
 }
 
 export function writePendingRestoreHooks(annotations: Record<string, string>, pending: readonly PendingRestoreHooks[]): void {
-  if (pending.length) annotations[RESTORE_EXEC_HOOKS_ANNOTATION] = JSON.stringify(pending);
-  else delete annotations[RESTORE_EXEC_HOOKS_ANNOTATION];
+  writeJsonListAnnotation(annotations, RESTORE_EXEC_HOOKS_ANNOTATION, pending);
 }
 
 const key = (g: Pick<PendingRestoreHooks, 'namespace' | 'pod' | 'container'>) => `${g.namespace}/${g.pod}/${g.container}`;

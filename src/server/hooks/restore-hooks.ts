@@ -12,7 +12,7 @@
  */
 import { Annotations, HookErrorMode, type RestoreResourceHookSpec } from '../../api/index.js';
 import { restoreHookApplies } from '../item-actions/restore-init-hooks.js';
-import { ANNOTATION_HOOK_NAME, DEFAULT_HOOK_TIMEOUT_MS, commandFromAnnotation, hookDurationField, onErrorFromAnnotation, type HookPod, type ResolvedExecHook } from './backup-hooks.js';
+import { DEFAULT_HOOK_TIMEOUT_MS, annotationHookFields, hookDurationField, onErrorFromAnnotation, problemField, type HookPod, type ResolvedExecHook } from './backup-hooks.js';
 
 export interface RestoreExecHook extends ResolvedExecHook {
   /** 0 = no limit of its own. */
@@ -53,16 +53,11 @@ function annotationHook(pod: HookPod): RestoreExecHook | undefined {
     else problems.push(`annotation ${Annotations.PostRestoreHookWaitForReady}: "${readyText}" is neither true nor false`);
   }
   return {
-    name: ANNOTATION_HOOK_NAME,
-    source: 'annotation',
-    index: 0,
-    container,
-    command: commandFromAnnotation(commandText),
-    onError,
+    ...annotationHookFields(commandText, container, onError),
     timeoutMs: execMs || DEFAULT_HOOK_TIMEOUT_MS,
     waitTimeoutMs: waitMs,
     waitForReady,
-    ...(problems.length ? { problem: problems.join('; ') } : {}),
+    ...problemField(problems),
   };
 }
 
@@ -93,7 +88,7 @@ export function restoreExecHooksFor(pod: HookPod & { metadata: { uid?: string | 
           timeoutMs: execMs || DEFAULT_HOOK_TIMEOUT_MS,
           waitTimeoutMs: waitMs,
           waitForReady: exec.waitForReady === true,
-          ...(problems.length ? { problem: problems.join('; ') } : {}),
+          ...problemField(problems),
         });
       }
     }

@@ -4,29 +4,21 @@
  * listed once per backup and looked up by group and kind.
  */
 import { call } from '../../kube/client.js';
-import type { BackupItemAction, BackupItemContext } from '../../plugins/item-actions/types.js';
+import { oncePerBackup } from './per-backup.js';
+import type { BackupItemAction } from '../../plugins/item-actions/types.js';
 
 export const CRD_GROUP_RESOURCE = 'customresourcedefinitions.apiextensions.k8s.io';
 
 export function createCustomResourceBackupAction(): BackupItemAction {
-  let cache: { backupUid: string; crds: Promise<Map<string, string>> } | undefined;
-  const crdsFor = (ctx: BackupItemContext) => {
-    const uid = ctx.backup.metadata?.uid ?? ctx.backup.metadata?.name ?? '';
-    if (!cache || cache.backupUid !== uid) {
-      const crds = call(ctx.kube, 'list customresourcedefinitions', async () => {
-        const byGroupKind = new Map<string, string>();
-        for (const crd of (await ctx.kube.apiext.listCustomResourceDefinition()).items) {
-          if (crd.metadata?.name) byGroupKind.set(`${crd.spec.group}/${crd.spec.names.kind}`, crd.metadata.name);
-        }
-        return byGroupKind;
-      });
-      cache = { backupUid: uid, crds };
-      crds.catch(() => {
-        cache = undefined;
-      });
-    }
-    return cache.crds;
-  };
+  const crdsFor = oncePerBackup((ctx) =>
+    call(ctx.kube, 'list customresourcedefinitions', async () => {
+      const byGroupKind = new Map<string, string>();
+      for (const crd of (await ctx.kube.apiext.listCustomResourceDefinition()).items) {
+        if (crd.metadata?.name) byGroupKind.set(`${crd.spec.group}/${crd.spec.names.kind}`, crd.metadata.name);
+      }
+      return byGroupKind;
+    }),
+  );
   return {
     name: 'cairn.io/custom-resource-definition',
     appliesTo: () => ({ includedResources: ['*'] }),

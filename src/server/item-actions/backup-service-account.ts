@@ -4,7 +4,8 @@
  */
 import type { V1ClusterRoleBinding } from '@kubernetes/client-node';
 import { call } from '../../kube/client.js';
-import type { BackupItemAction, BackupItemContext, RelatedItem, UnstructuredObject } from '../../plugins/item-actions/types.js';
+import { oncePerBackup } from './per-backup.js';
+import type { BackupItemAction, RelatedItem, UnstructuredObject } from '../../plugins/item-actions/types.js';
 
 export function serviceAccountRelatedItems(sa: UnstructuredObject, bindings: readonly V1ClusterRoleBinding[]): RelatedItem[] {
   const related: RelatedItem[] = [];
@@ -18,18 +19,7 @@ export function serviceAccountRelatedItems(sa: UnstructuredObject, bindings: rea
 }
 
 export function createServiceAccountBackupAction(): BackupItemAction {
-  let cache: { backupUid: string; bindings: Promise<V1ClusterRoleBinding[]> } | undefined;
-  const bindingsFor = (ctx: BackupItemContext) => {
-    const uid = ctx.backup.metadata?.uid ?? ctx.backup.metadata?.name ?? '';
-    if (!cache || cache.backupUid !== uid) {
-      const bindings = call(ctx.kube, 'list clusterrolebindings', async () => (await ctx.kube.rbac.listClusterRoleBinding()).items);
-      cache = { backupUid: uid, bindings };
-      bindings.catch(() => {
-        cache = undefined;
-      });
-    }
-    return cache.bindings;
-  };
+  const bindingsFor = oncePerBackup((ctx) => call(ctx.kube, 'list clusterrolebindings', async () => (await ctx.kube.rbac.listClusterRoleBinding()).items));
   return {
     name: 'velero.io/service-account',
     appliesTo: () => ({ includedResources: ['serviceaccounts'] }),

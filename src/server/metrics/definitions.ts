@@ -3,7 +3,7 @@
  * texts, label names and buckets (pkg/metrics/metrics.go), so dashboards and alerts made for Velero work unchanged,
  * and cairn's own, prefixed `cairn_` (repository maintenance and size).
  */
-import { VELERO_DURATION_BUCKETS, type MetricDefinition } from '../../base/metrics.js';
+import { defineMetric, type MetricDefinition, type MetricType } from '../../base/metrics.js';
 
 /** Metric names, as constants so decisions and tests cannot misspell them. */
 export const ServerMetric = {
@@ -55,12 +55,14 @@ export const REPOSITORY_LABEL = 'repository';
 export const LAST_STATUS_SUCCESS = 1;
 export const LAST_STATUS_FAILURE = 0;
 
-const bySchedule = (name: ServerMetric, type: 'counter' | 'gauge', help: string): MetricDefinition => ({ name, help, type, labelNames: [SCHEDULE_LABEL] });
+const bySchedule = (name: ServerMetric, type: MetricType, help: string) => defineMetric(name, type, help, [SCHEDULE_LABEL]);
+const byCsiBackup = (name: ServerMetric, help: string) => defineMetric(name, 'counter', help, [SCHEDULE_LABEL, BACKUP_NAME_LABEL]);
+const byRepository = (name: ServerMetric, type: MetricType, help: string) => defineMetric(name, type, help, [REPOSITORY_LABEL]);
 
 export const SERVER_METRICS: readonly MetricDefinition[] = [
   bySchedule(ServerMetric.BackupTarballSizeBytes, 'gauge', 'Size, in bytes, of a backup'),
   bySchedule(ServerMetric.BackupLastSuccessfulTimestamp, 'gauge', 'Last time a backup ran successfully, Unix timestamp in seconds'),
-  { name: ServerMetric.BackupTotal, help: 'Current number of existent backups', type: 'gauge', labelNames: [] },
+  defineMetric(ServerMetric.BackupTotal, 'gauge', 'Current number of existent backups', []),
   bySchedule(ServerMetric.BackupAttemptTotal, 'counter', 'Total number of attempted backups'),
   bySchedule(ServerMetric.BackupSuccessTotal, 'counter', 'Total number of successful backups'),
   bySchedule(ServerMetric.BackupPartialFailureTotal, 'counter', 'Total number of partially failed backups'),
@@ -69,24 +71,13 @@ export const SERVER_METRICS: readonly MetricDefinition[] = [
   bySchedule(ServerMetric.BackupDeletionAttemptTotal, 'counter', 'Total number of attempted backup deletions'),
   bySchedule(ServerMetric.BackupDeletionSuccessTotal, 'counter', 'Total number of successful backup deletions'),
   bySchedule(ServerMetric.BackupDeletionFailureTotal, 'counter', 'Total number of failed backup deletions'),
-  {
-    name: ServerMetric.BackupDurationSeconds,
-    help: 'Time taken to complete backup, in seconds',
-    type: 'histogram',
-    labelNames: [SCHEDULE_LABEL],
-    buckets: VELERO_DURATION_BUCKETS,
-  },
+  bySchedule(ServerMetric.BackupDurationSeconds, 'histogram', 'Time taken to complete backup, in seconds'),
   bySchedule(ServerMetric.BackupItemsTotal, 'gauge', 'Total number of items backed up'),
   bySchedule(ServerMetric.BackupItemsErrors, 'gauge', 'Total number of errors encountered during backup'),
   bySchedule(ServerMetric.BackupWarningTotal, 'counter', 'Total number of warned backups'),
   bySchedule(ServerMetric.BackupLastStatus, 'gauge', 'Last status of the backup. A value of 1 is success, 0 is failure'),
-  {
-    name: ServerMetric.BackupLocationStatus,
-    help: 'The status of backup location.  A value of 1 is available, 0 is unavailable',
-    type: 'gauge',
-    labelNames: [LOCATION_LABEL],
-  },
-  { name: ServerMetric.RestoreTotal, help: 'Current number of existent restores', type: 'gauge', labelNames: [] },
+  defineMetric(ServerMetric.BackupLocationStatus, 'gauge', 'The status of backup location.  A value of 1 is available, 0 is unavailable', [LOCATION_LABEL]),
+  defineMetric(ServerMetric.RestoreTotal, 'gauge', 'Current number of existent restores', []),
   bySchedule(ServerMetric.RestoreAttemptTotal, 'counter', 'Total number of attempted restores'),
   bySchedule(ServerMetric.RestoreSuccessTotal, 'counter', 'Total number of successful restores'),
   bySchedule(ServerMetric.RestorePartialFailureTotal, 'counter', 'Total number of partially failed restores'),
@@ -95,19 +86,13 @@ export const SERVER_METRICS: readonly MetricDefinition[] = [
   bySchedule(ServerMetric.VolumeSnapshotAttemptTotal, 'counter', 'Total number of attempted volume snapshots'),
   bySchedule(ServerMetric.VolumeSnapshotSuccessTotal, 'counter', 'Total number of successful volume snapshots'),
   bySchedule(ServerMetric.VolumeSnapshotFailureTotal, 'counter', 'Total number of failed volume snapshots'),
-  { name: ServerMetric.CsiSnapshotAttemptTotal, help: 'Total number of CSI attempted volume snapshots', type: 'counter', labelNames: [SCHEDULE_LABEL, BACKUP_NAME_LABEL] },
-  { name: ServerMetric.CsiSnapshotSuccessTotal, help: 'Total number of CSI successful volume snapshots', type: 'counter', labelNames: [SCHEDULE_LABEL, BACKUP_NAME_LABEL] },
-  { name: ServerMetric.CsiSnapshotFailureTotal, help: 'Total number of CSI failed volume snapshots', type: 'counter', labelNames: [SCHEDULE_LABEL, BACKUP_NAME_LABEL] },
-  { name: ServerMetric.RepositoryMaintenanceSuccessTotal, help: 'Total number of successful backup repository maintenance runs', type: 'counter', labelNames: [REPOSITORY_LABEL] },
-  { name: ServerMetric.RepositoryMaintenanceFailureTotal, help: 'Total number of failed backup repository maintenance runs', type: 'counter', labelNames: [REPOSITORY_LABEL] },
-  {
-    name: ServerMetric.RepositoryMaintenanceDuration,
-    help: 'Time taken by backup repository maintenance runs, in seconds',
-    type: 'histogram',
-    labelNames: [REPOSITORY_LABEL],
-    buckets: VELERO_DURATION_BUCKETS,
-  },
-  { name: ServerMetric.RepositorySizeBytes, help: 'Bytes a backup repository holds in its storage location after its last successful maintenance', type: 'gauge', labelNames: [REPOSITORY_LABEL] },
+  byCsiBackup(ServerMetric.CsiSnapshotAttemptTotal, 'Total number of CSI attempted volume snapshots'),
+  byCsiBackup(ServerMetric.CsiSnapshotSuccessTotal, 'Total number of CSI successful volume snapshots'),
+  byCsiBackup(ServerMetric.CsiSnapshotFailureTotal, 'Total number of CSI failed volume snapshots'),
+  byRepository(ServerMetric.RepositoryMaintenanceSuccessTotal, 'counter', 'Total number of successful backup repository maintenance runs'),
+  byRepository(ServerMetric.RepositoryMaintenanceFailureTotal, 'counter', 'Total number of failed backup repository maintenance runs'),
+  byRepository(ServerMetric.RepositoryMaintenanceDuration, 'histogram', 'Time taken by backup repository maintenance runs, in seconds'),
+  byRepository(ServerMetric.RepositorySizeBytes, 'gauge', 'Bytes a backup repository holds in its storage location after its last successful maintenance'),
 ];
 
 /** The series Velero's InitSchedule makes appear for a schedule ('' at server start): counters at 0, last status 1. */

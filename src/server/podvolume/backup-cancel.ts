@@ -7,6 +7,7 @@ import type { Logger } from '../../base/logger.js';
 import type { Kube } from '../../kube/client.js';
 import { customClient } from '../../kube/custom.js';
 import { isTerminal } from './backup-pvb.js';
+import { requestOperationCancel } from '../volume-operation-cancel.js';
 
 /** Velero's message for PVBs of a backup the server could not resume. */
 export function serverStartCancelMessage(phase: string): string {
@@ -39,18 +40,7 @@ export async function cancelPodVolumeBackups(opts: CancelPodVolumeBackupsOptions
     if (opts.only && !opts.only.has(name)) continue;
     if (isTerminal(pvb) || pvb.spec.cancel) continue;
     const phase = pvb.status?.phase || 'New';
-    let changed = false;
-    await client.update(opts.namespace, name, (p) => {
-      changed = false;
-      if (p.spec.cancel || isTerminal(p)) return false;
-      p.spec = { ...p.spec, cancel: true };
-      changed = true;
-    });
-    if (!changed) continue;
-    await client.updateStatus(opts.namespace, name, (p) => {
-      if (isTerminal(p)) return false;
-      p.status = { ...(p.status ?? {}), message: message(phase) };
-    });
+    if (!(await requestOperationCancel(client, opts.namespace, name, { isTerminal, message: message(phase) }))) continue;
     opts.log.warn({ podVolumeBackup: name, phase }, message(phase));
     canceled.push(name);
   }

@@ -7,16 +7,14 @@ import {
   Annotations,
   OperationPhase,
   PodVolumeBackupPhase,
-  creationTimestampOf,
   parseDuration,
   type Backup,
   type BackupOperation,
   type PodVolumeBackup,
-  optionalStatusTime,
 } from '../../api/index.js';
 import { BackupMethods, withTransferOutcome, type BackupVolumeInfo } from '../../api/volume-info.js';
 import { isTerminal, podVolumeBackupError, succeeded } from './backup-pvb.js';
-import { backupTransferOperation } from '../transfer-operations.js';
+import { backupTransferOperationOf, transferErrors } from '../transfer-operations.js';
 
 /** The backup item action name cairn records PVB operations under. */
 export const POD_VOLUME_BACKUP_ACTION = 'velero.io/pod-volume-backup';
@@ -79,12 +77,11 @@ export function trackPodVolumeBackups(opts: TrackOptions): TrackingState {
 
 /** The backup errors of its PVBs (Velero's wording); `timedOut` also reports the ones still pending. */
 export function podVolumeErrors(pvbs: readonly PodVolumeBackup[], timedOut: boolean): { namespace: string; message: string }[] {
-  const out: { namespace: string; message: string }[] = [];
-  for (const pvb of pvbs) {
-    const message = podVolumeBackupError(pvb, timedOut);
-    if (message) out.push({ namespace: pvb.spec.pod.namespace ?? '', message });
-  }
-  return out;
+  return transferErrors(
+    pvbs,
+    (pvb) => podVolumeBackupError(pvb, timedOut),
+    (pvb) => pvb.spec.pod.namespace ?? '',
+  );
 }
 
 function operationPhase(pvb: PodVolumeBackup, timedOut: boolean): OperationPhase {
@@ -107,17 +104,15 @@ export function backupOperationFor(opts: { backup: Backup; pvb: PodVolumeBackup;
   const { backup, pvb } = opts;
   const timedOut = Boolean(opts.timedOut);
   const phase = operationPhase(pvb, timedOut);
-  return backupTransferOperation(
+  return backupTransferOperationOf(
     backup,
+    pvb,
     {
       action: POD_VOLUME_BACKUP_ACTION,
       resource: { Group: '', Resource: 'pods', Namespace: pvb.spec.pod.namespace ?? '', Name: pvb.spec.pod.name ?? '' },
       operationID: operationIdOf(pvb),
       phase,
       error: phase === OperationPhase.Failed ? podVolumeBackupError(pvb, timedOut) : undefined,
-      status: pvb.status,
-      description: pvb.status?.phase || PodVolumeBackupPhase.New,
-      created: optionalStatusTime(creationTimestampOf(pvb)),
     },
     opts.now,
   );

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { RepoCredentials } from '../../api/index.js';
 import type { Kube } from '../../kube/client.js';
-import { isAlreadyExists, isNotFound } from '../../kube/errors.js';
+import { isAlreadyExists, undefinedIfNotFound } from '../../kube/errors.js';
 
 export interface RepositoryPasswordOptions {
   kube: Kube;
@@ -22,15 +22,11 @@ export interface RepositoryPassword {
 }
 
 async function readPassword(opts: RepositoryPasswordOptions): Promise<string | undefined> {
-  try {
-    const secret = await opts.kube.core.readNamespacedSecret({ name: RepoCredentials.SecretName, namespace: opts.namespace });
-    const data = secret.data?.[RepoCredentials.Key];
-    if (data === undefined) throw new Error(`Secret ${RepoCredentials.SecretName} in namespace ${opts.namespace} has no key "${RepoCredentials.Key}"`);
-    return Buffer.from(data, 'base64').toString('utf8');
-  } catch (err) {
-    if (isNotFound(err)) return undefined;
-    throw err;
-  }
+  const secret = await undefinedIfNotFound(() => opts.kube.core.readNamespacedSecret({ name: RepoCredentials.SecretName, namespace: opts.namespace }));
+  if (!secret) return undefined;
+  const data = secret.data?.[RepoCredentials.Key];
+  if (data === undefined) throw new Error(`Secret ${RepoCredentials.SecretName} in namespace ${opts.namespace} has no key "${RepoCredentials.Key}"`);
+  return Buffer.from(data, 'base64').toString('utf8');
 }
 
 /** The repository password, creating the Secret with a random one when it does not exist yet. */

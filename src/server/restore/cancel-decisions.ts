@@ -9,7 +9,8 @@
  * what was restored). Canceling: its unfinished PodVolumeRestores and DataDownloads get `spec.cancel`, and once they
  * have ended it is Canceled.
  */
-import { CANCELABLE_RESTORE_PHASES, RestorePhase, deletionTimestampOf, isCancelRequested, statusTime, type Restore } from '../../api/index.js';
+import { CANCELABLE_RESTORE_PHASES, deletionTimestampOf, type Restore } from '../../api/index.js';
+import { beginCancelingOf, cancelWaitStep, endCanceledOf, sharedCancelStep, type CancelStep } from '../cancel-lifecycle.js';
 import { RESTORE_EXEC_HOOKS_ANNOTATION } from '../hooks/restore-hooks.js';
 import { ATTEMPTS_ANNOTATION } from './restore-decisions.js';
 
@@ -18,56 +19,33 @@ export const RESTORE_CANCEL_POLL_MS = 2000;
 /** How long a Canceling restore waits for them before it ends anyway (past the node agents' one-hour watchdog). */
 export const RESTORE_CANCEL_WAIT_LIMIT_MS = 75 * 60_000;
 
-export type RestoreCancelStep =
-  /** No cancel requested, or nothing left to cancel (finished, being deleted). */
-  | { step: 'none' }
-  /** Not started yet: Canceled at once. */
-  | { step: 'end-new' }
-  /** This process runs its item pass: stop it (the run writes Canceling). */
-  | { step: 'abort-run' }
-  /** Waiting, finalizing, or left by a server that stopped: Canceling now. */
-  | { step: 'begin' }
-  /** Canceling: stop its volume operations, wait for them, Canceled. */
-  | { step: 'cancel' };
+/** A restore takes only the steps both kinds share (its item pass is the run `abort-run` stops). */
+export type RestoreCancelStep = CancelStep;
 
 export function restoreCancelStep(restore: Restore, o: { runningHere: boolean }): RestoreCancelStep {
-  const phase = restore.status?.phase ?? '';
   if (deletionTimestampOf(restore)) return { step: 'none' };
-  if (phase === RestorePhase.Canceling) return { step: 'cancel' };
-  if (!isCancelRequested(restore) || !CANCELABLE_RESTORE_PHASES.has(phase)) return { step: 'none' };
-  if (phase === '' || phase === RestorePhase.New) return { step: 'end-new' };
-  if (o.runningHere) return { step: 'abort-run' };
-  return { step: 'begin' };
+  // Waiting, finalizing, or left by a server that stopped: nobody else writes it.
+  return sharedCancelStep(restore, { cancelable: CANCELABLE_RESTORE_PHASES, runningHere: o.runningHere }) ?? { step: 'begin' };
 }
 
 /** Moves a running Restore to Canceling (false unless a cancel is requested and it still runs). */
 export function beginRestoreCanceling(r: Restore): boolean {
-  if (!isCancelRequested(r)) return false;
-  const phase = r.status?.phase ?? '';
-  if (phase === '' || phase === RestorePhase.New || !CANCELABLE_RESTORE_PHASES.has(phase)) return false;
-  const annotations = { ...r.metadata.annotations };
-  delete annotations[ATTEMPTS_ANNOTATION];
-  // Exec hooks still waiting for restored containers are not run for a canceled restore.
-  delete annotations[RESTORE_EXEC_HOOKS_ANNOTATION];
-  r.metadata.annotations = annotations;
-  r.status = { ...r.status, phase: RestorePhase.Canceling };
-  return true;
+  return beginCancelingOf(r, CANCELABLE_RESTORE_PHASES, (annotations) => {
+    delete annotations[ATTEMPTS_ANNOTATION];
+    // Exec hooks still waiting for restored containers are not run for a canceled restore.
+    delete annotations[RESTORE_EXEC_HOOKS_ANNOTATION];
+  });
 }
 
 /** Ends a Restore Canceled (false unless it is Canceling, or New with a cancel requested). */
 export function endRestoreCanceled(r: Restore, now: Date): boolean {
-  const phase = r.status?.phase ?? '';
-  const isNew = phase === '' || phase === RestorePhase.New;
-  if (phase !== RestorePhase.Canceling && !(isNew && isCancelRequested(r))) return false;
-  r.status = { ...r.status, phase: RestorePhase.Canceled, completionTimestamp: statusTime(now) };
-  return true;
+  return endCanceledOf(r, now);
 }
 
 export type RestoreCancelingStep = { step: 'wait'; requeueAfterMs: number } | { step: 'end'; gaveUp: boolean };
 
 /** The step of a Canceling restore, given how many of its volume operations have not ended. */
 export function restoreCancelingStep(running: number, o: { requestedAtMs: number | undefined; nowMs: number }): RestoreCancelingStep {
-  if (running === 0) return { step: 'end', gaveUp: false };
-  if (o.nowMs - (o.requestedAtMs ?? o.nowMs) >= RESTORE_CANCEL_WAIT_LIMIT_MS) return { step: 'end', gaveUp: true };
-  return { step: 'wait', requeueAfterMs: RESTORE_CANCEL_POLL_MS };
+  const wait = cancelWaitStep(running, { ...o, limitMs: RESTORE_CANCEL_WAIT_LIMIT_MS, pollMs: RESTORE_CANCEL_POLL_MS });
+  return wait.step === 'done' ? { step: 'end', gaveUp: wait.gaveUp } : wait;
 }

@@ -10,7 +10,7 @@
 import jsonPatch from 'fast-json-patch';
 import mergePatch from 'json-merge-patch';
 import { isScalar, parse as parseYaml, type Node as YamlNode } from 'yaml';
-import { YamlReader, parseYamlDocument } from '../yaml-reader.js';
+import { YamlReader, parseSingleKeyConfigMap, readVersionedTop } from '../yaml-reader.js';
 import { globPattern, matchesLabelSelector } from '../../api/index.js';
 import type { UnstructuredObject } from '../../plugins/item-actions/types.js';
 import { strategicMerge } from './strategic-merge.js';
@@ -146,29 +146,16 @@ function parseRule(r: Reader, node: YamlNode, i: number): ModifierRule {
 }
 
 export function parseResourceModifiers(text: string, source: string): ResourceModifiers {
-  const error = (message: string) => new ResourceModifiersError(message);
-  const doc = parseYamlDocument(text, error);
-  const r: Reader = new Reader(doc.lines, error);
-  const top = r.map(doc.top, 'the resource modifiers', TOP_KEYS);
-  const versionNode = top.get('version');
-  const version = versionNode ? r.string(versionNode, 'version') : '';
-  if (version.toLowerCase() !== SUPPORTED_MODIFIER_VERSION) r.fail(versionNode ?? doc.top, `unsupported resource modifier version ${version || '(none)'}`);
+  const { r, node, top, version, versionNode } = readVersionedTop(text, { Reader, ErrorClass: ResourceModifiersError, what: 'the resource modifiers', keys: TOP_KEYS });
+  if (version.toLowerCase() !== SUPPORTED_MODIFIER_VERSION) r.fail(versionNode ?? node, `unsupported resource modifier version ${version || '(none)'}`);
   const rulesNode = top.get('resourceModifierRules');
   const rules = rulesNode ? r.list(rulesNode, 'resourceModifierRules') : [];
-  if (!rules.length) r.fail(rulesNode ?? doc.top, 'resource modifier rules cannot be empty');
+  if (!rules.length) r.fail(rulesNode ?? node, 'resource modifier rules cannot be empty');
   return { source, rules: rules.map((n, i) => parseRule(r, n, i)) };
 }
 
 export function resourceModifiersFromConfigMap(cm: { metadata?: { name?: string; namespace?: string }; data?: Record<string, string> | undefined }): ResourceModifiers {
-  const source = `ConfigMap ${cm.metadata?.namespace ?? ''}/${cm.metadata?.name ?? ''}`;
-  const values = Object.entries(cm.data ?? {});
-  if (values.length !== 1) throw new ResourceModifiersError(`${source} must have exactly one data key holding the resource modifiers (it has ${values.length})`);
-  try {
-    return parseResourceModifiers(values[0]![1], source);
-  } catch (err) {
-    if (err instanceof ResourceModifiersError) throw new ResourceModifiersError(`${source}, key ${values[0]![0]}: ${err.message}`);
-    throw err;
-  }
+  return parseSingleKeyConfigMap(cm, { holding: 'resource modifiers', ErrorClass: ResourceModifiersError, parse: parseResourceModifiers });
 }
 
 // ---- applying ------------------------------------------------------------------------------------------------

@@ -9,7 +9,6 @@
  * Every step reads what is there now and is idempotent, so a restart while Canceling finishes the cancel.
  */
 import {
-  CANCEL_REQUESTED_ANNOTATION,
   Kinds,
   Labels,
   parseDataDownload,
@@ -28,6 +27,8 @@ import { keyString, startCustomController, type ObjectKey, type ReconcileResult 
 import type { ServerContext, Stoppable } from '../context.js';
 import type { RunRegistry } from '../run-registry.js';
 import { RESTORE_CANCEL_POLL_MS, beginRestoreCanceling, endRestoreCanceled, restoreCancelStep, restoreCancelingStep } from './cancel-decisions.js';
+import { cancelRequestedAtMs } from '../cancel-lifecycle.js';
+import { cancelReconciler } from '../cancel-reconciler.js';
 
 export interface RestoreCancelControllerOptions extends ServerContext {
   /** The restore runs of this process (shared with the restore controller), by namespace/name. */
@@ -74,38 +75,25 @@ export function restoreCancelReconciler(opts: RestoreCancelControllerOptions) {
       ? (await cancelVolumeOperations<PodVolumeRestore>({ ...common, kind: Kinds.PodVolumeRestore, parse: parsePodVolumeRestore, what: 'PodVolumeRestore' })) +
         (await cancelVolumeOperations<DataDownload>({ ...common, kind: Kinds.DataDownload, parse: parseDataDownload, what: 'DataDownload' }))
       : 0;
-    const requestedAtMs = Date.parse(restore.metadata.annotations?.[CANCEL_REQUESTED_ANNOTATION] ?? '');
-    const next = restoreCancelingStep(running, { requestedAtMs: Number.isNaN(requestedAtMs) ? undefined : requestedAtMs, nowMs: opts.now().getTime() });
+    const next = restoreCancelingStep(running, { requestedAtMs: cancelRequestedAtMs(restore), nowMs: opts.now().getTime() });
     if (next.step === 'wait') return { requeueAfterMs: next.requeueAfterMs };
     if (next.gaveUp) log.warn({ restore: key.name, running }, 'the canceled restore waited too long for its volume operations to stop; ending it without them');
     await restores.update(key.namespace, key.name, (r) => endRestoreCanceled(r, opts.now()));
     log.info({ restore: key.name }, 'restore canceled');
   }
 
-  return async function reconcile(key: ObjectKey): Promise<ReconcileResult | void> {
-    if (key.namespace !== opts.namespace) return;
-    const restore = await restores.get(key.namespace, key.name);
-    if (!restore) return;
-    const next = stepOf(restore);
-    switch (next.step) {
-      case 'none':
-        return;
-      case 'end-new':
-        await restores.update(key.namespace, key.name, (r) => (stepOf(r).step === 'end-new' ? endRestoreCanceled(r, opts.now()) : false));
-        log.info({ restore: key.name }, 'restore canceled before it started');
-        return;
-      case 'abort-run':
-        opts.runs.cancel(keyString(key));
-        log.info({ restore: key.name }, 'stopping the run of a canceled restore');
-        return { requeueAfterMs: RESTORE_CANCEL_POLL_MS * 5 };
-      case 'begin':
-        // Decided again on the object as written, in case a run started meanwhile.
-        await restores.update(key.namespace, key.name, (r) => (stepOf(r).step === 'begin' ? beginRestoreCanceling(r) : false));
-        return;
-      case 'cancel':
-        return cancel(key, restore);
-    }
-  };
+  return cancelReconciler({
+    kind: 'restore',
+    namespace: opts.namespace,
+    client: restores,
+    log,
+    stepOf,
+    beginCanceling: beginRestoreCanceling,
+    endCanceled: (r) => endRestoreCanceled(r, opts.now()),
+    abortRun: (key) => opts.runs.cancel(keyString(key)),
+    abortRequeueMs: RESTORE_CANCEL_POLL_MS * 5,
+    cancel,
+  });
 }
 
 export async function startRestoreCancelController(opts: RestoreCancelControllerOptions): Promise<Stoppable> {

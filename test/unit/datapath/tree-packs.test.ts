@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { Repository } from '../../../src/datapath/repository.js';
 import { backup } from '../../../src/datapath/uploader.js';
 import { BlobType, packKey } from '../../../src/datapath/pack.js';
+import type { PackId } from '../../../src/datapath/ids.js';
 import { FilesystemObjectStore } from '../../../src/plugins/object-store/index.js';
 import { ForwardingObjectStore } from '../../../src/plugins/object-store/forwarding.js';
 import type { GetOptions, ObjectStore } from '../../../src/plugins/object-store/types.js';
@@ -35,7 +36,7 @@ describe('tree packs read whole', () => {
 
     const repo = await Repository.open({ store, password: PASSWORD });
     await repo.loadIndex();
-    const treePacks = new Set<string>();
+    const treePacks = new Set<PackId>();
     for (const [, loc] of repo.index.entries()) if (loc.type === BlobType.Tree) treePacks.add(repo.index.packOf(loc));
     store.reads.clear();
     const entries = await fileEntries(repo, snapshotId);
