@@ -25,7 +25,10 @@ export class DatamoverUsageError extends Error {}
 
 export function parseDatamoverArgs(argv: readonly string[]): DatamoverArgs {
   try {
-    return parseFsbArgs(argv);
+    const args = parseFsbArgs(argv);
+    // Its change between the two backups (change.ts) is made for the mixed set's files.
+    if (args.realMb) throw new DatamoverUsageError('--real-mb is bench:fsb\'s alone: bench:datamover changes the mixed set\'s files between its backups');
+    return args;
   } catch (err) {
     if (err instanceof FsbUsageError) throw new DatamoverUsageError(err.message);
     throw err;

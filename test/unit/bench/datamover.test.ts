@@ -9,7 +9,8 @@ const bytesOf = (f: GeneratedFile): Buffer => Buffer.concat([...f.chunks()]);
 
 describe('bench:datamover arguments', () => {
   it("takes bench:fsb's options, so both benches can measure the same volume", () => {
-    expect(parseDatamoverArgs([])).toEqual({ help: false, bigCount: 5, bigMiB: 50, smallCount: 5000, reuse: false, keep: false });
+    expect(parseDatamoverArgs([])).toEqual({ help: false, bigCount: 5, bigMiB: 50, smallCount: 5000, realMb: 0, reuse: false, keep: false });
+    expect(() => parseDatamoverArgs(['--real-mb', '1000'])).toThrow('--real-mb is bench:fsb\'s alone');
     expect(parseDatamoverArgs(['--scale', '0.2', '--reuse', '--keep'])).toMatchObject({ bigCount: 1, smallCount: 1000, reuse: true, keep: true });
   });
   it('refuses unknown options and an empty volume with its own usage error', () => {
