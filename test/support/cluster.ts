@@ -85,6 +85,25 @@ export async function namespacesGone(namespaces: readonly string[], timeoutMs = 
 }
 
 /**
+ * Applies `objects` (YAML documents) together with the Namespace `namespace` they live in, which comes first so that
+ * they can land in it.
+ */
+export function applyWithNamespace(namespace: string, objects: string, o: { labels?: Record<string, string> } = {}): Promise<KubectlResult> {
+  const ns = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace, ...(o.labels ? { labels: o.labels } : {}) } };
+  return kubectl(['apply', '-f', '-'], { input: `${JSON.stringify(ns)}\n---\n${objects}` });
+}
+
+/** Deletes `namespace` and waits until it is gone (its objects deleted, its volumes' claims with it). */
+export async function deleteNamespace(namespace: string, timeoutMs: number): Promise<void> {
+  await kubectl(['delete', 'namespace', namespace, '--wait=false']);
+  await waitFor(async () => (await kubectl(['get', 'namespace', namespace], { allowFailure: true })).exitCode !== 0, {
+    timeoutMs,
+    intervalMs: 1000,
+    description: `namespace ${namespace} deleted`,
+  });
+}
+
+/**
  * Drops the finalizers of the `kinds` (plural resource names) in `namespace`. Restores (and the data movers' CRs)
  * carry finalizers that only a running server or node agent removes; with the server gone along with its namespace
  * nobody would, and the namespace would never finish terminating. A finished object no longer needs its finalizer.
