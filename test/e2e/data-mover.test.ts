@@ -19,11 +19,10 @@ import { createHash, randomBytes, randomFillSync } from 'node:crypto';
 import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { enableCsi } from '../../tools/local-cluster/csi/enable.js';
-import { readState } from '../../tools/local-cluster/state.js';
 import { cleanUp, installCairn, kube as newKube } from '../integration/node-agent-support.js';
 import { cairn, type CliResult, locationAvailable } from '../support/cli.js';
 import { applyWithNamespace, clusterInfo, deleteNamespace, dropFinalizers, kubectl } from '../support/cluster.js';
+import { enableTestBedCsi } from '../support/test-bed-csi.js';
 import { hostpathVolumePath, type VolumeMode } from '../support/csi-volume.js';
 import { killContainer } from '../support/node-runtime.js';
 import { fileBytes, MiB, readTree, timeMismatches, withoutTimes, writeDataset, type Tree } from '../support/volume-tree.js';
@@ -245,10 +244,7 @@ describe('CSI snapshot data movement end to end through the CLI', () => {
     kubeconfig = info.kubeconfigPath;
     runDir = info.runDir;
     expect(info.nodes.length).toBeGreaterThanOrEqual(2);
-    const state = readState(runDir);
-    if (!state) throw new Error(`no cluster state in ${runDir}`);
-    // A cold machine builds the CSI sidecars here (minutes, once); on a cluster that has CSI this returns at once.
-    await enableCsi({ state, log: (line) => process.stderr.write(`[csi] ${line}\n`) });
+    await enableTestBedCsi(runDir);
     await installCairn({ ns: NS, prefix: `e2e-dm-${RUN}`, nodeAgentConfig: { uploadBytesPerSecond: UPLOAD_BYTES_PER_SECOND } });
     await locationAvailable(run);
     await applyWithNamespace(APP, appObjects());

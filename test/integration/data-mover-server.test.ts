@@ -11,11 +11,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newBackup, type Backup, type DataUpload } from '../../src/api/index.js';
 import { kubeFromConfig, type Kube } from '../../src/kube/client.js';
 import type { BackupVolumeInfo } from '../../src/api/volume-info.js';
-import { enableCsi } from '../../tools/local-cluster/csi/enable.js';
-import { readState } from '../../tools/local-cluster/state.js';
 import { cairn } from '../support/cli.js';
 import { clusterInfo, kubeConfig, kubectl } from '../support/cluster.js';
-import { deleteBackupByRequest, installServerWithStandInAgents, snapshotIDs, snapshotInRepository } from '../support/played-node-agent.js';
+import { enableTestBedCsi } from '../support/test-bed-csi.js';
+import { deleteBackupByRequest, expectOtherBackupCompletes, installServerWithStandInAgents, snapshotIDs, snapshotInRepository } from '../support/played-node-agent.js';
 import { applyList, BACKUP_ENDED, backupInPhase, deletePrefix, getJsonGz, getObject, listKeys, podRunning, restartServer, serverRolledOut } from '../support/server-install.js';
 import { veleroClients } from '../support/velero-clients.js';
 import { waitFor } from '../support/wait.js';
@@ -92,9 +91,7 @@ const pvcUid = async (name: string) => (await kubectl(['-n', APP, 'get', 'pvc', 
 
 beforeAll(async () => {
   const info = clusterInfo();
-  const state = readState(info.runDir);
-  if (!state) throw new Error(`no cluster state in ${info.runDir}`);
-  await enableCsi({ state, log: (line) => process.stderr.write(`[csi] ${line}\n`) });
+  await enableTestBedCsi();
   kubeconfig = info.kubeconfigPath;
   kube = kubeFromConfig(kubeConfig());
   await installServerWithStandInAgents({ namespace: NS, prefix: PREFIX, nodes: NODES });
@@ -199,11 +196,7 @@ describe('CSI snapshot data movement, server side', () => {
 
     // The backup controller is free: another backup runs to completion meanwhile.
     const other = `dm-other-${RUN}`;
-    await startBackup(other, [OTHER]);
-    const otherDone = await phaseOf(other, TERMINAL);
-    expect(otherDone.status?.phase).toBe('Completed');
-    expect(otherDone.status?.backupItemOperationsAttempted).toBeUndefined();
-    expect((await backups().get(NS, first))?.status?.phase).toBe('WaitingForPluginOperations');
+    await expectOtherBackupCompletes(kube, NS, { waiting: first, other, startOther: () => startBackup(other, [OTHER]) });
   }, 240_000);
 
   it('describe --details shows the DataUpload live, and the backup completes once it does, with its files and without the local snapshot', async () => {

@@ -14,7 +14,7 @@ import { PodVolumeBackupCreator } from '../../src/server/podvolume/backup-creato
 import type { PodLike } from '../../src/server/podvolume/backup-volumes.js';
 import type { BackupVolumeInfo } from '../../src/api/volume-info.js';
 import { kubeConfig, kubectl } from '../support/cluster.js';
-import { deleteBackupByRequest, installServerWithStandInAgents, snapshotIDs, snapshotInRepository } from '../support/played-node-agent.js';
+import { deleteBackupByRequest, expectOtherBackupCompletes, installServerWithStandInAgents, snapshotIDs, snapshotInRepository } from '../support/played-node-agent.js';
 import { applyList, BACKUP_ENDED, backupInPhase, deletePrefix, getJsonGz, getObject, listKeys, podRunning, restartServer, serverRolledOut } from '../support/server-install.js';
 import { veleroClients } from '../support/velero-clients.js';
 import { waitFor } from '../support/wait.js';
@@ -133,11 +133,7 @@ describe('fs-backup, server side', () => {
 
     // The backup controller is free: another backup runs to completion meanwhile.
     const other = `fsb-other-${RUN}`;
-    await startBackup(other, [OTHER]);
-    const otherDone = await phaseOf(other, TERMINAL);
-    expect(otherDone.status?.phase).toBe('Completed');
-    expect(otherDone.status?.backupItemOperationsAttempted).toBeUndefined();
-    expect((await backups().get(NS, first))?.status?.phase).toBe('WaitingForPluginOperations');
+    await expectOtherBackupCompletes(kube, NS, { waiting: first, other, startOther: () => startBackup(other, [OTHER]) });
   }, 240_000);
 
   it('a backup run again (after a server restart) reuses its PVBs instead of creating new ones', async () => {

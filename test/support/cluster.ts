@@ -75,6 +75,12 @@ export function s3Client(): S3Client {
   });
 }
 
+/** `kubectl <args> -o json` parsed, or undefined when kubectl fails (e.g. the object does not exist). */
+export async function kubectlJson<T>(args: string[]): Promise<T | undefined> {
+  const r = await kubectl([...args, '-o', 'json'], { allowFailure: true });
+  return r.exitCode === 0 ? (JSON.parse(r.stdout) as T) : undefined;
+}
+
 /** Waits until none of `namespaces` exists any more (an earlier run's, still terminating). */
 export async function namespacesGone(namespaces: readonly string[], timeoutMs = 240_000): Promise<void> {
   await waitFor(async () => (await kubectl(['get', 'namespace', ...namespaces], { allowFailure: true })).stdout.trim() === '', {
