@@ -2,8 +2,7 @@
  * BackupRepositories against the local cluster and its MinIO: the controller (with the storage-location controller)
  * runs in this process for one namespace; one check goes through an installed server.
  */
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { PassThrough } from 'node:stream';
@@ -23,7 +22,8 @@ import { openRepositoryStore } from '../../src/storage/repository-store.js';
 import { cairn } from '../support/cli.js';
 import { clusterInfo, kubeConfig, kubectl, s3Client } from '../support/cluster.js';
 import { deletePrefix, installServer, listKeys } from '../support/server-install.js';
-import { bucketLocation, credentialsSecret, inProcessContext } from '../support/in-process-server.js';
+import { bucketLocation, credentialsSecret, inProcessContext, stopControllers } from '../support/in-process-server.js';
+import { tempRoots } from '../support/temp-roots.js';
 import { veleroClients } from '../support/velero-clients.js';
 import { createVeleroKopiaRepository } from '../../tools/peers/velero-kopia.js';
 import { waitFor } from '../support/wait.js';
@@ -36,11 +36,11 @@ const APP = `app-${RUN}`;
 
 let kube: Kube;
 let kubeconfig: string;
-let running: Stoppable[] = [];
+const running: Stoppable[] = [];
 const logLines: string[] = [];
 /** The server's metrics as the controllers under test feed them. */
 const metrics = new MetricsRegistry(SERVER_METRICS);
-const tempDirs: string[] = [];
+const tempDir = tempRoots('cairn-repo-it-');
 
 const bucket = () => clusterInfo().s3.bucket;
 const repos = () => veleroClients(kube).repositories;
@@ -59,8 +59,6 @@ beforeAll(async () => {
   const info = clusterInfo();
   kubeconfig = info.kubeconfigPath;
   kube = kubeFromConfig(kubeConfig());
-  const dir = mkdtempSync(join(tmpdir(), 'cairn-repo-it-'));
-  tempDirs.push(dir);
   // A real server for the last check (the install also brings the CRDs the in-process controllers need).
   await installServer({ namespace: SERVER_NS, prefix: `${PREFIX}/server` });
 
@@ -77,11 +75,9 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
-  for (const r of running.reverse()) await r.stop();
-  running = [];
+  await stopControllers(running);
   await kubectl(['delete', 'namespace', NS, SERVER_NS, '--wait=false'], { allowFailure: true });
   await deletePrefix(PREFIX);
-  for (const d of tempDirs) rmSync(d, { recursive: true, force: true });
 });
 
 describe('ensureRepository and the BackupRepository controller', () => {
@@ -119,8 +115,7 @@ describe('ensureRepository and the BackupRepository controller', () => {
 
   it('runs maintenance every maintenanceFrequency and records it, keeping what snapshots reference', async () => {
     // A snapshot in the repository, written with the data path the way a pod-volume backup will.
-    const source = mkdtempSync(join(tmpdir(), 'cairn-repo-it-src-'));
-    tempDirs.push(source);
+    const source = tempDir('cairn-repo-it-src-');
     mkdirSync(join(source, 'sub'));
     writeFileSync(join(source, 'sub', 'data.bin'), randomBytes(300_000));
     const loc = (await locations().get(NS, 'good'))!;
@@ -182,8 +177,7 @@ describe('ensureRepository and the BackupRepository controller', () => {
     const dir = `${PREFIX}/good/kopia/${velero}/`;
     const { s3 } = clusterInfo();
     const kopiaRepo = await createVeleroKopiaRepository({ kind: 's3', bucket: s3.bucket, prefix: dir, endpoint: s3.endpoint, accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey, region: s3.region });
-    const src = mkdtempSync(join(tmpdir(), 'velero-src-'));
-    tempDirs.push(src);
+    const src = tempDir('velero-src-');
     writeFileSync(join(src, 'f.txt'), 'kept by Velero\n');
     await kopiaRepo.snapshot(src);
     const before = await listKeys(dir);

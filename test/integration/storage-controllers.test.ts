@@ -3,8 +3,7 @@
  * cluster and its MinIO. The five controllers run in this process for one namespace (fast and isolated from other
  * parts of the server); the download path through the API server's pod proxy uses a real installed server.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
@@ -26,7 +25,8 @@ import { backup as backupDirectory } from '../../src/datapath/uploader.js';
 import { openRepositoryStore } from '../../src/storage/repository-store.js';
 import { clusterInfo, kubeConfig, kubectl, s3Client } from '../support/cluster.js';
 import { deletePrefix, installServer, listKeys, serverRolledOut } from '../support/server-install.js';
-import { bucketLocation, credentialsSecret, inProcessContext } from '../support/in-process-server.js';
+import { bucketLocation, credentialsSecret, inProcessContext, stopControllers } from '../support/in-process-server.js';
+import { tempRoots } from '../support/temp-roots.js';
 import { veleroClients } from '../support/velero-clients.js';
 import { waitFor } from '../support/wait.js';
 
@@ -36,8 +36,8 @@ const SERVER_NS = `cairn-storage-srv-${RUN}`;
 const PREFIX = `storage-it-${RUN}`;
 
 let kube: Kube;
-let running: Stoppable[] = [];
-const tempDirs: string[] = [];
+const running: Stoppable[] = [];
+const tempDir = tempRoots('cairn-storage-it-');
 
 const bucket = () => clusterInfo().s3.bucket;
 const clients = () => veleroClients(kube);
@@ -77,8 +77,6 @@ async function phaseOf(name: string): Promise<{ phase?: string; message?: string
 
 beforeAll(async () => {
   kube = kubeFromConfig(kubeConfig());
-  const dir = mkdtempSync(join(tmpdir(), 'cairn-storage-it-'));
-  tempDirs.push(dir);
   // A real server for the pod-proxy download path; the install also brings the CRDs the in-process controllers need.
   await installServer({ namespace: SERVER_NS, prefix: `${PREFIX}/server`, locationConfig: 'publicUrl=http://127.0.0.1:9' });
 
@@ -97,11 +95,9 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
-  for (const r of running.reverse()) await r.stop();
-  running = [];
+  await stopControllers(running);
   await kubectl(['delete', 'namespace', NS, SERVER_NS, '--wait=false'], { allowFailure: true });
   await deletePrefix(PREFIX);
-  for (const d of tempDirs) rmSync(d, { recursive: true, force: true });
 });
 
 describe('storage location validation', () => {
@@ -186,8 +182,7 @@ describe('backup sync of a backup whose files vanished', () => {
     const loc = await locations.create(location('forget', { syncPeriod: '0s' }));
     const repository = await Repository.init({ store: await openRepositoryStore({ location: loc, volumeNamespace: 'app', kube }), password, kdf: { N: 1024, r: 8, p: 1 } });
     const snapshotOf = async (content: string) => {
-      const dir = mkdtempSync(join(tmpdir(), 'cairn-forget-'));
-      tempDirs.push(dir);
+      const dir = tempDir('cairn-forget-');
       writeFileSync(join(dir, 'f.txt'), content);
       return (await backupDirectory({ source: dir, repository })).snapshotId;
     };
@@ -348,8 +343,7 @@ describe('DownloadRequests', () => {
   });
 
   it('gives a file:// URL for a filesystem location, which fetchDownload reads when no server pod can stream it', async () => {
-    const root = mkdtempSync(join(tmpdir(), 'cairn-storage-fs-'));
-    tempDirs.push(root);
+    const root = tempDir('cairn-storage-fs-');
     const fsLocation = newBackupStorageLocation({ namespace: NS, name: 'files', spec: { provider: 'filesystem', objectStorage: { bucket: 'bkt' }, config: { root }, backupSyncPeriod: '0s' } });
     await clients().locations.create(fsLocation);
     await clients().backups.create({ ...newBackup({ namespace: NS, name: 'fsb', spec: { storageLocation: 'files' } }), status: { phase: 'Completed' } });

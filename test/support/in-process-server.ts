@@ -5,7 +5,7 @@
 import { newBackupStorageLocation, type BackupStorageLocation } from '../../src/api/index.js';
 import { createLogger, type LoggerOptions } from '../../src/base/logger.js';
 import type { Kube } from '../../src/kube/client.js';
-import { DEFAULT_SERVER_CONFIG, type ServerConfig, type ServerContext } from '../../src/server/context.js';
+import { DEFAULT_SERVER_CONFIG, type ServerConfig, type ServerContext, type Stoppable } from '../../src/server/context.js';
 import { clusterInfo } from './cluster.js';
 import type { FakeClock } from './fake-clock.js';
 import { credentialsText } from './server-install.js';
@@ -34,6 +34,11 @@ export function inProcessContext(kube: Kube, namespace: string, o: InProcessCont
     ...(o.clock ? { clock: o.clock } : {}),
     ...(o.metrics ? { metrics: o.metrics } : {}),
   };
+}
+
+/** Stops the controllers started in this process, the last started first, and empties the list. */
+export async function stopControllers(running: Stoppable[]): Promise<void> {
+  for (const r of running.splice(0).reverse()) await r.stop();
 }
 
 /** A Secret holding an AWS credentials file under the key `cloud`; by default the test MinIO's (credentialsText()). */
