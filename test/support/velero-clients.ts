@@ -3,56 +3,35 @@
  * Tests against a cluster ask for the kinds they touch (`veleroClients(kube).backups`) instead of spelling out the
  * kind, its parser and its type at every use.
  */
-import {
-  Kinds,
-  parseBackup,
-  parseBackupRepository,
-  parseBackupStorageLocation,
-  parseDataDownload,
-  parseDataUpload,
-  parseDeleteBackupRequest,
-  parseDownloadRequest,
-  parsePodVolumeBackup,
-  parsePodVolumeRestore,
-  parseRestore,
-  type Backup,
-  type BackupRepository,
-  type BackupStorageLocation,
-  type DataDownload,
-  type DataUpload,
-  type DeleteBackupRequest,
-  type DownloadRequest,
-  type PodVolumeBackup,
-  type PodVolumeRestore,
-  type Restore,
-} from '../../src/api/index.js';
+import { Kinds, parse, type KindName, type ObjectOf } from '../../src/api/index.js';
 import type { Kube } from '../../src/kube/client.js';
 import { customClient, type CustomClient } from '../../src/kube/custom.js';
 
 export interface VeleroClients {
-  backups: CustomClient<Backup>;
-  restores: CustomClient<Restore>;
-  locations: CustomClient<BackupStorageLocation>;
-  repositories: CustomClient<BackupRepository>;
-  podVolumeBackups: CustomClient<PodVolumeBackup>;
-  podVolumeRestores: CustomClient<PodVolumeRestore>;
-  dataUploads: CustomClient<DataUpload>;
-  dataDownloads: CustomClient<DataDownload>;
-  deleteRequests: CustomClient<DeleteBackupRequest>;
-  downloadRequests: CustomClient<DownloadRequest>;
+  backups: CustomClient<ObjectOf<'Backup'>>;
+  restores: CustomClient<ObjectOf<'Restore'>>;
+  locations: CustomClient<ObjectOf<'BackupStorageLocation'>>;
+  repositories: CustomClient<ObjectOf<'BackupRepository'>>;
+  podVolumeBackups: CustomClient<ObjectOf<'PodVolumeBackup'>>;
+  podVolumeRestores: CustomClient<ObjectOf<'PodVolumeRestore'>>;
+  dataUploads: CustomClient<ObjectOf<'DataUpload'>>;
+  dataDownloads: CustomClient<ObjectOf<'DataDownload'>>;
+  deleteRequests: CustomClient<ObjectOf<'DeleteBackupRequest'>>;
+  downloadRequests: CustomClient<ObjectOf<'DownloadRequest'>>;
 }
 
 export function veleroClients(kube: Kube): VeleroClients {
+  const client = <K extends KindName>(kind: K): CustomClient<ObjectOf<K>> => customClient<ObjectOf<K>>(kube, Kinds[kind], (o) => parse(kind, o));
   return {
-    backups: customClient<Backup>(kube, Kinds.Backup, parseBackup),
-    restores: customClient<Restore>(kube, Kinds.Restore, parseRestore),
-    locations: customClient<BackupStorageLocation>(kube, Kinds.BackupStorageLocation, parseBackupStorageLocation),
-    repositories: customClient<BackupRepository>(kube, Kinds.BackupRepository, parseBackupRepository),
-    podVolumeBackups: customClient<PodVolumeBackup>(kube, Kinds.PodVolumeBackup, parsePodVolumeBackup),
-    podVolumeRestores: customClient<PodVolumeRestore>(kube, Kinds.PodVolumeRestore, parsePodVolumeRestore),
-    dataUploads: customClient<DataUpload>(kube, Kinds.DataUpload, parseDataUpload),
-    dataDownloads: customClient<DataDownload>(kube, Kinds.DataDownload, parseDataDownload),
-    deleteRequests: customClient<DeleteBackupRequest>(kube, Kinds.DeleteBackupRequest, parseDeleteBackupRequest),
-    downloadRequests: customClient<DownloadRequest>(kube, Kinds.DownloadRequest, parseDownloadRequest),
+    backups: client('Backup'),
+    restores: client('Restore'),
+    locations: client('BackupStorageLocation'),
+    repositories: client('BackupRepository'),
+    podVolumeBackups: client('PodVolumeBackup'),
+    podVolumeRestores: client('PodVolumeRestore'),
+    dataUploads: client('DataUpload'),
+    dataDownloads: client('DataDownload'),
+    deleteRequests: client('DeleteBackupRequest'),
+    downloadRequests: client('DownloadRequest'),
   };
 }
