@@ -13,7 +13,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
 import { ensureToolBinary } from '../../tools/local-cluster/toolchain.js';
-import { clusterInfo, kubectl } from '../support/cluster.js';
+import { applyWithNamespace, clusterInfo, kubectl } from '../support/cluster.js';
 import { cairn } from '../support/cli.js';
 import { waitFor } from '../support/wait.js';
 
@@ -233,11 +233,7 @@ describe('the Helm chart', () => {
     await waitFor(async () => (await kubectl(['-n', ns, 'get', 'schedules.velero.io', 'cairn-nightly', '-o', 'jsonpath={.status.phase}'])).stdout === 'Enabled', { timeoutMs: 120_000, description: 'Schedule cairn-nightly Enabled' });
     expect((await kubectl(['-n', ns, 'get', 'schedules.velero.io', '-o', 'name'])).stdout.trim()).toBe('schedule.velero.io/cairn-nightly');
 
-    await kubectl(['apply', '-f', '-'], { input: `apiVersion: v1
-kind: Namespace
-metadata: { name: ${app} }
----
-apiVersion: v1
+    await applyWithNamespace(app, `apiVersion: v1
 kind: PersistentVolumeClaim
 metadata: { name: data, namespace: ${app} }
 spec: { accessModes: [ReadWriteOnce], resources: { requests: { storage: 1Gi } } }
@@ -256,7 +252,7 @@ spec:
       command: [sh, -c, "[ -f /data/ready ] || { head -c 3000000 /dev/urandom > /data/blob; mkdir -p /data/notes; for i in 1 2 3; do echo note $i > /data/notes/$i.txt; done; touch /data/ready; }; exec sleep 100000"]
       volumeMounts: [{ name: data, mountPath: /data }]
   volumes: [{ name: data, persistentVolumeClaim: { claimName: data } }]
-` });
+`);
     const sums = async (): Promise<string> => {
       const r = await kubectl(['-n', app, 'exec', 'web', '-c', 'web', '--', 'sh', '-c', 'cd /data && [ -f ready ] && find . -type f ! -path "./.velero/*" | sort | xargs sha256sum']);
       return r.stdout.trim();

@@ -12,7 +12,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { clusterInfo, kubectl, namespacesGone, s3Client } from '../support/cluster.js';
+import { applyWithNamespace, clusterInfo, kubectl, namespacesGone, s3Client } from '../support/cluster.js';
 import { cairn, locationAvailable } from '../support/cli.js';
 import { writeCredentialsFile } from '../support/server-install.js';
 import { waitFor } from '../support/wait.js';
@@ -28,10 +28,6 @@ const NO_SERVER = 'e2e-cli-no-server';
 const RUN_JS = fileURLToPath(new URL('../../bin/run.js', import.meta.url));
 
 const APP_OBJECTS = `
-apiVersion: v1
-kind: Namespace
-metadata: { name: ${APP} }
----
 apiVersion: v1
 kind: ConfigMap
 metadata: { name: settings, namespace: ${APP}, labels: { app: shop } }
@@ -74,7 +70,7 @@ describe('backup and restore through the CLI', () => {
     );
     expect(install.exitCode, install.stderr).toBe(0);
     await locationAvailable(run);
-    await kubectl(['apply', '-f', '-'], { input: APP_OBJECTS });
+    await applyWithNamespace(APP, APP_OBJECTS);
   });
 
   afterAll(async () => {

@@ -19,11 +19,10 @@ import { createHash, randomBytes, randomFillSync } from 'node:crypto';
 import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { enableCsi } from '../../tools/local-cluster/csi/enable.js';
-import { readState } from '../../tools/local-cluster/state.js';
 import { cleanUp, installCairn, kube as newKube } from '../integration/node-agent-support.js';
 import { cairn, type CliResult, locationAvailable } from '../support/cli.js';
-import { clusterInfo, dropFinalizers, kubectl } from '../support/cluster.js';
+import { applyWithNamespace, clusterInfo, deleteNamespace, dropFinalizers, kubectl } from '../support/cluster.js';
+import { enableTestBedCsi } from '../support/test-bed-csi.js';
 import { hostpathVolumePath, type VolumeMode } from '../support/csi-volume.js';
 import { killContainer } from '../support/node-runtime.js';
 import { fileBytes, MiB, readTree, timeMismatches, withoutTimes, writeDataset, type Tree } from '../support/volume-tree.js';
@@ -95,11 +94,7 @@ function writeRandomFile(path: string, mib: number): void {
 }
 
 function appObjects(): string {
-  return `apiVersion: v1
-kind: Namespace
-metadata: { name: ${APP} }
----
-apiVersion: apps/v1
+  return `apiVersion: apps/v1
 kind: StatefulSet
 metadata: { name: web, namespace: ${APP} }
 spec:
@@ -151,10 +146,6 @@ spec:
 
 function faultObjects(): string {
   return `apiVersion: v1
-kind: Namespace
-metadata: { name: ${FAULT} }
----
-apiVersion: v1
 kind: PersistentVolumeClaim
 metadata: { name: big, namespace: ${FAULT} }
 spec: { storageClassName: ${STORAGE_CLASS}, accessModes: [ReadWriteOnce], resources: { requests: { storage: 4Gi } } }
@@ -253,13 +244,11 @@ describe('CSI snapshot data movement end to end through the CLI', () => {
     kubeconfig = info.kubeconfigPath;
     runDir = info.runDir;
     expect(info.nodes.length).toBeGreaterThanOrEqual(2);
-    const state = readState(runDir);
-    if (!state) throw new Error(`no cluster state in ${runDir}`);
-    // A cold machine builds the CSI sidecars here (minutes, once); on a cluster that has CSI this returns at once.
-    await enableCsi({ state, log: (line) => process.stderr.write(`[csi] ${line}\n`) });
+    await enableTestBedCsi(runDir);
     await installCairn({ ns: NS, prefix: `e2e-dm-${RUN}`, nodeAgentConfig: { uploadBytesPerSecond: UPLOAD_BYTES_PER_SECOND } });
     await locationAvailable(run);
-    await kubectl(['apply', '-f', '-'], { input: appObjects() + '---\n' + faultObjects() });
+    await applyWithNamespace(APP, appObjects());
+    await applyWithNamespace(FAULT, faultObjects());
     const pods = await waitFor(() => podsRunning(APP, 3), { timeoutMs: 180_000, intervalMs: 1000, description: 'web-0, web-1 and raw-writer Running' });
     const webNodes = pods.filter((p) => p.metadata.name.startsWith('web-')).map((p) => p.spec.nodeName);
     expect(new Set(webNodes).size, 'one web replica per node').toBe(2);
@@ -361,12 +350,7 @@ describe('CSI snapshot data movement end to end through the CLI', () => {
 
   it('restores the deleted namespace and its volumes: every file matches in bytes, mode, owner and mtime, and the block device byte for byte', async () => {
     const pvs = (await getJson<{ items: { spec: { volumeName?: string } }[] }>(['get', 'pvc', '-n', APP])).items.map((p) => p.spec.volumeName ?? '');
-    await kubectl(['delete', 'namespace', APP, '--wait=false']);
-    await waitFor(async () => (await kubectl(['get', 'namespace', APP], { allowFailure: true })).exitCode !== 0, {
-      timeoutMs: 180_000,
-      intervalMs: 1000,
-      description: `namespace ${APP} deleted`,
-    });
+    await deleteNamespace(APP, 180_000);
     await waitFor(async () => (await kubectl(['get', 'pv', ...pvs, '-o', 'name', '--ignore-not-found'], { allowFailure: true })).stdout.trim() === '', {
       timeoutMs: 120_000,
       intervalMs: 1000,

@@ -7,7 +7,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clusterInfo, kubectl, namespacesGone } from '../support/cluster.js';
+import { applyWithNamespace, clusterInfo, kubectl, namespacesGone } from '../support/cluster.js';
 import { cairn, type CliResult, locationAvailable } from '../support/cli.js';
 import { waitFor } from '../support/wait.js';
 import { readTarGz } from '../unit/server/backup/tar.js';
@@ -17,10 +17,6 @@ const APP = 'e2e-debug-app';
 const BACKUP = 'debug-1';
 
 const appObjects = `apiVersion: v1
-kind: Namespace
-metadata: { name: ${APP} }
----
-apiVersion: v1
 kind: Pod
 metadata:
   name: web
@@ -58,7 +54,7 @@ describe('cairn debug on real nodes', () => {
     );
     expect(install.exitCode, install.stderr).toBe(0);
     await locationAvailable(run);
-    await kubectl(['apply', '-f', '-'], { input: appObjects });
+    await applyWithNamespace(APP, appObjects);
     await waitFor(async () => (await kubectl(['get', 'pod', 'web', '-n', APP, '-o', 'jsonpath={.status.phase}'])).stdout === 'Running', {
       timeoutMs: 120_000,
       intervalMs: 1000,

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clusterInfo, kubectl, namespacesGone } from '../support/cluster.js';
+import { applyWithNamespace, clusterInfo, kubectl, namespacesGone } from '../support/cluster.js';
 import { cairn, locationAvailable } from '../support/cli.js';
 import { waitFor } from '../support/wait.js';
 
@@ -22,10 +22,6 @@ const BACKUP = 'fs-shop-1';
 const RESTORE = 'fs-shop-1-restore';
 
 const APP_OBJECTS = `
-apiVersion: v1
-kind: Namespace
-metadata: { name: ${APP}, labels: { team: shop } }
----
 apiVersion: v1
 kind: ConfigMap
 metadata: { name: settings, namespace: ${APP}, labels: { app: shop }, annotations: { note: kept } }
@@ -109,7 +105,7 @@ describe('backup and restore through the filesystem storage provider', () => {
       { kubeconfig },
     );
     expect(install.exitCode, install.stderr).toBe(0);
-    await kubectl(['apply', '-f', '-'], { input: APP_OBJECTS });
+    await applyWithNamespace(APP, APP_OBJECTS, { labels: { team: 'shop' } });
     await kubectl(['rollout', 'status', 'deployment/shop', '-n', APP, '--timeout=120s'], { timeoutMs: 130_000 });
     for (const [kind, name] of COMPARED) originals.set(`${kind}/${name}`, await getJson(kind, name));
   });

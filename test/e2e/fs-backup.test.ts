@@ -18,7 +18,7 @@ import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-s
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseLogrusLine } from '../../src/api/index.js';
 import { createVeleroKopiaRepository } from '../../tools/peers/velero-kopia.js';
-import { clusterInfo, dropFinalizers, kubectl, namespacesGone, s3Client } from '../support/cluster.js';
+import { applyWithNamespace, clusterInfo, deleteNamespace, dropFinalizers, kubectl, namespacesGone, s3Client } from '../support/cluster.js';
 import { cairn, type CliResult, locationAvailable } from '../support/cli.js';
 import { writeCredentialsFile } from '../support/server-install.js';
 import { fileBytes, MiB, readTree, timeMismatches, withoutTimes, writeDataset, type Tree } from '../support/volume-tree.js';
@@ -41,7 +41,7 @@ const PODS = ['web-0', 'web-1'] as const;
 const VOLUMES = ['data', 'scratch'] as const;
 
 function appObjects(nodes: readonly string[]): string {
-  const docs = [`apiVersion: v1\nkind: Namespace\nmetadata: { name: ${APP} }`];
+  const docs: string[] = [];
   PODS.forEach((pod, i) => {
     docs.push(`apiVersion: v1
 kind: PersistentVolumeClaim
@@ -113,6 +113,22 @@ describe('fs-backup end to end through the CLI', () => {
     return list.items.length === PODS.length && list.items.every((p) => p.status?.phase === 'Running');
   }
 
+  /** Deletes the app's namespace, restores it from `backup` and expects every volume to hold what `expected` says. */
+  async function restoreDeletedApp(restore: string, backup: string): Promise<void> {
+    await deleteNamespace(APP, 120_000);
+    const r = await run(['restore', 'create', restore, '--from-backup', backup, '--wait']);
+    expect(r.exitCode, `${r.stdout}\n${r.stderr}`).toBe(0);
+    expect(r.stdout).toContain('Restore completed with status: Completed.');
+    for (const pod of PODS) {
+      for (const v of VOLUMES) {
+        const got = readTree(await volumeDir(pod, v));
+        const want = expected.get(`${pod}/${v}`) ?? {};
+        expect(withoutTimes(got), `${pod}/${v}`).toEqual(withoutTimes(want));
+        expect(timeMismatches(want, got), `${pod}/${v} mtimes`).toEqual([]);
+      }
+    }
+  }
+
   async function pvbsOf(backup: string): Promise<PvbJson[]> {
     return (await getJson<{ items: PvbJson[] }>(['get', 'podvolumebackups', '-n', NS, '-l', `velero.io/backup-name=${backup}`])).items;
   }
@@ -176,7 +192,7 @@ describe('fs-backup end to end through the CLI', () => {
     );
     expect(install.exitCode, install.stderr).toBe(0);
     await locationAvailable(run);
-    await kubectl(['apply', '-f', '-'], { input: appObjects(info.nodes.map((n) => n.name)) });
+    await applyWithNamespace(APP, appObjects(info.nodes.map((n) => n.name)));
     await waitFor(podsRunning, { timeoutMs: 120_000, intervalMs: 1000, description: `pods ${PODS.join(', ')} Running` });
     for (const [i, pod] of PODS.entries()) {
       writeDataset(await volumeDir(pod, 'data'), { large: [32, 32], small: 500, seed: i * 1000 });
@@ -282,26 +298,8 @@ describe('fs-backup end to end through the CLI', () => {
   }, 300_000);
 
   it('restores the deleted namespace; every file matches in bytes, mode, owner and mtime', async () => {
-    await kubectl(['delete', 'namespace', APP, '--wait=false']);
-    await waitFor(async () => (await kubectl(['get', 'namespace', APP], { allowFailure: true })).exitCode !== 0, {
-      timeoutMs: 120_000,
-      intervalMs: 1000,
-      description: `namespace ${APP} deleted`,
-    });
-
-    const r = await run(['restore', 'create', RESTORE, '--from-backup', SECOND, '--wait']);
-    expect(r.exitCode, `${r.stdout}\n${r.stderr}`).toBe(0);
-    expect(r.stdout).toContain('Restore completed with status: Completed.');
-
     // The data is in place once the restore is Completed (every PVR is), before the workload starts.
-    for (const pod of PODS) {
-      for (const v of VOLUMES) {
-        const got = readTree(await volumeDir(pod, v));
-        const want = expected.get(`${pod}/${v}`) ?? {};
-        expect(withoutTimes(got), `${pod}/${v}`).toEqual(withoutTimes(want));
-        expect(timeMismatches(want, got), `${pod}/${v} mtimes`).toEqual([]);
-      }
-    }
+    await restoreDeletedApp(RESTORE, SECOND);
 
     // restore-wait held each pod until its volumes were restored; now the workload runs.
     await waitFor(podsRunning, { timeoutMs: 120_000, intervalMs: 1000, description: 'restored pods Running' });
@@ -369,19 +367,7 @@ describe('fs-backup end to end through the CLI', () => {
     expect(loc.exitCode, loc.stderr).toBe(0);
     await waitFor(async () => (await run(['backup', 'get', VELERO_BACKUP, '-o', 'json'])).exitCode === 0, { timeoutMs: 120_000, intervalMs: 1000, description: `backup ${VELERO_BACKUP} synced` });
 
-    await kubectl(['delete', 'namespace', APP, '--wait=false']);
-    await waitFor(async () => (await kubectl(['get', 'namespace', APP], { allowFailure: true })).exitCode !== 0, { timeoutMs: 120_000, intervalMs: 1000, description: `namespace ${APP} deleted` });
-    const r = await run(['restore', 'create', `${VELERO_BACKUP}-restore`, '--from-backup', VELERO_BACKUP, '--wait']);
-    expect(r.exitCode, `${r.stdout}\n${r.stderr}`).toBe(0);
-    expect(r.stdout).toContain('Restore completed with status: Completed.');
-    for (const pod of PODS) {
-      for (const v of VOLUMES) {
-        const got = readTree(await volumeDir(pod, v));
-        const want = expected.get(`${pod}/${v}`) ?? {};
-        expect(withoutTimes(got), `${pod}/${v}`).toEqual(withoutTimes(want));
-        expect(timeMismatches(want, got), `${pod}/${v} mtimes`).toEqual([]);
-      }
-    }
+    await restoreDeletedApp(`${VELERO_BACKUP}-restore`, VELERO_BACKUP);
     // The repository is Velero's: cairn read it through the location the backup came from and wrote nothing there.
     const repos = await getJson<{ items: { spec: { backupStorageLocation: string; volumeNamespace: string }; status?: { phase?: string; message?: string } }[] }>(['get', 'backuprepositories', '-n', NS]);
     const velero = repos.items.find((b) => b.spec.backupStorageLocation === VELERO_LOCATION && b.spec.volumeNamespace === APP);

@@ -16,7 +16,7 @@
  * containerd of real nodes.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clusterInfo, dropFinalizers, kubectl, namespacesGone } from '../support/cluster.js';
+import { applyWithNamespace, clusterInfo, dropFinalizers, kubectl, namespacesGone } from '../support/cluster.js';
 import { cairn, type CliResult, locationAvailable } from '../support/cli.js';
 import { writeCredentialsFile } from '../support/server-install.js';
 import { waitFor } from '../support/wait.js';
@@ -45,10 +45,6 @@ const SUMMARY = 'cat /e2e-hooks/data/f* | sort -u | tr "\\n" " " > /e2e-hooks/da
 
 function appObjects(): string {
   return `apiVersion: v1
-kind: Namespace
-metadata: { name: ${APP} }
----
-apiVersion: v1
 kind: Pod
 metadata:
   name: db-0
@@ -170,7 +166,7 @@ describe('hooks end to end', () => {
     );
     expect(install.exitCode, install.stderr).toBe(0);
     await locationAvailable(run);
-    await apply(appObjects());
+    await applyWithNamespace(APP, appObjects());
     // Running, and at least one sweep written.
     await waitFor(async () => (await kubectl(['exec', '-n', APP, 'db-0', '-c', 'db', '--', 'cat', `/e2e-hooks/data/f${FILES - 1}`], { allowFailure: true })).exitCode === 0, {
       timeoutMs: 120_000,

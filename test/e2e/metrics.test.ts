@@ -11,7 +11,7 @@ import { spawn } from 'node:child_process';
 import { CreateBucketCommand, DeleteBucketCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureToolBinary } from '../../tools/local-cluster/toolchain.js';
-import { clusterInfo, kubectl, namespacesGone, s3Client } from '../support/cluster.js';
+import { applyWithNamespace, clusterInfo, kubectl, namespacesGone, s3Client } from '../support/cluster.js';
 import { cairn, type CliResult, locationAvailable } from '../support/cli.js';
 import { writeCredentialsFile } from '../support/server-install.js';
 import { waitFor } from '../support/wait.js';
@@ -114,10 +114,6 @@ async function scrapeAll(): Promise<Scrapes> {
 
 function appObjects(node: string): string {
   return `apiVersion: v1
-kind: Namespace
-metadata: { name: ${APP} }
----
-apiVersion: v1
 kind: ConfigMap
 metadata: { name: settings, namespace: ${APP} }
 data: { colour: blue }
@@ -178,7 +174,7 @@ describe('Prometheus metrics of the server and the node agents', () => {
     const created = await run(['backup-location', 'create', DOOMED, '--provider', 'aws', '--bucket', doomedBucket, '--config', locationConfig, '--validation-frequency', '0']);
     expect(created.exitCode, created.stderr).toBe(0);
     await locationAvailable(run, DOOMED);
-    await kubectl(['apply', '-f', '-'], { input: appObjects(workloadNode) });
+    await applyWithNamespace(APP, appObjects(workloadNode));
     await waitFor(async () => (await podsOf(undefined, APP)).some((p) => p.status?.phase === 'Running'), { timeoutMs: 120_000, intervalMs: 1000, description: 'pod web Running' });
     await waitFor(async () => (await nodeAgents()).size === info.nodes.length, { timeoutMs: 120_000, intervalMs: 1000, description: 'a Ready node agent on every node' });
   }, 600_000);

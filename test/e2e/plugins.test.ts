@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clusterInfo, kubectl, namespacesGone } from '../support/cluster.js';
+import { applyWithNamespace, clusterInfo, kubectl, namespacesGone } from '../support/cluster.js';
 import { cairn, locationAvailable } from '../support/cli.js';
 import { writeCredentialsFile } from '../support/server-install.js';
 import { podVolumeDir, type PodRef } from '../support/node-paths.js';
@@ -45,10 +45,6 @@ const STORE_ROOT = '/scratch/directory-store';
 const say = (line: string) => process.stderr.write(`[plugins e2e] ${line}\n`);
 
 const APP_OBJECTS = `
-apiVersion: v1
-kind: Namespace
-metadata: { name: ${APP} }
----
 apiVersion: v1
 kind: ConfigMap
 metadata: { name: settings, namespace: ${APP}, labels: { app: shop, example.cairn.io/include-secret: token } }
@@ -109,7 +105,7 @@ describe('Velero plugins through cairn', () => {
     await kubectl(['-n', NS, 'patch', 'deployment', 'cairn', '--type=json', '-p', JSON.stringify([{ op: 'add', path: '/spec/template/spec/containers/0/args/-', value: '--item-operation-sync-frequency=2s' }])]);
     await kubectl(['-n', NS, 'rollout', 'status', 'deployment/cairn', '--timeout=300s']);
     await locationAvailable(run, 'default', 180_000); // through the AWS plugin
-    await kubectl(['apply', '-f', '-'], { input: APP_OBJECTS });
+    await applyWithNamespace(APP, APP_OBJECTS);
   }, 60 * 60_000);
 
   afterAll(async () => {

@@ -11,7 +11,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanUp, installCairn, kube as newKube } from '../integration/node-agent-support.js';
 import { cairn, type CliResult, locationAvailable } from '../support/cli.js';
-import { clusterInfo, dropFinalizers, kubectl } from '../support/cluster.js';
+import { applyWithNamespace, clusterInfo, deleteNamespace, dropFinalizers, kubectl } from '../support/cluster.js';
 import { waitFor } from '../support/wait.js';
 
 const RUN = Date.now().toString(36).slice(-5);
@@ -30,10 +30,6 @@ const CHECKSUM = `local parts = {} for i = 1, ${KEYS} do parts[i] = redis.call('
 
 function appObjects(): string {
   return `apiVersion: v1
-kind: Namespace
-metadata: { name: ${APP} }
----
-apiVersion: v1
 kind: PersistentVolumeClaim
 metadata: { name: redis-data, namespace: ${APP} }
 spec: { accessModes: [ReadWriteOnce], resources: { requests: { storage: 1Gi } } }
@@ -100,7 +96,7 @@ describe('Redis backed up while it runs, restored into a deleted namespace', () 
     kubeconfig = clusterInfo().kubeconfigPath;
     await installCairn({ ns: NS, prefix: `e2e-redis-${RUN}` });
     await locationAvailable(run);
-    await kubectl(['apply', '-f', '-'], { input: appObjects() });
+    await applyWithNamespace(APP, appObjects());
     const pod = await redisPod();
     // Loaded through Redis' own bulk protocol path (redis-cli --pipe), as a data import would.
     const load = `i=1; while [ $i -le ${KEYS} ]; do echo "SET key:$i value-$i-$RANDOM"; i=$((i+1)); done | redis-cli --pipe`;
@@ -130,12 +126,7 @@ describe('Redis backed up while it runs, restored into a deleted namespace', () 
     // The counter kept counting during the backup: the database ran the whole time.
     expect((await facts()).live).toBeGreaterThan(before.live);
 
-    await kubectl(['delete', 'namespace', APP, '--wait=false']);
-    await waitFor(async () => (await kubectl(['get', 'namespace', APP], { allowFailure: true })).exitCode !== 0, {
-      timeoutMs: 180_000,
-      intervalMs: 1000,
-      description: `namespace ${APP} deleted`,
-    });
+    await deleteNamespace(APP, 180_000);
     const restore = await run(['restore', 'create', 'redis-1-restore', '--from-backup', 'redis-1', '--wait']);
     expect(restore.exitCode, `${restore.stdout}\n${restore.stderr}`).toBe(0);
     expect(restore.stdout).toContain('Restore completed with status: Completed.');

@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clusterInfo, dropFinalizers, kubectl, namespacesGone, s3Client } from '../support/cluster.js';
+import { applyWithNamespace, clusterInfo, dropFinalizers, kubectl, namespacesGone, s3Client } from '../support/cluster.js';
 import { cairn, type CliResult, locationAvailable } from '../support/cli.js';
 import { podVolumeDir, nodeFile } from '../support/node-paths.js';
 import { cairnProcesses, capabilityMask, type CairnProcess } from '../support/node-processes.js';
@@ -45,10 +45,6 @@ interface PodJson {
 
 function appObjects(node: string): string {
   return `apiVersion: v1
-kind: Namespace
-metadata: { name: ${APP} }
----
-apiVersion: v1
 kind: PersistentVolumeClaim
 metadata: { name: data, namespace: ${APP} }
 spec:
@@ -178,7 +174,7 @@ describe('pod security and secrets on real nodes', () => {
       input: JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'velero-repo-credentials', namespace: NS }, stringData: { 'repository-password': canaries.get('repository password') } }),
     });
     await locationAvailable(run);
-    await kubectl(['apply', '-f', '-'], { input: appObjects(info.nodes[0]!.name) });
+    await applyWithNamespace(APP, appObjects(info.nodes[0]!.name));
     await waitFor(async () => (await appPod()).status?.phase === 'Running', { timeoutMs: 120_000, intervalMs: 1000, description: `pod ${POD} Running` });
     const pod = await appPod();
     writeDataset(await podVolumeDir(pod, 'data'), { large: [8], small: 200, seed: 1 });

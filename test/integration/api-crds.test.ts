@@ -83,6 +83,13 @@ describe('velero.io CRDs on a real API server', () => {
 
   const createdHere: string[] = [];
 
+  /** Creates `body` as a velero.io/v1 `plural`; returns why the API server refused it, or undefined if it took it. */
+  const refusalOf = (plural: string, body: object): Promise<{ code: number | undefined; message: string } | undefined> =>
+    custom.createNamespacedCustomObject({ group: 'velero.io', version: 'v1', namespace, plural, body }).then(
+      () => undefined,
+      (err: unknown) => errorStatus(err),
+    );
+
   beforeAll(async () => {
     for (const crd of allCrds()) if (await applyCrd(extensions, crd)) createdHere.push(crd.metadata.name);
     await core.createNamespace({ body: { metadata: { name: namespace } } });
@@ -160,24 +167,14 @@ describe('velero.io CRDs on a real API server', () => {
   it('rejects an unknown phase and a restic PVB, naming the field', async () => {
     const backup = withField(objectIn('Backup'), 'status.phase', 'Bogus');
     backup.metadata.name = 'bad-phase';
-    const bad = await custom
-      .createNamespacedCustomObject({ group: 'velero.io', version: 'v1', namespace, plural: 'backups', body: backup })
-      .then(
-        () => undefined,
-        (err: unknown) => errorStatus(err),
-      );
+    const bad = await refusalOf('backups', backup);
     expect(bad?.code, bad?.message).toBe(422);
     expect(bad?.message).toContain('status.phase');
     expect(bad?.message).toContain('Unsupported value: "Bogus"');
 
     const pvb = withField(objectIn('PodVolumeBackup'), 'spec.uploaderType', 'restic');
     pvb.metadata.name = 'restic-pvb';
-    const restic = await custom
-      .createNamespacedCustomObject({ group: 'velero.io', version: 'v1', namespace, plural: 'podvolumebackups', body: pvb })
-      .then(
-        () => undefined,
-        (err: unknown) => errorStatus(err),
-      );
+    const restic = await refusalOf('podvolumebackups', pvb);
     expect(restic?.code).toBe(422);
     expect(restic?.message).toContain('spec.uploaderType');
   });
@@ -185,12 +182,7 @@ describe('velero.io CRDs on a real API server', () => {
   it('rejects a missing required field', async () => {
     const dbr = withField(objectIn('DeleteBackupRequest'), 'spec.backupName', undefined);
     dbr.metadata.name = 'no-backup-name';
-    const result = await custom
-      .createNamespacedCustomObject({ group: 'velero.io', version: 'v1', namespace, plural: 'deletebackuprequests', body: dbr })
-      .then(
-        () => undefined,
-        (err: unknown) => errorStatus(err),
-      );
+    const result = await refusalOf('deletebackuprequests', dbr);
     expect(result?.code).toBe(422);
     expect(result?.message).toContain('spec.backupName');
   });

@@ -7,27 +7,16 @@ import { randomBytes } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
-import {
-  Kinds,
-  newBackup,
-  newBackupStorageLocation,
-  newRestore,
-  parseBackup,
-  parseBackupStorageLocation,
-  parseRestore,
-  type Backup,
-  type BackupSpec,
-  type BackupStorageLocation,
-  type Restore,
-} from '../../src/api/index.js';
-import { createLogger } from '../../src/base/logger.js';
+import { Kinds, newBackup, newRestore, type Backup, type BackupSpec } from '../../src/api/index.js';
 import { kubeFromConfig, type Kube } from '../../src/kube/client.js';
 import { customClient } from '../../src/kube/custom.js';
-import { DEFAULT_SERVER_CONFIG, type ServerContext, type Stoppable } from '../../src/server/context.js';
+import type { ServerContext, Stoppable } from '../../src/server/context.js';
 import { startBackupController, startBackupControllerWith } from '../../src/server/backup/backup-controller.js';
 import { startRestoreController } from '../../src/server/restore/restore-controller.js';
 import { clusterInfo, kubeConfig, kubectl, s3Client } from '../support/cluster.js';
-import { applyList, credentialsText, deletePrefix, installServer, listKeys, serverRolledOut } from '../support/server-install.js';
+import { applyList, deletePrefix, installServer, listKeys, serverRolledOut } from '../support/server-install.js';
+import { bucketLocation, credentialsSecret, inProcessContext } from '../support/in-process-server.js';
+import { veleroClients } from '../support/velero-clients.js';
 import { waitFor } from '../support/wait.js';
 import { readTarGz } from '../unit/server/backup/tar.js';
 
@@ -46,7 +35,7 @@ let controller: Stoppable | undefined;
 let ctx: ServerContext;
 
 const bucket = () => clusterInfo().s3.bucket;
-const backups = () => customClient<Backup>(kube, Kinds.Backup, parseBackup);
+const backups = () => veleroClients(kube).backups;
 
 async function getObject(key: string): Promise<Buffer> {
   const res = await s3Client().send(new GetObjectCommand({ Bucket: bucket(), Key: key }));
@@ -70,9 +59,7 @@ async function finished(namespace: string, name: string, timeoutMs = 60_000): Pr
 }
 
 beforeAll(async () => {
-  const info = clusterInfo();
   kube = kubeFromConfig(kubeConfig());
-  const credentials = credentialsText();
   // A real server (also installs the CRDs the in-process controller needs).
   await installServer({ namespace: SERVER_NS, prefix: `${PREFIX}/server` });
 
@@ -80,7 +67,7 @@ beforeAll(async () => {
   await kubectl(['create', 'namespace', APP]);
   await kubectl(['create', 'namespace', OTHER]);
   await applyList([
-    { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'creds', namespace: NS }, stringData: { cloud: credentials } },
+    credentialsSecret(NS),
     {
       apiVersion: 'apiextensions.k8s.io/v1',
       kind: 'CustomResourceDefinition',
@@ -93,19 +80,7 @@ beforeAll(async () => {
       },
     },
   ]);
-  await customClient<BackupStorageLocation>(kube, Kinds.BackupStorageLocation, parseBackupStorageLocation).create(
-    newBackupStorageLocation({
-      namespace: NS,
-      name: 'default',
-      spec: {
-        provider: 'aws',
-        default: true,
-        objectStorage: { bucket: info.s3.bucket, prefix: `${PREFIX}/default` },
-        credential: { name: 'creds', key: 'cloud' },
-        config: { region: info.s3.region, s3Url: info.s3.endpoint, s3ForcePathStyle: 'true' },
-      },
-    }),
-  );
+  await veleroClients(kube).locations.create(bucketLocation({ namespace: NS, name: 'default', prefix: `${PREFIX}/default`, default: true }));
   await waitFor(async () => (await kubectl(['get', 'crd', CRD, '-o', 'jsonpath={.status.conditions[?(@.type=="Established")].status}'])).stdout === 'True', {
     timeoutMs: 30_000,
     description: `CRD ${CRD} established`,
@@ -145,14 +120,7 @@ beforeAll(async () => {
     description: 'PVC data bound',
   });
 
-  ctx = {
-    kube,
-    namespace: NS,
-    logger: createLogger({ level: 'warn', bindings: { component: 'backup-it' } }),
-    version: 'test',
-    config: { ...DEFAULT_SERVER_CONFIG },
-    now: () => new Date(),
-  };
+  ctx = inProcessContext(kube, NS, { component: 'backup-it', level: 'warn' });
   controller = await startBackupController(ctx);
 }, 300_000);
 
@@ -256,7 +224,7 @@ describe('backup controller (in process)', () => {
     const restoreController = await startRestoreController(ctx);
     try {
       const target = `${APP}-copy`;
-      const restores = customClient<Restore>(kube, Kinds.Restore, parseRestore);
+      const { restores } = veleroClients(kube);
       await restores.create(newRestore({ namespace: NS, name: `r-${RUN}`, spec: { backupName: name, namespaceMapping: { [APP]: target }, includedResources: ['configmaps', 'secrets', 'widgets.' + GROUP, 'serviceaccounts', 'namespaces', 'customresourcedefinitions.apiextensions.k8s.io'] } }));
       const r = await waitFor(
         async () => {
@@ -291,13 +259,8 @@ describe('backup controller (in process)', () => {
   });
 
   it('fails validation for an Unavailable location and a malformed TTL', async () => {
-    const info = clusterInfo();
-    const down = newBackupStorageLocation({
-      namespace: NS,
-      name: 'down',
-      spec: { provider: 'aws', objectStorage: { bucket: info.s3.bucket, prefix: `${PREFIX}/down` }, credential: { name: 'creds', key: 'cloud' }, config: { region: info.s3.region, s3Url: 'http://127.0.0.1:1' } },
-    });
-    await customClient<BackupStorageLocation>(kube, Kinds.BackupStorageLocation, parseBackupStorageLocation).create({ ...down, status: { phase: 'Unavailable', message: 'cannot reach the object store' } });
+    const down = bucketLocation({ namespace: NS, name: 'down', prefix: `${PREFIX}/down`, s3Url: 'http://127.0.0.1:1' });
+    await veleroClients(kube).locations.create({ ...down, status: { phase: 'Unavailable', message: 'cannot reach the object store' } });
     await createBackup(NS, `down-${RUN}`, { storageLocation: 'down' });
     const b = await finished(NS, `down-${RUN}`);
     expect(b.status?.phase).toBe('FailedValidation');
@@ -352,18 +315,7 @@ describe('backup controller (in process)', () => {
 
   it('marks a backup Failed with the reason when the location cannot be written', async () => {
     const info = clusterInfo();
-    await customClient<BackupStorageLocation>(kube, Kinds.BackupStorageLocation, parseBackupStorageLocation).create(
-      newBackupStorageLocation({
-        namespace: NS,
-        name: 'no-bucket',
-        spec: {
-          provider: 'aws',
-          objectStorage: { bucket: `no-such-bucket-${RUN}` },
-          credential: { name: 'creds', key: 'cloud' },
-          config: { region: info.s3.region, s3Url: info.s3.endpoint, s3ForcePathStyle: 'true' },
-        },
-      }),
-    );
+    await veleroClients(kube).locations.create(bucketLocation({ namespace: NS, name: 'no-bucket', bucket: `no-such-bucket-${RUN}` }));
     const broken = `broken-${RUN}`;
     await createBackup(NS, broken, { includedNamespaces: [APP], storageLocation: 'no-bucket' });
     const b = await finished(NS, broken);

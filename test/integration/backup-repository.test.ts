@@ -2,36 +2,29 @@
  * BackupRepositories against the local cluster and its MinIO: the controller (with the storage-location controller)
  * runs in this process for one namespace; one check goes through an installed server.
  */
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import {
-  Kinds,
-  newBackupStorageLocation,
-  parseBackupRepository,
-  parseBackupStorageLocation,
-  type BackupRepository,
-  type BackupStorageLocation,
-} from '../../src/api/index.js';
-import { createLogger } from '../../src/base/logger.js';
+import type { BackupStorageLocation } from '../../src/api/index.js';
 import { MetricsRegistry } from '../../src/base/metrics.js';
 import { SERVER_METRICS, ServerMetric } from '../../src/server/metrics/definitions.js';
 import { Repository } from '../../src/datapath/repository.js';
 import { backup } from '../../src/datapath/uploader.js';
 import { kubeFromConfig, type Kube } from '../../src/kube/client.js';
-import { customClient } from '../../src/kube/custom.js';
-import { DEFAULT_SERVER_CONFIG, type ServerContext, type Stoppable } from '../../src/server/context.js';
+import type { Stoppable } from '../../src/server/context.js';
 import { startBackupStorageLocationController } from '../../src/server/backup-storage-location-controller.js';
 import { startBackupRepositoryController } from '../../src/server/backup-repository-controller.js';
 import { ensureRepository, RepositoryNotReadyError } from '../../src/server/repository/ensure.js';
 import { openRepositoryStore } from '../../src/storage/repository-store.js';
 import { cairn } from '../support/cli.js';
 import { clusterInfo, kubeConfig, kubectl, s3Client } from '../support/cluster.js';
-import { credentialsText, deletePrefix, installServer, listKeys } from '../support/server-install.js';
+import { deletePrefix, installServer, listKeys } from '../support/server-install.js';
+import { bucketLocation, credentialsSecret, inProcessContext, stopControllers } from '../support/in-process-server.js';
+import { tempRoots } from '../support/temp-roots.js';
+import { veleroClients } from '../support/velero-clients.js';
 import { createVeleroKopiaRepository } from '../../tools/peers/velero-kopia.js';
 import { waitFor } from '../support/wait.js';
 
@@ -43,29 +36,18 @@ const APP = `app-${RUN}`;
 
 let kube: Kube;
 let kubeconfig: string;
-let running: Stoppable[] = [];
+const running: Stoppable[] = [];
 const logLines: string[] = [];
 /** The server's metrics as the controllers under test feed them. */
 const metrics = new MetricsRegistry(SERVER_METRICS);
-const tempDirs: string[] = [];
+const tempDir = tempRoots('cairn-repo-it-');
 
 const bucket = () => clusterInfo().s3.bucket;
-const repos = () => customClient<BackupRepository>(kube, Kinds.BackupRepository, parseBackupRepository);
-const locations = () => customClient<BackupStorageLocation>(kube, Kinds.BackupStorageLocation, parseBackupStorageLocation);
+const repos = () => veleroClients(kube).repositories;
+const locations = () => veleroClients(kube).locations;
 
 function location(name: string, opts: { bucket?: string } = {}): BackupStorageLocation {
-  const { s3 } = clusterInfo();
-  return newBackupStorageLocation({
-    namespace: NS,
-    name,
-    spec: {
-      provider: 'aws',
-      objectStorage: { bucket: opts.bucket ?? s3.bucket, prefix: `${PREFIX}/${name}` },
-      credential: { name: 'creds', key: 'cloud' },
-      config: { region: s3.region, s3Url: s3.endpoint, s3ForcePathStyle: 'true' },
-      validationFrequency: '1m',
-    },
-  });
+  return bucketLocation({ namespace: NS, name, prefix: `${PREFIX}/${name}`, ...opts, validationFrequency: '1m' });
 }
 
 async function repositoryPassword(namespace: string): Promise<string> {
@@ -77,38 +59,25 @@ beforeAll(async () => {
   const info = clusterInfo();
   kubeconfig = info.kubeconfigPath;
   kube = kubeFromConfig(kubeConfig());
-  const dir = mkdtempSync(join(tmpdir(), 'cairn-repo-it-'));
-  tempDirs.push(dir);
-  const credentials = credentialsText();
   // A real server for the last check (the install also brings the CRDs the in-process controllers need).
   await installServer({ namespace: SERVER_NS, prefix: `${PREFIX}/server` });
 
   await kubectl(['create', 'namespace', NS]);
   await kubectl(['apply', '-f', '-'], {
-    input: JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'creds', namespace: NS }, stringData: { cloud: credentials } }),
+    input: JSON.stringify(credentialsSecret(NS)),
   });
   const destination = new PassThrough();
   destination.on('data', (chunk: Buffer) => logLines.push(chunk.toString()));
-  const ctx: ServerContext = {
-    kube,
-    namespace: NS,
-    logger: createLogger({ level: 'debug', format: 'json', destination, bindings: { component: 'repo-it' } }),
-    version: 'test',
-    config: { ...DEFAULT_SERVER_CONFIG },
-    now: () => new Date(),
-    metrics,
-  };
+  const ctx = inProcessContext(kube, NS, { component: 'repo-it', level: 'debug', log: { format: 'json', destination }, metrics });
   running.push(await startBackupStorageLocationController(ctx));
   // Grace period 0: this test's maintenance may drop what no snapshot references at once.
   running.push(await startBackupRepositoryController(ctx, { maintenanceGracePeriodMs: 0 }));
 }, 300_000);
 
 afterAll(async () => {
-  for (const r of running.reverse()) await r.stop();
-  running = [];
+  await stopControllers(running);
   await kubectl(['delete', 'namespace', NS, SERVER_NS, '--wait=false'], { allowFailure: true });
   await deletePrefix(PREFIX);
-  for (const d of tempDirs) rmSync(d, { recursive: true, force: true });
 });
 
 describe('ensureRepository and the BackupRepository controller', () => {
@@ -146,8 +115,7 @@ describe('ensureRepository and the BackupRepository controller', () => {
 
   it('runs maintenance every maintenanceFrequency and records it, keeping what snapshots reference', async () => {
     // A snapshot in the repository, written with the data path the way a pod-volume backup will.
-    const source = mkdtempSync(join(tmpdir(), 'cairn-repo-it-src-'));
-    tempDirs.push(source);
+    const source = tempDir('cairn-repo-it-src-');
     mkdirSync(join(source, 'sub'));
     writeFileSync(join(source, 'sub', 'data.bin'), randomBytes(300_000));
     const loc = (await locations().get(NS, 'good'))!;
@@ -209,8 +177,7 @@ describe('ensureRepository and the BackupRepository controller', () => {
     const dir = `${PREFIX}/good/kopia/${velero}/`;
     const { s3 } = clusterInfo();
     const kopiaRepo = await createVeleroKopiaRepository({ kind: 's3', bucket: s3.bucket, prefix: dir, endpoint: s3.endpoint, accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey, region: s3.region });
-    const src = mkdtempSync(join(tmpdir(), 'velero-src-'));
-    tempDirs.push(src);
+    const src = tempDir('velero-src-');
     writeFileSync(join(src, 'f.txt'), 'kept by Velero\n');
     await kopiaRepo.snapshot(src);
     const before = await listKeys(dir);

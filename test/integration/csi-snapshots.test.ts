@@ -17,12 +17,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Backup } from '../../src/api/index.js';
 import type { Kube } from '../../src/kube/client.js';
 import type { BackupVolumeInfo } from '../../src/api/volume-info.js';
-import { enableCsi } from '../../tools/local-cluster/csi/enable.js';
-import { readState } from '../../tools/local-cluster/state.js';
 import { readTarGz } from '../unit/server/backup/tar.js';
 import { cleanUp, installCairn, kube as newKube } from './node-agent-support.js';
 import { cairn } from '../support/cli.js';
 import { clusterInfo, kubectl, s3Client } from '../support/cluster.js';
+import { enableTestBedCsi } from '../support/test-bed-csi.js';
 import { hostpathVolumePath } from '../support/csi-volume.js';
 import { waitFor } from '../support/wait.js';
 
@@ -95,9 +94,7 @@ async function volumeSnapshotsIn(namespace: string): Promise<string[]> {
 beforeAll(async () => {
   const info = clusterInfo();
   runDir = info.runDir;
-  const state = readState(runDir);
-  if (!state) throw new Error(`no cluster state in ${runDir}`);
-  await enableCsi({ state, log: (line) => process.stderr.write(`[csi] ${line}\n`) });
+  await enableTestBedCsi(runDir);
   kubeconfig = info.kubeconfigPath;
   kube = newKube();
   await installCairn({ ns: NS, prefix: PREFIX });

@@ -11,12 +11,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CoreV1Event } from '@kubernetes/client-node';
-import { Kinds, newDataDownload, newDataUpload, parseDataDownload, parseDataUpload, type BackupStorageLocation, type DataDownload, type DataUpload } from '../../src/api/index.js';
+import { newDataDownload, newDataUpload, type BackupStorageLocation, type DataDownload, type DataUpload } from '../../src/api/index.js';
 import { Repository } from '../../src/datapath/repository.js';
 import { type Kube } from '../../src/kube/client.js';
-import { customClient } from '../../src/kube/custom.js';
 import { openRepositoryStore } from '../../src/storage/repository-store.js';
-import { eventsInOrder, expectSameTree, setUpMoverNamespace, startMoverProcess, tearDownMoverNamespace, writeSampleVolume as writeSampleVolume_, type MoverRun } from '../support/mover-fixture.js';
+import { eventsInOrder, expectSameTree, setUpMoverNamespace, startMoverProcess, tearDownMoverNamespace, writeLargeData, writeSampleVolume as writeSampleVolume_, type MoverRun } from '../support/mover-fixture.js';
+import { veleroClients } from '../support/velero-clients.js';
 import { waitFor } from '../support/wait.js';
 
 const RUN = randomBytes(3).toString('hex');
@@ -29,8 +29,8 @@ let kubeconfig: string;
 let location: BackupStorageLocation;
 const work = mkdtempSync(join(tmpdir(), 'cairn-vgdp-it-'));
 
-const dus = () => customClient<DataUpload>(kube, Kinds.DataUpload, parseDataUpload);
-const dds = () => customClient<DataDownload>(kube, Kinds.DataDownload, parseDataDownload);
+const dus = () => veleroClients(kube).dataUploads;
+const dds = () => veleroClients(kube).dataDownloads;
 
 /** Starts the data mover as the backup/restore pod's container would, writing its termination message to a file. */
 function startMover(verb: 'backup' | 'restore', name: string, volumePath: string, volumeMode: 'Filesystem' | 'Block' = 'Filesystem', extra: string[] = []): MoverRun {
@@ -180,10 +180,8 @@ describe('data-mover backup and restore (Filesystem)', () => {
 
   it('spec.cancel stops a running backup: Data-Path-Canceling, Data-Path-Canceled, exit 1 and "data path is canceled"', async () => {
     const big = join(work, 'big');
-    mkdirSync(big);
-    const chunk = Buffer.alloc(32 << 20);
     // 128 MiB under a 16 MiB/s upload cap: the backup runs for 8 s on any machine, so the cancel finds it running.
-    for (let i = 0; i < 4; i++) writeFileSync(join(big, `part-${i}.bin`), randomFillSync(chunk));
+    writeLargeData(big, 128, { partMiB: 32 });
     const name = `du-${RUN}-cancel`;
     await dus().create(duFor(name, 'big'));
     const mover = startMover('backup', name, big, 'Filesystem', ['--upload-bytes-per-second=16777216']);

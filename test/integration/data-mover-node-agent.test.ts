@@ -19,9 +19,8 @@ import { ORIGINAL_RECLAIM_POLICY_ANNOTATION, RESTORED_PV_ANNOTATION } from '../.
 import { backupContentName } from '../../src/agent/exposer/snapshot-objects.js';
 import { customClient } from '../../src/kube/custom.js';
 import type { Kube } from '../../src/kube/client.js';
-import { enableCsi } from '../../tools/local-cluster/csi/enable.js';
-import { readState } from '../../tools/local-cluster/state.js';
 import { clusterInfo, kubectl } from '../support/cluster.js';
+import { enableTestBedCsi } from '../support/test-bed-csi.js';
 import { hostpathVolumePath, type VolumeMode } from '../support/csi-volume.js';
 import { waitFor } from '../support/wait.js';
 import { cleanUp, expectSameTree, installCairn, kube as makeKube, nodeAgentPod, readyRepository, waitForPhase, writeLargeData, writeSampleData } from './node-agent-support.js';
@@ -43,10 +42,7 @@ const dus = () => customClient<DataUpload>(k, Kinds.DataUpload, parseDataUpload)
 const dds = () => customClient<DataDownload>(k, Kinds.DataDownload, parseDataDownload);
 
 beforeAll(async () => {
-  const state = readState(clusterInfo().runDir);
-  if (!state) throw new Error(`no cluster state in ${clusterInfo().runDir}`);
-  // A cold machine builds the CSI sidecars here (minutes, once); a cluster that has CSI already returns at once.
-  await enableCsi({ state, log: (line) => process.stderr.write(`[csi] ${line}\n`) });
+  await enableTestBedCsi();
   k = makeKube();
   await installCairn({ ns: NS, prefix: `dm-node-agent-${RUN}` });
   for (const ns of [APP, RESTORED]) await kubectl(['create', 'namespace', ns]);

@@ -16,17 +16,16 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { gunzipSync, gzipSync } from 'node:zlib';
-import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Kinds, newBackup, newRestore, parseBackup, parseDataDownload, parseRestore, type Backup, type DataDownload, type Restore } from '../../src/api/index.js';
+import { newBackup, newRestore, type DataDownload, type Restore } from '../../src/api/index.js';
 import { kubeFromConfig, type Kube } from '../../src/kube/client.js';
-import { customClient } from '../../src/kube/custom.js';
-import { enableCsi } from '../../tools/local-cluster/csi/enable.js';
-import { readState } from '../../tools/local-cluster/state.js';
 import { cairn } from '../support/cli.js';
-import { clusterInfo, kubeConfig, kubectl, s3Client } from '../support/cluster.js';
+import { clusterInfo, kubeConfig, kubectl, kubectlJson } from '../support/cluster.js';
+import { enableTestBedCsi } from '../support/test-bed-csi.js';
 import { deletePrefix, getJsonGz, getObject, installServer, restartServer } from '../support/server-install.js';
+import { completedBackup, installedLocationAvailable, restoreInPhase, rewriteVolumeInfo } from '../support/played-node-agent.js';
+import { veleroClients } from '../support/velero-clients.js';
 import { waitFor } from '../support/wait.js';
 
 const RUN = randomBytes(3).toString('hex');
@@ -43,7 +42,6 @@ const TEST_LABEL = 'ddr.cairn.test/run';
 let kube: Kube;
 let kubeconfig: string;
 let pvcUidInBackup = '';
-const bucket = () => clusterInfo().s3.bucket;
 
 interface PvcJson {
   metadata: { name: string; namespace: string; uid: string; labels?: Record<string, string>; annotations?: Record<string, string> };
@@ -56,25 +54,12 @@ interface PvJson {
   status?: { phase?: string };
 }
 
-async function getJson<T>(args: string[]): Promise<T | undefined> {
-  const r = await kubectl([...args, '-o', 'json'], { allowFailure: true });
-  return r.exitCode === 0 ? (JSON.parse(r.stdout) as T) : undefined;
-}
-
 const getGz = async (key: string): Promise<string> => gunzipSync(await getObject(key)).toString('utf8');
-const restores = () => customClient<Restore>(kube, Kinds.Restore, parseRestore);
-const dds = () => customClient<DataDownload>(kube, Kinds.DataDownload, parseDataDownload);
+const restores = () => veleroClients(kube).restores;
+const dds = () => veleroClients(kube).dataDownloads;
 const now = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
 
-async function restoreIn(name: string, phases: string[], timeoutMs = 120_000): Promise<Restore> {
-  return waitFor(
-    async () => {
-      const r = await restores().get(NS, name);
-      return r && phases.includes(r.status?.phase ?? '') ? r : undefined;
-    },
-    { timeoutMs, description: `restore ${name} in ${phases.join('|')}` },
-  );
-}
+const restoreIn = (name: string, phases: string[], timeoutMs?: number): Promise<Restore> => restoreInPhase(kube, NS, name, phases, timeoutMs);
 
 async function ddOf(restore: Restore): Promise<DataDownload> {
   return waitFor(
@@ -118,14 +103,12 @@ async function rebindVolume(pvc: PvcJson, pvName: string): Promise<void> {
 }
 
 async function pvcIn(namespace: string): Promise<PvcJson> {
-  return waitFor(async () => getJson<PvcJson>(['-n', namespace, 'get', 'pvc', 'data']), { timeoutMs: 60_000, description: `claim ${namespace}/data` });
+  return waitFor(async () => kubectlJson<PvcJson>(['-n', namespace, 'get', 'pvc', 'data']), { timeoutMs: 60_000, description: `claim ${namespace}/data` });
 }
 
 beforeAll(async () => {
   const info = clusterInfo();
-  const state = readState(info.runDir);
-  if (!state) throw new Error(`no cluster state in ${info.runDir}`);
-  await enableCsi({ state, log: (line) => process.stderr.write(`[csi] ${line}\n`) });
+  await enableTestBedCsi();
   kubeconfig = info.kubeconfigPath;
   kube = kubeFromConfig(kubeConfig());
   // No --use-node-agent: nothing but this test touches the DataDownloads.
@@ -153,38 +136,32 @@ beforeAll(async () => {
       ],
     }),
   });
-  await waitFor(async () => (await getJson<PvcJson>(['-n', APP, 'get', 'pvc', 'data']))?.status?.phase === 'Bound', { timeoutMs: 120_000, description: 'app claim Bound' });
+  await waitFor(async () => (await kubectlJson<PvcJson>(['-n', APP, 'get', 'pvc', 'data']))?.status?.phase === 'Bound', { timeoutMs: 120_000, description: 'app claim Bound' });
   pvcUidInBackup = (await kubectl(['-n', APP, 'get', 'pvc', 'data', '-o', 'jsonpath={.metadata.uid}'])).stdout;
-  await waitFor(async () => (await kubectl(['-n', NS, 'get', 'backupstoragelocation', 'default', '-o', 'jsonpath={.status.phase}'])).stdout === 'Available', {
-    timeoutMs: 120_000,
-    description: 'location Available',
-  });
+  await installedLocationAvailable(NS);
 
   // A resource backup of the claim and its volume (no CSI snapshot), then the volume info a data-mover backup would have written.
-  const backups = customClient<Backup>(kube, Kinds.Backup, parseBackup);
-  await backups.create(newBackup({ namespace: NS, name: BACKUP, spec: { includedNamespaces: [APP], includedResources: ['persistentvolumeclaims', 'persistentvolumes'], snapshotVolumes: false } }));
-  await waitFor(async () => (await backups.get(NS, BACKUP))?.status?.phase === 'Completed', { timeoutMs: 120_000, description: 'backup Completed' });
-  const infoKey = `${PREFIX}/backups/${BACKUP}/${BACKUP}-volumeinfo.json.gz`;
-  const infos = (await getJsonGz(infoKey)) as { pvcName?: string; pvName?: string }[];
-  expect(infos.map((i) => i.pvcName)).toContain('data');
-  const patched = infos.map((i) =>
-    i.pvcName === 'data'
-      ? {
-          pvcName: 'data',
-          pvcNamespace: APP,
-          pvName: i.pvName,
-          backupMethod: 'CSISnapshot',
-          snapshotDataMoved: true,
-          preserveLocalSnapshot: false,
-          skipped: false,
-          result: 'succeeded',
-          csiSnapshotInfo: { snapshotHandle: '', size: 0, driver: 'hostpath.csi.k8s.io', vscName: '', ReadyToUse: null },
-          snapshotDataMovementInfo: { dataMover: 'velero', uploaderType: 'kopia', snapshotHandle: SNAPSHOT, operationID: `du-backup.${pvcUidInBackup}`, size: 6, Phase: 'Completed' },
-          pvInfo: { reclaimPolicy: 'Retain', labels: { [TEST_LABEL]: RUN, 'ddr.cairn.test/kept': 'yes' } },
-        }
-      : i,
-  );
-  await s3Client().send(new PutObjectCommand({ Bucket: bucket(), Key: infoKey, Body: gzipSync(JSON.stringify(patched)) }));
+  await completedBackup(kube, newBackup({ namespace: NS, name: BACKUP, spec: { includedNamespaces: [APP], includedResources: ['persistentvolumeclaims', 'persistentvolumes'], snapshotVolumes: false } }));
+  await rewriteVolumeInfo<{ pvcName?: string; pvName?: string }>(PREFIX, BACKUP, (infos) => {
+    expect(infos.map((i) => i.pvcName)).toContain('data');
+    return infos.map((i) =>
+      i.pvcName === 'data'
+        ? {
+            pvcName: 'data',
+            pvcNamespace: APP,
+            pvName: i.pvName,
+            backupMethod: 'CSISnapshot',
+            snapshotDataMoved: true,
+            preserveLocalSnapshot: false,
+            skipped: false,
+            result: 'succeeded',
+            csiSnapshotInfo: { snapshotHandle: '', size: 0, driver: 'hostpath.csi.k8s.io', vscName: '', ReadyToUse: null },
+            snapshotDataMovementInfo: { dataMover: 'velero', uploaderType: 'kopia', snapshotHandle: SNAPSHOT, operationID: `du-backup.${pvcUidInBackup}`, size: 6, Phase: 'Completed' },
+            pvInfo: { reclaimPolicy: 'Retain', labels: { [TEST_LABEL]: RUN, 'ddr.cairn.test/kept': 'yes' } },
+          }
+        : i,
+    );
+  });
   await kubectl(['delete', 'namespace', APP, '--wait=true', '--timeout=120s']);
 }, 45 * 60_000);
 
@@ -256,10 +233,10 @@ describe('restoring claims whose data the backup moved (installed server, node a
     expect(done.status).toMatchObject({ restoreItemOperationsAttempted: 1, restoreItemOperationsCompleted: 1, restoreItemOperationsFailed: 0 });
     expect(done.status?.errors ?? 0).toBe(0);
 
-    await waitFor(async () => (await getJson<PvcJson>(['-n', APP, 'get', 'pvc', 'data']))?.status?.phase === 'Bound', { timeoutMs: 60_000, description: 'restored claim Bound' });
+    await waitFor(async () => (await kubectlJson<PvcJson>(['-n', APP, 'get', 'pvc', 'data']))?.status?.phase === 'Bound', { timeoutMs: 60_000, description: 'restored claim Bound' });
     expect((await pvcIn(APP)).spec.volumeName).toBe(pvName);
     // The restore finalizer gave the volume the backed-up reclaim policy and labels.
-    const pv = await getJson<PvJson>(['get', 'pv', pvName]);
+    const pv = await kubectlJson<PvJson>(['get', 'pv', pvName]);
     expect(pv?.spec.persistentVolumeReclaimPolicy).toBe('Retain');
     expect(pv?.metadata.labels?.['ddr.cairn.test/kept']).toBe('yes');
 

@@ -5,35 +5,18 @@
  * it is asked to take, so the test can see that a claim fs-backup took is not moved again. One moved snapshot is real
  * (made with the data path into the namespace's repository) so deleting the backup can be seen to delete it.
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  Kinds,
-  newBackup,
-  newDeleteBackupRequest,
-  parseBackup,
-  parseDataUpload,
-  parseDeleteBackupRequest,
-  parsePodVolumeBackup,
-  type Backup,
-  type DataUpload,
-  type DeleteBackupRequest,
-  type PodVolumeBackup,
-} from '../../src/api/index.js';
-import { backup as dataPathBackup } from '../../src/datapath/uploader.js';
+import { newBackup, type Backup, type DataUpload } from '../../src/api/index.js';
 import { kubeFromConfig, type Kube } from '../../src/kube/client.js';
-import { customClient } from '../../src/kube/custom.js';
-import { openRepositoryForVolume } from '../../src/storage/volume-repository.js';
 import type { BackupVolumeInfo } from '../../src/api/volume-info.js';
-import { enableCsi } from '../../tools/local-cluster/csi/enable.js';
-import { readState } from '../../tools/local-cluster/state.js';
 import { cairn } from '../support/cli.js';
 import { clusterInfo, kubeConfig, kubectl } from '../support/cluster.js';
-import { applyList, BACKUP_ENDED, backupInPhase, deletePrefix, getJsonGz, getObject, installServer, listKeys, podRunning, restartServer, serverRolledOut, standInNodeAgents } from '../support/server-install.js';
+import { enableTestBedCsi } from '../support/test-bed-csi.js';
+import { deleteBackupByRequest, expectOtherBackupCompletes, installServerWithStandInAgents, snapshotIDs, snapshotInRepository } from '../support/played-node-agent.js';
+import { applyList, BACKUP_ENDED, backupInPhase, deletePrefix, getJsonGz, getObject, listKeys, podRunning, restartServer, serverRolledOut } from '../support/server-install.js';
+import { veleroClients } from '../support/velero-clients.js';
 import { waitFor } from '../support/wait.js';
 
 const RUN = randomBytes(3).toString('hex');
@@ -48,9 +31,10 @@ let kube: Kube;
 let kubeconfig: string;
 let snapshotID = '';
 
-const backups = () => customClient<Backup>(kube, Kinds.Backup, parseBackup);
-const duClient = () => customClient<DataUpload>(kube, Kinds.DataUpload, parseDataUpload);
-const pvbClient = () => customClient<PodVolumeBackup>(kube, Kinds.PodVolumeBackup, parsePodVolumeBackup);
+const backups = () => veleroClients(kube).backups;
+const duClient = () => veleroClients(kube).dataUploads;
+const pvbClient = () => veleroClients(kube).podVolumeBackups;
+const repository = () => ({ kube, namespace: NS, volumeNamespace: APP });
 
 const backupKey = (name: string, suffix: string) => `${PREFIX}/backups/${name}/${name}${suffix}`;
 const storedBackup = async (name: string) => JSON.parse((await getObject(`${PREFIX}/backups/${name}/velero-backup.json`)).toString('utf8')) as Backup;
@@ -107,14 +91,10 @@ const pvcUid = async (name: string) => (await kubectl(['-n', APP, 'get', 'pvc', 
 
 beforeAll(async () => {
   const info = clusterInfo();
-  const state = readState(info.runDir);
-  if (!state) throw new Error(`no cluster state in ${info.runDir}`);
-  await enableCsi({ state, log: (line) => process.stderr.write(`[csi] ${line}\n`) });
+  await enableTestBedCsi();
   kubeconfig = info.kubeconfigPath;
   kube = kubeFromConfig(kubeConfig());
-  const { credentials } = await installServer({ namespace: NS, prefix: PREFIX });
-  process.env.AWS_SHARED_CREDENTIALS_FILE = credentials;
-  await standInNodeAgents(NS, NODES);
+  await installServerWithStandInAgents({ namespace: NS, prefix: PREFIX, nodes: NODES });
   await kubectl(['create', 'namespace', APP]);
   await kubectl(['create', 'namespace', OTHER]);
   const claim = (name: string, storageClassName: string) => ({
@@ -216,11 +196,7 @@ describe('CSI snapshot data movement, server side', () => {
 
     // The backup controller is free: another backup runs to completion meanwhile.
     const other = `dm-other-${RUN}`;
-    await startBackup(other, [OTHER]);
-    const otherDone = await phaseOf(other, TERMINAL);
-    expect(otherDone.status?.phase).toBe('Completed');
-    expect(otherDone.status?.backupItemOperationsAttempted).toBeUndefined();
-    expect((await backups().get(NS, first))?.status?.phase).toBe('WaitingForPluginOperations');
+    await expectOtherBackupCompletes(kube, NS, { waiting: first, other, startOther: () => startBackup(other, [OTHER]) });
   }, 240_000);
 
   it('describe --details shows the DataUpload live, and the backup completes once it does, with its files and without the local snapshot', async () => {
@@ -236,11 +212,7 @@ describe('CSI snapshot data movement, server side', () => {
     expect((await backups().get(NS, first))?.status?.phase).toBe('WaitingForPluginOperations');
 
     // A real snapshot in the namespace's repository, as the data mover would have made it.
-    const src = mkdtempSync(join(tmpdir(), 'cairn-dm-src-'));
-    mkdirSync(join(src, 'dir'));
-    writeFileSync(join(src, 'dir', 'file.txt'), `data of ${RUN}\n`);
-    const { repository } = await openRepositoryForVolume({ kube, namespace: NS, bslName: 'default', volumeNamespace: APP });
-    snapshotID = (await dataPathBackup({ source: src, repository, tags: { backup: first } })).snapshotId;
+    snapshotID = await snapshotInRepository(repository(), { content: `data of ${RUN}\n`, tags: { backup: first }, tempPrefix: 'cairn-dm-src-' });
     await setDuStatus(du, { phase: 'Completed', snapshotID, path: '/x', completionTimestamp: new Date().toISOString(), progress: { totalBytes: 4096, bytesDone: 4096 } });
 
     const done = await phaseOf(first, TERMINAL);
@@ -343,26 +315,16 @@ describe('CSI snapshot data movement, server side', () => {
   }, 420_000);
 
   it('deleting a backup deletes its moved snapshots and DataUploads', async () => {
-    const before = await openRepositoryForVolume({ kube, namespace: NS, bslName: 'default', volumeNamespace: APP });
-    expect((await before.repository.snapshots.list()).map((s) => s.id)).toContain(snapshotID);
+    expect(await snapshotIDs(repository())).toContain(snapshotID);
     // The restart test's backup names the same snapshot: delete both so it is really gone.
     for (const name of [first, `dm-restart-${RUN}`]) {
       const backup = (await backups().get(NS, name)) as Backup;
-      const requests = customClient<DeleteBackupRequest>(kube, Kinds.DeleteBackupRequest, parseDeleteBackupRequest);
-      await requests.create(newDeleteBackupRequest({ namespace: NS, name: `${name}-delete`, spec: { backupName: name } }));
-      const processed = await waitFor(
-        async () => {
-          const r = await requests.get(NS, `${name}-delete`);
-          return r?.status?.phase === 'Processed' ? r : undefined;
-        },
-        { timeoutMs: 90_000, description: `delete request of ${name} processed` },
-      );
+      const processed = await deleteBackupByRequest(kube, NS, name);
       expect(processed.status?.errors ?? []).toEqual([]);
       expect(await backups().get(NS, name)).toBeUndefined();
       await waitFor(async () => (await dusOf(backup)).length === 0 || undefined, { timeoutMs: 60_000, description: `DataUploads of ${name} gone` });
       expect(await listKeys(`${PREFIX}/backups/${name}/`)).toEqual([]);
     }
-    const after = await openRepositoryForVolume({ kube, namespace: NS, bslName: 'default', volumeNamespace: APP });
-    expect((await after.repository.snapshots.list()).map((s) => s.id)).not.toContain(snapshotID);
+    expect(await snapshotIDs(repository())).not.toContain(snapshotID);
   }, 240_000);
 });

@@ -5,34 +5,18 @@
  * snapshot is real (made with the data path into the namespace's repository) so deleting the backup can be seen to
  * delete it.
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  Kinds,
-  newBackup,
-  newDeleteBackupRequest,
-  parseBackup,
-  parseBackupRepository,
-  parseDeleteBackupRequest,
-  parsePodVolumeBackup,
-  type Backup,
-  type BackupRepository,
-  type DeleteBackupRequest,
-  type PodVolumeBackup,
-} from '../../src/api/index.js';
-import { backup as dataPathBackup } from '../../src/datapath/uploader.js';
+import { newBackup, type Backup, type PodVolumeBackup } from '../../src/api/index.js';
 import { kubeFromConfig, type Kube } from '../../src/kube/client.js';
-import { customClient } from '../../src/kube/custom.js';
-import { openRepositoryForVolume } from '../../src/storage/volume-repository.js';
 import { createLogger } from '../../src/base/logger.js';
 import { PodVolumeBackupCreator } from '../../src/server/podvolume/backup-creator.js';
 import type { PodLike } from '../../src/server/podvolume/backup-volumes.js';
 import type { BackupVolumeInfo } from '../../src/api/volume-info.js';
 import { kubeConfig, kubectl } from '../support/cluster.js';
-import { applyList, BACKUP_ENDED, backupInPhase, deletePrefix, getJsonGz, getObject, installServer, listKeys, podRunning, restartServer, serverRolledOut, standInNodeAgents } from '../support/server-install.js';
+import { deleteBackupByRequest, expectOtherBackupCompletes, installServerWithStandInAgents, snapshotIDs, snapshotInRepository } from '../support/played-node-agent.js';
+import { applyList, BACKUP_ENDED, backupInPhase, deletePrefix, getJsonGz, getObject, listKeys, podRunning, restartServer, serverRolledOut } from '../support/server-install.js';
+import { veleroClients } from '../support/velero-clients.js';
 import { waitFor } from '../support/wait.js';
 
 const RUN = randomBytes(3).toString('hex');
@@ -45,8 +29,9 @@ const TERMINAL = BACKUP_ENDED;
 
 let kube: Kube;
 
-const backups = () => customClient<Backup>(kube, Kinds.Backup, parseBackup);
-const pvbClient = () => customClient<PodVolumeBackup>(kube, Kinds.PodVolumeBackup, parsePodVolumeBackup);
+const backups = () => veleroClients(kube).backups;
+const pvbClient = () => veleroClients(kube).podVolumeBackups;
+const repository = () => ({ kube, namespace: NS, volumeNamespace: APP });
 
 const backupKey = (name: string, suffix: string) => `${PREFIX}/backups/${name}/${name}${suffix}`;
 
@@ -78,10 +63,7 @@ const emptyVolume: NonNullable<PodVolumeBackup['status']> = { phase: 'Completed'
 
 beforeAll(async () => {
   kube = kubeFromConfig(kubeConfig());
-  const { credentials } = await installServer({ namespace: NS, prefix: PREFIX });
-  // The test opens the namespace's repository the way the server does: the location's credentials file.
-  process.env.AWS_SHARED_CREDENTIALS_FILE = credentials;
-  await standInNodeAgents(NS, NODES);
+  await installServerWithStandInAgents({ namespace: NS, prefix: PREFIX, nodes: NODES });
   await kubectl(['create', 'namespace', APP]);
   await kubectl(['create', 'namespace', OTHER]);
   await applyList([
@@ -121,7 +103,7 @@ describe('fs-backup, server side', () => {
     expect(waiting.status?.completionTimestamp).toBeUndefined();
 
     // The repository of the pod's namespace was made Ready before any PVB.
-    const repo = await customClient<BackupRepository>(kube, Kinds.BackupRepository, parseBackupRepository).get(NS, `${APP}-default-kopia`);
+    const repo = await veleroClients(kube).repositories.get(NS, `${APP}-default-kopia`);
     expect(repo?.status?.phase).toBe('Ready');
 
     const pvbs = await pvbsOf(first);
@@ -151,11 +133,7 @@ describe('fs-backup, server side', () => {
 
     // The backup controller is free: another backup runs to completion meanwhile.
     const other = `fsb-other-${RUN}`;
-    await startBackup(other, [OTHER]);
-    const otherDone = await phaseOf(other, TERMINAL);
-    expect(otherDone.status?.phase).toBe('Completed');
-    expect(otherDone.status?.backupItemOperationsAttempted).toBeUndefined();
-    expect((await backups().get(NS, first))?.status?.phase).toBe('WaitingForPluginOperations');
+    await expectOtherBackupCompletes(kube, NS, { waiting: first, other, startOther: () => startBackup(other, [OTHER]) });
   }, 240_000);
 
   it('a backup run again (after a server restart) reuses its PVBs instead of creating new ones', async () => {
@@ -175,11 +153,7 @@ describe('fs-backup, server side', () => {
 
   it('completes once its PVBs complete, with podvolumebackups, itemoperations and volumeinfo in storage', async () => {
     // A real snapshot in the namespace's repository, as the data mover would have made it.
-    const src = mkdtempSync(join(tmpdir(), 'cairn-fsb-src-'));
-    mkdirSync(join(src, 'dir'));
-    writeFileSync(join(src, 'dir', 'file.txt'), `data of ${RUN}\n`);
-    const { repository } = await openRepositoryForVolume({ kube, namespace: NS, bslName: 'default', volumeNamespace: APP });
-    snapshotID = (await dataPathBackup({ source: src, repository, tags: { backup: first } })).snapshotId;
+    snapshotID = await snapshotInRepository(repository(), { content: `data of ${RUN}\n`, tags: { backup: first }, tempPrefix: 'cairn-fsb-src-' });
 
     const [cache, data] = (await pvbsOf(first)) as [PodVolumeBackup, PodVolumeBackup];
     await finishPvb(data, completed(snapshotID, 1234));
@@ -285,26 +259,16 @@ describe('fs-backup, server side', () => {
   }, 180_000);
 
   it('deleting a backup deletes its pod volume snapshots and PVBs', async () => {
-    const before = await openRepositoryForVolume({ kube, namespace: NS, bslName: 'default', volumeNamespace: APP });
-    expect((await before.repository.snapshots.list()).map((s) => s.id)).toContain(snapshotID);
+    expect(await snapshotIDs(repository())).toContain(snapshotID);
     // The restart test's backup names the same snapshot: delete both so it is really gone.
     for (const name of [first, `fsb-restart-${RUN}`]) {
-      const requests = customClient<DeleteBackupRequest>(kube, Kinds.DeleteBackupRequest, parseDeleteBackupRequest);
-      await requests.create(newDeleteBackupRequest({ namespace: NS, name: `${name}-delete`, spec: { backupName: name } }));
-      const processed = await waitFor(
-        async () => {
-          const r = await requests.get(NS, `${name}-delete`);
-          return r?.status?.phase === 'Processed' ? r : undefined;
-        },
-        { timeoutMs: 90_000, description: `delete request of ${name} processed` },
-      );
+      const processed = await deleteBackupByRequest(kube, NS, name);
       expect(processed.status?.errors ?? []).toEqual([]);
       expect(await backups().get(NS, name)).toBeUndefined();
       expect(await pvbsOf(name)).toEqual([]);
       expect(await listKeys(`${PREFIX}/backups/${name}/`)).toEqual([]);
     }
-    const after = await openRepositoryForVolume({ kube, namespace: NS, bslName: 'default', volumeNamespace: APP });
-    expect((await after.repository.snapshots.list()).map((s) => s.id)).not.toContain(snapshotID);
+    expect(await snapshotIDs(repository())).not.toContain(snapshotID);
   }, 240_000);
 
   it('a pod that is not running has its volumes skipped with a warning; no PVB is made', async () => {

@@ -15,22 +15,13 @@ import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  Kinds,
-  newBackup,
-  newRestore,
-  parseBackup,
-  parsePodVolumeRestore,
-  parseRestore,
-  type Backup,
-  type PodVolumeRestore,
-  type Restore,
-} from '../../src/api/index.js';
+import { newBackup, newRestore, type PodVolumeRestore, type Restore } from '../../src/api/index.js';
 import { writeCompletionMarker } from '../../src/agent/microservice/completion-marker.js';
 import { kubeFromConfig, type Kube } from '../../src/kube/client.js';
-import { customClient } from '../../src/kube/custom.js';
-import { clusterInfo, kubeConfig, kubectl, s3Client } from '../support/cluster.js';
+import { clusterInfo, kubeConfig, kubectl, kubectlJson, s3Client } from '../support/cluster.js';
 import { deletePrefix, getJsonGz, installServer, restartServer, standInNodeAgents } from '../support/server-install.js';
+import { completedBackup, installedLocationAvailable, restoreInPhase, rewriteVolumeInfo } from '../support/played-node-agent.js';
+import { veleroClients } from '../support/velero-clients.js';
 import { waitFor } from '../support/wait.js';
 
 const RUN = randomBytes(3).toString('hex');
@@ -53,23 +44,10 @@ type PodJson = {
 
 const restricted = { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, runAsNonRoot: true, runAsUser: 1000, seccompProfile: { type: 'RuntimeDefault' } };
 
-async function getJson<T>(args: string[]): Promise<T | undefined> {
-  const r = await kubectl([...args, '-o', 'json'], { allowFailure: true });
-  return r.exitCode === 0 ? (JSON.parse(r.stdout) as T) : undefined;
-}
+const restores = () => veleroClients(kube).restores;
+const pvrClient = () => veleroClients(kube).podVolumeRestores;
 
-const restores = () => customClient<Restore>(kube, Kinds.Restore, parseRestore);
-const pvrClient = () => customClient<PodVolumeRestore>(kube, Kinds.PodVolumeRestore, parsePodVolumeRestore);
-
-async function restoreIn(name: string, phases: string[], timeoutMs = 120_000): Promise<Restore> {
-  return waitFor(
-    async () => {
-      const r = await restores().get(NS, name);
-      return r && phases.includes(r.status?.phase ?? '') ? r : undefined;
-    },
-    { timeoutMs, description: `restore ${name} in ${phases.join('|')}` },
-  );
-}
+const restoreIn = (name: string, phases: string[], timeoutMs?: number): Promise<Restore> => restoreInPhase(kube, NS, name, phases, timeoutMs);
 
 async function pvrsOf(restore: Restore, count: number): Promise<PodVolumeRestore[]> {
   return waitFor(
@@ -100,7 +78,7 @@ async function completePvr(pvr: PodVolumeRestore, restoreUID: string): Promise<v
   // The node agent starts only once restore-wait runs, i.e. the pod is scheduled and its volumes are mounted.
   const pod = await waitFor(
     async () => {
-      const p = await getJson<PodJson>(['-n', ns, 'get', 'pod', pvr.spec.pod.name ?? '']);
+      const p = await kubectlJson<PodJson>(['-n', ns, 'get', 'pod', pvr.spec.pod.name ?? '']);
       return p?.status?.initContainerStatuses?.[0]?.state?.running ? p : undefined;
     },
     { timeoutMs: 120_000, description: `restore-wait of ${ns}/${pvr.spec.pod.name ?? ''} running` },
@@ -117,7 +95,7 @@ async function setPvrStatus(pvr: PodVolumeRestore, pod: PodJson, status: NonNull
 }
 
 async function appPod(namespace: string): Promise<PodJson> {
-  return waitFor(async () => getJson<PodJson>(['-n', namespace, 'get', 'pod', 'web-0']), { timeoutMs: 120_000, description: `pod ${namespace}/web-0` });
+  return waitFor(async () => kubectlJson<PodJson>(['-n', namespace, 'get', 'pod', 'web-0']), { timeoutMs: 120_000, description: `pod ${namespace}/web-0` });
 }
 
 beforeAll(async () => {
@@ -151,18 +129,11 @@ beforeAll(async () => {
       ],
     }),
   });
-  await waitFor(async () => (await getJson<PodJson>(['-n', APP, 'get', 'pod', 'web-0']))?.status?.phase === 'Running', { timeoutMs: 120_000, description: 'app pod Running' });
-  await waitFor(async () => (await kubectl(['-n', NS, 'get', 'backupstoragelocation', 'default', '-o', 'jsonpath={.status.phase}'])).stdout === 'Available', {
-    timeoutMs: 120_000,
-    description: 'location Available',
-  });
+  await waitFor(async () => (await kubectlJson<PodJson>(['-n', APP, 'get', 'pod', 'web-0']))?.status?.phase === 'Running', { timeoutMs: 120_000, description: 'app pod Running' });
+  await installedLocationAvailable(NS);
 
   // A resource backup of the app, then the pod volume backups a fs-backup would have recorded.
-  await customClient<Backup>(kube, Kinds.Backup, parseBackup).create(newBackup({ namespace: NS, name: BACKUP, spec: { includedNamespaces: [APP] } }));
-  await waitFor(async () => (await customClient<Backup>(kube, Kinds.Backup, parseBackup).get(NS, BACKUP))?.status?.phase === 'Completed', {
-    timeoutMs: 120_000,
-    description: 'backup Completed',
-  });
+  await completedBackup(kube, newBackup({ namespace: NS, name: BACKUP, spec: { includedNamespaces: [APP] } }));
   const pvb = (volume: string, snapshotID: string) => ({
     apiVersion: 'velero.io/v1',
     kind: 'PodVolumeBackup',
@@ -178,14 +149,13 @@ beforeAll(async () => {
     }),
   );
   // The claim's volume as fs-backup records it: restored by provisioning anew, then given back its policy and labels.
-  const infoKey = `${PREFIX}/backups/${BACKUP}/${BACKUP}-volumeinfo.json.gz`;
-  const infos = (await getJsonGz(infoKey)) as { pvcName?: string }[];
-  const patched = infos.map((i) =>
-    i.pvcName === 'data'
-      ? { ...i, backupMethod: 'PodVolumeBackup', skipped: false, skippedReason: undefined, pvInfo: { reclaimPolicy: 'Retain', labels: { 'fsr.cairn.test/kept': 'yes' } } }
-      : i,
+  await rewriteVolumeInfo<{ pvcName?: string }>(PREFIX, BACKUP, (infos) =>
+    infos.map((i) =>
+      i.pvcName === 'data'
+        ? { ...i, backupMethod: 'PodVolumeBackup', skipped: false, skippedReason: undefined, pvInfo: { reclaimPolicy: 'Retain', labels: { 'fsr.cairn.test/kept': 'yes' } } }
+        : i,
+    ),
   );
-  await s3Client().send(new PutObjectCommand({ Bucket: bucket(), Key: infoKey, Body: gzipSync(JSON.stringify(patched)) }));
   await kubectl(['delete', 'namespace', APP, '--wait=true', '--timeout=120s']);
 }, 400_000);
 
@@ -286,7 +256,7 @@ describe('restoring pods with fs-backup volumes (installed server, node agent pl
     ]);
     // The claim's new volume has the backed-up reclaim policy and labels again.
     const pvName = (await kubectl(['-n', APP, 'get', 'pvc', 'data', '-o', 'jsonpath={.spec.volumeName}'])).stdout;
-    const pv = await getJson<{ metadata: { labels?: Record<string, string> }; spec: { persistentVolumeReclaimPolicy: string } }>(['get', 'pv', pvName]);
+    const pv = await kubectlJson<{ metadata: { labels?: Record<string, string> }; spec: { persistentVolumeReclaimPolicy: string } }>(['get', 'pv', pvName]);
     expect(pv?.spec.persistentVolumeReclaimPolicy).toBe('Retain');
     expect(pv?.metadata.labels?.['fsr.cairn.test/kept']).toBe('yes');
     const ops = (await getJsonGz(`${dir}restore-r1-itemoperations.json.gz`)) as { status: { phase: string } }[];

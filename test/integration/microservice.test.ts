@@ -5,19 +5,19 @@
  * (initialises the repository and the credentials Secret), and checks what the node-agent would read: the Events
  * on the CR and the termination message.
  */
-import { randomBytes, randomFillSync } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CoreV1Event } from '@kubernetes/client-node';
-import { Kinds, newPodVolumeBackup, newPodVolumeRestore, parsePodVolumeBackup, parsePodVolumeRestore, type BackupStorageLocation, type PodVolumeBackup, type PodVolumeRestore } from '../../src/api/index.js';
+import { newPodVolumeBackup, newPodVolumeRestore, type BackupStorageLocation, type PodVolumeBackup } from '../../src/api/index.js';
 import { Repository } from '../../src/datapath/repository.js';
 import { type Kube } from '../../src/kube/client.js';
-import { customClient } from '../../src/kube/custom.js';
 import { openRepositoryStore } from '../../src/storage/repository-store.js';
 import { cairn } from '../support/cli.js';
-import { eventsInOrder, expectSameTree, setUpMoverNamespace, startMoverProcess, tearDownMoverNamespace, writeSampleVolume as writeSampleVolume_, type MoverRun } from '../support/mover-fixture.js';
+import { eventsInOrder, expectSameTree, setUpMoverNamespace, startMoverProcess, tearDownMoverNamespace, writeLargeData, writeSampleVolume as writeSampleVolume_, type MoverRun } from '../support/mover-fixture.js';
+import { veleroClients } from '../support/velero-clients.js';
 import { waitFor } from '../support/wait.js';
 
 const RUN = randomBytes(3).toString('hex');
@@ -30,8 +30,8 @@ let kubeconfig: string;
 let location: BackupStorageLocation;
 const work = mkdtempSync(join(tmpdir(), 'cairn-dm-it-'));
 
-const pvbs = () => customClient<PodVolumeBackup>(kube, Kinds.PodVolumeBackup, parsePodVolumeBackup);
-const pvrs = () => customClient<PodVolumeRestore>(kube, Kinds.PodVolumeRestore, parsePodVolumeRestore);
+const pvbs = () => veleroClients(kube).podVolumeBackups;
+const pvrs = () => veleroClients(kube).podVolumeRestores;
 
 /** Starts the data mover as the data-mover pod's container would, writing its termination message to a file. */
 function startMover(verb: 'backup' | 'restore', name: string, volumePath: string, extra: string[] = []): MoverRun {
@@ -191,10 +191,8 @@ describe('pod-volume backup and restore data mover', () => {
 
   it('spec.cancel stops a running backup: Data-Path-Canceling, Data-Path-Canceled, exit 1 and "data path is canceled"', async () => {
     const big = join(work, 'big');
-    mkdirSync(big);
-    const chunk = Buffer.alloc(32 << 20);
     // 128 MiB under a 16 MiB/s upload cap: the backup runs for 8 s on any machine, so the cancel finds it running.
-    for (let i = 0; i < 4; i++) writeFileSync(join(big, `part-${i}.bin`), randomFillSync(chunk));
+    writeLargeData(big, 128, { partMiB: 32 });
     const name = `pvb-${RUN}-cancel`;
     await pvbs().create(pvbFor(name, 'big'));
     const mover = startMover('backup', name, big, ['--upload-bytes-per-second=16777216']);

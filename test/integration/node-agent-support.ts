@@ -4,18 +4,19 @@
  * PVRs made by hand exactly as the server makes them, and finding a pod volume's directory on the node's disk.
  */
 import { randomFillSync } from 'node:crypto';
-import { lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
 import { expect } from 'vitest';
-import { Kinds, newPodVolumeBackup, newPodVolumeRestore, parsePodVolumeBackup, parsePodVolumeRestore, type PodVolumeBackup, type PodVolumeRestore } from '../../src/api/index.js';
+import { newPodVolumeBackup, newPodVolumeRestore, type PodVolumeBackup, type PodVolumeRestore } from '../../src/api/index.js';
 import { kubeFromConfig, type Kube } from '../../src/kube/client.js';
-import { customClient } from '../../src/kube/custom.js';
 import { ensureRepository } from '../../src/server/repository/ensure.js';
 import { cairn } from '../support/cli.js';
 import { clusterInfo, kubeConfig, kubectl } from '../support/cluster.js';
+import { expectSameTree as expectSameTreeWith } from '../support/mover-fixture.js';
 import { podVolumeDir } from '../support/node-paths.js';
+import { writeCredentialsFile } from '../support/server-install.js';
+import { veleroClients } from '../support/velero-clients.js';
 import { waitFor } from '../support/wait.js';
 
 /** cairn's image as the cluster runs it (this tree's image on real nodes, its code on the stand-in). */
@@ -25,15 +26,13 @@ export function kube(): Kube {
   return kubeFromConfig(kubeConfig());
 }
 
-export const pvbClient = (k: Kube) => customClient<PodVolumeBackup>(k, Kinds.PodVolumeBackup, parsePodVolumeBackup);
-export const pvrClient = (k: Kube) => customClient<PodVolumeRestore>(k, Kinds.PodVolumeRestore, parsePodVolumeRestore);
+export const pvbClient = (k: Kube) => veleroClients(k).podVolumeBackups;
+export const pvrClient = (k: Kube) => veleroClients(k).podVolumeRestores;
 
 /** Installs cairn with the node agent into `ns` (optionally with a node-agent ConfigMap) and waits until it is ready. */
 export async function installCairn(opts: { ns: string; prefix: string; nodeAgentConfig?: object }): Promise<void> {
   const info = clusterInfo();
-  const dir = mkdtempSync(join(tmpdir(), 'cairn-na-it-'));
-  const creds = join(dir, 'credentials');
-  writeFileSync(creds, `[default]\naws_access_key_id = ${info.s3.accessKeyId}\naws_secret_access_key = ${info.s3.secretAccessKey}\n`);
+  const creds = writeCredentialsFile('cairn-na-it-');
   const args = [
     'install', '-n', opts.ns, '--provider', 'aws', '--bucket', info.s3.bucket, '--prefix', opts.prefix, '--secret-file', creds,
     '--backup-location-config', `region=${info.s3.region},s3Url=${info.s3.endpoint},s3ForcePathStyle=true`,
@@ -159,27 +158,11 @@ export function writeSampleData(dir: string, opts: { bigMiB?: number } = {}): vo
   symlinkSync('../hello.txt', join(dir, 'sub', 'link'));
 }
 
-/** Writes `mib` MiB of incompressible data into `dir` (a volume worth canceling). */
-export function writeLargeData(dir: string, mib: number): void {
-  mkdirSync(dir, { recursive: true });
-  const chunk = Buffer.alloc(8 << 20);
-  for (let i = 0; i < Math.ceil(mib / 8); i++) writeFileSync(join(dir, `part-${i}.bin`), randomFillSync(chunk));
-}
+export { writeLargeData } from '../support/mover-fixture.js';
 
+/** Expects `b` to hold what `a` holds, file times included; `skip` names entries of the top directory to leave out. */
 export function expectSameTree(a: string, b: string, skip: string[] = []): void {
-  const names = readdirSync(a).filter((n) => !skip.includes(n)).sort();
-  expect(readdirSync(b).filter((n) => !skip.includes(n)).sort()).toEqual(names);
-  for (const n of names) {
-    const sa = lstatSync(join(a, n));
-    const sb = lstatSync(join(b, n));
-    expect(sb.mode, n).toBe(sa.mode);
-    if (sa.isDirectory()) expectSameTree(join(a, n), join(b, n));
-    else if (sa.isSymbolicLink()) expect(readlinkSync(join(b, n))).toBe(readlinkSync(join(a, n)));
-    else {
-      expect(readFileSync(join(b, n)).equals(readFileSync(join(a, n))), `${n} bytes`).toBe(true);
-      expect(Math.floor(sb.mtimeMs)).toBe(Math.floor(sa.mtimeMs));
-    }
-  }
+  expectSameTreeWith(a, b, { skip, mtimes: true });
 }
 
 /** A PVB exactly as the server creates it (the contract), for `volume` of `pod`. */

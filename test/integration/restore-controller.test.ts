@@ -9,31 +9,17 @@ import { createGzip } from 'node:zlib';
 import { buffer } from 'node:stream/consumers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pack } from 'tar-stream';
-import {
-  BackupPhase,
-  Kinds,
-  RestorePhase,
-  newBackup,
-  newBackupStorageLocation,
-  newRestore,
-  parseBackup,
-  parseBackupStorageLocation,
-  parseRestore,
-  type Backup,
-  type BackupStorageLocation,
-  type Restore,
-} from '../../src/api/index.js';
-import { createLogger } from '../../src/base/logger.js';
+import { BackupPhase, RestorePhase, newBackup, newRestore, type Backup, type Restore } from '../../src/api/index.js';
 import { kubeFromConfig } from '../../src/kube/client.js';
-import { customClient } from '../../src/kube/custom.js';
 import { FORMAT_VERSION, FORMAT_VERSION_PATH, groupResource, itemPath } from '../../src/server/archive/paths.js';
-import { DEFAULT_SERVER_CONFIG } from '../../src/server/context.js';
 import { startRestoreController } from '../../src/server/restore/restore-controller.js';
 import { startBackupController } from '../../src/server/backup/backup-controller.js';
 import { BackupStore } from '../../src/storage/backup-store.js';
 import { gunzipText } from '../../src/storage/encoding.js';
 import { openLocationStore } from '../../src/storage/location-store.js';
-import { clusterInfo, kubeConfig, kubectl } from '../support/cluster.js';
+import { kubeConfig, kubectl } from '../support/cluster.js';
+import { bucketLocation, credentialsSecret, inProcessContext } from '../support/in-process-server.js';
+import { veleroClients } from '../support/velero-clients.js';
 import { waitFor } from '../support/wait.js';
 
 const RUN = randomBytes(3).toString('hex');
@@ -192,7 +178,7 @@ async function tarball(items: Obj[]): Promise<Buffer> {
 
 describe('restore controller against the local cluster and MinIO', () => {
   const kube = kubeFromConfig(kubeConfig());
-  const restores = customClient<Restore>(kube, Kinds.Restore, parseRestore);
+  const { restores, backups, locations } = veleroClients(kube);
   let store: BackupStore;
   let stop: (() => Promise<void>) | undefined;
   let stopBackups: (() => Promise<void>) | undefined;
@@ -213,28 +199,14 @@ describe('restore controller against the local cluster and MinIO', () => {
   }
 
   beforeAll(async () => {
-    const info = clusterInfo();
     // Every cairn CRD (the backup controller also watches DataUploads): this file may be the first on a fresh cluster.
     const missingCrds = await kubectl(['get', 'crd', 'restores.velero.io', 'backups.velero.io', 'backupstoragelocations.velero.io', 'datauploads.velero.io', 'datadownloads.velero.io'], { allowFailure: true });
     if (missingCrds.exitCode !== 0) await kubectl(['apply', '-R', '-f', 'config/crd']);
     await kubectl(['create', 'namespace', INSTALL_NS]);
     await kubectl(['create', 'namespace', APP]);
     await kubectl(['label', 'namespace', APP, 'team=blue']);
-    const creds = `[default]\naws_access_key_id = ${info.s3.accessKeyId}\naws_secret_access_key = ${info.s3.secretAccessKey}\n`;
-    await apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'cloud-credentials', namespace: INSTALL_NS }, data: { cloud: Buffer.from(creds).toString('base64') } });
-    const bsl = newBackupStorageLocation({
-      namespace: INSTALL_NS,
-      name: 'default',
-      spec: {
-        provider: 'aws',
-        default: true,
-        objectStorage: { bucket: info.s3.bucket, prefix: `restore-it-${RUN}` },
-        config: { region: info.s3.region, s3Url: info.s3.endpoint, s3ForcePathStyle: 'true' },
-        credential: { name: 'cloud-credentials', key: 'cloud' },
-      },
-    });
-    const bslClient = customClient<BackupStorageLocation>(kube, Kinds.BackupStorageLocation, parseBackupStorageLocation);
-    const createdBsl = await bslClient.create(bsl);
+    await apply(credentialsSecret(INSTALL_NS, 'cloud-credentials'));
+    const createdBsl = await locations.create(bucketLocation({ namespace: INSTALL_NS, name: 'default', prefix: `restore-it-${RUN}`, secret: 'cloud-credentials', default: true }));
     store = new BackupStore(await openLocationStore({ location: createdBsl, kube }));
 
     await apply(crd);
@@ -273,17 +245,9 @@ describe('restore controller against the local cluster and MinIO', () => {
         ],
       },
     });
-    const backups = customClient<Backup>(kube, Kinds.Backup, parseBackup);
     await backups.create({ ...backup, status: { phase: BackupPhase.Completed, formatVersion: FORMAT_VERSION } } as Backup);
 
-    const ctx = {
-      kube,
-      namespace: INSTALL_NS,
-      logger: createLogger({ level: 'warn' }),
-      version: 'test',
-      config: { ...DEFAULT_SERVER_CONFIG, resourceTimeoutMs: 60_000 },
-      now: () => new Date(),
-    };
+    const ctx = inProcessContext(kube, INSTALL_NS, { level: 'warn', config: { resourceTimeoutMs: 60_000 } });
     const ctrl = await startRestoreController(ctx);
     stop = () => ctrl.stop();
     const backupCtrl = await startBackupController(ctx);
@@ -472,7 +436,6 @@ describe('restore controller against the local cluster and MinIO', () => {
     const before = new Map<string, Obj>();
     for (const o of mine) before.set(key(o), (await getJson(resourceOf[o.kind] as string, o.metadata.name, ROUND)) as Obj);
 
-    const backups = customClient<Backup>(kube, Kinds.Backup, parseBackup);
     await backups.create(newBackup({ namespace: INSTALL_NS, name: 'round', spec: { includedNamespaces: [ROUND], storageLocation: 'default' } }));
     const done = await waitFor(async () => {
       const b = await backups.get(INSTALL_NS, 'round');

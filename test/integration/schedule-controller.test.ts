@@ -11,25 +11,23 @@ import {
   Labels,
   allCrds,
   backupFromSchedule,
-  newBackupStorageLocation,
   newSchedule,
-  parseBackupStorageLocation,
   type Backup,
-  type BackupStorageLocation,
   type Schedule,
   type ScheduleSpec,
 } from '../../src/api/index.js';
 import { statusTime } from '../../src/api/time.js';
-import { createLogger } from '../../src/base/logger.js';
 import { kubeFromConfig, type Kube } from '../../src/kube/client.js';
 import { customClient } from '../../src/kube/custom.js';
-import { DEFAULT_SERVER_CONFIG, type ServerContext, type Stoppable } from '../../src/server/context.js';
+import type { ServerContext, Stoppable } from '../../src/server/context.js';
 import { startScheduleController } from '../../src/server/schedule/schedule-controller.js';
 import { startBackupController } from '../../src/server/backup/backup-controller.js';
 import { startGcController } from '../../src/server/gc-controller.js';
 import { startDeleteBackupRequestController } from '../../src/server/delete-backup-request-controller.js';
-import { clusterInfo, kubeConfig, kubectl } from '../support/cluster.js';
+import { kubeConfig, kubectl } from '../support/cluster.js';
 import { FakeClock } from '../support/fake-clock.js';
+import { bucketLocation, credentialsSecret, inProcessContext } from '../support/in-process-server.js';
+import { veleroClients } from '../support/velero-clients.js';
 import { waitFor } from '../support/wait.js';
 
 const RUN = randomBytes(3).toString('hex');
@@ -111,42 +109,20 @@ function stamp(d: Date): string {
 }
 
 beforeAll(async () => {
-  const info = clusterInfo();
   kube = kubeFromConfig(kubeConfig());
   await kubectl(['apply', '--server-side', '--force-conflicts', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: allCrds() }) });
   await kubectl(['wait', '--for=condition=established', '--timeout=60s', 'crd/schedules.velero.io', 'crd/backups.velero.io', 'crd/deletebackuprequests.velero.io']);
   await kubectl(['create', 'namespace', NS]);
-  const credentials = `[default]\naws_access_key_id = ${info.s3.accessKeyId}\naws_secret_access_key = ${info.s3.secretAccessKey}\n`;
-  await kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'creds', namespace: NS }, stringData: { cloud: credentials } }) });
-  const locations = customClient<BackupStorageLocation>(kube, Kinds.BackupStorageLocation, parseBackupStorageLocation);
-  await locations.create(
-    newBackupStorageLocation({
-      namespace: NS,
-      name: 'default',
-      spec: {
-        provider: 'aws',
-        default: true,
-        objectStorage: { bucket: info.s3.bucket, prefix: PREFIX },
-        credential: { name: 'creds', key: 'cloud' },
-        config: { region: info.s3.region, s3Url: info.s3.endpoint, s3ForcePathStyle: 'true' },
-      },
-    }),
-  );
+  await kubectl(['apply', '-f', '-'], { input: JSON.stringify(credentialsSecret(NS)) });
+  const { locations } = veleroClients(kube);
+  await locations.create(bucketLocation({ namespace: NS, name: 'default', prefix: PREFIX, default: true }));
   // Garbage collection expires only backups whose location is Available (no location controller runs here).
   await locations.updateStatus(NS, 'default', (l) => {
     l.status = { phase: 'Available' };
   });
 
   clock = new FakeClock(new Date());
-  ctx = {
-    kube,
-    namespace: NS,
-    logger: createLogger({ level: 'warn', bindings: { component: 'schedule-it' } }),
-    version: 'test',
-    config: { ...DEFAULT_SERVER_CONFIG },
-    now: () => clock.date(),
-    clock,
-  };
+  ctx = inProcessContext(kube, NS, { component: 'schedule-it', level: 'warn', clock });
   await startSchedules();
 }, 120_000);
 

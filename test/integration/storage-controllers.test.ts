@@ -3,37 +3,17 @@
  * cluster and its MinIO. The five controllers run in this process for one namespace (fast and isolated from other
  * parts of the server); the download path through the API server's pod proxy uses a real installed server.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import {
-  Kinds,
-  newBackup,
-  newBackupStorageLocation,
-  newDownloadRequest,
-  newRestore,
-  parseBackup,
-  parseBackupStorageLocation,
-  parseDeleteBackupRequest,
-  parseDownloadRequest,
-  parsePodVolumeBackup,
-  parseRestore,
-  type Backup,
-  type BackupStorageLocation,
-  type DeleteBackupRequest,
-  type DownloadRequest,
-  type PodVolumeBackup,
-  type Restore,
-} from '../../src/api/index.js';
-import { CANCEL_REQUESTED_ANNOTATION } from '../../src/api/cancel.js';
+import { newBackup, newBackupStorageLocation, newDownloadRequest, newRestore, type Backup, type BackupStorageLocation, type PodVolumeBackup } from '../../src/api/index.js';
 import { createLogger } from '../../src/base/logger.js';
+import { CANCEL_REQUESTED_ANNOTATION } from '../../src/api/cancel.js';
 import { kubeFromConfig, type Kube } from '../../src/kube/client.js';
-import { customClient } from '../../src/kube/custom.js';
-import { DEFAULT_SERVER_CONFIG, type ServerContext, type Stoppable } from '../../src/server/context.js';
+import type { Stoppable } from '../../src/server/context.js';
 import { startBackupStorageLocationController } from '../../src/server/backup-storage-location-controller.js';
 import { startBackupSyncController } from '../../src/server/backup-sync-controller.js';
 import { deleteRequestFor, startGcController } from '../../src/server/gc-controller.js';
@@ -45,6 +25,9 @@ import { backup as backupDirectory } from '../../src/datapath/uploader.js';
 import { openRepositoryStore } from '../../src/storage/repository-store.js';
 import { clusterInfo, kubeConfig, kubectl, s3Client } from '../support/cluster.js';
 import { deletePrefix, installServer, listKeys, serverRolledOut } from '../support/server-install.js';
+import { bucketLocation, credentialsSecret, inProcessContext, stopControllers } from '../support/in-process-server.js';
+import { tempRoots } from '../support/temp-roots.js';
+import { veleroClients } from '../support/velero-clients.js';
 import { waitFor } from '../support/wait.js';
 
 const RUN = randomBytes(3).toString('hex');
@@ -53,18 +36,11 @@ const SERVER_NS = `cairn-storage-srv-${RUN}`;
 const PREFIX = `storage-it-${RUN}`;
 
 let kube: Kube;
-let running: Stoppable[] = [];
-const tempDirs: string[] = [];
+const running: Stoppable[] = [];
+const tempDir = tempRoots('cairn-storage-it-');
 
 const bucket = () => clusterInfo().s3.bucket;
-const clients = () => ({
-  locations: customClient<BackupStorageLocation>(kube, Kinds.BackupStorageLocation, parseBackupStorageLocation),
-  backups: customClient<Backup>(kube, Kinds.Backup, parseBackup),
-  restores: customClient<Restore>(kube, Kinds.Restore, parseRestore),
-  pvbs: customClient<PodVolumeBackup>(kube, Kinds.PodVolumeBackup, parsePodVolumeBackup),
-  dbrs: customClient<DeleteBackupRequest>(kube, Kinds.DeleteBackupRequest, parseDeleteBackupRequest),
-  downloads: customClient<DownloadRequest>(kube, Kinds.DownloadRequest, parseDownloadRequest),
-});
+const clients = () => veleroClients(kube);
 
 function credentialsFile(accessKeyId: string, secret: string): string {
   return `[default]\naws_access_key_id = ${accessKeyId}\naws_secret_access_key = ${secret}\n`;
@@ -75,19 +51,8 @@ async function putObject(key: string, body: string | Buffer): Promise<void> {
 }
 
 function location(name: string, opts: { prefix?: string; bucket?: string; secret?: string; s3Url?: string; syncPeriod?: string; extraConfig?: Record<string, string> } = {}): BackupStorageLocation {
-  const { s3 } = clusterInfo();
-  return newBackupStorageLocation({
-    namespace: NS,
-    name,
-    spec: {
-      provider: 'aws',
-      objectStorage: { bucket: opts.bucket ?? s3.bucket, prefix: opts.prefix ?? `${PREFIX}/${name}` },
-      credential: { name: opts.secret ?? 'creds', key: 'cloud' },
-      config: { region: s3.region, s3Url: opts.s3Url ?? s3.endpoint, s3ForcePathStyle: 'true', ...opts.extraConfig },
-      backupSyncPeriod: opts.syncPeriod ?? '0s',
-      validationFrequency: '1m',
-    },
-  });
+  const { syncPeriod, ...rest } = opts;
+  return bucketLocation({ namespace: NS, name, prefix: `${PREFIX}/${name}`, ...rest, backupSyncPeriod: syncPeriod ?? '0s', validationFrequency: '1m' });
 }
 
 /** A Backup as Velero stores it in velero-backup.json (from "another cluster": other namespace, uid, location). */
@@ -111,41 +76,28 @@ async function phaseOf(name: string): Promise<{ phase?: string; message?: string
 }
 
 beforeAll(async () => {
-  const info = clusterInfo();
   kube = kubeFromConfig(kubeConfig());
-  const dir = mkdtempSync(join(tmpdir(), 'cairn-storage-it-'));
-  tempDirs.push(dir);
   // A real server for the pod-proxy download path; the install also brings the CRDs the in-process controllers need.
   await installServer({ namespace: SERVER_NS, prefix: `${PREFIX}/server`, locationConfig: 'publicUrl=http://127.0.0.1:9' });
 
   await kubectl(['create', 'namespace', NS]);
-  const secret = (name: string, content: string) => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: NS }, stringData: { cloud: content } });
   await kubectl(['apply', '-f', '-'], {
     input: JSON.stringify({
       apiVersion: 'v1',
       kind: 'List',
-      items: [secret('creds', credentialsFile(info.s3.accessKeyId, info.s3.secretAccessKey)), secret('wrong-creds', credentialsFile('NOSUCHKEY', 'definitely-wrong-secret'))],
+      items: [credentialsSecret(NS), credentialsSecret(NS, 'wrong-creds', credentialsFile('NOSUCHKEY', 'definitely-wrong-secret'))],
     }),
   });
-  const ctx: ServerContext = {
-    kube,
-    namespace: NS,
-    logger: createLogger({ level: 'error', bindings: { component: 'storage-it' } }),
-    version: 'test',
-    config: { ...DEFAULT_SERVER_CONFIG, storeValidationFrequencyMs: 60_000, backupSyncPeriodMs: 60_000, gcFrequencyMs: 30_000 },
-    now: () => new Date(),
-  };
+  const ctx = inProcessContext(kube, NS, { component: 'storage-it', config: { storeValidationFrequencyMs: 60_000, backupSyncPeriodMs: 60_000, gcFrequencyMs: 30_000 } });
   for (const start of [startBackupStorageLocationController, startBackupSyncController, startGcController, startDeleteBackupRequestController, startDownloadRequestController]) {
     running.push(await start(ctx));
   }
 }, 300_000);
 
 afterAll(async () => {
-  for (const r of running.reverse()) await r.stop();
-  running = [];
+  await stopControllers(running);
   await kubectl(['delete', 'namespace', NS, SERVER_NS, '--wait=false'], { allowFailure: true });
   await deletePrefix(PREFIX);
-  for (const d of tempDirs) rmSync(d, { recursive: true, force: true });
 });
 
 describe('storage location validation', () => {
@@ -181,7 +133,7 @@ describe('storage location validation', () => {
 
 describe('backup sync', () => {
   it('creates Backups (and their PodVolumeBackups) for backups found in storage, and removes orphans', async () => {
-    const { locations, backups, pvbs } = clients();
+    const { locations, backups, podVolumeBackups: pvbs } = clients();
     const base = `${PREFIX}/synced/backups`;
     const finished = { phase: 'Completed' as const, completionTimestamp: '2026-01-01T00:00:00Z', expiration: '2099-01-01T00:00:00Z' };
     await putObject(`${base}/hand-made/velero-backup.json`, JSON.stringify(storedBackup('hand-made', finished), null, 2));
@@ -221,7 +173,7 @@ describe('backup sync', () => {
 
 describe('backup sync of a backup whose files vanished', () => {
   it('forgets its pod-volume snapshots in the repository before removing the Backup; other backups keep theirs', async () => {
-    const { locations, backups, pvbs } = clients();
+    const { locations, backups, podVolumeBackups: pvbs } = clients();
     const password = `repo-pw-${RUN}`;
     await kubectl(['apply', '-f', '-'], {
       input: JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'velero-repo-credentials', namespace: NS }, stringData: { 'repository-password': password } }),
@@ -230,8 +182,7 @@ describe('backup sync of a backup whose files vanished', () => {
     const loc = await locations.create(location('forget', { syncPeriod: '0s' }));
     const repository = await Repository.init({ store: await openRepositoryStore({ location: loc, volumeNamespace: 'app', kube }), password, kdf: { N: 1024, r: 8, p: 1 } });
     const snapshotOf = async (content: string) => {
-      const dir = mkdtempSync(join(tmpdir(), 'cairn-forget-'));
-      tempDirs.push(dir);
+      const dir = tempDir('cairn-forget-');
       writeFileSync(join(dir, 'f.txt'), content);
       return (await backupDirectory({ source: dir, repository })).snapshotId;
     };
@@ -278,7 +229,7 @@ describe('TTL expiry and DeleteBackupRequests', () => {
   });
 
   it('deletes a backup whose TTL passed from the cluster and from storage', async () => {
-    const { backups, dbrs } = clients();
+    const { backups, deleteRequests: dbrs } = clients();
     const backup = await backupWithFiles('short-ttl', 'store', { expiration: new Date(Date.now() + 5_000).toISOString() });
     expect(await listKeys(`${PREFIX}/store/backups/short-ttl/`)).toHaveLength(2);
     await waitFor(async () => (await backups.get(NS, 'short-ttl')) === undefined, { timeoutMs: 40_000, description: 'expired backup deleted' });
@@ -296,7 +247,7 @@ describe('TTL expiry and DeleteBackupRequests', () => {
   });
 
   it('removes storage objects, restores made from the backup, then the Backup', async () => {
-    const { backups, restores, dbrs } = clients();
+    const { backups, restores, deleteRequests: dbrs } = clients();
     const backup = await backupWithFiles('to-delete', 'store');
     await restores.create({ ...newRestore({ namespace: NS, name: 'to-delete-r1', spec: { backupName: 'to-delete' } }), status: { phase: 'Completed' } });
     await putObject(`${PREFIX}/store/restores/to-delete-r1/restore-to-delete-r1-logs.gz`, gzipSync('restore log\n'));
@@ -313,7 +264,7 @@ describe('TTL expiry and DeleteBackupRequests', () => {
   });
 
   it('finishes a deletion a server restart interrupted (request left InProgress)', async () => {
-    const { backups, dbrs } = clients();
+    const { backups, deleteRequests: dbrs } = clients();
     const backup = await backupWithFiles('interrupted', 'store');
     const request = deleteRequestFor(backup, NS);
     const created = await dbrs.create({ ...request, status: { phase: 'InProgress' } });
@@ -323,7 +274,7 @@ describe('TTL expiry and DeleteBackupRequests', () => {
   });
 
   it('does not expire backups of a read-only location and labels why', async () => {
-    const { locations, backups, dbrs } = clients();
+    const { locations, backups, deleteRequests: dbrs } = clients();
     await locations.create({ ...location('read-only'), spec: { ...location('read-only').spec, accessMode: 'ReadOnly' } });
     await waitFor(async () => (await phaseOf('read-only')).phase === 'Available', { timeoutMs: 30_000, description: 'location read-only Available' });
     await backupWithFiles('kept-ro', 'read-only', { expiration: new Date(Date.now() - 1_000).toISOString() });
@@ -334,7 +285,7 @@ describe('TTL expiry and DeleteBackupRequests', () => {
   });
 
   it('cancels a backup still in progress before deleting it: the request waits, the backup and its files stay', async () => {
-    const { backups, dbrs } = clients();
+    const { backups, deleteRequests: dbrs } = clients();
     const backup = await backupWithFiles('busy', 'store', { phase: 'InProgress' });
     const request = await dbrs.create(deleteRequestFor(backup, NS));
     // No backup or cancel controller runs here: the request asks for the cancel and waits for the backup to end.
@@ -357,7 +308,7 @@ describe('DownloadRequests', () => {
   });
 
   it('gives a pre-signed URL whose content is the stored file, and no URL for a missing file', async () => {
-    const { downloads } = clients();
+    const { downloadRequests: downloads } = clients();
     const processed = async (kind: 'BackupLog' | 'BackupResults') => {
       const r = await downloads.create(newDownloadRequest({ namespace: NS, name: `dl-${kind.toLowerCase()}-${RUN}`, spec: { target: { kind, name: 'dl' } } }));
       return waitFor(async () => {
@@ -385,15 +336,14 @@ describe('DownloadRequests', () => {
   });
 
   it('deletes requests whose URL expired', async () => {
-    const { downloads } = clients();
+    const { downloadRequests: downloads } = clients();
     const r = newDownloadRequest({ namespace: NS, name: `old-${RUN}`, spec: { target: { kind: 'BackupLog', name: 'dl' } } });
     await downloads.create({ ...r, status: { phase: 'Processed', downloadURL: 'http://example.invalid/x', expiration: new Date(Date.now() - 1_000).toISOString() } });
     await waitFor(async () => (await downloads.get(NS, `old-${RUN}`)) === undefined, { timeoutMs: 20_000, description: 'expired DownloadRequest deleted' });
   });
 
   it('gives a file:// URL for a filesystem location, which fetchDownload reads when no server pod can stream it', async () => {
-    const root = mkdtempSync(join(tmpdir(), 'cairn-storage-fs-'));
-    tempDirs.push(root);
+    const root = tempDir('cairn-storage-fs-');
     const fsLocation = newBackupStorageLocation({ namespace: NS, name: 'files', spec: { provider: 'filesystem', objectStorage: { bucket: 'bkt' }, config: { root }, backupSyncPeriod: '0s' } });
     await clients().locations.create(fsLocation);
     await clients().backups.create({ ...newBackup({ namespace: NS, name: 'fsb', spec: { storageLocation: 'files' } }), status: { phase: 'Completed' } });
@@ -401,7 +351,7 @@ describe('DownloadRequests', () => {
     writeFileSync(join(root, 'bkt', 'backups', 'fsb', 'fsb-logs.gz'), gzipSync('filesystem log\n'));
     const text = await fetchDownload(kube, { namespace: NS, kind: 'BackupLog', name: 'fsb', gunzip: true, timeoutMs: 30_000 });
     expect(text.toString('utf8')).toBe('filesystem log\n');
-    const requests = await clients().downloads.list(NS);
+    const requests = await clients().downloadRequests.list(NS);
     expect(requests.find((r) => r.spec.target.name === 'fsb')?.status?.downloadURL).toBe(`file://${root}/bkt/backups/fsb/fsb-logs.gz`);
   });
 
@@ -409,7 +359,7 @@ describe('DownloadRequests', () => {
     await serverRolledOut(SERVER_NS);
     // The installed server validated its own location (the same controller, running in the pod).
     const serverLocation = await waitFor(async () => {
-      const l = await customClient<BackupStorageLocation>(kube, Kinds.BackupStorageLocation, parseBackupStorageLocation).get(SERVER_NS, 'default');
+      const l = await clients().locations.get(SERVER_NS, 'default');
       return l?.status?.phase ? l : undefined;
     }, { timeoutMs: 60_000, description: 'server location default validated' });
     expect(serverLocation.status?.phase).toBe('Available');
@@ -418,7 +368,7 @@ describe('DownloadRequests', () => {
     const content = randomBytes(200_000);
     await putObject(`${PREFIX}/server/backups/${name}/${name}-results.gz`, gzipSync(content));
     const b = newBackup({ namespace: SERVER_NS, name, spec: { storageLocation: 'default' } });
-    await customClient<Backup>(kube, Kinds.Backup, parseBackup).create({ ...b, status: { phase: 'Completed' } });
+    await clients().backups.create({ ...b, status: { phase: 'Completed' } });
 
     const debug: string[] = [];
     const logger = createLogger({ level: 'debug', bindings: {} });

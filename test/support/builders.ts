@@ -136,53 +136,41 @@ export class PodBuilder extends Builder<V1Pod> {
 
 export const pod = (name: string, namespace?: string) => new PodBuilder(name, namespace);
 
-export class BackupBuilder extends Builder<Backup> {
-  protected readonly obj: Backup;
+/** A velero.io object the server runs through phases (Backup, Restore): a spec, a status with its phase. */
+abstract class PhasedBuilder<T extends Backup | Restore> extends Builder<T> {
+  protected readonly obj: T;
 
-  constructor(name: string, namespace = DefaultNamespace) {
+  protected constructor(kind: T['kind'], name: string, namespace: string, spec: T['spec']) {
     super();
-    this.obj = { apiVersion: ApiVersionV1, kind: 'Backup', metadata: { name, namespace, uid: `uid-${name}` }, spec: {} } as Backup;
+    this.obj = { apiVersion: ApiVersionV1, kind, metadata: { name, namespace, uid: `uid-${name}` }, spec } as T;
   }
 
-  phase(phase: NonNullable<Backup['status']>['phase']): this {
-    this.obj.status = { ...this.obj.status, phase };
-    return this;
+  phase(phase: NonNullable<T['status']>['phase']): this {
+    return this.status({ phase } as Partial<NonNullable<T['status']>>);
   }
 
-  spec(spec: Partial<Backup['spec']>): this {
+  spec(spec: Partial<T['spec']>): this {
     this.obj.spec = { ...this.obj.spec, ...spec };
     return this;
   }
 
-  status(status: Partial<NonNullable<Backup['status']>>): this {
+  status(status: Partial<NonNullable<T['status']>>): this {
     this.obj.status = { ...this.obj.status, ...status };
     return this;
   }
 }
 
+export class BackupBuilder extends PhasedBuilder<Backup> {
+  constructor(name: string, namespace = DefaultNamespace) {
+    super('Backup', name, namespace, {});
+  }
+}
+
 export const backup = (name: string, namespace?: string) => new BackupBuilder(name, namespace);
 
-export class RestoreBuilder extends Builder<Restore> {
-  protected readonly obj: Restore;
-
+export class RestoreBuilder extends PhasedBuilder<Restore> {
   constructor(name: string, namespace = DefaultNamespace) {
-    super();
-    this.obj = { apiVersion: ApiVersionV1, kind: 'Restore', metadata: { name, namespace, uid: `uid-${name}` }, spec: { backupName: '' } } as Restore;
-  }
-
-  phase(phase: NonNullable<Restore['status']>['phase']): this {
-    this.obj.status = { ...this.obj.status, phase };
-    return this;
-  }
-
-  spec(spec: Partial<Restore['spec']>): this {
-    this.obj.spec = { ...this.obj.spec, ...spec };
-    return this;
-  }
-
-  status(status: Partial<NonNullable<Restore['status']>>): this {
-    this.obj.status = { ...this.obj.status, ...status };
-    return this;
+    super('Restore', name, namespace, { backupName: '' });
   }
 }
 

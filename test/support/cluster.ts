@@ -75,12 +75,37 @@ export function s3Client(): S3Client {
   });
 }
 
+/** `kubectl <args> -o json` parsed, or undefined when kubectl fails (e.g. the object does not exist). */
+export async function kubectlJson<T>(args: string[]): Promise<T | undefined> {
+  const r = await kubectl([...args, '-o', 'json'], { allowFailure: true });
+  return r.exitCode === 0 ? (JSON.parse(r.stdout) as T) : undefined;
+}
+
 /** Waits until none of `namespaces` exists any more (an earlier run's, still terminating). */
 export async function namespacesGone(namespaces: readonly string[], timeoutMs = 240_000): Promise<void> {
   await waitFor(async () => (await kubectl(['get', 'namespace', ...namespaces], { allowFailure: true })).stdout.trim() === '', {
     timeoutMs,
     intervalMs: 1000,
     description: 'namespaces of an earlier run gone',
+  });
+}
+
+/**
+ * Applies `objects` (YAML documents) together with the Namespace `namespace` they live in, which comes first so that
+ * they can land in it.
+ */
+export function applyWithNamespace(namespace: string, objects: string, o: { labels?: Record<string, string> } = {}): Promise<KubectlResult> {
+  const ns = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace, ...(o.labels ? { labels: o.labels } : {}) } };
+  return kubectl(['apply', '-f', '-'], { input: `${JSON.stringify(ns)}\n---\n${objects}` });
+}
+
+/** Deletes `namespace` and waits until it is gone (its objects deleted, its volumes' claims with it). */
+export async function deleteNamespace(namespace: string, timeoutMs: number): Promise<void> {
+  await kubectl(['delete', 'namespace', namespace, '--wait=false']);
+  await waitFor(async () => (await kubectl(['get', 'namespace', namespace], { allowFailure: true })).exitCode !== 0, {
+    timeoutMs,
+    intervalMs: 1000,
+    description: `namespace ${namespace} deleted`,
   });
 }
 

@@ -12,13 +12,14 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
 import type { CoreV1Event } from '@kubernetes/client-node';
-import { Kinds, allCrds, crdAsClientModel, newBackupStorageLocation, parseBackupStorageLocation, type BackupStorageLocation } from '../../src/api/index.js';
+import { allCrds, crdAsClientModel, type BackupStorageLocation } from '../../src/api/index.js';
 import { Repository } from '../../src/datapath/repository.js';
 import { kubeFromConfig, type Kube } from '../../src/kube/client.js';
-import { customClient } from '../../src/kube/custom.js';
 import { openRepositoryStore } from '../../src/storage/repository-store.js';
 import { clusterInfo, kubeConfig, kubectl } from './cluster.js';
-import { credentialsText, deletePrefix } from './server-install.js';
+import { bucketLocation, credentialsSecret } from './in-process-server.js';
+import { deletePrefix } from './server-install.js';
+import { veleroClients } from './velero-clients.js';
 import { waitFor } from './wait.js';
 
 const RUN_JS = fileURLToPath(new URL('../../bin/run.js', import.meta.url));
@@ -58,23 +59,12 @@ export async function setUpMoverNamespace(o: { namespace: string; prefix: string
       apiVersion: 'v1',
       kind: 'List',
       items: [
-        { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'creds', namespace: o.namespace }, stringData: { cloud: credentialsText() } },
+        credentialsSecret(o.namespace),
         { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'velero-repo-credentials', namespace: o.namespace }, stringData: { 'repository-password': o.password } },
       ],
     }),
   });
-  const location = await customClient<BackupStorageLocation>(kube, Kinds.BackupStorageLocation, parseBackupStorageLocation).create(
-    newBackupStorageLocation({
-      namespace: o.namespace,
-      name: 'default',
-      spec: {
-        provider: 'aws',
-        objectStorage: { bucket: info.s3.bucket, prefix: o.prefix },
-        credential: { name: 'creds', key: 'cloud' },
-        config: { region: info.s3.region, s3Url: info.s3.endpoint, s3ForcePathStyle: 'true' },
-      },
-    }),
-  );
+  const location = await veleroClients(kube).locations.create(bucketLocation({ namespace: o.namespace, name: 'default', prefix: o.prefix }));
   // What the BackupRepository controller does before the first PVB or DataUpload of the namespace runs.
   await Repository.init({ store: await openRepositoryStore({ location, volumeNamespace: VOLUME_NAMESPACE, kube }), password: o.password, kdf: { N: 1024, r: 8, p: 1 } });
   return { kube, kubeconfig: info.kubeconfigPath, location };
@@ -131,6 +121,14 @@ export function writeSampleVolume(dir: string, o: { greeting: string; randomMiB:
   for (let i = 0; i < o.smallFiles; i++) writeFileSync(join(dir, 'sub', `small-${i}.txt`), `file ${i}\n`.repeat(i + 1));
   writeFileSync(join(dir, 'sub', 'deeper', 'script.sh'), '#!/bin/sh\necho hi\n', { mode: 0o750 });
   symlinkSync('../hello.txt', join(dir, 'sub', 'link'));
+}
+
+/** Writes `mib` MiB of incompressible data into `dir` in files of `partMiB` (a volume worth canceling). */
+export function writeLargeData(dir: string, mib: number, o: { partMiB?: number } = {}): void {
+  const partMiB = o.partMiB ?? 8;
+  mkdirSync(dir, { recursive: true });
+  const chunk = Buffer.alloc(partMiB << 20);
+  for (let i = 0; i < Math.ceil(mib / partMiB); i++) writeFileSync(join(dir, `part-${i}.bin`), randomFillSync(chunk));
 }
 
 /** Expects `b` to hold what `a` holds: names, modes, bytes, symlink targets, and (with `mtimes`) file times to the ms. */

@@ -4,14 +4,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
 
-/** Returns a function that makes a new empty directory named `<prefix>XXXXXX` under the OS temp dir. */
-export function tempRoots(prefix: string): () => string {
+/**
+ * Returns a function that makes a new empty directory named `<prefix>XXXXXX` under the OS temp dir (or with the
+ * prefix it is given, to tell directories of different uses apart).
+ */
+export function tempRoots(prefix: string): (ownPrefix?: string) => string {
   const roots: string[] = [];
   afterAll(() => {
     for (const r of roots) rmSync(r, { recursive: true, force: true });
   });
-  return () => {
-    const dir = mkdtempSync(join(tmpdir(), prefix));
+  return (ownPrefix = prefix) => {
+    const dir = mkdtempSync(join(tmpdir(), ownPrefix));
     roots.push(dir);
     return dir;
   };

@@ -2,15 +2,14 @@
  * The local kubelet runs pods as a kubelet would: init containers in order, restart policies, termination
  * messages, env/args/volumes, logs through the API, unknown images.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { kubectl } from '../../support/cluster.js';
 import { waitFor } from '../../support/wait.js';
 import {
   containerStatus,
   core,
-  createNamespace,
   createPod,
-  deleteNamespace,
+  fileNamespace,
   getPod,
   nodes,
   podLogs,
@@ -19,13 +18,7 @@ import {
   waitForPod,
 } from './helpers.js';
 
-let ns: string;
-beforeAll(async () => {
-  ns = await createNamespace('lk-containers');
-});
-afterAll(async () => {
-  await deleteNamespace(ns);
-});
+const ns = fileNamespace('lk-containers');
 
 const shell = (name: string, script: string, extra: object = {}) => ({ name, image: 'busybox:1.36', command: ['sh', '-c', script], ...extra });
 

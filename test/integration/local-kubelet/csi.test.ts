@@ -6,9 +6,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { enableCsi } from '../../../tools/local-cluster/csi/enable.js';
-import { readState } from '../../../tools/local-cluster/state.js';
 import { clusterInfo, kubectl } from '../../support/cluster.js';
+import { enableTestBedCsi } from '../../support/test-bed-csi.js';
 import { waitFor } from '../../support/wait.js';
 import { createNamespace, createPod, deleteNamespace, nodeOf, podLogs, waitForPodGone, waitForPhase } from './helpers.js';
 
@@ -16,10 +15,8 @@ const DRIVER = 'hostpath.csi.k8s.io';
 let ns: string;
 
 beforeAll(async () => {
-  const state = readState(clusterInfo().runDir);
-  if (!state) throw new Error(`no cluster state in ${clusterInfo().runDir}`);
   // A cold machine builds csi-provisioner, csi-snapshotter and snapshot-controller here (minutes, once).
-  await enableCsi({ state, log: (line) => process.stderr.write(`[csi] ${line}\n`) });
+  await enableTestBedCsi();
   ns = await createNamespace('lk-csi');
 }, 45 * 60_000);
 

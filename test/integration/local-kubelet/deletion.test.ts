@@ -4,14 +4,13 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { clusterInfo } from '../../support/cluster.js';
 import { waitFor } from '../../support/wait.js';
 import {
   core,
-  createNamespace,
   createPod,
-  deleteNamespace,
+  fileNamespace,
   nodeOf,
   pidOf,
   podDirOnNode,
@@ -22,13 +21,7 @@ import {
   waitForPodGone,
 } from './helpers.js';
 
-let ns: string;
-beforeAll(async () => {
-  ns = await createNamespace('lk-deletion');
-});
-afterAll(async () => {
-  await deleteNamespace(ns);
-});
+const ns = fileNamespace('lk-deletion');
 
 describe('local kubelet: deletion', () => {
   it('stops the processes, removes the pod directory and the pod', async () => {

@@ -5,6 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CoreV1Api, type CoreV1Event, type V1ContainerStatus, type V1Pod } from '@kubernetes/client-node';
+import { afterAll, beforeAll } from 'vitest';
 import { clusterInfo, kubeConfig } from '../../support/cluster.js';
 import { waitFor } from '../../support/wait.js';
 
@@ -12,19 +13,36 @@ export function core(): CoreV1Api {
   return kubeConfig().makeApiClient(CoreV1Api);
 }
 
+const namespaceName = (prefix: string): string => `${prefix}-${Math.random().toString(36).slice(2, 8)}`;
+
 export async function createNamespace(prefix: string): Promise<string> {
-  const name = `${prefix}-${Math.random().toString(36).slice(2, 8)}`;
+  const name = namespaceName(prefix);
+  await createNamedNamespace(name);
+  return name;
+}
+
+async function createNamedNamespace(name: string): Promise<void> {
   await core().createNamespace({ body: { metadata: { name } } });
   // Pods need the namespace's default ServiceAccount (created by the controller manager).
   await waitFor(() => core().readNamespacedServiceAccount({ name: 'default', namespace: name }), {
     timeoutMs: 30_000,
     description: `serviceaccount ${name}/default`,
   });
-  return name;
 }
 
 export async function deleteNamespace(name: string): Promise<void> {
   await core().deleteNamespace({ name }).catch(() => undefined);
+}
+
+/**
+ * A namespace of the calling test file's own: its name at once, the namespace created before the file's tests and
+ * deleted after them.
+ */
+export function fileNamespace(prefix: string): string {
+  const name = namespaceName(prefix);
+  beforeAll(() => createNamedNamespace(name));
+  afterAll(() => deleteNamespace(name));
+  return name;
 }
 
 export function nodes(): { name: string; ip: string; rootDir: string }[] {

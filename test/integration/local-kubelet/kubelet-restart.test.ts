@@ -4,14 +4,13 @@
  * is simulated with SIGUSR1 (forget everything, leave processes running), the return with a second SIGUSR1.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { waitFor } from '../../support/wait.js';
 import {
   containerStatus,
   core,
-  createNamespace,
   createPod,
-  deleteNamespace,
+  fileNamespace,
   getPod,
   nodes,
   pidOf,
@@ -43,13 +42,7 @@ async function waitForLog(logFile: string, text: string, after: number): Promise
   await waitFor(() => readFileSync(logFile, 'utf8').slice(after).includes(text), { timeoutMs: 30_000, description: `"${text}" in ${logFile}` });
 }
 
-let ns: string;
-beforeAll(async () => {
-  ns = await createNamespace('lk-restart');
-});
-afterAll(async () => {
-  await deleteNamespace(ns);
-});
+const ns = fileNamespace('lk-restart');
 
 describe('local kubelet: restart', () => {
   it('adopts running pods, restarts dead ones and cleans up pods deleted while it was down', async () => {

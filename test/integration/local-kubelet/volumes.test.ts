@@ -4,14 +4,13 @@
  */
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { clusterInfo } from '../../support/cluster.js';
 import { waitFor } from '../../support/wait.js';
 import {
   core,
-  createNamespace,
   createPod,
-  deleteNamespace,
+  fileNamespace,
   getPod,
   nodeOf,
   nodes,
@@ -21,13 +20,7 @@ import {
   waitForPodGone,
 } from './helpers.js';
 
-let ns: string;
-beforeAll(async () => {
-  ns = await createNamespace('lk-volumes');
-});
-afterAll(async () => {
-  await deleteNamespace(ns);
-});
+const ns = fileNamespace('lk-volumes');
 
 async function createClaim(name: string): Promise<void> {
   await core().createNamespacedPersistentVolumeClaim({
