@@ -3,8 +3,8 @@
  * PodVolumeBackups and DataUploads for a backup, PodVolumeRestores and DataDownloads for a restore. Each kind says
  * which action, resource and phase mapping it has; how its status becomes the record's status is the same here.
  */
-import type { Backup, BackupOperation, OperationPhase, OperationStatus, ResourceIdentifier, Restore, RestoreOperation } from '../api/index.js';
-import { creationTimestampOf, optionalStatusTime, statusTime } from '../api/index.js';
+import type { Backup, BackupOperation, OperationStatus, ResourceIdentifier, Restore, RestoreOperation } from '../api/index.js';
+import { creationTimestampOf, OperationPhase, optionalStatusTime, statusTime } from '../api/index.js';
 
 /** The part of a PVB/PVR/DataUpload/DataDownload status a record is made from. */
 export interface TransferStatus {
@@ -24,6 +24,16 @@ export interface TransferRecord {
   description: string;
   /** The custom resource's creation time (RFC 3339), when known. */
   created?: string | undefined;
+}
+
+/**
+ * A backup's record phase of one PVB or DataUpload: Completed and Failed (or Canceled) as the object ended; one given
+ * up on (`timedOut`) Failed; otherwise InProgress once `running` (what counts as running is the kind's), else New.
+ */
+export function backupTransferPhase(phase: string | undefined, o: { timedOut: boolean; running: boolean }): OperationPhase {
+  if (phase === 'Completed') return OperationPhase.Completed;
+  if (phase === 'Failed' || phase === 'Canceled' || o.timedOut) return OperationPhase.Failed;
+  return o.running ? OperationPhase.InProgress : OperationPhase.New;
 }
 
 function common(r: TransferRecord): OperationStatus {

@@ -5,12 +5,11 @@
  */
 import { Labels, SnapshotType, controllerReference, labelValue, newDataUpload, type Backup, type DataUpload } from '../../api/index.js';
 import { csiSnapshotTimeoutOf, dataUploadOperationId, type ClaimForDataMovement } from './backup-decision.js';
+import { generateNameFor, MAX_GENERATE_NAME_BASE } from './generate-name.js';
 
 export const VOLUME_SNAPSHOT_API_VERSION = 'snapshot.storage.k8s.io/v1';
 /** The data mover the node agent runs when a backup names none. */
 export const DEFAULT_DATA_MOVER = 'velero';
-/** The longest generateName base the API server keeps whole (it cuts longer ones to this length). */
-const MAX_GENERATE_NAME_BASE = 58;
 
 export interface VolumeSnapshotObject {
   apiVersion: string;
@@ -52,7 +51,7 @@ export function dataUploadFor(opts: DataUploadForOptions): DataUpload {
   const backupName = backup.metadata.name ?? '';
   return newDataUpload({
     namespace: backup.metadata.namespace ?? '',
-    generateName: `${backupName.slice(0, MAX_GENERATE_NAME_BASE - 1)}-`,
+    generateName: generateNameFor(backupName),
     labels: {
       ...backupLabels(backup),
       [Labels.PVCUID]: claim.uid,

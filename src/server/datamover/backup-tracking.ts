@@ -15,7 +15,7 @@ import {
 import { BackupMethods, withTransferOutcome, type BackupVolumeInfo, type CSISnapshotInfo } from '../../api/volume-info.js';
 import { itemOperationTimeoutOf, timeoutMsOr } from './backup-decision.js';
 import { DEFAULT_DATA_MOVER, operationIdOfDataUpload } from './backup-objects.js';
-import { backupTransferOperationOf, transferErrors } from '../transfer-operations.js';
+import { backupTransferOperationOf, backupTransferPhase, transferErrors } from '../transfer-operations.js';
 
 /** The backup item action name Velero records DataUpload operations under. */
 export const CSI_PVC_BACKUP_ACTION = 'velero.io/csi-pvc-backupper';
@@ -101,19 +101,10 @@ export function dataUploadErrors(dus: readonly DataUpload[], timedOut: ReadonlyS
   );
 }
 
+/** A DataUpload runs from the moment a node accepted it. */
 function operationPhase(du: DataUpload, timedOut: boolean): OperationPhase {
-  switch (du.status?.phase) {
-    case DataUploadPhase.Completed:
-      return OperationPhase.Completed;
-    case DataUploadPhase.Failed:
-    case DataUploadPhase.Canceled:
-      return OperationPhase.Failed;
-    case DataUploadPhase.New:
-    case undefined:
-      return timedOut ? OperationPhase.Failed : OperationPhase.New;
-    default:
-      return timedOut ? OperationPhase.Failed : OperationPhase.InProgress;
-  }
+  const phase = du.status?.phase;
+  return backupTransferPhase(phase, { timedOut, running: phase !== undefined && phase !== DataUploadPhase.New });
 }
 
 /** One BackupOperation per DataUpload (docs/backup.md), as Velero's CSI PVC action records it. */

@@ -13,7 +13,7 @@ import type { UnstructuredObject } from '../../plugins/item-actions/types.js';
 import type { StoredBackupVolumeInfo } from '../../api/volume-info.js';
 import { dataDownloadOperationId, dynamicPvRestoreValueOf, movedVolumeFor } from './restore-decision.js';
 import { dataDownloadFor } from './restore-objects.js';
-import { OncePerKey } from '../../base/once-per-key.js';
+import { ensuredOncePerLocation } from '../repository/ensure.js';
 
 export interface PvcCreatedOptions {
   /** The claim as it is in the backup (backup-time namespace, old UID). */
@@ -41,15 +41,11 @@ export interface DataDownloadCreatorOptions {
 export class DataDownloadCreator implements DataDownloadHook {
   readonly started: DataDownload[] = [];
   private readonly client;
-  private readonly repositories = new OncePerKey();
+  private readonly ensureRepository;
 
   constructor(private readonly opts: DataDownloadCreatorOptions) {
     this.client = customClient<DataDownload>(opts.kube, Kinds.DataDownload, parseDataDownload);
-  }
-
-  /** Once per location and namespace for the whole restore; a failure is not remembered: the next claim tries again. */
-  private ensureRepository(bsl: string, volumeNamespace: string): Promise<void> {
-    return this.repositories.run(`${bsl}/${volumeNamespace}`, () => this.opts.ensureRepository(bsl, volumeNamespace));
+    this.ensureRepository = ensuredOncePerLocation(opts.ensureRepository);
   }
 
 

@@ -5,9 +5,8 @@
  */
 import { Labels, controllerReference, labelValue, newDataDownload, type DataDownload, type Restore } from '../../api/index.js';
 import { dataDownloadOperationId, type MovedVolume } from './restore-decision.js';
+import { generateNameFor } from './generate-name.js';
 
-/** The longest generateName base the API server keeps whole. */
-const MAX_GENERATE_NAME_BASE = 58;
 /** Velero's default item operation timeout, used when the Restore has none written yet. */
 export const DEFAULT_OPERATION_TIMEOUT = '4h0m0s';
 
@@ -35,7 +34,7 @@ export function dataDownloadFor(opts: DataDownloadForOptions): DataDownload {
   const name = restore.metadata.name ?? 'restore';
   return newDataDownload({
     namespace: restore.metadata.namespace ?? '',
-    generateName: `${name.slice(0, MAX_GENERATE_NAME_BASE - 1)}-`,
+    generateName: generateNameFor(name),
     labels: dataDownloadLabels(restore, opts.pvcUidFromBackup),
     ownerReferences: [controllerReference({ apiVersion: restore.apiVersion ?? 'velero.io/v1', kind: 'Restore', metadata: restore.metadata })],
     spec: {

@@ -14,7 +14,7 @@ import {
 } from '../../api/index.js';
 import { BackupMethods, withTransferOutcome, type BackupVolumeInfo } from '../../api/volume-info.js';
 import { isTerminal, podVolumeBackupError, succeeded } from './backup-pvb.js';
-import { backupTransferOperationOf, transferErrors } from '../transfer-operations.js';
+import { backupTransferOperationOf, backupTransferPhase, transferErrors } from '../transfer-operations.js';
 
 /** The backup item action name cairn records PVB operations under. */
 export const POD_VOLUME_BACKUP_ACTION = 'velero.io/pod-volume-backup';
@@ -84,19 +84,10 @@ export function podVolumeErrors(pvbs: readonly PodVolumeBackup[], timedOut: bool
   );
 }
 
+/** A PVB runs once InProgress (or Canceling); Accepted and Prepared still count as New. */
 function operationPhase(pvb: PodVolumeBackup, timedOut: boolean): OperationPhase {
-  switch (pvb.status?.phase) {
-    case PodVolumeBackupPhase.Completed:
-      return OperationPhase.Completed;
-    case PodVolumeBackupPhase.Failed:
-    case PodVolumeBackupPhase.Canceled:
-      return OperationPhase.Failed;
-    case PodVolumeBackupPhase.InProgress:
-    case PodVolumeBackupPhase.Canceling:
-      return timedOut ? OperationPhase.Failed : OperationPhase.InProgress;
-    default:
-      return timedOut ? OperationPhase.Failed : OperationPhase.New;
-  }
+  const phase = pvb.status?.phase;
+  return backupTransferPhase(phase, { timedOut, running: phase === PodVolumeBackupPhase.InProgress || phase === PodVolumeBackupPhase.Canceling });
 }
 
 /** One BackupOperation per PVB (docs/backup.md). */

@@ -18,7 +18,7 @@ import type { Logger } from '../../base/logger.js';
 import type { Kube } from '../../kube/client.js';
 import { customClient } from '../../kube/custom.js';
 import type { VolumeToRestore } from './restore-volumes.js';
-import { OncePerKey } from '../../base/once-per-key.js';
+import { ensuredOncePerLocation } from '../repository/ensure.js';
 
 export interface RestoredPodRef {
   name: string;
@@ -107,15 +107,11 @@ export interface CreateForPodResult {
 
 export class PodVolumeRestoreCreator {
   private readonly client;
-  private readonly repositories = new OncePerKey();
+  private readonly ensureRepository;
 
   constructor(private readonly opts: PodVolumeRestoreCreatorOptions) {
     this.client = customClient<PodVolumeRestore>(opts.kube, Kinds.PodVolumeRestore, parsePodVolumeRestore);
-  }
-
-  /** Once per location and namespace for the whole restore; a failure is not remembered: the next pod tries again. */
-  private ensureRepository(bsl: string, volumeNamespace: string): Promise<void> {
-    return this.repositories.run(`${bsl}/${volumeNamespace}`, () => this.opts.ensureRepository(bsl, volumeNamespace));
+    this.ensureRepository = ensuredOncePerLocation(opts.ensureRepository);
   }
 
 

@@ -11,6 +11,7 @@ import {
   type BackupRepository,
 } from '../../api/index.js';
 import type { Logger } from '../../base/logger.js';
+import { OncePerKey } from '../../base/once-per-key.js';
 import type { Kube } from '../../kube/client.js';
 import { customClient } from '../../kube/custom.js';
 import { isAlreadyExists } from '../../kube/errors.js';
@@ -118,4 +119,13 @@ export async function ensureBackupRepository(
     ...(opts.signal ? { signal: opts.signal } : {}),
   });
   log.info({ repository: r.repository.metadata.name, volumeNamespace, created: r.created }, 'Backup repository is ready');
+}
+
+/**
+ * `ensure` for a whole restore: run once per location and volume namespace, its callers sharing the run; a failure
+ * is not remembered, so the next caller for the pair tries again.
+ */
+export function ensuredOncePerLocation(ensure: (bsl: string, volumeNamespace: string) => Promise<void>): (bsl: string, volumeNamespace: string) => Promise<void> {
+  const runs = new OncePerKey();
+  return (bsl, volumeNamespace) => runs.run(`${bsl}/${volumeNamespace}`, () => ensure(bsl, volumeNamespace));
 }
