@@ -5,6 +5,7 @@
  * kopia reader share it, so both report the same way.
  */
 import { chmodSync, fchmodSync, fchownSync, futimesSync, lchownSync, lutimesSync, utimesSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import { RepositoryError } from './errors.js';
 import { ProgressCadence } from './progress-cadence.js';
 import { errnoReason } from './restore-writes.js';
@@ -125,6 +126,22 @@ export class RestoreLedger {
       return;
     }
     this.errors.push({ path: rel || '.', reason: errnoReason(err) });
+  }
+
+  /**
+   * Creates the directory `abs` of the restore (one already there is used as it is); a failure is reported against
+   * `rel` and answered with false, so the restore goes on without that subtree.
+   */
+  async madeDir(abs: string, rel: string): Promise<boolean> {
+    try {
+      await mkdir(abs);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') {
+        this.report(rel, err);
+        return false;
+      }
+    }
+    return true;
   }
 
   /** A file written whole. */

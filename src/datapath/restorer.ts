@@ -187,14 +187,7 @@ class RestoreRun {
       if (e.t === 'd') {
         const childAbs = join(abs, e.n);
         const childRel = rel ? `${rel}/${e.n}` : e.n;
-        try {
-          await fsp.mkdir(childAbs);
-        } catch (err) {
-          if ((err as NodeJS.ErrnoException).code !== 'EEXIST') {
-            this.ledger.report(childRel, err);
-            continue;
-          }
-        }
+        if (!(await this.ledger.madeDir(childAbs, childRel))) continue;
         mine.push((await this.dir(e.sub ?? [], childAbs, childRel, e)).done.then(() => void this.ledger.stats.dirs++));
       } else if (this.small && SmallFileRestorer.eligible(e)) {
         const { group } = await this.small.add(e, abs, rel ? `${rel}/${e.n}` : e.n);

@@ -168,14 +168,7 @@ class KopiaRestoreRun {
       const childAbs = join(abs, e.name);
       const childRel = rel ? `${rel}/${e.name}` : e.name;
       if (e.type === 'd') {
-        try {
-          await fsp.mkdir(childAbs);
-        } catch (err) {
-          if ((err as NodeJS.ErrnoException).code !== 'EEXIST') {
-            this.ledger.report(childRel, err);
-            continue;
-          }
-        }
+        if (!(await this.ledger.madeDir(childAbs, childRel))) continue;
         mine.push((await this.dir(e, childAbs, childRel)).done.then(() => void this.ledger.stats.dirs++));
       } else if (e.type === 'f' || e.type === 's') {
         await this.files.acquire();
