@@ -86,6 +86,24 @@ export function backupTransferOperationOf(backup: Backup, obj: TransferObject, r
   return backupTransferOperation(backup, { ...r, status: obj.status, description: obj.status?.phase || 'New', created: optionalStatusTime(creationTimestampOf(obj)) }, now);
 }
 
+/** How a backup's transfer objects stand: how many there are, completed, failed (or canceled), and the ones still running. */
+export interface TransferCounts<T> {
+  attempted: number;
+  completed: number;
+  failed: number;
+  /** Not terminal yet. */
+  pending: T[];
+}
+
+export function countTransfers<T>(objects: readonly T[], isTerminal: (obj: T) => boolean, succeeded: (obj: T) => boolean): TransferCounts<T> {
+  return {
+    attempted: objects.length,
+    completed: objects.filter(succeeded).length,
+    failed: objects.filter((o) => isTerminal(o) && !succeeded(o)).length,
+    pending: objects.filter((o) => !isTerminal(o)),
+  };
+}
+
 /** The errors a backup reports for its transfer objects, each in the namespace of its volume (none for one without an error). */
 export function transferErrors<T>(objects: readonly T[], errorOf: (obj: T) => string | undefined, namespaceOf: (obj: T) => string): { namespace: string; message: string }[] {
   const out: { namespace: string; message: string }[] = [];

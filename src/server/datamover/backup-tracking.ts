@@ -15,7 +15,7 @@ import {
 import { BackupMethods, withTransferOutcome, type BackupVolumeInfo, type CSISnapshotInfo } from '../../api/volume-info.js';
 import { itemOperationTimeoutOf, timeoutMsOr } from './backup-decision.js';
 import { DEFAULT_DATA_MOVER, operationIdOfDataUpload } from './backup-objects.js';
-import { backupTransferOperationOf, backupTransferPhase, transferErrors } from '../transfer-operations.js';
+import { backupTransferOperationOf, backupTransferPhase, countTransfers, transferErrors, type TransferCounts } from '../transfer-operations.js';
 
 /** The backup item action name Velero records DataUpload operations under. */
 export const CSI_PVC_BACKUP_ACTION = 'velero.io/csi-pvc-backupper';
@@ -41,12 +41,7 @@ export function dataUploadDeadlineMs(du: DataUpload, timeoutMs: number, fallback
   return (creationTimestampOf(du)?.getTime() ?? fallbackStartMs) + timeoutMs;
 }
 
-export interface DataUploadTracking {
-  attempted: number;
-  completed: number;
-  failed: number;
-  /** Not terminal yet. */
-  pending: DataUpload[];
+export interface DataUploadTracking extends TransferCounts<DataUpload> {
   /** Pending past their deadline: to be canceled, counted as failed. */
   expired: DataUpload[];
   /** Every DataUpload is terminal or expired: the backup can be finalized as far as they are concerned. */
@@ -56,7 +51,8 @@ export interface DataUploadTracking {
 }
 
 export function trackDataUploads(opts: { dataUploads: readonly DataUpload[]; timeoutMs: number; startedMs: number; nowMs: number }): DataUploadTracking {
-  const pending = opts.dataUploads.filter((d) => !isDataUploadTerminal(d));
+  const counts = countTransfers(opts.dataUploads, isDataUploadTerminal, dataUploadSucceeded);
+  const { pending } = counts;
   const expired: DataUpload[] = [];
   let nextDeadlineMs: number | undefined;
   for (const d of pending) {
@@ -65,10 +61,7 @@ export function trackDataUploads(opts: { dataUploads: readonly DataUpload[]; tim
     else nextDeadlineMs = nextDeadlineMs === undefined ? deadline : Math.min(nextDeadlineMs, deadline);
   }
   return {
-    attempted: opts.dataUploads.length,
-    completed: opts.dataUploads.filter(dataUploadSucceeded).length,
-    failed: opts.dataUploads.filter((d) => isDataUploadTerminal(d) && !dataUploadSucceeded(d)).length,
-    pending,
+    ...counts,
     expired,
     done: pending.length === expired.length,
     nextDeadlineMs,

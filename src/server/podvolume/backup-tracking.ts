@@ -14,7 +14,7 @@ import {
 } from '../../api/index.js';
 import { BackupMethods, withTransferOutcome, type BackupVolumeInfo } from '../../api/volume-info.js';
 import { isTerminal, podVolumeBackupError, succeeded } from './backup-pvb.js';
-import { backupTransferOperationOf, backupTransferPhase, transferErrors } from '../transfer-operations.js';
+import { backupTransferOperationOf, backupTransferPhase, countTransfers, transferErrors, type TransferCounts } from '../transfer-operations.js';
 
 /** The backup item action name cairn records PVB operations under. */
 export const POD_VOLUME_BACKUP_ACTION = 'velero.io/pod-volume-backup';
@@ -38,12 +38,7 @@ export function fsBackupTimeoutMs(backup: Backup, serverTimeoutMs: number): numb
   return serverTimeoutMs;
 }
 
-export interface TrackingState {
-  attempted: number;
-  completed: number;
-  failed: number;
-  /** PVBs not terminal yet. */
-  pending: PodVolumeBackup[];
+export interface TrackingState extends TransferCounts<PodVolumeBackup> {
   allTerminal: boolean;
   /** The deadline passed with PVBs still pending. */
   timedOut: boolean;
@@ -60,17 +55,12 @@ export interface TrackOptions {
 }
 
 export function trackPodVolumeBackups(opts: TrackOptions): TrackingState {
-  const pending = opts.pvbs.filter((p) => !isTerminal(p));
-  const completed = opts.pvbs.filter(succeeded).length;
-  const failed = opts.pvbs.filter((p) => isTerminal(p) && !succeeded(p)).length;
+  const counts = countTransfers(opts.pvbs, isTerminal, succeeded);
   const deadlineMs = opts.startedMs + opts.timeoutMs;
   return {
-    attempted: opts.pvbs.length,
-    completed,
-    failed,
-    pending,
-    allTerminal: pending.length === 0,
-    timedOut: pending.length > 0 && opts.nowMs >= deadlineMs,
+    ...counts,
+    allTerminal: counts.pending.length === 0,
+    timedOut: counts.pending.length > 0 && opts.nowMs >= deadlineMs,
     deadlineMs,
   };
 }
