@@ -62,20 +62,10 @@ export const NODE_METRICS: readonly MetricDefinition[] = [
   defineMetric(NodeMetric.DataPathRunning, 'gauge', 'Pod volume backups and restores, data uploads and downloads in progress on this node', dataPathLabels),
 ];
 
-/** The per-node counters whose series exist from the start (Velero's InitMetricsForNode, and cairn's own). */
-export const NODE_INIT_METRICS: readonly NodeMetric[] = [
-  NodeMetric.PodVolumeBackupEnqueue,
-  NodeMetric.PodVolumeBackupDequeue,
-  NodeMetric.DataUploadSuccessTotal,
-  NodeMetric.DataUploadFailureTotal,
-  NodeMetric.DataUploadCancelTotal,
-  NodeMetric.DataDownloadSuccessTotal,
-  NodeMetric.DataDownloadFailureTotal,
-  NodeMetric.DataDownloadCancelTotal,
-  NodeMetric.PodVolumeBackupSuccessTotal,
-  NodeMetric.PodVolumeBackupFailureTotal,
-  NodeMetric.PodVolumeBackupCancelTotal,
-  NodeMetric.PodVolumeRestoreSuccessTotal,
-  NodeMetric.PodVolumeRestoreFailureTotal,
-  NodeMetric.PodVolumeRestoreCancelTotal,
-];
+/**
+ * The per-node counters whose series exist from the start (Velero's InitMetricsForNode, and cairn's own): every
+ * counter labelled by the node alone.
+ */
+export const NODE_INIT_METRICS: readonly NodeMetric[] = NODE_METRICS.filter((m) => m.type === 'counter' && m.labelNames.length === 1 && m.labelNames[0] === NODE_LABEL).map(
+  (m) => m.name as NodeMetric,
+);
