@@ -29,7 +29,29 @@ export function restoredSnapshotName(restoreUid: string, volumeSnapshotName: str
 }
 
 const restoresVolumes = (restore: Restore) => restore.spec.restorePVs !== false;
-const skipNoVolumes = (item: UnstructuredObject, what: string): RestoreItemResult => ({ item, skip: { reason: `the restore does not restore volumes (restorePVs is false), so ${what} is not restored` } });
+
+/**
+ * The restore action of one CSI snapshot resource (`what` names it in the skip reason): a restore that restores no
+ * volumes skips the item, any other runs `restoreItem`.
+ */
+function snapshotObjectRestoreAction(name: string, resource: string, what: string, restoreItem: RestoreItemAction['execute']): RestoreItemAction {
+  return {
+    name,
+    pluginKind: 'RestoreItemActionV2',
+    appliesTo: () => ({ includedResources: [resource] }),
+    async execute(item, ctx) {
+      if (!restoresVolumes(ctx.restore)) return { item, skip: { reason: `the restore does not restore volumes (restorePVs is false), so ${what} is not restored` } };
+      return restoreItem(item, ctx);
+    },
+  };
+}
+
+/** The item restored with the secret its annotations name (`keys`) as an additional item, when they name one. */
+function withSecretOf(item: UnstructuredObject, keys: { name: string; namespace: string }): RestoreItemResult {
+  const name = item.metadata.annotations?.[keys.name];
+  const namespace = item.metadata.annotations?.[keys.namespace];
+  return { item, ...(name && namespace ? { additionalItems: [{ groupResource: 'secrets', namespace, name }] } : {}) };
+}
 
 interface ClaimSpec {
   volumeName?: string;
@@ -54,25 +76,20 @@ export function restoreClaimFromSnapshot(item: UnstructuredObject, fromBackup: U
   return { item: pvc, additionalItems: [{ groupResource: VOLUME_SNAPSHOTS, namespace: fromBackup.metadata.namespace ?? '', name: vsName }] };
 }
 
-export const volumeSnapshotRestoreAction: RestoreItemAction = {
-  name: 'velero.io/csi-volumesnapshot-restorer',
-  pluginKind: 'RestoreItemActionV2',
-  appliesTo: () => ({ includedResources: [VOLUME_SNAPSHOTS] }),
-  async execute(item, ctx) {
-    if (!restoresVolumes(ctx.restore)) return skipNoVolumes(item, 'the VolumeSnapshot');
-    const fromBackup = ctx.itemFromBackup;
-    const boundContent = (fromBackup.status as { boundVolumeSnapshotContentName?: string } | undefined)?.boundVolumeSnapshotContentName;
-    if (!boundContent) throw new Error(`VolumeSnapshot ${fromBackup.metadata.name} has no bound VolumeSnapshotContent in the backup`);
-    const name = restoredSnapshotName(ctx.restore.metadata.uid ?? '', fromBackup.metadata.name);
-    const vs = structuredClone(item);
-    vs.metadata.name = name;
-    vs.metadata.annotations = { ...(vs.metadata.annotations ?? {}), [Annotations.VSCDeletionPolicy]: 'Retain' };
-    // The backup's UID label is the backup's bookkeeping (its deletion removes what carries it): not the restore's.
-    if (vs.metadata.labels) delete vs.metadata.labels[Labels.BackupUID];
-    const spec = (vs.spec ?? {}) as { source?: Record<string, unknown> };
-    vs.spec = { ...spec, source: { volumeSnapshotContentName: name } };
-    return { item: vs, additionalItems: [{ groupResource: VOLUME_SNAPSHOT_CONTENTS, name: boundContent }] };
-  },
+/** The VolumeSnapshot made for this restore, and the content it is bound to as an additional item. */
+const restoredVolumeSnapshot: RestoreItemAction['execute'] = async (item, ctx) => {
+  const fromBackup = ctx.itemFromBackup;
+  const boundContent = (fromBackup.status as { boundVolumeSnapshotContentName?: string } | undefined)?.boundVolumeSnapshotContentName;
+  if (!boundContent) throw new Error(`VolumeSnapshot ${fromBackup.metadata.name} has no bound VolumeSnapshotContent in the backup`);
+  const name = restoredSnapshotName(ctx.restore.metadata.uid ?? '', fromBackup.metadata.name);
+  const vs = structuredClone(item);
+  vs.metadata.name = name;
+  vs.metadata.annotations = { ...(vs.metadata.annotations ?? {}), [Annotations.VSCDeletionPolicy]: 'Retain' };
+  // The backup's UID label is the backup's bookkeeping (its deletion removes what carries it): not the restore's.
+  if (vs.metadata.labels) delete vs.metadata.labels[Labels.BackupUID];
+  const spec = (vs.spec ?? {}) as { source?: Record<string, unknown> };
+  vs.spec = { ...spec, source: { volumeSnapshotContentName: name } };
+  return { item: vs, additionalItems: [{ groupResource: VOLUME_SNAPSHOT_CONTENTS, name: boundContent }] };
 };
 
 interface ContentSpec {
@@ -82,41 +99,26 @@ interface ContentSpec {
   [k: string]: unknown;
 }
 
-export const volumeSnapshotContentRestoreAction: RestoreItemAction = {
-  name: 'velero.io/csi-volumesnapshotcontent-restorer',
-  pluginKind: 'RestoreItemActionV2',
-  appliesTo: () => ({ includedResources: [VOLUME_SNAPSHOT_CONTENTS] }),
-  async execute(item, ctx) {
-    if (!restoresVolumes(ctx.restore)) return skipNoVolumes(item, 'the VolumeSnapshotContent');
-    const fromBackup = ctx.itemFromBackup;
-    const handle = (fromBackup.status as { snapshotHandle?: string } | undefined)?.snapshotHandle;
-    if (!handle) throw new Error(`VolumeSnapshotContent ${fromBackup.metadata.name} has no snapshot handle in the backup`);
-    const vsc = structuredClone(item);
-    const spec = (vsc.spec ?? {}) as ContentSpec;
-    const ref = { ...(spec.volumeSnapshotRef ?? {}) };
-    const backedUpRef = ((fromBackup.spec ?? {}) as ContentSpec).volumeSnapshotRef;
-    const name = restoredSnapshotName(ctx.restore.metadata.uid ?? '', backedUpRef?.name ?? '');
-    const mapped = ref.namespace ? ctx.restore.spec.namespaceMapping?.[ref.namespace] : undefined;
-    if (mapped) ref.namespace = mapped;
-    ref.name = name;
-    delete ref.uid;
-    delete ref.resourceVersion;
-    vsc.metadata.name = name;
-    vsc.spec = { ...spec, volumeSnapshotRef: ref, deletionPolicy: 'Retain', source: { snapshotHandle: handle } };
-    const secretName = vsc.metadata.annotations?.[DELETION_SECRET.name];
-    const secretNamespace = vsc.metadata.annotations?.[DELETION_SECRET.namespace];
-    return { item: vsc, ...(secretName && secretNamespace ? { additionalItems: [{ groupResource: 'secrets', namespace: secretNamespace, name: secretName }] } : {}) };
-  },
+/** The content statically bound to the backed-up snapshot handle, with its deletion secret as an additional item. */
+const restoredSnapshotContent: RestoreItemAction['execute'] = async (item, ctx) => {
+  const fromBackup = ctx.itemFromBackup;
+  const handle = (fromBackup.status as { snapshotHandle?: string } | undefined)?.snapshotHandle;
+  if (!handle) throw new Error(`VolumeSnapshotContent ${fromBackup.metadata.name} has no snapshot handle in the backup`);
+  const vsc = structuredClone(item);
+  const spec = (vsc.spec ?? {}) as ContentSpec;
+  const ref = { ...(spec.volumeSnapshotRef ?? {}) };
+  const backedUpRef = ((fromBackup.spec ?? {}) as ContentSpec).volumeSnapshotRef;
+  const name = restoredSnapshotName(ctx.restore.metadata.uid ?? '', backedUpRef?.name ?? '');
+  const mapped = ref.namespace ? ctx.restore.spec.namespaceMapping?.[ref.namespace] : undefined;
+  if (mapped) ref.namespace = mapped;
+  ref.name = name;
+  delete ref.uid;
+  delete ref.resourceVersion;
+  vsc.metadata.name = name;
+  vsc.spec = { ...spec, volumeSnapshotRef: ref, deletionPolicy: 'Retain', source: { snapshotHandle: handle } };
+  return withSecretOf(vsc, DELETION_SECRET);
 };
 
-export const volumeSnapshotClassRestoreAction: RestoreItemAction = {
-  name: 'velero.io/csi-volumesnapshotclass-restorer',
-  pluginKind: 'RestoreItemActionV2',
-  appliesTo: () => ({ includedResources: [VOLUME_SNAPSHOT_CLASSES] }),
-  async execute(item, ctx) {
-    if (!restoresVolumes(ctx.restore)) return skipNoVolumes(item, 'the VolumeSnapshotClass');
-    const secretName = item.metadata.annotations?.[LIST_SECRET.name];
-    const secretNamespace = item.metadata.annotations?.[LIST_SECRET.namespace];
-    return { item, ...(secretName && secretNamespace ? { additionalItems: [{ groupResource: 'secrets', namespace: secretNamespace, name: secretName }] } : {}) };
-  },
-};
+export const volumeSnapshotRestoreAction = snapshotObjectRestoreAction('velero.io/csi-volumesnapshot-restorer', VOLUME_SNAPSHOTS, 'the VolumeSnapshot', restoredVolumeSnapshot);
+export const volumeSnapshotContentRestoreAction = snapshotObjectRestoreAction('velero.io/csi-volumesnapshotcontent-restorer', VOLUME_SNAPSHOT_CONTENTS, 'the VolumeSnapshotContent', restoredSnapshotContent);
+export const volumeSnapshotClassRestoreAction = snapshotObjectRestoreAction('velero.io/csi-volumesnapshotclass-restorer', VOLUME_SNAPSHOT_CLASSES, 'the VolumeSnapshotClass', async (item) => withSecretOf(item, LIST_SECRET));
