@@ -1,7 +1,9 @@
 // One cairn backup and/or restore of a directory, in-process, printing wall time, CPU seconds (all threads of the
 // process) and peak RSS: the quick before/after measurement for data-path changes (the full side-by-side comparison
 // with restic and kopia is bench/datapath.ts). Usage:
-//   node --import tsx bench/datapath-profile.ts --source DIR --work DIR [--restore] [--incremental] [--no-bundles]
+//   node --import tsx bench/datapath-profile.ts --source DIR --work DIR [--restore] [--incremental] [--no-bundles] [--target DIR]
+// A restore into <work>/restore measures what the root filesystem did before as much as the restore (see
+// bench/datapath/fresh-fs.ts); --target names an empty directory to restore into instead (a freshly made filesystem).
 import { mkdirSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -24,6 +26,8 @@ const { values } = parseArgs({
     'pack-mib': { type: 'string' },
     /** A new repository without the bundles feature (a blob per small file), to compare. */
     'no-bundles': { type: 'boolean', default: false },
+    /** Restore into this empty directory (kept) instead of <work>/restore. */
+    target: { type: 'string' },
   },
 });
 if (!values.source || !values.work) throw new Error('--source DIR --work DIR are required');
@@ -76,9 +80,9 @@ if (!values['restore-only']) {
   console.log(fmt('backup', r.stats.files, done()));
 }
 if (values.restore || values['restore-only']) {
-  const target = join(work, 'restore');
+  const target = values.target ?? join(work, 'restore');
   // The previous restore is deleted first (not timed); keeping it aside filled the disk.
-  if (existsSync(target)) rmSync(target, { recursive: true, force: true });
+  if (!values.target && existsSync(target)) rmSync(target, { recursive: true, force: true });
   const repo = await Repository.open({ store, password });
   const done = measure();
   const r = await restore({ repository: repo, snapshotId: 'latest', target });

@@ -4,13 +4,13 @@
  * main thread uses, so there is one implementation of each step of docs/repository-format.md §3.1. For restore it
  * also writes whole small files straight from a batch of blobs.
  */
-import { closeSync, constants, fchmodSync, fchownSync, futimesSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fchmodSync, fchownSync, futimesSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import type { MessagePort } from 'node:worker_threads';
 import { ZstdContext } from './compress.js';
 import { AuthenticationError, ContentHasher, ID_BYTES, openBlobInto } from './crypto.js';
 import { collectYoungGarbage } from './heap-tuning.js';
 import { FLAG_ZSTD } from './pack.js';
-import { writeChunkSync } from './restore-writes.js';
+import { CREATE_NEW, openNewSync, writeChunkSync } from './restore-writes.js';
 
 export interface OpenWorkerData {
   encKey: Uint8Array;
@@ -147,7 +147,7 @@ class BlobOpener {
   }
 }
 
-const CREATE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL;
+
 
 function fsIssue(err: unknown, what?: string): SmallFileIssue {
   const e = err as { code?: string; message?: string };
@@ -155,8 +155,8 @@ function fsIssue(err: unknown, what?: string): SmallFileIssue {
 }
 
 /**
- * Writes the small files of restore batches: each from the batch slab to its temp name, attributes on the open
- * descriptor, renamed into place. Consecutive files of one bundle open it once.
+ * Writes the small files of restore batches: each from the batch slab to its own name when new (else to its temp
+ * name, renamed into place), attributes on the open descriptor. Consecutive files of one bundle open it once.
  */
 class SmallFileWriter {
   private plainScratch = Buffer.allocUnsafe(1 << 20);
@@ -200,8 +200,14 @@ class SmallFileWriter {
 
   write(f: SmallFileJob, slab: Buffer): SmallFileResult {
     let fd: number | undefined;
+    // A new file is written under its own name; one already there is replaced whole through the temporary name.
+    let written = f.path;
     try {
-      fd = openSync(f.tmp, CREATE, f.mode & 0o777);
+      fd = openNewSync(f.path, f.mode & 0o777);
+      if (fd === undefined) {
+        written = f.tmp;
+        fd = openSync(f.tmp, CREATE_NEW, f.mode & 0o777);
+      }
     } catch (err) {
       return { error: fsIssue(err) };
     }
@@ -235,7 +241,7 @@ class SmallFileWriter {
       }
       closeSync(fd);
       fd = undefined;
-      renameSync(f.tmp, f.path);
+      if (written !== f.path) renameSync(written, f.path);
       return { bytes: pos, issues };
     } catch (err) {
       if (fd !== undefined) {
@@ -246,7 +252,7 @@ class SmallFileWriter {
         }
       }
       try {
-        unlinkSync(f.tmp);
+        unlinkSync(written);
       } catch {
         // Not created, or already gone.
       }

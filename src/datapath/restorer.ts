@@ -1,6 +1,7 @@
 /**
- * Restore: a whole snapshot or a sub-path into a directory. Files are restored in parallel, each written to a temp
- * name in its directory and renamed into place once complete, with every chunk authenticated and checked against
+ * Restore: a whole snapshot or a sub-path into a directory. Files are restored in parallel, each written under its
+ * own name when new (replacing an existing entry through a temp name renamed into place; a file that fails is
+ * removed, never left partial), with every chunk authenticated and checked against
  * its keyed ID. Holes are recreated for zero runs; mode, ownership and times are restored, and any failure to do
  * so is reported with its path (never ignored). A full disk stops the restore with one clear error.
  */
@@ -18,7 +19,7 @@ import { SmallFileGroups } from './small-file-groups.js';
 import type { PackSpan } from './read-plan.js';
 import { ByteBudget, cut, layoutPieces, READ_BUDGET_BYTES, ReadBuffers, type FilePiece } from './restore-reads.js';
 import { PieceReads } from './piece-reads.js';
-import { writeAllSync, writeFileViaTemp } from './restore-writes.js';
+import { writeAllSync, writeRestoredFile } from './restore-writes.js';
 import { RestoreLedger, type RestoreResult, type RestoreRunOptions } from './restore-ledger.js';
 
 export { RestoreFailedError, type RestoreIssue, type RestoreProgress, type RestoreResult, type RestoreStats } from './restore-ledger.js';
@@ -256,7 +257,7 @@ class RestoreRun {
     // Writes and attribute calls are synchronous: they hit the page cache in microseconds, far below the cost of a
     // thread-pool round trip per call; files still overlap through their (asynchronous) chunk fetches.
     // Created with its final permission bits when the umask allows, which saves an fchmod per file.
-    const size = await writeFileViaTemp(abs, e.m & 0o777, async (fd, tmp) => {
+    const size = await writeRestoredFile(abs, e.m & 0o777, async (fd, written) => {
       let sparse = false;
       let pos: number;
       if (e.in !== undefined) {
@@ -271,7 +272,7 @@ class RestoreRun {
       }
       // Only a file with holes can end short of its size (a trailing hole, or zero blocks not written).
       if (sparse) ftruncateSync(fd, pos);
-      this.attributes(tmp, rel, e, fd, false, (e.m & 0o777 & ~UMASK) === e.m);
+      this.attributes(written, rel, e, fd, false, (e.m & 0o777 & ~UMASK) === e.m);
       return pos;
     });
     this.ledger.fileDone(size);

@@ -1,10 +1,10 @@
 /**
  * Restore of small files in batches on the worker threads. Per small file the work is a few microseconds of
- * crypto and five syscalls (create, write, times, close, rename); done one file at a time on the main thread, with a
+ * crypto and four syscalls (create, write, times, close); done one file at a time on the main thread, with a
  * promise chain per file, that is where a restore of many small files spent its time. Here the main thread only
  * walks the listings and copies each file's sealed blobs (from the read windows) into a batch slab; a worker opens
- * the blobs (authenticates, decompresses, checks the IDs) and writes the files with synchronous calls, each to a temp
- * name renamed into place once complete, exactly like the restorer's own path.
+ * the blobs (authenticates, decompresses, checks the IDs) and writes the files with synchronous calls, each under its
+ * own name when new or through its temp name when it replaces an entry, exactly like the restorer's own path.
  */
 import { randomBytes } from 'node:crypto';
 import type { OpenPool, SmallFileIssue, SmallFileJob, SmallFileResult } from './open-pool.js';

@@ -3,15 +3,15 @@
  * content read from its pack (openContent: authenticate, decrypt, decompress, check against the ID), undoes the
  * object's own compression when its ID says so, checks the length the object's index gives, and writes the bytes:
  * a piece of a large file at its offset in a file the main thread holds open, or a whole small file (most files of a
- * volume are one content): created under its temporary name, written, given its owner, mode and times, and renamed
- * into place, all on this thread. The main thread walks the directories and reads the packs, so a restore uses
+ * volume are one content): created under its own name (under a temporary name renamed into place when something is
+ * already there), written, given its owner, mode and times, all on this thread. The main thread walks the directories and reads the packs, so a restore uses
  * every core for the crypto, the writes and the file-system calls.
  */
-import { closeSync, constants, ftruncateSync, openSync, renameSync, unlinkSync, type PathLike } from 'node:fs';
+import { closeSync, ftruncateSync, openSync, renameSync, unlinkSync, type PathLike } from 'node:fs';
 import type { MessagePort } from 'node:worker_threads';
 import { RepositoryCorruptError } from '../errors.js';
 import { applyAttributes, type RecordedAttributes } from '../restore-ledger.js';
-import { writeChunkSync } from '../restore-writes.js';
+import { CREATE_NEW, openNewSync, writeChunkSync } from '../restore-writes.js';
 import { decompressWithHeader } from './compression.js';
 import { contentCipher } from './content-crypto.js';
 import { openContent } from './contents.js';
@@ -48,7 +48,7 @@ export interface WritePieceMessage extends SealedPiece {
   sparse: boolean;
 }
 
-/** A whole file of one piece: created at `tmp` with `createMode`, written, attributes set, renamed to `path`. */
+/** A whole file of one piece: created at `path` with `createMode` (at `tmp`, then renamed, when `path` exists), written, attributes set. */
 export interface WholeFile {
   tmp: string;
   path: string;
@@ -84,8 +84,6 @@ export interface WriteContentReply {
   error?: ContentWorkerError;
 }
 
-const CREATE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL;
-
 function describe(err: unknown): ContentWorkerError {
   const e = err as NodeJS.ErrnoException;
   return { message: e.message ?? String(err), corrupt: err instanceof RepositoryCorruptError, ...(e.code ? { code: e.code } : {}) };
@@ -113,7 +111,13 @@ export function main(data: ContentWorkerData, port: MessagePort): (message: Cont
   const writeFile = (m: WriteFileMessage): WriteContentReply => {
     const plain = plaintext(m);
     if (plain.length !== m.size) throw new RepositoryCorruptError(`${m.path} restored ${plain.length} bytes, its directory entry says ${m.size}`);
-    const fd = openSync(m.tmp, CREATE, m.createMode);
+    // A new file is written under its own name; one already there is replaced whole through the temporary name.
+    let written = m.path;
+    let fd = openNewSync(m.path, m.createMode);
+    if (fd === undefined) {
+      written = m.tmp;
+      fd = openSync(m.tmp, CREATE_NEW, m.createMode);
+    }
     let open = true;
     let renamed = false;
     try {
@@ -121,16 +125,16 @@ export function main(data: ContentWorkerData, port: MessagePort): (message: Cont
       // Zero blocks at the end were not written: the size comes from the truncate.
       if (m.sparse) ftruncateSync(fd, plain.length);
       const issues: ContentWorkerError[] = [];
-      applyAttributes({ abs: m.tmp, fd, modeIsSet: m.modeIsSet }, m.attributes, m.ownership, (err) => issues.push(describe(err)));
+      applyAttributes({ abs: written, fd, modeIsSet: m.modeIsSet }, m.attributes, m.ownership, (err) => issues.push(describe(err)));
       open = false;
       closeSync(fd);
-      renameSync(m.tmp, m.path);
+      if (written !== m.path) renameSync(written, m.path);
       renamed = true;
       return { seq: m.seq, written: plain.length, ...(issues.length ? { issues } : {}) };
     } finally {
       // Never close twice: the number may belong to another thread's file by then.
       if (open) closeSync(fd);
-      if (!renamed) removeQuietly(m.tmp);
+      if (!renamed) removeQuietly(written);
     }
   };
   return (m) => {

@@ -1,6 +1,6 @@
 /**
  * Restores a snapshot of a kopia repository into a directory, as cairn restores its own: files in parallel, each
- * written to a temporary name in its directory and renamed into place once complete. This thread walks the
+ * written under its own name when new, or through a temporary name renamed into place when it replaces an entry. This thread walks the
  * directories and reads the packs; worker threads (content-pool.ts) open each content and write it, a whole small
  * file or a piece of a large one at its offset, so the crypto, the writes and the file-system calls use every core.
  * Every content is authenticated (which binds it to its ID); all-zero 4 KiB blocks are left as holes (kopia stores
@@ -14,7 +14,7 @@ import { Semaphore } from '../../plugins/object-store/limit.js';
 import { usableCpus } from '../cpu.js';
 import { CancelledError, RepositoryCorruptError, SnapshotNotFoundError } from '../errors.js';
 import { RestoreLedger, type RecordedAttributes, type RestoreResult, type RestoreRunOptions } from '../restore-ledger.js';
-import { restoreTempPath, writeFileViaTemp } from '../restore-writes.js';
+import { restoreTempPath, writeRestoredFile } from '../restore-writes.js';
 import { KopiaContentPool } from './content-pool.js';
 import type { ContentInfo } from './index.js';
 import { directObjectLength, type ObjectChunk } from './objects.js';
@@ -215,7 +215,7 @@ class KopiaRestoreRun {
     const chunks = e.object ? await this.repo.objects.chunks(e.object, this.options.signal) : [];
     const mode = e.mode & 0o777;
     const sparse = this.options.sparse !== false;
-    const size = await writeFileViaTemp(abs, mode, async (fd, tmp) => {
+    const size = await writeRestoredFile(abs, mode, async (fd, written) => {
       const pos = await writeObject({
         repo: this.repo,
         pool: this.pool,
@@ -233,7 +233,7 @@ class KopiaRestoreRun {
       if (pos !== e.size) throw new RepositoryCorruptError(`${rel} restored ${pos} bytes, its directory entry says ${e.size}`);
       // Zero blocks at the end were not written: the size comes from the truncate.
       if (sparse) ftruncateSync(fd, pos);
-      this.attributes(tmp, rel, e, fd, false, (mode & ~this.umask) === e.mode);
+      this.attributes(written, rel, e, fd, false, (mode & ~this.umask) === e.mode);
       return pos;
     });
     this.ledger.fileDone(size);
