@@ -147,8 +147,6 @@ class BlobOpener {
   }
 }
 
-
-
 function fsIssue(err: unknown, what?: string): SmallFileIssue {
   const e = err as { code?: string; message?: string };
   return { kind: 'fs', ...(e.code ? { code: e.code } : {}), message: (what ? `${what}: ` : '') + String(e.message ?? err).split(',')[0] };
