@@ -16,6 +16,11 @@
  * signature, so it is walked in full every time and its reports repeat. The file holds directory names and blob IDs
  * (keyed hashes, which say nothing of contents), no file contents; it is written owner-only. A cache file no backup
  * has written for 30 days is removed by the next backup that saves one.
+ *
+ * It also lists, per directory, the large files (those the chunk worker reads) with the lstat fields their entries in
+ * the snapshot were made from: a backup lstats them first and starts reading the ones that changed before its walk
+ * reaches them (uploader.ts, "read ahead"), so a large changed file late in the walk does not keep the walk's end
+ * waiting. So the file also holds those files' names, sizes, times and inode numbers (still nothing of contents).
  */
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, type BigIntStats } from 'node:fs';
@@ -42,6 +47,20 @@ export interface CachedListing {
   sig: string;
   /** The listing's tree blob IDs in the snapshot the cache was written for. */
   sub: BlobId[];
+  /** The directory's large files, as their entries in that snapshot describe them. */
+  large?: LargeFileRecord[];
+}
+
+/** A large file of a directory: its name and the lstat fields its snapshot entry was made from (decimal text). */
+export type LargeFileRecord = [name: string, size: string, mtimeNs: string, ctimeNs: string, ino: string];
+
+/** A large file of the parent snapshot, by its path relative to the source. */
+export interface LargeFile {
+  rel: string;
+  size: bigint;
+  mtimeNs: bigint;
+  ctimeNs: bigint;
+  ino: bigint;
 }
 
 interface CacheFile {
@@ -53,6 +72,8 @@ interface CacheFile {
   snapshot: string;
   /** [relative path, signature, ...tree blob IDs] per directory; "" is the source itself. */
   dirs: [string, string, ...string[]][];
+  /** Large files per directory (relative path), for directories that hold any. */
+  large?: Record<string, LargeFileRecord[]>;
 }
 
 /** cairn's cache directory: $XDG_CACHE_HOME/cairn, else ~/.cache/cairn. */
@@ -126,9 +147,20 @@ export class ListingCache {
     return this.previous?.get(rel);
   }
 
-  /** Notes how this backup stored the directory at `rel`. */
-  record(rel: string, sig: string, sub: BlobId[]): void {
-    this.next.set(rel, { sig, sub });
+  /** The parent snapshot's large files, in the order their directories were stored. */
+  largeFiles(): LargeFile[] {
+    const files: LargeFile[] = [];
+    for (const [dir, c] of this.previous ?? []) {
+      for (const [name, size, mtimeNs, ctimeNs, ino] of c.large ?? []) {
+        files.push({ rel: dir ? `${dir}/${name}` : name, size: BigInt(size), mtimeNs: BigInt(mtimeNs), ctimeNs: BigInt(ctimeNs), ino: BigInt(ino) });
+      }
+    }
+    return files;
+  }
+
+  /** Notes how this backup stored the directory at `rel`, and its large files. */
+  record(rel: string, sig: string, sub: BlobId[], large?: LargeFileRecord[]): void {
+    this.next.set(rel, large && large.length > 0 ? { sig, sub, large } : { sig, sub });
   }
 
   /** Writes what this backup recorded, for the next backup whose parent is `snapshot`. */
@@ -142,6 +174,7 @@ export class ListingCache {
       excludes: [...this.scope.excludes],
       snapshot,
       dirs: [...this.next].map(([rel, c]) => [rel, c.sig, ...c.sub]),
+      large: Object.fromEntries([...this.next].filter(([, c]) => c.large).map(([rel, c]) => [rel, c.large!])),
     };
     mkdirSync(join(file, '..'), { recursive: true, mode: 0o700 });
     const tmp = `${file}.${process.pid}.tmp`;
@@ -201,5 +234,22 @@ function readPrevious(scope: ListingCacheScope, parent: SnapshotId, known: (id: 
     if (!sub.every((id) => known(id as BlobId))) return undefined;
     dirs.set(rel, { sig, sub: sub as BlobId[] });
   }
+  // Large files are only a hint for reading ahead: a malformed list is dropped, the listings are still used.
+  if (body.large && typeof body.large === 'object') {
+    for (const [rel, files] of Object.entries(body.large)) {
+      const dir = dirs.get(rel);
+      if (dir && Array.isArray(files) && files.every(isLargeFileRecord)) dir.large = files;
+    }
+  }
   return dirs;
+}
+
+const DECIMAL = /^\d{1,20}$/;
+
+/** A well-formed record whose name is a plain name in its directory (never a path out of it). */
+function isLargeFileRecord(r: unknown): r is LargeFileRecord {
+  if (!Array.isArray(r) || r.length !== 5) return false;
+  const name: unknown = r[0];
+  if (typeof name !== 'string' || name === '' || name === '.' || name === '..' || name.includes('/') || name.includes('\0')) return false;
+  return r.slice(1).every((v) => typeof v === 'string' && DECIMAL.test(v));
 }

@@ -2,10 +2,11 @@
  * Backup: a streaming depth-first walk (one directory listing in memory per level, never the whole tree) feeding
  * read → chunk → hash → dedup → compress → seal → pack → upload (BlobWriter). Files unchanged since the parent
  * snapshot (size, mtime, ctime, inode) are reused without reading. Large files go to the chunk worker while the walk
- * goes on (listings still come out in name order: ordered-entries.ts). The snapshot object is written last, so a
+ * goes on (listings still come out in name order: ordered-entries.ts); those the listing cache says changed are read
+ * before the walk reaches them ("read ahead" below). The snapshot object is written last, so a
  * failed or cancelled backup leaves no snapshot, only unreferenced packs that maintenance removes.
  */
-import { closeSync, lstatSync, openSync, read, readdirSync, readlinkSync, readSync, type BigIntStats } from 'node:fs';
+import { closeSync, fstatSync, lstatSync, openSync, read, readdirSync, readlinkSync, readSync, type BigIntStats } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
 import { matchesGlob, resolve } from 'node:path';
 import { BlobWriter } from './blob-writer.js';
@@ -25,7 +26,7 @@ import { bootSpareWorkers } from './worker-threads.js';
 import { ScanAhead, type ScannedDir } from './scan-ahead.js';
 import { TreeAhead } from './tree-ahead.js';
 import { ProgressCadence } from './progress-cadence.js';
-import { entriesSignature, ListingCache, sameIds, type CachedListing } from './listing-cache.js';
+import { entriesSignature, ListingCache, sameIds, type CachedListing, type LargeFileRecord } from './listing-cache.js';
 
 export interface BackupProgress {
   totalBytes: number;
@@ -91,6 +92,8 @@ export interface BackupResult {
   skipped: BackupIssue[];
   /** Directories taken whole from the listing cache, without reading or writing their listings. */
   cachedDirs: number;
+  /** Large files read ahead of the walk: changed since the parent snapshot, as the listing cache told. */
+  readAheadFiles: number;
 }
 
 /** Files up to this size are stored inside the directory listing: no blob, no index entry. */
@@ -111,6 +114,24 @@ export const BUNDLE_FILE_MAX = 32 * 1024;
 const BUNDLE_TARGET = 256 * 1024;
 
 class FileError extends Error {}
+
+/** A large file's content as the chunk worker stored it, and the bytes of it that were new to the repository. */
+interface ChunkedContent {
+  item: Pick<TreeEntry, 'c'>;
+  bytes: number;
+  newBytes: number;
+}
+
+/** A large file read ahead of the walk: the lstat it was read under, and its content (undefined: read it again). */
+interface ReadAhead {
+  st: BigIntStats;
+  content: Promise<ChunkedContent | undefined>;
+}
+
+/** True when two lstat results describe the same file content (the fields a parent entry is matched on). */
+function sameFileState(a: BigIntStats, b: BigIntStats): boolean {
+  return a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs;
+}
 
 /** Small files' bytes gathered into one blob; their entries wait until it is closed and its ID known. */
 class Bundle {
@@ -197,7 +218,7 @@ export async function backup(options: BackupOptions): Promise<BackupResult> {
     } catch {
       // A cache that cannot be written only makes the next backup read the parent's listings.
     }
-    return { snapshotId, parent: parentId, stats, errors: run.errors, skipped: run.skipped, cachedDirs: run.cachedDirs };
+    return { snapshotId, parent: parentId, stats, errors: run.errors, skipped: run.skipped, cachedDirs: run.cachedDirs, readAheadFiles: run.readAheadFiles };
   } finally {
     await lock.release().catch(() => undefined);
   }
@@ -220,6 +241,10 @@ class BackupRun {
   readonly skipped: BackupIssue[] = [];
   /** Directories taken whole from the listing cache. */
   cachedDirs = 0;
+  /** Large files whose read-ahead content went into the snapshot. */
+  readAheadFiles = 0;
+  /** Large files being read ahead of the walk, by relative path, until the walk takes them. */
+  private readonly readAhead = new Map<string, ReadAhead>();
   private readonly writer: BlobWriter;
   private readonly chunker: Chunker;
   private readonly readBuf: Buffer;
@@ -269,6 +294,7 @@ class BackupRun {
     // With a cache of the parent, only changed directories' listings are read: none are read ahead.
     if (parentTree && !this.cache?.usable) this.treeAhead = new TreeAhead(parentTree, (id) => this.repo.loadTreeBlob(id));
     try {
+      if (this.cache?.usable && this.useChunkWorker) await this.startReadAhead(this.cache);
       const { listing } = await this.dir(this.source, '', parentTree);
       const tree = await listing;
       await this.writer.flush();
@@ -360,8 +386,9 @@ class BackupRun {
         return hex;
       }),
     );
-    // What the listing cache signs: the names walked and their lstat.
+    // What the listing cache signs: the names walked and their lstat; and the large files it lists for reading ahead.
     const signed: { names: string[]; stats: BigIntStats[] } | undefined = this.cache ? { names: [], stats: [] } : undefined;
+    const large: LargeFileRecord[] | undefined = this.cache ? [] : undefined;
     let sinceYield = 0;
     for (let index = 0; index < names.length; index++) {
       const name = names[index]!;
@@ -409,7 +436,16 @@ class BackupRun {
       } else if (st.isFile()) {
         // Another name may be stored before or after this one: such a directory is never taken from the cache.
         if (st.nlink > 1n) this.reported.add(rel);
-        if (this.goesToChunkWorker(st, base.mt, prev)) {
+        else if (large && st.size >= BigInt(WORKER_CHUNK_MIN)) large.push([name, st.size.toString(), base.mt, st.ctimeNs.toString(), st.ino.toString()]);
+        const ahead = this.goesToChunkWorker(st, base.mt, prev) ? this.takeReadAhead(childRel, st) : undefined;
+        if (ahead) {
+          // Read ahead (startReadAhead); when that came to nothing, queued like any other large file.
+          entries.addLater(
+            ahead.then(async (content) =>
+              content ? this.file(childAbs, childRel, st, base, prev, content) : (await this.queueChunkJob(() => this.file(childAbs, childRel, st, base, prev))).entry,
+            ),
+          );
+        } else if (this.goesToChunkWorker(st, base.mt, prev)) {
           // Queued for the worker (one file at a time there); the walk goes on meanwhile, except for a hard-linked
           // file, whose content its other names need.
           const { entry } = await this.queueChunkJob(() => this.file(childAbs, childRel, st, base, prev));
@@ -437,7 +473,7 @@ class BackupRun {
       const sig = entriesSignature(signed.names, signed.stats);
       listing = listing.then((sub) => {
         // Reports land before the listing is complete (a large file's come from its chunk job, which it waits for).
-        this.cache!.record(rel, this.reported.has(rel) ? '' : sig, sub);
+        this.cache!.record(rel, this.reported.has(rel) ? '' : sig, sub, large);
         return sub;
       });
     }
@@ -487,7 +523,7 @@ class BackupRun {
       else if (st.isSymbolicLink()) this.stats.files++;
       else this.countUnchangedFile(Number(st.size));
     }
-    this.cache!.record(rel, cached.sig, cached.sub);
+    this.cache!.record(rel, cached.sig, cached.sub, cached.large);
     this.cachedDirs++;
     return { sub: cached.sub, subdirs };
   }
@@ -505,7 +541,7 @@ class BackupRun {
    * Runs `job` once the large files queued before it are done. Waits while MAX_QUEUED_LARGE_FILES are queued, so a
    * directory of many large files does not hold them all.
    */
-  private async queueChunkJob(job: () => Promise<TreeEntry | undefined>): Promise<{ entry: Promise<TreeEntry | undefined> }> {
+  private async queueChunkJob<T>(job: () => Promise<T>): Promise<{ entry: Promise<T | undefined> }> {
     while (this.chunkJobs.length >= MAX_QUEUED_LARGE_FILES) await this.chunkJobs[0];
     // After a failure elsewhere the walk has stopped: files still queued are not read.
     const entry = (this.chunkJobs.at(-1) ?? Promise.resolve()).then(() => (this.stopping ? undefined : job()));
@@ -521,7 +557,8 @@ class BackupRun {
     return { entry };
   }
 
-  private async file(abs: string, rel: string, st: BigIntStats, base: Omit<TreeEntry, 't'>, prev: TreeEntry | undefined): Promise<TreeEntry | undefined> {
+  /** The entry of a file, reading its content unless it is unchanged, or `readAhead` already holds it. */
+  private async file(abs: string, rel: string, st: BigIntStats, base: Omit<TreeEntry, 't'>, prev: TreeEntry | undefined, readAhead?: ChunkedContent): Promise<TreeEntry | undefined> {
     const size = Number(st.size);
     const ct = st.ctimeNs.toString();
     const ino = st.ino.toString();
@@ -549,7 +586,13 @@ class BackupRun {
     } else {
       let content;
       try {
-        content = this.bundle && size > INLINE_MAX && size <= BUNDLE_FILE_MAX && !linkKey ? await this.readIntoBundle(this.bundle, abs, size) : await this.readContent(abs, size);
+        if (readAhead) {
+          this.stats.newBytes += readAhead.newBytes;
+          this.readAheadFiles++;
+          content = readAhead;
+        } else {
+          content = this.bundle && size > INLINE_MAX && size <= BUNDLE_FILE_MAX && !linkKey ? await this.readIntoBundle(this.bundle, abs, size) : await this.readContent(abs, size);
+        }
       } catch (err) {
         if (err instanceof FileError || this.options.signal?.aborted || !(err as NodeJS.ErrnoException).code) throw err;
         this.stats.files--;
@@ -635,7 +678,11 @@ class BackupRun {
         // It grew since lstat: fall through and chunk it from the start.
         return await this.chunkFile(fd, n, size);
       }
-      if (size >= WORKER_CHUNK_MIN && this.useChunkWorker) return await this.chunkOnWorker(fd);
+      if (size >= WORKER_CHUNK_MIN && this.useChunkWorker) {
+        const chunked = await this.chunkOnWorker(fd);
+        this.stats.newBytes += chunked.newBytes;
+        return chunked;
+      }
       return await this.chunkFile(fd, 0, size);
     } finally {
       closeSync(fd);
@@ -643,9 +690,10 @@ class BackupRun {
   }
 
   /** Chunks a large file on the chunk worker: this thread only drops zero runs, dedups and queues the chunks. */
-  private async chunkOnWorker(fd: number): Promise<{ item: Pick<TreeEntry, 'c'>; bytes: number }> {
+  private async chunkOnWorker(fd: number): Promise<ChunkedContent> {
     this.chunkWorker ??= new ChunkWorker({ chunker: this.repo.config.chunker, idKey: this.repo.keys.id });
     const content: ContentItem[] = [];
+    let newBytes = 0;
     const bytes = await this.chunkWorker.chunkFile(fd, 0, async ({ data, id }) => {
       // The walk failed elsewhere: stop reading this file (the backup is being abandoned).
       if (this.stopping) throw new CancelledError();
@@ -657,12 +705,66 @@ class BackupRun {
         const hex = blobIdOf(id);
         content.push(hex);
         // Packed apart from the small files' bundles, so the file's chunks lie side by side (blob-writer.ts PackLane).
-        if (await this.writer.add(BlobType.Data, id, hex, data, 'file')) this.stats.newBytes += data.length;
+        if (await this.writer.add(BlobType.Data, id, hex, data, 'file')) newBytes += data.length;
       }
       this.progress.doneBytes += data.length;
       this.reportProgress(false);
     });
-    return { item: { c: content }, bytes };
+    return { item: { c: content }, bytes, newBytes };
+  }
+
+  /**
+   * Read ahead: the parent snapshot's large files (the listing cache lists them) that changed since go to the chunk
+   * worker before the walk starts, as many as its queue holds. A real change often ends in a large file late in the
+   * walk (a database, rotated logs); the worker used to start on it only when the walk got there, and the backup's
+   * end then waited on one thread chunking it while the other cores idled. Read ahead, it is chunked while the walk
+   * goes through the rest. The walk takes the content only for a file that still lstats as it did when it was read
+   * (takeReadAhead); otherwise, and when reading ahead failed, it reads the file itself as usual, so the snapshot is
+   * the same either way.
+   */
+  private async startReadAhead(cache: ListingCache): Promise<void> {
+    for (const f of cache.largeFiles()) {
+      if (this.readAhead.size >= MAX_QUEUED_LARGE_FILES) break;
+      const abs = `${this.source}/${f.rel}`;
+      let st: BigIntStats;
+      try {
+        // Every directory on the way must still be one: lstat follows symlinks in the middle of a path, the walk does not.
+        if (!directoriesAllTheWay(this.source, f.rel)) continue;
+        st = lstatSync(abs, { bigint: true });
+      } catch {
+        continue; // gone: the walk will not find it either
+      }
+      const unchanged = st.size === f.size && st.mtimeNs === f.mtimeNs && st.ctimeNs === f.ctimeNs && st.ino === f.ino;
+      if (unchanged || !st.isFile() || st.nlink !== 1n || st.size < BigInt(WORKER_CHUNK_MIN)) continue;
+      const { entry } = await this.queueChunkJob(() => this.readAheadFile(abs, st));
+      this.readAhead.set(f.rel, { st, content: entry });
+    }
+  }
+
+  /** Chunks a file read ahead; undefined when it is not the file lstat saw or reading it failed (never rejects). */
+  private async readAheadFile(abs: string, st: BigIntStats): Promise<ChunkedContent | undefined> {
+    let fd: number;
+    try {
+      fd = openSync(abs, 'r');
+    } catch {
+      return undefined;
+    }
+    try {
+      if (!sameFileState(fstatSync(fd, { bigint: true }), st)) return undefined;
+      return await this.chunkOnWorker(fd);
+    } catch {
+      return undefined; // the walk reads the file itself, and reports there what fails
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /** The read-ahead content of the file at `rel`, when it was read in the state the walk sees (`st`). */
+  private takeReadAhead(rel: string, st: BigIntStats): Promise<ChunkedContent | undefined> | undefined {
+    const ahead = this.readAhead.get(rel);
+    if (!ahead) return undefined;
+    this.readAhead.delete(rel);
+    return sameFileState(ahead.st, st) ? ahead.content : undefined;
   }
 
   /**
@@ -789,6 +891,17 @@ class BackupRun {
 /** True when the parent snapshot's entry describes this very file content (size, mtime, ctime and inode match). */
 function unchangedSince(prev: TreeEntry | undefined, st: BigIntStats, mt: string): prev is TreeEntry {
   return !!prev && prev.t === 'f' && !prev.hl && prev.s === Number(st.size) && prev.mt === mt && prev.ct === st.ctimeNs.toString() && prev.i === st.ino.toString();
+}
+
+/** True when every directory on the way from `source` to `rel` is a directory, not a symlink to one. */
+function directoriesAllTheWay(source: string, rel: string): boolean {
+  const parts = rel.split('/');
+  let path = source;
+  for (let i = 0; i < parts.length - 1; i++) {
+    path = `${path}/${parts[i]}`;
+    if (!lstatSync(path).isDirectory()) return false;
+  }
+  return true;
 }
 
 /** The relative path of the directory holding `rel` ("" for the source itself and its entries). */

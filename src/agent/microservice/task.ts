@@ -165,7 +165,7 @@ export function logBackupOutcome(logger: Logger, who: Record<string, string>, re
   for (const s of result.skipped) logger.info({ ...who, path: s.path }, s.reason);
   const s = result.stats;
   logger.info(
-    { ...who, snapshotID: result.snapshotId, bytes: s.bytes, newBytes: s.newBytes, reusedBytes: s.reusedBytes, files: s.files, cachedDirs: result.cachedDirs, durationMs: s.durationMs },
+    { ...who, snapshotID: result.snapshotId, bytes: s.bytes, newBytes: s.newBytes, reusedBytes: s.reusedBytes, files: s.files, cachedDirs: result.cachedDirs, readAheadFiles: result.readAheadFiles, durationMs: s.durationMs },
     'snapshot written',
   );
 }

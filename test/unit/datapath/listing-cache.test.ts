@@ -1,4 +1,4 @@
-import { chmodSync, linkSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
@@ -110,6 +110,64 @@ describe('the listing cache', () => {
     const next = await backup({ source: src, repository: repo, cacheDir });
     expect(again.count()).toBe(1);
     expect(await treeOf(repo, next.snapshotId)).toEqual(await treeOf(repo, cached.snapshotId));
+  });
+
+  it('reads the large files that changed ahead of the walk, and stores the same snapshot as without it', async () => {
+    const repo = await newRepo();
+    const src = makeSource();
+    const cacheDir = tempDir('cache');
+    // Large files late in the walk, as a database and rotated logs are.
+    mkdirSync(join(src, 'd9/var'), { recursive: true });
+    writeFileSync(join(src, 'd9/var/db'), Buffer.alloc(6 << 20, 1));
+    writeFileSync(join(src, 'd9/var/log.1'), Buffer.alloc(5 << 20, 2));
+    writeFileSync(join(src, 'd9/var/log.2'), Buffer.alloc(5 << 20, 3));
+    const parent = await backup({ source: src, repository: repo, cacheDir });
+    expect(parent.readAheadFiles).toBe(0);
+    writeFileSync(join(src, 'd9/var/db'), Buffer.alloc(6 << 20, 4)); // changed
+    rmSync(join(src, 'd9/var/log.2')); // gone: nothing to read, nothing to report
+    // A directory on the way replaced by a symlink to one holding a changed file of the same name: not followed.
+    const elsewhere = tempDir('cache-elsewhere');
+    writeFileSync(join(elsewhere, 'large.bin'), Buffer.alloc(5 << 20, 5));
+    rmSync(join(src, 'd1'), { recursive: true });
+    symlinkSync(elsewhere, join(src, 'd1'));
+    const plain = await backup({ source: src, repository: repo, parent: parent.snapshotId });
+    const blobs = repo.index.size;
+    const cached = await backup({ source: src, repository: repo, parent: parent.snapshotId, cacheDir });
+    expect(cached.readAheadFiles).toBe(1);
+    // Nothing new was stored: the file behind the symlink was not read.
+    expect(repo.index.size).toBe(blobs);
+    expect(cached.errors).toEqual([]);
+    expect(await treeOf(repo, cached.snapshotId)).toEqual(await treeOf(repo, plain.snapshotId));
+    const { durationMs: _a, newBytes: _c, storedBytes: _e, ...withCache } = cached.stats;
+    const { durationMs: _b, newBytes: _d, storedBytes: _f, ...without } = plain.stats;
+    expect(withCache).toEqual(without);
+    // The new content of the database counts as new bytes when nothing stored it before.
+    writeFileSync(join(src, 'd9/var/db'), Buffer.alloc(6 << 20, 6));
+    const next = await backup({ source: src, repository: repo, cacheDir });
+    expect(next.readAheadFiles).toBe(1);
+    expect(next.stats.newBytes).toBeGreaterThan(0);
+    const dst = tempDir('cache-dst');
+    await restore({ repository: repo, snapshotId: next.snapshotId, target: dst });
+    expect(describeTree(dst)).toEqual(describeTree(src));
+  });
+
+  it('still uses the listings of a cache file whose large-file list is malformed, without reading ahead', async () => {
+    const repo = await newRepo();
+    const src = makeSource();
+    const cacheDir = tempDir('cache');
+    const first = await backup({ source: src, repository: repo, cacheDir });
+    const dir = join(cacheDir, 'listings', repo.config.id);
+    const file = join(dir, readdirSync(dir)[0]!);
+    const body = JSON.parse(readFileSync(file, 'utf8')) as { large: Record<string, unknown[]> };
+    expect(body.large.d1).toHaveLength(1);
+    body.large.d1 = [['../../elsewhere', '1', '2', '3', '4']];
+    writeFileSync(file, JSON.stringify(body));
+    writeFileSync(join(src, 'd1/large.bin'), Buffer.alloc(5 << 20, 8));
+    const second = await backup({ source: src, repository: repo, parent: first.snapshotId, cacheDir });
+    expect(second.readAheadFiles).toBe(0);
+    expect(second.cachedDirs).toBeGreaterThan(0);
+    const plain = await backup({ source: src, repository: repo, parent: first.snapshotId });
+    expect(await treeOf(repo, second.snapshotId)).toEqual(await treeOf(repo, plain.snapshotId));
   });
 
   it('reports a skipped socket on every run and walks a directory with hard links in full', async () => {
