@@ -297,6 +297,8 @@ class BackupRun {
       if (this.cache?.usable && this.useChunkWorker) await this.startReadAhead(this.cache);
       const { listing } = await this.dir(this.source, '', parentTree);
       const tree = await listing;
+      // A file read ahead that the walk did not take (it changed kind or links meanwhile) may still be adding blobs.
+      await Promise.all([...this.readAhead.values()].map((a) => a.content));
       await this.writer.flush();
       this.stats.storedBytes = this.writer.stats.storedBytes;
       await scan;
@@ -437,7 +439,8 @@ class BackupRun {
         // Another name may be stored before or after this one: such a directory is never taken from the cache.
         if (st.nlink > 1n) this.reported.add(rel);
         else if (large && st.size >= BigInt(WORKER_CHUNK_MIN)) large.push([name, st.size.toString(), base.mt, st.ctimeNs.toString(), st.ino.toString()]);
-        const ahead = this.goesToChunkWorker(st, base.mt, prev) ? this.takeReadAhead(childRel, st) : undefined;
+        const toWorker = this.goesToChunkWorker(st, base.mt, prev);
+        const ahead = toWorker ? this.takeReadAhead(childRel, st) : undefined;
         if (ahead) {
           // Read ahead (startReadAhead); when that came to nothing, queued like any other large file.
           entries.addLater(
@@ -445,7 +448,7 @@ class BackupRun {
               content ? this.file(childAbs, childRel, st, base, prev, content) : (await this.queueChunkJob(() => this.file(childAbs, childRel, st, base, prev))).entry,
             ),
           );
-        } else if (this.goesToChunkWorker(st, base.mt, prev)) {
+        } else if (toWorker) {
           // Queued for the worker (one file at a time there); the walk goes on meanwhile, except for a hard-linked
           // file, whose content its other names need.
           const { entry } = await this.queueChunkJob(() => this.file(childAbs, childRel, st, base, prev));
