@@ -1,8 +1,12 @@
 /**
- * V8 heap settings for the time a backup runs: they keep memory flat however many files a volume holds, and keep the
- * garbage collector from running a full GC every few dozen milliseconds. Both are V8 flags set at run time, which are
- * process-wide (every isolate of the process shares them), hence the count of active holders: the defaults come back
- * when the last backup in the process ends.
+ * V8 heap settings for the time a backup or a restore runs: they keep memory flat however many files a volume holds,
+ * and keep the garbage collector from running a full GC every few dozen milliseconds. Both are V8 flags set at run
+ * time, which are process-wide (every isolate of the process shares them), hence the count of active holders: the
+ * defaults come back when the last backup or restore in the process ends.
+ *
+ * A restore allocates as a backup does (a few short-lived objects per file, every pack read's buffers): left to
+ * V8's defaults its young generation grew to ~100 MB and the restore of the 1 GB real-tree benchmark set peaked at
+ * 415 MiB RSS; with these settings at 383 MiB, for the same CPU (farm-bench, 7 pairs; docs/datapath.md).
  *
  * Young generation. V8 doubles the young generation (its two semi-spaces) whenever, over time, the bytes that
  * survived scavenges exceed its size. A backup of a million small files allocates a few short-lived objects per file,
@@ -58,12 +62,12 @@ export interface HeapTuning {
 }
 
 /**
- * Starts the backup settings for this process; call `check()` now and then (every ~1,000 files). A long-running server
+ * Starts the data path's settings for this process; call `check()` now and then (every ~1,000 files). A long-running server
  * holds them for its life as well: its backups and restores of tens of thousands of API objects allocate a few
  * short-lived objects per item, and its young generation grew to 128 MiB (heap 220 MB, RSS 312 MB at 2,500
  * namespaces) as a data mover's would.
  */
-export function tuneHeapForBackup(): HeapTuning {
+export function tuneHeapForDataPath(): HeapTuning {
   if (holders++ === 0) setExternalMemoryInGlobalLimit(true);
   let released = false;
   const cap: HeapTuning = {

@@ -21,6 +21,8 @@ import { ByteBudget, cut, layoutPieces, READ_BUDGET_BYTES, ReadBuffers, type Fil
 import { PieceReads } from './piece-reads.js';
 import { writeAllSync, writeRestoredFile } from './restore-writes.js';
 import { RestoreLedger, type RestoreResult, type RestoreRunOptions } from './restore-ledger.js';
+import { tuneHeapForDataPath, type HeapTuning } from './heap-tuning.js';
+import type { HeldLock } from './locks.js';
 
 export { RestoreFailedError, type RestoreIssue, type RestoreProgress, type RestoreResult, type RestoreStats } from './restore-ledger.js';
 
@@ -62,8 +64,10 @@ export function bootRestoreWorkers(): void {
 export async function restore(options: RestoreOptions): Promise<RestoreResult> {
   const repo = options.repository;
   const started = Date.now();
-  const lock = await repo.locks.lock({ exclusive: false });
+  const heap = tuneHeapForDataPath();
+  let lock: HeldLock | undefined;
   try {
+    lock = await repo.locks.lock({ exclusive: false });
     await repo.loadIndex();
     // The main thread only walks listings and reads packs here, so every core gets a worker.
     repo.useWorkers(options.workers ?? usableCpus());
@@ -71,7 +75,7 @@ export async function restore(options: RestoreOptions): Promise<RestoreResult> {
     // windows of 4 MiB (a directory's tree blobs lie together in a tree pack).
     repo.useReadWindows(4 << 20);
     const snap = await repo.snapshots.find(options.snapshotId);
-    const run = new RestoreRun(repo, options, options.path ? 0 : snap.summary.bytes, options.path ? 0 : snap.summary.files);
+    const run = new RestoreRun(repo, options, heap, options.path ? 0 : snap.summary.bytes, options.path ? 0 : snap.summary.files);
     const target = resolve(options.target);
     await fsp.mkdir(target, { recursive: true });
     const sub = (options.path ?? '').split('/').filter(Boolean);
@@ -96,7 +100,8 @@ export async function restore(options: RestoreOptions): Promise<RestoreResult> {
     throw err;
   } finally {
     await repo.closeWorkers();
-    await lock.release().catch(() => undefined);
+    await lock?.release().catch(() => undefined);
+    heap.release();
   }
 }
 
@@ -114,10 +119,13 @@ class RestoreRun {
   private readonly pieces: PieceReads<FilePiece>;
   private readonly inflight = new Set<Promise<void>>();
   private readonly linkTargets = new Map<string, { abs: string; done: Promise<boolean> }>();
+  /** Entries the walk has come to, for looking at the heap every 1,024 of them. */
+  private walked = 0;
 
   constructor(
     private readonly repo: RestoreRepository,
     private readonly options: RestoreOptions,
+    private readonly heap: HeapTuning,
     totalBytes: number,
     totalFiles: number,
   ) {
@@ -185,6 +193,7 @@ class RestoreRun {
     let lastGroup: Promise<void> | undefined;
     for await (const e of readTree(tree, (id) => this.repo.loadTreeBlob(id))) {
       this.ledger.check();
+      if ((++this.walked & 1023) === 0) this.heap.check();
       if (e.t === 'd') {
         const childAbs = join(abs, e.n);
         const childRel = rel ? `${rel}/${e.n}` : e.n;

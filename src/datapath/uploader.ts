@@ -21,7 +21,7 @@ import type { SnapshotSummary } from './snapshots.js';
 import { blobIdOf, type BlobId, type SnapshotId } from './ids.js';
 import { OrderedEntries } from './ordered-entries.js';
 import { isBundleSlice, isZeroRun, readTree, TreeWriter, type BundleSlice, type ContentItem, type TreeEntry } from './tree.js';
-import { tuneHeapForBackup, type HeapTuning } from './heap-tuning.js';
+import { tuneHeapForDataPath, type HeapTuning } from './heap-tuning.js';
 import { bootSpareWorkers } from './worker-threads.js';
 import { ScanAhead, type ScannedDir } from './scan-ahead.js';
 import { TreeAhead } from './tree-ahead.js';
@@ -288,7 +288,7 @@ class BackupRun {
 
   async execute(parentTree: BlobId[] | undefined): Promise<BlobId[]> {
     const scan = this.options.onProgress ? this.countTotals() : undefined;
-    const heapTuning = tuneHeapForBackup();
+    const heapTuning = tuneHeapForDataPath();
     this.heapTuning = heapTuning;
     this.scanAhead = new ScanAhead(this.source, (rel, name) => this.excluded(rel, name));
     // With a cache of the parent, only changed directories' listings are read: none are read ahead.

@@ -17,7 +17,7 @@ import { ServerPlugins, type ServerPluginsOptions } from './plugins.js';
 import { apiReader } from './backup/api-reader.js';
 import { restoreRoleKeeper } from './rbac/restore-role.js';
 import { restoreRoleName } from '../api/install-names.js';
-import { limitHeapGrowthForServer, tuneHeapForBackup, type HeapTuning } from '../datapath/heap-tuning.js';
+import { limitHeapGrowthForServer, tuneHeapForDataPath, type HeapTuning } from '../datapath/heap-tuning.js';
 
 const HEAP_CHECK_INTERVAL_MS = 1000;
 
@@ -48,7 +48,7 @@ export function createServer(opts: ServerOptions): Role {
       // The young generation stays at its bound (../datapath/heap-tuning.ts) for the server's whole life; looked at
       // every second, as V8 may start it smaller and grow it. The old generation grows by at most half between
       // full GCs.
-      heap = tuneHeapForBackup();
+      heap = tuneHeapForDataPath();
       limitHeapGrowthForServer();
       heapCheck = setInterval(() => heap?.check(), HEAP_CHECK_INTERVAL_MS);
       heapCheck.unref();

@@ -1,6 +1,6 @@
 import { getHeapSpaceStatistics } from 'node:v8';
 import { describe, expect, it } from 'vitest';
-import { collectAllGarbage, collectYoungGarbage, tuneHeapForBackup } from '../../../src/datapath/heap-tuning.js';
+import { collectAllGarbage, collectYoungGarbage, tuneHeapForDataPath } from '../../../src/datapath/heap-tuning.js';
 
 function newSpaceBytes(): number {
   return getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.space_size ?? 0;
@@ -23,7 +23,7 @@ function churn(rounds: number, onRound: () => void): number {
 
 describe('heap tuning for backups', () => {
   it('keeps the young generation at its bound while a backup holds the cap', () => {
-    const cap = tuneHeapForBackup();
+    const cap = tuneHeapForDataPath();
     try {
       const largest = churn(200, () => cap.check());
       // The bound is 16 MiB; growth that happened between two checks may double it once, and V8 sizes the young
@@ -36,13 +36,13 @@ describe('heap tuning for backups', () => {
   });
 
   it('can be released twice and taken again', () => {
-    const a = tuneHeapForBackup();
-    const b = tuneHeapForBackup();
+    const a = tuneHeapForDataPath();
+    const b = tuneHeapForDataPath();
     a.release();
     a.release();
     b.check();
     b.release();
-    const c = tuneHeapForBackup();
+    const c = tuneHeapForDataPath();
     c.release();
     expect(() => c.check()).not.toThrow();
   });
