@@ -61,6 +61,11 @@ export interface HeapTuning {
   release(): void;
 }
 
+/** How many backups and restores hold the settings now (0: V8's defaults). */
+export function heapTuningHolders(): number {
+  return holders;
+}
+
 /**
  * Starts the data path's settings for this process; call `check()` now and then (every ~1,000 files). A long-running server
  * holds them for its life as well: its backups and restores of tens of thousands of API objects allocate a few
