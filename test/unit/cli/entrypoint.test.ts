@@ -21,8 +21,9 @@ describe('bin/run.js', () => {
     const child = spawn(process.execPath, [RUN_JS, '--help'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    // Read the first chunk, then close our end as `head -1` does.
-    await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
+    // Our end is closed before cairn writes (it takes a few hundred milliseconds to start), as `head -1` closes it
+    // before cairn's next write. Closing it after the first chunk instead was a race: on a busy machine cairn could
+    // write all of its help into the pipe's buffer before the reader closed, and then end with 0.
     child.stdout.destroy();
     const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
     expect(stderr).not.toContain('unsettled');
