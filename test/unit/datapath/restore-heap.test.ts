@@ -1,12 +1,12 @@
 // A restore holds the data path's V8 heap settings (heap-tuning.ts) while it runs and gives them back when it ends,
 // also when it fails: they are process-wide, and a server or a node agent runs many restores in one process.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { heapTuningHolders } from '../../../src/datapath/heap-tuning.js';
 import { backup } from '../../../src/datapath/uploader.js';
 import { restore } from '../../../src/datapath/restorer.js';
-import { cleanupTempDirs, newRepo, tempDir } from './helpers.js';
+import { cleanupTempDirs, newRepo, tempDir, writeNestedDirs } from './helpers.js';
 
 afterAll(cleanupTempDirs);
 
@@ -14,10 +14,7 @@ describe('heap settings during a restore', () => {
   it('are held while the restore runs and given back when it ends', async () => {
     const repo = await newRepo();
     const src = tempDir('heap-src');
-    for (let d = 0; d < 3; d++) {
-      mkdirSync(join(src, `d${d}`));
-      for (let f = 0; f < 700; f++) writeFileSync(join(src, `d${d}`, `f${f}.txt`), `file ${d}/${f}\n`);
-    }
+    writeNestedDirs(src, 3, 350);
     const { snapshotId } = await backup({ source: src, repository: repo });
     const before = heapTuningHolders();
     const seen: number[] = [];
