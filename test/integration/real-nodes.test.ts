@@ -108,9 +108,12 @@ describe('real nodes', () => {
     const direct = await kubectl(['-n', 'default', 'exec', 'client', '--', 'wget', '-q', '-O-', `http://${web.status.podIP}:8080/index.html`]);
     expect(direct.trim()).toBe('hello-from-web');
     const clusterIp = (await kubectl(['-n', 'default', 'get', 'service', 'web', '-o', 'jsonpath={.spec.clusterIP}'])).trim();
+    // Each try is a new connection, ended after 5 s: a SYN sent before kube-proxy has written the Service's rules
+    // leaves a conntrack entry without the DNAT, and the same connection's retransmissions keep following it until
+    // the kernel gives up (longer than this wait), even after the rules are there.
     const viaService = await waitFor(async () =>
-      (await kubectl(['-n', 'default', 'exec', 'client', '--', 'wget', '-q', '-O-', `http://${clusterIp}/index.html`])).trim(),
-    { timeoutMs: 30_000, description: 'the web Service answering through kube-proxy' });
+      (await kubectl(['-n', 'default', 'exec', 'client', '--', 'timeout', '5', 'wget', '-q', '-O-', `http://${clusterIp}/index.html`])).trim(),
+    { timeoutMs: 60_000, description: 'the web Service answering through kube-proxy' });
     expect(viaService).toBe('hello-from-web');
 
     // The `kubernetes` Service has the API server's real address as its endpoint, and pods reach it.
