@@ -12,6 +12,7 @@ import { promises as fsp, constants as fsc, ftruncateSync, rmSync, symlinkSync }
 import { join, resolve } from 'node:path';
 import { Semaphore } from '../../plugins/object-store/limit.js';
 import { usableCpus } from '../cpu.js';
+import { tuneHeapForDataPath, type HeapTuning } from '../heap-tuning.js';
 import { CancelledError, RepositoryCorruptError, SnapshotNotFoundError } from '../errors.js';
 import { RestoreLedger, type RecordedAttributes, type RestoreResult, type RestoreRunOptions } from '../restore-ledger.js';
 import { restoreTempPath, writeRestoredFile } from '../restore-writes.js';
@@ -82,8 +83,9 @@ export async function restoreKopiaSnapshot(options: KopiaRestoreOptions): Promis
   const repo = options.repository;
   const snap = repo.loadSnapshot(options.snapshotId);
   if (snap.root.type !== 'd' || !snap.root.object) throw new SnapshotNotFoundError(`snapshot ${snap.id} has no directory at its root`);
+  const heap = tuneHeapForDataPath();
   const pool = new KopiaContentPool(repo.contentWorkerData(), usableCpus());
-  const run = new KopiaRestoreRun(options, pool, snap.root.summary?.totalFileSize ?? 0, snap.root.summary?.totalFileCount ?? 0);
+  const run = new KopiaRestoreRun(options, pool, heap, snap.root.summary?.totalFileSize ?? 0, snap.root.summary?.totalFileCount ?? 0);
   const target = resolve(options.target);
   try {
     await fsp.mkdir(target, { recursive: true });
@@ -99,6 +101,7 @@ export async function restoreKopiaSnapshot(options: KopiaRestoreOptions): Promis
     throw err;
   } finally {
     await pool.close();
+    heap.release();
   }
 }
 
@@ -110,10 +113,13 @@ class KopiaRestoreRun {
   private readonly pieces: Semaphore;
   private readonly inflight = new Set<Promise<void>>();
   private readonly umask = process.umask();
+  /** Entries the walk has come to, for looking at the heap every 1,024 of them. */
+  private walked = 0;
 
   constructor(
     private readonly options: KopiaRestoreOptions,
     private readonly pool: KopiaContentPool,
+    private readonly heap: HeapTuning,
     totalBytes: number,
     totalFiles: number,
   ) {
@@ -143,6 +149,7 @@ class KopiaRestoreRun {
     const small: SmallFile[] = [];
     const rest: KopiaDirEntry[] = [];
     for (const e of entries) {
+      if ((++this.walked & 1023) === 0) this.heap.check();
       const childRel = rel ? `${rel}/${e.name}` : e.name;
       if (e.type !== 'f' || !e.object || e.object.indirection > 0) rest.push(e);
       else {

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { RepositoryCorruptError, WrongPasswordError } from '../../../../src/datapath/errors.js';
+import { heapTuningHolders } from '../../../../src/datapath/heap-tuning.js';
 import { UnsupportedKopiaRepositoryError } from '../../../../src/datapath/kopia/format.js';
 import { KopiaRepository } from '../../../../src/datapath/kopia/repository.js';
 import { restoreKopiaSnapshot } from '../../../../src/datapath/kopia/restore.js';
@@ -99,11 +100,26 @@ describe('restoring kopia snapshots', () => {
     const repo = await open(name);
     const target = temp(`kopia-restore-${name}-`);
     const progress: number[] = [];
-    const result = await restoreKopiaSnapshot({ repository: repo, snapshotId: expected[name].snapshots[0]!, target, onProgress: (p) => progress.push(p.doneBytes), progressIntervalMs: 0 });
+    const holders: number[] = [];
+    const before = heapTuningHolders();
+    const result = await restoreKopiaSnapshot({
+      repository: repo,
+      snapshotId: expected[name].snapshots[0]!,
+      target,
+      onProgress: (p) => {
+        progress.push(p.doneBytes);
+        holders.push(heapTuningHolders());
+      },
+      progressIntervalMs: 0,
+    });
     expect(result.errors).toEqual([]);
     expect(result.stats).toMatchObject({ files: 7, symlinks: 1, dirs: 3 });
     checkRestored(target);
     expect(progress.at(-1)).toBe(result.stats.bytes);
+    // The data path's heap settings (heap-tuning.ts) are held while it runs and given back when it ends.
+    expect(holders.length).toBeGreaterThan(0);
+    expect(holders.every((n) => n === before + 1)).toBe(true);
+    expect(heapTuningHolders()).toBe(before);
   });
 
   it.each(Object.keys(expected.compressors.byCompressor))('decompresses %s', async (compressor) => {
@@ -185,8 +201,11 @@ describe('damaged repositories', () => {
       writeFileSync(pack, b);
     }
     const repo = await KopiaRepository.open({ store: storeOf(dir), password: PASSWORD });
+    const before = heapTuningHolders();
     const err = await restoreKopiaSnapshot({ repository: repo, snapshotId: expected['velero-default'].snapshots[0]!, target: temp('kopia-corrupt-') }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RepositoryCorruptError);
+    // A failed restore gives the heap settings back too.
+    expect(heapTuningHolders()).toBe(before);
     expect((err as Error).message).toMatch(/^content [0-9a-f]+ in pack p[0-9a-f]+-s[0-9a-f]+ at \d+ does not authenticate: the pack is corrupted$/);
   });
 
