@@ -1,17 +1,20 @@
 /**
  * `check`: structure and authentication of everything reachable (config, keys, indexes, pack headers, snapshots,
  * trees), that every referenced blob is indexed and every indexed pack exists; with readData, every pack is read,
- * its name (hash) verified and every blob authenticated and checked against its ID.
+ * its name (hash) verified and every blob authenticated and checked against its ID (on worker threads).
  */
+import { Semaphore } from '../plugins/object-store/limit.js';
+import { usableCpus } from './cpu.js';
 import { plainHash } from './crypto.js';
+import { tuneHeapForDataPath } from './heap-tuning.js';
 import { describeLock, LOCK_STALE_MS } from './locks.js';
 import { blobIdOf, type BlobId, type PackId } from './ids.js';
 import { packIdOfKey, packKey, parsePackHeader } from './pack.js';
-import type { BlobIndex, BlobLoader, PackReader, RepoBasics, WithLocks, WithSnapshots } from './repository-roles.js';
+import type { BlobIndex, BlobLoader, BlobVerifier, PackReader, RepoBasics, WithLocks, WithSnapshots } from './repository-roles.js';
 import { walkSnapshot } from './walk-snapshots.js';
 
 /** What check uses of a repository (repository-roles.ts): it lists and reads packs itself, besides the roles. */
-export type CheckRepository = RepoBasics & BlobIndex & PackReader & Pick<BlobLoader, 'loadBlob'> & WithSnapshots & WithLocks;
+export type CheckRepository = RepoBasics & BlobIndex & PackReader & BlobVerifier & Pick<BlobLoader, 'loadTreeBlob'> & WithSnapshots & WithLocks;
 
 export interface CheckOptions {
   repository: CheckRepository;
@@ -63,35 +66,24 @@ export async function check(options: CheckOptions): Promise<CheckResult> {
       m.set(hex, { offset: loc.offset, length: loc.length });
     }
     let done = 0;
-    for (const [id, size] of stored) {
-      options.signal?.throwIfAborted();
-      if (!indexed.has(id)) continue;
-      try {
-        if (options.readData) {
-          const bytes = await repo.store.get(packKey(id));
-          result.readBytes += bytes.length;
-          if (plainHash([bytes]).toString('hex') !== id) throw new Error(`pack ${id.slice(0, 12)} content does not match its name (corrupted)`);
-          const parsed = parsePackHeader(repo.keys, bytes, bytes.length, id.slice(0, 12));
-          if ('needBytes' in parsed) throw new Error(`pack ${id.slice(0, 12)} header unreadable`);
-          for (const e of parsed.entries) {
-            const hex = blobIdOf(e.id);
-            try {
-              await repo.openSealedBlob(hex, e.flags, e.rawLength, bytes.subarray(e.offset, e.offset + e.length), id);
-            } catch (err) {
-              result.errors.push((err as Error).message);
-            }
-          }
-        } else {
+    const progress = () => options.onProgress?.({ donePacks: ++done, totalPacks: indexed.size });
+    if (options.readData) {
+      await readEveryPack(repo, [...stored.keys()].filter((id) => indexed.has(id)), result, progress, options.signal);
+    } else {
+      for (const [id, size] of stored) {
+        options.signal?.throwIfAborted();
+        if (!indexed.has(id)) continue;
+        try {
           const entries = await repo.readPackHeader(id, size);
           const inHeader = new Set(entries.map((e) => blobIdOf(e.id)));
           for (const hex of expected.get(id)?.keys() ?? []) {
             if (!inHeader.has(hex)) result.errors.push(`pack ${id.slice(0, 12)} does not contain blob ${hex.slice(0, 16)} its index names`);
           }
+        } catch (err) {
+          result.errors.push((err as Error).message);
         }
-      } catch (err) {
-        result.errors.push((err as Error).message);
+        progress();
       }
-      options.onProgress?.({ donePacks: ++done, totalPacks: indexed.size });
     }
 
     // Snapshots and trees: authenticated, complete.
@@ -122,5 +114,66 @@ export async function check(options: CheckOptions): Promise<CheckResult> {
     return result;
   } finally {
     await lock.release().catch(() => undefined);
+  }
+}
+
+/** Packs fetched while the one before is checked: the store's latency overlaps the opening of blobs. */
+const PACKS_AHEAD = 1;
+
+type Fetched = { bytes: Buffer } | { error: unknown };
+
+/**
+ * Reads every pack whole, checks its name (hash) and header, and opens every blob in it: authenticated, decompressed
+ * and checked against its ID on the worker threads (one per usable CPU), several blobs at once, while the next packs
+ * are fetched. The data path's heap settings are held meanwhile (every blob's buffers travel to a worker and back).
+ */
+async function readEveryPack(repo: CheckRepository, packs: PackId[], result: CheckResult, progress: () => void, signal: AbortSignal | undefined): Promise<void> {
+  const heap = tuneHeapForDataPath();
+  const cpus = usableCpus();
+  repo.useWorkers(cpus);
+  const opening = new Semaphore(Math.max(2, cpus * 2));
+  const inflight = new Set<Promise<void>>();
+  const fetches = new Map<number, Promise<Fetched>>();
+  const fetch = (i: number): Promise<Fetched> =>
+    repo.store.get(packKey(packs[i]!)).then(
+      (bytes) => ({ bytes }),
+      (error: unknown) => ({ error }),
+    );
+  try {
+    for (let i = 0; i < packs.length; i++) {
+      signal?.throwIfAborted();
+      heap.check();
+      for (let j = i; j <= Math.min(packs.length - 1, i + PACKS_AHEAD); j++) if (!fetches.has(j)) fetches.set(j, fetch(j));
+      const fetched = await fetches.get(i)!;
+      fetches.delete(i);
+      const id = packs[i]!;
+      try {
+        if ('error' in fetched) throw fetched.error;
+        const bytes = fetched.bytes;
+        result.readBytes += bytes.length;
+        if (plainHash([bytes]).toString('hex') !== id) throw new Error(`pack ${id.slice(0, 12)} content does not match its name (corrupted)`);
+        const parsed = parsePackHeader(repo.keys, bytes, bytes.length, id.slice(0, 12));
+        if ('needBytes' in parsed) throw new Error(`pack ${id.slice(0, 12)} header unreadable`);
+        for (const e of parsed.entries) {
+          await opening.acquire();
+          const p = repo
+            .verifySealedBlob(blobIdOf(e.id), e.flags, e.rawLength, bytes.subarray(e.offset, e.offset + e.length), id)
+            .catch((err: unknown) => void result.errors.push((err as Error).message))
+            .finally(() => {
+              opening.release();
+              inflight.delete(p);
+            });
+          inflight.add(p);
+        }
+      } catch (err) {
+        result.errors.push((err as Error).message);
+      }
+      progress();
+    }
+  } finally {
+    // Nothing may still be opening when the workers are closed (also after a cancel).
+    await Promise.all(inflight);
+    await repo.closeWorkers();
+    heap.release();
   }
 }

@@ -17,7 +17,7 @@ import { walkSnapshot } from './walk-snapshots.js';
  * What maintenance uses of a repository (repository-roles.ts): it reads the index files and packs itself and writes
  * new ones (PackWriter), walks the snapshots' trees, and takes the exclusive lock.
  */
-export type MaintenanceRepository = PackWriter & Pick<BlobLoader, 'loadBlob'> & WithSnapshots & WithLocks;
+export type MaintenanceRepository = PackWriter & Pick<BlobLoader, 'loadTreeBlob'> & WithSnapshots & WithLocks;
 
 export interface MaintenanceOptions {
   repository: MaintenanceRepository;

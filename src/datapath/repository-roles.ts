@@ -81,6 +81,14 @@ export interface RestoreReader extends PackReader {
   writeBlobAt(id: BlobId, loc: BlobLocation, pack: PackId, sealed: Buffer, write: BlobFileWrite): Promise<number>;
 }
 
+/** Checking every blob of a repository (check with readData): the opening on worker threads when they are on. */
+export interface BlobVerifier {
+  useWorkers(workers: number): void;
+  closeWorkers(): Promise<void>;
+  /** Authenticates, decompresses and checks sealed bytes against their ID (on a worker when on); keeps nothing. */
+  verifySealedBlob(id: BlobId, flags: number, rawLength: number, sealed: Buffer, pack: PackId): Promise<void>;
+}
+
 /** Writing packs and index files (blob-writer.ts, maintenance): straight to the store, with the index kept current. */
 export interface PackWriter extends RepoBasics {
   readonly index: MasterIndex;

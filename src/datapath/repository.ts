@@ -27,6 +27,7 @@ import type {
   BlobFileWrite,
   BlobIndex,
   BlobLoader,
+  BlobVerifier,
   ContentIds,
   PackWriter,
   RestoreReader,
@@ -112,7 +113,7 @@ export interface OpenOptions {
 
 export { LOCK_STALE_MS, type HeldLock, type LockInfo, type LockOptions, type LockingOptions } from './locks.js';
 
-export class Repository implements PackWriter, ContentIds, BlobIndex, BlobLoader, RestoreReader, WithSnapshots, WithKeyRing, WithLocks {
+export class Repository implements PackWriter, ContentIds, BlobIndex, BlobLoader, RestoreReader, BlobVerifier, WithSnapshots, WithKeyRing, WithLocks {
   readonly index = new MasterIndex();
   readonly hasher: ContentHasher;
   readonly snapshots: SnapshotStore;
@@ -406,6 +407,27 @@ export class Repository implements PackWriter, ContentIds, BlobIndex, BlobLoader
     sealed.copy(buffer, 0);
     try {
       return await pool.openAndWrite(idBytes(hexId), buffer, sealed.length, loc.flags, loc.rawLength, write);
+    } catch (err) {
+      if (err instanceof BlobOpenError) throw new RepositoryCorruptError(`blob ${hexId.slice(0, 16)} in pack ${pack.slice(0, 12)} is corrupted: ${err.message}`);
+      throw err;
+    }
+  }
+
+  /**
+   * Checks a blob's sealed bytes against its ID and drops the plaintext: on a worker thread when useWorkers is on
+   * (check reads every pack, and opening the blobs is most of its CPU), else here. A blob that fails is a
+   * RepositoryCorruptError naming it and its pack.
+   */
+  async verifySealedBlob(hexId: BlobId, flags: number, rawLength: number, sealed: Buffer, pack: PackId): Promise<void> {
+    const pool = this.openPool;
+    if (!pool) {
+      await this.openSealedBlob(hexId, flags, rawLength, sealed, pack);
+      return;
+    }
+    const buffer = pool.take(sealed.length);
+    sealed.copy(buffer, 0);
+    try {
+      (await pool.open(idBytes(hexId), buffer, sealed.length, flags, rawLength)).release();
     } catch (err) {
       if (err instanceof BlobOpenError) throw new RepositoryCorruptError(`blob ${hexId.slice(0, 16)} in pack ${pack.slice(0, 12)} is corrupted: ${err.message}`);
       throw err;
