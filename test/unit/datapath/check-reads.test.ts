@@ -16,23 +16,9 @@ import { BlobType, packKey } from '../../../src/datapath/pack.js';
 import { Repository } from '../../../src/datapath/repository.js';
 import { backup } from '../../../src/datapath/uploader.js';
 import { FilesystemObjectStore } from '../../../src/plugins/object-store/index.js';
-import { ForwardingObjectStore } from '../../../src/plugins/object-store/forwarding.js';
-import type { GetOptions, ObjectStore } from '../../../src/plugins/object-store/types.js';
-import { cleanupTempDirs, newRepo, PASSWORD, tempDir, writeNestedDirs } from './helpers.js';
+import { cleanupTempDirs, CountingStore, newRepo, PASSWORD, tempDir, writeNestedDirs } from './helpers.js';
 
 afterAll(cleanupTempDirs);
-
-/** Counts the reads of each object. */
-class CountingStore extends ForwardingObjectStore {
-  readonly reads = new Map<string, number>();
-  constructor(inner: ObjectStore) {
-    super(inner);
-  }
-  override get(key: string, options?: GetOptions): Promise<Buffer> {
-    this.reads.set(key, (this.reads.get(key) ?? 0) + 1);
-    return super.get(key, options);
-  }
-}
 
 /** A repository holding one backup of 40 x 16 small directories (1,321 listings), and its tree packs. */
 async function nestedRepo(): Promise<{ store: CountingStore; treePacks: Set<PackId>; treeBlobs: number }> {

@@ -3,6 +3,8 @@ import { mkdirSync, mkdtempSync, rmSync, lstatSync, readdirSync, readFileSync, r
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FilesystemObjectStore, type ObjectStore } from '../../../src/plugins/object-store/index.js';
+import { ForwardingObjectStore } from '../../../src/plugins/object-store/forwarding.js';
+import type { GetOptions } from '../../../src/plugins/object-store/types.js';
 import { Repository, type InitOptions } from '../../../src/datapath/repository.js';
 import { readTree, type TreeEntry } from '../../../src/datapath/tree.js';
 import type { BlobId } from '../../../src/datapath/ids.js';
@@ -18,6 +20,18 @@ export function tempDir(tag: string): string {
 }
 export function cleanupTempDirs(): void {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+}
+
+/** A store that counts the reads of each object. */
+export class CountingStore extends ForwardingObjectStore {
+  readonly reads = new Map<string, number>();
+  constructor(inner: ObjectStore) {
+    super(inner);
+  }
+  override get(key: string, options?: GetOptions): Promise<Buffer> {
+    this.reads.set(key, (this.reads.get(key) ?? 0) + 1);
+    return super.get(key, options);
+  }
 }
 
 export async function newRepo(store?: ObjectStore, options: Pick<InitOptions, 'packSize' | 'chunkSizes' | 'compression' | 'features'> = {}): Promise<Repository> {

@@ -8,23 +8,9 @@ import { backup } from '../../../src/datapath/uploader.js';
 import { BlobType, packKey } from '../../../src/datapath/pack.js';
 import type { PackId } from '../../../src/datapath/ids.js';
 import { FilesystemObjectStore } from '../../../src/plugins/object-store/index.js';
-import { ForwardingObjectStore } from '../../../src/plugins/object-store/forwarding.js';
-import type { GetOptions, ObjectStore } from '../../../src/plugins/object-store/types.js';
-import { cleanupTempDirs, fileEntries, newRepo, PASSWORD, tempDir, writeNestedDirs } from './helpers.js';
+import { cleanupTempDirs, CountingStore, fileEntries, newRepo, PASSWORD, tempDir, writeNestedDirs } from './helpers.js';
 
 afterAll(cleanupTempDirs);
-
-/** Counts the reads of each object. */
-class CountingStore extends ForwardingObjectStore {
-  readonly reads = new Map<string, number>();
-  constructor(inner: ObjectStore) {
-    super(inner);
-  }
-  override get(key: string, options?: GetOptions): Promise<Buffer> {
-    this.reads.set(key, (this.reads.get(key) ?? 0) + 1);
-    return super.get(key, options);
-  }
-}
 
 describe('tree packs read whole', () => {
   it('walks 2,000 listings with about one read per tree pack', async () => {
