@@ -40,6 +40,8 @@ export interface RestoreOptions extends RestoreRunOptions {
    * this thread).
    */
   workers?: number;
+  /** Bytes of pack reads in flight or fetched ahead, across the restore (default 64 MiB): what read-ahead may hold. */
+  readBudgetBytes?: number;
 }
 
 /**
@@ -112,9 +114,9 @@ class RestoreRun {
   /** Blobs being opened and written at once, across files: bounds the pooled buffers in use. */
   private readonly openSlots: Semaphore;
   /** Bytes of pack reads in flight or fetched ahead, across files and the small-file groups. */
-  private readonly budget = new ByteBudget(READ_BUDGET_BYTES);
+  private readonly budget: ByteBudget;
   /** Buffers of finished reads, kept for the next ones (up to half the budget). */
-  private readonly buffers = new ReadBuffers(READ_BUDGET_BYTES / 2);
+  private readonly buffers: ReadBuffers;
   /** The reads of the large files being written, planned across them. */
   private readonly pieces: PieceReads<FilePiece>;
   private readonly inflight = new Set<Promise<void>>();
@@ -129,6 +131,9 @@ class RestoreRun {
     totalBytes: number,
     totalFiles: number,
   ) {
+    const budget = options.readBudgetBytes ?? READ_BUDGET_BYTES;
+    this.budget = new ByteBudget(budget);
+    this.buffers = new ReadBuffers(budget / 2);
     this.slots = new Semaphore(options.concurrency ?? Math.max(4, usableCpus() * 4));
     this.openSlots = new Semaphore(Math.max(4, (options.workers ?? usableCpus()) * 4));
     this.pieces = new PieceReads({ budget: this.budget, buffers: this.buffers, maxReads: PIECE_READS, read: (span, first, target) => repo.readPackSpan(span, first, options.signal, target) });

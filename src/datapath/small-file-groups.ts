@@ -27,8 +27,14 @@ interface Blob extends PackSpan<PackId> {
   hex: BlobId;
 }
 
+interface GroupFile {
+  e: TreeEntry;
+  dirAbs: string;
+  rel: string;
+}
+
 interface Group {
-  files: { e: TreeEntry; dirAbs: string; rel: string }[];
+  files: GroupFile[];
   blobs: Map<BlobId, Blob>;
   bytes: number;
   /** Settles once every file of the group is written (or reported). */
@@ -59,9 +65,16 @@ export class SmallFileGroups {
    */
   async add(e: TreeEntry, dirAbs: string, rel: string): Promise<{ group: Promise<void> }> {
     const g = (this.open ??= newGroup());
-    g.files.push({ e, dirAbs, rel });
+    this.addTo(g, { e, dirAbs, rel });
+    const group = g.done;
+    if (g.bytes >= GROUP_BYTES || g.files.length >= GROUP_FILES) await this.flush();
+    return { group };
+  }
+
+  private addTo(g: Group, file: GroupFile): void {
+    g.files.push(file);
     const index = this.options.repository.index;
-    for (const item of e.c ?? []) {
+    for (const item of file.e.c ?? []) {
       const hex = isBundleSlice(item) ? item.b : typeof item === 'string' ? item : undefined;
       if (hex === undefined || g.blobs.has(hex)) continue;
       const loc = index.get(hex);
@@ -70,9 +83,6 @@ export class SmallFileGroups {
       g.blobs.set(hex, { hex, pack: index.packOf(loc), offset: loc.offset, length: loc.length });
       g.bytes += loc.length;
     }
-    const group = g.done;
-    if (g.bytes >= GROUP_BYTES || g.files.length >= GROUP_FILES) await this.flush();
-    return { group };
   }
 
   /** Starts the open group's reads (waiting for budget) and queues it to be fed to the batches. */
@@ -80,12 +90,35 @@ export class SmallFileGroups {
     const g = this.open;
     this.open = undefined;
     if (!g) return;
+    const parts = this.withinBudget(g, planPackReads([...g.blobs.values()], (b) => b));
+    if (parts.length > 1) g.settle(Promise.all(parts.map((p) => p.group.done)).then(() => undefined));
+    for (const part of parts) await this.start(part.group, part.reads);
+  }
+
+  /**
+   * The group as parts whose reads fit in half the budget. A group holds its reads until all of them are in and its
+   * files are in the batches, so reads of one group beyond the budget would wait on that group itself, forever. The
+   * bytes between blobs that reads take along (up to 64 KiB each, read-plan.ts) are not in a group's size: a group
+   * of many small blobs lying apart in their packs reads far more than its size. Split in halves, in walk order.
+   */
+  private withinBudget(g: Group, reads: PackRead<Blob, PackId>[]): { group: Group; reads: PackRead<Blob, PackId>[] }[] {
+    const bytes = reads.reduce((sum, r) => sum + r.length, 0);
+    if (bytes <= this.options.budget.capacity / 2 || g.files.length < 2) return [{ group: g, reads }];
+    const half = g.files.length >> 1;
+    return [g.files.slice(0, half), g.files.slice(half)].flatMap((files) => {
+      const part = newGroup();
+      for (const f of files) this.addTo(part, f);
+      return this.withinBudget(part, planPackReads([...part.blobs.values()], (b) => b));
+    });
+  }
+
+  private async start(g: Group, reads: PackRead<Blob, PackId>[]): Promise<void> {
     const repo = this.options.repository;
     const signal = this.options.signal;
     const fetched = new Map<BlobId, { read: PackRead<Blob, PackId>; data: Promise<HeldRead> }>();
     const holds: Promise<HeldRead>[] = [];
     try {
-      for (const read of planPackReads([...g.blobs.values()], (b) => b)) {
+      for (const read of reads) {
         const started = startRead({
           budget: this.options.budget,
           span: read,

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, lstatSync, mkdirSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { backup } from '../../../src/datapath/uploader.js';
 import { restore } from '../../../src/datapath/restorer.js';
@@ -92,6 +93,25 @@ describe('small files restored in batches on the worker threads', () => {
     const { snapshotId } = await backup({ source: src, repository: repo });
     const dst = tempDir('small-dst4');
     const r = await restore({ repository: repo, snapshotId, target: dst, workers: 2 });
+    expect(r.errors).toEqual([]);
+    expect(describeTree(dst)).toEqual(describeTree(src));
+  });
+
+  it('completes when the small files read more than the read budget holds (a group is split to fit, not left waiting on itself)', async () => {
+    const repo = await newRepo();
+    const src = tempDir('small-src5');
+    for (let d = 0; d < 3; d++) {
+      mkdirSync(join(src, `d${d}`));
+      for (let f = 0; f < 8; f++) writeFileSync(join(src, `d${d}`, `r${f}`), randomBytes(300 * 1024));
+      for (let f = 0; f < 50; f++) writeFileSync(join(src, `d${d}`, `t${f}`), `tiny ${d}/${f}\n`);
+    }
+    const { snapshotId } = await backup({ source: src, repository: repo });
+    const dst = tempDir('small-dst5');
+    // 7 MB of small files in one group, read with two or more requests: far more than a 256 KiB budget.
+    const restoring = restore({ repository: repo, snapshotId, target: dst, readBudgetBytes: 256 * 1024 });
+    const outcome = await Promise.race([restoring.then(() => 'done'), delay(30_000).then(() => 'still waiting after 30 s')]);
+    expect(outcome).toBe('done');
+    const r = await restoring;
     expect(r.errors).toEqual([]);
     expect(describeTree(dst)).toEqual(describeTree(src));
   });
