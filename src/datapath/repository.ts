@@ -403,14 +403,7 @@ export class Repository implements PackWriter, ContentIds, BlobIndex, BlobLoader
       writeChunkSync(write.fd, plain, write.pos, write.sparse);
       return plain.length;
     }
-    const buffer = pool.take(sealed.length);
-    sealed.copy(buffer, 0);
-    try {
-      return await pool.openAndWrite(idBytes(hexId), buffer, sealed.length, loc.flags, loc.rawLength, write);
-    } catch (err) {
-      if (err instanceof BlobOpenError) throw new RepositoryCorruptError(`blob ${hexId.slice(0, 16)} in pack ${pack.slice(0, 12)} is corrupted: ${err.message}`);
-      throw err;
-    }
+    return onWorker(pool, hexId, pack, sealed, (id, buffer) => pool.openAndWrite(id, buffer, sealed.length, loc.flags, loc.rawLength, write));
   }
 
   /**
@@ -424,14 +417,7 @@ export class Repository implements PackWriter, ContentIds, BlobIndex, BlobLoader
       await this.openSealedBlob(hexId, flags, rawLength, sealed, pack);
       return;
     }
-    const buffer = pool.take(sealed.length);
-    sealed.copy(buffer, 0);
-    try {
-      (await pool.open(idBytes(hexId), buffer, sealed.length, flags, rawLength)).release();
-    } catch (err) {
-      if (err instanceof BlobOpenError) throw new RepositoryCorruptError(`blob ${hexId.slice(0, 16)} in pack ${pack.slice(0, 12)} is corrupted: ${err.message}`);
-      throw err;
-    }
+    await onWorker(pool, hexId, pack, sealed, async (id, buffer) => (await pool.open(id, buffer, sealed.length, flags, rawLength)).release());
   }
 
   /** The worker pool of useWorkers (restore hands whole small files to it), if on. */
@@ -466,4 +452,19 @@ async function prefetchIndexFiles(store: ObjectStore): Promise<Map<string, Buffe
   };
   await Promise.all(Array.from({ length: 8 }, worker));
   return out;
+}
+
+/**
+ * Hands a blob's sealed bytes to a worker of `pool` (copied into one of its buffers, which is transferred) and runs
+ * `send` with them; a blob the worker cannot open is a RepositoryCorruptError naming it and its pack.
+ */
+async function onWorker<T>(pool: OpenPool, hexId: BlobId, pack: PackId, sealed: Buffer, send: (id: Buffer, buffer: Buffer) => Promise<T>): Promise<T> {
+  const buffer = pool.take(sealed.length);
+  sealed.copy(buffer, 0);
+  try {
+    return await send(idBytes(hexId), buffer);
+  } catch (err) {
+    if (err instanceof BlobOpenError) throw new RepositoryCorruptError(`blob ${hexId.slice(0, 16)} in pack ${pack.slice(0, 12)} is corrupted: ${err.message}`);
+    throw err;
+  }
 }
