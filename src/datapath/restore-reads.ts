@@ -99,23 +99,24 @@ export interface HeldRead {
 /**
  * Starts a planned read once the budget has room; the bytes count against it until the holder releases them (also
  * when the read fails: then at once). `reserve` resolves once the read is started, `data` once its bytes are here.
+ * Without a budget the read starts at once (its bytes were taken from the budget by the caller, for a set of reads).
  */
 export function startRead<S extends PackSpan>(opts: {
-  budget: ByteBudget;
+  budget?: ByteBudget;
   span: S;
   /** Reads the span, into `target` when given (the store may return other bytes). */
   read: (span: S, target?: Buffer) => Promise<Buffer>;
   /** Where the bytes go; the buffer is given back on release (so nothing may keep a view of them past it). */
   buffers?: ReadBuffers;
 }): { reserved: Promise<void>; data: Promise<HeldRead> } {
-  const taken = opts.budget.acquire(opts.span.length);
+  const taken = opts.budget ? opts.budget.acquire(opts.span.length) : Promise.resolve(0);
   const data = taken.then(async (n) => {
     const target = opts.buffers?.take(opts.span.length);
     let bytes: Buffer;
     try {
       bytes = await opts.read(opts.span, target);
     } catch (err) {
-      opts.budget.release(n);
+      opts.budget?.release(n);
       if (target) opts.buffers!.give(target);
       throw err;
     }
@@ -125,7 +126,7 @@ export function startRead<S extends PackSpan>(opts: {
       release: () => {
         if (released) return;
         released = true;
-        opts.budget.release(n);
+        opts.budget?.release(n);
         // Also when the store returned other bytes: then nothing holds a view of the target.
         if (target) opts.buffers!.give(target);
       },

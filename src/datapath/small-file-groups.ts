@@ -118,32 +118,37 @@ export class SmallFileGroups {
     });
   }
 
+  /**
+   * Starts a group's reads once the budget holds all of their bytes. Taken read by read, a group held its first reads
+   * while a later one queued behind a large file's read that was waiting for those very bytes: the group was never
+   * fed, so it never let them go (with a budget under twice a large read, a restore waited forever).
+   */
   private async start(g: Group, reads: PackRead<Blob, PackId>[]): Promise<void> {
     const repo = this.options.repository;
     const signal = this.options.signal;
+    const budget = this.options.budget;
     const fetched = new Map<BlobId, { read: PackRead<Blob, PackId>; data: Promise<HeldRead> }>();
     const holds: Promise<HeldRead>[] = [];
-    try {
-      for (const read of reads) {
-        const started = startRead({
-          budget: this.options.budget,
-          span: read,
-          read: (span, target) => repo.readPackSpan(span, read.items[0]!.hex, signal, target),
-          ...(this.options.buffers ? { buffers: this.options.buffers } : {}),
-        });
-        holds.push(started.data);
-        for (const b of read.items) fetched.set(b.hex, { read, data: started.data });
-        // The walk goes on once the read is under way; it waits here only while the budget is spent.
-        await started.reserved;
-      }
-    } finally {
-      const fed = this.chain.then(() => this.feed(g, fetched, holds));
-      this.chain = fed.then(
-        () => undefined,
-        () => undefined,
-      );
-      g.settle(fed.then((batches) => Promise.all(batches).then(() => undefined)));
+    // The walk goes on once the reads are under way; it waits here only while the budget is spent.
+    const taken = await budget.acquire(reads.reduce((sum, r) => sum + r.length, 0));
+    for (const read of reads) {
+      const started = startRead({
+        span: read,
+        read: (span, target) => repo.readPackSpan(span, read.items[0]!.hex, signal, target),
+        ...(this.options.buffers ? { buffers: this.options.buffers } : {}),
+      });
+      holds.push(started.data);
+      for (const b of read.items) fetched.set(b.hex, { read, data: started.data });
     }
+    const fed = this.chain.then(() => this.feed(g, fetched, holds));
+    // Every read settled and released (its buffer given back): the group's bytes are free again.
+    const free = () => void Promise.allSettled(holds).then(() => budget.release(taken));
+    fed.then(free, free);
+    this.chain = fed.then(
+      () => undefined,
+      () => undefined,
+    );
+    g.settle(fed.then((batches) => Promise.all(batches).then(() => undefined)));
   }
 
   /** Adds a group's files to the batches from its reads; returns the batches they went into. */

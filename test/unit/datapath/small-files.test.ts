@@ -115,6 +115,26 @@ describe('small files restored in batches on the worker threads', () => {
     expect(r.errors).toEqual([]);
     expect(describeTree(dst)).toEqual(describeTree(src));
   });
+  it('completes when large files and small-file groups share a read budget smaller than one large read', async () => {
+    const repo = await newRepo();
+    const src = tempDir('small-src6');
+    // Small and large files in turn: the small files' blobs lie apart in the packs, so a group of them is read with
+    // several requests, and the large files' reads (each taking the whole budget) queue between those requests.
+    for (let f = 0; f < 40; f++) {
+      writeFileSync(join(src, `f${String(f).padStart(2, '0')}a`), randomBytes(100 * 1024));
+      writeFileSync(join(src, `f${String(f).padStart(2, '0')}b`), randomBytes(1536 * 1024));
+    }
+    const { snapshotId } = await backup({ source: src, repository: repo });
+    for (let run = 0; run < 3; run++) {
+      const dst = tempDir(`small-dst6-${run}`);
+      const restoring = restore({ repository: repo, snapshotId, target: dst, readBudgetBytes: 512 * 1024 });
+      const outcome = await Promise.race([restoring.then(() => 'done'), delay(30_000).then(() => 'still waiting after 30 s')]);
+      expect(outcome).toBe('done');
+      const r = await restoring;
+      expect(r.errors).toEqual([]);
+      expect(describeTree(dst)).toEqual(describeTree(src));
+    }
+  });
 });
 
 describe('cancelling a restore of many small files', () => {
