@@ -92,13 +92,7 @@ export class SmallFileGroups {
     if (!g) return;
     const parts = this.withinBudget(g, planPackReads([...g.blobs.values()], (b) => b));
     if (parts.length > 1) g.settle(Promise.all(parts.map((p) => p.group.done)).then(() => undefined));
-    let i = 0;
-    try {
-      for (; i < parts.length; i++) await this.start(parts[i]!.group, parts[i]!.reads);
-    } finally {
-      // A part that failed to start settled itself; the ones after it never start, and must not be waited for.
-      for (i++; i < parts.length; i++) parts[i]!.group.settle(Promise.resolve());
-    }
+    for (const part of parts) await this.start(part.group, part.reads);
   }
 
   /**
