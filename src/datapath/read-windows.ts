@@ -42,30 +42,41 @@ function lastBlobEnd(ends: number[], start: number, limit: number): number {
   return best >= 0 && ends[best]! > start ? ends[best]! : limit;
 }
 
+function blobEndsByPack(index: MasterIndex): Map<number, number[]> {
+  const ends = new Map<number, number[]>();
+  for (const [, loc] of index.entries()) {
+    let list = ends.get(loc.pack);
+    if (!list) ends.set(loc.pack, (list = []));
+    list.push(loc.offset + loc.length);
+  }
+  for (const list of ends.values()) list.sort((a, b) => a - b);
+  return ends;
+}
+
 export class ReadWindows {
   private windowSize = 0;
-  /** Per pack (by number), the ends of its blobs in order: windows end on a blob boundary. */
+  private index: MasterIndex | undefined;
+  /**
+   * Per pack (by number), the ends of its blobs in order: windows end on a blob boundary. Made on the first read
+   * through a window: a restore reads nearly everything with planned reads (restore-reads.ts) and its listings from
+   * tree packs, so most restores never need it, and over millions of blobs it takes a while and tens of MB.
+   */
   private packBlobEnds: Map<number, number[]> | undefined;
   private windows: ReadWindow[] = [];
   private readonly windowBuffers: Buffer[] = [];
 
   constructor(private readonly store: ObjectStore) {}
 
-  /** Reads through windows of `size` bytes from now on, over the blobs of `index` as it is now. */
+  /** Reads through windows of `size` bytes from now on, over the blobs of `index` (as it is at the first read). */
   use(size: number, index: MasterIndex): void {
     this.windowSize = size;
-    const ends = new Map<number, number[]>();
-    for (const [, loc] of index.entries()) {
-      let list = ends.get(loc.pack);
-      if (!list) ends.set(loc.pack, (list = []));
-      list.push(loc.offset + loc.length);
-    }
-    for (const list of ends.values()) list.sort((a, b) => a - b);
-    this.packBlobEnds = ends;
+    this.index = index;
+    this.packBlobEnds = undefined;
   }
 
   /** Bytes [offset, offset + length) of a pack (`packNumber` its number in the index). */
   async read(pack: PackId, packNumber: number, offset: number, length: number, signal?: AbortSignal, target?: Buffer): Promise<Buffer> {
+    if (this.index && this.windowSize) this.packBlobEnds ??= blobEndsByPack(this.index);
     const ends = this.packBlobEnds?.get(packNumber);
     const dataEnd = ends?.at(-1);
     if (!this.windowSize || !ends || dataEnd === undefined || length > this.windowSize / 2) {

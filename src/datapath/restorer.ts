@@ -73,8 +73,9 @@ export async function restore(options: RestoreOptions): Promise<RestoreResult> {
     await repo.loadIndex();
     // The main thread only walks listings and reads packs here, so every core gets a worker.
     repo.useWorkers(options.workers ?? usableCpus());
-    // File data comes in planned reads (restore-reads.ts); the listings, read as the walk reaches them, through
-    // windows of 4 MiB (a directory's tree blobs lie together in a tree pack).
+    // File data comes in planned reads (restore-reads.ts), the listings from whole tree packs (tree-packs.ts); what
+    // is still read blob by blob (a listing outside a tree pack's span, a blob a group's reads did not cover) goes
+    // through windows of 4 MiB.
     repo.useReadWindows(4 << 20);
     const snap = await repo.snapshots.find(options.snapshotId);
     const run = new RestoreRun(repo, options, heap, options.path ? 0 : snap.summary.bytes, options.path ? 0 : snap.summary.files);
