@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { backup } from '../../../src/datapath/uploader.js';
 import { restore } from '../../../src/datapath/restorer.js';
 import { CancelledError } from '../../../src/datapath/errors.js';
+import type { Repository } from '../../../src/datapath/repository.js';
 import { cleanupTempDirs, describeTree, newRepo, tempDir } from './helpers.js';
 
 afterAll(cleanupTempDirs);
@@ -106,15 +107,10 @@ describe('small files restored in batches on the worker threads', () => {
       for (let f = 0; f < 50; f++) writeFileSync(join(src, `d${d}`, `t${f}`), `tiny ${d}/${f}\n`);
     }
     const { snapshotId } = await backup({ source: src, repository: repo });
-    const dst = tempDir('small-dst5');
     // 7 MB of small files in one group, read with two or more requests: far more than a 256 KiB budget.
-    const restoring = restore({ repository: repo, snapshotId, target: dst, readBudgetBytes: 256 * 1024 });
-    const outcome = await Promise.race([restoring.then(() => 'done'), delay(30_000).then(() => 'still waiting after 30 s')]);
-    expect(outcome).toBe('done');
-    const r = await restoring;
-    expect(r.errors).toEqual([]);
-    expect(describeTree(dst)).toEqual(describeTree(src));
+    await restoresWithin(repo, snapshotId, src, 256 * 1024);
   });
+
   it('completes when large files and small-file groups share a read budget smaller than one large read', async () => {
     const repo = await newRepo();
     const src = tempDir('small-src6');
@@ -125,17 +121,20 @@ describe('small files restored in batches on the worker threads', () => {
       writeFileSync(join(src, `f${String(f).padStart(2, '0')}b`), randomBytes(1536 * 1024));
     }
     const { snapshotId } = await backup({ source: src, repository: repo });
-    for (let run = 0; run < 3; run++) {
-      const dst = tempDir(`small-dst6-${run}`);
-      const restoring = restore({ repository: repo, snapshotId, target: dst, readBudgetBytes: 512 * 1024 });
-      const outcome = await Promise.race([restoring.then(() => 'done'), delay(30_000).then(() => 'still waiting after 30 s')]);
-      expect(outcome).toBe('done');
-      const r = await restoring;
-      expect(r.errors).toEqual([]);
-      expect(describeTree(dst)).toEqual(describeTree(src));
-    }
+    for (let run = 0; run < 3; run++) await restoresWithin(repo, snapshotId, src, 512 * 1024);
   });
 });
+
+/** Restores the snapshot under a read budget of `budget` bytes: it must end within 30 s, whole and without errors. */
+async function restoresWithin(repo: Repository, snapshotId: string, src: string, budget: number): Promise<void> {
+  const dst = tempDir('small-dst-budget');
+  const restoring = restore({ repository: repo, snapshotId, target: dst, readBudgetBytes: budget });
+  const outcome = await Promise.race([restoring.then(() => 'done'), delay(30_000).then(() => 'still waiting after 30 s')]);
+  expect(outcome).toBe('done');
+  const r = await restoring;
+  expect(r.errors).toEqual([]);
+  expect(describeTree(dst)).toEqual(describeTree(src));
+}
 
 describe('cancelling a restore of many small files', () => {
   it('stops with CancelledError and leaves no temp files behind', async () => {
