@@ -123,8 +123,10 @@ export class SmallFileGroups {
     const budget = this.options.budget;
     const fetched = new Map<BlobId, { read: PackRead<Blob, PackId>; data: Promise<HeldRead> }>();
     const holds: Promise<HeldRead>[] = [];
-    // The walk goes on once the reads are under way; it waits here only while the budget is spent.
-    const taken = await budget.acquire(reads.reduce((sum, r) => sum + r.length, 0));
+    // The walk goes on once the reads are under way; it waits here only while the budget is spent (a group of files
+    // whose contents lie in their listings reads nothing, and does not queue behind other reads).
+    const bytes = reads.reduce((sum, r) => sum + r.length, 0);
+    const taken = bytes > 0 ? await budget.acquire(bytes) : 0;
     for (const read of reads) {
       const started = startRead({
         span: read,
