@@ -66,8 +66,22 @@ function readProcesses(runDir: string): ProcessRecord[] {
 
 const runLock = (runDir: string) => ({ path: `${resolve(runDir)}.lock`, timeoutMs: 10 * 60_000 });
 
+/**
+ * Why stand-in nodes cannot run pods from `runDir`, or undefined. A stand-in container shares the host's root and
+ * mounts its volumes one after another; cairn's pods mount an emptyDir at /tmp, which hides every later volume's
+ * source under /tmp (the service account's token among them), so the pods would never start.
+ */
+export function standInRunDirProblem(runDir: string, runtime: NodeRuntime, nodes: number): string | undefined {
+  if (runtime !== 'local' || nodes === 0) return undefined;
+  const dir = resolve(runDir);
+  if (dir !== '/tmp' && !dir.startsWith('/tmp/')) return undefined;
+  return `the run directory ${dir} is under /tmp, which the stand-in's pods mount over: keep the cache (HOME or CAIRN_CACHE) outside /tmp, or use --runtime containerd`;
+}
+
 export async function up(opts: UpOptions): Promise<UpResult> {
   if (opts.nodes < 0 || opts.nodes > MAX_NODES) throw new Error(`--nodes must be between 0 and ${MAX_NODES}`);
+  const problem = standInRunDirProblem(opts.runDir, opts.runtime ?? 'local', opts.nodes);
+  if (problem) throw new Error(problem);
   const runDir = resolve(opts.runDir);
   return withFileLock(runLock(runDir), async () => {
     const existing = readState(runDir);
