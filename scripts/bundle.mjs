@@ -9,10 +9,19 @@
 // plugin protocol), and the data path's worker modules, which are entry points of their own here (worker threads
 // load them by URL). Modules a dynamic import loads (the S3 client, the plugin client) become chunks loaded on use.
 import { build } from 'esbuild';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 const dist = process.argv[2] ?? 'dist';
-const WORKER_MODULES = ['worker-entry', 'seal-worker', 'open-worker', 'chunk-worker', 'kopia/content-worker'];
+// Every module a worker thread runs: worker-entry and each `*-worker` module of the data path (worker-threads.ts),
+// found rather than listed, so that a new worker module cannot be left out of the bundle.
+const WORKER_MODULES = [
+  'worker-entry',
+  ...readdirSync(join(dist, 'datapath'), { recursive: true, encoding: 'utf8' })
+    .filter((file) => file.endsWith('-worker.js'))
+    .map((file) => file.slice(0, -'.js'.length))
+    .sort(),
+];
 
 await build({
   entryPoints: [{ in: join(dist, 'main', 'cairn.js'), out: 'cairn' }, ...WORKER_MODULES.map((name) => ({ in: join(dist, 'datapath', `${name}.js`), out: name }))],

@@ -23,10 +23,11 @@
  * waiting. So the file also holds those files' names, sizes, times and inode numbers (still nothing of contents).
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, type BigIntStats } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { BlobId, SnapshotId } from './ids.js';
+import type { EntryStat } from './scan-ahead.js';
 
 /** Bumped whenever the uploader builds listings differently: a cache of another format is not used. */
 const LISTING_FORMAT = 1;
@@ -90,7 +91,7 @@ function cacheFile(scope: ListingCacheScope): string {
  * The signature of a directory's entries: every lstat field its listing is made of, and those that tell a changed
  * file from an unchanged one. `stats[i]` belongs to `names[i]`.
  */
-export function entriesSignature(names: readonly string[], stats: readonly BigIntStats[]): string {
+export function entriesSignature(names: readonly string[], stats: readonly EntryStat[]): string {
   // The fields go into a typed array (a bigint store there allocates nothing), names joined by NUL (which no name
   // holds), each hashed in one call: decimal text or Buffer's bigint writes cost more than the hashing itself.
   if (signatureFields.length < names.length * FIELDS) signatureFields = new BigInt64Array(2 * names.length * FIELDS);

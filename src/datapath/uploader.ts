@@ -8,7 +8,7 @@
  */
 import { closeSync, fstatSync, lstatSync, openSync, read, readdirSync, readlinkSync, readSync, type BigIntStats } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
-import { matchesGlob, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { BlobWriter } from './blob-writer.js';
 import { ChunkWorker } from './chunk-pool.js';
 import { createChunker, type Chunker } from './chunker.js';
@@ -23,7 +23,8 @@ import { OrderedEntries } from './ordered-entries.js';
 import { isBundleSlice, isZeroRun, readTree, TreeWriter, type BundleSlice, type ContentItem, type TreeEntry } from './tree.js';
 import { tuneHeapForDataPath, type HeapTuning } from './heap-tuning.js';
 import { bootSpareWorkers } from './worker-threads.js';
-import { ScanAhead, type ScannedDir } from './scan-ahead.js';
+import { isExcluded } from './excludes.js';
+import { ScanAhead, type EntryStat, type ScannedDir } from './scan-ahead.js';
 import { TreeAhead } from './tree-ahead.js';
 import { ProgressCadence } from './progress-cadence.js';
 import { entriesSignature, ListingCache, sameIds, type CachedListing, type LargeFileRecord } from './listing-cache.js';
@@ -76,6 +77,11 @@ export interface BackupOptions {
    * at another path in every run, so it names the volume instead.
    */
   cacheKey?: string;
+  /**
+   * The scan of `source` begun before the repository was opened (startSourceScan), so that its system calls overlap
+   * the key derivation. The backup takes it over and stops it when done.
+   */
+  scan?: ScanAhead;
 }
 
 export interface BackupStats extends SnapshotSummary {
@@ -124,12 +130,12 @@ interface ChunkedContent {
 
 /** A large file read ahead of the walk: the lstat it was read under, and its content (undefined: read it again). */
 interface ReadAhead {
-  st: BigIntStats;
+  st: EntryStat;
   content: Promise<ChunkedContent | undefined>;
 }
 
 /** True when two lstat results describe the same file content (the fields a parent entry is matched on). */
-function sameFileState(a: BigIntStats, b: BigIntStats): boolean {
+function sameFileState(a: EntryStat, b: EntryStat): boolean {
   return a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs;
 }
 
@@ -158,14 +164,31 @@ function waitsForBundle(e: TreeEntry): boolean {
 }
 
 /**
- * Boots the worker threads a backup with default settings uses (the seal workers and the chunk worker), to be called
- * before the repository is opened: their start-up then overlaps the key derivation (worker-threads.ts).
+ * Boots the worker threads a backup with default settings uses (the seal workers, the chunk worker and the scan
+ * worker), to be called before the repository is opened: their start-up then overlaps the key derivation
+ * (worker-threads.ts).
  */
 export function bootBackupWorkers(): void {
-  bootSpareWorkers(defaultWorkerCount() + 1);
+  bootSpareWorkers(defaultWorkerCount() + 2);
+}
+
+/**
+ * Begins listing and lstat()ing `source` for a backup with these excludes, to be called before the repository is
+ * opened: opening waits for the key derivation (scrypt, a few hundred ms on the thread pool) with this thread idle.
+ */
+export function startSourceScan(source: string, excludes: readonly string[] = []): ScanAhead {
+  return new ScanAhead(resolve(source), excludes);
 }
 
 export async function backup(options: BackupOptions): Promise<BackupResult> {
+  try {
+    return await backupWith(options);
+  } finally {
+    options.scan?.stop();
+  }
+}
+
+async function backupWith(options: BackupOptions): Promise<BackupResult> {
   const repo = options.repository;
   const started = Date.now();
   const source = resolve(options.source);
@@ -290,7 +313,9 @@ class BackupRun {
     const scan = this.options.onProgress ? this.countTotals() : undefined;
     const heapTuning = tuneHeapForDataPath();
     this.heapTuning = heapTuning;
-    this.scanAhead = new ScanAhead(this.source, (rel, name) => this.excluded(rel, name));
+    // A scan begun for another path (or other excludes: the caller's to match) would only be dropped by the walk.
+    if (this.options.scan?.root === this.source) this.scanAhead = this.options.scan;
+    else if (this.useChunkWorker) this.scanAhead = new ScanAhead(this.source, this.options.excludes ?? []);
     // With a cache of the parent, only changed directories' listings are read: none are read ahead.
     if (parentTree && !this.cache?.usable) this.treeAhead = new TreeAhead(parentTree, (id) => this.repo.loadTreeBlob(id));
     try {
@@ -320,10 +345,7 @@ class BackupRun {
   }
 
   private excluded(rel: string, name: string): boolean {
-    for (const p of this.options.excludes ?? []) {
-      if (p.includes('/') ? matchesGlob(rel, p.replace(/^\/+/, '')) : matchesGlob(name, p)) return true;
-    }
-    return false;
+    return isExcluded(this.options.excludes ?? [], rel, name);
   }
 
   private report(rel: string, err: unknown): void {
@@ -389,7 +411,7 @@ class BackupRun {
       }),
     );
     // What the listing cache signs: the names walked and their lstat; and the large files it lists for reading ahead.
-    const signed: { names: string[]; stats: BigIntStats[] } | undefined = this.cache ? { names: [], stats: [] } : undefined;
+    const signed: { names: string[]; stats: EntryStat[] } | undefined = this.cache ? { names: [], stats: [] } : undefined;
     const large: LargeFileRecord[] | undefined = this.cache ? [] : undefined;
     let sinceYield = 0;
     for (let index = 0; index < names.length; index++) {
@@ -410,7 +432,7 @@ class BackupRun {
         continue;
       }
       const childAbs = `${abs}/${name}`;
-      let st: BigIntStats;
+      let st: EntryStat;
       try {
         st = stats?.[index] ?? lstatSync(childAbs, { bigint: true });
       } catch (err) {
@@ -495,11 +517,11 @@ class BackupRun {
     abs: string,
     rel: string,
     names: readonly string[],
-    stats: readonly (BigIntStats | undefined)[],
+    stats: readonly (EntryStat | undefined)[],
     cached: CachedListing,
   ): Promise<{ sub?: BlobId[]; subdirs: Map<string, Promise<BlobId[]>> }> {
     const subdirs = new Map<string, Promise<BlobId[]>>();
-    const signed: { names: string[]; stats: BigIntStats[] } = { names: [], stats: [] };
+    const signed: { names: string[]; stats: EntryStat[] } = { names: [], stats: [] };
     for (let i = 0; i < names.length; i++) {
       const name = names[i]!;
       if (this.excluded(rel ? `${rel}/${name}` : name, name)) continue;
@@ -535,7 +557,7 @@ class BackupRun {
    * True for a file whose content the chunk worker will read: large, changed, and not a later name of a hard-linked
    * file already stored. Every such file goes through the queue: the worker reads one file at a time.
    */
-  private goesToChunkWorker(st: BigIntStats, mt: string, prev: TreeEntry | undefined): boolean {
+  private goesToChunkWorker(st: EntryStat, mt: string, prev: TreeEntry | undefined): boolean {
     if (!this.useChunkWorker || st.size < BigInt(WORKER_CHUNK_MIN) || unchangedSince(prev, st, mt)) return false;
     return st.nlink === 1n || !this.hardlinks.has(`${st.dev}:${st.ino}`);
   }
@@ -561,7 +583,7 @@ class BackupRun {
   }
 
   /** The entry of a file, reading its content unless it is unchanged, or `readAhead` already holds it. */
-  private async file(abs: string, rel: string, st: BigIntStats, base: Omit<TreeEntry, 't'>, prev: TreeEntry | undefined, readAhead?: ChunkedContent): Promise<TreeEntry | undefined> {
+  private async file(abs: string, rel: string, st: EntryStat, base: Omit<TreeEntry, 't'>, prev: TreeEntry | undefined, readAhead?: ChunkedContent): Promise<TreeEntry | undefined> {
     const size = Number(st.size);
     const ct = st.ctimeNs.toString();
     const ino = st.ino.toString();
@@ -745,7 +767,7 @@ class BackupRun {
   }
 
   /** Chunks a file read ahead; undefined when it is not the file lstat saw or reading it failed (never rejects). */
-  private async readAheadFile(abs: string, st: BigIntStats): Promise<ChunkedContent | undefined> {
+  private async readAheadFile(abs: string, st: EntryStat): Promise<ChunkedContent | undefined> {
     let fd: number;
     try {
       fd = openSync(abs, 'r');
@@ -763,7 +785,7 @@ class BackupRun {
   }
 
   /** The read-ahead content of the file at `rel`, when it was read in the state the walk sees (`st`). */
-  private takeReadAhead(rel: string, st: BigIntStats): Promise<ChunkedContent | undefined> | undefined {
+  private takeReadAhead(rel: string, st: EntryStat): Promise<ChunkedContent | undefined> | undefined {
     const ahead = this.readAhead.get(rel);
     if (!ahead) return undefined;
     this.readAhead.delete(rel);
@@ -892,7 +914,7 @@ class BackupRun {
 }
 
 /** True when the parent snapshot's entry describes this very file content (size, mtime, ctime and inode match). */
-function unchangedSince(prev: TreeEntry | undefined, st: BigIntStats, mt: string): prev is TreeEntry {
+function unchangedSince(prev: TreeEntry | undefined, st: EntryStat, mt: string): prev is TreeEntry {
   return !!prev && prev.t === 'f' && !prev.hl && prev.s === Number(st.size) && prev.mt === mt && prev.ct === st.ctimeNs.toString() && prev.i === st.ino.toString();
 }
 

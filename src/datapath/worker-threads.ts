@@ -1,5 +1,5 @@
 /**
- * How the data path starts its worker threads (seal-pool, chunk-pool, open-pool). A worker runs an ordinary module
+ * How the data path starts its worker threads (seal-pool, chunk-pool, open-pool, scan-ahead). A worker runs an ordinary module
  * of this folder (seal-worker.ts, chunk-worker.ts, open-worker.ts), compiled with the rest: every thread starts at
  * worker-entry.ts, which imports the module it is told to and runs its `main`.
  *
@@ -18,6 +18,7 @@ import { Worker } from 'node:worker_threads';
 import type { ChunkWorkerData } from './chunk-worker.js';
 import type { ContentWorkerData } from './kopia/content-worker.js';
 import type { OpenWorkerData } from './open-worker.js';
+import type { ScanWorkerData } from './scan-worker.js';
 import type { SealWorkerData } from './seal-worker.js';
 import type { WorkerStart } from './worker-entry.js';
 
@@ -27,6 +28,7 @@ export interface WorkerModules {
   'open-worker': OpenWorkerData;
   'chunk-worker': ChunkWorkerData;
   'kopia/content-worker': ContentWorkerData;
+  'scan-worker': ScanWorkerData;
 }
 
 /** A small young generation makes workers drop the temporary buffers of zstd and the ciphers promptly. */

@@ -6,7 +6,8 @@ import { UsageError } from '../../base/errors.js';
 import { createProgress } from '../../cli/progress.js';
 import { formatBytes } from '../../base/bytes.js';
 import { interruptSignal, openRepository, repoFlags, toCliError } from '../../datapath/cli-support.js';
-import { backup, bootBackupWorkers, type BackupProgress } from '../../datapath/uploader.js';
+import type { ScanAhead } from '../../datapath/scan-ahead.js';
+import { backup, bootBackupWorkers, startSourceScan, type BackupProgress } from '../../datapath/uploader.js';
 import { defaultCacheDir } from '../../datapath/listing-cache.js';
 
 export default class RepoBackup extends BaseCommand<typeof RepoBackup> {
@@ -52,8 +53,10 @@ export default class RepoBackup extends BaseCommand<typeof RepoBackup> {
       throw new UsageError('DIR', `cannot read ${this.args.dir}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
     }
     if (!isDir) throw new UsageError('DIR', `${this.args.dir} is not a directory`);
+    let scan: ScanAhead | undefined;
     try {
       bootBackupWorkers();
+      scan = startSourceScan(this.args.dir, this.flags.exclude ?? []);
       const repo = await openRepository(this.flags, { prefetchIndex: true, uploadBytesPerSecond: this.flags['upload-bytes-per-second'] });
       const parent = this.flags.parent === 'none' ? null : this.flags.parent;
       const result = await backup({
@@ -66,6 +69,7 @@ export default class RepoBackup extends BaseCommand<typeof RepoBackup> {
         failOnUnreadable: this.flags['fail-on-unreadable'],
         ...(this.flags.cache ? { cacheDir: this.flags['cache-dir'] ?? defaultCacheDir() } : {}),
         signal: interruptSignal(),
+        scan,
         ...(progress || logProgress ? { onProgress } : {}),
       });
       progress?.stop('done');
@@ -90,6 +94,7 @@ export default class RepoBackup extends BaseCommand<typeof RepoBackup> {
       this.out(render(this.flags.output, summary, (r) => r.snapshotId));
       if (result.errors.length > 0) process.stderr.write(`warning: ${result.errors.length} file(s) could not be read and are not in the snapshot (see -o json or --log-level warn)\n`);
     } catch (err) {
+      scan?.stop();
       progress?.stop('failed');
       throw toCliError(err);
     }

@@ -1,7 +1,7 @@
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ScanAhead } from '../../../src/datapath/scan-ahead.js';
+import { ScanAhead, walkOrder } from '../../../src/datapath/scan-ahead.js';
 import { TreeAhead } from '../../../src/datapath/tree-ahead.js';
 import type { TreeEntry } from '../../../src/datapath/tree.js';
 import type { BlobId } from '../../../src/datapath/ids.js';
@@ -81,6 +81,14 @@ describe('TreeAhead', () => {
   });
 });
 
+describe('walkOrder', () => {
+  it('orders paths as the walk visits them: a directory, then what is under it, then its later siblings', () => {
+    const walk = ['/r', '/r/a', '/r/a/z', '/r/a-b', '/r/b', '/r/b/a'];
+    expect([...walk].reverse().sort(walkOrder)).toEqual(walk);
+    expect(walkOrder('/r/a', '/r/a')).toBe(0);
+  });
+});
+
 describe('ScanAhead', () => {
   it('lists and lstats directories in walk order, leaving out excluded ones and the unreadable to the walk', async () => {
     const root = tempDir('scan');
@@ -90,17 +98,55 @@ describe('ScanAhead', () => {
     writeFileSync(join(root, 'b/deep/f'), 'x');
     writeFileSync(join(root, 'a/2'), '22');
     writeFileSync(join(root, 'a/1'), '1');
-    const scan = new ScanAhead(root, (rel) => rel === 'skip');
-    const top = (await scan.take(root))!;
+    const scan = new ScanAhead(root, ['skip']);
+    const top = (await scan.take(root));
     expect(top.names).toEqual(['a', 'b', 'skip']);
     expect(top.stats[1]!.isDirectory()).toBe(true);
-    const a = (await scan.take(join(root, 'a')))!;
+    const a = (await scan.take(join(root, 'a')));
     expect(a.names).toEqual(['1', '2']);
     expect(a.stats.map((s) => Number(s!.size))).toEqual([1, 2]);
-    expect((await scan.take(join(root, 'b')))!.names).toEqual(['deep']);
-    expect((await scan.take(join(root, 'b/deep')))!.names).toEqual(['f']);
-    expect(scan.take(join(root, 'skip'))).toBeUndefined();
+    expect((await scan.take(join(root, 'b'))).names).toEqual(['deep']);
+    expect((await scan.take(join(root, 'b/deep'))).names).toEqual(['f']);
+    expect((await scan.take(join(root, 'skip'))).names).toBeUndefined();
     scan.stop();
+  });
+
+  it('leaves to the walk a directory it went past, and goes on with the later ones', async () => {
+    const root = tempDir('scan');
+    for (const d of ['a', 'b', 'c']) mkdirSync(join(root, d));
+    const scan = new ScanAhead(root, []);
+    expect((await scan.take(root)).names).toEqual(['a', 'b', 'c']);
+    expect((await scan.take(join(root, 'b'))).names).toEqual([]);
+    // 'a' was dropped when the walk took 'b'; 'bb' was never seen.
+    expect((await scan.take(join(root, 'a'))).names).toBeUndefined();
+    expect((await scan.take(join(root, 'bb'))).names).toBeUndefined();
+    expect((await scan.take(join(root, 'c'))).names).toEqual([]);
+    scan.stop();
+  });
+
+  it('scans a tree larger than its room ahead whole, as the walk takes it', async () => {
+    const root = tempDir('scan');
+    const dirs = Array.from({ length: 24 }, (_, i) => `d${String(i).padStart(2, '0')}`);
+    for (const d of dirs) {
+      mkdirSync(join(root, d));
+      for (let f = 0; f < 1000; f++) writeFileSync(join(root, d, String(f)), '');
+    }
+    const scan = new ScanAhead(root, []);
+    expect((await scan.take(root)).names).toEqual(dirs);
+    for (const d of dirs) {
+      const got = await scan.take(join(root, d));
+      expect(got.names).toHaveLength(1000);
+      expect(got.stats.every((s) => s?.isFile() && s.size === 0n)).toBe(true);
+    }
+    scan.stop();
+  });
+
+  it('leaves everything to the walk once stopped', async () => {
+    const root = tempDir('scan');
+    mkdirSync(join(root, 'a'));
+    const scan = new ScanAhead(root, []);
+    scan.stop();
+    expect((await scan.take(root)).names).toBeUndefined();
   });
 
   it('reports a directory it could not list as not scanned', async () => {
@@ -108,9 +154,9 @@ describe('ScanAhead', () => {
     const root = tempDir('scan');
     mkdirSync(join(root, 'locked'));
     chmodSync(join(root, 'locked'), 0);
-    const scan = new ScanAhead(root, () => false);
+    const scan = new ScanAhead(root, []);
     await scan.take(root);
-    expect((await scan.take(join(root, 'locked')))!.names).toBeUndefined();
+    expect((await scan.take(join(root, 'locked'))).names).toBeUndefined();
     scan.stop();
     chmodSync(join(root, 'locked'), 0o755);
   });
