@@ -5,7 +5,7 @@ import { ScanAhead, walkOrder } from '../../../src/datapath/scan-ahead.js';
 import { TreeAhead } from '../../../src/datapath/tree-ahead.js';
 import type { TreeEntry } from '../../../src/datapath/tree.js';
 import type { BlobId } from '../../../src/datapath/ids.js';
-import { backup } from '../../../src/datapath/uploader.js';
+import { backup, startSourceScan } from '../../../src/datapath/uploader.js';
 import { restore } from '../../../src/datapath/restorer.js';
 import { cleanupTempDirs, describeTree, newRepo, reshapeNestedDirs, tempDir, writeNestedDirs } from './helpers.js';
 
@@ -179,6 +179,22 @@ describe('incremental backup with listings read ahead', () => {
     expect(changed.stats.newFiles).toBe(3);
     const dst = tempDir('dst');
     await restore({ repository: repo, snapshotId: changed.snapshotId, target: dst });
+    expect(describeTree(dst)).toEqual(describeTree(src));
+  });
+
+  it('takes over a scan begun before the repository was opened, and stops it; a scan of another path is left unused', async () => {
+    const repo = await newRepo();
+    const src = tempDir('src');
+    writeNestedDirs(src, 5, 3);
+    const scan = startSourceScan(src);
+    const first = await backup({ source: src, repository: repo, scan });
+    expect(first.errors).toEqual([]);
+    expect((await scan.take(src)).names).toBeUndefined(); // stopped by the backup
+    const elsewhere = startSourceScan(tempDir('other'));
+    const second = await backup({ source: src, repository: repo, scan: elsewhere });
+    expect(second.stats.unchangedFiles).toBe(first.stats.files);
+    const dst = tempDir('dst');
+    await restore({ repository: repo, snapshotId: second.snapshotId, target: dst });
     expect(describeTree(dst)).toEqual(describeTree(src));
   });
 });
