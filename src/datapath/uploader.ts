@@ -313,7 +313,8 @@ class BackupRun {
     const scan = this.options.onProgress ? this.countTotals() : undefined;
     const heapTuning = tuneHeapForDataPath();
     this.heapTuning = heapTuning;
-    // A scan begun for another path (or other excludes: the caller's to match) would only be dropped by the walk.
+    // A scan begun for another path would only be dropped by the walk. (One with other excludes is still right: what
+    // it left out, the walk lists and lstats itself.) Without worker threads the walk does all of that itself.
     if (this.options.scan?.root === this.source) this.scanAhead = this.options.scan;
     else if (this.useChunkWorker) this.scanAhead = new ScanAhead(this.source, this.options.excludes ?? []);
     // With a cache of the parent, only changed directories' listings are read: none are read ahead.
