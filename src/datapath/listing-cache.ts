@@ -28,6 +28,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { BlobId, SnapshotId } from './ids.js';
 import type { EntryStat } from './scan-ahead.js';
+import { CHANGE_FIELDS, writeChangeFields } from './stat-fields.js';
 
 /** Bumped whenever the uploader builds listings differently: a cache of another format is not used. */
 const LISTING_FORMAT = 1;
@@ -94,30 +95,18 @@ function cacheFile(scope: ListingCacheScope): string {
 export function entriesSignature(names: readonly string[], stats: readonly EntryStat[]): string {
   // The fields go into a typed array (a bigint store there allocates nothing), names joined by NUL (which no name
   // holds), each hashed in one call: decimal text or Buffer's bigint writes cost more than the hashing itself.
-  if (signatureFields.length < names.length * FIELDS) signatureFields = new BigInt64Array(2 * names.length * FIELDS);
+  if (signatureFields.length < names.length * CHANGE_FIELDS) signatureFields = new BigInt64Array(2 * names.length * CHANGE_FIELDS);
   const f = signatureFields;
-  for (let i = 0, at = 0; i < names.length; i++, at += FIELDS) {
-    const st = stats[i]!;
-    f[at] = st.mode;
-    f[at + 1] = st.uid;
-    f[at + 2] = st.gid;
-    f[at + 3] = st.size;
-    f[at + 4] = st.mtimeNs;
-    f[at + 5] = st.ctimeNs;
-    f[at + 6] = st.ino;
-    f[at + 7] = st.nlink;
-  }
+  for (let i = 0, at = 0; i < names.length; i++, at += CHANGE_FIELDS) writeChangeFields(f, at, stats[i]!);
   return createHash('sha256')
     .update(names.join('\0'))
-    .update(new Uint8Array(f.buffer, 0, names.length * FIELDS * 8))
+    .update(new Uint8Array(f.buffer, 0, names.length * CHANGE_FIELDS * 8))
     .digest('base64url')
     .slice(0, 24);
 }
 
-/** The lstat fields signed per name. */
-const FIELDS = 8;
 /** Reused from one directory to the next (the walk signs one directory at a time, on one thread). */
-let signatureFields = new BigInt64Array(1024 * FIELDS);
+let signatureFields = new BigInt64Array(1024 * CHANGE_FIELDS);
 
 export class ListingCache {
   private readonly next = new Map<string, CachedListing>();

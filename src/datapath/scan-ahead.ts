@@ -50,7 +50,7 @@ const NOT_SCANNED: ScannedDir = { names: undefined, stats: [] };
 
 const S_IFMT = 0o170000n;
 
-/** One name's lstat fields, read from the batch the worker sent. */
+/** One name's lstat fields, read from the batch the worker sent (in the order of scan-worker.ts). */
 class ScannedStat implements EntryStat {
   constructor(
     private readonly f: BigInt64Array,
@@ -77,10 +77,10 @@ class ScannedStat implements EntryStat {
   get ino(): bigint {
     return this.f[this.at + 6]!;
   }
-  get dev(): bigint {
+  get nlink(): bigint {
     return this.f[this.at + 7]!;
   }
-  get nlink(): bigint {
+  get dev(): bigint {
     return this.f[this.at + 8]!;
   }
   private is(type: bigint): boolean {

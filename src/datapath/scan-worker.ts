@@ -10,6 +10,7 @@
 import { lstatSync, readdirSync, type BigIntStats } from 'node:fs';
 import type { MessagePort } from 'node:worker_threads';
 import { isExcluded } from './excludes.js';
+import { CHANGE_FIELDS, writeChangeFields } from './stat-fields.js';
 
 export interface ScanWorkerData {
   root: string;
@@ -23,9 +24,11 @@ export interface ScanWorkerData {
 export const TAKEN = 0;
 export const STOP = 1;
 
-/** The lstat fields sent per name, in this order; a name whose lstat failed (or that is excluded) has mode -1. */
-export const STAT_FIELDS = ['mode', 'uid', 'gid', 'size', 'mtimeNs', 'ctimeNs', 'ino', 'dev', 'nlink'] as const;
-export const FIELD_COUNT = STAT_FIELDS.length;
+/**
+ * The lstat fields sent per name: the change fields (stat-fields.ts), then dev. A name whose lstat failed (or that is
+ * excluded) has mode -1.
+ */
+export const FIELD_COUNT = CHANGE_FIELDS + 1;
 export const NO_STAT = -1n;
 
 /** Directories scanned, in walk order: `count` names each (in `names`, in order), or -1 for one not listed. */
@@ -75,15 +78,8 @@ class Batcher {
       f[at] = NO_STAT;
       return;
     }
-    f[at] = st.mode;
-    f[at + 1] = st.uid;
-    f[at + 2] = st.gid;
-    f[at + 3] = st.size;
-    f[at + 4] = st.mtimeNs;
-    f[at + 5] = st.ctimeNs;
-    f[at + 6] = st.ino;
-    f[at + 7] = st.dev;
-    f[at + 8] = st.nlink;
+    writeChangeFields(f, at, st);
+    f[at + CHANGE_FIELDS] = st.dev;
   }
 
   flush(done: boolean): void {
