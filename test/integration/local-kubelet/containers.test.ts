@@ -20,6 +20,9 @@ import {
 
 const ns = fileNamespace('lk-containers');
 
+// The stand-in's containers share the host's root, so a volume mounted over a directory that holds the node's run
+// directory hides it from the container (a cache under /work, say, on a machine whose HOME lies there): the shared
+// volume goes where no run directory is.
 const shell = (name: string, script: string, extra: object = {}) => ({ name, image: 'busybox:1.36', command: ['sh', '-c', script], ...extra });
 
 describe('local kubelet: containers', () => {
@@ -30,10 +33,10 @@ describe('local kubelet: containers', () => {
         restartPolicy: 'Never',
         volumes: [{ name: 'work', emptyDir: {} }],
         initContainers: [
-          shell('first', 'echo first >> /work/order', { volumeMounts: [{ name: 'work', mountPath: '/work' }] }),
-          shell('second', 'test -s /work/order && echo second >> /work/order', { volumeMounts: [{ name: 'work', mountPath: '/work' }] }),
+          shell('first', 'echo first >> /pod-work/order', { volumeMounts: [{ name: 'work', mountPath: '/pod-work' }] }),
+          shell('second', 'test -s /pod-work/order && echo second >> /pod-work/order', { volumeMounts: [{ name: 'work', mountPath: '/pod-work' }] }),
         ],
-        containers: [shell('main', 'echo main >> /work/order; cat /work/order', { volumeMounts: [{ name: 'work', mountPath: '/work' }] })],
+        containers: [shell('main', 'echo main >> /pod-work/order; cat /pod-work/order', { volumeMounts: [{ name: 'work', mountPath: '/pod-work' }] })],
       },
     });
     const pod = await waitForPhase(ns, 'init-order', 'Succeeded');
@@ -59,8 +62,8 @@ describe('local kubelet: containers', () => {
       spec: {
         restartPolicy: 'Never',
         volumes: [{ name: 'work', emptyDir: {} }],
-        initContainers: [shell('sidecar', 'echo up > /work/sidecar; sleep 3600', { restartPolicy: 'Always', volumeMounts: [{ name: 'work', mountPath: '/work' }] })],
-        containers: [shell('main', 'while [ ! -e /work/sidecar ]; do sleep 0.1; done; echo main saw sidecar', { volumeMounts: [{ name: 'work', mountPath: '/work' }] })],
+        initContainers: [shell('sidecar', 'echo up > /pod-work/sidecar; sleep 3600', { restartPolicy: 'Always', volumeMounts: [{ name: 'work', mountPath: '/pod-work' }] })],
+        containers: [shell('main', 'while [ ! -e /pod-work/sidecar ]; do sleep 0.1; done; echo main saw sidecar', { volumeMounts: [{ name: 'work', mountPath: '/pod-work' }] })],
       },
     });
     const pod = await waitForPod(ns, 'with-sidecar', 'Succeeded with its sidecar stopped', (p) =>
