@@ -21,8 +21,8 @@ import {
 const ns = fileNamespace('lk-containers');
 
 // The stand-in's containers share the host's root, so a volume mounted over a directory that holds the node's run
-// directory hides it from the container (a cache under /work, say, on a machine whose HOME lies there): the shared
-// volume goes where no run directory is.
+// directory would hide it from the container (a cache under /work, say, on a machine whose HOME lies there): the
+// stand-in refuses such a mount (tested below), and the shared volume goes where no run directory is.
 const shell = (name: string, script: string, extra: object = {}) => ({ name, image: 'busybox:1.36', command: ['sh', '-c', script], ...extra });
 
 describe('local kubelet: containers', () => {
@@ -241,6 +241,18 @@ describe('local kubelet: containers', () => {
     expect(ev.type).toBe('Warning');
     expect(ev.source).toMatchObject({ component: 'kubelet', host: pod.spec?.nodeName });
     expect(ev.message).toContain('nginx:1.27');
+  });
+
+  it('refuses a volume mounted over a parent of the node\'s directory (CreateContainerConfigError), not a pod that never starts', async () => {
+    const parent = nodes()[0]!.rootDir.split('/').slice(0, 2).join('/');
+    await createPod(ns, {
+      metadata: { name: 'hides-node' },
+      spec: { volumes: [{ name: 'v', emptyDir: {} }], containers: [shell('c', 'true', { volumeMounts: [{ name: 'v', mountPath: parent }] })] },
+    });
+    const pod = await waitForPod(ns, 'hides-node', 'refused its mount', (p) => containerStatus(p, 'c')?.state?.waiting?.reason === 'CreateContainerConfigError');
+    expect(containerStatus(pod, 'c')?.state?.waiting?.message).toContain(`mountPath "${parent}" would hide`);
+    const ev = await waitForEvent(ns, 'hides-node', 'Failed');
+    expect(ev.message).toContain('would hide');
   });
 });
 

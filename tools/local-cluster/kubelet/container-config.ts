@@ -30,6 +30,11 @@ export interface ContainerConfigOptions {
   hostPath: string;
   /** The bind shim to preload (per-node listening addresses), if it could be built. */
   bindShim?: string | undefined;
+  /**
+   * Host directories every container must still see: the stand-in's containers share the host's root, and their
+   * launch script, exit-code file and program lie there (the node's directory, the checkout the programs run from).
+   */
+  hostDirs?: readonly string[];
 }
 
 export type ContainerConfig =
@@ -70,6 +75,25 @@ export function containerPrivileges(c: V1Container): { capabilities?: string[]; 
   };
 }
 
+/**
+ * A volume mount at or above one of `hostDirs` would hide it from the container (its root is the host's): the
+ * container could not start, and its pod would wait for ever. Answers the message that refuses it, else undefined.
+ * (A real node's containers have their own root, where any mountPath is free.)
+ */
+export function mountHidingHostDir(mountPaths: readonly string[], hostDirs: readonly string[]): string | undefined {
+  for (const target of mountPaths) {
+    const t = resolve('/', target);
+    const hidden = hostDirs.find((d) => {
+      const dir = resolve(d);
+      return t === '/' || dir === t || dir.startsWith(t + '/');
+    });
+    if (hidden) {
+      return `mountPath "${target}" would hide ${hidden} from the container: on this test bed's kubelet stand-in containers share the host's root, so mount volumes elsewhere`;
+    }
+  }
+  return undefined;
+}
+
 export async function containerConfig(o: ContainerConfigOptions): Promise<ContainerConfig> {
   const { pod, container: c } = o;
   const podSc = pod.spec?.securityContext;
@@ -97,6 +121,11 @@ export async function containerConfig(o: ContainerConfigOptions): Promise<Contai
   });
   if (!program.ok) return { ok: false, reason: program.reason, message: program.message };
 
+  const hiding = mountHidingHostDir(
+    [...(c.volumeMounts ?? []).map((vm) => vm.mountPath), ...(c.volumeDevices ?? []).map((vd) => vd.devicePath)],
+    o.hostDirs ?? [],
+  );
+  if (hiding) return { ok: false, reason: 'CreateContainerConfigError', message: hiding };
   const mounts: ContainerMount[] = [];
   for (const vm of c.volumeMounts ?? []) {
     const vol = o.volumes.get(vm.name);

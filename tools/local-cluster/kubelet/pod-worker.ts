@@ -294,6 +294,7 @@ export class PodWorker {
       terminationLogFile: tlog,
       hostPath: this.deps.hostPath,
       bindShim: this.deps.bindShim,
+      hostDirs: [layout.rootDir, this.deps.repoDir],
     });
     const fieldPath = this.fieldPath(s);
     if (!cfg.ok) {
