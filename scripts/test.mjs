@@ -86,8 +86,13 @@ if (!process.versions.node.startsWith('24.')) {
 
 try {
   // --all: the CSI test bed's binaries, containerd (real nodes) and the tools single tests use (helm) build
-  // alongside the others on a cold machine (cached afterwards).
-  stage('toolchain (built once, cached under ~/.cache/cairn)', () => run('node', ['--import', 'tsx', 'tools/local-cluster/cli.ts', 'setup', '--all']));
+  // alongside the others on a cold machine (cached afterwards). Then the kopia Velero bundles, which the tests use to
+  // make Velero's repositories: built inside the first test that asked for it, its minutes on a cold machine ran
+  // past that test's time limit.
+  stage('toolchain (built once, cached under ~/.cache/cairn)', () => {
+    run('node', ['--import', 'tsx', 'tools/local-cluster/cli.ts', 'setup', '--all']);
+    run('bash', ['tools/peers/install-kopia.sh', '--velero'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  });
 
   stage('build', () => {
     run('npm', ['run', '--silent', 'build']);
