@@ -270,8 +270,13 @@ export class HostPathDriver {
       const device = join(staging, 'device');
       if (await isMountPoint(device)) return {};
       const loop = await attachLoop(this.volumePath(v));
-      await writeFile(device, '');
-      await run('mount', ['--bind', loop, device]);
+      try {
+        await writeFile(device, '');
+        await run('mount', ['--bind', loop, device]);
+      } catch (err) {
+        await run('losetup', ['-d', loop]).catch(() => undefined);
+        throw err;
+      }
       this.o.log(`staged block volume ${v.id} (${loop}) at ${staging}`);
       return {};
     }
@@ -366,10 +371,15 @@ async function isMountPoint(path: string): Promise<boolean> {
   return (await mountPoints()).includes(resolve(path));
 }
 
+/**
+ * A loop device of its own for one staging, never one already attached to the file: loop devices belong to the host
+ * kernel, which every node of the test bed shares, so a volume unstaged on one node (detaching its loop) while staged
+ * on another would leave the other node's device bound to a detached loop, or to whatever volume takes that loop
+ * next. Sharing one did just that when a restored block volume moved from the data mover's pod to its workload: the
+ * workload's pod could never map it (`losetup` failed on every retry). A block device's cache is written back when
+ * its last user closes it, so the next staging's loop reads what the last one wrote.
+ */
 async function attachLoop(file: string): Promise<string> {
-  const { stdout } = await run('losetup', ['-j', file]);
-  const existing = /^(\/dev\/loop\d+):/m.exec(stdout)?.[1];
-  if (existing) return existing;
   const attached = await run('losetup', ['-f', '--show', file]);
   return attached.stdout.trim();
 }
