@@ -36,7 +36,7 @@ await build({
   target: 'node22',
   // oclif reads tsconfig files with TypeScript only when it runs commands from sources (bin/dev.js); TypeScript is
   // a development dependency and no part of the program.
-  external: ['typescript'],
+  external: ['typescript', 'koffi'],
   // Dependencies written as CommonJS call require() for Node's own modules; an ES module has no require, so each
   // file of the bundle makes one from its own URL (esbuild's documented way for ESM output on Node).
   banner: { js: "import { createRequire as __cairnCreateRequire } from 'node:module'; const require = __cairnCreateRequire(import.meta.url);" },

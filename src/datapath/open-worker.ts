@@ -4,12 +4,13 @@
  * main thread uses, so there is one implementation of each step of docs/repository-format.md §3.1. For restore it
  * also writes whole small files straight from a batch of blobs.
  */
-import { closeSync, fchmodSync, fchownSync, futimesSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fchmodSync, fchownSync, ftruncateSync, futimesSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import type { MessagePort } from 'node:worker_threads';
 import { ZstdContext } from './compress.js';
 import { AuthenticationError, ContentHasher, ID_BYTES, openBlobInto } from './crypto.js';
 import { collectYoungGarbage } from './heap-tuning.js';
 import { FLAG_ZSTD } from './pack.js';
+import { preallocate } from './preallocate.js';
 import { CREATE_NEW, openNewSync, writeChunkSync } from './restore-writes.js';
 
 export interface OpenWorkerData {
@@ -63,6 +64,13 @@ export interface SmallFileJob {
 }
 
 export const PART_FIELDS = 6;
+
+/** A small file's size: the sum of its pieces' plaintext lengths (inline bytes, a bundle slice, or a whole blob). */
+function plainSize(p: number[]): number {
+  let size = 0;
+  for (let k = 0; k < p.length; k += PART_FIELDS) size += p[k + 2] === -1 ? p[k + 1]! : p[k + 4]! >= 0 ? p[k + 5]! : p[k + 3]!;
+  return size;
+}
 
 export interface SmallFileIssue {
   kind: 'fs' | 'blob';
@@ -212,12 +220,14 @@ class SmallFileWriter {
     const issues: SmallFileIssue[] = [];
     let pos = 0;
     try {
+      const reserved = preallocate(fd, plainSize(f.parts));
       for (let k = 0; k < f.parts.length; k += PART_FIELDS) {
         const plain = this.piece(slab, f.parts, k);
         let done = 0;
         while (done < plain.length) done += writeSync(fd, plain, done, plain.length - done, pos + done);
         pos += plain.length;
       }
+      if (pos < reserved) ftruncateSync(fd, pos);
       if (f.chown) {
         try {
           fchownSync(fd, f.uid, f.gid);

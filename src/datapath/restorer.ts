@@ -20,6 +20,7 @@ import type { PackSpan } from './read-plan.js';
 import { ByteBudget, cut, layoutPieces, READ_BUDGET_BYTES, ReadBuffers, type FilePiece } from './restore-reads.js';
 import { PieceReads } from './piece-reads.js';
 import { writeAllSync, writeRestoredFile } from './restore-writes.js';
+import { preallocate } from './preallocate.js';
 import { RestoreLedger, type RestoreResult, type RestoreRunOptions } from './restore-ledger.js';
 import { tuneHeapForDataPath, type HeapTuning } from './heap-tuning.js';
 import type { HeldLock } from './locks.js';
@@ -274,6 +275,7 @@ class RestoreRun {
     // Created with its final permission bits when the umask allows, which saves an fchmod per file.
     const size = await writeRestoredFile(abs, e.m & 0o777, async (fd, written) => {
       let sparse = false;
+      let reserved = 0;
       let pos: number;
       if (e.in !== undefined) {
         const data = Buffer.from(e.in, 'base64');
@@ -283,10 +285,13 @@ class RestoreRun {
         const items = e.c ?? [];
         // A file that had zero runs is written sparsely: all-zero 4 KiB blocks become holes.
         sparse = items.some(isZeroRun);
+        // Its blocks reserved first (not where holes are wanted): see preallocate.ts for why a restore waits without.
+        if (!sparse) reserved = preallocate(fd, e.s ?? 0);
         pos = await this.writeContent(fd, items, sparse);
       }
-      // Only a file with holes can end short of its size (a trailing hole, or zero blocks not written).
-      if (sparse) ftruncateSync(fd, pos);
+      // A file with holes can end short of its size (a trailing hole, or zero blocks not written); a reserved one
+      // only if its listing named a size its content does not have.
+      if (sparse || pos < reserved) ftruncateSync(fd, pos);
       this.attributes(written, rel, e, fd, false, (e.m & 0o777 & ~UMASK) === e.m);
       return pos;
     });
