@@ -1,7 +1,8 @@
 /**
- * cairn's image under a real container runtime (containerd and runc): it prints its version and help, runs as a
- * non-root user, holds nothing but the runtime (no dev dependencies, sources or tests), and its server starts
- * against the test cluster and answers its health endpoint.
+ * cairn's image under a real container runtime (containerd and runc): it prints its version and help, reserves a
+ * restored file's blocks through its native FFI library, runs as a non-root user, holds nothing but the runtime (no
+ * dev dependencies, sources or tests), and its server starts against the test cluster and answers its health
+ * endpoint.
  */
 import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -62,6 +63,19 @@ describe('the cairn image', () => {
     const started = await run('cache', ['env', 'NODE_DEBUG_NATIVE=COMPILE_CACHE', 'cairn', '--version']);
     expect(started.exitCode, started.stderr).toBe(0);
     expect(started.stdout + started.stderr).toMatch(/cairn\.js[^\n]*was accepted/);
+  });
+
+  it('reserves a restored file\'s blocks: koffi loads beside the bundle and calls the image\'s fallocate', async () => {
+    const fixture = join(process.cwd(), 'test/fixtures/image');
+    const reserved = await containerd.ctr(
+      ['run', '--rm', '--net-host', '--mount', `type=bind,src=${fixture},dst=/fixture,options=rbind:ro`, image.ref, 'reserve', 'node', '/fixture/reserve-blocks.mjs'],
+      { allowFailure: true },
+    );
+    expect(reserved.exitCode, reserved.stderr).toBe(0);
+    const result = JSON.parse(reserved.stdout) as { rc: number; size: number; allocated: number };
+    expect(result.rc).toBe(0);
+    expect(result.size).toBe(1 << 20);
+    expect(result.allocated).toBeGreaterThanOrEqual(1 << 20);
   });
 
   it('runs as a non-root user by default', async () => {
