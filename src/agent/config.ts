@@ -1,10 +1,11 @@
 /**
  * The node-agent ConfigMap (docs/node-agent.md, flag `--node-agent-configmap`): one JSON document in the
- * ConfigMap's data (the key name is free). cairn reads `loadConcurrency`, `podResources`, `priorityClassName`,
- * `privilegedFsBackup` and its own `uploadBytesPerSecond` (not in Velero: a cap on what each backup pod writes to the
- * object store), `storeRetryTimeout` (how long each data-mover pod retries an unreachable or throttling object
- * store before it fails) and `listingCacheDir` (where backup pods keep listing caches on the node); other keys of
- * Velero's schema (data-mover settings) are accepted, and the node agent logs a warning naming them at start. Read once at startup, as Velero.
+ * ConfigMap's data (the key name is free). cairn reads `loadConcurrency`, `loadAffinity`, `podResources`,
+ * `priorityClassName`, `privilegedFsBackup` and its own `uploadBytesPerSecond` (not in Velero: a cap on what each
+ * backup pod writes to the object store), `storeRetryTimeout` (how long each data-mover pod retries an unreachable or
+ * throttling object store before it fails) and `listingCacheDir` (where backup pods keep listing caches on the
+ * node); other keys of Velero's schema (data-mover settings) are accepted, and the node agent logs a warning naming
+ * them at start. Read once at startup, as Velero.
  */
 import type { V1ResourceRequirements } from '@kubernetes/client-node';
 import { matchesLabelSelector, type LabelSelectorLike } from '../api/label-selectors.js';
@@ -16,12 +17,22 @@ export interface PerNodeConcurrency {
   number: number;
 }
 
+/**
+ * Where snapshot data movement may run (Velero's `loadAffinity`): nodes whose labels match `nodeSelector`; an entry
+ * with `storageClass` applies to volumes of that class only.
+ */
+export interface LoadAffinity {
+  nodeSelector: LabelSelectorLike;
+  storageClass?: string;
+}
+
 export interface NodeAgentConfig {
   loadConcurrency?: {
     globalConfig?: number;
     perNodeConfig?: PerNodeConcurrency[];
     prepareQueueLength?: number;
   };
+  loadAffinity?: LoadAffinity[];
   podResources?: { cpuRequest?: string; memoryRequest?: string; cpuLimit?: string; memoryLimit?: string };
   priorityClassName?: string;
   privilegedFsBackup?: boolean;
@@ -67,9 +78,10 @@ function optionalString(v: unknown, where: string): string | undefined {
   return v;
 }
 
-/** The keys of the document cairn acts on; any other (Velero's `loadAffinity`, `backupPVC`...) is reported. */
+/** The keys of the document cairn acts on; any other (Velero's `backupPVC`, `restorePVC`...) is reported. */
 const HANDLED_KEYS: ReadonlySet<string> = new Set<keyof NodeAgentConfig>([
   'loadConcurrency',
+  'loadAffinity',
   'podResources',
   'priorityClassName',
   'privilegedFsBackup',
@@ -119,6 +131,7 @@ export function parseNodeAgentConfig(data: Record<string, string> | undefined): 
       }),
     };
   }
+  if (raw.loadAffinity !== undefined && raw.loadAffinity !== null) out.loadAffinity = parseLoadAffinity(raw.loadAffinity);
   if (raw.podResources !== undefined) {
     const pr = raw.podResources;
     if (!isObject(pr)) throw new NodeAgentConfigError('podResources must be an object');
@@ -155,6 +168,52 @@ export function parseNodeAgentConfig(data: Record<string, string> | undefined): 
     out.listingCacheDir = dir;
   }
   return out;
+}
+
+const NODE_SELECTOR_OPERATORS: ReadonlySet<string> = new Set(['In', 'NotIn', 'Exists', 'DoesNotExist']);
+
+function parseLoadAffinity(v: unknown): LoadAffinity[] {
+  if (!Array.isArray(v)) throw new NodeAgentConfigError('loadAffinity must be a list');
+  return v.map((entry: unknown, i) => {
+    const where = `loadAffinity[${i}]`;
+    if (!isObject(entry)) throw new NodeAgentConfigError(`${where} must be an object`);
+    const selector = entry.nodeSelector;
+    if (!isObject(selector)) throw new NodeAgentConfigError(`${where}.nodeSelector must be a label selector`);
+    const { matchLabels, matchExpressions } = selector;
+    if (matchLabels !== undefined && matchLabels !== null) {
+      if (!isObject(matchLabels) || Object.values(matchLabels).some((x) => typeof x !== 'string')) throw new NodeAgentConfigError(`${where}.nodeSelector.matchLabels must map label keys to strings`);
+    }
+    if (matchExpressions !== undefined && matchExpressions !== null) {
+      if (!Array.isArray(matchExpressions)) throw new NodeAgentConfigError(`${where}.nodeSelector.matchExpressions must be a list`);
+      matchExpressions.forEach((req: unknown, j) => {
+        const at = `${where}.nodeSelector.matchExpressions[${j}]`;
+        if (!isObject(req) || typeof req.key !== 'string' || req.key === '') throw new NodeAgentConfigError(`${at} must have a key`);
+        if (typeof req.operator !== 'string' || !NODE_SELECTOR_OPERATORS.has(req.operator)) {
+          throw new NodeAgentConfigError(`${at}.operator must be one of ${[...NODE_SELECTOR_OPERATORS].join(', ')} (got ${JSON.stringify(req.operator)})`);
+        }
+        const values = req.values ?? [];
+        if (!Array.isArray(values) || values.some((x) => typeof x !== 'string')) throw new NodeAgentConfigError(`${at}.values must be a list of strings`);
+        const needsValues = req.operator === 'In' || req.operator === 'NotIn';
+        if (needsValues !== values.length > 0) throw new NodeAgentConfigError(`${at}: ${req.operator} ${needsValues ? 'needs values' : 'takes no values'}`);
+      });
+    }
+    const storageClass = optionalString(entry.storageClass, `${where}.storageClass`);
+    return { nodeSelector: selector as LabelSelectorLike, ...(storageClass !== undefined ? { storageClass } : {}) };
+  });
+}
+
+/**
+ * The load affinity that applies to a volume of `storageClass` (Velero's rule): the entry naming that class, else
+ * the first entry naming none; undefined when neither exists (any node may move it).
+ */
+export function loadAffinityFor(entries: readonly LoadAffinity[] | undefined, storageClass: string | undefined): LoadAffinity | undefined {
+  const sc = storageClass ?? '';
+  let global: LoadAffinity | undefined;
+  for (const entry of entries ?? []) {
+    if ((entry.storageClass ?? '') === sc) return entry;
+    if (entry.storageClass === undefined && global === undefined) global = entry;
+  }
+  return global;
 }
 
 export const DEFAULT_CONCURRENCY = 1;

@@ -128,7 +128,7 @@ export function createNodeAgent(opts: NodeAgentOptions): Role {
       const node = await call(opts.kube, `get node ${opts.nodeName}`, () => opts.kube.core.readNode({ name: opts.nodeName }));
       const limit = concurrencyForNode(config, node.metadata?.labels);
       const queueLength = prepareQueueLength(config);
-      log.info({ concurrency: limit, prepareQueueLength: queueLength, configMap: opts.configMapName ?? null }, 'data path limits');
+      log.info({ concurrency: limit, prepareQueueLength: queueLength, loadAffinity: config.loadAffinity ?? null, configMap: opts.configMapName ?? null }, 'data path limits');
 
       const enqueueOwner = (pod: V1Pod) => {
         const labels = pod.metadata?.labels ?? {};
@@ -190,6 +190,8 @@ export function createNodeAgent(opts: NodeAgentOptions): Role {
         exposeOnGoing: () => controllers().reduce((n, c) => n + c.cached().filter((o) => o.metadata?.labels?.[Labels.ExposeOnGoing] === LabelValues.True).length, 0),
         prepareQueueLength: queueLength,
         prepareTimeoutMs: opts.prepareTimeoutMs ?? DEFAULT_PREPARE_TIMEOUT_MS,
+        ...(config.loadAffinity ? { loadAffinity: config.loadAffinity } : {}),
+        ...(node.metadata?.labels ? { nodeLabels: node.metadata.labels } : {}),
         eventWaitMs: DEFAULT_EVENT_WAIT_MS,
         progressWriteIntervalMs: 1000,
         observe: nodeMetricsObserver({ metrics, node: opts.nodeName, logger: log }),

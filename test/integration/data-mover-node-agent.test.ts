@@ -7,7 +7,8 @@
  * same round trip byte for byte; a DataDownload made before its target PVC waits for it, one into a claim bound
  * already fails at once; node agents restarted in
  * the middle of a DataDownload's re-bind, and while a DataUpload runs, are replaced and their successors finish the
- * work; a canceled running DataUpload ends Canceled and cleaned up.
+ * work; a canceled running DataUpload ends Canceled and cleaned up; node agents given a loadAffinity run the data
+ * movement of a volume only on a node its storage class's entry allows.
  */
 import { randomBytes, randomFillSync } from 'node:crypto';
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
@@ -358,4 +359,26 @@ describe('node-agent: snapshot data movement', () => {
     expect(done.status?.phase, done.status?.message).toBe('Canceled');
     await expectExposedObjectsGone(done);
   }, 240_000);
+
+  // Last: it restarts the node agents with a ConfigMap the tests above do not expect.
+  it("node agents restarted with a loadAffinity run a volume's DataUpload and DataDownload only on a node its storage class's entry allows", async () => {
+    const nodes = (await kubectl(['get', 'nodes', '-o', 'jsonpath={.items[*].metadata.name}'])).stdout.split(' ').filter(Boolean).sort();
+    expect(nodes.length).toBeGreaterThan(1);
+    const allowed = nodes.at(-1)!;
+    const byHostname = (node: string) => ({ matchLabels: { 'kubernetes.io/hostname': node } });
+    // The first entry names no class (it would send other classes' volumes to the first node); the class's own wins.
+    const config = { loadAffinity: [{ nodeSelector: byHostname(nodes[0]!) }, { nodeSelector: byHostname(allowed), storageClass: SC }] };
+    await kubectl(['-n', NS, 'create', 'configmap', 'node-agent-config', `--from-literal=config.json=${JSON.stringify(config)}`]);
+    const arg = { op: 'add', path: '/spec/template/spec/containers/0/args/-', value: '--node-agent-configmap=node-agent-config' };
+    await kubectl(['-n', NS, 'patch', 'daemonset', 'node-agent', '--type', 'json', '-p', JSON.stringify([arg])]);
+    await kubectl(['-n', NS, 'rollout', 'status', 'daemonset/node-agent', '--timeout=240s'], { timeoutMs: 250_000 });
+
+    // Twice each way: a node chosen by chance would be the allowed one only a quarter of the time.
+    for (const round of [1, 2]) {
+      const du = await moveSnapshot('data');
+      expect(du.status?.node).toBe(allowed);
+      const { dd } = await restoreInto({ du, name: `affine-${round}`, mode: 'Filesystem', readerScript: 'cat /data/from-pod.txt' });
+      expect(dd.status?.node).toBe(allowed);
+    }
+  }, 600_000);
 });

@@ -1,7 +1,7 @@
 /**
  * The node-agent's DataDownload controller (snapshot data movement, restore side; docs/data-mover.md): any
- * node-agent may claim a New DataDownload of the built-in data mover once its target PVC exists (until then it
- * waits, within the prepare timeout counted from the DD's creation). The generic restore exposer makes a restore PVC
+ * node-agent whose node the load affinity allows may claim a New DataDownload of the built-in data mover once its
+ * target PVC exists (until then it waits, within the prepare timeout counted from the DD's creation). The generic restore exposer makes a restore PVC
  * and pod; when the data mover has succeeded, the restored PV is re-bound to the target PVC before the DD is
  * Completed (a failed re-bind fails it).
  */
@@ -9,11 +9,12 @@ import { realTimerClock } from '../../base/clock.js';
 import { Finalizers } from '../../api/constants.js';
 import { Kinds, creationTimestampOf, parseDataDownload, type DataDownload } from '../../api/index.js';
 import { customClient } from '../../kube/custom.js';
+import { loadAffinityFor } from '../config.js';
 import { readPvc } from '../exposer/exposed-objects.js';
 import { targetRefOf, type GenericRestoreExposer } from '../exposer/generic-restore-exposer.js';
 import { RESTORED_PV_ANNOTATION } from '../exposer/rebind.js';
 import { createDataPathController, type DataPathController, type DataPathControllerContext, type DataPathKindSpec } from './data-path-controller.js';
-import type { AcceptDecision } from './data-path-decisions.js';
+import { loadAffinityDecision, type AcceptDecision } from './data-path-decisions.js';
 import { isBuiltInDataMover } from './data-upload.js';
 
 export interface DataDownloadControllerContext extends DataPathControllerContext {
@@ -50,7 +51,11 @@ export function dataDownloadSpec(ctx: DataDownloadControllerContext): DataPathKi
     processingNode: (dd) => dd.status?.node,
     async acceptDecision(dd) {
       const target = await readPvc(ctx.kube, dd.spec.targetVolume.namespace, dd.spec.targetVolume.pvc);
-      return targetPvcDecision({ targetExists: target !== undefined, createdAt: creationTimestampOf(dd), now: now(), prepareTimeoutMs: ctx.prepareTimeoutMs, targetRef: targetRefOf(dd) });
+      const createdAt = creationTimestampOf(dd);
+      if (!target) return targetPvcDecision({ targetExists: false, createdAt, now: now(), prepareTimeoutMs: ctx.prepareTimeoutMs, targetRef: targetRefOf(dd) });
+      // The restore volume is made in the target's storage class: that class's load affinity applies.
+      const affinity = loadAffinityFor(ctx.loadAffinity, target.spec?.storageClassName);
+      return loadAffinityDecision({ affinity, nodeLabels: ctx.nodeLabels, createdAt, now: now(), prepareTimeoutMs: ctx.prepareTimeoutMs });
     },
     onAccepted(dd, node) {
       dd.status = { ...(dd.status ?? {}), node, acceptedByNode: node };

@@ -29,6 +29,7 @@ import { startCustomController, type ObjectKey, type ReconcileResult, type Runni
 import type { CustomClient, ResourceKind } from '../../kube/custom.js';
 import type { WatchEventType } from '../../kube/informer.js';
 import { isConflict, isNotFound } from '../../kube/errors.js';
+import type { LoadAffinity } from '../config.js';
 import type { DataPathKind } from '../exposer/hosting-pod.js';
 import type { ResultMessage, TaskKind } from '../microservice/protocol.js';
 import type { NodeSlots } from '../slots.js';
@@ -119,6 +120,9 @@ export interface DataPathControllerContext {
   progressWriteIntervalMs: number;
   /** Time, and the timers of the progress throttle and the watcher (tests drive it). */
   clock?: TimerClock;
+  /** The node agent's load affinity (ConfigMap `loadAffinity`) and this node's labels, for snapshot data movement. */
+  loadAffinity?: readonly LoadAffinity[];
+  nodeLabels?: Readonly<Record<string, string>>;
   /** Told of every watch event of the kind's CRs (the node's metrics); absent in tests. */
   observe?: (kind: DataPathKind, type: WatchEventType, obj: DataPathObject) => void;
 }
@@ -202,6 +206,21 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
     ctx.slots.release(slotKey(name));
     // Logged by the write that made it so: a CR already finished (by another path, or an earlier turn) stays quiet.
     if (wrote) log.info({ [spec.short]: name, phase }, `${spec.short} ${phase}`);
+  }
+
+  /** Fails a CR no node has claimed (a node that claims it meanwhile wins: the write is made only while it is New). */
+  async function failUnclaimed(name: string, message: string): Promise<void> {
+    let wrote = false;
+    await retryTransient(() =>
+      update(name, (o) => {
+        wrote = false;
+        if (phaseOf(o) !== DataPathPhase.New) return false;
+        wrote = true;
+        const stamp = statusTime(now());
+        o.status = { ...(o.status ?? {}), phase: DataPathPhase.Failed, message, startTimestamp: stamp, completionTimestamp: stamp };
+      }),
+    );
+    if (wrote) log.warn({ [spec.short]: name, reason: message }, `${spec.short} ${DataPathPhase.Failed}`);
   }
 
   async function markCancel(name: string, message: string): Promise<void> {
@@ -383,6 +402,7 @@ export function createDataPathController<T extends DataPathObject>(spec: DataPat
       if (next.why) log.debug({ [spec.short]: name, why: next.why }, 'not accepting yet');
       return next.retryAfterMs !== undefined ? { requeueAfterMs: next.retryAfterMs } : undefined;
     }
+    if (next.step === 'fail') return failUnclaimed(name, next.message);
     const key = slotKey(name);
     if (!ctx.slots.tryAcquire(key)) {
       log.debug({ [spec.short]: name, limit: ctx.slots.limit }, 'node concurrency limit reached');

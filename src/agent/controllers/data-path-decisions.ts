@@ -5,7 +5,9 @@
  * so each decision is tested table by table in milliseconds (test/unit/agent/data-path-decisions.test.ts).
  */
 import type { KubernetesObject, V1Pod } from '@kubernetes/client-node';
+import { matchesLabelSelector } from '../../api/label-selectors.js';
 import { DataPathPhase, DataPathTerminalPhases } from '../../api/schema.js';
+import type { LoadAffinity } from '../config.js';
 import { unrecoverableReason } from '../exposer/hosting-pod.js';
 import type { WatchOutcome } from '../watcher/microservice-watch.js';
 
@@ -38,8 +40,11 @@ export function cancelOverdue(phase: string, seenAt: number, now: number): boole
   return now - seenAt >= limit;
 }
 
-/** Whether this node claims a New CR now (the kind decides); a claimed CR whose expose cannot work fails later. */
-export type AcceptDecision = { accept: true } | { accept: false; retryAfterMs?: number; why?: string };
+/**
+ * Whether this node claims a New CR now (the kind decides); a claimed CR whose expose cannot work fails later. `fail`:
+ * no node can take it, and it fails unclaimed with that message.
+ */
+export type AcceptDecision = { accept: true } | { accept: false; retryAfterMs?: number; why?: string; fail?: string };
 
 /** How often a CR waiting on something is looked at again. */
 export const REQUEUE_SOON_MS = 2000;
@@ -111,11 +116,12 @@ export function dataPathStep<T extends DataPathObject>(o: DataPathObservation<T>
   }
 }
 
-/** A New CR this node may claim: wait, or take a slot and claim it. */
-export type NewStep = { step: 'wait'; retryAfterMs?: number; why?: string } | { step: 'claim' };
+/** A New CR this node may claim: wait, take a slot and claim it, or fail it unclaimed. */
+export type NewStep = { step: 'wait'; retryAfterMs?: number; why?: string } | { step: 'claim' } | { step: 'fail'; message: string };
 
 export function newStep(o: { accept: AcceptDecision; exposeOnGoing: number; prepareQueueLength: number }): NewStep {
   if (!o.accept.accept) {
+    if (o.accept.fail !== undefined) return { step: 'fail', message: o.accept.fail };
     return { step: 'wait', ...(o.accept.retryAfterMs !== undefined ? { retryAfterMs: o.accept.retryAfterMs } : {}), ...(o.accept.why ? { why: o.accept.why } : {}) };
   }
   if (o.prepareQueueLength > 0 && o.exposeOnGoing >= o.prepareQueueLength) return { step: 'wait', retryAfterMs: REQUEUE_BUSY_MS, why: 'prepare queue is full' };
@@ -202,4 +208,31 @@ export function watchEndStep(outcome: WatchOutcome, o: { hasBeforeCompleted: boo
   if (outcome.outcome === 'completed') return o.hasBeforeCompleted ? { step: 'before-completed' } : { step: 'complete' };
   if (outcome.outcome === 'canceled') return { step: 'finish', phase: DataPathPhase.Canceled, message: outcome.message, keepMessage: true };
   return { step: 'finish', phase: DataPathPhase.Failed, message: `${o.failurePrefix}: ${outcome.message}`, keepMessage: false };
+}
+
+/** A CR that waits for a node matching the load affinity is looked at again this often. */
+export const AFFINITY_WAIT_RETRY_MS = 5000;
+
+/**
+ * Whether this node may move a volume under the node agent's load affinity (`affinity`: the entry that applies to
+ * the volume's storage class, config.ts): yes when none applies or this node's labels match it. Otherwise a node
+ * that matches is left to take it; once it has waited the prepare timeout since its creation (no node matches, or
+ * every one that does stayed busy), it fails unclaimed, as Velero's data-mover pod that no node can schedule fails
+ * its prepare timeout.
+ */
+export function loadAffinityDecision(o: {
+  affinity: LoadAffinity | undefined;
+  nodeLabels: Readonly<Record<string, string>> | undefined;
+  createdAt: Date | undefined;
+  now: Date;
+  prepareTimeoutMs: number;
+}): AcceptDecision {
+  if (!o.affinity || matchesLabelSelector(o.nodeLabels, o.affinity.nodeSelector)) return { accept: true };
+  const scope = o.affinity.storageClass !== undefined ? ` for storage class ${o.affinity.storageClass}` : '';
+  const why = `this node does not match the node agent's loadAffinity${scope}`;
+  const waited = o.createdAt ? o.now.getTime() - o.createdAt.getTime() : 0;
+  if (waited >= o.prepareTimeoutMs) {
+    return { accept: false, why, fail: `no node matching the node agent's loadAffinity${scope} took it within the prepare timeout (${Math.round(o.prepareTimeoutMs / 1000)}s)` };
+  }
+  return { accept: false, retryAfterMs: AFFINITY_WAIT_RETRY_MS, why };
 }

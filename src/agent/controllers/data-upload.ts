@@ -1,14 +1,17 @@
 /**
  * The node-agent's DataUpload controller (snapshot data movement, backup side; docs/data-mover.md): any
- * node-agent may claim a New DataUpload of the built-in data mover; the CSI snapshot exposer then restores the
+ * node-agent whose node the load affinity allows may claim a New DataUpload of the built-in data mover; the CSI snapshot exposer then restores the
  * snapshot into a backup PVC read by a backup pod on the claiming node. Completion records the snapshot ID and the
  * in-pod path; the exposed objects are deleted once the DataUpload is finished, whatever its outcome.
  */
 import { Finalizers } from '../../api/constants.js';
-import { Kinds, SnapshotType, parseDataUpload, type DataUpload } from '../../api/index.js';
+import { Kinds, SnapshotType, creationTimestampOf, parseDataUpload, type DataUpload } from '../../api/index.js';
+import { realTimerClock } from '../../base/clock.js';
 import { customClient } from '../../kube/custom.js';
 import type { DataMoverExposer } from '../exposer/csi-snapshot-exposer.js';
 import { backupResultStatus } from '../microservice/protocol.js';
+import { loadAffinityFor } from '../config.js';
+import { loadAffinityDecision } from './data-path-decisions.js';
 import { createDataPathController, type DataPathController, type DataPathControllerContext, type DataPathKindSpec } from './data-path-controller.js';
 
 /** The data mover names cairn's node-agent runs ('' is the default, as in Velero). */
@@ -31,8 +34,17 @@ export function dataUploadSpec(ctx: DataUploadControllerContext): DataPathKindSp
     ignored: (du) => !isBuiltInDataMover(du.spec.datamover),
     describe: (du) => ({ source: `${du.spec.sourceNamespace}/${du.spec.sourcePVC}`, volumeSnapshot: du.spec.csiSnapshot?.volumeSnapshot }),
     processingNode: (du) => du.status?.node,
-    // Any node may move a snapshot: the exposed volume is provisioned for the claiming node.
-    acceptDecision: () => Promise.resolve({ accept: true }),
+    // Any node the load affinity allows may move a snapshot: the exposed volume is provisioned for the claiming node.
+    acceptDecision: (du) =>
+      Promise.resolve(
+        loadAffinityDecision({
+          affinity: loadAffinityFor(ctx.loadAffinity, du.spec.csiSnapshot?.storageClass),
+          nodeLabels: ctx.nodeLabels,
+          createdAt: creationTimestampOf(du),
+          now: new Date((ctx.clock ?? realTimerClock).now()),
+          prepareTimeoutMs: ctx.prepareTimeoutMs,
+        }),
+      ),
     onAccepted(du, node) {
       du.status = { ...(du.status ?? {}), node, acceptedByNode: node };
     },

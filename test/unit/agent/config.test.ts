@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { NodeAgentConfigError, concurrencyForNode, hostingPodResources, listingCacheHostDir, parseNodeAgentConfig, readNodeAgentConfig, prepareQueueLength } from '../../../src/agent/config.js';
+import { NodeAgentConfigError, concurrencyForNode, hostingPodResources, listingCacheHostDir, loadAffinityFor, parseNodeAgentConfig, readNodeAgentConfig, prepareQueueLength } from '../../../src/agent/config.js';
 
 describe('node-agent ConfigMap', () => {
   it('reads the JSON document of the ConfigMap (any key name; the last key wins)', () => {
@@ -9,11 +9,12 @@ describe('node-agent ConfigMap', () => {
         podResources: { cpuRequest: '100m', memoryLimit: '1Gi' },
         priorityClassName: 'high',
         privilegedFsBackup: true,
-        loadAffinity: [{ nodeSelector: {} }],
+        loadAffinity: [{ nodeSelector: { matchLabels: { zone: 'z1' } } }, { nodeSelector: { matchExpressions: [{ key: 'disk', operator: 'In', values: ['ssd'] }] }, storageClass: 'fast' }],
       }),
     });
     expect(config).toEqual({
       loadConcurrency: { globalConfig: 2, prepareQueueLength: 10, perNodeConfig: [{ nodeSelector: { matchLabels: { 'kubernetes.io/hostname': 'node1' } }, number: 3 }] },
+      loadAffinity: [{ nodeSelector: { matchLabels: { zone: 'z1' } } }, { nodeSelector: { matchExpressions: [{ key: 'disk', operator: 'In', values: ['ssd'] }] }, storageClass: 'fast' }],
       podResources: { cpuRequest: '100m', memoryLimit: '1Gi' },
       priorityClassName: 'high',
       privilegedFsBackup: true,
@@ -23,10 +24,35 @@ describe('node-agent ConfigMap', () => {
   });
 
   it('names the keys of the document it does not apply, so that the node agent reports them', () => {
-    const doc = { loadConcurrency: { globalConfig: 2 }, loadAffinity: [{ nodeSelector: {} }], backupPVC: {}, listingCacheDir: '' };
-    expect(readNodeAgentConfig({ c: JSON.stringify(doc) })).toEqual({ config: { loadConcurrency: { globalConfig: 2, perNodeConfig: [] }, listingCacheDir: '' }, notApplied: ['loadAffinity', 'backupPVC'] });
+    const doc = { loadConcurrency: { globalConfig: 2 }, loadAffinity: [{ nodeSelector: {} }], backupPVC: {}, restorePVC: {}, listingCacheDir: '' };
+    expect(readNodeAgentConfig({ c: JSON.stringify(doc) })).toEqual({
+      config: { loadConcurrency: { globalConfig: 2, perNodeConfig: [] }, loadAffinity: [{ nodeSelector: {} }], listingCacheDir: '' },
+      notApplied: ['backupPVC', 'restorePVC'],
+    });
     expect(readNodeAgentConfig({})).toEqual({ config: {}, notApplied: [] });
     expect(() => readNodeAgentConfig({ c: '{' })).toThrow(NodeAgentConfigError);
+  });
+
+  it('picks the load affinity of a storage class: its own entry, else the first entry naming no class (as Velero)', () => {
+    const zone1 = { nodeSelector: { matchLabels: { zone: 'z1' } } };
+    const zone2 = { nodeSelector: { matchLabels: { zone: 'z2' } } };
+    const fast = { nodeSelector: { matchLabels: { disk: 'ssd' } }, storageClass: 'fast' };
+    expect(loadAffinityFor([zone1, fast, zone2], 'fast')).toEqual(fast);
+    expect(loadAffinityFor([zone1, fast, zone2], 'slow')).toEqual(zone1);
+    expect(loadAffinityFor([zone1, fast, zone2], undefined)).toEqual(zone1);
+    expect(loadAffinityFor([fast], 'slow')).toBeUndefined();
+    expect(loadAffinityFor(undefined, 'fast')).toBeUndefined();
+  });
+
+  it('refuses a load affinity it could not apply as written', () => {
+    const bad = (loadAffinity: unknown) => () => parseNodeAgentConfig({ c: JSON.stringify({ loadAffinity }) });
+    expect(bad({ nodeSelector: {} })).toThrow('loadAffinity must be a list');
+    expect(bad([{}])).toThrow('loadAffinity[0].nodeSelector must be a label selector');
+    expect(bad([{ nodeSelector: { matchLabels: { zone: 1 } } }])).toThrow('loadAffinity[0].nodeSelector.matchLabels must map label keys to strings');
+    expect(bad([{ nodeSelector: { matchExpressions: [{ key: 'zone', operator: 'Gt', values: ['1'] }] } }])).toThrow('operator must be one of In, NotIn, Exists, DoesNotExist (got "Gt")');
+    expect(bad([{ nodeSelector: { matchExpressions: [{ key: 'zone', operator: 'In' }] } }])).toThrow('In needs values');
+    expect(bad([{ nodeSelector: { matchExpressions: [{ key: 'zone', operator: 'Exists', values: ['x'] }] } }])).toThrow('Exists takes no values');
+    expect(bad([{ nodeSelector: {}, storageClass: 3 }])).toThrow('loadAffinity[0].storageClass must be a string');
   });
 
   it('names what is wrong in a bad document', () => {

@@ -51,6 +51,15 @@ describe('DataUpload and DataDownload kind specs', () => {
     expect(empty.status?.message).toBe(EMPTY_VOLUME_UPLOAD_MESSAGE);
   });
 
+  it('a DataUpload is claimed only by a node its storage class\'s load affinity allows', async () => {
+    const affinity = [{ nodeSelector: { matchLabels: { zone: 'z1' } } }, { nodeSelector: { matchLabels: { zone: 'z2' } }, storageClass: 'sc' }];
+    const on = (zone: string) => dataUploadSpec({ ...ctx, loadAffinity: affinity, nodeLabels: { zone } }).acceptDecision(du());
+    // The upload's storage class is `sc`: its own entry applies, not the first one.
+    expect(await on('z2')).toEqual({ accept: true });
+    expect(await on('z1')).toMatchObject({ accept: false, why: "this node does not match the node agent's loadAffinity for storage class sc" });
+    expect(await dataUploadSpec(ctx).acceptDecision(du())).toEqual({ accept: true });
+  });
+
   it('a DataUpload of another snapshot type fails its expose', async () => {
     const o = du();
     o.spec.snapshotType = 'Other';

@@ -181,6 +181,23 @@ describe('phase transitions on this node', () => {
 });
 
 describe('cancel', () => {
+  it('a New CR no node may take is Failed unclaimed with the reason, and no slot or expose is spent on it', async () => {
+    const { fake, read } = setup(dataPath('pvb-1').finalizers(FINALIZER).build());
+    const a = nodeAgent(fake, 'node-a', { accept: async () => ({ accept: false, fail: 'no node matching the load affinity took it' }) });
+    expect(await a.controller.reconcile(key('pvb-1'))).toBeUndefined();
+    expect(read('pvb-1')?.status).toMatchObject({ phase: 'Failed', message: 'no node matching the load affinity took it', completionTimestamp: '2026-01-01T00:00:00Z' });
+    expect(a.did).toEqual([]);
+    expect(a.slots.inUse).toBe(0);
+  });
+
+  it('a CR another node claimed meanwhile is not failed by a node that may not take it', async () => {
+    const { fake, read } = setup(dataPath('pvb-1').finalizers(FINALIZER).build());
+    const b = nodeAgent(fake, 'node-b');
+    const a = nodeAgent(fake, 'node-a', { accept: async () => (await b.controller.reconcile(key('pvb-1')), { accept: false, fail: 'no node may take it' }) });
+    await a.controller.reconcile(key('pvb-1'));
+    expect(read('pvb-1')?.status).toMatchObject({ phase: 'Accepted', node: 'node-b' });
+  });
+
   it('a New CR canceled before anyone claimed it is Canceled without an expose', async () => {
     const { read, agent: a, reconcile } = nodeAWith(dataPath('pvb-1').finalizers(FINALIZER).cancel().build());
     await reconcile();

@@ -6,6 +6,8 @@ import {
   REQUEUE_BUSY_MS,
   dataPathStep,
   newStep,
+  loadAffinityDecision,
+  AFFINITY_WAIT_RETRY_MS,
   prepareStep,
   runStep,
   watchEndStep,
@@ -55,6 +57,7 @@ describe('a New CR', () => {
     ['waits while the prepare queue is full', { accept: { accept: true }, exposeOnGoing: 2, prepareQueueLength: 2 }, { step: 'wait', retryAfterMs: REQUEUE_BUSY_MS, why: 'prepare queue is full' }],
     ['waits as the kind says', { accept: { accept: false, retryAfterMs: 3000, why: 'target PVC missing' }, exposeOnGoing: 0, prepareQueueLength: 0 }, { step: 'wait', retryAfterMs: 3000, why: 'target PVC missing' }],
     ['is left for its event when the kind declines without a retry', { accept: { accept: false }, exposeOnGoing: 0, prepareQueueLength: 0 }, { step: 'wait' }],
+    ['fails unclaimed when the kind says no node can take it', { accept: { accept: false, fail: 'no node matches' }, exposeOnGoing: 0, prepareQueueLength: 0 }, { step: 'fail', message: 'no node matches' }],
   ])('%s', (_title, input, expected) => {
     expect(newStep(input)).toEqual(expected);
   });
@@ -109,5 +112,31 @@ describe('the end of a data mover', () => {
     ['a cancel keeps the reason already on the CR', [{ outcome: 'canceled', message: 'canceled by the user' }, { hasBeforeCompleted: false, failurePrefix: 'x' }], { step: 'finish', phase: 'Canceled', message: 'canceled by the user', keepMessage: true }],
   ])('%s', (_title, args, expected) => {
     expect(watchEndStep(...args)).toEqual(expected);
+  });
+});
+
+describe('the load affinity of snapshot data movement', () => {
+  const createdAt = new Date('2026-01-01T00:00:00Z');
+  const at = (ms: number) => new Date(createdAt.getTime() + ms);
+  const base = { createdAt, now: createdAt, prepareTimeoutMs: 60_000, nodeLabels: { 'kubernetes.io/hostname': 'node-a', zone: 'z1' } };
+  it.each<[string, Parameters<typeof loadAffinityDecision>[0], ReturnType<typeof loadAffinityDecision>]>([
+    ['any node takes the work when no affinity applies', { ...base, affinity: undefined }, { accept: true }],
+    ['a node whose labels match takes it', { ...base, affinity: { nodeSelector: { matchLabels: { zone: 'z1' } } } }, { accept: true }],
+    [
+      'a node that does not match leaves it to one that does',
+      { ...base, affinity: { nodeSelector: { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'NotIn', values: ['node-a'] }] } } },
+      { accept: false, retryAfterMs: AFFINITY_WAIT_RETRY_MS, why: "this node does not match the node agent's loadAffinity" },
+    ],
+    [
+      'past the prepare timeout a node that does not match fails it (no matching node took it)',
+      { ...base, now: at(60_000), affinity: { nodeSelector: { matchLabels: { zone: 'z2' } }, storageClass: 'fast' } },
+      {
+        accept: false,
+        why: "this node does not match the node agent's loadAffinity for storage class fast",
+        fail: "no node matching the node agent's loadAffinity for storage class fast took it within the prepare timeout (60s)",
+      },
+    ],
+  ])('%s', (_title, input, expected) => {
+    expect(loadAffinityDecision(input)).toEqual(expected);
   });
 });
