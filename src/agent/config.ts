@@ -1,11 +1,11 @@
 /**
  * The node-agent ConfigMap (docs/node-agent.md, flag `--node-agent-configmap`): one JSON document in the
- * ConfigMap's data (the key name is free). cairn reads `loadConcurrency`, `loadAffinity`, `podResources`,
- * `priorityClassName`, `privilegedFsBackup` and its own `uploadBytesPerSecond` (not in Velero: a cap on what each
- * backup pod writes to the object store), `storeRetryTimeout` (how long each data-mover pod retries an unreachable or
- * throttling object store before it fails) and `listingCacheDir` (where backup pods keep listing caches on the
- * node); other keys of Velero's schema (data-mover settings) are accepted, and the node agent logs a warning naming
- * them at start. Read once at startup, as Velero.
+ * ConfigMap's data (the key name is free). cairn reads `loadConcurrency`, `loadAffinity`, `backupPVC`,
+ * `podResources`, `priorityClassName`, `privilegedFsBackup` and its own `uploadBytesPerSecond` (not in Velero: a cap
+ * on what each backup pod writes to the object store), `storeRetryTimeout` (how long each data-mover pod retries an
+ * unreachable or throttling object store before it fails) and `listingCacheDir` (where backup pods keep listing
+ * caches on the node); other keys of Velero's schema (data-mover settings) are accepted, and the node agent logs a
+ * warning naming them at start. Read once at startup, as Velero.
  */
 import type { V1ResourceRequirements } from '@kubernetes/client-node';
 import { matchesLabelSelector, type LabelSelectorLike } from '../api/label-selectors.js';
@@ -26,6 +26,18 @@ export interface LoadAffinity {
   storageClass?: string;
 }
 
+/**
+ * How the backup PVC of a DataUpload is made for volumes of one storage class (Velero's `backupPVC`, keyed by the
+ * source volume's class): another class, read-only access (ReadOnlyMany, mounted read-only; with `spcNoRelabeling` the
+ * pod runs with SELinux type `spc_t` so the read-only volume is not relabeled), annotations on the PVC.
+ */
+export interface BackupPvcConfig {
+  storageClass?: string;
+  readOnly?: boolean;
+  spcNoRelabeling?: boolean;
+  annotations?: Record<string, string>;
+}
+
 export interface NodeAgentConfig {
   loadConcurrency?: {
     globalConfig?: number;
@@ -33,6 +45,7 @@ export interface NodeAgentConfig {
     prepareQueueLength?: number;
   };
   loadAffinity?: LoadAffinity[];
+  backupPVC?: Record<string, BackupPvcConfig>;
   podResources?: { cpuRequest?: string; memoryRequest?: string; cpuLimit?: string; memoryLimit?: string };
   priorityClassName?: string;
   privilegedFsBackup?: boolean;
@@ -78,10 +91,11 @@ function optionalString(v: unknown, where: string): string | undefined {
   return v;
 }
 
-/** The keys of the document cairn acts on; any other (Velero's `backupPVC`, `restorePVC`...) is reported. */
+/** The keys of the document cairn acts on; any other (Velero's `restorePVC`...) is reported. */
 const HANDLED_KEYS: ReadonlySet<string> = new Set<keyof NodeAgentConfig>([
   'loadConcurrency',
   'loadAffinity',
+  'backupPVC',
   'podResources',
   'priorityClassName',
   'privilegedFsBackup',
@@ -94,7 +108,15 @@ const HANDLED_KEYS: ReadonlySet<string> = new Set<keyof NodeAgentConfig>([
 export function readNodeAgentConfig(data: Record<string, string> | undefined): { config: NodeAgentConfig; notApplied: string[] } {
   const config = parseNodeAgentConfig(data);
   const raw = documentOf(data);
-  return { config, notApplied: isObject(raw) ? Object.keys(raw).filter((k) => !HANDLED_KEYS.has(k)) : [] };
+  if (!isObject(raw)) return { config, notApplied: [] };
+  const notApplied = Object.keys(raw).filter((k) => !HANDLED_KEYS.has(k));
+  // Settings of a storage class's backup PVC that cairn does not know (a newer Velero's) are named too.
+  for (const [sc, entry] of Object.entries(isObject(raw.backupPVC) ? raw.backupPVC : {})) {
+    if (!isObject(entry)) continue;
+    notApplied.push(...Object.keys(entry).filter((k) => !BACKUP_PVC_KEYS.has(k)).map((k) => `backupPVC.${sc}.${k}`));
+    if (entry.spcNoRelabeling === true && entry.readOnly !== true) notApplied.push(`backupPVC.${sc}.spcNoRelabeling (only with readOnly)`);
+  }
+  return { config, notApplied };
 }
 
 function documentOf(data: Record<string, string> | undefined): unknown {
@@ -132,6 +154,7 @@ export function parseNodeAgentConfig(data: Record<string, string> | undefined): 
     };
   }
   if (raw.loadAffinity !== undefined && raw.loadAffinity !== null) out.loadAffinity = parseLoadAffinity(raw.loadAffinity);
+  if (raw.backupPVC !== undefined && raw.backupPVC !== null) out.backupPVC = parseBackupPvc(raw.backupPVC);
   if (raw.podResources !== undefined) {
     const pr = raw.podResources;
     if (!isObject(pr)) throw new NodeAgentConfigError('podResources must be an object');
@@ -168,6 +191,43 @@ export function parseNodeAgentConfig(data: Record<string, string> | undefined): 
     out.listingCacheDir = dir;
   }
   return out;
+}
+
+const BACKUP_PVC_KEYS: ReadonlySet<string> = new Set<keyof BackupPvcConfig>(['storageClass', 'readOnly', 'spcNoRelabeling', 'annotations']);
+
+function optionalBoolean(v: unknown, where: string): boolean | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'boolean') throw new NodeAgentConfigError(`${where} must be true or false`);
+  return v;
+}
+
+function parseBackupPvc(v: unknown): Record<string, BackupPvcConfig> {
+  if (!isObject(v)) throw new NodeAgentConfigError('backupPVC must map storage class names to settings');
+  const out: Record<string, BackupPvcConfig> = {};
+  for (const [sc, entry] of Object.entries(v)) {
+    const where = `backupPVC.${sc}`;
+    if (!isObject(entry)) throw new NodeAgentConfigError(`${where} must be an object`);
+    const storageClass = optionalString(entry.storageClass, `${where}.storageClass`);
+    const readOnly = optionalBoolean(entry.readOnly, `${where}.readOnly`);
+    const spcNoRelabeling = optionalBoolean(entry.spcNoRelabeling, `${where}.spcNoRelabeling`);
+    const annotations = entry.annotations;
+    if (annotations !== undefined && annotations !== null && (!isObject(annotations) || Object.values(annotations).some((x) => typeof x !== 'string'))) {
+      throw new NodeAgentConfigError(`${where}.annotations must map annotation keys to strings`);
+    }
+    out[sc] = {
+      ...(storageClass !== undefined ? { storageClass } : {}),
+      ...(readOnly !== undefined ? { readOnly } : {}),
+      // As in Velero, it means something only for a read-only backup PVC (reported otherwise: readNodeAgentConfig).
+      ...(spcNoRelabeling !== undefined && readOnly === true ? { spcNoRelabeling } : {}),
+      ...(isObject(annotations) ? { annotations: annotations as Record<string, string> } : {}),
+    };
+  }
+  return out;
+}
+
+/** The class the backup PVC of a volume of `sourceClass` is made in: `backupPVC`'s for that class, else the same. */
+export function backupPvcClass(config: Pick<NodeAgentConfig, 'backupPVC'>, sourceClass: string): string {
+  return config.backupPVC?.[sourceClass]?.storageClass || sourceClass;
 }
 
 const NODE_SELECTOR_OPERATORS: ReadonlySet<string> = new Set(['In', 'NotIn', 'Exists', 'DoesNotExist']);

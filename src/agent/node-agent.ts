@@ -202,7 +202,7 @@ export function createNodeAgent(opts: NodeAgentOptions): Role {
         exposer,
         nodePod: (namespace, name) => nodePods.cached(`${namespace}/${name}`)[0],
       });
-      dus = createDataUploadController({ ...ctx, exposer: createCsiSnapshotExposer(moverOptions) });
+      dus = createDataUploadController({ ...ctx, exposer: createCsiSnapshotExposer(moverOptions), ...(config.backupPVC ? { backupPVC: config.backupPVC } : {}) });
       dds = createDataDownloadController({ ...ctx, exposer: createGenericRestoreExposer(moverOptions) });
       // Work this node already holds (a previous instance's) counts against the limit before anything new is taken.
       // Right after install the API server may still answer 503 "storage is (re)initializing" for the new CRDs: that

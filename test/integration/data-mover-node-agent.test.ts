@@ -7,8 +7,9 @@
  * same round trip byte for byte; a DataDownload made before its target PVC waits for it, one into a claim bound
  * already fails at once; node agents restarted in
  * the middle of a DataDownload's re-bind, and while a DataUpload runs, are replaced and their successors finish the
- * work; a canceled running DataUpload ends Canceled and cleaned up; node agents given a loadAffinity run the data
- * movement of a volume only on a node its storage class's entry allows.
+ * work; a canceled running DataUpload ends Canceled and cleaned up; node agents given a backupPVC make backup
+ * volumes in the class, access mode and annotations it says, and given a loadAffinity move a volume's data only on a
+ * node the entry of its class (the backup volume's for a DataUpload) allows.
  */
 import { randomBytes, randomFillSync } from 'node:crypto';
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
@@ -361,24 +362,52 @@ describe('node-agent: snapshot data movement', () => {
   }, 240_000);
 
   // Last: it restarts the node agents with a ConfigMap the tests above do not expect.
-  it("node agents restarted with a loadAffinity run a volume's DataUpload and DataDownload only on a node its storage class's entry allows", async () => {
+  it("node agents restarted with a loadAffinity and a backupPVC make backup volumes as asked and move data only on the nodes each volume's class allows", async () => {
     const nodes = (await kubectl(['get', 'nodes', '-o', 'jsonpath={.items[*].metadata.name}'])).stdout.split(' ').filter(Boolean).sort();
     expect(nodes.length).toBeGreaterThan(1);
-    const allowed = nodes.at(-1)!;
-    const byHostname = (node: string) => ({ matchLabels: { 'kubernetes.io/hostname': node } });
-    // The first entry names no class (it would send other classes' volumes to the first node); the class's own wins.
-    const config = { loadAffinity: [{ nodeSelector: byHostname(nodes[0]!) }, { nodeSelector: byHostname(allowed), storageClass: SC }] };
-    await kubectl(['-n', NS, 'create', 'configmap', 'node-agent-config', `--from-literal=config.json=${JSON.stringify(config)}`]);
-    const arg = { op: 'add', path: '/spec/template/spec/containers/0/args/-', value: '--node-agent-configmap=node-agent-config' };
-    await kubectl(['-n', NS, 'patch', 'daemonset', 'node-agent', '--type', 'json', '-p', JSON.stringify([arg])]);
-    await kubectl(['-n', NS, 'rollout', 'status', 'daemonset/node-agent', '--timeout=240s'], { timeoutMs: 250_000 });
+    const first = nodes[0]!;
+    const last = nodes.at(-1)!;
+    // A second class of the same driver, for the backup volumes of SC's volumes.
+    const backupSc = `backup-sc-${RUN}`;
+    const sc = JSON.parse((await kubectl(['get', 'storageclass', SC, '-o', 'json'])).stdout) as { provisioner: string; parameters?: Record<string, string>; volumeBindingMode?: string };
+    await apply({ apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: backupSc }, provisioner: sc.provisioner, parameters: sc.parameters ?? {}, reclaimPolicy: 'Delete', volumeBindingMode: sc.volumeBindingMode ?? 'Immediate' });
+    try {
+      const byHostname = (node: string) => ({ matchLabels: { 'kubernetes.io/hostname': node } });
+      // Backup volumes are made in backupSc, whose own entry sends them to the last node; a restore volume is made in
+      // SC, which has no entry: the first entry naming no class sends it to the first node.
+      const config = {
+        loadAffinity: [{ nodeSelector: byHostname(first) }, { nodeSelector: byHostname(last), storageClass: backupSc }],
+        backupPVC: { [SC]: { storageClass: backupSc, readOnly: true, annotations: { 'cairn.test/backup-pvc': RUN } } },
+      };
+      await kubectl(['-n', NS, 'create', 'configmap', 'node-agent-config', `--from-literal=config.json=${JSON.stringify(config)}`]);
+      const arg = { op: 'add', path: '/spec/template/spec/containers/0/args/-', value: '--node-agent-configmap=node-agent-config' };
+      await kubectl(['-n', NS, 'patch', 'daemonset', 'node-agent', '--type', 'json', '-p', JSON.stringify([arg])]);
+      await kubectl(['-n', NS, 'rollout', 'status', 'daemonset/node-agent', '--timeout=240s'], { timeoutMs: 250_000 });
 
-    // Twice each way: a node chosen by chance would be the allowed one only a quarter of the time.
-    for (const round of [1, 2]) {
-      const du = await moveSnapshot('data');
-      expect(du.status?.node).toBe(allowed);
-      const { dd } = await restoreInto({ du, name: `affine-${round}`, mode: 'Filesystem', readerScript: 'cat /data/from-pod.txt' });
-      expect(dd.status?.node).toBe(allowed);
+      // Twice each way: a node chosen by chance would be the expected one only a quarter of the time.
+      for (const round of [1, 2]) {
+        // The backup PVC lives only while its DataUpload runs: caught while it is there.
+        const backupVolume = waitFor(
+          async () => (await k.core.listNamespacedPersistentVolumeClaim({ namespace: NS, labelSelector: 'velero.io/data-upload' })).items[0],
+          { timeoutMs: 180_000, intervalMs: 100, description: 'the backup PVC of the DataUpload' },
+        );
+        const backupPod = waitFor(
+          async () => (await k.core.listNamespacedPod({ namespace: NS, labelSelector: 'velero.io/data-upload' })).items[0],
+          { timeoutMs: 180_000, intervalMs: 100, description: 'the backup pod of the DataUpload' },
+        );
+        const du = await moveSnapshot('data');
+        expect(du.status?.node).toBe(last);
+        const pvc = await backupVolume;
+        expect(pvc.spec?.storageClassName).toBe(backupSc);
+        expect(pvc.spec?.accessModes).toEqual(['ReadOnlyMany']);
+        expect(pvc.metadata?.annotations?.['cairn.test/backup-pvc']).toBe(RUN);
+        const pod = await backupPod;
+        expect(pod.spec?.volumes?.find((v) => v.persistentVolumeClaim)?.persistentVolumeClaim).toEqual({ claimName: du.metadata.name, readOnly: true });
+        const { dd } = await restoreInto({ du, name: `affine-${round}`, mode: 'Filesystem', readerScript: 'cat /data/from-pod.txt' });
+        expect(dd.status?.node).toBe(first);
+      }
+    } finally {
+      await kubectl(['delete', 'storageclass', backupSc, '--ignore-not-found']);
     }
   }, 600_000);
 });

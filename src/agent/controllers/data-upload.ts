@@ -10,7 +10,7 @@ import { realTimerClock } from '../../base/clock.js';
 import { customClient } from '../../kube/custom.js';
 import type { DataMoverExposer } from '../exposer/csi-snapshot-exposer.js';
 import { backupResultStatus } from '../microservice/protocol.js';
-import { loadAffinityFor } from '../config.js';
+import { backupPvcClass, loadAffinityFor, type BackupPvcConfig } from '../config.js';
 import { loadAffinityDecision } from './data-path-decisions.js';
 import { createDataPathController, type DataPathController, type DataPathControllerContext, type DataPathKindSpec } from './data-path-controller.js';
 
@@ -22,6 +22,8 @@ export const isBuiltInDataMover = (datamover: string | undefined) => BUILT_IN_DA
 
 export interface DataUploadControllerContext extends DataPathControllerContext {
   exposer: DataMoverExposer<DataUpload>;
+  /** The node agent's backupPVC settings: the backup PVC's class decides which load affinity applies. */
+  backupPVC?: Record<string, BackupPvcConfig>;
 }
 
 export function dataUploadSpec(ctx: DataUploadControllerContext): DataPathKindSpec<DataUpload> {
@@ -38,7 +40,8 @@ export function dataUploadSpec(ctx: DataUploadControllerContext): DataPathKindSp
     acceptDecision: (du) =>
       Promise.resolve(
         loadAffinityDecision({
-          affinity: loadAffinityFor(ctx.loadAffinity, du.spec.csiSnapshot?.storageClass),
+          // The backup PVC's class (backupPVC may give it another) is the one whose entry applies, as in Velero.
+          affinity: loadAffinityFor(ctx.loadAffinity, backupPvcClass(ctx, du.spec.csiSnapshot?.storageClass ?? '')),
           nodeLabels: ctx.nodeLabels,
           createdAt: creationTimestampOf(du),
           now: new Date((ctx.clock ?? realTimerClock).now()),

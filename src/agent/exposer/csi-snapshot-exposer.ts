@@ -14,6 +14,7 @@ import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { DataUpload } from '../../api/index.js';
 import type { ExposeProgress } from '../controllers/data-path-controller.js';
 import type { VolumeMode } from '../microservice/protocol.js';
+import { backupPvcClass } from '../config.js';
 import { dataMoverPod } from './data-mover-pod.js';
 import { deleteOwnedPodAndPvc, ensurePod, ensurePvc, readPod, readPvc, type ExposerOptions } from './exposed-objects.js';
 import { snapshotApi, type SnapshotApi } from './snapshot-api.js';
@@ -48,8 +49,10 @@ export function ownerOf(obj: { kind?: string | undefined; metadata: { name?: str
 export const volumeModeOf = (mode: string | undefined): VolumeMode => (mode === 'Block' ? 'Block' : 'Filesystem');
 
 /** The data-mover pod of `owner` on the exposed PVC, built from the options. */
-export function podFor(opts: DataMoverExposerOptions, owner: ExposeOwner, volumeMode: VolumeMode): V1Pod {
+export function podFor(opts: DataMoverExposerOptions, owner: ExposeOwner, volumeMode: VolumeMode, claim: { readOnly?: boolean; seLinuxType?: string } = {}): V1Pod {
   return dataMoverPod({
+    ...(claim.readOnly ? { readOnlyClaim: true } : {}),
+    ...(claim.seLinuxType ? { seLinuxType: claim.seLinuxType } : {}),
     kind: owner.kind,
     owner: { name: owner.name, namespace: owner.namespace, uid: owner.uid },
     claimName: owner.name,
@@ -113,17 +116,25 @@ export function createCsiSnapshotExposer(opts: DataMoverExposerOptions, api: Sna
       const existingPod = await readPod(kube, namespace, owner.name);
       if (existingPod && isOwnedBy(existingPod.metadata, owner)) return { ready: true };
       let pvc = await readPvc(kube, namespace, owner.name);
+      // The node agent's backupPVC settings for the source volume's class (found again from the DataUpload when the
+      // PVC was made before a restart).
+      let custom = opts.config.backupPVC?.[du.spec.csiSnapshot?.storageClass ?? ''];
       if (!pvc || !isOwnedBy(pvc.metadata, owner)) {
         const snap = await exposeSnapshot(du, owner);
         if (!snap.ready) return snap;
         const sourceRef = `${du.spec.sourceNamespace}/${du.spec.sourcePVC}`;
         const sourcePvc = (await readPvc(kube, du.spec.sourceNamespace, du.spec.sourcePVC)) ?? sourcePvcFromSnapshot(du, snap);
         if (!sourcePvc) throw new Error(`source PVC ${sourceRef} not found, and its snapshot does not say its size and volume mode`);
-        const storageClass = du.spec.csiSnapshot?.storageClass || sourcePvc.spec?.storageClassName || '';
-        pvc = await ensurePvc(kube, owner, backupPvc({ owner, sourcePvc, storageClass, restoreSize: snap.restoreSize }));
-        log.info({ DU: owner.name, pvc: `${namespace}/${owner.name}`, volumeMode: pvc.spec?.volumeMode, size: pvc.spec?.resources?.requests?.storage }, 'backup PVC created');
+        const sourceClass = du.spec.csiSnapshot?.storageClass || sourcePvc.spec?.storageClassName || '';
+        custom = opts.config.backupPVC?.[sourceClass];
+        const storageClass = backupPvcClass(opts.config, sourceClass);
+        pvc = await ensurePvc(kube, owner, backupPvc({ owner, sourcePvc, storageClass, restoreSize: snap.restoreSize, readOnly: custom?.readOnly === true, annotations: custom?.annotations }));
+        log.info({ DU: owner.name, pvc: `${namespace}/${owner.name}`, storageClass, accessModes: pvc.spec?.accessModes, volumeMode: pvc.spec?.volumeMode, size: pvc.spec?.resources?.requests?.storage }, 'backup PVC created');
       }
-      await ensurePod(kube, owner, podFor(opts, owner, volumeModeOf(pvc.spec?.volumeMode)));
+      // Read from the PVC as made (a restart may find it made by an earlier instance under the same settings).
+      const readOnly = pvc.spec?.accessModes?.includes('ReadOnlyMany') === true;
+      const spc = readOnly && custom?.spcNoRelabeling === true;
+      await ensurePod(kube, owner, podFor(opts, owner, volumeModeOf(pvc.spec?.volumeMode), { readOnly, ...(spc ? { seLinuxType: 'spc_t' } : {}) }));
       log.info({ DU: owner.name, pod: `${namespace}/${owner.name}`, node: opts.nodeName }, 'backup pod created');
       return { ready: true };
     },

@@ -23,6 +23,10 @@ export interface DataMoverPodInput {
   resourceTimeoutMs: number;
   logLevel: string;
   config: NodeAgentConfig;
+  /** The exposed PVC is read-only (a backup PVC made ReadOnlyMany): the pod's volume says so too. */
+  readOnlyClaim?: boolean;
+  /** SELinux type of the pod (`spc_t`: a read-only backup volume is not relabeled). */
+  seLinuxType?: string;
 }
 
 /** Required affinity to one node by name (what DaemonSets use: independent of the node's labels). */
@@ -38,9 +42,10 @@ export function dataMoverPod(input: DataMoverPodInput): V1Pod {
   return dataMoverPodShell({
     ...input,
     kindArgs: [`--volume-mode=${input.volumeMode}`],
-    volume: { name: input.owner.uid, persistentVolumeClaim: { claimName: input.claimName } },
+    volume: { name: input.owner.uid, persistentVolumeClaim: { claimName: input.claimName, ...(input.readOnlyClaim ? { readOnly: true } : {}) } },
     // A backup only reads the volume.
     attach: input.volumeMode === 'Block' ? { device: {} } : { mount: input.kind === 'DataUpload' ? { readOnly: true } : {} },
     placement: { affinity: requiredNodeAffinity(input.nodeName) },
+    ...(input.seLinuxType ? { seLinuxType: input.seLinuxType } : {}),
   });
 }

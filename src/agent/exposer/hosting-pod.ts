@@ -136,6 +136,8 @@ export interface DataMoverPodShellInput {
   /** Where the pod runs: nodeName (fs-backup) or a required node affinity (snapshot data movement). */
   placement: Pick<V1PodSpec, 'nodeName' | 'affinity'>;
   privileged?: boolean;
+  /** SELinux type for the pod (the node agent's `backupPVC` `spcNoRelabeling`). */
+  seLinuxType?: string;
 }
 
 /** How long a deleted data-mover pod has to stop cleanly (its lock released) before it is killed. */
@@ -205,7 +207,7 @@ export function dataMoverPodShell(input: DataMoverPodShellInput): V1Pod {
       // Time to stop on SIGTERM as on cancel: abort the transfer, release the repository lock, report.
       terminationGracePeriodSeconds: DATA_MOVER_GRACE_SECONDS,
       // Root: volumes hold files of any owner, and a restore gives them back their owners.
-      securityContext: { runAsUser: 0, seccompProfile: { type: 'RuntimeDefault' } },
+      securityContext: { runAsUser: 0, seccompProfile: { type: 'RuntimeDefault' }, ...(input.seLinuxType ? { seLinuxOptions: { type: input.seLinuxType } } : {}) },
       ...(agentSpec?.serviceAccountName ? { serviceAccountName: agentSpec.serviceAccountName } : {}),
       ...(agentSpec?.dnsPolicy ? { dnsPolicy: agentSpec.dnsPolicy } : {}),
       ...(agentSpec?.dnsConfig ? { dnsConfig: agentSpec.dnsConfig } : {}),

@@ -216,29 +216,44 @@ export function backupVolumeSnapshot(opts: { owner: ExposeOwner; source: SourceS
 }
 
 /** A PVC of the install namespace named after its DU/DD, owned by it. */
-function exposedPvc(owner: ExposeOwner, spec: NonNullable<V1PersistentVolumeClaim['spec']>): V1PersistentVolumeClaim {
+function exposedPvc(owner: ExposeOwner, spec: NonNullable<V1PersistentVolumeClaim['spec']>, annotations?: Record<string, string>): V1PersistentVolumeClaim {
   return {
     apiVersion: 'v1',
     kind: 'PersistentVolumeClaim',
-    metadata: { name: owner.name, namespace: owner.namespace, labels: exposeLabels(owner), ownerReferences: [ownerReference(owner)] },
+    metadata: {
+      name: owner.name,
+      namespace: owner.namespace,
+      labels: exposeLabels(owner),
+      ...(annotations && Object.keys(annotations).length > 0 ? { annotations: { ...annotations } } : {}),
+      ownerReferences: [ownerReference(owner)],
+    },
     spec,
   };
 }
 
 /**
- * The backup PVC: restored from the install-namespace VolumeSnapshot, the source PVC's class and volume mode,
- * ReadWriteOnce (only the backup pod uses it), the snapshot's restore size or else the source PVC's request.
+ * The backup PVC: restored from the install-namespace VolumeSnapshot in `storageClass` (the source PVC's, or the one
+ * the node agent's `backupPVC` names for it), with the source PVC's volume mode, ReadWriteOnce (only the backup pod
+ * uses it) or ReadOnlyMany when `backupPVC` asks for read-only, the snapshot's restore size or else the source PVC's
+ * request, and `backupPVC`'s annotations.
  */
-export function backupPvc(opts: { owner: ExposeOwner; sourcePvc: V1PersistentVolumeClaim; storageClass: string; restoreSize?: string | undefined }): V1PersistentVolumeClaim {
+export function backupPvc(opts: {
+  owner: ExposeOwner;
+  sourcePvc: V1PersistentVolumeClaim;
+  storageClass: string;
+  restoreSize?: string | undefined;
+  readOnly?: boolean;
+  annotations?: Record<string, string> | undefined;
+}): V1PersistentVolumeClaim {
   const size = opts.restoreSize ?? opts.sourcePvc.spec?.resources?.requests?.storage;
   if (!size) throw new Error(`cannot size the backup volume: the snapshot has no restore size and PVC ${opts.sourcePvc.metadata?.namespace ?? ''}/${opts.sourcePvc.metadata?.name ?? ''} no storage request`);
   return exposedPvc(opts.owner, {
     ...(opts.storageClass ? { storageClassName: opts.storageClass } : {}),
-    accessModes: ['ReadWriteOnce'],
+    accessModes: [opts.readOnly ? 'ReadOnlyMany' : 'ReadWriteOnce'],
     resources: { requests: { storage: size } },
     volumeMode: opts.sourcePvc.spec?.volumeMode ?? 'Filesystem',
     dataSource: { apiGroup: SNAPSHOT_GROUP, kind: 'VolumeSnapshot', name: opts.owner.name },
-  });
+  }, opts.annotations);
 }
 
 /** The restore PVC: the target PVC's class, access modes, requests and volume mode, without its selector. */

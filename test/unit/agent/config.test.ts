@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { NodeAgentConfigError, concurrencyForNode, hostingPodResources, listingCacheHostDir, loadAffinityFor, parseNodeAgentConfig, readNodeAgentConfig, prepareQueueLength } from '../../../src/agent/config.js';
+import { NodeAgentConfigError, backupPvcClass, concurrencyForNode, hostingPodResources, listingCacheHostDir, loadAffinityFor, parseNodeAgentConfig, readNodeAgentConfig, prepareQueueLength } from '../../../src/agent/config.js';
 
 describe('node-agent ConfigMap', () => {
   it('reads the JSON document of the ConfigMap (any key name; the last key wins)', () => {
@@ -24,10 +24,16 @@ describe('node-agent ConfigMap', () => {
   });
 
   it('names the keys of the document it does not apply, so that the node agent reports them', () => {
-    const doc = { loadConcurrency: { globalConfig: 2 }, loadAffinity: [{ nodeSelector: {} }], backupPVC: {}, restorePVC: {}, listingCacheDir: '' };
+    const doc = {
+      loadConcurrency: { globalConfig: 2 },
+      loadAffinity: [{ nodeSelector: {} }],
+      backupPVC: { fast: { storageClass: 'fast-backup', readOnly: false, spcNoRelabeling: true, futureSetting: 1 } },
+      restorePVC: {},
+      listingCacheDir: '',
+    };
     expect(readNodeAgentConfig({ c: JSON.stringify(doc) })).toEqual({
-      config: { loadConcurrency: { globalConfig: 2, perNodeConfig: [] }, loadAffinity: [{ nodeSelector: {} }], listingCacheDir: '' },
-      notApplied: ['backupPVC', 'restorePVC'],
+      config: { loadConcurrency: { globalConfig: 2, perNodeConfig: [] }, loadAffinity: [{ nodeSelector: {} }], backupPVC: { fast: { storageClass: 'fast-backup', readOnly: false } }, listingCacheDir: '' },
+      notApplied: ['restorePVC', 'backupPVC.fast.futureSetting', 'backupPVC.fast.spcNoRelabeling (only with readOnly)'],
     });
     expect(readNodeAgentConfig({})).toEqual({ config: {}, notApplied: [] });
     expect(() => readNodeAgentConfig({ c: '{' })).toThrow(NodeAgentConfigError);
@@ -42,6 +48,20 @@ describe('node-agent ConfigMap', () => {
     expect(loadAffinityFor([zone1, fast, zone2], undefined)).toEqual(zone1);
     expect(loadAffinityFor([fast], 'slow')).toBeUndefined();
     expect(loadAffinityFor(undefined, 'fast')).toBeUndefined();
+  });
+
+  it('reads backupPVC per source storage class, and gives the class a backup PVC is made in', () => {
+    const backupPVC = { fast: { storageClass: 'fast-backup', readOnly: true, spcNoRelabeling: true, annotations: { a: 'b' } }, slow: { readOnly: true } };
+    const config = parseNodeAgentConfig({ c: JSON.stringify({ backupPVC }) });
+    expect(config.backupPVC).toEqual(backupPVC);
+    expect(backupPvcClass(config, 'fast')).toBe('fast-backup');
+    expect(backupPvcClass(config, 'slow')).toBe('slow');
+    expect(backupPvcClass({}, 'fast')).toBe('fast');
+    const bad = (v: unknown) => () => parseNodeAgentConfig({ c: JSON.stringify({ backupPVC: v }) });
+    expect(bad([])).toThrow('backupPVC must map storage class names to settings');
+    expect(bad({ fast: 'x' })).toThrow('backupPVC.fast must be an object');
+    expect(bad({ fast: { readOnly: 'yes' } })).toThrow('backupPVC.fast.readOnly must be true or false');
+    expect(bad({ fast: { annotations: { a: 1 } } })).toThrow('backupPVC.fast.annotations must map annotation keys to strings');
   });
 
   it('refuses a load affinity it could not apply as written', () => {

@@ -58,6 +58,10 @@ describe('DataUpload and DataDownload kind specs', () => {
     expect(await on('z2')).toEqual({ accept: true });
     expect(await on('z1')).toMatchObject({ accept: false, why: "this node does not match the node agent's loadAffinity for storage class sc" });
     expect(await dataUploadSpec(ctx).acceptDecision(du())).toEqual({ accept: true });
+    // backupPVC makes the backup volume in another class: that class's entry applies (none here: the first entry).
+    const moved = (zone: string) => dataUploadSpec({ ...ctx, loadAffinity: affinity, nodeLabels: { zone }, backupPVC: { sc: { storageClass: 'other' } } }).acceptDecision(du());
+    expect(await moved('z1')).toEqual({ accept: true });
+    expect(await moved('z2')).toMatchObject({ accept: false });
   });
 
   it('a DataUpload of another snapshot type fails its expose', async () => {

@@ -100,6 +100,14 @@ describe('data-mover pod of a DataUpload/DataDownload', () => {
     expect(unset.spec?.containers[0]?.args?.some((a) => a.startsWith('--store-retry-timeout'))).toBe(false);
   });
 
+  it('marks a read-only backup PVC read-only in the pod, and gives the pod SELinux type spc_t when asked (backupPVC)', () => {
+    const ro = dataMoverPod({ ...base, kind: 'DataUpload', volumeMode: 'Filesystem', readOnlyClaim: true, seLinuxType: 'spc_t' });
+    expect(ro.spec?.volumes?.find((v) => v.name === 'du-uid')?.persistentVolumeClaim).toEqual({ claimName: 'b1-x7k2p', readOnly: true });
+    expect(ro.spec?.securityContext).toMatchObject({ runAsUser: 0, seLinuxOptions: { type: 'spc_t' } });
+    expect(pod.spec?.volumes?.find((v) => v.name === 'du-uid')?.persistentVolumeClaim).toEqual({ claimName: 'b1-x7k2p' });
+    expect(pod.spec?.securityContext?.seLinuxOptions).toBeUndefined();
+  });
+
   it('labels pods of every kind with the key the node-agent maps back to the CR', () => {
     expect(['PodVolumeBackup', 'PodVolumeRestore', 'DataUpload', 'DataDownload'].map((k) => hostingPodLabel(k as Parameters<typeof hostingPodLabel>[0]))).toEqual([
       'velero.io/pod-volume-backup',

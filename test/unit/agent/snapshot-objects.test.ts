@@ -193,6 +193,12 @@ describe('objects exposed for a DataUpload', () => {
     expect(() => backupPvc({ owner: du, sourcePvc: { metadata: { name: 'data', namespace: 'app' }, spec: {} }, storageClass: 'sc' })).toThrow(/cannot size the backup volume/);
   });
 
+  it('a backup PVC as the node agent\'s backupPVC asks: another class, ReadOnlyMany, annotations', () => {
+    const pvc = backupPvc({ owner: du, sourcePvc, storageClass: 'backup-sc', restoreSize: '64Mi', readOnly: true, annotations: { 'example.com/shallow': 'true' } });
+    expect(pvc.spec).toMatchObject({ storageClassName: 'backup-sc', accessModes: ['ReadOnlyMany'] });
+    expect(pvc.metadata).toEqual({ ...ownedByDu, annotations: { 'example.com/shallow': 'true' } });
+  });
+
   it('a source PVC deleted since its snapshot is stood in for by what the snapshot says, if it says size and mode', () => {
     const upload = newDataUpload({
       namespace: 'velero',
