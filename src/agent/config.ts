@@ -1,7 +1,7 @@
 /**
  * The node-agent ConfigMap (docs/node-agent.md, flag `--node-agent-configmap`): one JSON document in the
  * ConfigMap's data (the key name is free). cairn reads `loadConcurrency`, `loadAffinity`, `backupPVC`,
- * `podResources`, `priorityClassName`, `privilegedFsBackup` and its own `uploadBytesPerSecond` (not in Velero: a cap
+ * `restorePVC`, `podResources`, `priorityClassName`, `privilegedFsBackup` and its own `uploadBytesPerSecond` (not in Velero: a cap
  * on what each backup pod writes to the object store), `storeRetryTimeout` (how long each data-mover pod retries an
  * unreachable or throttling object store before it fails) and `listingCacheDir` (where backup pods keep listing
  * caches on the node); other keys of Velero's schema (data-mover settings) are accepted, and the node agent logs a
@@ -46,6 +46,11 @@ export interface NodeAgentConfig {
   };
   loadAffinity?: LoadAffinity[];
   backupPVC?: Record<string, BackupPvcConfig>;
+  /**
+   * Velero's `restorePVC`: only `ignoreDelayBinding: true` is what cairn does (a DataDownload's restore volume is made
+   * on the node that claimed it, whatever the target's binding mode); anything else is reported as not applied.
+   */
+  restorePVC?: { ignoreDelayBinding?: boolean };
   podResources?: { cpuRequest?: string; memoryRequest?: string; cpuLimit?: string; memoryLimit?: string };
   priorityClassName?: string;
   privilegedFsBackup?: boolean;
@@ -91,11 +96,12 @@ function optionalString(v: unknown, where: string): string | undefined {
   return v;
 }
 
-/** The keys of the document cairn acts on; any other (Velero's `restorePVC`...) is reported. */
+/** The keys of the document cairn acts on; any other (a newer Velero's...) is reported. */
 const HANDLED_KEYS: ReadonlySet<string> = new Set<keyof NodeAgentConfig>([
   'loadConcurrency',
   'loadAffinity',
   'backupPVC',
+  'restorePVC',
   'podResources',
   'priorityClassName',
   'privilegedFsBackup',
@@ -115,6 +121,10 @@ export function readNodeAgentConfig(data: Record<string, string> | undefined): {
     if (!isObject(entry)) continue;
     notApplied.push(...Object.keys(entry).filter((k) => !BACKUP_PVC_KEYS.has(k)).map((k) => `backupPVC.${sc}.${k}`));
     if (entry.spcNoRelabeling === true && entry.readOnly !== true) notApplied.push(`backupPVC.${sc}.spcNoRelabeling (only with readOnly)`);
+  }
+  if (isObject(raw.restorePVC)) {
+    notApplied.push(...Object.keys(raw.restorePVC).filter((k) => k !== 'ignoreDelayBinding').map((k) => `restorePVC.${k}`));
+    if (raw.restorePVC.ignoreDelayBinding !== true) notApplied.push('restorePVC.ignoreDelayBinding (cairn restores on the claiming node, as with true)');
   }
   return { config, notApplied };
 }
@@ -155,6 +165,11 @@ export function parseNodeAgentConfig(data: Record<string, string> | undefined): 
   }
   if (raw.loadAffinity !== undefined && raw.loadAffinity !== null) out.loadAffinity = parseLoadAffinity(raw.loadAffinity);
   if (raw.backupPVC !== undefined && raw.backupPVC !== null) out.backupPVC = parseBackupPvc(raw.backupPVC);
+  if (raw.restorePVC !== undefined && raw.restorePVC !== null) {
+    if (!isObject(raw.restorePVC)) throw new NodeAgentConfigError('restorePVC must be an object');
+    const ignoreDelayBinding = optionalBoolean(raw.restorePVC.ignoreDelayBinding, 'restorePVC.ignoreDelayBinding');
+    out.restorePVC = ignoreDelayBinding !== undefined ? { ignoreDelayBinding } : {};
+  }
   if (raw.podResources !== undefined) {
     const pr = raw.podResources;
     if (!isObject(pr)) throw new NodeAgentConfigError('podResources must be an object');

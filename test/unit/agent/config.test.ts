@@ -29,12 +29,21 @@ describe('node-agent ConfigMap', () => {
       loadAffinity: [{ nodeSelector: {} }],
       backupPVC: { fast: { storageClass: 'fast-backup', readOnly: false, spcNoRelabeling: true, futureSetting: 1 } },
       restorePVC: {},
+      futureKey: 1,
       listingCacheDir: '',
     };
     expect(readNodeAgentConfig({ c: JSON.stringify(doc) })).toEqual({
-      config: { loadConcurrency: { globalConfig: 2, perNodeConfig: [] }, loadAffinity: [{ nodeSelector: {} }], backupPVC: { fast: { storageClass: 'fast-backup', readOnly: false } }, listingCacheDir: '' },
-      notApplied: ['restorePVC', 'backupPVC.fast.futureSetting', 'backupPVC.fast.spcNoRelabeling (only with readOnly)'],
+      config: { loadConcurrency: { globalConfig: 2, perNodeConfig: [] }, loadAffinity: [{ nodeSelector: {} }], backupPVC: { fast: { storageClass: 'fast-backup', readOnly: false } }, restorePVC: {}, listingCacheDir: '' },
+      notApplied: [
+        'futureKey',
+        'backupPVC.fast.futureSetting',
+        'backupPVC.fast.spcNoRelabeling (only with readOnly)',
+        'restorePVC.ignoreDelayBinding (cairn restores on the claiming node, as with true)',
+      ],
     });
+    // What cairn does anyway is not reported.
+    expect(readNodeAgentConfig({ c: JSON.stringify({ restorePVC: { ignoreDelayBinding: true } }) }).notApplied).toEqual([]);
+    expect(() => readNodeAgentConfig({ c: JSON.stringify({ restorePVC: { ignoreDelayBinding: 'no' } }) })).toThrow('restorePVC.ignoreDelayBinding must be true or false');
     expect(readNodeAgentConfig({})).toEqual({ config: {}, notApplied: [] });
     expect(() => readNodeAgentConfig({ c: '{' })).toThrow(NodeAgentConfigError);
   });
