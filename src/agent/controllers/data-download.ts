@@ -1,9 +1,9 @@
 /**
  * The node-agent's DataDownload controller (snapshot data movement, restore side; docs/data-mover.md): any
  * node-agent whose node the load affinity allows may claim a New DataDownload of the built-in data mover once its
- * target PVC exists (until then it waits, within the prepare timeout counted from the DD's creation). The generic restore exposer makes a restore PVC
- * and pod; when the data mover has succeeded, the restored PV is re-bound to the target PVC before the DD is
- * Completed (a failed re-bind fails it).
+ * target PVC exists (until then it waits, within the prepare timeout counted from the DD's creation). The generic
+ * restore exposer makes a restore PVC and pod; when the data mover has succeeded, the restored PV is re-bound to the
+ * target PVC before the DD is Completed (a failed re-bind fails it).
  */
 import { realTimerClock } from '../../base/clock.js';
 import { Finalizers } from '../../api/constants.js';

@@ -1,8 +1,9 @@
 /**
- * The node-agent's DataUpload controller (snapshot data movement, backup side; docs/data-mover.md): any
- * node-agent whose node the load affinity allows may claim a New DataUpload of the built-in data mover; the CSI snapshot exposer then restores the
- * snapshot into a backup PVC read by a backup pod on the claiming node. Completion records the snapshot ID and the
- * in-pod path; the exposed objects are deleted once the DataUpload is finished, whatever its outcome.
+ * The node-agent's DataUpload controller (snapshot data movement, backup side; docs/data-mover.md): any node-agent
+ * whose node the load affinity allows may claim a New DataUpload of the built-in data mover; the CSI snapshot exposer
+ * then restores the snapshot into a backup PVC read by a backup pod on the claiming node. Completion records the
+ * snapshot ID and the in-pod path; the exposed objects are deleted once the DataUpload is finished, whatever its
+ * outcome.
  */
 import { Finalizers } from '../../api/constants.js';
 import { Kinds, SnapshotType, creationTimestampOf, parseDataUpload, type DataUpload } from '../../api/index.js';
