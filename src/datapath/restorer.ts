@@ -204,7 +204,7 @@ class RestoreRun {
       if (e.t === 'd') {
         const childAbs = join(abs, e.n);
         const childRel = rel ? `${rel}/${e.n}` : e.n;
-        if (!(await this.ledger.madeDir(childAbs, childRel))) continue;
+        if (!this.ledger.madeDir(childAbs, childRel)) continue;
         mine.push((await this.dir(e.sub ?? [], childAbs, childRel, e)).done.then(() => void this.ledger.stats.dirs++));
       } else if (this.small && SmallFileRestorer.eligible(e)) {
         const { group } = await this.small.add(e, abs, rel ? `${rel}/${e.n}` : e.n);

@@ -175,7 +175,7 @@ class KopiaRestoreRun {
       const childAbs = join(abs, e.name);
       const childRel = rel ? `${rel}/${e.name}` : e.name;
       if (e.type === 'd') {
-        if (!(await this.ledger.madeDir(childAbs, childRel))) continue;
+        if (!this.ledger.madeDir(childAbs, childRel)) continue;
         mine.push((await this.dir(e, childAbs, childRel)).done.then(() => void this.ledger.stats.dirs++));
       } else if (e.type === 'f' || e.type === 's') {
         await this.files.acquire();
