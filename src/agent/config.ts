@@ -157,9 +157,8 @@ export function parseNodeAgentConfig(data: Record<string, string> | undefined): 
       ...(prepareQueueLength !== undefined ? { prepareQueueLength } : {}),
       perNodeConfig: perNode.map((rule: unknown, i) => {
         if (!isObject(rule)) throw new NodeAgentConfigError(`loadConcurrency.perNodeConfig[${i}] must be an object`);
-        const selector = rule.nodeSelector ?? {};
-        if (!isObject(selector)) throw new NodeAgentConfigError(`loadConcurrency.perNodeConfig[${i}].nodeSelector must be a label selector`);
-        return { nodeSelector: selector as LabelSelectorLike, number: optionalInteger(rule.number, `loadConcurrency.perNodeConfig[${i}].number`) ?? 0 };
+        const nodeSelector = parseNodeSelector(rule.nodeSelector ?? {}, `loadConcurrency.perNodeConfig[${i}].nodeSelector`);
+        return { nodeSelector, number: optionalInteger(rule.number, `loadConcurrency.perNodeConfig[${i}].number`) ?? 0 };
       }),
     };
   }
@@ -247,33 +246,42 @@ export function backupPvcClass(config: Pick<NodeAgentConfig, 'backupPVC'>, sourc
 
 const NODE_SELECTOR_OPERATORS: ReadonlySet<string> = new Set(['In', 'NotIn', 'Exists', 'DoesNotExist']);
 
+/**
+ * A label selector of the ConfigMap (a loadAffinity entry's or a perNodeConfig rule's nodeSelector), checked as the API
+ * server checks one: a selector it would refuse must not quietly match no node (a per-node rule would then never
+ * apply, an affinity never claim).
+ */
+function parseNodeSelector(selector: unknown, where: string): LabelSelectorLike {
+  if (!isObject(selector)) throw new NodeAgentConfigError(`${where} must be a label selector`);
+  const { matchLabels, matchExpressions } = selector;
+  if (matchLabels !== undefined && matchLabels !== null) {
+    if (!isObject(matchLabels) || Object.values(matchLabels).some((x) => typeof x !== 'string')) throw new NodeAgentConfigError(`${where}.matchLabels must map label keys to strings`);
+  }
+  if (matchExpressions !== undefined && matchExpressions !== null) {
+    if (!Array.isArray(matchExpressions)) throw new NodeAgentConfigError(`${where}.matchExpressions must be a list`);
+    matchExpressions.forEach((req: unknown, j) => {
+      const at = `${where}.matchExpressions[${j}]`;
+      if (!isObject(req) || typeof req.key !== 'string' || req.key === '') throw new NodeAgentConfigError(`${at} must have a key`);
+      if (typeof req.operator !== 'string' || !NODE_SELECTOR_OPERATORS.has(req.operator)) {
+        throw new NodeAgentConfigError(`${at}.operator must be one of ${[...NODE_SELECTOR_OPERATORS].join(', ')} (got ${JSON.stringify(req.operator)})`);
+      }
+      const values = req.values ?? [];
+      if (!Array.isArray(values) || values.some((x) => typeof x !== 'string')) throw new NodeAgentConfigError(`${at}.values must be a list of strings`);
+      const needsValues = req.operator === 'In' || req.operator === 'NotIn';
+      if (needsValues !== values.length > 0) throw new NodeAgentConfigError(`${at}: ${req.operator} ${needsValues ? 'needs values' : 'takes no values'}`);
+    });
+  }
+  return selector as LabelSelectorLike;
+}
+
 function parseLoadAffinity(v: unknown): LoadAffinity[] {
   if (!Array.isArray(v)) throw new NodeAgentConfigError('loadAffinity must be a list');
   return v.map((entry: unknown, i) => {
     const where = `loadAffinity[${i}]`;
     if (!isObject(entry)) throw new NodeAgentConfigError(`${where} must be an object`);
-    const selector = entry.nodeSelector;
-    if (!isObject(selector)) throw new NodeAgentConfigError(`${where}.nodeSelector must be a label selector`);
-    const { matchLabels, matchExpressions } = selector;
-    if (matchLabels !== undefined && matchLabels !== null) {
-      if (!isObject(matchLabels) || Object.values(matchLabels).some((x) => typeof x !== 'string')) throw new NodeAgentConfigError(`${where}.nodeSelector.matchLabels must map label keys to strings`);
-    }
-    if (matchExpressions !== undefined && matchExpressions !== null) {
-      if (!Array.isArray(matchExpressions)) throw new NodeAgentConfigError(`${where}.nodeSelector.matchExpressions must be a list`);
-      matchExpressions.forEach((req: unknown, j) => {
-        const at = `${where}.nodeSelector.matchExpressions[${j}]`;
-        if (!isObject(req) || typeof req.key !== 'string' || req.key === '') throw new NodeAgentConfigError(`${at} must have a key`);
-        if (typeof req.operator !== 'string' || !NODE_SELECTOR_OPERATORS.has(req.operator)) {
-          throw new NodeAgentConfigError(`${at}.operator must be one of ${[...NODE_SELECTOR_OPERATORS].join(', ')} (got ${JSON.stringify(req.operator)})`);
-        }
-        const values = req.values ?? [];
-        if (!Array.isArray(values) || values.some((x) => typeof x !== 'string')) throw new NodeAgentConfigError(`${at}.values must be a list of strings`);
-        const needsValues = req.operator === 'In' || req.operator === 'NotIn';
-        if (needsValues !== values.length > 0) throw new NodeAgentConfigError(`${at}: ${req.operator} ${needsValues ? 'needs values' : 'takes no values'}`);
-      });
-    }
+    const nodeSelector = parseNodeSelector(entry.nodeSelector, `${where}.nodeSelector`);
     const storageClass = optionalString(entry.storageClass, `${where}.storageClass`);
-    return { nodeSelector: selector as LabelSelectorLike, ...(storageClass !== undefined ? { storageClass } : {}) };
+    return { nodeSelector, ...(storageClass !== undefined ? { storageClass } : {}) };
   });
 }
 

@@ -84,6 +84,20 @@ describe('node-agent ConfigMap', () => {
     expect(bad([{ nodeSelector: {}, storageClass: 3 }])).toThrow('loadAffinity[0].storageClass must be a string');
   });
 
+  it('refuses a per-node concurrency rule whose selector could never match as written', () => {
+    const bad = (rule: unknown) => () => parseNodeAgentConfig({ c: JSON.stringify({ loadConcurrency: { perNodeConfig: [rule] } }) });
+    const where = 'loadConcurrency.perNodeConfig[0].nodeSelector';
+    expect(bad({ nodeSelector: 'zone=a', number: 2 })).toThrow(`${where} must be a label selector`);
+    expect(bad({ nodeSelector: { matchLabels: { zone: 1 } }, number: 2 })).toThrow(`${where}.matchLabels must map label keys to strings`);
+    expect(bad({ nodeSelector: { matchExpressions: [{ key: 'zone', operator: 'in', values: ['a'] }] }, number: 2 })).toThrow(
+      `${where}.matchExpressions[0].operator must be one of In, NotIn, Exists, DoesNotExist (got "in")`,
+    );
+    expect(bad({ nodeSelector: { matchExpressions: [{ key: 'zone', operator: 'NotIn' }] }, number: 2 })).toThrow('NotIn needs values');
+    expect(bad({ nodeSelector: { matchExpressions: [{ operator: 'Exists' }] }, number: 2 })).toThrow(`${where}.matchExpressions[0] must have a key`);
+    // A rule without a selector matches every node, as before.
+    expect(parseNodeAgentConfig({ c: JSON.stringify({ loadConcurrency: { perNodeConfig: [{ number: 2 }] } }) }).loadConcurrency?.perNodeConfig).toEqual([{ nodeSelector: {}, number: 2 }]);
+  });
+
   it('names what is wrong in a bad document', () => {
     expect(() => parseNodeAgentConfig({ c: '{' })).toThrow(NodeAgentConfigError);
     expect(() => parseNodeAgentConfig({ c: '{"loadConcurrency":{"globalConfig":"two"}}' })).toThrow('loadConcurrency.globalConfig must be an integer');
