@@ -140,6 +140,29 @@ describe('the buffers of planned reads', () => {
     expect(buffers.kept).toBe(2 << 20);
   });
 
+  it('serve a read from a larger kept buffer when none of its own size is kept', async () => {
+    const buffers = new ReadBuffers(16 << 20);
+    const budget = new ByteBudget(64 << 20);
+    const targets: Buffer[] = [];
+    const read = async (s: { length: number }, target?: Buffer) => {
+      targets.push(target!);
+      return target!.subarray(0, s.length);
+    };
+    const large = await startRead({ budget, buffers, span: { pack: 'p', offset: 0, length: 5 << 20 }, read }).data;
+    const middle = await startRead({ budget, buffers, span: { pack: 'p', offset: 0, length: 3 << 20 }, read }).data;
+    large.release();
+    middle.release();
+    expect(buffers.kept).toBe(8 << 20);
+    // 100 KB: no 128 KiB buffer is kept; the smaller of the two larger ones serves it, and goes back whole.
+    const small = await startRead({ budget, buffers, span: { pack: 'p', offset: 0, length: 100_000 }, read }).data;
+    expect(targets[2]!.buffer).toBe(targets[1]!.buffer);
+    expect(targets[2]!.length).toBe(3 << 20);
+    expect(small.data.length).toBe(100_000);
+    expect(buffers.kept).toBe(5 << 20);
+    small.release();
+    expect(buffers.kept).toBe(8 << 20);
+  });
+
   it('hold the target until release also when the store returned other bytes, and take it back after a failure', async () => {
     const buffers = new ReadBuffers(8 << 20);
     const budget = new ByteBudget(64 << 20);
