@@ -133,7 +133,8 @@ export class RestoreLedger {
    *
    * Synchronous: a mkdir takes ~25 µs, and the walk cannot go into the directory before it is made. Through the thread
    * pool each one cost a hand-off and a wake-up, the walk waited for it, and on 2 cores the woken pool thread took the
-   * walk's core: a restore of 7,500 directories took 0.84-0.89x the time once the call was made here (docs/benchmarks.md).
+   * walk's core: a restore of 7,500 directories took 0.84-0.89x the time once the call was made here
+   * (docs/benchmarks.md).
    */
   madeDir(abs: string, rel: string): boolean {
     try {
