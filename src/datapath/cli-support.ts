@@ -4,6 +4,7 @@
  * in messages: the URL shown is the store's description, which has no credentials.
  */
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { Flags } from '@oclif/core';
 import { parseDuration } from '../api/duration.js';
 import { CairnError, NotFoundError, OperationFailedError, UsageError } from '../base/errors.js';
@@ -21,6 +22,8 @@ import {
   WrongPasswordError,
 } from './errors.js';
 import { Repository } from './repository.js';
+import { keyFileCachePath, readCachedKeyFile, rememberKeyFile, startEarlyDerivation } from './key-file-cache.js';
+import { defaultCacheDir } from './listing-cache.js';
 import { AuthenticationError } from './crypto.js';
 
 export const repoFlags = {
@@ -76,13 +79,36 @@ export async function openStore(url: string, retryTimeout?: string): Promise<Obj
   }
 }
 
+/**
+ * Opens the repository of --repo. The key file that opened it last time is kept in the cache directory (`cacheDir`,
+ * default cairn's; false: none), so the key's derivation starts before the object-store client is loaded
+ * (key-file-cache.ts). `storeReady` runs once the store is made, before the repository is read: the place to boot
+ * worker threads, whose start-up then overlaps the reads of config, keys and index rather than the loading of the
+ * S3 client (which is on the way to the first read, where the workers are not needed yet).
+ */
 export async function openRepository(
   flags: { repo: string; 'password-file'?: string | undefined; 'store-retry-timeout'?: string | undefined },
-  options: { prefetchIndex?: boolean; uploadBytesPerSecond?: number | undefined } = {},
+  options: { prefetchIndex?: boolean; uploadBytesPerSecond?: number | undefined; cacheDir?: string | false; storeReady?: () => void } = {},
 ): Promise<Repository> {
   const password = readPassword(flags['password-file']);
+  const cachePath = options.cacheDir === false ? undefined : keyFileCachePath(options.cacheDir ?? defaultCacheDir(), repoIdentity(flags.repo));
+  const cached = cachePath ? readCachedKeyFile(cachePath) : undefined;
+  const earlyDerivations = startEarlyDerivation(password, cached);
   const store = withUploadRate(await openStore(flags.repo, flags['store-retry-timeout']), options.uploadBytesPerSecond);
-  return Repository.open({ store, password, ...(options.prefetchIndex !== undefined ? { prefetchIndex: options.prefetchIndex } : {}) });
+  options.storeReady?.();
+  const repo = await Repository.open({ store, password, earlyDerivations, ...(options.prefetchIndex !== undefined ? { prefetchIndex: options.prefetchIndex } : {}) });
+  if (cachePath && repo.openedWith) rememberKeyFile(cachePath, repo.openedWith, cached);
+  return repo;
+}
+
+/** Keeps the key file of a repository just made, for the commands that follow (see openRepository). */
+export function rememberNewRepository(repoUrl: string, repo: Repository, cacheDir: string = defaultCacheDir()): void {
+  if (repo.openedWith) rememberKeyFile(keyFileCachePath(cacheDir, repoIdentity(repoUrl)), repo.openedWith, undefined);
+}
+
+/** --repo as the key of its cache entry: a local path made absolute, so that ./repo names one repository. */
+function repoIdentity(url: string): string {
+  return /^[a-z][a-z0-9+.-]*:\/\//i.test(url) ? url : resolve(url);
 }
 
 /** Maps data-path and store errors to the CLI's typed errors. */

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import type { ObjectStore } from '../plugins/object-store/types.js';
 import { isNotFound } from '../plugins/object-store/errors.js';
 import { ContentHasher, newMasterKeys, openBlob, openFile, sealFile, type MasterKeys } from './crypto.js';
-import { createKeyFile, unwrapKeyFile, DEFAULT_KDF, type KeyFile } from './keys.js';
+import { createKeyFile, unwrapKeyFile, DEFAULT_KDF, type EarlyDerivations, type KeyFile } from './keys.js';
 import { loadIndexInto, MasterIndex, type BlobLocation } from './index-file.js';
 import { DEFAULT_CHUNK_SIZES, type ChunkerParams } from './chunker.js';
 import { decompress } from './compress.js';
@@ -109,6 +109,8 @@ export interface OpenOptions {
   prefetchIndex?: boolean;
   /** Who this process's locks name, and how to tell whether other locks' commands still run. */
   locking?: LockingOptions;
+  /** Key derivations already under way for key files this repository may hold (key-file-cache.ts). */
+  earlyDerivations?: EarlyDerivations;
 }
 
 export { LOCK_STALE_MS, type HeldLock, type LockInfo, type LockOptions, type LockingOptions } from './locks.js';
@@ -126,6 +128,8 @@ export class Repository implements PackWriter, ContentIds, BlobIndex, BlobLoader
   private readonly loadedIndexes = new Set<string>();
   /** Index files read while the key was being derived (open), by name. */
   private indexPrefetch: Promise<Map<string, Buffer>> | undefined;
+  /** The key file whose password opened this repository (made it, after init). */
+  openedWith: KeyFile | undefined;
 
   private constructor(
     readonly store: ObjectStore,
@@ -164,7 +168,9 @@ export class Repository implements PackWriter, ContentIds, BlobIndex, BlobLoader
     // Key first, config last: a repository with a config always has a key that opens it.
     const keyId = await writeKeyFile(store, keyFile);
     await store.put('config', sealFile(keys, 'config', Buffer.from(JSON.stringify(config))));
-    return new Repository(store, keys, config, keyId);
+    const repo = new Repository(store, keys, config, keyId);
+    repo.openedWith = keyFile;
+    return repo;
   }
 
   static async open(options: OpenOptions): Promise<Repository> {
@@ -186,7 +192,7 @@ export class Repository implements PackWriter, ContentIds, BlobIndex, BlobLoader
       } catch {
         continue;
       }
-      const keys = await unwrapKeyFile(file, password);
+      const keys = await unwrapKeyFile(file, password, options.earlyDerivations);
       if (!keys) continue;
       let config: RepoConfig;
       try {
@@ -200,6 +206,7 @@ export class Repository implements PackWriter, ContentIds, BlobIndex, BlobLoader
       if (unknown.length > 0) throw new RepositoryCorruptError(`repository uses format features this cairn does not know: ${unknown.join(', ')} (this cairn knows ${REPO_FEATURES.join(', ')}); use a newer cairn`);
       const repo = new Repository(store, keys, config, key.slice('keys/'.length), options.locking);
       repo.indexPrefetch = indexPrefetch;
+      repo.openedWith = file;
       return repo;
     }
     throw new WrongPasswordError();

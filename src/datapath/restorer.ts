@@ -57,8 +57,8 @@ const PLAN_ITEMS = 128;
 const UMASK = process.umask();
 
 /**
- * Boots the worker threads a restore with default settings uses, to be called before the repository is opened: their
- * start-up then overlaps the key derivation (worker-threads.ts).
+ * Boots the worker threads a restore with default settings uses, to be called once the store is made and before the
+ * repository is opened: their start-up then overlaps the repository's first reads (worker-threads.ts).
  */
 export function bootRestoreWorkers(): void {
   bootSpareWorkers(usableCpus());

@@ -25,9 +25,9 @@ export default class RepoBackup extends BaseCommand<typeof RepoBackup> {
     exclude: Flags.string({ description: 'Glob of paths to leave out (repeatable); without "/" it matches names at any depth.', multiple: true }),
     'fail-on-unreadable': Flags.boolean({ description: 'Fail instead of reporting and skipping files that vanish or cannot be read.' }),
     'upload-bytes-per-second': Flags.integer({ description: 'Write at most this many bytes per second to the repository.', min: 1 }),
-    'cache-dir': Flags.string({ description: 'Local cache directory, holding what the last backup of DIR stored per directory (default: $XDG_CACHE_HOME/cairn or ~/.cache/cairn).' }),
+    'cache-dir': Flags.string({ description: 'Local cache directory, holding what the last backup of DIR stored per directory and the key file that opened the repository (default: $XDG_CACHE_HOME/cairn or ~/.cache/cairn).' }),
     cache: Flags.boolean({
-      description: 'Use the local cache: an unchanged directory is taken as stored last time without reading its listing (--no-cache: compare with the parent snapshot\'s listings only).',
+      description: 'Use the local cache: an unchanged directory is taken as stored last time without reading its listing, and the key is derived while the repository is opened (--no-cache: compare with the parent snapshot\'s listings only; neither read nor write the cache).',
       default: true,
       allowNo: true,
     }),
@@ -57,7 +57,11 @@ export default class RepoBackup extends BaseCommand<typeof RepoBackup> {
     try {
       bootBackupWorkers();
       scan = startSourceScan(this.args.dir, this.flags.exclude ?? []);
-      const repo = await openRepository(this.flags, { prefetchIndex: true, uploadBytesPerSecond: this.flags['upload-bytes-per-second'] });
+      const repo = await openRepository(this.flags, {
+        prefetchIndex: true,
+        uploadBytesPerSecond: this.flags['upload-bytes-per-second'],
+        cacheDir: this.flags.cache ? (this.flags['cache-dir'] ?? defaultCacheDir()) : false,
+      });
       const parent = this.flags.parent === 'none' ? null : this.flags.parent;
       const result = await backup({
         source: this.args.dir,

@@ -1,6 +1,6 @@
 import { BaseCommand, outputFlag } from '../../cli/base-command.js';
 import { render } from '../../cli/output.js';
-import { openStore, readPassword, repoFlags, toCliError } from '../../datapath/cli-support.js';
+import { openStore, readPassword, rememberNewRepository, repoFlags, toCliError } from '../../datapath/cli-support.js';
 import { Repository } from '../../datapath/repository.js';
 
 export default class RepoInit extends BaseCommand<typeof RepoInit> {
@@ -11,6 +11,7 @@ export default class RepoInit extends BaseCommand<typeof RepoInit> {
     try {
       const store = await openStore(this.flags.repo, this.flags['store-retry-timeout']);
       const repo = await Repository.init({ store, password: readPassword(this.flags['password-file']) });
+      rememberNewRepository(this.flags.repo, repo);
       const result = { id: repo.config.id, location: store.description, keyId: repo.keyId };
       this.out(render(this.flags.output, result, (r) => `created repository ${r.id} at ${r.location}`));
     } catch (err) {

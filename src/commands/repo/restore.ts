@@ -24,8 +24,7 @@ export default class RepoRestore extends BaseCommand<typeof RepoRestore> {
     const progress = process.stderr.isTTY ? createProgress({ label: 'restore' }) : undefined;
     let result;
     try {
-      bootRestoreWorkers();
-      const repo = await openRepository(this.flags, { prefetchIndex: true });
+      const repo = await openRepository(this.flags, { prefetchIndex: true, storeReady: bootRestoreWorkers });
       result = await restore({
         repository: repo,
         snapshotId: this.args.snapshot,
