@@ -57,7 +57,17 @@ describe('the key file cache', () => {
     const { keyFile } = await newRepository();
     const path = keyFileCachePath(tempDir('kc'), '/some/repo');
     mkdirSync(join(path, '..'), { recursive: true });
-    for (const bad of ['{', '[]', 'null', JSON.stringify({ ...keyFile, version: 2 }), JSON.stringify({ ...keyFile, kdf: { ...keyFile.kdf, N: 1 << 24 } }), JSON.stringify({ ...keyFile, kdf: { ...keyFile.kdf, N: 1000 } }), JSON.stringify({ ...keyFile, kdf: { ...keyFile.kdf, p: 64 } }), JSON.stringify({ ...keyFile, data: 1 })]) {
+    const malformed = [
+      '{',
+      '[]',
+      'null',
+      JSON.stringify({ ...keyFile, version: 2 }),
+      JSON.stringify({ ...keyFile, data: 1 }),
+      JSON.stringify({ ...keyFile, kdf: { ...keyFile.kdf, N: 1000 } }), // not a power of two
+      JSON.stringify({ ...keyFile, kdf: { ...keyFile.kdf, N: 1 << 24 } }),
+      JSON.stringify({ ...keyFile, kdf: { ...keyFile.kdf, p: 64 } }),
+    ];
+    for (const bad of malformed) {
       writeFileSync(path, bad);
       expect(readCachedKeyFile(path), bad).toBeUndefined();
     }
