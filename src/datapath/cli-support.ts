@@ -97,13 +97,13 @@ export async function openRepository(
   const store = withUploadRate(await openStore(flags.repo, flags['store-retry-timeout']), options.uploadBytesPerSecond);
   options.storeReady?.();
   const repo = await Repository.open({ store, password, earlyDerivations, ...(options.prefetchIndex !== undefined ? { prefetchIndex: options.prefetchIndex } : {}) });
-  if (cachePath && repo.openedWith) rememberKeyFile(cachePath, repo.openedWith, cached);
+  if (cachePath) rememberKeyFile(cachePath, repo.openedWith, cached);
   return repo;
 }
 
 /** Keeps the key file of a repository just made, for the commands that follow (see openRepository). */
 export function rememberNewRepository(repoUrl: string, repo: Repository, cacheDir: string = defaultCacheDir()): void {
-  if (repo.openedWith) rememberKeyFile(keyFileCachePath(cacheDir, repoIdentity(repoUrl)), repo.openedWith, undefined);
+  rememberKeyFile(keyFileCachePath(cacheDir, repoIdentity(repoUrl)), repo.openedWith, undefined);
 }
 
 /** --repo as the key of its cache entry: a local path made absolute, so that ./repo names one repository. */

@@ -128,14 +128,14 @@ export class Repository implements PackWriter, ContentIds, BlobIndex, BlobLoader
   private readonly loadedIndexes = new Set<string>();
   /** Index files read while the key was being derived (open), by name. */
   private indexPrefetch: Promise<Map<string, Buffer>> | undefined;
-  /** The key file whose password opened this repository (made it, after init). */
-  openedWith: KeyFile | undefined;
 
   private constructor(
     readonly store: ObjectStore,
     readonly keys: MasterKeys,
     readonly config: RepoConfig,
     keyId: string,
+    /** The key file whose password opened this repository (the one init made, after init). */
+    readonly openedWith: KeyFile,
     locking: LockingOptions = {},
   ) {
     this.hasher = new ContentHasher(keys.id);
@@ -168,9 +168,7 @@ export class Repository implements PackWriter, ContentIds, BlobIndex, BlobLoader
     // Key first, config last: a repository with a config always has a key that opens it.
     const keyId = await writeKeyFile(store, keyFile);
     await store.put('config', sealFile(keys, 'config', Buffer.from(JSON.stringify(config))));
-    const repo = new Repository(store, keys, config, keyId);
-    repo.openedWith = keyFile;
-    return repo;
+    return new Repository(store, keys, config, keyId, keyFile);
   }
 
   static async open(options: OpenOptions): Promise<Repository> {
@@ -204,9 +202,8 @@ export class Repository implements PackWriter, ContentIds, BlobIndex, BlobLoader
       if (!COMPRESSIONS.includes(config.compression)) throw new RepositoryCorruptError(`repository compression ${JSON.stringify(config.compression)} is not supported (this cairn knows ${COMPRESSIONS.join(', ')})`);
       const unknown = (config.features ?? []).filter((f) => !(REPO_FEATURES as readonly string[]).includes(f));
       if (unknown.length > 0) throw new RepositoryCorruptError(`repository uses format features this cairn does not know: ${unknown.join(', ')} (this cairn knows ${REPO_FEATURES.join(', ')}); use a newer cairn`);
-      const repo = new Repository(store, keys, config, key.slice('keys/'.length), options.locking);
+      const repo = new Repository(store, keys, config, key.slice('keys/'.length), file, options.locking);
       repo.indexPrefetch = indexPrefetch;
-      repo.openedWith = file;
       return repo;
     }
     throw new WrongPasswordError();

@@ -14,7 +14,7 @@ afterAll(cleanupTempDirs);
 async function newRepository(): Promise<{ dir: string; repo: Repository; keyFile: KeyFile }> {
   const dir = tempDir('kc-repo');
   const repo = await Repository.init({ store: new FilesystemObjectStore({ root: dir, durability: 'none' }), password: PASSWORD, kdf: FAST_KDF });
-  return { dir, repo, keyFile: repo.openedWith! };
+  return { dir, repo, keyFile: repo.openedWith };
 }
 
 describe('the key file cache', () => {
