@@ -47,8 +47,9 @@ export interface NodeAgentConfig {
   loadAffinity?: LoadAffinity[];
   backupPVC?: Record<string, BackupPvcConfig>;
   /**
-   * Velero's `restorePVC`: only `ignoreDelayBinding: true` is what cairn does (a DataDownload's restore volume is made
-   * on the node that claimed it, whatever the target's binding mode); anything else is reported as not applied.
+   * Velero's `restorePVC`. `ignoreDelayBinding: true`: a DataDownload whose target PVC's class binds
+   * WaitForFirstConsumer is claimed by any node agent the load affinity allows; false or unset (Velero's default): by
+   * the agent of the node the workload using the target was scheduled to, once it is (data-download.ts).
    */
   restorePVC?: { ignoreDelayBinding?: boolean };
   podResources?: { cpuRequest?: string; memoryRequest?: string; cpuLimit?: string; memoryLimit?: string };
@@ -124,7 +125,6 @@ export function readNodeAgentConfig(data: Record<string, string> | undefined): {
   }
   if (isObject(raw.restorePVC)) {
     notApplied.push(...Object.keys(raw.restorePVC).filter((k) => k !== 'ignoreDelayBinding').map((k) => `restorePVC.${k}`));
-    if (raw.restorePVC.ignoreDelayBinding !== true) notApplied.push('restorePVC.ignoreDelayBinding (cairn restores on the claiming node, as with true)');
   }
   return { config, notApplied };
 }

@@ -128,7 +128,8 @@ export function createNodeAgent(opts: NodeAgentOptions): Role {
       const node = await call(opts.kube, `get node ${opts.nodeName}`, () => opts.kube.core.readNode({ name: opts.nodeName }));
       const limit = concurrencyForNode(config, node.metadata?.labels);
       const queueLength = prepareQueueLength(config);
-      log.info({ concurrency: limit, prepareQueueLength: queueLength, loadAffinity: config.loadAffinity ?? null, configMap: opts.configMapName ?? null }, 'data path limits');
+      const ignoreDelayBinding = config.restorePVC?.ignoreDelayBinding === true;
+      log.info({ concurrency: limit, prepareQueueLength: queueLength, loadAffinity: config.loadAffinity ?? null, ignoreDelayBinding, configMap: opts.configMapName ?? null }, 'data path limits');
 
       const enqueueOwner = (pod: V1Pod) => {
         const labels = pod.metadata?.labels ?? {};
@@ -203,7 +204,7 @@ export function createNodeAgent(opts: NodeAgentOptions): Role {
         nodePod: (namespace, name) => nodePods.cached(`${namespace}/${name}`)[0],
       });
       dus = createDataUploadController({ ...ctx, exposer: createCsiSnapshotExposer(moverOptions), ...(config.backupPVC ? { backupPVC: config.backupPVC } : {}) });
-      dds = createDataDownloadController({ ...ctx, exposer: createGenericRestoreExposer(moverOptions) });
+      dds = createDataDownloadController({ ...ctx, exposer: createGenericRestoreExposer(moverOptions), ignoreDelayBinding });
       // Work this node already holds (a previous instance's) counts against the limit before anything new is taken.
       // Right after install the API server may still answer 503 "storage is (re)initializing" for the new CRDs: that
       // is waited out here rather than ending the process (which cost every install a restart or two).

@@ -128,6 +128,8 @@ export const Annotations = {
   InitRestoreHookContainerName: 'init.hook.restore.velero.io/container-name',
   InitRestoreHookCommand: 'init.hook.restore.velero.io/command',
   InitRestoreHookTimeout: 'init.hook.restore.velero.io/timeout',
+  /** Kubernetes': on a claim whose class binds WaitForFirstConsumer, the node the scheduler chose for its first pod. */
+  SelectedNode: 'volume.kubernetes.io/selected-node',
 } as const;
 export type AnnotationKey = (typeof Annotations)[keyof typeof Annotations];
 

@@ -98,6 +98,10 @@ export const NODE_AGENT_CLUSTER_RULES: readonly ExplainedRule[] = [
   { rule: { apiGroups: ['velero.io'], resources: ['backuprepositories', 'backupstoragelocations'], verbs: ['get', 'list', 'watch'] }, why: 'finds where the data goes' },
   { rule: { apiGroups: [''], resources: ['pods', 'persistentvolumeclaims', 'persistentvolumes', 'nodes'], verbs: ['get', 'list', 'watch'] }, why: 'locates the volume of the workload pod on this node' },
   { rule: { apiGroups: [''], resources: ['persistentvolumes'], verbs: ['update', 'patch'] }, why: 'hands a restored volume over to the workload claim it was restored for (reclaim policy, claimRef)' },
+  {
+    rule: { apiGroups: ['storage.k8s.io'], resources: ['storageclasses'], verbs: ['get'] },
+    why: "reads the binding mode of a restored claim's class: a WaitForFirstConsumer claim is restored on its workload's node",
+  },
   { rule: { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshots'], verbs: ['get', 'list', 'watch'] }, why: 'waits for the snapshot a DataUpload moves to be ready, in the workload namespace' },
   { rule: { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshotcontents'], verbs: ['get', 'list', 'watch', 'create', 'delete', 'patch', 'update'] }, why: 'reads the snapshot handle and makes a Retain copy of the content to restore the snapshot from' },
 ];

@@ -27,11 +27,8 @@ import { sampleWhile, waitFor } from '../support/wait.js';
 
 /** The backup pods' upload cap: a 64 MiB data volume takes about 8 s, long enough to be seen running. */
 const UPLOAD_BYTES_PER_SECOND = 8 * 1024 * 1024;
-/**
- * A setting of Velero's ConfigMap schema cairn does not apply (it never waits for a restored workload's node): the
- * node agents must say so.
- */
-const NOT_APPLIED_RESTORE_PVC = { ignoreDelayBinding: false };
+/** A setting of Velero's ConfigMap schema cairn does not apply (Velero 1.18's cache volumes): the node agents must say so. */
+const NOT_APPLIED_CACHE_PVC = { storageClass: 'fast', residentThresholdInMB: 1024 };
 const NS = 'cairn-e2e-fsb';
 const APP = 'e2e-fsb-app';
 const PREFIX = 'e2e-fsb';
@@ -184,7 +181,7 @@ describe('fs-backup end to end through the CLI', () => {
     // Uploads capped (the node agent's ConfigMap), so each data volume takes seconds to back up: a describe, which on
     // a busy machine takes seconds itself, still sees the pod volume backups while they run.
     await kubectl(['create', 'namespace', NS]);
-    await kubectl(['-n', NS, 'create', 'configmap', 'node-agent-config', `--from-literal=config.json=${JSON.stringify({ uploadBytesPerSecond: UPLOAD_BYTES_PER_SECOND, restorePVC: NOT_APPLIED_RESTORE_PVC })}`]);
+    await kubectl(['-n', NS, 'create', 'configmap', 'node-agent-config', `--from-literal=config.json=${JSON.stringify({ uploadBytesPerSecond: UPLOAD_BYTES_PER_SECOND, cachePVC: NOT_APPLIED_CACHE_PVC })}`]);
     const install = await cairn(
       [
         'install', '-n', NS, '--provider', 'aws', '--bucket', info.s3.bucket, '--prefix', installPrefix, '--secret-file', creds,
@@ -215,7 +212,7 @@ describe('fs-backup end to end through the CLI', () => {
     for (const agent of agents) {
       const log = (await kubectl(['logs', '-n', NS, agent.metadata.name])).stdout;
       const warning = log.split('\n').find((l) => l.includes('the node-agent ConfigMap has settings cairn does not apply'));
-      expect(warning, `log of ${agent.metadata.name}`).toMatch(/restorePVC\.ignoreDelayBinding/);
+      expect(warning, `log of ${agent.metadata.name}`).toMatch(/cachePVC/);
     }
   });
 

@@ -24,7 +24,7 @@ import type { Kube } from '../../src/kube/client.js';
 import { clusterInfo, kubectl } from '../support/cluster.js';
 import { enableTestBedCsi } from '../support/test-bed-csi.js';
 import { hostpathVolumePath, type VolumeMode } from '../support/csi-volume.js';
-import { waitFor } from '../support/wait.js';
+import { sampleWhile, waitFor } from '../support/wait.js';
 import { cleanUp, expectSameTree, installCairn, kube as makeKube, nodeAgentPod, readyRepository, waitForPhase, writeLargeData, writeSampleData } from './node-agent-support.js';
 
 const RUN = randomBytes(3).toString('hex');
@@ -83,14 +83,16 @@ function claim(ns: string, name: string, opts: { mode?: VolumeMode; selectorValu
   };
 }
 
-/** A busybox pod using `claimName` (mounted at /data, or as /dev/xvda for Block) running `script`. */
-function podUsing(ns: string, name: string, claimName: string, script: string, mode: VolumeMode = 'Filesystem'): object {
+/** A busybox pod using `claimName` (mounted at /data, or as /dev/xvda for Block) running `script`, on `node` if given. */
+function podUsing(ns: string, name: string, claimName: string, script: string, mode: VolumeMode = 'Filesystem', node?: string): object {
   const attach = mode === 'Block' ? { volumeDevices: [{ name: 'd', devicePath: '/dev/xvda' }] } : { volumeMounts: [{ name: 'd', mountPath: '/data' }] };
   return {
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: { name, namespace: ns },
     spec: {
+      // nodeSelector, not nodeName: a pod given its node bypasses the scheduler, which picks a claim's node.
+      ...(node ? { nodeSelector: { 'kubernetes.io/hostname': node } } : {}),
       restartPolicy: 'Never',
       terminationGracePeriodSeconds: 1,
       containers: [{ name: 'c', image: 'busybox', command: ['sh', '-c', script], ...attach }],
@@ -206,13 +208,16 @@ async function moveSnapshot(pvc: string): Promise<DataUpload> {
   return done;
 }
 
-/** Restores `du` into the target PVC `name` of RESTORED (created here with the selector) and waits until it is bound. */
-async function restoreInto(opts: { du: DataUpload; name: string; mode: VolumeMode; readerScript: string }): Promise<{ dd: DataDownload; reader: string }> {
+/**
+ * Restores `du` into the target PVC `name` of RESTORED (created here with the selector) and waits until it is bound.
+ * With `node`, the workload using the claim is scheduled there.
+ */
+async function restoreInto(opts: { du: DataUpload; name: string; mode: VolumeMode; readerScript: string; node?: string }): Promise<{ dd: DataDownload; reader: string }> {
   const selectorValue = `${RESTORED}.${opts.name}.${randomBytes(3).toString('hex').slice(0, 5)}`;
   await apply(claim(RESTORED, opts.name, { mode: opts.mode, selectorValue }));
   // The workload comes first and waits, Pending, for its claim.
   const reader = `${opts.name}-reader`;
-  await apply(podUsing(RESTORED, reader, opts.name, opts.readerScript, opts.mode));
+  await apply(podUsing(RESTORED, reader, opts.name, opts.readerScript, opts.mode, opts.node));
   const dd = await createDataDownload({ pvc: opts.name, snapshotID: opts.du.status?.snapshotID ?? '', pvcUID: opts.du.metadata.labels?.['velero.io/pvc-uid'] ?? '' });
   const done = await waitForPhase(() => dds().get(NS, dd.metadata.name ?? ''), ['Completed', 'Failed', 'Canceled'], { timeoutMs: 180_000, description: `DataDownload ${dd.metadata.name} finished` });
   expect(done.status?.phase, done.status?.message).toBe('Completed');
@@ -230,8 +235,15 @@ async function restoreInto(opts: { du: DataUpload; name: string; mode: VolumeMod
   return { dd: done, reader };
 }
 
+/** The cluster's nodes, sorted by name. */
+async function nodeNames(): Promise<string[]> {
+  const nodes = (await kubectl(['get', 'nodes', '-o', 'jsonpath={.items[*].metadata.name}'])).stdout.split(' ').filter(Boolean).sort();
+  expect(nodes.length).toBeGreaterThan(1);
+  return nodes;
+}
+
 describe('node-agent: snapshot data movement', () => {
-  it('a DataUpload moves a CSI snapshot of a Filesystem volume; a DataDownload brings it back bound to the target PVC', async () => {
+  it('a DataUpload moves a CSI snapshot of a Filesystem volume; a DataDownload brings it back bound to the target PVC on the workload\'s node', async () => {
     await apply(claim(APP, 'data'));
     await apply(podUsing(APP, 'writer', 'data', 'echo written-by-a-pod > /data/from-pod.txt && sync && sleep 3600'));
     await podPhase(APP, 'writer', 'Running');
@@ -241,7 +253,11 @@ describe('node-agent: snapshot data movement', () => {
 
     const du = await moveSnapshot('data');
     fsUpload = du;
-    const { reader } = await restoreInto({ du, name: 'data', mode: 'Filesystem', readerScript: 'cat /data/from-pod.txt /data/tree/hello.txt' });
+    // The target's class binds WaitForFirstConsumer: the data is moved on the node its workload is scheduled to (the
+    // last one here, the first in the test of a DataDownload made before its target).
+    const node = (await nodeNames()).at(-1);
+    const { dd, reader } = await restoreInto({ du, name: 'data', mode: 'Filesystem', readerScript: 'cat /data/from-pod.txt /data/tree/hello.txt', ...(node ? { node } : {}) });
+    expect(dd.status?.node).toBe(node);
     await podPhase(RESTORED, reader, 'Succeeded');
     const logs = await k.core.readNamespacedPodLog({ namespace: RESTORED, name: reader });
     expect(logs).toBe(`written-by-a-pod\n${readFileSync(join(source, 'tree', 'hello.txt'), 'utf8')}`);
@@ -265,16 +281,25 @@ describe('node-agent: snapshot data movement', () => {
     expect(readFileSync(await volumeOnHost(RESTORED, 'raw', 'Block')).equals(readFileSync(image))).toBe(true);
   }, 240_000);
 
-  it('a DataDownload created before its target PVC waits for it, then restores into it', async () => {
+  it('a DataDownload created before its target PVC waits for it, and for a pod using it, then restores into it on that pod\'s node', async () => {
     const du = fsUpload;
     if (!du) throw new Error('needs the Filesystem DataUpload of the first test');
     const dd = await createDataDownload({ pvc: 'late', snapshotID: du.status?.snapshotID ?? '', pvcUID: du.metadata.labels?.['velero.io/pvc-uid'] ?? '' });
+    const phase = async () => (await dds().get(NS, dd.metadata.name ?? ''))?.status?.phase ?? 'New';
     await waitFor(async () => ((await dds().get(NS, dd.metadata.name ?? ''))?.metadata.finalizers ?? []).length > 0, { timeoutMs: 30_000, description: 'the node agent saw the DataDownload' });
-    expect((await dds().get(NS, dd.metadata.name ?? ''))?.status?.phase ?? 'New').toBe('New');
+    expect(await phase()).toBe('New');
     await apply(claim(RESTORED, 'late', { selectorValue: `${RESTORED}.late.x1y2z` }));
+    // The claim binds on its first consumer, and none is scheduled: no node agent claims it while the agents look
+    // again (every 3 s) for 10 s.
+    await sampleWhile(new Promise((resolve) => setTimeout(resolve, 10_000)), 500, async () => expect(await phase()).toBe('New'));
+    const node = (await nodeNames())[0]!;
+    await apply(podUsing(RESTORED, 'late-user', 'late', 'cat /data/from-pod.txt', 'Filesystem', node));
     const done = await waitForPhase(() => dds().get(NS, dd.metadata.name ?? ''), ['Completed', 'Failed', 'Canceled'], { timeoutMs: 120_000, description: `DataDownload ${dd.metadata.name} finished` });
     expect(done.status?.phase, done.status?.message).toBe('Completed');
+    expect(done.status?.node).toBe(node);
     await waitFor(async () => (await k.core.readNamespacedPersistentVolumeClaim({ namespace: RESTORED, name: 'late' })).status?.phase === 'Bound', { timeoutMs: 60_000, description: 'PVC late Bound' });
+    await podPhase(RESTORED, 'late-user', 'Succeeded');
+    expect(await k.core.readNamespacedPodLog({ namespace: RESTORED, name: 'late-user' })).toBe('written-by-a-pod\n');
   }, 180_000);
 
   it('a DataDownload into a claim that is bound already fails before any data moves, leaving nothing behind', async () => {
@@ -295,6 +320,8 @@ describe('node-agent: snapshot data movement', () => {
     if (!du) throw new Error('needs the Filesystem DataUpload of the first test');
     const selectorValue = `${RESTORED}.again.q7w8e`;
     await apply(claim(RESTORED, 'again', { selectorValue }));
+    // The workload using the claim, scheduled (WaitForFirstConsumer), so the data is moved on its node.
+    await apply(podUsing(RESTORED, 'again-user', 'again', 'true'));
     const dd = await createDataDownload({ pvc: 'again', snapshotID: du.status?.snapshotID ?? '', pvcUID: du.metadata.labels?.['velero.io/pvc-uid'] ?? '' });
     const name = dd.metadata.name ?? '';
     // A pod of our own using the restore PVC keeps it from going away, so the re-bind stops at "wait until the PV is
@@ -363,8 +390,7 @@ describe('node-agent: snapshot data movement', () => {
 
   // Last: it restarts the node agents with a ConfigMap the tests above do not expect.
   it("node agents restarted with a loadAffinity and a backupPVC make backup volumes as asked and move data only on the nodes each volume's class allows", async () => {
-    const nodes = (await kubectl(['get', 'nodes', '-o', 'jsonpath={.items[*].metadata.name}'])).stdout.split(' ').filter(Boolean).sort();
-    expect(nodes.length).toBeGreaterThan(1);
+    const nodes = await nodeNames();
     const first = nodes[0]!;
     const last = nodes.at(-1)!;
     // A second class of the same driver, for the backup volumes of SC's volumes.
@@ -374,10 +400,12 @@ describe('node-agent: snapshot data movement', () => {
     try {
       const byHostname = (node: string) => ({ matchLabels: { 'kubernetes.io/hostname': node } });
       // Backup volumes are made in backupSc, whose own entry sends them to the last node; a restore volume is made in
-      // SC, which has no entry: the first entry naming no class sends it to the first node.
+      // SC, which has no entry: the first entry naming no class sends it to the first node, even when its workload is
+      // scheduled to the last one (SC binds WaitForFirstConsumer, and ignoreDelayBinding lets the load affinity decide).
       const config = {
         loadAffinity: [{ nodeSelector: byHostname(first) }, { nodeSelector: byHostname(last), storageClass: backupSc }],
         backupPVC: { [SC]: { storageClass: backupSc, readOnly: true, annotations: { 'cairn.test/backup-pvc': RUN } } },
+        restorePVC: { ignoreDelayBinding: true },
       };
       await kubectl(['-n', NS, 'create', 'configmap', 'node-agent-config', `--from-literal=config.json=${JSON.stringify(config)}`]);
       const arg = { op: 'add', path: '/spec/template/spec/containers/0/args/-', value: '--node-agent-configmap=node-agent-config' };
@@ -403,7 +431,7 @@ describe('node-agent: snapshot data movement', () => {
         expect(pvc.metadata?.annotations?.['cairn.test/backup-pvc']).toBe(RUN);
         const pod = await backupPod;
         expect(pod.spec?.volumes?.find((v) => v.persistentVolumeClaim)?.persistentVolumeClaim).toEqual({ claimName: du.metadata.name, readOnly: true });
-        const { dd } = await restoreInto({ du, name: `affine-${round}`, mode: 'Filesystem', readerScript: 'cat /data/from-pod.txt' });
+        const { dd } = await restoreInto({ du, name: `affine-${round}`, mode: 'Filesystem', readerScript: 'cat /data/from-pod.txt', ...(round === 1 ? {} : { node: last }) });
         expect(dd.status?.node).toBe(first);
       }
     } finally {

@@ -30,6 +30,15 @@ export const readPod = (kube: Kube, namespace: string, name: string): Promise<V1
 export const readPvc = (kube: Kube, namespace: string, name: string): Promise<V1PersistentVolumeClaim | undefined> =>
   call(kube, `get PVC ${namespace}/${name}`, () => undefinedIfNotFound(() => kube.core.readNamespacedPersistentVolumeClaim({ namespace, name })));
 
+/** A StorageClass's `volumeBindingMode` (undefined when the class does not exist or does not say). */
+export async function readBindingMode(kube: Kube, storageClass: string): Promise<string | undefined> {
+  const sc = await call(kube, `get StorageClass ${storageClass}`, () =>
+    undefinedIfNotFound(() => kube.custom.getClusterCustomObject({ group: 'storage.k8s.io', version: 'v1', plural: 'storageclasses', name: storageClass })),
+  );
+  const mode = (sc as { volumeBindingMode?: unknown } | undefined)?.volumeBindingMode;
+  return typeof mode === 'string' ? mode : undefined;
+}
+
 /** Creates `body` unless this owner's object of that name exists; returns the object now in place. */
 async function ensure<T extends { metadata?: { name?: string; namespace?: string } | undefined }>(opts: {
   what: string;

@@ -4,9 +4,10 @@
  * (`volume.kubernetes.io/selected-node`) is mapped to another node by the `velero.io/change-pvc-node-selector`
  * ConfigMap (`<old node>: <new node>`), else dropped, so the claim is not pinned to a node that may not exist.
  */
+import { Annotations } from '../../api/index.js';
 import type { RestoreItemAction, UnstructuredObject } from '../../plugins/item-actions/types.js';
 
-export const SELECTED_NODE = 'volume.kubernetes.io/selected-node';
+export const SELECTED_NODE = Annotations.SelectedNode;
 export const CHANGE_PVC_NODE_SELECTOR = 'velero.io/change-pvc-node-selector';
 
 export const PVC_BINDING_ANNOTATIONS: readonly string[] = [

@@ -38,11 +38,13 @@ describe('node-agent ConfigMap', () => {
         'futureKey',
         'backupPVC.fast.futureSetting',
         'backupPVC.fast.spcNoRelabeling (only with readOnly)',
-        'restorePVC.ignoreDelayBinding (cairn restores on the claiming node, as with true)',
       ],
     });
-    // What cairn does anyway is not reported.
-    expect(readNodeAgentConfig({ c: JSON.stringify({ restorePVC: { ignoreDelayBinding: true } }) }).notApplied).toEqual([]);
+    // Both values of ignoreDelayBinding are acted on; a restorePVC setting cairn does not know is named.
+    for (const ignoreDelayBinding of [true, false]) {
+      expect(readNodeAgentConfig({ c: JSON.stringify({ restorePVC: { ignoreDelayBinding } }) })).toEqual({ config: { restorePVC: { ignoreDelayBinding } }, notApplied: [] });
+    }
+    expect(readNodeAgentConfig({ c: JSON.stringify({ restorePVC: { futureSetting: 1 } }) }).notApplied).toEqual(['restorePVC.futureSetting']);
     expect(() => readNodeAgentConfig({ c: JSON.stringify({ restorePVC: { ignoreDelayBinding: 'no' } }) })).toThrow('restorePVC.ignoreDelayBinding must be true or false');
     expect(readNodeAgentConfig({})).toEqual({ config: {}, notApplied: [] });
     expect(() => readNodeAgentConfig({ c: '{' })).toThrow(NodeAgentConfigError);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { newDataDownload, newDataUpload, type DataDownload, type DataUpload } from '../../../src/api/index.js';
-import { dataDownloadSpec, targetPvcDecision, type DataDownloadControllerContext } from '../../../src/agent/controllers/data-download.js';
+import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import { dataDownloadAcceptDecision, dataDownloadSpec, selectedNodeDecision, targetPvcDecision, type DataDownloadControllerContext } from '../../../src/agent/controllers/data-download.js';
 import { EMPTY_VOLUME_UPLOAD_MESSAGE, dataUploadSpec, isBuiltInDataMover, type DataUploadControllerContext } from '../../../src/agent/controllers/data-upload.js';
 import { RESTORED_PV_ANNOTATION } from '../../../src/agent/exposer/rebind.js';
 import type { Kube } from '../../../src/kube/client.js';
@@ -76,6 +77,53 @@ describe('DataUpload and DataDownload kind specs', () => {
     expect(targetPvcDecision({ ...base, targetExists: true, now: createdAt })).toEqual({ accept: true });
     expect(targetPvcDecision({ ...base, targetExists: false, now: new Date(createdAt.getTime() + 59_000) })).toEqual({ accept: false, retryAfterMs: 3000, why: 'target PVC restored/data does not exist yet' });
     expect(targetPvcDecision({ ...base, targetExists: false, now: new Date(createdAt.getTime() + 60_000) })).toEqual({ accept: true });
+  });
+
+  it('a DataDownload into a WaitForFirstConsumer claim is claimed only on the node its workload was scheduled to', () => {
+    const createdAt = new Date('2026-01-01T00:00:00Z');
+    const at = (s: number) => new Date(createdAt.getTime() + s * 1000);
+    const base = { node: 'node-1', createdAt, prepareTimeoutMs: 60_000, targetRef: 'restored/data' };
+    expect(selectedNodeDecision({ ...base, selectedNode: 'node-1', now: at(0) })).toEqual({ accept: true });
+    // Past the prepare timeout too: the agent of that node may have been busy.
+    expect(selectedNodeDecision({ ...base, selectedNode: 'node-1', now: at(3600) })).toEqual({ accept: true });
+    const elsewhere = 'target PVC restored/data is restored on node node-2, where its workload was scheduled';
+    expect(selectedNodeDecision({ ...base, selectedNode: 'node-2', now: at(59) })).toEqual({ accept: false, retryAfterMs: 5000, why: elsewhere });
+    expect(selectedNodeDecision({ ...base, selectedNode: 'node-2', now: at(60) })).toEqual({
+      accept: false,
+      why: elsewhere,
+      fail: 'no node agent on node node-2, where the workload of target PVC restored/data was scheduled, took it within the prepare timeout (60s)',
+    });
+    const unscheduled = 'target PVC restored/data binds on its first consumer and no pod using it is scheduled yet';
+    expect(selectedNodeDecision({ ...base, selectedNode: undefined, now: at(59) })).toEqual({ accept: false, retryAfterMs: 3000, why: unscheduled });
+    expect(selectedNodeDecision({ ...base, selectedNode: undefined, now: at(60) })).toEqual({
+      accept: false,
+      why: unscheduled,
+      fail:
+        'no pod using target PVC restored/data (WaitForFirstConsumer) was scheduled within the prepare timeout (60s); ' +
+        "restorePVC.ignoreDelayBinding: true in the node agent's ConfigMap restores such a volume on any node",
+    });
+  });
+
+  it("a DataDownload's claim follows the workload's node for a WaitForFirstConsumer class, else the class's load affinity", () => {
+    const createdAt = new Date('2026-01-01T00:00:00Z');
+    const target = (selectedNode?: string): V1PersistentVolumeClaim => ({
+      metadata: { name: 'data', namespace: 'restored', ...(selectedNode !== undefined ? { annotations: { 'volume.kubernetes.io/selected-node': selectedNode } } : {}) },
+      spec: { storageClassName: 'local' },
+    });
+    const onlyNode2 = [{ nodeSelector: { matchLabels: { 'kubernetes.io/hostname': 'node-2' } } }];
+    const base = { node: 'node-1', nodeLabels: { 'kubernetes.io/hostname': 'node-1' }, createdAt, now: createdAt, prepareTimeoutMs: 60_000, targetRef: 'restored/data' };
+    const decide = (t: V1PersistentVolumeClaim, bindingMode: string | undefined, loadAffinity?: typeof onlyNode2) =>
+      dataDownloadAcceptDecision({ ...base, target: t, bindingMode, loadAffinity }).accept;
+    // WaitForFirstConsumer: the selected node decides, and the load affinity does not apply (as in Velero).
+    expect(decide(target('node-1'), 'WaitForFirstConsumer', onlyNode2)).toBe(true);
+    expect(decide(target('node-2'), 'WaitForFirstConsumer')).toBe(false);
+    expect(decide(target(), 'WaitForFirstConsumer')).toBe(false);
+    expect(decide(target(''), 'WaitForFirstConsumer')).toBe(false);
+    // Immediate, no class found, or delay binding ignored (no mode read): the load affinity decides.
+    for (const mode of ['Immediate', undefined]) {
+      expect(decide(target('node-2'), mode)).toBe(true);
+      expect(decide(target('node-1'), mode, onlyNode2)).toBe(false);
+    }
   });
 
   it('a DataDownload whose data mover succeeded is in its re-bind (recorded on the DD), so a restart resumes it', () => {
