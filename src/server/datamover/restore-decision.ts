@@ -70,11 +70,15 @@ export function dynamicPvRestoreLabelValue(namespace: string, pvcName: string, s
   return labelValue(`${namespace}.${pvcName}.${suffix}`);
 }
 
-/** Annotations of the old binding; kept, they would make the claim look bound or pin it to an old node. */
+/**
+ * Annotations of the old binding; kept, they would make the claim look bound. The claim's selected node is not among
+ * them: the claim action before this one (restore-pvc.ts) has dropped the old one, and one still there is the node
+ * the `velero.io/change-pvc-node-selector` ConfigMap maps it to, kept as in Velero, so the data is moved on that
+ * node and the workload scheduled there (a WaitForFirstConsumer class; docs/data-mover.md).
+ */
 export const DATA_MOVER_PVC_DROPPED_ANNOTATIONS: readonly string[] = [
   'pv.kubernetes.io/bind-completed',
   'pv.kubernetes.io/bound-by-controller',
-  'volume.kubernetes.io/selected-node',
   'volume.kubernetes.io/storage-provisioner',
   'volume.beta.kubernetes.io/storage-provisioner',
 ];

@@ -80,7 +80,7 @@ describe('data-mover restore decisions', () => {
     expect(long).toMatch(/^[a-z0-9]([-._a-z0-9]*[a-z0-9])?$/);
   });
 
-  it('rewrites the claim: no volume, data source or binding annotations; a selector on the label', () => {
+  it('rewrites the claim: no volume, data source or binding annotations (a mapped selected node stays); a selector on the label', () => {
     const pvc = {
       apiVersion: 'v1',
       kind: 'PersistentVolumeClaim',
@@ -99,7 +99,9 @@ describe('data-mover restore decisions', () => {
       },
     };
     const out = rewritePvcForDataDownload(pvc, 'copy.data.b2c4d');
-    expect(out.metadata.annotations).toBeUndefined();
+    expect(out.metadata.annotations).toEqual({ 'volume.kubernetes.io/selected-node': 'n1' });
+    const { ['volume.kubernetes.io/selected-node']: _node, ...unpinned } = pvc.metadata.annotations;
+    expect(rewritePvcForDataDownload({ ...pvc, metadata: { ...pvc.metadata, annotations: unpinned } }, 'copy.data.b2c4d').metadata.annotations).toBeUndefined();
     expect(out.spec).toEqual({
       storageClassName: 'csi-hostpath-sc',
       volumeMode: 'Block',
