@@ -61,7 +61,7 @@ interface DuJson {
 interface DdJson {
   metadata: { name: string };
   spec: { targetVolume: { pvc: string; namespace: string }; snapshotID: string };
-  status?: { phase?: string; message?: string };
+  status?: { phase?: string; message?: string; node?: string };
 }
 
 interface BackupJson {
@@ -383,8 +383,14 @@ describe('CSI snapshot data movement end to end through the CLI', () => {
     expect(sha256File(await claimPath(APP, BLOCK_CLAIM)), 'block device bytes').toBe(blockSha);
 
     // The workload starts on its restored data: the StatefulSet's pods and the block pod, which hashes its device again.
-    await waitFor(() => podsRunning(APP, 3), { timeoutMs: 180_000, intervalMs: 1000, description: 'restored pods Running' });
+    const pods = await waitFor(() => podsRunning(APP, 3), { timeoutMs: 180_000, intervalMs: 1000, description: 'restored pods Running' });
     expect(await printedBlockSha()).toBe(blockSha);
+    // The class binds WaitForFirstConsumer: each claim's data was moved on the node its pod was scheduled to.
+    const podOf = (claim: string) => (claim === BLOCK_CLAIM ? 'raw-writer' : claim.replace(/^data-/, ''));
+    for (const dd of dds) {
+      const pod = pods.find((p) => p.metadata.name === podOf(dd.spec.targetVolume.pvc));
+      expect(dd.status?.node, dd.spec.targetVolume.pvc).toBe(pod?.spec.nodeName);
+    }
 
     const d = await run(['restore', 'describe', RESTORE, '--details']);
     expect(d.exitCode, d.stderr).toBe(0);
