@@ -9,7 +9,9 @@
  * the middle of a DataDownload's re-bind, and while a DataUpload runs, are replaced and their successors finish the
  * work; a canceled running DataUpload ends Canceled and cleaned up; node agents given a backupPVC make backup
  * volumes in the class, access mode and annotations it says, and given a loadAffinity move a volume's data only on a
- * node the entry of its class (the backup volume's for a DataUpload) allows.
+ * node the entry of its class (the backup volume's for a DataUpload) allows (and, with `ignoreDelayBinding`, not on the
+ * node a WaitForFirstConsumer target's workload was scheduled to, as they do without it); their data-mover pods take
+ * Velero's cloud label, annotation and tolerations from the node agent's pod.
  */
 import { randomBytes, randomFillSync } from 'node:crypto';
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
@@ -389,7 +391,7 @@ describe('node-agent: snapshot data movement', () => {
   }, 240_000);
 
   // Last: it restarts the node agents with a ConfigMap the tests above do not expect.
-  it("node agents restarted with a loadAffinity and a backupPVC make backup volumes as asked and move data only on the nodes each volume's class allows", async () => {
+  it("node agents restarted with a loadAffinity and a backupPVC make backup volumes as asked and move data only on the nodes each volume's class allows; their pods pass Velero's cloud settings on", async () => {
     const nodes = await nodeNames();
     const first = nodes[0]!;
     const last = nodes.at(-1)!;
@@ -410,6 +412,12 @@ describe('node-agent: snapshot data movement', () => {
       await kubectl(['-n', NS, 'create', 'configmap', 'node-agent-config', `--from-literal=config.json=${JSON.stringify(config)}`]);
       const arg = { op: 'add', path: '/spec/template/spec/containers/0/args/-', value: '--node-agent-configmap=node-agent-config' };
       await kubectl(['-n', NS, 'patch', 'daemonset', 'node-agent', '--type', 'json', '-p', JSON.stringify([arg])]);
+      // Cloud settings Velero passes on from the node agent to its data movers (and one it does not).
+      const cloud = {
+        metadata: { labels: { 'azure.workload.identity/use': 'true' }, annotations: { 'iam.amazonaws.com/role': `role-${RUN}`, 'cairn.test/not-passed-on': 'x' } },
+        spec: { tolerations: [{ key: 'CriticalAddonsOnly', operator: 'Exists' }, { key: 'cairn.test/not-passed-on', operator: 'Exists' }] },
+      };
+      await kubectl(['-n', NS, 'patch', 'daemonset', 'node-agent', '--type', 'merge', '-p', JSON.stringify({ spec: { template: cloud } })]);
       await kubectl(['-n', NS, 'rollout', 'status', 'daemonset/node-agent', '--timeout=240s'], { timeoutMs: 250_000 });
 
       // Twice each way: a node chosen by chance would be the expected one only a quarter of the time.
@@ -431,6 +439,9 @@ describe('node-agent: snapshot data movement', () => {
         expect(pvc.metadata?.annotations?.['cairn.test/backup-pvc']).toBe(RUN);
         const pod = await backupPod;
         expect(pod.spec?.volumes?.find((v) => v.persistentVolumeClaim)?.persistentVolumeClaim).toEqual({ claimName: du.metadata.name, readOnly: true });
+        expect(pod.metadata?.labels?.['azure.workload.identity/use']).toBe('true');
+        expect(pod.metadata?.annotations).toEqual({ 'iam.amazonaws.com/role': `role-${RUN}` });
+        expect(pod.spec?.tolerations?.filter((t) => t.key === 'CriticalAddonsOnly' || t.key === 'cairn.test/not-passed-on')).toEqual([{ key: 'CriticalAddonsOnly', operator: 'Exists' }]);
         const { dd } = await restoreInto({ du, name: `affine-${round}`, mode: 'Filesystem', readerScript: 'cat /data/from-pod.txt', ...(round === 1 ? {} : { node: last }) });
         expect(dd.status?.node).toBe(first);
       }

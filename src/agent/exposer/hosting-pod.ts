@@ -2,12 +2,13 @@
  * The pods the node-agent starts to run a data mover (docs/node-agent.md), as pure functions: name = CR name,
  * owned by the CR, labelled with it, one container named after the CR's UID running `/cairn <command>`, root, never
  * restarted. Everything that configures the node-agent (env, credentials volumes, service account, image, DNS, pull
- * secrets, priority class, pod resources) is inherited by `dataMoverPodShell`, so every data mover reaches the same
- * storage the same way; the callers add only the volume and where the pod runs:
+ * secrets, priority class, pod resources, Velero's list of cloud identity labels, annotations and node pool
+ * tolerations) is inherited by `dataMoverPodShell`, so every data mover reaches the same storage the same way; the
+ * callers add only the volume and where the pod runs:
  *  - `hostingPod`: fs-backup (PVB/PVR), pinned by nodeName, the workload volume's host path mounted;
  *  - data-mover-pod.ts: snapshot data movement (DU/DD), the exposed PVC mounted or attached as a block device.
  */
-import type { V1Container, V1Pod, V1PodSpec, V1SecurityContext, V1Volume, V1VolumeDevice, V1VolumeMount } from '@kubernetes/client-node';
+import type { V1Container, V1Pod, V1PodSpec, V1SecurityContext, V1Toleration, V1Volume, V1VolumeDevice, V1VolumeMount } from '@kubernetes/client-node';
 import { ApiVersionV1, ApiVersionV2Alpha1, Labels } from '../../api/constants.js';
 import { formatDuration } from '../../api/duration.js';
 import { hostingPodResources, listingCacheHostDir, type NodeAgentConfig } from '../config.js';
@@ -161,6 +162,29 @@ function listingCache(input: DataMoverPodShellInput): { volume: V1Volume; mount:
   };
 }
 
+/**
+ * Velero's list of what a data-mover pod takes from the node agent's pod besides its settings: the label Azure's
+ * workload identity webhook acts on, kiam's AWS role annotation, and the tolerations of taints some clouds put on whole
+ * node pools (AKS spot pools, system pools), so that a data mover has the node agent's cloud identity and may run on
+ * the nodes it runs on. The node agent's pod carries its DaemonSet template's labels, annotations and tolerations.
+ */
+export const INHERITED_LABELS: readonly string[] = ['azure.workload.identity/use'];
+export const INHERITED_ANNOTATIONS: readonly string[] = ['iam.amazonaws.com/role'];
+export const INHERITED_TOLERATION_KEYS: readonly string[] = ['kubernetes.azure.com/scalesetpriority', 'CriticalAddonsOnly'];
+
+/** The entries of `from` under `keys`. */
+function picked(from: Readonly<Record<string, string>> | undefined, keys: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const k of keys) if (from?.[k] !== undefined) out[k] = from[k];
+  return out;
+}
+
+/** The node agent's first toleration of each inherited key (as Velero takes them). */
+function inheritedTolerations(nodeAgentPod: V1Pod): V1Toleration[] {
+  const all = nodeAgentPod.spec?.tolerations ?? [];
+  return INHERITED_TOLERATION_KEYS.flatMap((key) => all.find((t) => t.key === key) ?? []);
+}
+
 /** The path the data mover sees its volume at: /<owner uid>. */
 export const volumePathOf = (uid: string) => `/${uid}`;
 
@@ -190,13 +214,16 @@ export function dataMoverPodShell(input: DataMoverPodShellInput): V1Pod {
     securityContext: dataMoverContainerSecurity(input.kind, input.privileged ?? false),
   };
   const agentSpec = nodeAgentPod.spec;
+  const annotations = picked(nodeAgentPod.metadata?.annotations, INHERITED_ANNOTATIONS);
+  const tolerations = inheritedTolerations(nodeAgentPod);
   return {
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: {
       name: owner.name,
       namespace: owner.namespace,
-      labels: { [hostingPodLabel(input.kind)]: owner.name },
+      labels: { ...picked(nodeAgentPod.metadata?.labels, INHERITED_LABELS), [hostingPodLabel(input.kind)]: owner.name },
+      ...(Object.keys(annotations).length ? { annotations } : {}),
       ownerReferences: [{ apiVersion: apiVersionOf(input.kind), kind: input.kind, name: owner.name, uid: owner.uid, controller: true }],
     },
     spec: {
@@ -214,6 +241,7 @@ export function dataMoverPodShell(input: DataMoverPodShellInput): V1Pod {
       ...(agentSpec?.imagePullSecrets ? { imagePullSecrets: agentSpec.imagePullSecrets } : {}),
       ...(agentSpec?.hostNetwork ? { hostNetwork: agentSpec.hostNetwork } : {}),
       ...(input.config.priorityClassName ? { priorityClassName: input.config.priorityClassName } : {}),
+      ...(tolerations.length ? { tolerations } : {}),
       containers: [container],
       volumes: [input.volume, ...inheritedVolumes, ...(cache ? [cache.volume] : [])],
     },

@@ -108,6 +108,36 @@ describe('data-mover pod of a DataUpload/DataDownload', () => {
     expect(pod.spec?.securityContext?.seLinuxOptions).toBeUndefined();
   });
 
+  it("takes Velero's list of cloud identity labels, annotations and node pool tolerations from the node agent, and nothing else", () => {
+    const agent = nodeAgentPod({}, {
+      tolerations: [
+        { key: 'CriticalAddonsOnly', operator: 'Exists' },
+        { key: 'node-role.kubernetes.io/control-plane', operator: 'Exists', effect: 'NoSchedule' },
+        { key: 'kubernetes.azure.com/scalesetpriority', operator: 'Equal', value: 'spot', effect: 'NoSchedule' },
+        { key: 'CriticalAddonsOnly', operator: 'Equal', value: 'second', effect: 'NoSchedule' },
+      ],
+    });
+    agent.metadata = { ...agent.metadata, labels: { 'azure.workload.identity/use': 'true', name: 'node-agent' }, annotations: { 'iam.amazonaws.com/role': 'backup-role', 'prometheus.io/scrape': 'true' } };
+    const pods = [
+      dataMoverPod({ ...base, nodeAgentPod: agent, kind: 'DataDownload', volumeMode: 'Filesystem' }),
+      hostingPod(hostingPodInput(agent, { kind: 'PodVolumeBackup', owner: { name: 'b1-pvb', namespace: 'velero', uid: 'pvb-uid' } })),
+    ];
+    for (const p of pods) {
+      expect(p.metadata?.labels?.['azure.workload.identity/use']).toBe('true');
+      expect(p.metadata?.labels?.name).toBeUndefined();
+      expect(p.metadata?.annotations).toEqual({ 'iam.amazonaws.com/role': 'backup-role' });
+      // One per key, the node agent's first, in Velero's order.
+      expect(p.spec?.tolerations).toEqual([
+        { key: 'kubernetes.azure.com/scalesetpriority', operator: 'Equal', value: 'spot', effect: 'NoSchedule' },
+        { key: 'CriticalAddonsOnly', operator: 'Exists' },
+      ]);
+    }
+    expect(pods[0]?.metadata?.labels?.['velero.io/data-download']).toBe('b1-x7k2p');
+    // A node agent without them passes nothing on.
+    expect(pod.metadata?.annotations).toBeUndefined();
+    expect(pod.spec?.tolerations).toBeUndefined();
+  });
+
   it('labels pods of every kind with the key the node-agent maps back to the CR', () => {
     expect(['PodVolumeBackup', 'PodVolumeRestore', 'DataUpload', 'DataDownload'].map((k) => hostingPodLabel(k as Parameters<typeof hostingPodLabel>[0]))).toEqual([
       'velero.io/pod-volume-backup',
