@@ -274,18 +274,26 @@ export function backupReconciler(opts: BackupControllerOptions & { signal?: Abor
         opts.logger.info({ backup: key.name, phase: outcome.phase, itemOperations: outcome.itemOperations }, 'backup items done; waiting for pod volume backups and data uploads');
         return;
       }
-      const final = await strict.updateStatus(key.namespace, key.name, (b) => {
+      const completionTimestamp = statusTime(opts.now());
+      const finish = (b: Backup): boolean | void => {
         if (isCancelRequested(b)) return beginCanceling(b);
-        b.status = { ...b.status, ...outcomeStatus(outcome), completionTimestamp: statusTime(opts.now()) };
+        b.status = { ...b.status, ...outcomeStatus(outcome), completionTimestamp };
         if (b.metadata?.annotations) delete b.metadata.annotations[ATTEMPTS_ANNOTATION];
         releaseClaim(b.metadata?.annotations);
-      });
+      };
+      // velero-backup.json was put with Finalizing; it is put again with the final phase before the Backup shows it
+      // (as Velero's finalizer does), so whoever sees the phase on the Backup finds it in storage too. A cancel asked
+      // in between still wins: the Backup goes Canceling and its files are deleted.
+      const ending = await strict.get(key.namespace, key.name);
+      if (ending && !isCancelRequested(ending)) {
+        finish(ending);
+        await resolved.store.putBackupMetadata(key.name, { ...ending, apiVersion: 'velero.io/v1', kind: 'Backup' });
+      }
+      const final = await strict.updateStatus(key.namespace, key.name, finish);
       if (final?.status?.phase === BackupPhase.Canceling) {
         opts.logger.info({ backup: key.name }, 'backup uploaded, but it is canceled: its files are deleted');
         return;
       }
-      // velero-backup.json was put with Finalizing; put it again with the final phase (as Velero's finalizer does).
-      if (final) await resolved.store.putBackupMetadata(key.name, { ...final, apiVersion: 'velero.io/v1', kind: 'Backup' });
       opts.logger.info({ backup: key.name, phase: outcome.phase, items: outcome.progress.itemsBackedUp, warnings: outcome.warnings, errors: outcome.errors }, 'backup done');
     } catch (err) {
       await progress.stop();

@@ -313,7 +313,7 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
       dus.filter((d) => d.status?.phase === 'Completed').length +
       (csi?.completed ?? 0) +
       pluginOps.filter((o) => o.status.phase === 'Completed').length;
-    const final = await backups.updateStatus(key.namespace, name, (b) => {
+    const finish = (b: Backup): boolean => {
       if (!ownedByOperations(b) || !FINALIZING.has(b.status?.phase ?? '')) return false;
       b.status = {
         ...b.status,
@@ -327,8 +327,15 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
         ...(csi?.attempted ? { csiVolumeSnapshotsAttempted: csi.attempted, csiVolumeSnapshotsCompleted: csi.completed } : {}),
         hookStatus: b.status?.hookStatus ?? { hooksAttempted: 0, hooksFailed: 0 },
       };
-    });
-    if (final && (final.status?.phase === BackupPhase.Completed || final.status?.phase === BackupPhase.PartiallyFailed)) await store.putBackupMetadata(name, withTypeMeta(final));
+      return true;
+    };
+    // The stored copy first, then the Backup, as Velero writes them: whoever sees the final phase on the Backup finds
+    // it in storage too, and a restart in between finalizes again (the Backup is still Finalizing).
+    const ending = await backups.get(key.namespace, name);
+    if (ending && finish(ending) && (ending.status?.phase === BackupPhase.Completed || ending.status?.phase === BackupPhase.PartiallyFailed)) {
+      await store.putBackupMetadata(name, withTypeMeta(ending));
+    }
+    const final = await backups.updateStatus(key.namespace, name, (b) => finish(b));
     log.info({ backup: name, phase: final?.status?.phase, podVolumeBackups: pvbs.length, dataUploads: dus.length, csiSnapshots: csi?.attempted ?? 0, pluginOperations: pluginOps.length, failed: attempted - completed }, 'backup done');
   }
 

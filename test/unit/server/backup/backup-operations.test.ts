@@ -130,6 +130,26 @@ describe('the operations controller against the API server', () => {
     expect(JSON.parse(readFileSync(file('velero-backup.json'), 'utf8'))).toMatchObject({ status: { phase: 'Completed' } });
   });
 
+  it('stores velero-backup.json with the final phase before the Backup shows it, so a restart in between finalizes again', async () => {
+    const { fake, reconcile, read, file } = setup(waiting().build(), pvb('v1', 'Completed'), pvb('v2', 'Completed'));
+    await reconcile(key);
+    expect(read()?.status?.phase).toBe('Finalizing');
+    const storedPhase = () => (JSON.parse(readFileSync(file('velero-backup.json'), 'utf8')) as Backup).status?.phase;
+    const seenAtWrite: (string | undefined)[] = [];
+    fake.beforeWrite = (w) => {
+      if (w.plural !== 'backups' || (w.verb !== 'status' && w.verb !== 'replace')) return;
+      seenAtWrite.push(storedPhase());
+      // The server stops right there, once.
+      if (seenAtWrite.length === 1) throw new Error('server stopped');
+    };
+    await reconcile(key).catch(() => undefined);
+    expect(seenAtWrite).toEqual(['Completed']);
+    expect(read()?.status?.phase).toBe('Finalizing');
+    await reconcile(key);
+    expect(read()?.status?.phase).toBe('Completed');
+    expect(storedPhase()).toBe('Completed');
+  });
+
   it('ends PartiallyFailed when a PVB failed, with its error in the results', async () => {
     const failed = { ...pvb('v2', 'Failed'), status: { phase: 'Failed' as const, message: 'disk full' } };
     const { reconcile, read, file } = setup(waiting().build(), pvb('v1', 'Completed'), failed);
