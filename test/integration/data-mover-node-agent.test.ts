@@ -295,7 +295,22 @@ describe('node-agent: snapshot data movement', () => {
     // again (every 3 s) for 10 s.
     await sampleWhile(new Promise((resolve) => setTimeout(resolve, 10_000)), 500, async () => expect(await phase()).toBe('New'));
     const node = (await nodeNames())[0]!;
+    // The restore pod lives only while the data moves: caught while it is there, with its PVC.
+    const name = dd.metadata.name ?? '';
+    const exposed = waitFor(
+      async () => {
+        const pod = await k.core.readNamespacedPod({ namespace: NS, name }).catch(() => undefined);
+        const pvc = await k.core.readNamespacedPersistentVolumeClaim({ namespace: NS, name }).catch(() => undefined);
+        return pod && pvc ? { pod, pvc } : undefined;
+      },
+      { timeoutMs: 120_000, intervalMs: 100, description: `the restore pod and PVC of DataDownload ${name}` },
+    );
     await apply(podUsing(RESTORED, 'late-user', 'late', 'cat /data/from-pod.txt', 'Filesystem', node));
+    // Placed on the workload's node by name, as Velero places it (a taint the workload tolerates cannot keep it off).
+    const { pod, pvc } = await exposed;
+    expect(pod.spec?.nodeName).toBe(node);
+    expect(pod.spec?.affinity).toBeUndefined();
+    expect(pvc.metadata?.annotations?.['volume.kubernetes.io/selected-node']).toBe(node);
     const done = await waitForPhase(() => dds().get(NS, dd.metadata.name ?? ''), ['Completed', 'Failed', 'Canceled'], { timeoutMs: 120_000, description: `DataDownload ${dd.metadata.name} finished` });
     expect(done.status?.phase, done.status?.message).toBe('Completed');
     expect(done.status?.node).toBe(node);

@@ -49,10 +49,11 @@ export function ownerOf(obj: { kind?: string | undefined; metadata: { name?: str
 export const volumeModeOf = (mode: string | undefined): VolumeMode => (mode === 'Block' ? 'Block' : 'Filesystem');
 
 /** The data-mover pod of `owner` on the exposed PVC, built from the options. */
-export function podFor(opts: DataMoverExposerOptions, owner: ExposeOwner, volumeMode: VolumeMode, claim: { readOnly?: boolean; seLinuxType?: string } = {}): V1Pod {
+export function podFor(opts: DataMoverExposerOptions, owner: ExposeOwner, volumeMode: VolumeMode, claim: { readOnly?: boolean; seLinuxType?: string; pinned?: boolean } = {}): V1Pod {
   return dataMoverPod({
     ...(claim.readOnly ? { readOnlyClaim: true } : {}),
     ...(claim.seLinuxType ? { seLinuxType: claim.seLinuxType } : {}),
+    ...(claim.pinned ? { pinned: true } : {}),
     kind: owner.kind,
     owner: { name: owner.name, namespace: owner.namespace, uid: owner.uid },
     claimName: owner.name,

@@ -1,12 +1,13 @@
 /**
  * The generic restore exposer (restore side of snapshot data movement, docs/data-mover.md). For a DataDownload it
  * makes a restore PVC in the install namespace (name = DD name) shaped like the target PVC but without its selector,
- * and the restore pod writing into it, required to run on the claiming node; both idempotently. Once the data mover
+ * and the restore pod writing into it, required to run on the claiming node (placed there by name when that is the
+ * node the target's workload was scheduled to); both idempotently. Once the data mover
  * has succeeded, `rebind` moves the restored PV over to the target PVC, one observed-state step per call (rebind.ts).
  * `cleanUp` deletes the pod and the restore PVC, and lets go of a restored PV this DD still holds with Retain.
  */
 import type { V1PersistentVolume } from '@kubernetes/client-node';
-import type { DataDownload } from '../../api/index.js';
+import { Annotations, type DataDownload } from '../../api/index.js';
 import { call } from '../../kube/client.js';
 import { undefinedIfNotFound } from '../../kube/errors.js';
 import type { BeforeCompletedStep } from '../controllers/data-path-controller.js';
@@ -63,8 +64,11 @@ export function createGenericRestoreExposer(opts: DataMoverExposerOptions): Gene
       if (!targetPvc) throw new Error(`target PVC ${targetRefOf(dd)} not found`);
       // A claim bound already (made without the selector, so provisioned) could never get the restored volume.
       if (targetPvc.spec?.volumeName) throw new Error(`target PVC ${targetRefOf(dd)} is already bound to PV ${targetPvc.spec.volumeName}`);
-      const pvc = await ensurePvc(kube, owner, restorePvc({ owner, targetPvc }));
-      await ensurePod(kube, owner, podFor(opts, owner, volumeModeOf(pvc.spec?.volumeMode)));
+      // Claimed on the node the target's workload was scheduled to (a WaitForFirstConsumer class, data-download.ts):
+      // the pod goes there by name, as Velero's does, so a taint the workload tolerates does not keep it off.
+      const pinned = targetPvc.metadata?.annotations?.[Annotations.SelectedNode] === opts.nodeName;
+      const pvc = await ensurePvc(kube, owner, restorePvc({ owner, targetPvc, ...(pinned ? { selectedNode: opts.nodeName } : {}) }));
+      await ensurePod(kube, owner, podFor(opts, owner, volumeModeOf(pvc.spec?.volumeMode), pinned ? { pinned: true } : {}));
       log.info({ DD: owner.name, pvc: `${namespace}/${owner.name}`, pod: `${namespace}/${owner.name}`, target: targetRefOf(dd), node: opts.nodeName }, 'restore PVC and pod created');
       return { ready: true };
     },

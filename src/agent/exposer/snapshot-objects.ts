@@ -9,7 +9,7 @@
  */
 import type { V1OwnerReference, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { Type, type Static } from '@sinclair/typebox';
-import { Labels } from '../../api/constants.js';
+import { Annotations, Labels } from '../../api/constants.js';
 import { parseWith } from '../../api/validation.js';
 import { formatDuration, isGoDuration, parseDuration } from '../../api/duration.js';
 
@@ -256,13 +256,21 @@ export function backupPvc(opts: {
   }, opts.annotations);
 }
 
-/** The restore PVC: the target PVC's class, access modes, requests and volume mode, without its selector. */
-export function restorePvc(opts: { owner: ExposeOwner; targetPvc: V1PersistentVolumeClaim }): V1PersistentVolumeClaim {
+/**
+ * The restore PVC: the target PVC's class, access modes, requests and volume mode, without its selector; with
+ * `selectedNode`, annotated to be provisioned there (its pod is placed by nodeName, past the scheduler that would
+ * otherwise choose the node of a WaitForFirstConsumer claim).
+ */
+export function restorePvc(opts: { owner: ExposeOwner; targetPvc: V1PersistentVolumeClaim; selectedNode?: string }): V1PersistentVolumeClaim {
   const t = opts.targetPvc.spec ?? {};
-  return exposedPvc(opts.owner, {
-    ...(t.storageClassName ? { storageClassName: t.storageClassName } : {}),
-    accessModes: t.accessModes?.length ? [...t.accessModes] : ['ReadWriteOnce'],
-    resources: { requests: { ...(t.resources?.requests ?? {}) } },
-    volumeMode: t.volumeMode ?? 'Filesystem',
-  });
+  return exposedPvc(
+    opts.owner,
+    {
+      ...(t.storageClassName ? { storageClassName: t.storageClassName } : {}),
+      accessModes: t.accessModes?.length ? [...t.accessModes] : ['ReadWriteOnce'],
+      resources: { requests: { ...(t.resources?.requests ?? {}) } },
+      volumeMode: t.volumeMode ?? 'Filesystem',
+    },
+    opts.selectedNode ? { [Annotations.SelectedNode]: opts.selectedNode } : undefined,
+  );
 }

@@ -35,6 +35,12 @@ describe('data-mover pod of a DataUpload/DataDownload', () => {
     expect(pod.spec).toMatchObject({ restartPolicy: 'Never', serviceAccountName: 'cairn-node-agent', imagePullSecrets: [{ name: 'pull' }], securityContext: { runAsUser: 0 } });
   });
 
+  it('a DataDownload on its workload\'s node is placed there by nodeName, past the scheduler and its taints, as Velero places it', () => {
+    const pinned = dataMoverPod({ ...base, kind: 'DataDownload', volumeMode: 'Filesystem', pinned: true });
+    expect(pinned.spec?.nodeName).toBe('node-2');
+    expect(pinned.spec?.affinity).toBeUndefined();
+  });
+
   it('runs `cairn data-mover backup` in one container named after the UID, with the node-agent image, env and resources', () => {
     const c = pod.spec!.containers[0]!;
     expect(pod.spec?.containers).toHaveLength(1);

@@ -212,7 +212,7 @@ describe('objects exposed for a DataUpload', () => {
     expect(sourcePvcFromSnapshot(upload, { sourceVolumeMode: 'Filesystem' })).toBeUndefined();
   });
 
-  it('a restore PVC shaped like the target PVC, without its selector', () => {
+  it('a restore PVC shaped like the target PVC, without its selector; provisioned on a given node when its pod goes there by name', () => {
     const target: V1PersistentVolumeClaim = {
       metadata: { name: 'data', namespace: 'restored' },
       spec: {
@@ -226,6 +226,10 @@ describe('objects exposed for a DataUpload', () => {
     const pvc = restorePvc({ owner: dd, targetPvc: target });
     expect(pvc.metadata).toMatchObject({ name: 'r1-abcde', namespace: 'velero', labels: { 'velero.io/data-download': 'r1-abcde' } });
     expect(pvc.spec).toEqual({ storageClassName: 'csi-hostpath-sc', accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '64Mi' } }, volumeMode: 'Filesystem' });
+    expect(pvc.metadata?.annotations).toBeUndefined();
+    const pinned = restorePvc({ owner: dd, targetPvc: target, selectedNode: 'node-2' });
+    expect(pinned.metadata?.annotations).toEqual({ 'volume.kubernetes.io/selected-node': 'node-2' });
+    expect(pinned.spec).toEqual(pvc.spec);
   });
 
   it('an existing object counts as exposed only when it is the owner\'s', () => {
