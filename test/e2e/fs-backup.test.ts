@@ -27,7 +27,7 @@ import { sampleWhile, waitFor } from '../support/wait.js';
 
 /** The backup pods' upload cap: a 64 MiB data volume takes about 8 s, long enough to be seen running. */
 const UPLOAD_BYTES_PER_SECOND = 8 * 1024 * 1024;
-/** A setting of Velero's ConfigMap schema cairn does not apply (Velero 1.18's cache volumes): the node agents must say so. */
+/** A setting of Velero's ConfigMap schema cairn does not apply (Velero 1.18's cache volumes): the node agents say so. */
 const NOT_APPLIED_CACHE_PVC = { storageClass: 'fast', residentThresholdInMB: 1024 };
 const NS = 'cairn-e2e-fsb';
 const APP = 'e2e-fsb-app';

@@ -85,7 +85,7 @@ function claim(ns: string, name: string, opts: { mode?: VolumeMode; selectorValu
   };
 }
 
-/** A busybox pod using `claimName` (mounted at /data, or as /dev/xvda for Block) running `script`, on `node` if given. */
+/** A busybox pod using `claimName` (mounted at /data, or as /dev/xvda for Block) running `script`, on `node` if set. */
 function podUsing(ns: string, name: string, claimName: string, script: string, mode: VolumeMode = 'Filesystem', node?: string): object {
   const attach = mode === 'Block' ? { volumeDevices: [{ name: 'd', devicePath: '/dev/xvda' }] } : { volumeMounts: [{ name: 'd', mountPath: '/data' }] };
   return {
@@ -418,7 +418,7 @@ describe('node-agent: snapshot data movement', () => {
       const byHostname = (node: string) => ({ matchLabels: { 'kubernetes.io/hostname': node } });
       // Backup volumes are made in backupSc, whose own entry sends them to the last node; a restore volume is made in
       // SC, which has no entry: the first entry naming no class sends it to the first node, even when its workload is
-      // scheduled to the last one (SC binds WaitForFirstConsumer, and ignoreDelayBinding lets the load affinity decide).
+      // scheduled to the last one (SC binds WaitForFirstConsumer; ignoreDelayBinding lets the load affinity decide).
       const config = {
         loadAffinity: [{ nodeSelector: byHostname(first) }, { nodeSelector: byHostname(last), storageClass: backupSc }],
         backupPVC: { [SC]: { storageClass: backupSc, readOnly: true, annotations: { 'cairn.test/backup-pvc': RUN } } },

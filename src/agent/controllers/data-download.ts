@@ -60,7 +60,7 @@ export function selectedNodeDecision(opts: { selectedNode: string | undefined; n
   return { accept: false, why, fail: `no node agent on node ${selectedNode}, where the workload of target PVC ${targetRef} was scheduled, took it within the prepare timeout (${timeout})` };
 }
 
-/** Which node may claim a DataDownload whose target PVC exists: the workload's node (above), else the load affinity's. */
+/** Who may claim a DataDownload whose target PVC exists: the workload's node (above), else the load affinity's. */
 export function dataDownloadAcceptDecision(opts: {
   target: V1PersistentVolumeClaim;
   /** The target's class's volumeBindingMode (undefined: no class, or none read because delay binding is ignored). */
