@@ -335,7 +335,7 @@ export function backupOperationsReconciler(ctx: ServerContext, resolver = new Lo
     if (ending && finish(ending) && (ending.status?.phase === BackupPhase.Completed || ending.status?.phase === BackupPhase.PartiallyFailed)) {
       await store.putBackupMetadata(name, withTypeMeta(ending));
     }
-    const final = await backups.updateStatus(key.namespace, name, (b) => finish(b));
+    const final = await backups.updateStatus(key.namespace, name, finish);
     log.info({ backup: name, phase: final?.status?.phase, podVolumeBackups: pvbs.length, dataUploads: dus.length, csiSnapshots: csi?.attempted ?? 0, pluginOperations: pluginOps.length, failed: attempted - completed }, 'backup done');
   }
 

@@ -37,15 +37,6 @@ export async function listSnapshotClasses(kube: Kube): Promise<SnapshotClassLike
   return (res.items ?? []).map((c) => ({ metadata: { name: c.metadata?.name ?? '', labels: c.metadata?.labels, annotations: c.metadata?.annotations }, driver: c.driver ?? '' }));
 }
 
-/** A StorageClass's provisioner ('' when the class does not exist). */
-export async function storageClassProvisioner(kube: Kube, name: string): Promise<string> {
-  if (!name) return '';
-  const sc = (await kube.custom.getClusterCustomObject({ group: 'storage.k8s.io', version: 'v1', plural: 'storageclasses', name }).catch(notFoundAs(undefined))) as
-    | { provisioner?: string }
-    | undefined;
-  return sc?.provisioner ?? '';
-}
-
 export async function listVolumeSnapshots(kube: Kube, namespace: string, labelSelector: string): Promise<VolumeSnapshotLike[]> {
   const res = (await kube.custom.listNamespacedCustomObject({ group: GROUP, version: VERSION, plural: 'volumesnapshots', namespace, labelSelector }).catch(notFoundAs({ items: [] }))) as {
     items?: VolumeSnapshotLike[];
