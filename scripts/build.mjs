@@ -8,7 +8,8 @@ const run = (cmd, args) => execFileSync(cmd, args, { stdio: 'inherit' });
 const next = `dist.next-${process.pid}`;
 const old = `dist.old-${process.pid}`;
 try {
-  run('tsc', ['-p', 'tsconfig.build.json', '--outDir', next]);
+  // TypeScript 7's compiler: the same JavaScript as TypeScript 6's (which typescript-eslint uses) in a fourth of the time.
+  run(process.execPath, ['node_modules/typescript-7/bin/tsc', '-p', 'tsconfig.build.json', '--outDir', next]);
   run('node', ['scripts/bundle.mjs', next]);
   try {
     renameSync('dist', old);

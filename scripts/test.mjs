@@ -8,6 +8,8 @@ import { runProject, stopShards } from './test-shards.mjs';
 import { performance } from 'node:perf_hooks';
 import { join } from 'node:path';
 
+/** TypeScript 7's compiler, by path: TypeScript 6 (which typescript-eslint needs) installs a `tsc` too. */
+const TSC = join('node_modules', 'typescript-7', 'bin', 'tsc');
 const run = (cmd, args, opts = {}) => execFileSync(cmd, args, { stdio: 'inherit', ...opts });
 const times = [];
 const startedAt = performance.now();
@@ -170,7 +172,8 @@ try {
   try {
     // `npm run lint` is these two stages; they run apart here so that each one's time shows.
     await stageAsync('lint (eslint)', () => command('eslint', ['.']));
-    await stageAsync('type check (tsc)', () => command('tsc', ['-p', 'tsconfig.json']));
+    // TypeScript 7's compiler (native; a fourth of TypeScript 6's time). typescript-eslint still needs TypeScript 6.
+    await stageAsync('type check (tsc)', () => command(process.execPath, [TSC, '-p', 'tsconfig.json']));
     // 'unit*': the unit project, whose files share their workers, and the few files that need a process of their own.
     await stageAsync('unit tests', () => tier('unit*'));
   } catch (err) {
