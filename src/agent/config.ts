@@ -1,14 +1,16 @@
 /**
  * The node-agent ConfigMap (docs/node-agent.md, flag `--node-agent-configmap`): one JSON document in the
  * ConfigMap's data (the key name is free). cairn reads `loadConcurrency`, `loadAffinity`, `backupPVC`,
- * `restorePVC`, `podResources`, `priorityClassName`, `privilegedFsBackup` and its own `uploadBytesPerSecond` (not in
- * Velero: a cap on what each backup pod writes to the object store), `storeRetryTimeout` (how long each data-mover pod
- * retries an unreachable or throttling object store before it fails) and `listingCacheDir` (where backup pods keep
+ * `restorePVC`, `podResources`, `priorityClassName`, `privilegedFsBackup`, `podLabels`, `podAnnotations` and its own
+ * `uploadBytesPerSecond` (not in Velero: a cap on what each backup pod writes to the object store),
+ * `storeRetryTimeout` (how long each data-mover pod retries an unreachable or throttling object store before it
+ * fails) and `listingCacheDir` (where backup pods keep
  * listing caches on the node); other keys of Velero's schema (data-mover settings) are accepted, and the node agent
  * logs a warning naming them at start. Read once at startup, as Velero.
  */
 import type { V1ResourceRequirements } from '@kubernetes/client-node';
-import { matchesLabelSelector, type LabelSelectorLike } from '../api/label-selectors.js';
+import { isLabelKey, isLabelValue, matchesLabelSelector, type LabelSelectorLike } from '../api/label-selectors.js';
+import { Labels } from '../api/constants.js';
 import { isGoDuration, parseDuration } from '../api/duration.js';
 import { InvalidUploadRateError, validUploadRate } from '../plugins/object-store/upload-rate.js';
 
@@ -55,6 +57,13 @@ export interface NodeAgentConfig {
   podResources?: { cpuRequest?: string; memoryRequest?: string; cpuLimit?: string; memoryLimit?: string };
   priorityClassName?: string;
   privilegedFsBackup?: boolean;
+  /**
+   * Velero's `podLabels` and `podAnnotations`: put on every data-mover pod, instead of the cloud identity label and
+   * annotation the pods otherwise take from the node agent's pod (hosting-pod.ts). The pod's own label naming its
+   * PVB/PVR/DataUpload/DataDownload is kept.
+   */
+  podLabels?: Record<string, string>;
+  podAnnotations?: Record<string, string>;
   /** cairn's own: bytes per second each backup pod (PVB or DataUpload) may write to the object store. */
   uploadBytesPerSecond?: number;
   /**
@@ -106,6 +115,8 @@ const HANDLED_KEYS: ReadonlySet<string> = new Set<keyof NodeAgentConfig>([
   'podResources',
   'priorityClassName',
   'privilegedFsBackup',
+  'podLabels',
+  'podAnnotations',
   'uploadBytesPerSecond',
   'storeRetryTimeout',
   'listingCacheDir',
@@ -185,6 +196,12 @@ export function parseNodeAgentConfig(data: Record<string, string> | undefined): 
     if (typeof raw.privilegedFsBackup !== 'boolean') throw new NodeAgentConfigError('privilegedFsBackup must be true or false');
     out.privilegedFsBackup = raw.privilegedFsBackup;
   }
+  const podLabels = optionalStringMap(raw.podLabels, 'podLabels', 'label');
+  const owning = Object.keys(podLabels ?? {}).find((k) => OWNER_LABELS.has(k));
+  if (owning) throw new NodeAgentConfigError(`podLabels: ${owning} is the label that names each data-mover pod's PVB/PVR/DataUpload/DataDownload`);
+  if (podLabels) out.podLabels = podLabels;
+  const podAnnotations = optionalStringMap(raw.podAnnotations, 'podAnnotations', 'annotation');
+  if (podAnnotations) out.podAnnotations = podAnnotations;
   const rate = optionalInteger(raw.uploadBytesPerSecond, 'uploadBytesPerSecond');
   if (rate !== undefined) {
     try {
@@ -208,6 +225,24 @@ export function parseNodeAgentConfig(data: Record<string, string> | undefined): 
 }
 
 const BACKUP_PVC_KEYS: ReadonlySet<string> = new Set<keyof BackupPvcConfig>(['storageClass', 'readOnly', 'spcNoRelabeling', 'annotations']);
+
+/** The labels the node agent finds a data-mover pod's owner by: not the ConfigMap's to set. */
+const OWNER_LABELS: ReadonlySet<string> = new Set([Labels.PodVolumeBackup, Labels.PodVolumeRestore, Labels.DataUpload, Labels.DataDownload]);
+
+/**
+ * Labels or annotations for the data-mover pods, checked as the API server checks them: a key or label value it would
+ * refuse fails the node agent's start with the reason, not every data-mover pod's creation later.
+ */
+function optionalStringMap(v: unknown, where: string, what: 'label' | 'annotation'): Record<string, string> | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (!isObject(v) || Object.values(v).some((x) => typeof x !== 'string')) throw new NodeAgentConfigError(`${where} must map ${what} keys to strings`);
+  const map = v as Record<string, string>;
+  for (const [key, value] of Object.entries(map)) {
+    if (!isLabelKey(key)) throw new NodeAgentConfigError(`${where}: "${key}" is not a valid ${what} key`);
+    if (what === 'label' && !isLabelValue(value)) throw new NodeAgentConfigError(`${where}.${key}: "${value}" is not a valid label value`);
+  }
+  return Object.keys(map).length > 0 ? { ...map } : undefined;
+}
 
 function optionalBoolean(v: unknown, where: string): boolean | undefined {
   if (v === undefined || v === null) return undefined;

@@ -50,6 +50,11 @@ export interface LabelSelectorObject {
 const KEY = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
 const VALUE = /^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;
 
+/** A label key (or annotation key) the API server accepts: an optional DNS-subdomain prefix and a name. */
+export const isLabelKey = (k: string): boolean => KEY.test(k) && (k.split('/')[0]?.length ?? 0) <= 253;
+/** A label value the API server accepts (empty included). */
+export const isLabelValue = (v: string): boolean => VALUE.test(v);
+
 /** Splits on commas that are not inside parentheses. */
 function terms(text: string): string[] {
   const out: string[] = [];

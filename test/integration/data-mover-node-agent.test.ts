@@ -406,7 +406,7 @@ describe('node-agent: snapshot data movement', () => {
   }, 240_000);
 
   // Last: it restarts the node agents with a ConfigMap the tests above do not expect.
-  it("node agents restarted with a loadAffinity and a backupPVC make backup volumes as asked and move data only on the nodes each volume's class allows; their pods pass Velero's cloud settings on", async () => {
+  it("node agents restarted with a loadAffinity and a backupPVC make backup volumes as asked and move data only on the nodes each volume's class allows; their pods pass Velero's cloud settings on, and the ConfigMap's pod annotations", async () => {
     const nodes = await nodeNames();
     const first = nodes[0]!;
     const last = nodes.at(-1)!;
@@ -423,6 +423,8 @@ describe('node-agent: snapshot data movement', () => {
         loadAffinity: [{ nodeSelector: byHostname(first) }, { nodeSelector: byHostname(last), storageClass: backupSc }],
         backupPVC: { [SC]: { storageClass: backupSc, readOnly: true, annotations: { 'cairn.test/backup-pvc': RUN } } },
         restorePVC: { ignoreDelayBinding: true },
+        // Annotations of the ConfigMap's own replace the node agent's; with no podLabels its label is still passed on.
+        podAnnotations: { 'cairn.test/configured': RUN },
       };
       await kubectl(['-n', NS, 'create', 'configmap', 'node-agent-config', `--from-literal=config.json=${JSON.stringify(config)}`]);
       const arg = { op: 'add', path: '/spec/template/spec/containers/0/args/-', value: '--node-agent-configmap=node-agent-config' };
@@ -455,7 +457,7 @@ describe('node-agent: snapshot data movement', () => {
         const pod = await backupPod;
         expect(pod.spec?.volumes?.find((v) => v.persistentVolumeClaim)?.persistentVolumeClaim).toEqual({ claimName: du.metadata.name, readOnly: true });
         expect(pod.metadata?.labels?.['azure.workload.identity/use']).toBe('true');
-        expect(pod.metadata?.annotations).toEqual({ 'iam.amazonaws.com/role': `role-${RUN}` });
+        expect(pod.metadata?.annotations).toEqual({ 'cairn.test/configured': RUN });
         expect(pod.spec?.tolerations?.filter((t) => t.key === 'CriticalAddonsOnly' || t.key === 'cairn.test/not-passed-on')).toEqual([{ key: 'CriticalAddonsOnly', operator: 'Exists' }]);
         const { dd } = await restoreInto({ du, name: `affine-${round}`, mode: 'Filesystem', readerScript: 'cat /data/from-pod.txt', ...(round === 1 ? {} : { node: last }) });
         expect(dd.status?.node).toBe(first);

@@ -214,7 +214,10 @@ export function dataMoverPodShell(input: DataMoverPodShellInput): V1Pod {
     securityContext: dataMoverContainerSecurity(input.kind, input.privileged ?? false),
   };
   const agentSpec = nodeAgentPod.spec;
-  const annotations = picked(nodeAgentPod.metadata?.annotations, INHERITED_ANNOTATIONS);
+  // The ConfigMap's podLabels/podAnnotations, when it has any, replace what the pod takes from the node agent (Velero).
+  const { podLabels, podAnnotations } = input.config;
+  const labels = podLabels ?? picked(nodeAgentPod.metadata?.labels, INHERITED_LABELS);
+  const annotations = podAnnotations ?? picked(nodeAgentPod.metadata?.annotations, INHERITED_ANNOTATIONS);
   const tolerations = inheritedTolerations(nodeAgentPod);
   return {
     apiVersion: 'v1',
@@ -222,8 +225,9 @@ export function dataMoverPodShell(input: DataMoverPodShellInput): V1Pod {
     metadata: {
       name: owner.name,
       namespace: owner.namespace,
-      labels: { ...picked(nodeAgentPod.metadata?.labels, INHERITED_LABELS), [hostingPodLabel(input.kind)]: owner.name },
-      ...(Object.keys(annotations).length ? { annotations } : {}),
+      // The label naming the pod's PVB/PVR/DataUpload/DataDownload last: the node agent finds its pods by it.
+      labels: { ...labels, [hostingPodLabel(input.kind)]: owner.name },
+      ...(Object.keys(annotations).length ? { annotations: { ...annotations } } : {}),
       ownerReferences: [{ apiVersion: apiVersionOf(input.kind), kind: input.kind, name: owner.name, uid: owner.uid, controller: true }],
     },
     spec: {

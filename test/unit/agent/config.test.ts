@@ -125,6 +125,20 @@ describe('node-agent ConfigMap', () => {
     expect(() => parseNodeAgentConfig({ c: '{"listingCacheDir":true}' })).toThrow('listingCacheDir must be an absolute path');
   });
 
+  it('reads the labels and annotations for data-mover pods, refusing what the API server would refuse', () => {
+    const doc = { podLabels: { team: 'storage', 'example.com/tier': '' }, podAnnotations: { 'example.com/note': 'any text: even spaces' } };
+    expect(readNodeAgentConfig({ c: JSON.stringify(doc) })).toEqual({ config: doc, notApplied: [] });
+    expect(parseNodeAgentConfig({ c: '{"podLabels":{},"podAnnotations":null}' })).toEqual({});
+    expect(() => parseNodeAgentConfig({ c: '{"podLabels":{"team":1}}' })).toThrow('podLabels must map label keys to strings');
+    expect(() => parseNodeAgentConfig({ c: '{"podLabels":["team"]}' })).toThrow('podLabels must map label keys to strings');
+    expect(() => parseNodeAgentConfig({ c: '{"podLabels":{"bad key":"x"}}' })).toThrow('podLabels: "bad key" is not a valid label key');
+    expect(() => parseNodeAgentConfig({ c: '{"podLabels":{"team":"two words"}}' })).toThrow('podLabels.team: "two words" is not a valid label value');
+    expect(() => parseNodeAgentConfig({ c: '{"podAnnotations":{"-bad":"x"}}' })).toThrow('podAnnotations: "-bad" is not a valid annotation key');
+    expect(() => parseNodeAgentConfig({ c: '{"podLabels":{"velero.io/data-upload":"x"}}' })).toThrow(
+      "podLabels: velero.io/data-upload is the label that names each data-mover pod's PVB/PVR/DataUpload/DataDownload",
+    );
+  });
+
   it('reads cairn\'s upload cap for backup pods', () => {
     expect(parseNodeAgentConfig({ c: '{"uploadBytesPerSecond":8388608}' })).toEqual({ uploadBytesPerSecond: 8388608 });
   });

@@ -144,6 +144,26 @@ describe('data-mover pod of a DataUpload/DataDownload', () => {
     expect(pod.spec?.tolerations).toBeUndefined();
   });
 
+  it("the ConfigMap's podLabels and podAnnotations go on every data-mover pod instead of the node agent's cloud ones; tolerations stay", () => {
+    const agent = nodeAgentPod({}, { tolerations: [{ key: 'CriticalAddonsOnly', operator: 'Exists' }] });
+    agent.metadata = { ...agent.metadata, labels: { 'azure.workload.identity/use': 'true' }, annotations: { 'iam.amazonaws.com/role': 'backup-role' } };
+    const config = { podLabels: { team: 'storage', 'example.com/cost-center': 'c42' }, podAnnotations: { 'sidecar.istio.io/inject': 'false' } };
+    const pods = [
+      dataMoverPod({ ...base, config, nodeAgentPod: agent, kind: 'DataUpload', volumeMode: 'Filesystem' }),
+      hostingPod(hostingPodInput(agent, { kind: 'PodVolumeRestore', owner: { name: 'r1-pvr', namespace: 'velero', uid: 'pvr-uid' }, config })),
+    ];
+    expect(pods[0]?.metadata?.labels).toEqual({ team: 'storage', 'example.com/cost-center': 'c42', 'velero.io/data-upload': 'b1-x7k2p' });
+    expect(pods[1]?.metadata?.labels).toEqual({ team: 'storage', 'example.com/cost-center': 'c42', 'velero.io/pod-volume-restore': 'r1-pvr' });
+    for (const p of pods) {
+      expect(p.metadata?.annotations).toEqual({ 'sidecar.istio.io/inject': 'false' });
+      expect(p.spec?.tolerations).toEqual([{ key: 'CriticalAddonsOnly', operator: 'Exists' }]);
+    }
+    // Only labels set: the node agent's annotation is still passed on.
+    const labelsOnly = dataMoverPod({ ...base, config: { podLabels: { team: 'storage' } }, nodeAgentPod: agent, kind: 'DataUpload', volumeMode: 'Filesystem' });
+    expect(labelsOnly.metadata?.labels).toEqual({ team: 'storage', 'velero.io/data-upload': 'b1-x7k2p' });
+    expect(labelsOnly.metadata?.annotations).toEqual({ 'iam.amazonaws.com/role': 'backup-role' });
+  });
+
   it('labels pods of every kind with the key the node-agent maps back to the CR', () => {
     expect(['PodVolumeBackup', 'PodVolumeRestore', 'DataUpload', 'DataDownload'].map((k) => hostingPodLabel(k as Parameters<typeof hostingPodLabel>[0]))).toEqual([
       'velero.io/pod-volume-backup',
