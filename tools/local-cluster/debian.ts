@@ -9,7 +9,8 @@
  * the unpacked files (binaries, libraries, configuration templates).
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
 import { withFileLock } from './lock.js';
@@ -38,7 +39,7 @@ export interface DebianTools {
 /** A Debian package that a tool needs and the machine cannot provide. */
 export class DebianPackageError extends Error {}
 
-interface PackageVersion {
+export interface PackageVersion {
   name: string;
   version: string;
   arch: string;
@@ -51,7 +52,7 @@ interface PackageVersion {
 export async function debianTools(packages: readonly string[], log: (line: string) => void): Promise<DebianTools> {
   mkdirSync(debianDir(), { recursive: true });
   await withFileLock({ path: join(debianDir(), '.lock'), timeoutMs: 20 * 60_000 }, async () => {
-    const wanted = await missingPackages(packages);
+    const wanted = await resolvedOnce(packages);
     const todo = wanted.filter((p) => !existsSync(stampPath(p)));
     if (todo.length === 0) return;
     log(`fetching Debian packages: ${todo.map((p) => p.name).join(' ')}`);
@@ -64,6 +65,45 @@ export async function debianTools(packages: readonly string[], log: (line: strin
     }
   });
   return toolsAt(debianPrefix());
+}
+
+/**
+ * What apt's state looks like: the installed set and the package lists. A resolution made under the same state is
+ * still right (installing, removing or `apt-get update` changes one of them).
+ */
+function aptFingerprint(): string {
+  const parts = ['/var/lib/dpkg/status', '/var/lib/apt/lists', '/var/cache/apt/pkgcache.bin'].map((f) => {
+    try {
+      const st = statSync(f);
+      return `${f}:${st.size}:${st.mtimeMs}`;
+    } catch {
+      return `${f}:-`;
+    }
+  });
+  return parts.join(' ');
+}
+
+/**
+ * missingPackages, kept in the cache for the same package set and apt state: apt's resolution takes seconds of CPU,
+ * and every cluster start and image build asks for it.
+ */
+export async function resolvedOnce(
+  packages: readonly string[],
+  resolve: (packages: readonly string[]) => Promise<PackageVersion[]> = missingPackages,
+  fingerprint: string = aptFingerprint(),
+): Promise<PackageVersion[]> {
+  const key = createHash('sha256').update([...packages].sort().join(' ')).digest('hex').slice(0, 16);
+  const file = join(debianDir(), 'resolved', `${key}.json`);
+  try {
+    const kept = JSON.parse(readFileSync(file, 'utf8')) as { fingerprint: string; packages: PackageVersion[] };
+    if (kept.fingerprint === fingerprint) return kept.packages;
+  } catch {
+    // None kept yet, or unreadable: resolve again.
+  }
+  const resolved = await resolve(packages);
+  mkdirSync(join(debianDir(), 'resolved'), { recursive: true });
+  writeFileSync(file, JSON.stringify({ fingerprint, packages: resolved }));
+  return resolved;
 }
 
 /** What `apt-get install` would add to this machine for `packages` (nothing when all are installed). */
