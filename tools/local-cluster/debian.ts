@@ -175,16 +175,45 @@ async function run(cmd: string, args: string[], cwd: string): Promise<void> {
  */
 export async function downloadDebs(packages: readonly string[], dir: string): Promise<string[]> {
   mkdirSync(dir, { recursive: true });
-  const versions: PackageVersion[] = [];
-  for (const name of packages) {
-    const { stdout } = await execFileAsync('apt-cache', ['policy', name], { env: { ...process.env, LC_ALL: 'C' } });
-    const candidate = /Candidate: (\S+)/.exec(stdout)?.[1];
+  // One apt-cache run for all candidates and one for their architectures: each run loads apt's whole cache.
+  const env = { ...process.env, LC_ALL: 'C' };
+  const { stdout: policy } = await execFileAsync('apt-cache', ['policy', ...packages], { env, maxBuffer: 16 * 1024 * 1024 });
+  const candidates = candidatesIn(policy);
+  const named = packages.map((name) => {
+    const candidate = candidates.get(name);
     if (!candidate || candidate === '(none)') throw new DebianPackageError(`apt has no candidate for ${name}: run 'apt-get update' (as root)`);
-    const { stdout: arch } = await execFileAsync('apt-cache', ['show', `${name}=${candidate}`], { env: { ...process.env, LC_ALL: 'C' } });
-    versions.push({ name, version: candidate, arch: /^Architecture: (\S+)/m.exec(arch)?.[1] ?? 'amd64' });
-  }
+    return { name, version: candidate };
+  });
+  const { stdout: records } = await execFileAsync('apt-cache', ['show', ...named.map((p) => `${p.name}=${p.version}`)], { env, maxBuffer: 16 * 1024 * 1024 });
+  const arches = architecturesIn(records);
+  const versions: PackageVersion[] = named.map((p) => ({ ...p, arch: arches.get(`${p.name}=${p.version}`) ?? 'amd64' }));
   const have = new Set(readdirSync(dir));
   const todo = versions.filter((p) => !have.has(debFileName(p)));
   if (todo.length > 0) await run('apt-get', ['download', ...todo.map((p) => `${p.name}=${p.version}`)], dir);
   return versions.map((p) => join(dir, debFileName(p)));
+}
+
+/** Each package's candidate version in `apt-cache policy` output ("name:" lines, then "  Candidate: version"). */
+export function candidatesIn(policy: string): Map<string, string> {
+  const out = new Map<string, string>();
+  let current: string | undefined;
+  for (const line of policy.split('\n')) {
+    const header = /^(\S+):$/.exec(line);
+    if (header) current = header[1];
+    const candidate = /^\s+Candidate: (\S+)/.exec(line);
+    if (candidate && current && !out.has(current)) out.set(current, candidate[1]!);
+  }
+  return out;
+}
+
+/** The architecture of each `name=version` record in `apt-cache show` output (records apart by blank lines). */
+export function architecturesIn(records: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const record of records.split(/\n\s*\n/)) {
+    const name = /^Package: (\S+)/m.exec(record)?.[1];
+    const version = /^Version: (\S+)/m.exec(record)?.[1];
+    const arch = /^Architecture: (\S+)/m.exec(record)?.[1];
+    if (name && version && arch && !out.has(`${name}=${version}`)) out.set(`${name}=${version}`, arch);
+  }
+  return out;
 }

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { resolvedOnce, type PackageVersion } from '../../../tools/local-cluster/debian.js';
+import { architecturesIn, candidatesIn, resolvedOnce, type PackageVersion } from '../../../tools/local-cluster/debian.js';
 
 let cache: string;
 const saved = process.env.CAIRN_CACHE_DIR;
@@ -42,5 +42,21 @@ describe("the test bed's Debian package resolution", () => {
     expect(await resolvedOnce(['runc'], resolve, 'after')).toEqual([]);
     expect(await resolvedOnce(['runc'], resolve, 'after')).toEqual([]);
     expect(calls).toBe(2);
+  });
+});
+
+describe("apt-cache's output for several packages at once", () => {
+  it("reads each package's candidate from `apt-cache policy`", () => {
+    const policy = [
+      'tini:', '  Installed: (none)', '  Candidate: 0.19.0-1+b3', '  Version table:', '     0.19.0-1+b3 500',
+      'busybox-static:', '  Installed: (none)', '  Candidate: 1:1.35.0-4+deb12u1+b1', '  Version table:',
+      'gone:', '  Installed: (none)', '  Candidate: (none)', '',
+    ].join('\n');
+    expect(candidatesIn(policy)).toEqual(new Map([['tini', '0.19.0-1+b3'], ['busybox-static', '1:1.35.0-4+deb12u1+b1'], ['gone', '(none)']]));
+  });
+
+  it('reads the architecture of each name=version record of `apt-cache show`', () => {
+    const records = 'Package: tini\nVersion: 0.19.0-1+b3\nArchitecture: amd64\nDescription: x\n\nPackage: gcc-12-base\nVersion: 12.2.0-14\nArchitecture: all\n';
+    expect(architecturesIn(records)).toEqual(new Map([['tini=0.19.0-1+b3', 'amd64'], ['gcc-12-base=12.2.0-14', 'all']]));
   });
 });
