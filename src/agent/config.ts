@@ -4,9 +4,9 @@
  * `restorePVC`, `podResources`, `priorityClassName`, `privilegedFsBackup`, `podLabels`, `podAnnotations` and its own
  * `uploadBytesPerSecond` (not in Velero: a cap on what each backup pod writes to the object store),
  * `storeRetryTimeout` (how long each data-mover pod retries an unreachable or throttling object store before it
- * fails) and `listingCacheDir` (where backup pods keep
- * listing caches on the node); other keys of Velero's schema (data-mover settings) are accepted, and the node agent
- * logs a warning naming them at start. Read once at startup, as Velero.
+ * fails) and `listingCacheDir` (where backup pods keep listing caches on the node); other keys of Velero's schema
+ * (data-mover settings) are accepted, and the node agent logs a warning naming them at start. Read once at startup,
+ * as Velero.
  */
 import type { V1ResourceRequirements } from '@kubernetes/client-node';
 import { isLabelKey, isLabelValue, matchesLabelSelector, type LabelSelectorLike } from '../api/label-selectors.js';
